@@ -1,0 +1,40 @@
+#!/bin/sh
+# scripts/deps.sh — install the Debian packages ringfence needs to build, test
+# and run its demo. Idempotent and quick when everything is present: it asks
+# dpkg first and calls apt-get only for what is missing.
+#
+#   scripts/deps.sh            build + test + demo packages
+#   scripts/deps.sh --build    only what `make` needs
+set -eu
+
+build="gcc make meson ninja-build pkg-config libjansson-dev libseccomp-dev libsodium-dev libevent-dev"
+test="clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine"
+
+want="$build"
+[ "${1:-}" = "--build" ] || want="$build $test"
+
+missing=""
+for p in $want; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$st" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+		echo "deps.sh: missing packages:$missing (run as root or install them)" >&2
+		exit 1
+	fi
+else
+	SUDO=""
+fi
+echo "deps.sh: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086
+$SUDO apt-get install -y --no-install-recommends $missing >/dev/null 2>&1 || {
+	$SUDO apt-get update >/dev/null
+	$SUDO apt-get install -y --no-install-recommends $missing
+}

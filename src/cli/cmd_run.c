@@ -1,0 +1,273 @@
+/*
+ * cmd_run.c — `ringfence run [OPTIONS] -- COMMAND [ARG...]`.
+ *
+ * Builds the effective policy (file, then flags on top), gathers the
+ * caller's facts, plans the run and hands it to the supervisor. Any
+ * refusal before the command runs exits 125 with one line.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "policy/policy.h"
+#include "sandbox/plan.h"
+#include "shared/macro.h"
+#include "supervisor/run.h"
+
+enum {
+        OPT_AGENT = 0x100,
+        OPT_ON_BEHALF_OF,
+        OPT_TASK,
+        OPT_PROJECT,
+        OPT_TRIGGERED_BY,
+        OPT_TIMEOUT,
+        OPT_STATE_DIR,
+        OPT_MEMORY,
+        OPT_PIDS,
+        OPT_CPUS,
+        OPT_RO,
+        OPT_RW,
+};
+
+static const struct option run_options[] = {
+        {"policy", required_argument, NULL, 'p'},
+        {"workspace", required_argument, NULL, 'w'},
+        {"env", required_argument, NULL, 'e'},
+        {"agent", required_argument, NULL, OPT_AGENT},
+        {"on-behalf-of", required_argument, NULL, OPT_ON_BEHALF_OF},
+        {"task", required_argument, NULL, OPT_TASK},
+        {"project", required_argument, NULL, OPT_PROJECT},
+        {"triggered-by", required_argument, NULL, OPT_TRIGGERED_BY},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"pids", required_argument, NULL, OPT_PIDS},
+        {"cpus", required_argument, NULL, OPT_CPUS},
+        {"ro", required_argument, NULL, OPT_RO},
+        {"rw", required_argument, NULL, OPT_RW},
+        {"help", no_argument, NULL, 'h'},
+        {},
+};
+
+static void run_usage(FILE *f)
+{
+        fputs("Usage: ringfence run [OPTIONS] -- COMMAND [ARG...]\n"
+              "\n"
+              "Run COMMAND isolated: its own user, mount, pid, network (loopback only),\n"
+              "ipc, uts and cgroup namespaces; a fresh root with read-only system\n"
+              "directories; the workspace read-write; no capabilities.\n"
+              "\n"
+              "  -p, --policy FILE         policy file (JSON, see ringfence-policy docs)\n"
+              "  -w, --workspace DIR       mounted read-write at the same path (default: cwd)\n"
+              "  -e, --env NAME=VALUE      add an environment variable\n"
+              "      --ro PATH             also bind PATH read-only\n"
+              "      --rw PATH             also bind PATH read-write\n"
+              "      --agent NAME          who acts (default \"agent\")\n"
+              "      --on-behalf-of WHO    the principal the agent acts for\n"
+              "      --task ID  --project NAME  --triggered-by ID\n"
+              "      --timeout DURATION    kill the run after N(ms|s|m|h); exit 124\n"
+              "      --memory SIZE --pids N --cpus X   resource limits\n"
+              "      --state-dir DIR       ringfence instance (also RINGFENCE_STATE_DIR)\n"
+              "  -h, --help                this help\n"
+              "\n"
+              "Exit status: the command's; 128+N if it died of signal N; 124 on timeout;\n"
+              "125 if ringfence refused or failed (the command did not run); 126/127 if\n"
+              "the command is not executable / not found.\n",
+              f);
+}
+
+static int parse_env_flag(struct rf_policy *o, const char *arg, struct rf_error *err)
+{
+        const char *eq = strchr(arg, '=');
+        if (!eq || eq == arg)
+                return rf_error_set(err, -EINVAL, "--env %s: expected NAME=VALUE", arg);
+        _cleanup_free_ char *name = strndup(arg, (size_t)(eq - arg));
+        if (!name)
+                return -ENOMEM;
+        return policy_add_env(o, name, eq + 1, err);
+}
+
+/* Apply one option to the CLI overlay. Returns 0 or -errno with err set. */
+static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy_file,
+                      char **state_dir, struct rf_error *err)
+{
+        uint64_t v;
+        int r;
+
+        switch (c) {
+        case 'p':
+                free(*policy_file);
+                *policy_file = strdup(arg);
+                return *policy_file ? 0 : -ENOMEM;
+        case OPT_STATE_DIR:
+                free(*state_dir);
+                *state_dir = strdup(arg);
+                return *state_dir ? 0 : -ENOMEM;
+        case 'w':
+                return policy_set_string(&o->workspace, arg, PATH_MAX, err);
+        case 'e':
+                return parse_env_flag(o, arg, err);
+        case OPT_RO:
+                return policy_add_path(&o->read_only, &o->n_read_only, arg, err);
+        case OPT_RW:
+                return policy_add_path(&o->read_write, &o->n_read_write, arg, err);
+        case OPT_AGENT:
+                return policy_set_string(&o->agent, arg, POLICY_IDENT_MAX, err);
+        case OPT_ON_BEHALF_OF:
+                return policy_set_string(&o->on_behalf_of, arg, POLICY_IDENT_MAX, err);
+        case OPT_TASK:
+                return policy_set_string(&o->task, arg, POLICY_IDENT_MAX, err);
+        case OPT_PROJECT:
+                return policy_set_string(&o->project, arg, POLICY_IDENT_MAX, err);
+        case OPT_TRIGGERED_BY:
+                return policy_set_string(&o->triggered_by, arg, POLICY_IDENT_MAX, err);
+        case OPT_TIMEOUT:
+                if ((r = parse_duration(arg, &v)) < 0 || v == 0)
+                        return rf_error_set(err, -EINVAL,
+                                            "--timeout %s: expected a duration N(ms|s|m|h)", arg);
+                o->timeout_ms = v;
+                return 0;
+        case OPT_MEMORY:
+                if ((r = parse_size(arg, &v)) < 0 || v == 0)
+                        return rf_error_set(err, -EINVAL, "--memory %s: expected a size N[K|M|G]",
+                                            arg);
+                o->memory = v;
+                return 0;
+        case OPT_PIDS: {
+                char *end;
+                errno = 0;
+                unsigned long long n = strtoull(arg, &end, 10);
+                if (errno || *end || end == arg || n == 0 || arg[0] == '-')
+                        return rf_error_set(err, -EINVAL, "--pids %s: expected a positive integer",
+                                            arg);
+                o->pids = n;
+                return 0;
+        }
+        case OPT_CPUS: {
+                char *end;
+                errno = 0;
+                double d = strtod(arg, &end);
+                if (errno || *end || end == arg || !(d > 0) || d > 4096)
+                        return rf_error_set(err, -EINVAL, "--cpus %s: expected a positive number",
+                                            arg);
+                o->cpus_milli = (uint64_t)(d * 1000 + 0.5);
+                return 0;
+        }
+        default:
+                return rf_error_set(err, -EINVAL, "unknown option");
+        }
+}
+
+/* Limits that this version cannot enforce yet refuse the run (fail closed). */
+static int check_enforceable(const struct rf_policy *p, struct rf_error *err)
+{
+        if (p->memory)
+                return rf_error_set(err, -EOPNOTSUPP,
+                                    "cannot enforce the memory limit: cgroup limits are not "
+                                    "supported by this version");
+        if (p->pids)
+                return rf_error_set(err, -EOPNOTSUPP,
+                                    "cannot enforce the pids limit: cgroup limits are not "
+                                    "supported by this version");
+        if (p->cpus_milli)
+                return rf_error_set(err, -EOPNOTSUPP,
+                                    "cannot enforce the cpu limit: cgroup limits are not "
+                                    "supported by this version");
+        return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+        _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
+        _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL;
+        _cleanup_(plan_freep) struct rf_plan *plan = NULL;
+        struct rf_error err = {0};
+        char cwd[PATH_MAX], home[PATH_MAX];
+        int c, r;
+
+        if (!overlay) {
+                cli_error("out of memory");
+                return RF_EXIT_REFUSED;
+        }
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
+                if (c == 'h') {
+                        run_usage(stdout);
+                        return 0;
+                }
+                if (c == '?' || c == ':') {
+                        if (optopt)
+                                cli_error("run: option -%c: %s", optopt,
+                                          c == ':' ? "needs an argument" : "unknown");
+                        else
+                                cli_error("run: unknown option %s (see ringfence run --help)",
+                                          argv[optind - 1]);
+                        return RF_EXIT_REFUSED;
+                }
+                if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag, &err)) <
+                    0) {
+                        if (!err.msg[0])
+                                rf_error_set(&err, r, "%s", strerror(-r));
+                        cli_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
+        }
+        if (optind >= argc) {
+                cli_error("run: no command given (usage: ringfence run [OPTIONS] -- COMMAND)");
+                return RF_EXIT_REFUSED;
+        }
+
+        if (policy_file)
+                r = policy_load_file(policy_file, &pol, &err);
+        else
+                r = (pol = policy_new()) ? 0 : -ENOMEM;
+        if (r < 0 || (r = policy_merge(pol, overlay, &err)) < 0 ||
+            (r = policy_apply_defaults(pol)) < 0) {
+                if (!err.msg[0])
+                        rf_error_set(&err, r, "policy: %s", strerror(-r));
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        if ((r = check_enforceable(pol, &err)) < 0 ||
+            (r = cli_state_dir(state_dir_flag, 1, &state_dir, &err)) < 0) {
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+
+        if (!getcwd(cwd, sizeof cwd)) {
+                cli_error("cannot determine the current directory: %m");
+                return RF_EXIT_REFUSED;
+        }
+        const char *h = getenv("HOME");
+        struct passwd *pw = getpwuid(getuid());
+        if ((!h || h[0] != '/') && pw)
+                h = pw->pw_dir;
+        bool have_home = h && realpath(h, home);
+        bool tty = isatty(STDIN_FILENO);
+        struct plan_input in = {
+                .policy = pol,
+                .argv = argv + optind,
+                .cwd = cwd,
+                .state_dir = state_dir,
+                .host_home = have_home ? home : NULL,
+                .term = getenv("TERM"),
+                .lang = getenv("LANG"),
+                .use_pty = tty,
+        };
+        if ((r = plan_build(&in, &plan, &err)) < 0) {
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+
+        int status = supervisor_run(plan, pol->timeout_ms, &err);
+        if (err.msg[0])
+                cli_print_error(&err);
+        return status;
+}

@@ -1,0 +1,58 @@
+/*
+ * main.c — `ringfence` entry point: dispatch to a subcommand.
+ *
+ * Global options (--state-dir) are accepted by every subcommand, in the
+ * subcommand's own option list.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+#include "cli.h"
+#include "config.h"
+
+static void usage(FILE *f)
+{
+        fputs("Usage: ringfence COMMAND [OPTIONS]\n"
+              "\n"
+              "Per-run isolation for AI-agent runs.\n"
+              "\n"
+              "Commands:\n"
+              "  run [OPTIONS] -- CMD [ARG...]   run CMD isolated (see ringfence run --help)\n"
+              "  policy check FILE               validate a policy file\n"
+              "  version                         print the version\n"
+              "\n"
+              "Every command accepts --state-dir DIR (or RINGFENCE_STATE_DIR).\n"
+              "See ringfence(1).\n",
+              f);
+}
+
+int main(int argc, char **argv)
+{
+        /* Nothing of ringfence's own memory may end up in a core file. */
+        struct rlimit core = {0, 0};
+        (void)setrlimit(RLIMIT_CORE, &core);
+        (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+        if (argc < 2) {
+                usage(stderr);
+                return CLI_EXIT_USAGE;
+        }
+        const char *cmd = argv[1];
+        if (!strcmp(cmd, "run"))
+                return cmd_run(argc - 1, argv + 1);
+        if (!strcmp(cmd, "policy"))
+                return cmd_policy(argc - 1, argv + 1);
+        if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+                printf("ringfence %s%s\n", RF_VERSION,
+                       RF_CONFIG_TEST_BUILD ? " (test build: fault injection compiled in)" : "");
+                return 0;
+        }
+        if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+                usage(stdout);
+                return 0;
+        }
+        cli_error("unknown command '%s' (see ringfence --help)", cmd);
+        return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,212 @@
+/*
+ * policy.h — the run policy: what a run may see and use.
+ *
+ * A policy is a JSON document (format `version` 1, see docs/POLICY.md).
+ * Parsing is pure: bytes in, struct out, no syscalls, no globals — so it is
+ * unit-tested and fuzzed (tests/fuzz/fuzz_policy.c). Every error carries
+ * file:line:col and the key path of the offending value.
+ *
+ * CLI flags merge on top of a file policy: scalars given on the command line
+ * replace the file's, lists are appended (policy_merge()).
+ *
+ * Later sections (network, secrets) slot in as new members and new keys;
+ * until they exist, their keys are rejected like any unknown key, so a policy
+ * never silently means less than it says.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shared/error.h"
+
+#define POLICY_VERSION             1
+#define POLICY_FILE_MAX            (1024 * 1024) /* bytes in a policy file */
+#define POLICY_PATHS_MAX           256           /* entries in each path list */
+#define POLICY_ENV_MAX             256           /* entries in `env` */
+#define POLICY_STRING_MAX          4096          /* bytes in any one string value */
+#define POLICY_IDENT_MAX           256           /* bytes in agent/task/... identifiers */
+#define POLICY_DEPTH_MAX           16            /* JSON nesting depth */
+#define POLICY_PATH_MAX            4095          /* bytes in one path (PATH_MAX less the NUL) */
+#define POLICY_ENV_NAME_MAX        128           /* bytes in an environment variable name */
+#define POLICY_PIDS_MAX            4194304       /* limits.pids: the kernel's PID_MAX_LIMIT */
+#define POLICY_NOFILE_MAX          (1U << 30)    /* limits.nofile */
+#define POLICY_CPUS_MILLI_MAX      (4096 * 1000) /* limits.cpus: 4096 CPUs */
+#define POLICY_ENV_RESERVED_PREFIX "RINGFENCE_"  /* env names ringfence sets itself */
+
+/* Default sizes of the run's private tmpfs mounts. */
+#define POLICY_DEFAULT_TMP_SIZE  (512ULL << 20)
+#define POLICY_DEFAULT_HOME_SIZE (512ULL << 20)
+#define POLICY_DEFAULT_SHM_SIZE  (64ULL << 20)
+
+/*
+ * Everything a policy can say. All pointers are owned by the struct and
+ * freed by policy_free(). Unset optional strings are NULL; unset numbers 0
+ * (meaning "default" — see each field).
+ */
+struct rf_policy {
+        int version; /* POLICY_VERSION once parsed */
+
+        /* identity (attribution; issue 4 records it) */
+        char *agent;        /* default "agent" (policy_apply_defaults) */
+        char *on_behalf_of; /* principal the agent acts for */
+        char *task;
+        char *project;
+        char *triggered_by;
+
+        /* filesystem */
+        char *workspace;  /* absolute path; NULL = current directory */
+        char **read_only; /* absolute host paths bound read-only at the same path */
+        size_t n_read_only;
+        char **read_write; /* absolute host paths bound read-write at the same path */
+        size_t n_read_write;
+        uint64_t tmp_size;  /* bytes for /tmp; 0 = POLICY_DEFAULT_TMP_SIZE */
+        uint64_t home_size; /* bytes for $HOME; 0 = default */
+        uint64_t shm_size;  /* bytes for /dev/shm; 0 = default */
+
+        /* environment: names and values added to the run's clean environment */
+        char **env_names;
+        char **env_values;
+        size_t n_env;
+
+        /* limits; 0 = not set */
+        uint64_t timeout_ms;
+        uint64_t memory; /* bytes */
+        uint64_t pids;
+        uint64_t cpus_milli; /* 1.5 cpus = 1500 */
+        uint64_t nofile;
+};
+
+/* Allocate an empty policy (version set, everything else unset). NULL on ENOMEM. */
+struct rf_policy *policy_new(void);
+
+/* Free a policy and everything it owns. Accepts NULL; returns NULL. */
+struct rf_policy *policy_free(struct rf_policy *p);
+static inline void policy_freep(struct rf_policy **p)
+{
+        *p = policy_free(*p);
+}
+#define _cleanup_policy_ _cleanup_(policy_freep)
+
+/*
+ * policy_parse — parse `len` bytes of JSON (need not be NUL-terminated).
+ * `filename` is used only for error messages (may be NULL).
+ * On success returns 0 and stores a new policy in *ret (caller owns).
+ * On failure returns -EINVAL (bad input), -E2BIG (a limit exceeded) or
+ * -ENOMEM, fills `err` with file/line/col/keypath/msg, and *ret is untouched.
+ * Rejects: unknown keys, duplicate keys, wrong types, bad sizes/durations,
+ * relative paths, strings with NUL or invalid UTF-8, a missing or unsupported
+ * `version`, trailing bytes after the document.
+ */
+int policy_parse(const char *buf, size_t len, const char *filename, struct rf_policy **ret,
+                 struct rf_error *err);
+
+/*
+ * policy_load_file — read `path` (at most POLICY_FILE_MAX bytes; O_CLOEXEC)
+ * and policy_parse() it. Same return contract; I/O errors are -errno with
+ * err->msg naming the file.
+ */
+int policy_load_file(const char *path, struct rf_policy **ret, struct rf_error *err);
+
+/*
+ * policy_merge — apply `overlay` (typically built from CLI flags) on top of
+ * `base`: every scalar/string set in overlay replaces base's; lists are
+ * appended (a path already in the same list is not added twice); env entries
+ * with the same name are replaced. `version` is not merged. Returns 0, or
+ * -E2BIG if a list limit would be exceeded, -EINVAL if the result would name
+ * one path both read-only and read-write, -ENOMEM. On failure `base` is
+ * unchanged and `err` (may be NULL) says why.
+ */
+int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct rf_error *err);
+
+/* Fill unset defaults (agent "agent", tmpfs sizes). Returns 0 or -ENOMEM. */
+int policy_apply_defaults(struct rf_policy *p);
+
+/*
+ * Helpers that CLI flag handling uses to build an overlay; each validates
+ * like the parser does. Return 0 or -EINVAL/-E2BIG/-ENOMEM with `err` set
+ * (err->msg only; the caller knows which flag it was and sets the rest).
+ * On failure the target is unchanged.
+ *
+ * policy_set_string — for identity fields: `value` must be 1..max bytes of
+ *   UTF-8 with no control, zero-width or bidi characters; replaces *field.
+ * policy_set_path — for `workspace`: an absolute path (see policy_path_normalize);
+ *   stores the normalised form in *field, replacing it.
+ * policy_add_path — append the normalised path to a read_only/read_write
+ *   list unless it is already there; -E2BIG past POLICY_PATHS_MAX entries.
+ * policy_add_env — add or replace NAME=VALUE: the name must satisfy
+ *   env_name_valid() and not start with POLICY_ENV_RESERVED_PREFIX; the value
+ *   must be UTF-8, at most POLICY_STRING_MAX bytes (control characters such
+ *   as newlines are allowed); -E2BIG past POLICY_ENV_MAX entries.
+ */
+int policy_set_string(char **field, const char *value, size_t max, struct rf_error *err);
+int policy_set_path(char **field, const char *path, struct rf_error *err);
+int policy_add_path(char ***list, size_t *n, const char *path, struct rf_error *err);
+int policy_add_env(struct rf_policy *p, const char *name, const char *value, struct rf_error *err);
+
+/*
+ * policy_set_limit — set one numeric setting from its command-line text,
+ * with the ranges the parser enforces, so an overlay can never hold a value
+ * a policy file could not. `key` is the policy key path: "limits.timeout"
+ * (a duration), "limits.memory", "filesystem.tmp_size", "filesystem.home_size",
+ * "filesystem.shm_size" (sizes), "limits.pids", "limits.nofile" (decimal
+ * integers), "limits.cpus" (parse_cpus()). Zero is refused (it means "unset").
+ * Returns 0, or -EINVAL with err->msg saying why (unknown key included).
+ */
+int policy_set_limit(struct rf_policy *p, const char *key, const char *value, struct rf_error *err);
+
+/*
+ * policy_path_normalize — validate the `len` bytes at `path` as a policy
+ * path and store a new normalised copy (caller frees) in *ret: it must be
+ * absolute, valid UTF-8, without NUL or control characters, at most
+ * POLICY_PATH_MAX bytes, and without "." or ".." components; repeated
+ * slashes collapse and a trailing slash is dropped ("//a//b/" -> "/a/b",
+ * "/" stays "/"). Returns 0, -EINVAL (and *why, if non-NULL, points to a
+ * static phrase such as "is not absolute"), or -ENOMEM. Pure: it does not
+ * look at the file system (symlinks are the sandbox's business).
+ */
+int policy_path_normalize(const char *path, size_t len, char **ret, const char **why);
+
+/*
+ * policy_dup — deep copy of `p` into *ret (caller owns). 0 or -ENOMEM.
+ */
+int policy_dup(const struct rf_policy *p, struct rf_policy **ret);
+
+/*
+ * policy_to_json — the canonical compact JSON of `p`, a NUL-terminated
+ * string stored in *ret (caller frees): keys sorted bytewise, no whitespace,
+ * unset fields and empty sections left out, strings escaped as in RFC 8785,
+ * sizes as "N[K|M|G]" strings and the timeout as "N(ms|s|m|h)" in the
+ * largest unit that is exact, cpus as a decimal number. The output is itself
+ * a valid version-1 policy that parses back to the same struct, and equal
+ * policies give byte-identical output, so it can be hashed for attribution.
+ * Returns 0, -ENOMEM, or -EINVAL if `p` holds a string that is not valid
+ * UTF-8 (only possible if the struct was filled by hand). The output of a
+ * policy within the POLICY_*_MAX limits is at most a few MiB; a policy that
+ * only merging made larger than POLICY_FILE_MAX serialises fine but cannot
+ * be parsed back.
+ */
+int policy_to_json(const struct rf_policy *p, char **ret);
+
+/*
+ * parse_size — "N[K|M|G]" (powers of 1024; suffix case-insensitive; no
+ * spaces, no sign) into bytes. Returns 0 or -EINVAL / -ERANGE (overflow).
+ * parse_duration — "N(ms|s|m|h)" into milliseconds; same returns. A bare
+ * number without unit is -EINVAL.
+ */
+int parse_size(const char *s, uint64_t *ret);
+int parse_duration(const char *s, uint64_t *ret_ms);
+
+/*
+ * parse_cpus — "N" or "N.D" with at most three decimals ("1.5", "0.25")
+ * into thousandths of a CPU. No sign, no exponent, no spaces. Returns 0 or
+ * -EINVAL / -ERANGE. (In a policy file `cpus` is a JSON number instead.)
+ */
+int parse_cpus(const char *s, uint64_t *ret_milli);
+
+/* True if `name` is a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*, ≤ 128). */
+bool env_name_valid(const char *name);
+
+/* True if `name` is reserved for ringfence (starts with POLICY_ENV_RESERVED_PREFIX). */
+bool env_name_reserved(const char *name);

@@ -1,0 +1,875 @@
+/*
+ * launch.c — the run's init: from clone to the command's exec.
+ *
+ * Everything between clone and exec follows one rule: no malloc, no stdio,
+ * no locks — only syscalls on data the parent prepared (plan.h). A failing
+ * step sends {step, errno} to the supervisor and _exit()s; the supervisor
+ * prints the one line and exits 125. The command never runs after a
+ * failed step.
+ *
+ * Privilege changes, in order (read this top to bottom):
+ *  1. clone3 into new user+mount+pid+net+ipc+uts+cgroup namespaces. Init
+ *     holds every capability — of its own user namespace only.
+ *  2. The supervisor writes uid_map/gid_map (the caller's ids map to
+ *     themselves; setgroups denied) and sends GO.
+ *  3. Mount propagation to the host is cut (MS_SLAVE|MS_REC). Every host
+ *     path the run will see is opened by fd with RESOLVE_NO_SYMLINKS and
+ *     cloned into a detached tree (open_tree) *before* anything is mounted,
+ *     with nosuid,nodev (and ro) set on the whole tree (mount_setattr).
+ *  4. A fresh tmpfs becomes the new root; the plan's operations populate it
+ *     by fd (mkdirat/symlinkat under RESOLVE_BENEATH, move_mount by fd).
+ *  5. pivot_root(".", ".") and a lazy unmount of the old root: the host's
+ *     tree is gone from this mount namespace.
+ *  6. hostname, loopback up, the pty (from the run's own devpts).
+ *  7. The capability bounding set is emptied, securebits locked so uid 0
+ *     gains nothing at exec, ambient/effective/permitted/inheritable
+ *     cleared, no_new_privs set, core dumps off, init non-dumpable.
+ *  8. init forks the command: own session, controlling tty if any, only
+ *     fds 0-2, its cwd, exec. init stays as pid 1: reaps and forwards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <linux/sched.h>
+#include <linux/securebits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#include "launch.h"
+#include "msg.h"
+#include "shared/macro.h"
+#include "steps.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+#define ROOT_TMPFS_SIZE "1m"
+#define ROOT_MOUNTPOINT "/tmp" /* where the new root is attached before pivot */
+
+/* ---- child-side helpers (async-signal-safe) ------------------------------ */
+
+struct child {
+        const struct rf_plan *plan;
+        int chan;
+};
+
+static _noreturn_ void child_fail(const struct child *c, int step, int err)
+{
+        struct rf_msg m = {.type = MSG_FAIL, .step = step, .err = err > 0 ? err : EIO};
+        (void)rf_msg_send(c->chan, &m, -1);
+        _exit(125);
+}
+
+/* Begin a step: in test builds, fail here if asked to. */
+static void step_begin(const struct child *c, int step)
+{
+        if (c->plan->test_fail_step == step)
+                child_fail(c, step, EPERM);
+}
+
+static bool skipped(const struct rf_plan *p, int step)
+{
+        return (p->test_skip & (1u << step)) != 0;
+}
+
+#define TRY(c, step, expr)                                                                         \
+        do {                                                                                       \
+                if ((long)(expr) < 0)                                                              \
+                        child_fail((c), (step), errno);                                            \
+        } while (0)
+
+static int sys_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
+{
+        struct open_how how = {.flags = (uint64_t)flags, .resolve = resolve};
+        return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+#define RESOLVE_STRICT (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/* Open `path` (absolute within the new root) beneath rootfd, no symlinks. */
+static int open_in_root(int rootfd, const char *path, int flags)
+{
+        while (*path == '/')
+                path++;
+        if (!*path)
+                path = ".";
+        return sys_openat2(rootfd, path, flags | O_CLOEXEC, RESOLVE_STRICT | RESOLVE_BENEATH);
+}
+
+/* mkdir -p of an absolute path beneath rootfd; every component by fd. */
+static int mkdir_p_in_root(int rootfd, const char *path, mode_t mode)
+{
+        char comp[256];
+        int dfd = -1, nfd;
+        const char *s = path;
+
+        dfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return -1;
+        for (;;) {
+                while (*s == '/')
+                        s++;
+                if (!*s)
+                        break;
+                const char *e = strchr(s, '/');
+                size_t len = e ? (size_t)(e - s) : strlen(s);
+                if (len == 0 || len >= sizeof comp) {
+                        close(dfd);
+                        errno = ENAMETOOLONG;
+                        return -1;
+                }
+                memcpy(comp, s, len);
+                comp[len] = '\0';
+                if (mkdirat(dfd, comp, mode) < 0 && errno != EEXIST) {
+                        int e2 = errno;
+                        close(dfd);
+                        errno = e2;
+                        return -1;
+                }
+                nfd = sys_openat2(dfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                  RESOLVE_STRICT | RESOLVE_BENEATH);
+                int e2 = errno;
+                close(dfd);
+                if (nfd < 0) {
+                        errno = e2;
+                        return -1;
+                }
+                dfd = nfd;
+                s += len;
+        }
+        close(dfd);
+        return 0;
+}
+
+/* Split "/a/b/c" into an fd for "/a/b" (created) and the last name "c". */
+static int open_parent(int rootfd, const char *path, char *name, size_t name_len)
+{
+        char parent[4096];
+        const char *slash = strrchr(path, '/');
+
+        if (!slash || strlen(slash + 1) == 0 || strlen(slash + 1) >= name_len ||
+            (size_t)(slash - path) >= sizeof parent) {
+                errno = EINVAL;
+                return -1;
+        }
+        memcpy(parent, path, (size_t)(slash - path));
+        parent[slash - path] = '\0';
+        strcpy(name, slash + 1);
+        if (mkdir_p_in_root(rootfd, parent[0] ? parent : "/", 0755) < 0)
+                return -1;
+        return open_in_root(rootfd, parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
+}
+
+static int set_tree_attr(int tree, uint64_t attr, bool recursive)
+{
+        struct mount_attr a = {.attr_set = attr, .propagation = MS_PRIVATE};
+        return mount_setattr(tree, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
+                             sizeof a);
+}
+
+/* Clone the host tree at `src` as a detached mount, nosuid/nodev/ro applied. */
+static int clone_source(const struct child *c, const struct plan_op *op)
+{
+        int fd = sys_openat2(AT_FDCWD, op->src, O_PATH | O_CLOEXEC, RESOLVE_STRICT);
+        if (fd < 0) {
+                if (errno == ENOENT && (op->flags & OPF_OPTIONAL))
+                        return -1;
+                child_fail(c, op->step, errno);
+        }
+        if (op->flags & OPF_VERIFY) {
+                struct stat st;
+                if (fstat(fd, &st) < 0)
+                        child_fail(c, op->step, errno);
+                /* The path now names another inode than the one planned:
+                 * something was swapped in between. Refuse. */
+                if (st.st_dev != op->dev || st.st_ino != op->ino)
+                        child_fail(c, op->step, ESTALE);
+        }
+        int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                             AT_RECURSIVE);
+        if (tree < 0)
+                child_fail(c, op->step, errno);
+        close(fd);
+        uint64_t attr = MOUNT_ATTR_NOSUID;
+        if (op->flags & OPF_DEVICE)
+                attr |= MOUNT_ATTR_NOEXEC;
+        else
+                attr |= MOUNT_ATTR_NODEV;
+        if (op->flags & OPF_RDONLY)
+                attr |= MOUNT_ATTR_RDONLY;
+        if (set_tree_attr(tree, attr, true) < 0)
+                child_fail(c, op->step, errno);
+        return tree;
+}
+
+static int new_fs(const struct child *c, int step, const char *type, const char *const *opts,
+                  uint64_t attr)
+{
+        int fs = fsopen(type, FSOPEN_CLOEXEC);
+        if (fs < 0)
+                child_fail(c, step, errno);
+        for (; opts && opts[0]; opts += 2) {
+                int r = opts[1] ? fsconfig(fs, FSCONFIG_SET_STRING, opts[0], opts[1], 0)
+                                : fsconfig(fs, FSCONFIG_SET_FLAG, opts[0], NULL, 0);
+                if (r < 0)
+                        child_fail(c, step, errno);
+        }
+        if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                child_fail(c, step, errno);
+        int mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)attr);
+        if (mnt < 0)
+                child_fail(c, step, errno);
+        close(fs);
+        return mnt;
+}
+
+static void fmt_u64(char *buf, size_t len, uint64_t v)
+{
+        char tmp[24];
+        size_t n = 0;
+
+        do
+                tmp[n++] = (char)('0' + v % 10);
+        while ((v /= 10) && n < sizeof tmp);
+        if (n >= len)
+                n = len - 1;
+        for (size_t i = 0; i < n; i++)
+                buf[i] = tmp[n - 1 - i];
+        buf[n] = '\0';
+}
+
+static void fmt_mode(char *buf, mode_t m)
+{
+        buf[0] = '0';
+        buf[1] = (char)('0' + ((m >> 9) & 7));
+        buf[2] = (char)('0' + ((m >> 6) & 7));
+        buf[3] = (char)('0' + ((m >> 3) & 7));
+        buf[4] = (char)('0' + (m & 7));
+        buf[5] = '\0';
+}
+
+static void attach(const struct child *c, int step, int tree, int rootfd, const char *dst)
+{
+        int target = open_in_root(rootfd, dst, O_PATH);
+        if (target < 0)
+                child_fail(c, step, errno);
+        if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+            0)
+                child_fail(c, step, errno);
+        close(target);
+        close(tree);
+}
+
+static void do_op(const struct child *c, const struct plan_op *op, int tree, int rootfd)
+{
+        char name[256], size[24], mode[8];
+        int pfd, fd;
+
+        switch (op->kind) {
+        case OP_DIR:
+                TRY(c, op->step, mkdir_p_in_root(rootfd, op->dst, op->mode));
+                break;
+        case OP_SYMLINK:
+                TRY(c, op->step, pfd = open_parent(rootfd, op->dst, name, sizeof name));
+                TRY(c, op->step, symlinkat(op->src, pfd, name));
+                close(pfd);
+                break;
+        case OP_FILE:
+                TRY(c, op->step, pfd = open_parent(rootfd, op->dst, name, sizeof name));
+                fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            op->mode);
+                if (fd < 0 && !(errno == EEXIST && !op->data))
+                        child_fail(c, op->step, errno);
+                for (size_t off = 0; fd >= 0 && off < op->data_len;) {
+                        ssize_t n = write(fd, op->data + off, op->data_len - off);
+                        if (n < 0 && errno != EINTR)
+                                child_fail(c, op->step, errno);
+                        off += n > 0 ? (size_t)n : 0;
+                }
+                safe_close(fd);
+                close(pfd);
+                break;
+        case OP_BIND:
+                if (tree < 0)
+                        break; /* optional source absent */
+                if (op->mode == S_IFDIR)
+                        TRY(c, op->step, mkdir_p_in_root(rootfd, op->dst, 0755));
+                else {
+                        TRY(c, op->step, pfd = open_parent(rootfd, op->dst, name, sizeof name));
+                        fd = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+                        if (fd < 0)
+                                child_fail(c, op->step, errno);
+                        close(fd);
+                        close(pfd);
+                }
+                attach(c, op->step, tree, rootfd, op->dst);
+                break;
+        case OP_TMPFS: {
+                fmt_u64(size, sizeof size, op->size);
+                fmt_mode(mode, op->mode);
+                const char *opts[] = {"size", size, "mode", mode, NULL, NULL};
+                uint64_t attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+                if (op->step == STEP_DEV)
+                        attr |= MOUNT_ATTR_NOEXEC;
+                attach(c, op->step, new_fs(c, op->step, "tmpfs", opts, attr), rootfd, op->dst);
+                break;
+        }
+        case OP_PROC:
+                attach(c, op->step,
+                       new_fs(c, op->step, "proc", NULL,
+                              MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC),
+                       rootfd, op->dst);
+                break;
+        case OP_DEVPTS: {
+                const char *opts[] = {"newinstance", NULL, "ptmxmode", "0666",
+                                      "mode",        "620", NULL,       NULL};
+                attach(c, op->step,
+                       new_fs(c, op->step, "devpts", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC),
+                       rootfd, op->dst);
+                break;
+        }
+        case OP_RO_SELF:
+                fd = open_in_root(rootfd, op->dst, O_PATH);
+                if (fd < 0) {
+                        if (errno == ENOENT && (op->flags & OPF_OPTIONAL))
+                                break;
+                        child_fail(c, op->step, errno);
+                }
+                tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                                 AT_RECURSIVE);
+                if (tree < 0)
+                        child_fail(c, op->step, errno);
+                if (set_tree_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                MOUNT_ATTR_NOEXEC,
+                                  true) < 0 ||
+                    move_mount(tree, "", fd, "",
+                               MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                        child_fail(c, op->step, errno);
+                close(tree);
+                close(fd);
+                break;
+        case _OP_MAX:
+        case _OP_INVALID:
+        default:
+                child_fail(c, op->step, EINVAL);
+        }
+}
+
+static void build_root(const struct child *c)
+{
+        const struct rf_plan *p = c->plan;
+        int trees[PLAN_OPS_MAX];
+        int last_step = -1;
+
+        step_begin(c, STEP_MOUNTNS);
+        TRY(c, STEP_MOUNTNS, mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL));
+
+        /* Every host source is cloned before anything is mounted, so no
+         * mount of ours can shadow or redirect a source path. */
+        for (size_t i = 0; i < p->n_ops; i++)
+                trees[i] = p->ops[i].kind == OP_BIND ? clone_source(c, &p->ops[i]) : -1;
+
+        step_begin(c, STEP_ROOTFS);
+        const char *ropts[] = {"size", ROOT_TMPFS_SIZE, "mode", "0755", NULL, NULL};
+        int rootfd = new_fs(c, STEP_ROOTFS, "tmpfs", ropts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        int mp = sys_openat2(AT_FDCWD, ROOT_MOUNTPOINT, O_PATH | O_DIRECTORY | O_CLOEXEC,
+                             RESOLVE_STRICT);
+        if (mp < 0 ||
+            move_mount(rootfd, "", mp, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                child_fail(c, STEP_ROOTFS, errno);
+        close(mp);
+
+        for (size_t i = 0; i < p->n_ops; i++) {
+                if (p->ops[i].step != last_step)
+                        step_begin(c, last_step = p->ops[i].step);
+                do_op(c, &p->ops[i], trees[i], rootfd);
+        }
+
+        /* The root itself is read-only from here on; only the planned
+         * writable mounts (tmpfs, workspace, rw binds) accept writes. */
+        if (set_tree_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                          false) < 0)
+                child_fail(c, STEP_ROOTFS, errno);
+
+        step_begin(c, STEP_PIVOT);
+        TRY(c, STEP_PIVOT, fchdir(rootfd));
+        TRY(c, STEP_PIVOT, syscall(SYS_pivot_root, ".", "."));
+        TRY(c, STEP_PIVOT, umount2(".", MNT_DETACH));
+        TRY(c, STEP_PIVOT, chdir("/"));
+        close(rootfd);
+}
+
+static void loopback_up(const struct child *c)
+{
+        struct ifreq ifr;
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        if (s < 0)
+                child_fail(c, STEP_LOOPBACK, errno);
+        memset(&ifr, 0, sizeof ifr);
+        strcpy(ifr.ifr_name, "lo");
+        TRY(c, STEP_LOOPBACK, ioctl(s, SIOCGIFFLAGS, &ifr));
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        TRY(c, STEP_LOOPBACK, ioctl(s, SIOCSIFFLAGS, &ifr));
+        close(s);
+}
+
+/* The run's terminal comes from its own devpts instance: TIOCSTI on it
+ * reaches only this pty, which the supervisor relays. */
+static int make_pty(const struct child *c, unsigned short rows, unsigned short cols)
+{
+        int unlock = 0;
+        int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+        if (master < 0)
+                child_fail(c, STEP_PTY, errno);
+        TRY(c, STEP_PTY, ioctl(master, TIOCSPTLCK, &unlock));
+        if (rows && cols) {
+                struct winsize ws = {.ws_row = rows, .ws_col = cols};
+                TRY(c, STEP_PTY, ioctl(master, TIOCSWINSZ, &ws));
+        }
+        int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (slave < 0)
+                child_fail(c, STEP_PTY, errno);
+        struct rf_msg m = {.type = MSG_PTY};
+        int r = rf_msg_send(c->chan, &m, master);
+        if (r < 0)
+                child_fail(c, STEP_PTY, -r);
+        close(master);
+        return slave;
+}
+
+/* Drop every capability for good; see the header comment, step 7. */
+static void drop_privileges(const struct child *c)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2];
+
+        step_begin(c, STEP_RLIMITS);
+        struct rlimit core = {0, 0};
+        TRY(c, STEP_RLIMITS, setrlimit(RLIMIT_CORE, &core));
+
+        step_begin(c, STEP_CAPS);
+        for (int cap = 0; cap <= 63; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+                        child_fail(c, STEP_CAPS, errno);
+        TRY(c, STEP_CAPS,
+            prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+                                             SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                                             SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                                             SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+                  0, 0, 0));
+        TRY(c, STEP_CAPS, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
+        memset(d, 0, sizeof d);
+        TRY(c, STEP_CAPS, syscall(SYS_capset, &h, d));
+
+        step_begin(c, STEP_NNP);
+        TRY(c, STEP_NNP, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+        TRY(c, STEP_NNP, prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
+}
+
+/* execvp without allocation: search PATH with a stack buffer. */
+static int exec_command(const struct rf_plan *p)
+{
+        const char *file = p->argv[0];
+        char buf[4096];
+        bool eacces = false;
+
+        if (strchr(file, '/')) {
+                execve(file, p->argv, p->envp);
+                return -errno;
+        }
+        for (const char *s = p->path_env; s && *s;) {
+                const char *e = strchr(s, ':');
+                size_t len = e ? (size_t)(e - s) : strlen(s);
+                size_t fl = strlen(file);
+                if (len > 0 && len + 1 + fl < sizeof buf) {
+                        memcpy(buf, s, len);
+                        buf[len] = '/';
+                        memcpy(buf + len + 1, file, fl + 1);
+                        execve(buf, p->argv, p->envp);
+                        if (errno == EACCES)
+                                eacces = true;
+                        else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
+                                 errno != ENAMETOOLONG)
+                                return -errno;
+                }
+                if (!e)
+                        break;
+                s = e + 1;
+        }
+        return eacces ? -EACCES : -ENOENT;
+}
+
+struct exec_report {
+        int32_t step, err;
+};
+
+static _noreturn_ void command_child(const struct child *c, int slave, const int stdio[3],
+                                     int report)
+{
+        const struct rf_plan *p = c->plan;
+        struct exec_report rep;
+        sigset_t all;
+
+#define CFAIL(step)                                                                                \
+        do {                                                                                       \
+                rep = (struct exec_report){(step), errno};                                         \
+                goto fail;                                                                         \
+        } while (0)
+
+        for (int s = 1; s < NSIG; s++)
+                signal(s, SIG_DFL);
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+
+        if (p->test_fail_step == STEP_SESSION)
+                {
+                errno = EPERM;
+                CFAIL(STEP_SESSION);
+        }
+        if (setsid() < 0)
+                CFAIL(STEP_SESSION);
+        if (slave >= 0) {
+                if (ioctl(slave, TIOCSCTTY, 0) < 0)
+                        CFAIL(STEP_SESSION);
+                for (int i = 0; i < 3; i++)
+                        if (dup2(slave, i) < 0)
+                                CFAIL(STEP_SESSION);
+        } else {
+                /* stdio may sit on 0..2 already; dup3 to a high slot first */
+                int hi[3];
+                for (int i = 0; i < 3; i++)
+                        if ((hi[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, 10)) < 0)
+                                CFAIL(STEP_SESSION);
+                for (int i = 0; i < 3; i++)
+                        if (dup2(hi[i], i) < 0)
+                                CFAIL(STEP_SESSION);
+        }
+        /* Only 0, 1, 2 survive exec; the report pipe closes on success. */
+        if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                CFAIL(STEP_SESSION);
+        if (p->test_fail_step == STEP_CWD)
+                {
+                errno = EPERM;
+                CFAIL(STEP_CWD);
+        }
+        if (chdir(p->cwd) < 0)
+                CFAIL(STEP_CWD);
+        if (p->nofile) {
+                struct rlimit rl = {p->nofile, p->nofile};
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        CFAIL(STEP_RLIMITS);
+        }
+        errno = -exec_command(p);
+        rep = (struct exec_report){STEP_EXEC, errno};
+fail:
+        (void)!write(report, &rep, sizeof rep);
+        _exit(127);
+#undef CFAIL
+}
+
+/* pid 1 of the run after the command started: reap, forward, report. */
+static _noreturn_ void init_loop(const struct child *c, pid_t cmd)
+{
+        sigset_t chld;
+        struct rf_msg m;
+
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                _exit(125);
+        for (;;) {
+                int status;
+                pid_t pid;
+                while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+                        if (pid == cmd) {
+                                m = (struct rf_msg){.type = MSG_EXIT, .value = status};
+                                (void)rf_msg_send(c->chan, &m, -1);
+                                /* Our exit takes every other process of the
+                                 * run with it (pid namespace teardown). */
+                                _exit(0);
+                        }
+                struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
+                                        {.fd = c->chan, .events = POLLIN}};
+                if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+                        _exit(125);
+                if (pfd[0].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(sfd, &si, sizeof si) > 0)
+                                ;
+                }
+                if (pfd[1].revents) {
+                        int r = rf_msg_recv(c->chan, &m, NULL);
+                        if (r <= 0 && r != -EBADMSG)
+                                _exit(125); /* supervisor gone: the run goes too */
+                        if (r > 0 && m.type == MSG_SIGNAL && m.value > 0 && m.value < NSIG &&
+                            m.value != SIGKILL && m.value != SIGSTOP)
+                                (void)kill(-cmd, m.value);
+                }
+        }
+}
+
+/* init inherits the supervisor's whole fd table: keep only the channel and
+ * the command's stdio; host fds 0-2 become /dev/null. */
+static void close_inherited(const struct child *c, const int stdio[3])
+{
+        int keep[4] = {c->chan, stdio[0], stdio[1], stdio[2]};
+        unsigned next = 3;
+
+        for (int i = 0; i < 4; i++) /* insertion sort, four elements */
+                for (int j = i; j > 0 && keep[j] < keep[j - 1]; j--) {
+                        int t = keep[j];
+                        keep[j] = keep[j - 1];
+                        keep[j - 1] = t;
+                }
+        for (int i = 0; i < 4; i++) {
+                if (keep[i] < (int)next)
+                        continue;
+                if ((unsigned)keep[i] > next &&
+                    syscall(SYS_close_range, next, (unsigned)keep[i] - 1, 0) < 0)
+                        child_fail(c, STEP_PIDNS, errno);
+                next = (unsigned)keep[i] + 1;
+        }
+        if (syscall(SYS_close_range, next, ~0U, 0) < 0)
+                child_fail(c, STEP_PIDNS, errno);
+        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (nul < 0)
+                child_fail(c, STEP_PIDNS, errno);
+        for (int i = 0; i < 3; i++)
+                if (dup2(nul, i) < 0)
+                        child_fail(c, STEP_PIDNS, errno);
+        if (nul > 2)
+                close(nul);
+}
+
+static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int stdio[3])
+{
+        struct child c = {.plan = p, .chan = chan};
+        struct rf_msg m;
+        int report[2];
+
+        /* If the supervisor dies, so does the run (and with init, everything
+         * in its pid namespace). The GO handshake below closes the race of
+         * the supervisor dying before this prctl. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                child_fail(&c, STEP_PIDNS, errno);
+        close_inherited(&c, stdio);
+        /* Leave the caller's session: init has no controlling terminal. */
+        if (setsid() < 0)
+                child_fail(&c, STEP_SESSION, errno);
+        /* The supervisor (non-dumpable) can open /proc/PID/uid_map of a
+         * non-dumpable child only as host root. So: dumpable just while
+         * the maps are written — nothing of the run exists yet — then
+         * non-dumpable for good. */
+        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        m = (struct rf_msg){.type = MSG_READY};
+        if (rf_msg_send(chan, &m, -1) < 0)
+                _exit(125);
+        int r = rf_msg_recv(chan, &m, NULL);
+        if (r <= 0 || m.type != MSG_GO)
+                _exit(125);
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                child_fail(&c, STEP_USERNS, errno);
+
+        build_root(&c);
+
+        step_begin(&c, STEP_HOSTNAME);
+        TRY(&c, STEP_HOSTNAME, sethostname(RF_HOSTNAME, sizeof RF_HOSTNAME - 1));
+        if (!skipped(p, STEP_NETNS)) {
+                step_begin(&c, STEP_LOOPBACK);
+                loopback_up(&c);
+        }
+        int slave = -1;
+        if (p->use_pty) {
+                step_begin(&c, STEP_PTY);
+                slave = make_pty(&c, m.rows, m.cols);
+        }
+        drop_privileges(&c);
+
+        TRY(&c, STEP_EXEC, pipe2(report, O_CLOEXEC));
+        pid_t cmd = fork();
+        if (cmd < 0)
+                child_fail(&c, STEP_EXEC, errno);
+        if (cmd == 0) {
+                close(report[0]);
+                command_child(&c, slave, stdio, report[1]);
+        }
+        close(report[1]);
+        safe_close(slave);
+        /* The command has its stdio now; ours must go, or the supervisor
+         * would never see EOF on the run's output. */
+        for (int i = 0; i < 3; i++)
+                if (stdio[i] > 2)
+                        safe_close(stdio[i]);
+
+        struct exec_report rep;
+        ssize_t n = RETRY_EINTR(read(report[0], &rep, sizeof rep));
+        close(report[0]);
+        if (n == (ssize_t)sizeof rep) {
+                m = (struct rf_msg){.type = MSG_FAIL, .step = rep.step, .err = rep.err};
+                (void)rf_msg_send(chan, &m, -1);
+                (void)waitpid(cmd, NULL, 0);
+                _exit(125);
+        }
+        m = (struct rf_msg){.type = MSG_EXEC_OK};
+        (void)rf_msg_send(chan, &m, -1);
+        init_loop(&c, cmd);
+}
+
+/* ---- parent side ----------------------------------------------------------- */
+
+static int write_file(pid_t pid, const char *name, const char *data)
+{
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = write(fd, data, strlen(data));
+        if (n < 0)
+                return negative_errno();
+        return n == (ssize_t)strlen(data) ? 0 : -EIO;
+}
+
+int sandbox_diagnose_clone(int *err)
+{
+        static const struct {
+                int flag, step;
+        } ns[] = {
+                {CLONE_NEWUSER, STEP_USERNS},   {CLONE_NEWNS, STEP_MOUNTNS},
+                {CLONE_NEWPID, STEP_PIDNS},     {CLONE_NEWNET, STEP_NETNS},
+                {CLONE_NEWIPC, STEP_IPCNS},     {CLONE_NEWUTS, STEP_UTSNS},
+                {CLONE_NEWCGROUP, STEP_CGROUPNS},
+        };
+        int pfd[2];
+
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return STEP_USERNS;
+        pid_t pid = fork();
+        if (pid == 0) {
+                int32_t res[2] = {STEP_USERNS, 0};
+                for (size_t i = 0; i < ARRAY_SIZE(ns); i++)
+                        if (unshare(ns[i].flag) < 0) {
+                                res[0] = ns[i].step;
+                                res[1] = errno;
+                                break;
+                        }
+                (void)!write(pfd[1], res, sizeof res);
+                _exit(0);
+        }
+        close(pfd[1]);
+        int32_t res[2] = {STEP_USERNS, 0};
+        if (pid > 0) {
+                (void)!read(pfd[0], res, sizeof res);
+                (void)waitpid(pid, NULL, 0);
+        }
+        close(pfd[0]);
+        if (res[1])
+                *err = res[1];
+        return res[0];
+}
+
+int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_child *out,
+                  struct rf_error *err)
+{
+        int sv[2];
+        char map[64];
+        int r, pidfd = -1;
+
+        out->pid = -1;
+        out->pidfd = out->chan = -1;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return rf_error_set(err, negative_errno(), "cannot create the run channel: %m");
+
+        uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+                         CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+        if (skipped(plan, STEP_NETNS))
+                flags &= ~(uint64_t)CLONE_NEWNET;
+        for (int s = STEP_USERNS; s <= STEP_CGROUPNS; s++)
+                if (plan->test_fail_step == s && s != STEP_UIDMAP) {
+                        close_pair(sv);
+                        return rf_error_set(err, -EPERM, "cannot set up %s (%s): %s",
+                                            rf_step_what(s), rf_step_name(s), strerror(EPERM));
+                }
+
+        struct clone_args ca = {.flags = flags,
+                                .pidfd = (uint64_t)(uintptr_t)&pidfd,
+                                .exit_signal = SIGCHLD};
+        pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+        if (pid < 0) {
+                int e = errno, de = e;
+                int step = sandbox_diagnose_clone(&de);
+                close_pair(sv);
+                return rf_error_set(err, -(de ? de : e), "cannot set up %s (%s): %s",
+                                    rf_step_what(step), rf_step_name(step),
+                                    strerror(de ? de : e));
+        }
+        if (pid == 0) {
+                close(sv[0]);
+                run_init(plan, sv[1], stdio);
+        }
+        close(sv[1]);
+        out->pid = pid;
+        out->pidfd = pidfd;
+        out->chan = sv[0];
+
+        struct rf_msg ready;
+        r = rf_msg_recv(out->chan, &ready, NULL);
+        if (r <= 0 || ready.type != MSG_READY) {
+                rf_error_set(err, r < 0 ? r : -EIO, "the run's init did not start");
+                goto kill;
+        }
+        /* Id maps, written from outside: the caller's ids map to
+         * themselves; nothing else is mapped; setgroups is denied so the
+         * run cannot drop supplementary groups to escape a negative ACL. */
+        if (plan->test_fail_step == STEP_UIDMAP)
+                r = -EPERM;
+        else if ((r = write_file(pid, "setgroups", "deny")) >= 0) {
+                snprintf(map, sizeof map, "%u %u 1\n", plan->gid, plan->host_gid);
+                if ((r = write_file(pid, "gid_map", map)) >= 0) {
+                        snprintf(map, sizeof map, "%u %u 1\n", plan->uid, plan->host_uid);
+                        r = write_file(pid, "uid_map", map);
+                }
+        }
+        if (r < 0) {
+                rf_error_set(err, r, "cannot set up %s (%s): %s", rf_step_what(STEP_UIDMAP),
+                             rf_step_name(STEP_UIDMAP), strerror(-r));
+                goto kill;
+        }
+        struct rf_msg go = {.type = MSG_GO, .rows = plan->ws_rows, .cols = plan->ws_cols};
+        if ((r = rf_msg_send(out->chan, &go, -1)) < 0) {
+                rf_error_set(err, r, "cannot start the run's init: %s", strerror(-r));
+                goto kill;
+        }
+        return 0;
+kill:
+        (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        (void)waitpid(pid, NULL, 0);
+        out->pid = -1;
+        out->pidfd = safe_close(out->pidfd);
+        out->chan = safe_close(out->chan);
+        return r;
+}

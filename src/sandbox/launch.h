@@ -1,0 +1,44 @@
+/*
+ * launch.h — create a run: namespaces, the new root, the run's init.
+ *
+ * sandbox_spawn() clones the run's init into new user, mount, pid, net,
+ * ipc, uts and cgroup namespaces, writes its id maps from outside, and lets
+ * it build the root described by the plan. From then on the supervisor
+ * talks to init only through the message channel (msg.h):
+ *
+ *   S ──GO──▶ init: builds root, pivots, drops every capability,
+ *                   forks the command (its own session), reports
+ *   S ◀─FAIL{step,errno} | PTY(fd) | EXEC_OK | EXIT(status)── init
+ *   S ──SIGNAL(n)──▶ init: forwards n to the command's process group
+ *
+ * When init exits the kernel kills every process left in the run's pid
+ * namespace, and the namespaces and mounts go with them.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include "plan.h"
+#include "shared/error.h"
+
+struct rf_child {
+        pid_t pid;  /* the run's init, as seen from the supervisor */
+        int pidfd;  /* owned; a pidfd for init */
+        int chan;   /* owned; supervisor end of the message channel */
+};
+
+/*
+ * sandbox_spawn — start the run's init for `plan`. `stdio` are the fds the
+ * command gets as 0, 1, 2 when the plan has no pty (ignored otherwise);
+ * they are inherited by init, which closes its copies after forking the
+ * command. Blocks nothing: setup progress arrives as messages on out->chan.
+ * Must be called with every signal the supervisor handles blocked (init
+ * inherits the mask). Returns 0, or -errno with `err` naming the step
+ * (a namespace that could not be created, the id maps).
+ */
+int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_child *out,
+                  struct rf_error *err);
+
+/* Probe which namespace the kernel refuses (after clone failed), for the
+ * message. Returns an enum rf_step, or STEP_USERNS if none is singled out. */
+int sandbox_diagnose_clone(int *err);

@@ -1,0 +1,50 @@
+/*
+ * msg.h — the typed messages between a supervisor and its run's init.
+ *
+ * One SOCK_SEQPACKET socketpair per run. Every message is one fixed-size
+ * struct rf_msg, optionally carrying one fd (SCM_RIGHTS). A receiver
+ * rejects a datagram of any other size, truncated control data, more than
+ * one fd, or an fd on a type that carries none (OpenBSD's m_end habit:
+ * nothing unexpected is silently accepted).
+ *
+ * The run's init is non-dumpable and capability-less, so nothing inside the
+ * run can reach this channel to forge messages.
+ */
+#pragma once
+
+#include <stdint.h>
+
+enum rf_msg_type {
+        MSG_READY = 1, /* init → S: dumpable for a moment, write my id maps */
+        MSG_GO,       /* S → init: id maps written; carries initial window size */
+        MSG_FAIL,     /* init → S: setup step failed {step, err} */
+        MSG_PTY,      /* init → S: the master of the run's pty (fd) */
+        MSG_EXEC_OK,  /* init → S: the command was executed */
+        MSG_EXIT,     /* init → S: the command ended; value = wait status */
+        MSG_SIGNAL,   /* S → init: forward signal `value` to the command's group */
+        _MSG_MAX,
+        _MSG_INVALID = -22,
+};
+
+struct rf_msg {
+        uint32_t type;  /* enum rf_msg_type */
+        int32_t step;   /* enum rf_step (MSG_FAIL) */
+        int32_t err;    /* positive errno (MSG_FAIL) */
+        int32_t value;  /* wait status (MSG_EXIT), signal (MSG_SIGNAL) */
+        uint16_t rows, cols; /* MSG_GO: terminal size */
+};
+
+/*
+ * rf_msg_send — send one message, with `fd` attached if fd >= 0.
+ * Async-signal-safe (no allocation): callable between clone and exec.
+ * Returns 0 or -errno.
+ */
+int rf_msg_send(int sock, const struct rf_msg *m, int fd);
+
+/*
+ * rf_msg_recv — receive one message. If `fd` is non-NULL it receives an
+ * attached fd (or -1); an fd arriving on a message type that carries none
+ * is closed and the message rejected. Returns 1 on a message, 0 on EOF,
+ * -EBADMSG on a malformed datagram, or -errno. Async-signal-safe.
+ */
+int rf_msg_recv(int sock, struct rf_msg *m, int *fd);

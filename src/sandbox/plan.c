@@ -1,0 +1,671 @@
+/*
+ * plan.c — compute a run's plan in the supervisor, before clone.
+ *
+ * Design: the new root is a fresh tmpfs. Into it go, in this order,
+ *   1. the host's top-level system entries: /usr read-only; /bin, /sbin,
+ *      /lib* as the same symlinks (merged /usr) or read-only binds;
+ *   2. a minimal /etc of the run's own: generated passwd/group/hosts/
+ *      hostname/resolv.conf/nsswitch.conf, and read-only binds of what
+ *      programs need (TLS roots, alternatives, ld.so config) — never shadow;
+ *   3. /dev (tmpfs + bound null, zero, full, random, urandom, tty; a new
+ *      devpts instance) and a fresh /proc with its dangerous knobs held
+ *      read-only;
+ *   4. the user-visible writable places, sorted so parents precede
+ *      children: private size-limited /tmp and $HOME, the policy's extra
+ *      read-only/read-write paths, the workspace at its host path.
+ * Everything else of the host — its home directories, ringfence's state
+ * dir, its sockets, other runs' workspaces — is simply never mounted.
+ *
+ * Host paths named by the user are canonicalised here and their (dev, ino)
+ * recorded; the child re-opens each with RESOLVE_NO_SYMLINKS and refuses if
+ * it finds another inode, so a symlink swapped in between fails closed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "plan.h"
+#include "shared/macro.h"
+#include "steps.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DEV_TMPFS_SIZE (1ULL << 20)
+
+bool path_is_beneath(const char *a, const char *b)
+{
+        size_t lb = strlen(b);
+
+        if (strcmp(b, "/") == 0)
+                return a[0] == '/';
+        if (strncmp(a, b, lb) != 0)
+                return false;
+        return a[lb] == '\0' || a[lb] == '/';
+}
+
+int plan_check_workspace(const char *ws, bool explicit_ws, const char *home,
+                         const char *state_dir, struct rf_error *err)
+{
+        static const char *const pseudo[] = {"/proc", "/sys", "/dev"};
+        static const char *const system_dirs[] = {
+                "/etc", "/usr", "/var", "/boot", "/run", "/bin", "/sbin", "/lib",
+                "/lib32", "/lib64", "/libx32", "/home", "/root", "/srv", "/opt", "/mnt", "/media",
+        };
+        static const char *const system_inside[] = {"/etc", "/usr", "/boot", "/run"};
+
+        if (!ws || ws[0] != '/')
+                return rf_error_set(err, -EINVAL, "workspace must be an absolute path");
+        for (size_t i = 0; i < ARRAY_SIZE(pseudo); i++)
+                if (path_is_beneath(ws, pseudo[i]))
+                        return rf_error_set(err, -EINVAL,
+                                            "workspace %s is on a pseudo filesystem (%s)", ws,
+                                            pseudo[i]);
+        if (state_dir && (path_is_beneath(ws, state_dir) || path_is_beneath(state_dir, ws)))
+                return rf_error_set(err, -EPERM,
+                                    "workspace %s would expose ringfence state (%s); "
+                                    "choose a directory that does not contain it",
+                                    ws, state_dir);
+        if (explicit_ws)
+                return 0;
+
+        if (strcmp(ws, "/") == 0)
+                return rf_error_set(err, -EPERM,
+                                    "refusing to default the workspace to /; "
+                                    "pass --workspace DIR to state the intent");
+        if (home && path_is_beneath(home, ws))
+                return rf_error_set(err, -EPERM,
+                                    "refusing to default the workspace to %s (your home "
+                                    "directory or above); pass --workspace DIR",
+                                    ws);
+        for (size_t i = 0; i < ARRAY_SIZE(system_dirs); i++)
+                if (path_is_beneath(system_dirs[i], ws))
+                        return rf_error_set(err, -EPERM,
+                                            "refusing to default the workspace to %s "
+                                            "(it contains system directory %s); pass "
+                                            "--workspace DIR",
+                                            ws, system_dirs[i]);
+        for (size_t i = 0; i < ARRAY_SIZE(system_inside); i++)
+                if (path_is_beneath(ws, system_inside[i]))
+                        return rf_error_set(err, -EPERM,
+                                            "refusing to default the workspace to %s (inside "
+                                            "system directory %s); pass --workspace DIR",
+                                            ws, system_inside[i]);
+        return 0;
+}
+
+int rf_run_id_new(char buf[static RF_RUN_ID_LEN + 1])
+{
+        uint8_t b[16];
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return negative_errno();
+        if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+                return -EIO;
+        uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+        for (int i = 0; i < 6; i++)
+                b[i] = (uint8_t)(ms >> (40 - 8 * i));
+        b[6] = (uint8_t)(0x70 | (b[6] & 0x0f)); /* version 7 */
+        b[8] = (uint8_t)(0x80 | (b[8] & 0x3f)); /* variant 10 */
+        snprintf(buf, RF_RUN_ID_LEN + 1,
+                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]);
+        return 0;
+}
+
+/* ---- owned string storage ------------------------------------------------ */
+
+static char *plan_keep(struct rf_plan *p, char *s)
+{
+        if (!s)
+                return NULL;
+        if (p->n_strings == p->cap_strings) {
+                size_t cap = p->cap_strings ? p->cap_strings * 2 : 64;
+                char **n = realloc(p->strings, cap * sizeof *n);
+                if (!n) {
+                        free(s);
+                        return NULL;
+                }
+                p->strings = n;
+                p->cap_strings = cap;
+        }
+        p->strings[p->n_strings++] = s;
+        return s;
+}
+
+static char *plan_strdup(struct rf_plan *p, const char *s)
+{
+        return plan_keep(p, strdup(s));
+}
+
+static char *plan_printf(struct rf_plan *p, const char *fmt, ...) _printf_(2, 3);
+static char *plan_printf(struct rf_plan *p, const char *fmt, ...)
+{
+        char *s = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        return plan_keep(p, s);
+}
+
+struct rf_plan *plan_free(struct rf_plan *p)
+{
+        if (!p)
+                return NULL;
+        for (size_t i = 0; i < p->n_strings; i++)
+                free(p->strings[i]);
+        free(p->strings);
+        free(p->argv);
+        free(p->envp);
+        free(p);
+        return NULL;
+}
+
+static struct plan_op *op_add(struct rf_plan *p, enum plan_op_kind kind, int step, const char *dst)
+{
+        if (p->n_ops >= PLAN_OPS_MAX)
+                return NULL;
+        struct plan_op *op = &p->ops[p->n_ops++];
+        *op = (struct plan_op){.kind = kind, .step = step, .dst = dst, .mode = 0755};
+        return op;
+}
+
+/* ---- the pieces of the root ---------------------------------------------- */
+
+/* Mirror a host top-level entry: same symlink, or a read-only bind. */
+static int add_system_entry(struct rf_plan *p, const char *path)
+{
+        struct stat st;
+        char target[PATH_MAX];
+
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if (S_ISLNK(st.st_mode)) {
+                ssize_t n = readlink(path, target, sizeof target - 1);
+                if (n < 0)
+                        return negative_errno();
+                target[n] = '\0';
+                struct plan_op *op = op_add(p, OP_SYMLINK, STEP_SYSTEM, path);
+                if (!op || !(op->src = plan_strdup(p, target)))
+                        return -ENOMEM;
+                return 0;
+        }
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return 0;
+        struct plan_op *op = op_add(p, OP_BIND, STEP_SYSTEM, path);
+        if (!op)
+                return -E2BIG;
+        op->src = path;
+        op->flags = OPF_RDONLY;
+        op->mode = st.st_mode & S_IFMT;
+        return 0;
+}
+
+static int add_file(struct rf_plan *p, int step, const char *dst, const char *data, mode_t mode)
+{
+        struct plan_op *op = op_add(p, OP_FILE, step, dst);
+        if (!op)
+                return -E2BIG;
+        op->data = data;
+        op->data_len = data ? strlen(data) : 0;
+        op->mode = mode;
+        return data ? 0 : -ENOMEM;
+}
+
+static bool passwd_safe(const char *s)
+{
+        if (!s || !*s || strlen(s) > 64)
+                return false;
+        for (const char *c = s; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.'))
+                        return false;
+        return true;
+}
+
+static int add_etc(struct rf_plan *p)
+{
+        static const struct {
+                const char *path;
+                bool dir;
+        } binds[] = {
+                {"/etc/ssl", true},           {"/etc/ca-certificates", true},
+                {"/etc/alternatives", true},  {"/etc/ld.so.conf.d", true},
+                {"/etc/ld.so.cache", false},  {"/etc/ld.so.conf", false},
+                {"/etc/protocols", false},    {"/etc/services", false},
+                {"/etc/mime.types", false},   {"/etc/localtime", false},
+        };
+        char *passwd, *group;
+        int r;
+
+        if (!op_add(p, OP_DIR, STEP_ETC, "/etc"))
+                return -E2BIG;
+        /* root, the run user (if not root), nobody (if not the run user) */
+        const char *nobody = "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+        passwd = plan_printf(p, "root:x:0:0:root:/root:/bin/sh\n");
+        if (passwd && p->uid != 0)
+                passwd = plan_printf(p, "%s%s:x:%u:%u:%s:%s:/bin/sh\n", passwd, p->user, p->uid,
+                                     p->gid, p->user, p->home);
+        if (passwd && p->uid != 65534)
+                passwd = plan_printf(p, "%s%s", passwd, nobody);
+        group = plan_printf(p, "root:x:0:\n");
+        if (group && p->gid != 0)
+                group = plan_printf(p, "%s%s:x:%u:\n", group, p->gid == 65534 ? "nogroup" : p->user,
+                                    p->gid);
+        if (group && p->gid != 65534)
+                group = plan_printf(p, "%snogroup:x:65534:\n", group);
+        if ((r = add_file(p, STEP_ETC, "/etc/passwd", passwd, 0644)) < 0 ||
+            (r = add_file(p, STEP_ETC, "/etc/group", group, 0644)) < 0 ||
+            (r = add_file(p, STEP_ETC, "/etc/hostname", RF_HOSTNAME "\n", 0644)) < 0 ||
+            (r = add_file(p, STEP_ETC, "/etc/hosts",
+                          "127.0.0.1\tlocalhost\n127.0.1.1\t" RF_HOSTNAME
+                          "\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+                          0644)) < 0 ||
+            /* Nothing answers on the run's own loopback :53, so lookups fail
+             * at once (ECONNREFUSED) instead of hanging. */
+            (r = add_file(p, STEP_ETC, "/etc/resolv.conf",
+                          "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n", 0644)) < 0 ||
+            (r = add_file(p, STEP_ETC, "/etc/nsswitch.conf",
+                          "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
+                          "networks: files\nprotocols: files\nservices: files\n",
+                          0644)) < 0)
+                return r;
+
+        for (size_t i = 0; i < ARRAY_SIZE(binds); i++) {
+                struct stat st;
+                if (lstat(binds[i].path, &st) < 0)
+                        continue;
+                if (S_ISLNK(st.st_mode)) {
+                        char target[PATH_MAX];
+                        ssize_t n = readlink(binds[i].path, target, sizeof target - 1);
+                        if (n < 0)
+                                continue;
+                        target[n] = '\0';
+                        struct plan_op *op = op_add(p, OP_SYMLINK, STEP_ETC, binds[i].path);
+                        if (!op || !(op->src = plan_strdup(p, target)))
+                                return -ENOMEM;
+                        continue;
+                }
+                if (binds[i].dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+                        continue;
+                struct plan_op *op = op_add(p, OP_BIND, STEP_ETC, binds[i].path);
+                if (!op)
+                        return -E2BIG;
+                op->src = binds[i].path;
+                op->flags = OPF_RDONLY | OPF_OPTIONAL;
+                op->mode = st.st_mode & S_IFMT;
+        }
+        return 0;
+}
+
+static int add_dev(struct rf_plan *p, uint64_t shm_size)
+{
+        static const char *const nodes[] = {"/dev/null", "/dev/zero",    "/dev/full",
+                                            "/dev/random", "/dev/urandom", "/dev/tty"};
+        static const char *const links[][2] = {
+                {"/dev/ptmx", "pts/ptmx"},      {"/dev/fd", "/proc/self/fd"},
+                {"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"},
+                {"/dev/stderr", "/proc/self/fd/2"},
+        };
+        struct plan_op *op;
+
+        if (!(op = op_add(p, OP_DIR, STEP_DEV, "/dev")))
+                return -E2BIG;
+        if (!(op = op_add(p, OP_TMPFS, STEP_DEV, "/dev")))
+                return -E2BIG;
+        op->size = DEV_TMPFS_SIZE;
+        op->mode = 0755;
+        for (size_t i = 0; i < ARRAY_SIZE(nodes); i++) {
+                if (!(op = op_add(p, OP_BIND, STEP_DEV, nodes[i])))
+                        return -E2BIG;
+                op->src = nodes[i];
+                op->flags = OPF_DEVICE;
+                op->mode = S_IFCHR;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+                if (!(op = op_add(p, OP_SYMLINK, STEP_DEV, links[i][0])))
+                        return -E2BIG;
+                op->src = links[i][1];
+        }
+        if (!(op = op_add(p, OP_DIR, STEP_DEV, "/dev/pts")) ||
+            !(op = op_add(p, OP_DEVPTS, STEP_DEV, "/dev/pts")) ||
+            !(op = op_add(p, OP_DIR, STEP_DEV, "/dev/shm")))
+                return -E2BIG;
+        if (!(op = op_add(p, OP_TMPFS, STEP_DEV, "/dev/shm")))
+                return -E2BIG;
+        op->size = shm_size;
+        op->mode = 01777;
+        return 0;
+}
+
+static int add_proc(struct rf_plan *p)
+{
+        static const char *const ro[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+                                         "/proc/bus"};
+        struct plan_op *op;
+
+        if (!op_add(p, OP_DIR, STEP_PROC, "/proc") || !op_add(p, OP_PROC, STEP_PROC, "/proc"))
+                return -E2BIG;
+        for (size_t i = 0; i < ARRAY_SIZE(ro); i++) {
+                if (!(op = op_add(p, OP_RO_SELF, STEP_PROC, ro[i])))
+                        return -E2BIG;
+                op->flags = OPF_OPTIONAL;
+        }
+        return 0;
+}
+
+/* A user-visible mount, to be sorted so that parents come first. */
+struct user_mount {
+        enum plan_op_kind kind;
+        int step;
+        const char *path;
+        unsigned flags;
+        uint64_t size;
+        mode_t mode; /* tmpfs mode, or S_IFDIR/S_IFREG of a bind source */
+        dev_t dev;
+        ino_t ino;
+};
+
+static int user_mount_cmp(const void *a, const void *b)
+{
+        return strcmp(((const struct user_mount *)a)->path, ((const struct user_mount *)b)->path);
+}
+
+/* Canonicalise a user-named host path and record what it is. */
+static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
+                        const char *state_dir, struct user_mount *m, struct rf_error *err)
+{
+        char buf[PATH_MAX];
+        struct stat st;
+
+        if (!realpath(path, buf))
+                return rf_error_set(err, negative_errno(), "%s %s: %s", what, path,
+                                    strerror(errno));
+        if (state_dir && (path_is_beneath(buf, state_dir) || path_is_beneath(state_dir, buf)))
+                return rf_error_set(err, -EPERM, "%s %s would expose ringfence state (%s)", what,
+                                    buf, state_dir);
+        if (path_is_beneath(buf, "/proc") || path_is_beneath(buf, "/sys") ||
+            path_is_beneath(buf, "/dev"))
+                return rf_error_set(err, -EINVAL, "%s %s: pseudo filesystems cannot be bound",
+                                    what, buf);
+        if (stat(buf, &st) < 0)
+                return rf_error_set(err, negative_errno(), "%s %s: %s", what, buf,
+                                    strerror(errno));
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return rf_error_set(err, -EINVAL, "%s %s: not a directory or regular file", what,
+                                    buf);
+        m->path = plan_strdup(p, buf);
+        if (!m->path)
+                return -ENOMEM;
+        m->mode = st.st_mode & S_IFMT;
+        m->dev = st.st_dev;
+        m->ino = st.st_ino;
+        m->flags |= OPF_VERIFY;
+        return 0;
+}
+
+static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
+{
+        const struct rf_policy *pol = in->policy;
+        size_t n = 0, max = pol->n_read_only + pol->n_read_write + 3;
+        _cleanup_free_ struct user_mount *m = calloc(max, sizeof *m);
+        int r;
+
+        if (!m)
+                return -ENOMEM;
+        m[n++] = (struct user_mount){.kind = OP_TMPFS, .step = STEP_TMP, .path = "/tmp",
+                                     .size = pol->tmp_size, .mode = 01777};
+        m[n++] = (struct user_mount){.kind = OP_TMPFS, .step = STEP_HOME, .path = p->home,
+                                     .size = pol->home_size, .mode = 0700};
+        for (size_t i = 0; i < pol->n_read_only; i++, n++) {
+                m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_BINDS,
+                                           .flags = OPF_RDONLY};
+                if ((r = resolve_bind(p, "read-only path", pol->read_only[i], in->state_dir,
+                                      &m[n], err)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < pol->n_read_write; i++, n++) {
+                m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_BINDS};
+                if ((r = resolve_bind(p, "read-write path", pol->read_write[i], in->state_dir,
+                                      &m[n], err)) < 0)
+                        return r;
+        }
+        m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_WORKSPACE,
+                                   .path = p->workspace};
+        struct stat st;
+        if (stat(p->workspace, &st) < 0)
+                return rf_error_set(err, negative_errno(), "workspace %s: %s", p->workspace,
+                                    strerror(errno));
+        m[n].mode = S_IFDIR;
+        m[n].dev = st.st_dev;
+        m[n].ino = st.st_ino;
+        m[n].flags = OPF_VERIFY;
+        n++;
+
+        /* Stable sort by path: a parent ("/a") sorts before its children
+         * ("/a/b"), so nested mounts stack the right way round. */
+        qsort(m, n, sizeof *m, user_mount_cmp);
+        for (size_t i = 0; i < n; i++) {
+                struct plan_op *op;
+                if (!(op = op_add(p, OP_DIR, m[i].step, m[i].path)))
+                        return -E2BIG;
+                if (m[i].kind == OP_BIND && m[i].mode == S_IFREG)
+                        op->kind = OP_FILE, op->mode = 0644; /* mount point for a file */
+                if (!(op = op_add(p, m[i].kind, m[i].step, m[i].path)))
+                        return -E2BIG;
+                op->src = m[i].path;
+                op->flags = m[i].flags;
+                op->size = m[i].size;
+                op->mode = m[i].mode;
+                op->dev = m[i].dev;
+                op->ino = m[i].ino;
+        }
+        return 0;
+}
+
+/* ---- environment ---------------------------------------------------------- */
+
+static bool env_value_safe(const char *s)
+{
+        if (!s || strlen(s) > 64)
+                return false;
+        for (const char *c = s; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                      (*c >= '0' && *c <= '9') || strchr("._+-@", *c)))
+                        return false;
+        return true;
+}
+
+static int env_set(struct rf_plan *p, size_t *n, const char *name, const char *value)
+{
+        size_t ln = strlen(name);
+
+        for (size_t i = 0; i < *n; i++)
+                if (strncmp(p->envp[i], name, ln) == 0 && p->envp[i][ln] == '=') {
+                        p->envp[i] = plan_printf(p, "%s=%s", name, value);
+                        return p->envp[i] ? 0 : -ENOMEM;
+                }
+        if (*n + 1 >= PLAN_ENV_MAX)
+                return -E2BIG;
+        p->envp[*n] = plan_printf(p, "%s=%s", name, value);
+        if (!p->envp[*n])
+                return -ENOMEM;
+        (*n)++;
+        p->envp[*n] = NULL;
+        return 0;
+}
+
+static int build_env(struct rf_plan *p, const struct plan_input *in)
+{
+        const struct rf_policy *pol = in->policy;
+        size_t n = 0;
+        int r;
+
+        p->envp = calloc(PLAN_ENV_MAX + 1, sizeof *p->envp);
+        if (!p->envp)
+                return -ENOMEM;
+        /* Policy env first, so ringfence's own variables below always win. */
+        for (size_t i = 0; i < pol->n_env; i++)
+                if ((r = env_set(p, &n, pol->env_names[i], pol->env_values[i])) < 0)
+                        return r;
+        const char *path = DEFAULT_PATH;
+        for (size_t i = 0; i < pol->n_env; i++)
+                if (strcmp(pol->env_names[i], "PATH") == 0)
+                        path = pol->env_values[i];
+        p->path_env = plan_strdup(p, path);
+        if (!p->path_env)
+                return -ENOMEM;
+        if ((r = env_set(p, &n, "PATH", path)) < 0 || (r = env_set(p, &n, "HOME", p->home)) < 0 ||
+            (r = env_set(p, &n, "USER", p->user)) < 0 ||
+            (r = env_set(p, &n, "LOGNAME", p->user)) < 0 ||
+            (r = env_set(p, &n, "SHELL", "/bin/sh")) < 0 ||
+            (r = env_set(p, &n, "TMPDIR", "/tmp")) < 0 ||
+            (r = env_set(p, &n, "RINGFENCE_RUN_ID", p->run_id)) < 0 ||
+            (r = env_set(p, &n, "RINGFENCE_AGENT", pol->agent ? pol->agent : "agent")) < 0)
+                return r;
+        if (env_value_safe(in->term) && (r = env_set(p, &n, "TERM", in->term)) < 0)
+                return r;
+        if (env_value_safe(in->lang) && (r = env_set(p, &n, "LANG", in->lang)) < 0)
+                return r;
+        return 0;
+}
+
+static int build_argv(struct rf_plan *p, char *const *argv, struct rf_error *err)
+{
+        size_t n = 0, bytes = 0;
+
+        while (argv[n]) {
+                bytes += strlen(argv[n]) + 1;
+                if (++n > PLAN_ARGV_MAX || bytes > PLAN_ARG_BYTES)
+                        return rf_error_set(err, -E2BIG, "command line too long");
+        }
+        if (n == 0)
+                return rf_error_set(err, -EINVAL, "no command given");
+        p->argv = calloc(n + 1, sizeof *p->argv);
+        if (!p->argv)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!(p->argv[i] = plan_strdup(p, argv[i])))
+                        return -ENOMEM;
+        return 0;
+}
+
+#ifdef RF_TEST_BUILD
+/* Test builds only: failure injection and layer switches by step name. */
+static void plan_test_switches(struct rf_plan *p)
+{
+        const char *f = getenv("RINGFENCE_TEST_FAIL"), *s = getenv("RINGFENCE_TEST_SKIP");
+
+        if (f)
+                p->test_fail_step = rf_step_from_name(f);
+        if (s) {
+                int st = rf_step_from_name(s);
+                if (st >= 0)
+                        p->test_skip |= 1u << st;
+        }
+}
+#endif
+
+int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_error *err)
+{
+        const struct rf_policy *pol = in->policy;
+        struct rf_plan *p = calloc(1, sizeof *p);
+        char buf[PATH_MAX];
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        p->test_fail_step = -1;
+#ifdef RF_TEST_BUILD
+        plan_test_switches(p);
+#endif
+        if ((r = rf_run_id_new(p->run_id)) < 0)
+                goto fail;
+
+        /* The run keeps the caller's ids inside its user namespace; a root
+         * caller stays uid 0 there, with every capability dropped before exec. */
+        p->host_uid = p->uid = getuid();
+        p->host_gid = p->gid = getgid();
+        struct passwd *pw = getpwuid(p->uid);
+        const char *name = p->uid == 0 ? "root" : pw && passwd_safe(pw->pw_name) ? pw->pw_name
+                                                                                 : "agent";
+        p->user = plan_strdup(p, name);
+        p->home = p->uid == 0 ? plan_strdup(p, "/root") : plan_printf(p, "/home/%s", name);
+        if (!p->user || !p->home) {
+                r = -ENOMEM;
+                goto fail;
+        }
+
+        /* Workspace: explicit, or the current directory under the default rules. */
+        bool explicit_ws = pol->workspace != NULL;
+        const char *ws = explicit_ws ? pol->workspace : in->cwd;
+        if (!realpath(ws, buf)) {
+                r = rf_error_set(err, negative_errno(), "workspace %s: %s", ws, strerror(errno));
+                goto fail;
+        }
+        struct stat st;
+        if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                r = rf_error_set(err, -ENOTDIR, "workspace %s: not a directory", buf);
+                goto fail;
+        }
+        if ((r = plan_check_workspace(buf, explicit_ws, in->host_home, in->state_dir, err)) < 0)
+                goto fail;
+        if (path_is_beneath(buf, p->home) || path_is_beneath(p->home, buf)) {
+                r = rf_error_set(err, -EPERM, "workspace %s overlaps the run's home %s", buf,
+                                 p->home);
+                goto fail;
+        }
+        p->workspace = plan_strdup(p, buf);
+        p->cwd = plan_strdup(p, in->cwd && path_is_beneath(in->cwd, buf) ? in->cwd : buf);
+        if (!p->workspace || !p->cwd) {
+                r = -ENOMEM;
+                goto fail;
+        }
+
+        static const char *const system_entries[] = {"/usr",   "/bin",   "/sbin",  "/lib",
+                                                     "/lib32", "/lib64", "/libx32"};
+        for (size_t i = 0; i < ARRAY_SIZE(system_entries); i++)
+                if ((r = add_system_entry(p, system_entries[i])) < 0) {
+                        rf_error_set(err, r, "cannot inspect %s: %s", system_entries[i],
+                                     strerror(-r));
+                        goto fail;
+                }
+        if ((r = add_etc(p)) < 0 || (r = add_dev(p, pol->shm_size)) < 0 ||
+            (r = add_proc(p)) < 0)
+                goto fail;
+        if (!op_add(p, OP_DIR, STEP_ROOTFS, "/run") || !op_add(p, OP_DIR, STEP_ROOTFS, "/var")) {
+                r = -E2BIG;
+                goto fail;
+        }
+        struct plan_op *op = op_add(p, OP_SYMLINK, STEP_ROOTFS, "/var/tmp");
+        if (!op) {
+                r = -E2BIG;
+                goto fail;
+        }
+        op->src = "/tmp";
+        if ((r = add_user_mounts(p, in, err)) < 0)
+                goto fail;
+        if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
+                goto fail;
+        p->nofile = pol->nofile;
+        p->use_pty = in->use_pty;
+        *ret = p;
+        return 0;
+fail:
+        if (r == -E2BIG && !err->msg[0])
+                rf_error_set(err, r, "too many paths in the policy");
+        if (!err->msg[0])
+                rf_error_set(err, r, "cannot plan the run: %s", strerror(-r));
+        plan_free(p);
+        return r;
+}

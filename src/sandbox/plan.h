@@ -1,0 +1,142 @@
+/*
+ * plan.h — everything a run's init needs, computed before clone.
+ *
+ * The supervisor turns (policy, caller, environment) into a plan: the list
+ * of filesystem operations that build the run's root, the environment and
+ * argv of the command, ids, sizes. All allocation happens here, in the
+ * parent. Between clone and exec the child only reads the plan and makes
+ * syscalls (no malloc, no stdio, no locks) — see launch.c.
+ *
+ * The path rules (which workspaces are acceptable) are pure functions so
+ * they are unit-tested.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "shared/error.h"
+
+#define PLAN_OPS_MAX     (2 * POLICY_PATHS_MAX + 128)
+#define PLAN_ENV_MAX     (POLICY_ENV_MAX + 32)
+#define PLAN_ARGV_MAX    4096
+#define PLAN_ARG_BYTES   (1024 * 1024) /* total argv + envp bytes */
+#define RF_RUN_ID_LEN    36
+#define RF_HOSTNAME      "ringfence"
+
+enum plan_op_kind {
+        OP_DIR,      /* mkdir -p dst (mode) */
+        OP_SYMLINK,  /* symlink target `src` at dst */
+        OP_FILE,     /* create dst with `data` (mode) */
+        OP_BIND,     /* bind host path src at dst; flags: OPF_* */
+        OP_TMPFS,    /* tmpfs at dst, `size` bytes, mode */
+        OP_PROC,     /* fresh procfs at dst */
+        OP_DEVPTS,   /* new devpts instance at dst */
+        OP_RO_SELF,  /* re-bind an already mounted dst read-only onto itself */
+        _OP_MAX,
+        _OP_INVALID = -22,
+};
+
+enum {
+        OPF_RDONLY = 1 << 0,  /* bind read-only */
+        OPF_DEVICE = 1 << 1,  /* a device node: keep dev, add noexec */
+        OPF_OPTIONAL = 1 << 2, /* source may be missing (skip quietly) */
+        OPF_VERIFY = 1 << 3,  /* source must be the inode recorded (dev, ino) */
+};
+
+/*
+ * One step of building the new root. `dst` is absolute within the new root.
+ * Strings are owned by the plan. `step` is what a failure is reported as.
+ */
+struct plan_op {
+        enum plan_op_kind kind;
+        int step;            /* enum rf_step */
+        unsigned flags;      /* OPF_* */
+        const char *src;     /* host path (OP_BIND) or link target (OP_SYMLINK) */
+        const char *dst;
+        const char *data;    /* OP_FILE contents */
+        size_t data_len;
+        uint64_t size;       /* OP_TMPFS bytes */
+        mode_t mode;
+        dev_t dev;           /* OPF_VERIFY: expected st_dev/st_ino of src */
+        ino_t ino;
+};
+
+struct rf_plan {
+        char run_id[RF_RUN_ID_LEN + 1];
+        uid_t host_uid, uid;   /* caller's host uid; uid inside the run */
+        gid_t host_gid, gid;
+        char *user;            /* name of the run user inside */
+        char *home;            /* $HOME inside (a private tmpfs) */
+        char *workspace;       /* canonical host path, mounted at the same path */
+        char *cwd;             /* working directory inside */
+
+        struct plan_op ops[PLAN_OPS_MAX];
+        size_t n_ops;
+
+        char **argv;           /* NULL-terminated; argv[0] is the command */
+        char **envp;           /* NULL-terminated; the run's whole environment */
+        char *path_env;        /* PATH used for command lookup */
+
+        uint64_t nofile;       /* RLIMIT_NOFILE for the command; 0 = keep */
+        bool use_pty;          /* stdin is a terminal: give the run its own pty */
+        unsigned short ws_rows, ws_cols;
+
+        int test_fail_step;    /* test builds: inject a failure at this step (-1 none) */
+        unsigned test_skip;    /* test builds: 1 << STEP_* of layers left out */
+
+        /* owned storage behind the pointers above */
+        char **strings;
+        size_t n_strings, cap_strings;
+};
+
+/* Caller facts the plan is computed from (gathered by the CLI). */
+struct plan_input {
+        const struct rf_policy *policy; /* effective policy (defaults applied) */
+        char *const *argv;              /* command and arguments */
+        const char *cwd;                /* caller's current directory (canonical) */
+        const char *state_dir;          /* canonical state dir */
+        const char *host_home;          /* caller's home (canonical) or NULL */
+        const char *term;               /* $TERM to pass through or NULL */
+        const char *lang;               /* $LANG to pass through or NULL */
+        bool use_pty;
+};
+
+/*
+ * plan_build — compute the plan for one run. Opens nothing inside the
+ * future run; it stats host paths (workspace, binds) to record the inodes
+ * the child must find. Returns 0 with *ret set (caller frees with
+ * plan_free), or -errno with `err` describing the refusal (a workspace
+ * rule, a missing path, a limit).
+ */
+int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_error *err);
+
+/* Free a plan. Accepts NULL; returns NULL. */
+struct rf_plan *plan_free(struct rf_plan *p);
+static inline void plan_freep(struct rf_plan **p)
+{
+        *p = plan_free(*p);
+}
+
+/*
+ * plan_check_workspace — the pure workspace rule. `ws`, `home` and
+ * `state_dir` are canonical absolute paths (home may be NULL). `explicit`
+ * says the user named the workspace. Returns 0 if acceptable, else -EPERM
+ * (or -EINVAL for a pseudo filesystem) with a reason in `err`:
+ *  always refused: inside /proc, /sys or /dev; equal to, inside or
+ *   containing the state dir;
+ *  refused as a default: "/", the home directory or one of its ancestors,
+ *   a system directory or an ancestor of one, anything inside /etc, /usr,
+ *   /boot, /run.
+ */
+int plan_check_workspace(const char *ws, bool explicit_ws, const char *home,
+                         const char *state_dir, struct rf_error *err);
+
+/* True if canonical path `a` is `b` or lies beneath it (component-wise). */
+bool path_is_beneath(const char *a, const char *b);
+
+/* Write a new time-sortable run id (UUIDv7 text, 36 chars + NUL) into buf. */
+int rf_run_id_new(char buf[static RF_RUN_ID_LEN + 1]);

@@ -1,0 +1,536 @@
+/*
+ * run.c — the standalone supervisor of one run.
+ *
+ * One poll loop over: the run channel (messages from init), init's pidfd
+ * (readable when init is gone, i.e. the whole run is gone), a signalfd, the
+ * timeout timerfd and the stdio/pty relay. The lifecycle is a table of
+ * state × event → (next state, exit status rule), so every path to an exit
+ * status is in one place:
+ *
+ *   SETUP    --PTY-->        SETUP     (keep the master, start relaying)
+ *   SETUP    --FAIL-->       FAILED    (125, or 126/127 for exec errors)
+ *   SETUP    --EXEC_OK-->    RUNNING
+ *   RUNNING  --EXIT-->       EXITED    (status / 128+N)
+ *   any      --TIMEOUT-->    TIMED_OUT (kill init: 124)
+ *   any      --INIT_GONE-->  DONE      (status decided by the state)
+ *
+ * Anything else is a protocol violation by init: the run is killed and
+ * ringfence exits 125.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+
+#include "run.h"
+#include "sandbox/launch.h"
+#include "sandbox/msg.h"
+#include "sandbox/steps.h"
+#include "shared/macro.h"
+
+#define PUMP_BUF (64 * 1024)
+
+/* ---- stdio / pty relay ----------------------------------------------------- */
+
+struct pump {
+        int in, out;       /* borrowed */
+        bool in_eof;       /* no more input */
+        bool out_dead;     /* output refused (EPIPE): drain and discard */
+        bool is_output;    /* run → host (finishing requires EOF here) */
+        bool close_out;    /* close `out` once drained after in_eof */
+        size_t off, len;
+        char buf[PUMP_BUF];
+};
+
+static bool pump_wants_read(const struct pump *p)
+{
+        return !p->in_eof && p->len < PUMP_BUF && p->in >= 0;
+}
+
+static bool pump_wants_write(const struct pump *p)
+{
+        return p->len > 0 && !p->out_dead && p->out >= 0;
+}
+
+static void pump_read(struct pump *p)
+{
+        if (p->off > 0 && p->len > 0)
+                memmove(p->buf, p->buf + p->off, p->len);
+        p->off = 0;
+        ssize_t n = read(p->in, p->buf + p->len, PUMP_BUF - p->len);
+        if (n > 0)
+                p->len += (size_t)n;
+        else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+                p->in_eof = true; /* EOF, or EIO on a pty whose slave is gone */
+        if (p->out_dead)
+                p->len = 0;
+}
+
+static void pump_write(struct pump *p)
+{
+        ssize_t n = write(p->out, p->buf + p->off, p->len);
+        if (n > 0) {
+                p->off += (size_t)n;
+                p->len -= (size_t)n;
+        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                p->out_dead = true;
+                p->len = 0;
+        }
+}
+
+/* After input EOF and a drained buffer, close the run side so it sees EOF. */
+static void pump_settle(struct pump *p)
+{
+        if (p->in_eof && (p->len == 0 || p->out_dead) && p->close_out && p->out >= 0)
+                p->out = safe_close(p->out);
+}
+
+static bool pump_done(const struct pump *p)
+{
+        return !p->is_output || (p->in_eof && (p->len == 0 || p->out_dead));
+}
+
+/* ---- terminal mode ------------------------------------------------------- */
+
+struct term {
+        bool raw;
+        struct termios saved;
+};
+
+static void term_raw(struct term *t)
+{
+        struct termios tio;
+
+        if (t->raw || tcgetattr(STDIN_FILENO, &t->saved) < 0)
+                return;
+        tio = t->saved;
+        cfmakeraw(&tio);
+        if (tcsetattr(STDIN_FILENO, TCSADRAIN, &tio) == 0)
+                t->raw = true;
+}
+
+static void term_restore(struct term *t)
+{
+        if (t->raw)
+                (void)tcsetattr(STDIN_FILENO, TCSADRAIN, &t->saved);
+        t->raw = false;
+}
+
+static void copy_winsize(int master)
+{
+        struct winsize ws;
+
+        if (master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+                (void)ioctl(master, TIOCSWINSZ, &ws);
+}
+
+/* ---- lifecycle table ------------------------------------------------------- */
+
+enum run_state { RS_SETUP, RS_RUNNING, RS_EXITED, RS_FAILED, RS_TIMED_OUT, RS_BROKEN, _RS_MAX };
+enum run_event { EV_PTY, EV_FAIL, EV_EXEC_OK, EV_EXIT, EV_TIMEOUT, _EV_MAX };
+
+/* next state for (state, event); RS_BROKEN marks a protocol violation */
+static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
+        [RS_SETUP] = {[EV_PTY] = RS_SETUP, [EV_FAIL] = RS_FAILED, [EV_EXEC_OK] = RS_RUNNING,
+                      [EV_EXIT] = RS_BROKEN, [EV_TIMEOUT] = RS_TIMED_OUT},
+        [RS_RUNNING] = {[EV_PTY] = RS_BROKEN, [EV_FAIL] = RS_BROKEN, [EV_EXEC_OK] = RS_BROKEN,
+                        [EV_EXIT] = RS_EXITED, [EV_TIMEOUT] = RS_TIMED_OUT},
+        [RS_EXITED] = {[EV_PTY] = RS_BROKEN, [EV_FAIL] = RS_BROKEN, [EV_EXEC_OK] = RS_BROKEN,
+                       [EV_EXIT] = RS_BROKEN, [EV_TIMEOUT] = RS_EXITED},
+        [RS_FAILED] = {[EV_PTY] = RS_BROKEN, [EV_FAIL] = RS_BROKEN, [EV_EXEC_OK] = RS_BROKEN,
+                       [EV_EXIT] = RS_BROKEN, [EV_TIMEOUT] = RS_FAILED},
+        [RS_TIMED_OUT] = {[EV_PTY] = RS_TIMED_OUT, [EV_FAIL] = RS_TIMED_OUT,
+                          [EV_EXEC_OK] = RS_TIMED_OUT, [EV_EXIT] = RS_TIMED_OUT,
+                          [EV_TIMEOUT] = RS_TIMED_OUT},
+        [RS_BROKEN] = {[EV_PTY] = RS_BROKEN, [EV_FAIL] = RS_BROKEN, [EV_EXEC_OK] = RS_BROKEN,
+                       [EV_EXIT] = RS_BROKEN, [EV_TIMEOUT] = RS_BROKEN},
+};
+
+struct sup {
+        struct rf_child child;
+        enum run_state state;
+        int wait_status;      /* MSG_EXIT */
+        struct rf_msg fail;   /* MSG_FAIL */
+        int master;           /* pty master (owned) */
+        bool init_gone;
+        int init_status;
+        struct term term;
+        struct pump *pumps[3];
+        size_t n_pumps;
+        int pipes[3][2];      /* non-pty stdio pipes: run side / our side */
+};
+
+static void sup_kill(struct sup *s)
+{
+        if (!s->init_gone)
+                (void)syscall(SYS_pidfd_send_signal, s->child.pidfd, SIGKILL, NULL, 0);
+}
+
+static void sup_event(struct sup *s, enum run_event ev)
+{
+        enum run_state next = transitions[s->state][ev];
+        if (next == RS_BROKEN || next == RS_TIMED_OUT)
+                sup_kill(s);
+        s->state = next;
+}
+
+static void sup_on_msg(struct sup *s)
+{
+        struct rf_msg m;
+        int fd = -1;
+        int r = rf_msg_recv(s->child.chan, &m, &fd);
+
+        if (r == 0 || r == -ECONNRESET) {
+                s->child.chan = safe_close(s->child.chan);
+                return;
+        }
+        if (r < 0) {
+                sup_event(s, EV_FAIL); /* malformed: treat as a failure */
+                s->state = RS_BROKEN;
+                sup_kill(s);
+                return;
+        }
+        switch (m.type) {
+        case MSG_PTY:
+                if (s->master >= 0 || fd < 0) {
+                        safe_close(fd);
+                        s->state = RS_BROKEN;
+                        sup_kill(s);
+                        return;
+                }
+                s->master = fd;
+                (void)fcntl(fd, F_SETFL, O_NONBLOCK);
+                sup_event(s, EV_PTY);
+                break;
+        case MSG_FAIL:
+                s->fail = m;
+                sup_event(s, EV_FAIL);
+                break;
+        case MSG_EXEC_OK:
+                sup_event(s, EV_EXEC_OK);
+                break;
+        case MSG_EXIT:
+                s->wait_status = m.value;
+                sup_event(s, EV_EXIT);
+                break;
+        default:
+                s->state = RS_BROKEN;
+                sup_kill(s);
+        }
+}
+
+static int sup_exit_status(const struct sup *s, uint64_t timeout_ms, struct rf_error *err)
+{
+        switch (s->state) {
+        case RS_EXITED:
+                if (WIFEXITED(s->wait_status))
+                        return WEXITSTATUS(s->wait_status);
+                if (WIFSIGNALED(s->wait_status))
+                        return 128 + WTERMSIG(s->wait_status);
+                return RF_EXIT_REFUSED;
+        case RS_FAILED:
+                if (s->fail.step == STEP_EXEC) {
+                        int e = s->fail.err;
+                        rf_error_set(err, -e, "%s: %s", "command",
+                                     e == ENOENT ? "command not found" : strerror(e));
+                        return e == ENOENT ? RF_EXIT_NOTFOUND : RF_EXIT_NOEXEC;
+                }
+                rf_error_set(err, -s->fail.err, "cannot set up %s (%s): %s",
+                             rf_step_what(s->fail.step), rf_step_name(s->fail.step),
+                             strerror(s->fail.err));
+                return RF_EXIT_REFUSED;
+        case RS_TIMED_OUT:
+                rf_error_set(err, 0, "timeout: the run exceeded %llu ms and was killed",
+                             (unsigned long long)timeout_ms);
+                return RF_EXIT_TIMEOUT;
+        case RS_SETUP:
+                if (WIFSIGNALED(s->init_status))
+                        rf_error_set(err, -EINTR, "the run's init was killed by signal %d "
+                                     "during setup", WTERMSIG(s->init_status));
+                else
+                        rf_error_set(err, -EIO, "the run's init exited during setup");
+                return RF_EXIT_REFUSED;
+        case RS_RUNNING:
+                /* init itself died (killed from outside): so did the run */
+                if (WIFSIGNALED(s->init_status)) {
+                        rf_error_set(err, 0, "the run was killed by signal %d",
+                                     WTERMSIG(s->init_status));
+                        return 128 + WTERMSIG(s->init_status);
+                }
+                rf_error_set(err, -EIO, "the run's init ended unexpectedly");
+                return RF_EXIT_REFUSED;
+        case RS_BROKEN:
+        case _RS_MAX:
+        default:
+                rf_error_set(err, -EPROTO, "protocol violation on the run channel; run killed");
+                return RF_EXIT_REFUSED;
+        }
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static void sup_on_signal(struct sup *s, int sfd)
+{
+        struct signalfd_siginfo si;
+
+        while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                int sig = (int)si.ssi_signo;
+                if (sig == SIGWINCH) {
+                        copy_winsize(s->master);
+                        continue;
+                }
+                if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+                        /* Stop ourselves with the terminal restored; on
+                         * SIGCONT take it back and resend the size. */
+                        term_restore(&s->term);
+                        (void)kill(getpid(), SIGSTOP);
+                        continue;
+                }
+                if (sig == SIGCONT) {
+                        if (s->master >= 0) {
+                                term_raw(&s->term);
+                                copy_winsize(s->master);
+                        }
+                        continue;
+                }
+                if (sig == SIGCHLD)
+                        continue;
+                for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+                        if (forwarded[i] == sig && s->child.chan >= 0) {
+                                struct rf_msg m = {.type = MSG_SIGNAL, .value = sig};
+                                (void)rf_msg_send(s->child.chan, &m, -1);
+                        }
+        }
+}
+
+static int sup_setup_stdio(struct sup *s, int stdio[3])
+{
+        for (int i = 0; i < 3; i++) {
+                s->pipes[i][0] = s->pipes[i][1] = -1;
+                stdio[i] = -1;
+        }
+        if (s->master == -2) /* pty mode: no pipes */
+                return 0;
+        for (int i = 0; i < 3; i++) {
+                if (pipe2(s->pipes[i], O_CLOEXEC) < 0)
+                        return negative_errno();
+                /* pipes[i][0] is the read end. stdin: run reads [0], we write [1]. */
+                int ours = i == 0 ? s->pipes[i][1] : s->pipes[i][0];
+                (void)fcntl(ours, F_SETFL, O_NONBLOCK);
+                (void)fcntl(ours, F_SETPIPE_SZ, 1 << 20);
+                stdio[i] = i == 0 ? s->pipes[i][0] : s->pipes[i][1];
+        }
+        return 0;
+}
+
+static void sup_close_run_ends(struct sup *s)
+{
+        for (int i = 0; i < 3; i++) {
+                int *run_end = i == 0 ? &s->pipes[i][0] : &s->pipes[i][1];
+                *run_end = safe_close(*run_end);
+        }
+}
+
+static struct pump *pump_new(int in, int out, bool is_output, bool close_out)
+{
+        struct pump *p = calloc(1, sizeof *p);
+        if (!p)
+                return NULL;
+        p->in = in;
+        p->out = out;
+        p->is_output = is_output;
+        p->close_out = close_out;
+        /* A host fd that is closed or unusable reads as EOF / writes nowhere. */
+        if (in < 0 || fcntl(in, F_GETFL) < 0)
+                p->in_eof = true;
+        if (out < 0 || fcntl(out, F_GETFL) < 0)
+                p->out_dead = true;
+        return p;
+}
+
+static int sup_add_pump(struct sup *s, int in, int out, bool is_output, bool close_out)
+{
+        struct pump *p = pump_new(in, out, is_output, close_out);
+        if (!p)
+                return -ENOMEM;
+        s->pumps[s->n_pumps++] = p;
+        return 0;
+}
+
+static void sup_free(struct sup *s)
+{
+        term_restore(&s->term);
+        for (size_t i = 0; i < s->n_pumps; i++)
+                free(s->pumps[i]);
+        for (int i = 0; i < 3; i++)
+                close_pair(s->pipes[i]);
+        if (s->master >= 0)
+                safe_close(s->master);
+        safe_close(s->child.chan);
+        safe_close(s->child.pidfd);
+}
+
+int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *err)
+{
+        struct sup s = {.state = RS_SETUP, .master = plan->use_pty ? -2 : -1};
+        sigset_t mask;
+        int stdio[3], r;
+        int sfd = -1, tfd = -1;
+
+        (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        signal(SIGPIPE, SIG_IGN);
+        sigemptyset(&mask);
+        for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+                sigaddset(&mask, forwarded[i]);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIGWINCH);
+        sigaddset(&mask, SIGTSTP);
+        sigaddset(&mask, SIGTTIN);
+        sigaddset(&mask, SIGTTOU);
+        sigaddset(&mask, SIGCONT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0) {
+                r = rf_error_set(err, negative_errno(), "cannot create signalfd: %m");
+                goto refuse;
+        }
+        if (plan->use_pty) {
+                struct winsize ws;
+                if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) {
+                        plan->ws_rows = ws.ws_row;
+                        plan->ws_cols = ws.ws_col;
+                }
+        }
+        if ((r = sup_setup_stdio(&s, stdio)) < 0) {
+                rf_error_set(err, r, "cannot create the run's stdio pipes: %s", strerror(-r));
+                goto refuse;
+        }
+        if (s.master == -2)
+                s.master = -1;
+
+        if ((r = sandbox_spawn(plan, stdio, &s.child, err)) < 0)
+                goto refuse;
+        sup_close_run_ends(&s);
+
+        if (timeout_ms) {
+                tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+                struct itimerspec its = {.it_value = {.tv_sec = (time_t)(timeout_ms / 1000),
+                                                      .tv_nsec = (long)(timeout_ms % 1000) *
+                                                                 1000000L}};
+                if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+                        r = rf_error_set(err, negative_errno(), "cannot arm the timeout: %m");
+                        sup_kill(&s);
+                        (void)waitpid(s.child.pid, NULL, 0);
+                        s.init_gone = true;
+                        goto refuse;
+                }
+        }
+
+        if (!plan->use_pty) {
+                if ((r = sup_add_pump(&s, STDIN_FILENO, s.pipes[0][1], false, true)) < 0 ||
+                    (r = sup_add_pump(&s, s.pipes[1][0], STDOUT_FILENO, true, false)) < 0 ||
+                    (r = sup_add_pump(&s, s.pipes[2][0], STDERR_FILENO, true, false)) < 0) {
+                        rf_error_set(err, r, "out of memory");
+                        sup_kill(&s);
+                }
+        }
+
+        for (;;) {
+                /* Pty pumps start once the master has arrived. */
+                if (plan->use_pty && s.master >= 0 && s.n_pumps == 0) {
+                        term_raw(&s.term);
+                        copy_winsize(s.master);
+                        if (sup_add_pump(&s, STDIN_FILENO, s.master, false, false) < 0 ||
+                            sup_add_pump(&s, s.master, STDOUT_FILENO, true, false) < 0) {
+                                rf_error_set(err, -ENOMEM, "out of memory");
+                                sup_kill(&s);
+                        }
+                }
+                bool outputs_done = true;
+                for (size_t i = 0; i < s.n_pumps; i++)
+                        outputs_done &= pump_done(s.pumps[i]);
+                if (s.init_gone && (outputs_done || s.state == RS_SETUP || s.state == RS_FAILED))
+                        break;
+
+                struct pollfd pfd[4 + 2 * 3];
+                size_t n = 0;
+                pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = s.init_gone ? -1 : s.child.pidfd,
+                                           .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = s.child.chan, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
+                for (size_t i = 0; i < s.n_pumps; i++) {
+                        struct pump *p = s.pumps[i];
+                        pfd[n++] = (struct pollfd){.fd = pump_wants_read(p) ? p->in : -1,
+                                                   .events = POLLIN};
+                        pfd[n++] = (struct pollfd){.fd = pump_wants_write(p) ? p->out : -1,
+                                                   .events = POLLOUT};
+                }
+                if (poll(pfd, n, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        rf_error_set(err, negative_errno(), "poll: %m");
+                        sup_kill(&s);
+                        break;
+                }
+                if (pfd[0].revents)
+                        sup_on_signal(&s, sfd);
+                /* Read messages before noticing init's exit, so EXIT is seen. */
+                if (pfd[2].revents && s.child.chan >= 0)
+                        sup_on_msg(&s);
+                if (pfd[3].revents) {
+                        uint64_t ticks;
+                        (void)!read(tfd, &ticks, sizeof ticks);
+                        sup_event(&s, EV_TIMEOUT);
+                        tfd = safe_close(tfd);
+                }
+                for (size_t i = 0; i < s.n_pumps; i++) {
+                        struct pump *p = s.pumps[i];
+                        short rin = pfd[4 + 2 * i].revents, rout = pfd[5 + 2 * i].revents;
+                        if (rin)
+                                pump_read(p);
+                        if (rout & (POLLERR | POLLHUP))
+                                p->out_dead = true, p->len = 0;
+                        else if (rout)
+                                pump_write(p);
+                        pump_settle(p);
+                }
+                if (pfd[1].revents && !s.init_gone) {
+                        while (s.child.chan >= 0) {
+                                /* drain what init said before it went */
+                                struct pollfd c = {.fd = s.child.chan, .events = POLLIN};
+                                if (poll(&c, 1, 0) <= 0)
+                                        break;
+                                sup_on_msg(&s);
+                        }
+                        if (waitpid(s.child.pid, &s.init_status, 0) == s.child.pid)
+                                s.init_gone = true;
+                }
+        }
+        if (!s.init_gone) {
+                sup_kill(&s);
+                (void)waitpid(s.child.pid, &s.init_status, 0);
+        }
+        term_restore(&s.term);
+        int status = sup_exit_status(&s, timeout_ms, err);
+        sup_free(&s);
+        safe_close(sfd);
+        safe_close(tfd);
+        return status;
+refuse:
+        sup_free(&s);
+        safe_close(sfd);
+        safe_close(tfd);
+        return RF_EXIT_REFUSED;
+}

@@ -1,0 +1,33 @@
+/*
+ * run.h — supervise one run from spawn to exit (standalone `ringfence run`).
+ *
+ * The supervisor owns the run's lifecycle (a state table in run.c), relays
+ * the run's terminal or stdio, forwards signals, enforces the wall-clock
+ * timeout and maps the outcome to the exit status MISSION.md defines:
+ * the command's own status, 128+N for a signal, 124 for --timeout,
+ * 125 when ringfence refused or failed (the command did not run),
+ * 126/127 when the command is not executable / not found.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "sandbox/plan.h"
+#include "shared/error.h"
+
+enum {
+        RF_EXIT_TIMEOUT = 124,
+        RF_EXIT_REFUSED = 125,
+        RF_EXIT_NOEXEC = 126,
+        RF_EXIT_NOTFOUND = 127,
+};
+
+/*
+ * supervisor_run — spawn the run described by `plan` and supervise it to
+ * the end. `timeout_ms` 0 means none. Returns the exit status for
+ * `ringfence run` (0..255). When it returns RF_EXIT_REFUSED, `err` holds
+ * the one line to print. Prints nothing itself except the timeout notice
+ * contract lines returned through `err` (err->msg set, code 0 = notice).
+ * Called in the CLI process; blocks the signals it handles.
+ */
+int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *err);
