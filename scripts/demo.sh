@@ -1,0 +1,76 @@
+#!/bin/sh
+# scripts/demo.sh — `make demo`: an agent script runs inside ringfence and
+# tries what a compromised agent would try. Each attempt is narrated with
+# what happened. Everything the demo creates lives under one temp dir and
+# is removed at the end; the listeners it starts are stopped by their pids.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+RF=$PWD/build/ringfence
+[ -x "$RF" ] || { echo "demo: build/ringfence missing (run make)"; exit 1; }
+
+base=$(mktemp -d /tmp/ringfence-demo.XXXXXX)
+chmod 755 "$base"
+ws=$base/workspace state=$base/state
+mkdir -p "$ws"
+pids=""
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	rm -rf "$base"
+}
+trap cleanup EXIT INT TERM
+
+# Things on the host the agent must not reach.
+sleep 300 & victim=$!; pids="$pids $victim"
+python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True)
+u = socket.socket(socket.AF_UNIX); u.bind(sys.argv[1]); u.listen()
+import time; time.sleep(300)' "$base/host-service.sock" >"$base/port" & pids="$pids $!"
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$base/port" ] && break; sleep 0.2; done
+port=$(cat "$base/port")
+
+cat >"$ws/agent.sh" <<'AGENT'
+#!/bin/sh
+say() { printf '  agent> %-46s ' "$1"; }
+res() { if [ "$1" = 0 ]; then echo "worked"; else echo "BLOCKED: $2"; fi; }
+try() { # try "what" cmd...: show the first error line
+	w=$1; shift; say "$w"
+	if out=$("$@" 2>&1); then echo "worked"; else echo "BLOCKED: $(printf '%s' "$out" | tail -n 1 | cut -c1-60)"; fi
+}
+echo "  agent> I am $(id -un) (uid $(id -u)) in $(pwd), run $RINGFENCE_RUN_ID"
+try "write a file in my workspace" sh -c 'echo "report" > result.txt'
+try "run a tool (python3) on it" python3 -c 'print(open("result.txt").read().strip())'
+try "read /etc/shadow" cat /etc/shadow
+try "read the host's /root/.ssh" ls /root/.ssh
+try "read ringfence's state dir $STATE" ls "$STATE"
+try "write to /usr/bin" sh -c 'echo x > /usr/bin/evil'
+try "see host processes (pid $VICTIM)" kill -0 "$VICTIM"
+say "count processes I can see"; echo "$(ls -d /proc/[0-9]* | wc -l) (only my own)"
+try "reach a host TCP service 127.0.0.1:$PORT" python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 2)"
+try "reach the internet (10.0.0.1:443)" python3 -c "import socket; socket.create_connection(('10.0.0.1', 443), 2)"
+try "resolve example.com" python3 -c "import socket; socket.getaddrinfo('example.com', 443)"
+try "connect to a host Unix socket" python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('$SOCK')"
+say "read ringfence's own env (DEMO_TOKEN)"; if [ -n "${DEMO_TOKEN:-}" ]; then echo "worked: $DEMO_TOKEN"; else echo "BLOCKED: not in my environment"; fi
+try "write /tmp/persist (a private tmpfs)" sh -c 'echo x > /tmp/persist'
+AGENT
+chmod +x "$ws/agent.sh"
+
+echo "ringfence demo: an agent script runs isolated in $ws"
+echo "  host: a process (pid $victim), a loopback service on port $port, a Unix socket,"
+echo "        DEMO_TOKEN=s3cret in ringfence's own environment, this state dir: $state"
+echo
+DEMO_TOKEN=s3cret "$RF" run --state-dir "$state" --workspace "$ws" --agent demo-agent \
+	--env "STATE=$state" --env "VICTIM=$victim" --env "PORT=$port" \
+	--env "SOCK=$base/host-service.sock" -- ./agent.sh
+rc=$?
+echo
+echo "ringfence run exited $rc. On the host afterwards:"
+printf '  workspace: %s\n' "$(ls "$ws" | tr '\n' ' ')"
+printf '  /tmp/persist exists on host: %s\n' "$([ -e /tmp/persist ] && echo yes || echo no)"
+kill -0 "$victim" 2>/dev/null && echo "  host process $victim: still running, untouched"
+echo
+echo "and a refusal — a layer that cannot be applied means the command does not run:"
+"$RF" run --state-dir "$state" --workspace "$ws" --memory 1G -- true
+echo "  (exit $?: ringfence refused; nothing ran)"
+exit "$rc"
