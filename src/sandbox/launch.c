@@ -227,6 +227,8 @@ static int new_fs(const struct child *c, int step, const char *type, const char 
         int fs = fsopen(type, FSOPEN_CLOEXEC);
         if (fs < 0)
                 child_fail(c, step, errno);
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "source", type, 0) < 0)
+                child_fail(c, step, errno);
         for (; opts && opts[0]; opts += 2) {
                 int r = opts[1] ? fsconfig(fs, FSCONFIG_SET_STRING, opts[0], opts[1], 0)
                                 : fsconfig(fs, FSCONFIG_SET_FLAG, opts[0], NULL, 0);

@@ -11,7 +11,7 @@
  *      devpts instance) and a fresh /proc with its dangerous knobs held
  *      read-only;
  *   4. the user-visible writable places, sorted so parents precede
- *      children: private size-limited /tmp and $HOME, the policy's extra
+ *      children: private size-limited /tmp, /var/tmp and $HOME, the policy's extra
  *      read-only/read-write paths, the workspace at its host path.
  * Everything else of the host — its home directories, ringfence's state
  * dir, its sockets, other runs' workspaces — is simply never mounted.
@@ -417,13 +417,15 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
 static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
 {
         const struct rf_policy *pol = in->policy;
-        size_t n = 0, max = pol->n_read_only + pol->n_read_write + 3;
+        size_t n = 0, max = pol->n_read_only + pol->n_read_write + 4;
         _cleanup_free_ struct user_mount *m = calloc(max, sizeof *m);
         int r;
 
         if (!m)
                 return -ENOMEM;
         m[n++] = (struct user_mount){.kind = OP_TMPFS, .step = STEP_TMP, .path = "/tmp",
+                                     .size = pol->tmp_size, .mode = 01777};
+        m[n++] = (struct user_mount){.kind = OP_TMPFS, .step = STEP_TMP, .path = "/var/tmp",
                                      .size = pol->tmp_size, .mode = 01777};
         m[n++] = (struct user_mount){.kind = OP_TMPFS, .step = STEP_HOME, .path = p->home,
                                      .size = pol->home_size, .mode = 0700};
@@ -643,16 +645,10 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         if ((r = add_etc(p)) < 0 || (r = add_dev(p, pol->shm_size)) < 0 ||
             (r = add_proc(p)) < 0)
                 goto fail;
-        if (!op_add(p, OP_DIR, STEP_ROOTFS, "/run") || !op_add(p, OP_DIR, STEP_ROOTFS, "/var")) {
+        if (!op_add(p, OP_DIR, STEP_ROOTFS, "/run")) {
                 r = -E2BIG;
                 goto fail;
         }
-        struct plan_op *op = op_add(p, OP_SYMLINK, STEP_ROOTFS, "/var/tmp");
-        if (!op) {
-                r = -E2BIG;
-                goto fail;
-        }
-        op->src = "/tmp";
         if ((r = add_user_mounts(p, in, err)) < 0)
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)

@@ -230,7 +230,8 @@ static void sup_on_msg(struct sup *s)
         }
 }
 
-static int sup_exit_status(const struct sup *s, uint64_t timeout_ms, struct rf_error *err)
+static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeout_ms,
+                           struct rf_error *err)
 {
         switch (s->state) {
         case RS_EXITED:
@@ -242,7 +243,7 @@ static int sup_exit_status(const struct sup *s, uint64_t timeout_ms, struct rf_e
         case RS_FAILED:
                 if (s->fail.step == STEP_EXEC) {
                         int e = s->fail.err;
-                        rf_error_set(err, -e, "%s: %s", "command",
+                        rf_error_set(err, -e, "%s: %s", cmd,
                                      e == ENOENT ? "command not found" : strerror(e));
                         return e == ENOENT ? RF_EXIT_NOTFOUND : RF_EXIT_NOEXEC;
                 }
@@ -523,7 +524,7 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
                 (void)waitpid(s.child.pid, &s.init_status, 0);
         }
         term_restore(&s.term);
-        int status = sup_exit_status(&s, timeout_ms, err);
+        int status = sup_exit_status(&s, plan->argv[0], timeout_ms, err);
         sup_free(&s);
         safe_close(sfd);
         safe_close(tfd);
