@@ -63,7 +63,7 @@ static void run_usage(FILE *f)
               "ipc, uts and cgroup namespaces; a fresh root with read-only system\n"
               "directories; the workspace read-write; no capabilities.\n"
               "\n"
-              "  -p, --policy FILE         policy file (JSON, see ringfence-policy docs)\n"
+              "  -p, --policy FILE         policy file (JSON; format in docs/POLICY.md)\n"
               "  -w, --workspace DIR       mounted read-write at the same path (default: cwd)\n"
               "  -e, --env NAME=VALUE      add an environment variable\n"
               "      --ro PATH             also bind PATH read-only\n"
@@ -110,13 +110,24 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 *state_dir = strdup(arg);
                 return *state_dir ? 0 : -ENOMEM;
         case 'w':
-                return policy_set_string(&o->workspace, arg, PATH_MAX, err);
+        case OPT_RO:
+        case OPT_RW: {
+                const char *flag = c == 'w' ? "--workspace" : c == OPT_RO ? "--ro" : "--rw";
+                char cwd[PATH_MAX], abs[PATH_MAX];
+                if (!getcwd(cwd, sizeof cwd) || (r = path_absolute(cwd, arg, abs, sizeof abs)) < 0)
+                        return rf_error_set(err, -EINVAL, "%s %s: not a usable path", flag, arg);
+                r = c == 'w'      ? policy_set_string(&o->workspace, abs, PATH_MAX, err)
+                    : c == OPT_RO ? policy_add_path(&o->read_only, &o->n_read_only, abs, err)
+                                  : policy_add_path(&o->read_write, &o->n_read_write, abs, err);
+                if (r < 0 && err->msg[0]) {
+                        char msg[RF_ERROR_MSG_MAX];
+                        snprintf(msg, sizeof msg, "%s", err->msg);
+                        rf_error_set(err, r, "%s %s: %s", flag, arg, msg);
+                }
+                return r;
+        }
         case 'e':
                 return parse_env_flag(o, arg, err);
-        case OPT_RO:
-                return policy_add_path(&o->read_only, &o->n_read_only, arg, err);
-        case OPT_RW:
-                return policy_add_path(&o->read_write, &o->n_read_write, arg, err);
         case OPT_AGENT:
                 return policy_set_string(&o->agent, arg, POLICY_IDENT_MAX, err);
         case OPT_ON_BEHALF_OF:
@@ -211,8 +222,7 @@ int cmd_run(int argc, char **argv)
                                           argv[optind - 1]);
                         return RF_EXIT_REFUSED;
                 }
-                if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag, &err)) <
-                    0) {
+                if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag, &err)) < 0) {
                         if (!err.msg[0])
                                 rf_error_set(&err, r, "%s", strerror(-r));
                         cli_print_error(&err);

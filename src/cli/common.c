@@ -105,8 +105,8 @@ int cli_state_dir(const char *flag, int create, char **ret, struct rf_error *err
         if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
                 return rf_error_set(err, -ENOTDIR, "state dir %s: not a directory", buf);
         if (st.st_uid != geteuid())
-                return rf_error_set(err, -EPERM, "state dir %s: owned by uid %u, not by you",
-                                    buf, st.st_uid);
+                return rf_error_set(err, -EPERM, "state dir %s: owned by uid %u, not by you", buf,
+                                    st.st_uid);
         if (st.st_mode & 0077)
                 (void)chmod(buf, st.st_mode & 0700);
         *ret = strdup(buf);

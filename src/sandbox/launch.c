@@ -204,8 +204,8 @@ static int clone_source(const struct child *c, const struct plan_op *op)
                 if (st.st_dev != op->dev || st.st_ino != op->ino)
                         child_fail(c, op->step, ESTALE);
         }
-        int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                             AT_RECURSIVE);
+        int tree = open_tree(fd, "",
+                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
         if (tree < 0)
                 child_fail(c, op->step, errno);
         close(fd);
@@ -274,8 +274,7 @@ static void attach(const struct child *c, int step, int tree, int rootfd, const 
         int target = open_in_root(rootfd, dst, O_PATH);
         if (target < 0)
                 child_fail(c, step, errno);
-        if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
-            0)
+        if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 child_fail(c, step, errno);
         close(target);
         close(tree);
@@ -342,7 +341,7 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, int
                        rootfd, op->dst);
                 break;
         case OP_DEVPTS: {
-                const char *opts[] = {"newinstance", NULL, "ptmxmode", "0666",
+                const char *opts[] = {"newinstance", NULL,  "ptmxmode", "0666",
                                       "mode",        "620", NULL,       NULL};
                 attach(c, op->step,
                        new_fs(c, op->step, "devpts", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC),
@@ -356,12 +355,13 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, int
                                 break;
                         child_fail(c, op->step, errno);
                 }
-                tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                                 AT_RECURSIVE);
+                tree = open_tree(
+                        fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
                 if (tree < 0)
                         child_fail(c, op->step, errno);
-                if (set_tree_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                MOUNT_ATTR_NOEXEC,
+                if (set_tree_attr(tree,
+                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                          MOUNT_ATTR_NOEXEC,
                                   true) < 0 ||
                     move_mount(tree, "", fd, "",
                                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
@@ -408,8 +408,8 @@ static void build_root(const struct child *c)
 
         /* The root itself is read-only from here on; only the planned
          * writable mounts (tmpfs, workspace, rw binds) accept writes. */
-        if (set_tree_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-                          false) < 0)
+        if (set_tree_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false) <
+            0)
                 child_fail(c, STEP_ROOTFS, errno);
 
         step_begin(c, STEP_PIVOT);
@@ -475,10 +475,10 @@ static void drop_privileges(const struct child *c)
                 if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
                         child_fail(c, STEP_CAPS, errno);
         TRY(c, STEP_CAPS,
-            prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-                                             SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
-                                             SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-                                             SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+            prctl(PR_SET_SECUREBITS,
+                  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                          SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                          SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
                   0, 0, 0));
         TRY(c, STEP_CAPS, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
         memset(d, 0, sizeof d);
@@ -544,8 +544,7 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
 
-        if (p->test_fail_step == STEP_SESSION)
-                {
+        if (p->test_fail_step == STEP_SESSION) {
                 errno = EPERM;
                 CFAIL(STEP_SESSION);
         }
@@ -570,8 +569,7 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
         /* Only 0, 1, 2 survive exec; the report pipe closes on success. */
         if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 CFAIL(STEP_SESSION);
-        if (p->test_fail_step == STEP_CWD)
-                {
+        if (p->test_fail_step == STEP_CWD) {
                 errno = EPERM;
                 CFAIL(STEP_CWD);
         }
@@ -760,9 +758,9 @@ int sandbox_diagnose_clone(int *err)
         static const struct {
                 int flag, step;
         } ns[] = {
-                {CLONE_NEWUSER, STEP_USERNS},   {CLONE_NEWNS, STEP_MOUNTNS},
-                {CLONE_NEWPID, STEP_PIDNS},     {CLONE_NEWNET, STEP_NETNS},
-                {CLONE_NEWIPC, STEP_IPCNS},     {CLONE_NEWUTS, STEP_UTSNS},
+                {CLONE_NEWUSER, STEP_USERNS},     {CLONE_NEWNS, STEP_MOUNTNS},
+                {CLONE_NEWPID, STEP_PIDNS},       {CLONE_NEWNET, STEP_NETNS},
+                {CLONE_NEWIPC, STEP_IPCNS},       {CLONE_NEWUTS, STEP_UTSNS},
                 {CLONE_NEWCGROUP, STEP_CGROUPNS},
         };
         int pfd[2];
@@ -806,8 +804,8 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_chil
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return rf_error_set(err, negative_errno(), "cannot create the run channel: %m");
 
-        uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-                         CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+        uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                         CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
         if (skipped(plan, STEP_NETNS))
                 flags &= ~(uint64_t)CLONE_NEWNET;
         for (int s = STEP_USERNS; s <= STEP_CGROUPNS; s++)
@@ -817,17 +815,15 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_chil
                                             rf_step_what(s), rf_step_name(s), strerror(EPERM));
                 }
 
-        struct clone_args ca = {.flags = flags,
-                                .pidfd = (uint64_t)(uintptr_t)&pidfd,
-                                .exit_signal = SIGCHLD};
+        struct clone_args ca = {
+                .flags = flags, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD};
         pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
         if (pid < 0) {
                 int e = errno, de = e;
                 int step = sandbox_diagnose_clone(&de);
                 close_pair(sv);
                 return rf_error_set(err, -(de ? de : e), "cannot set up %s (%s): %s",
-                                    rf_step_what(step), rf_step_name(step),
-                                    strerror(de ? de : e));
+                                    rf_step_what(step), rf_step_name(step), strerror(de ? de : e));
         }
         if (pid == 0) {
                 close(sv[0]);

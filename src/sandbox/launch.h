@@ -22,9 +22,9 @@
 #include "shared/error.h"
 
 struct rf_child {
-        pid_t pid;  /* the run's init, as seen from the supervisor */
-        int pidfd;  /* owned; a pidfd for init */
-        int chan;   /* owned; supervisor end of the message channel */
+        pid_t pid; /* the run's init, as seen from the supervisor */
+        int pidfd; /* owned; a pidfd for init */
+        int chan;  /* owned; supervisor end of the message channel */
 };
 
 /*

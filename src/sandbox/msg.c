@@ -40,7 +40,9 @@ int rf_msg_recv(int sock, struct rf_msg *m, int *fd)
                 struct cmsghdr align;
         } u;
         struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = u.buf,
                             .msg_controllen = sizeof u.buf};
         int got = -1;
 
@@ -67,8 +69,8 @@ int rf_msg_recv(int sock, struct rf_msg *m, int *fd)
         }
         if (n == 0 && got < 0)
                 return 0;
-        if (n != (ssize_t)sizeof *m || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-            m->type == 0 || m->type >= _MSG_MAX) {
+        if (n != (ssize_t)sizeof *m || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || m->type == 0 ||
+            m->type >= _MSG_MAX) {
                 safe_close(got);
                 return -EBADMSG;
         }

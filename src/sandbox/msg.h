@@ -16,21 +16,21 @@
 
 enum rf_msg_type {
         MSG_READY = 1, /* init → S: dumpable for a moment, write my id maps */
-        MSG_GO,       /* S → init: id maps written; carries initial window size */
-        MSG_FAIL,     /* init → S: setup step failed {step, err} */
-        MSG_PTY,      /* init → S: the master of the run's pty (fd) */
-        MSG_EXEC_OK,  /* init → S: the command was executed */
-        MSG_EXIT,     /* init → S: the command ended; value = wait status */
-        MSG_SIGNAL,   /* S → init: forward signal `value` to the command's group */
+        MSG_GO,        /* S → init: id maps written; carries initial window size */
+        MSG_FAIL,      /* init → S: setup step failed {step, err} */
+        MSG_PTY,       /* init → S: the master of the run's pty (fd) */
+        MSG_EXEC_OK,   /* init → S: the command was executed */
+        MSG_EXIT,      /* init → S: the command ended; value = wait status */
+        MSG_SIGNAL,    /* S → init: forward signal `value` to the command's group */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };
 
 struct rf_msg {
-        uint32_t type;  /* enum rf_msg_type */
-        int32_t step;   /* enum rf_step (MSG_FAIL) */
-        int32_t err;    /* positive errno (MSG_FAIL) */
-        int32_t value;  /* wait status (MSG_EXIT), signal (MSG_SIGNAL) */
+        uint32_t type;       /* enum rf_msg_type */
+        int32_t step;        /* enum rf_step (MSG_FAIL) */
+        int32_t err;         /* positive errno (MSG_FAIL) */
+        int32_t value;       /* wait status (MSG_EXIT), signal (MSG_SIGNAL) */
         uint16_t rows, cols; /* MSG_GO: terminal size */
 };
 

@@ -35,8 +35,46 @@
 #include "shared/macro.h"
 #include "steps.h"
 
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DEFAULT_PATH   "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define DEV_TMPFS_SIZE (1ULL << 20)
+
+int path_absolute(const char *cwd, const char *path, char *out, size_t len)
+{
+        char tmp[PATH_MAX * 2];
+        size_t n = 0;
+
+        if (!path || !*path || len < 2)
+                return -EINVAL;
+        if (path[0] == '/')
+                snprintf(tmp, sizeof tmp, "%s", path);
+        else if (cwd && cwd[0] == '/')
+                snprintf(tmp, sizeof tmp, "%s/%s", cwd, path);
+        else
+                return -EINVAL;
+        if (strlen(tmp) >= sizeof tmp - 1)
+                return -ENAMETOOLONG;
+        out[n++] = '/';
+        for (char *save = NULL, *c = strtok_r(tmp, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                if (strcmp(c, ".") == 0)
+                        continue;
+                if (strcmp(c, "..") == 0) {
+                        while (n > 1 && out[n - 1] != '/')
+                                n--;
+                        if (n > 1)
+                                n--; /* the slash before the dropped component */
+                        continue;
+                }
+                size_t cl = strlen(c);
+                if (n + (n > 1) + cl + 1 > len)
+                        return -ENAMETOOLONG;
+                if (n > 1)
+                        out[n++] = '/';
+                memcpy(out + n, c, cl);
+                n += cl;
+        }
+        out[n] = '\0';
+        return 0;
+}
 
 bool path_is_beneath(const char *a, const char *b)
 {
@@ -49,13 +87,13 @@ bool path_is_beneath(const char *a, const char *b)
         return a[lb] == '\0' || a[lb] == '/';
 }
 
-int plan_check_workspace(const char *ws, bool explicit_ws, const char *home,
-                         const char *state_dir, struct rf_error *err)
+int plan_check_workspace(const char *ws, bool explicit_ws, const char *home, const char *state_dir,
+                         struct rf_error *err)
 {
         static const char *const pseudo[] = {"/proc", "/sys", "/dev"};
         static const char *const system_dirs[] = {
-                "/etc", "/usr", "/var", "/boot", "/run", "/bin", "/sbin", "/lib",
-                "/lib32", "/lib64", "/libx32", "/home", "/root", "/srv", "/opt", "/mnt", "/media",
+                "/etc",   "/usr",    "/var",  "/boot", "/run", "/bin", "/sbin", "/lib",   "/lib32",
+                "/lib64", "/libx32", "/home", "/root", "/srv", "/opt", "/mnt",  "/media",
         };
         static const char *const system_inside[] = {"/etc", "/usr", "/boot", "/run"};
 
@@ -114,9 +152,9 @@ int rf_run_id_new(char buf[static RF_RUN_ID_LEN + 1])
         b[6] = (uint8_t)(0x70 | (b[6] & 0x0f)); /* version 7 */
         b[8] = (uint8_t)(0x80 | (b[8] & 0x3f)); /* variant 10 */
         snprintf(buf, RF_RUN_ID_LEN + 1,
-                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                 b[14], b[15]);
+                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                 b[15]);
         return 0;
 }
 
@@ -239,11 +277,11 @@ static int add_etc(struct rf_plan *p)
                 const char *path;
                 bool dir;
         } binds[] = {
-                {"/etc/ssl", true},           {"/etc/ca-certificates", true},
-                {"/etc/alternatives", true},  {"/etc/ld.so.conf.d", true},
-                {"/etc/ld.so.cache", false},  {"/etc/ld.so.conf", false},
-                {"/etc/protocols", false},    {"/etc/services", false},
-                {"/etc/mime.types", false},   {"/etc/localtime", false},
+                {"/etc/ssl", true},          {"/etc/ca-certificates", true},
+                {"/etc/alternatives", true}, {"/etc/ld.so.conf.d", true},
+                {"/etc/ld.so.cache", false}, {"/etc/ld.so.conf", false},
+                {"/etc/protocols", false},   {"/etc/services", false},
+                {"/etc/mime.types", false},  {"/etc/localtime", false},
         };
         char *passwd, *group;
         int r;
@@ -310,11 +348,11 @@ static int add_etc(struct rf_plan *p)
 
 static int add_dev(struct rf_plan *p, uint64_t shm_size)
 {
-        static const char *const nodes[] = {"/dev/null", "/dev/zero",    "/dev/full",
+        static const char *const nodes[] = {"/dev/null",   "/dev/zero",    "/dev/full",
                                             "/dev/random", "/dev/urandom", "/dev/tty"};
         static const char *const links[][2] = {
-                {"/dev/ptmx", "pts/ptmx"},      {"/dev/fd", "/proc/self/fd"},
-                {"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"},
+                {"/dev/ptmx", "pts/ptmx"},          {"/dev/fd", "/proc/self/fd"},
+                {"/dev/stdin", "/proc/self/fd/0"},  {"/dev/stdout", "/proc/self/fd/1"},
                 {"/dev/stderr", "/proc/self/fd/2"},
         };
         struct plan_op *op;
@@ -378,7 +416,31 @@ struct user_mount {
 
 static int user_mount_cmp(const void *a, const void *b)
 {
-        return strcmp(((const struct user_mount *)a)->path, ((const struct user_mount *)b)->path);
+        const struct user_mount *x = a, *y = b;
+        int c = strcmp(x->path, y->path);
+
+        /* Same path: the private tmpfs first, so an explicit bind there
+         * (e.g. --workspace /tmp) lies on top of it. */
+        if (c == 0)
+                c = (x->kind == OP_BIND) - (y->kind == OP_BIND);
+        return c;
+}
+
+/*
+ * A user-named path must name its inode directly: a symlink anywhere in it
+ * could have been planted by an earlier run inside a writable root, and
+ * following it would hand this run whatever it points to. `given` is the
+ * lexically normalised absolute path, `resolved` its realpath().
+ */
+static int refuse_symlinks(const char *what, const char *given, const char *resolved,
+                           struct rf_error *err)
+{
+        if (strcmp(given, resolved) == 0)
+                return 0;
+        return rf_error_set(err, -ELOOP,
+                            "%s %s goes through a symbolic link (it resolves to %s); "
+                            "name the resolved path",
+                            what, given, resolved);
 }
 
 /* Canonicalise a user-named host path and record what it is. */
@@ -387,20 +449,22 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
 {
         char buf[PATH_MAX];
         struct stat st;
+        int r;
 
         if (!realpath(path, buf))
                 return rf_error_set(err, negative_errno(), "%s %s: %s", what, path,
                                     strerror(errno));
+        if ((r = refuse_symlinks(what, path, buf, err)) < 0)
+                return r;
         if (state_dir && (path_is_beneath(buf, state_dir) || path_is_beneath(state_dir, buf)))
                 return rf_error_set(err, -EPERM, "%s %s would expose ringfence state (%s)", what,
                                     buf, state_dir);
         if (path_is_beneath(buf, "/proc") || path_is_beneath(buf, "/sys") ||
             path_is_beneath(buf, "/dev"))
-                return rf_error_set(err, -EINVAL, "%s %s: pseudo filesystems cannot be bound",
-                                    what, buf);
+                return rf_error_set(err, -EINVAL, "%s %s: pseudo filesystems cannot be bound", what,
+                                    buf);
         if (stat(buf, &st) < 0)
-                return rf_error_set(err, negative_errno(), "%s %s: %s", what, buf,
-                                    strerror(errno));
+                return rf_error_set(err, negative_errno(), "%s %s: %s", what, buf, strerror(errno));
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 return rf_error_set(err, -EINVAL, "%s %s: not a directory or regular file", what,
                                     buf);
@@ -423,17 +487,27 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
 
         if (!m)
                 return -ENOMEM;
-        m[n++] = (struct user_mount){.kind = OP_TMPFS, .step = STEP_TMP, .path = "/tmp",
-                                     .size = pol->tmp_size, .mode = 01777};
-        m[n++] = (struct user_mount){.kind = OP_TMPFS, .step = STEP_TMP, .path = "/var/tmp",
-                                     .size = pol->tmp_size, .mode = 01777};
-        m[n++] = (struct user_mount){.kind = OP_TMPFS, .step = STEP_HOME, .path = p->home,
-                                     .size = pol->home_size, .mode = 0700};
+        m[n++] = (struct user_mount){.kind = OP_TMPFS,
+                                     .step = STEP_TMP,
+                                     .path = "/tmp",
+                                     .size = pol->tmp_size,
+                                     .mode = 01777};
+        m[n++] = (struct user_mount){.kind = OP_TMPFS,
+                                     .step = STEP_TMP,
+                                     .path = "/var/tmp",
+                                     .size = pol->tmp_size,
+                                     .mode = 01777};
+        if (!p->home_in_workspace)
+                m[n++] = (struct user_mount){.kind = OP_TMPFS,
+                                             .step = STEP_HOME,
+                                             .path = p->home,
+                                             .size = pol->home_size,
+                                             .mode = 0700};
         for (size_t i = 0; i < pol->n_read_only; i++, n++) {
-                m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_BINDS,
-                                           .flags = OPF_RDONLY};
-                if ((r = resolve_bind(p, "read-only path", pol->read_only[i], in->state_dir,
-                                      &m[n], err)) < 0)
+                m[n] = (struct user_mount){
+                        .kind = OP_BIND, .step = STEP_BINDS, .flags = OPF_RDONLY};
+                if ((r = resolve_bind(p, "read-only path", pol->read_only[i], in->state_dir, &m[n],
+                                      err)) < 0)
                         return r;
         }
         for (size_t i = 0; i < pol->n_read_write; i++, n++) {
@@ -442,8 +516,7 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
                                       &m[n], err)) < 0)
                         return r;
         }
-        m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_WORKSPACE,
-                                   .path = p->workspace};
+        m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_WORKSPACE, .path = p->workspace};
         struct stat st;
         if (stat(p->workspace, &st) < 0)
                 return rf_error_set(err, negative_errno(), "workspace %s: %s", p->workspace,
@@ -516,30 +589,31 @@ static int build_env(struct rf_plan *p, const struct plan_input *in)
         p->envp = calloc(PLAN_ENV_MAX + 1, sizeof *p->envp);
         if (!p->envp)
                 return -ENOMEM;
-        /* Policy env first, so ringfence's own variables below always win. */
-        for (size_t i = 0; i < pol->n_env; i++)
-                if ((r = env_set(p, &n, pol->env_names[i], pol->env_values[i])) < 0)
-                        return r;
-        const char *path = DEFAULT_PATH;
-        for (size_t i = 0; i < pol->n_env; i++)
-                if (strcmp(pol->env_names[i], "PATH") == 0)
-                        path = pol->env_values[i];
-        p->path_env = plan_strdup(p, path);
-        if (!p->path_env)
-                return -ENOMEM;
-        if ((r = env_set(p, &n, "PATH", path)) < 0 || (r = env_set(p, &n, "HOME", p->home)) < 0 ||
+        /* Defaults, then the policy's env (which may override any of them),
+         * then ringfence's own variables, which nothing overrides. */
+        if ((r = env_set(p, &n, "PATH", DEFAULT_PATH)) < 0 ||
+            (r = env_set(p, &n, "HOME", p->home)) < 0 ||
             (r = env_set(p, &n, "USER", p->user)) < 0 ||
             (r = env_set(p, &n, "LOGNAME", p->user)) < 0 ||
             (r = env_set(p, &n, "SHELL", "/bin/sh")) < 0 ||
-            (r = env_set(p, &n, "TMPDIR", "/tmp")) < 0 ||
-            (r = env_set(p, &n, "RINGFENCE_RUN_ID", p->run_id)) < 0 ||
-            (r = env_set(p, &n, "RINGFENCE_AGENT", pol->agent ? pol->agent : "agent")) < 0)
+            (r = env_set(p, &n, "TMPDIR", "/tmp")) < 0)
                 return r;
         if (env_value_safe(in->term) && (r = env_set(p, &n, "TERM", in->term)) < 0)
                 return r;
         if (env_value_safe(in->lang) && (r = env_set(p, &n, "LANG", in->lang)) < 0)
                 return r;
-        return 0;
+        for (size_t i = 0; i < pol->n_env; i++)
+                if ((r = env_set(p, &n, pol->env_names[i], pol->env_values[i])) < 0)
+                        return r;
+        if ((r = env_set(p, &n, "RINGFENCE_RUN_ID", p->run_id)) < 0 ||
+            (r = env_set(p, &n, "RINGFENCE_AGENT", pol->agent ? pol->agent : "agent")) < 0)
+                return r;
+        const char *path = DEFAULT_PATH;
+        for (size_t i = 0; i < pol->n_env; i++)
+                if (strcmp(pol->env_names[i], "PATH") == 0)
+                        path = pol->env_values[i];
+        p->path_env = plan_strdup(p, path);
+        return p->path_env ? 0 : -ENOMEM;
 }
 
 static int build_argv(struct rf_plan *p, char *const *argv, struct rf_error *err)
@@ -599,8 +673,9 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         p->host_uid = p->uid = getuid();
         p->host_gid = p->gid = getgid();
         struct passwd *pw = getpwuid(p->uid);
-        const char *name = p->uid == 0 ? "root" : pw && passwd_safe(pw->pw_name) ? pw->pw_name
-                                                                                 : "agent";
+        const char *name = p->uid == 0                      ? "root"
+                           : pw && passwd_safe(pw->pw_name) ? pw->pw_name
+                                                            : "agent";
         p->user = plan_strdup(p, name);
         p->home = p->uid == 0 ? plan_strdup(p, "/root") : plan_printf(p, "/home/%s", name);
         if (!p->user || !p->home) {
@@ -622,10 +697,17 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         }
         if ((r = plan_check_workspace(buf, explicit_ws, in->host_home, in->state_dir, err)) < 0)
                 goto fail;
-        if (path_is_beneath(buf, p->home) || path_is_beneath(p->home, buf)) {
-                r = rf_error_set(err, -EPERM, "workspace %s overlaps the run's home %s", buf,
-                                 p->home);
+        if ((r = refuse_symlinks("workspace", ws, buf, err)) < 0)
                 goto fail;
+        /* A workspace that contains the run's home provides it: no private
+         * home tmpfs then (it would mean creating directories on the host
+         * through the workspace bind); HOME is the home path if it exists
+         * there, else the workspace itself. */
+        p->home_in_workspace = path_is_beneath(p->home, buf);
+        if (p->home_in_workspace && strcmp(p->home, buf) != 0) {
+                struct stat hst;
+                if (lstat(p->home, &hst) < 0 || !S_ISDIR(hst.st_mode))
+                        p->home = plan_strdup(p, buf);
         }
         p->workspace = plan_strdup(p, buf);
         p->cwd = plan_strdup(p, in->cwd && path_is_beneath(in->cwd, buf) ? in->cwd : buf);
@@ -642,8 +724,7 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                                      strerror(-r));
                         goto fail;
                 }
-        if ((r = add_etc(p)) < 0 || (r = add_dev(p, pol->shm_size)) < 0 ||
-            (r = add_proc(p)) < 0)
+        if ((r = add_etc(p)) < 0 || (r = add_dev(p, pol->shm_size)) < 0 || (r = add_proc(p)) < 0)
                 goto fail;
         if (!op_add(p, OP_DIR, STEP_ROOTFS, "/run")) {
                 r = -E2BIG;

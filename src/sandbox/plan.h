@@ -20,31 +20,31 @@
 #include "policy/policy.h"
 #include "shared/error.h"
 
-#define PLAN_OPS_MAX     (2 * POLICY_PATHS_MAX + 128)
-#define PLAN_ENV_MAX     (POLICY_ENV_MAX + 32)
-#define PLAN_ARGV_MAX    4096
-#define PLAN_ARG_BYTES   (1024 * 1024) /* total argv + envp bytes */
-#define RF_RUN_ID_LEN    36
-#define RF_HOSTNAME      "ringfence"
+#define PLAN_OPS_MAX   (2 * POLICY_PATHS_MAX + 128)
+#define PLAN_ENV_MAX   (POLICY_ENV_MAX + 32)
+#define PLAN_ARGV_MAX  4096
+#define PLAN_ARG_BYTES (1024 * 1024) /* total argv + envp bytes */
+#define RF_RUN_ID_LEN  36
+#define RF_HOSTNAME    "ringfence"
 
 enum plan_op_kind {
-        OP_DIR,      /* mkdir -p dst (mode) */
-        OP_SYMLINK,  /* symlink target `src` at dst */
-        OP_FILE,     /* create dst with `data` (mode) */
-        OP_BIND,     /* bind host path src at dst; flags: OPF_* */
-        OP_TMPFS,    /* tmpfs at dst, `size` bytes, mode */
-        OP_PROC,     /* fresh procfs at dst */
-        OP_DEVPTS,   /* new devpts instance at dst */
-        OP_RO_SELF,  /* re-bind an already mounted dst read-only onto itself */
+        OP_DIR,     /* mkdir -p dst (mode) */
+        OP_SYMLINK, /* symlink target `src` at dst */
+        OP_FILE,    /* create dst with `data` (mode) */
+        OP_BIND,    /* bind host path src at dst; flags: OPF_* */
+        OP_TMPFS,   /* tmpfs at dst, `size` bytes, mode */
+        OP_PROC,    /* fresh procfs at dst */
+        OP_DEVPTS,  /* new devpts instance at dst */
+        OP_RO_SELF, /* re-bind an already mounted dst read-only onto itself */
         _OP_MAX,
         _OP_INVALID = -22,
 };
 
 enum {
-        OPF_RDONLY = 1 << 0,  /* bind read-only */
-        OPF_DEVICE = 1 << 1,  /* a device node: keep dev, add noexec */
+        OPF_RDONLY = 1 << 0,   /* bind read-only */
+        OPF_DEVICE = 1 << 1,   /* a device node: keep dev, add noexec */
         OPF_OPTIONAL = 1 << 2, /* source may be missing (skip quietly) */
-        OPF_VERIFY = 1 << 3,  /* source must be the inode recorded (dev, ino) */
+        OPF_VERIFY = 1 << 3,   /* source must be the inode recorded (dev, ino) */
 };
 
 /*
@@ -53,40 +53,41 @@ enum {
  */
 struct plan_op {
         enum plan_op_kind kind;
-        int step;            /* enum rf_step */
-        unsigned flags;      /* OPF_* */
-        const char *src;     /* host path (OP_BIND) or link target (OP_SYMLINK) */
+        int step;        /* enum rf_step */
+        unsigned flags;  /* OPF_* */
+        const char *src; /* host path (OP_BIND) or link target (OP_SYMLINK) */
         const char *dst;
-        const char *data;    /* OP_FILE contents */
+        const char *data; /* OP_FILE contents */
         size_t data_len;
-        uint64_t size;       /* OP_TMPFS bytes */
+        uint64_t size; /* OP_TMPFS bytes */
         mode_t mode;
-        dev_t dev;           /* OPF_VERIFY: expected st_dev/st_ino of src */
+        dev_t dev; /* OPF_VERIFY: expected st_dev/st_ino of src */
         ino_t ino;
 };
 
 struct rf_plan {
         char run_id[RF_RUN_ID_LEN + 1];
-        uid_t host_uid, uid;   /* caller's host uid; uid inside the run */
+        uid_t host_uid, uid; /* caller's host uid; uid inside the run */
         gid_t host_gid, gid;
-        char *user;            /* name of the run user inside */
-        char *home;            /* $HOME inside (a private tmpfs) */
-        char *workspace;       /* canonical host path, mounted at the same path */
-        char *cwd;             /* working directory inside */
+        char *user;             /* name of the run user inside */
+        char *home;             /* $HOME inside (a private tmpfs, or in the workspace) */
+        bool home_in_workspace; /* the workspace contains $HOME: no home tmpfs */
+        char *workspace;        /* canonical host path, mounted at the same path */
+        char *cwd;              /* working directory inside */
 
         struct plan_op ops[PLAN_OPS_MAX];
         size_t n_ops;
 
-        char **argv;           /* NULL-terminated; argv[0] is the command */
-        char **envp;           /* NULL-terminated; the run's whole environment */
-        char *path_env;        /* PATH used for command lookup */
+        char **argv;    /* NULL-terminated; argv[0] is the command */
+        char **envp;    /* NULL-terminated; the run's whole environment */
+        char *path_env; /* PATH used for command lookup */
 
-        uint64_t nofile;       /* RLIMIT_NOFILE for the command; 0 = keep */
-        bool use_pty;          /* stdin is a terminal: give the run its own pty */
+        uint64_t nofile; /* RLIMIT_NOFILE for the command; 0 = keep */
+        bool use_pty;    /* stdin is a terminal: give the run its own pty */
         unsigned short ws_rows, ws_cols;
 
-        int test_fail_step;    /* test builds: inject a failure at this step (-1 none) */
-        unsigned test_skip;    /* test builds: 1 << STEP_* of layers left out */
+        int test_fail_step; /* test builds: inject a failure at this step (-1 none) */
+        unsigned test_skip; /* test builds: 1 << STEP_* of layers left out */
 
         /* owned storage behind the pointers above */
         char **strings;
@@ -132,8 +133,16 @@ static inline void plan_freep(struct rf_plan **p)
  *   a system directory or an ancestor of one, anything inside /etc, /usr,
  *   /boot, /run.
  */
-int plan_check_workspace(const char *ws, bool explicit_ws, const char *home,
-                         const char *state_dir, struct rf_error *err);
+int plan_check_workspace(const char *ws, bool explicit_ws, const char *home, const char *state_dir,
+                         struct rf_error *err);
+
+/*
+ * path_absolute — make `path` absolute against `cwd` and normalise it
+ * lexically (collapse "//", drop ".", resolve ".." textually, no trailing
+ * slash). Touches no filesystem. Returns 0, or -ENAMETOOLONG if the result
+ * does not fit `len`, -EINVAL for an empty path or a relative cwd.
+ */
+int path_absolute(const char *cwd, const char *path, char *out, size_t len);
 
 /* True if canonical path `a` is `b` or lies beneath it (component-wise). */
 bool path_is_beneath(const char *a, const char *b);

@@ -27,8 +27,8 @@ void rf_error_format(const struct rf_error *err, char *buf, size_t len)
         buf[0] = '\0';
         if (err->file[0]) {
                 if (err->line)
-                        n += (size_t)snprintf(buf + n, len - n, "%s:%u:%u: ", err->file,
-                                              err->line, err->col);
+                        n += (size_t)snprintf(buf + n, len - n, "%s:%u:%u: ", err->file, err->line,
+                                              err->col);
                 else
                         n += (size_t)snprintf(buf + n, len - n, "%s: ", err->file);
         }

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define _cleanup_(f)  __attribute__((cleanup(f)))
-#define _unused_      __attribute__((unused))
-#define _noreturn_    __attribute__((noreturn))
+#define _cleanup_(f)   __attribute__((cleanup(f)))
+#define _unused_       __attribute__((unused))
+#define _noreturn_     __attribute__((noreturn))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _pure_        __attribute__((pure))
-#define _must_check_  __attribute__((warn_unused_result))
+#define _pure_         __attribute__((pure))
+#define _must_check_   __attribute__((warn_unused_result))
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

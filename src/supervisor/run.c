@@ -11,7 +11,7 @@
  *   SETUP    --FAIL-->       FAILED    (125, or 126/127 for exec errors)
  *   SETUP    --EXEC_OK-->    RUNNING
  *   RUNNING  --EXIT-->       EXITED    (status / 128+N)
- *   any      --TIMEOUT-->    TIMED_OUT (kill init: 124)
+ *   any      --TIMEOUT-->    TIMED_OUT (TERM, grace, kill init: 124)
  *   any      --INIT_GONE-->  DONE      (status decided by the state)
  *
  * Anything else is a protocol violation by init: the run is killed and
@@ -44,11 +44,11 @@
 /* ---- stdio / pty relay ----------------------------------------------------- */
 
 struct pump {
-        int in, out;       /* borrowed */
-        bool in_eof;       /* no more input */
-        bool out_dead;     /* output refused (EPIPE): drain and discard */
-        bool is_output;    /* run → host (finishing requires EOF here) */
-        bool close_out;    /* close `out` once drained after in_eof */
+        int in, out;    /* borrowed */
+        bool in_eof;    /* no more input */
+        bool out_dead;  /* output refused (EPIPE): drain and discard */
+        bool is_output; /* run → host (finishing requires EOF here) */
+        bool close_out; /* close `out` once drained after in_eof */
         size_t off, len;
         char buf[PUMP_BUF];
 };
@@ -142,33 +142,50 @@ enum run_event { EV_PTY, EV_FAIL, EV_EXEC_OK, EV_EXIT, EV_TIMEOUT, _EV_MAX };
 
 /* next state for (state, event); RS_BROKEN marks a protocol violation */
 static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
-        [RS_SETUP] = {[EV_PTY] = RS_SETUP, [EV_FAIL] = RS_FAILED, [EV_EXEC_OK] = RS_RUNNING,
-                      [EV_EXIT] = RS_BROKEN, [EV_TIMEOUT] = RS_TIMED_OUT},
-        [RS_RUNNING] = {[EV_PTY] = RS_BROKEN, [EV_FAIL] = RS_BROKEN, [EV_EXEC_OK] = RS_BROKEN,
-                        [EV_EXIT] = RS_EXITED, [EV_TIMEOUT] = RS_TIMED_OUT},
-        [RS_EXITED] = {[EV_PTY] = RS_BROKEN, [EV_FAIL] = RS_BROKEN, [EV_EXEC_OK] = RS_BROKEN,
-                       [EV_EXIT] = RS_BROKEN, [EV_TIMEOUT] = RS_EXITED},
-        [RS_FAILED] = {[EV_PTY] = RS_BROKEN, [EV_FAIL] = RS_BROKEN, [EV_EXEC_OK] = RS_BROKEN,
-                       [EV_EXIT] = RS_BROKEN, [EV_TIMEOUT] = RS_FAILED},
-        [RS_TIMED_OUT] = {[EV_PTY] = RS_TIMED_OUT, [EV_FAIL] = RS_TIMED_OUT,
-                          [EV_EXEC_OK] = RS_TIMED_OUT, [EV_EXIT] = RS_TIMED_OUT,
+        [RS_SETUP] = {[EV_PTY] = RS_SETUP,
+                      [EV_FAIL] = RS_FAILED,
+                      [EV_EXEC_OK] = RS_RUNNING,
+                      [EV_EXIT] = RS_BROKEN,
+                      [EV_TIMEOUT] = RS_TIMED_OUT},
+        [RS_RUNNING] = {[EV_PTY] = RS_BROKEN,
+                        [EV_FAIL] = RS_BROKEN,
+                        [EV_EXEC_OK] = RS_BROKEN,
+                        [EV_EXIT] = RS_EXITED,
+                        [EV_TIMEOUT] = RS_TIMED_OUT},
+        [RS_EXITED] = {[EV_PTY] = RS_BROKEN,
+                       [EV_FAIL] = RS_BROKEN,
+                       [EV_EXEC_OK] = RS_BROKEN,
+                       [EV_EXIT] = RS_BROKEN,
+                       [EV_TIMEOUT] = RS_EXITED},
+        [RS_FAILED] = {[EV_PTY] = RS_BROKEN,
+                       [EV_FAIL] = RS_BROKEN,
+                       [EV_EXEC_OK] = RS_BROKEN,
+                       [EV_EXIT] = RS_BROKEN,
+                       [EV_TIMEOUT] = RS_FAILED},
+        [RS_TIMED_OUT] = {[EV_PTY] = RS_TIMED_OUT,
+                          [EV_FAIL] = RS_TIMED_OUT,
+                          [EV_EXEC_OK] = RS_TIMED_OUT,
+                          [EV_EXIT] = RS_TIMED_OUT,
                           [EV_TIMEOUT] = RS_TIMED_OUT},
-        [RS_BROKEN] = {[EV_PTY] = RS_BROKEN, [EV_FAIL] = RS_BROKEN, [EV_EXEC_OK] = RS_BROKEN,
-                       [EV_EXIT] = RS_BROKEN, [EV_TIMEOUT] = RS_BROKEN},
+        [RS_BROKEN] = {[EV_PTY] = RS_BROKEN,
+                       [EV_FAIL] = RS_BROKEN,
+                       [EV_EXEC_OK] = RS_BROKEN,
+                       [EV_EXIT] = RS_BROKEN,
+                       [EV_TIMEOUT] = RS_BROKEN},
 };
 
 struct sup {
         struct rf_child child;
         enum run_state state;
-        int wait_status;      /* MSG_EXIT */
-        struct rf_msg fail;   /* MSG_FAIL */
-        int master;           /* pty master (owned) */
+        int wait_status;    /* MSG_EXIT */
+        struct rf_msg fail; /* MSG_FAIL */
+        int master;         /* pty master (owned) */
         bool init_gone;
         int init_status;
         struct term term;
         struct pump *pumps[3];
         size_t n_pumps;
-        int pipes[3][2];      /* non-pty stdio pipes: run side / our side */
+        int pipes[3][2]; /* non-pty stdio pipes: run side / our side */
 };
 
 static void sup_kill(struct sup *s)
@@ -180,9 +197,35 @@ static void sup_kill(struct sup *s)
 static void sup_event(struct sup *s, enum run_event ev)
 {
         enum run_state next = transitions[s->state][ev];
-        if (next == RS_BROKEN || next == RS_TIMED_OUT)
+        if (next == RS_BROKEN || (next == RS_TIMED_OUT && s->state == RS_SETUP))
                 sup_kill(s);
         s->state = next;
+}
+
+/* Deadline: like timeout(1), TERM first (to the command's process group),
+ * then, TIMEOUT_GRACE_MS later, SIGKILL for the whole run. */
+#define TIMEOUT_GRACE_MS 2000
+static void sup_on_timer(struct sup *s, int tfd)
+{
+        uint64_t ticks;
+
+        (void)!read(tfd, &ticks, sizeof ticks);
+        if (s->state == RS_TIMED_OUT) {
+                sup_kill(s);
+                return;
+        }
+        bool running = s->state == RS_RUNNING;
+        sup_event(s, EV_TIMEOUT);
+        if (running && s->child.chan >= 0) {
+                struct rf_msg m = {.type = MSG_SIGNAL, .value = SIGTERM};
+                struct itimerspec its = {
+                        .it_value = {.tv_sec = TIMEOUT_GRACE_MS / 1000,
+                                     .tv_nsec = (TIMEOUT_GRACE_MS % 1000) * 1000000L}};
+                if (rf_msg_send(s->child.chan, &m, -1) == 0 &&
+                    timerfd_settime(tfd, 0, &its, NULL) == 0)
+                        return;
+        }
+        sup_kill(s);
 }
 
 static void sup_on_msg(struct sup *s)
@@ -252,13 +295,15 @@ static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeou
                              strerror(s->fail.err));
                 return RF_EXIT_REFUSED;
         case RS_TIMED_OUT:
-                rf_error_set(err, 0, "timeout: the run exceeded %llu ms and was killed",
+                rf_error_set(err, 0, "timeout: the run exceeded %llu ms and was stopped",
                              (unsigned long long)timeout_ms);
                 return RF_EXIT_TIMEOUT;
         case RS_SETUP:
                 if (WIFSIGNALED(s->init_status))
-                        rf_error_set(err, -EINTR, "the run's init was killed by signal %d "
-                                     "during setup", WTERMSIG(s->init_status));
+                        rf_error_set(err, -EINTR,
+                                     "the run's init was killed by signal %d "
+                                     "during setup",
+                                     WTERMSIG(s->init_status));
                 else
                         rf_error_set(err, -EIO, "the run's init exited during setup");
                 return RF_EXIT_REFUSED;
@@ -426,9 +471,9 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
 
         if (timeout_ms) {
                 tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-                struct itimerspec its = {.it_value = {.tv_sec = (time_t)(timeout_ms / 1000),
-                                                      .tv_nsec = (long)(timeout_ms % 1000) *
-                                                                 1000000L}};
+                struct itimerspec its = {
+                        .it_value = {.tv_sec = (time_t)(timeout_ms / 1000),
+                                     .tv_nsec = (long)(timeout_ms % 1000) * 1000000L}};
                 if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
                         r = rf_error_set(err, negative_errno(), "cannot arm the timeout: %m");
                         sup_kill(&s);
@@ -467,8 +512,8 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
                 struct pollfd pfd[4 + 2 * 3];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
-                pfd[n++] = (struct pollfd){.fd = s.init_gone ? -1 : s.child.pidfd,
-                                           .events = POLLIN};
+                pfd[n++] =
+                        (struct pollfd){.fd = s.init_gone ? -1 : s.child.pidfd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = s.child.chan, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
                 for (size_t i = 0; i < s.n_pumps; i++) {
@@ -490,12 +535,8 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
                 /* Read messages before noticing init's exit, so EXIT is seen. */
                 if (pfd[2].revents && s.child.chan >= 0)
                         sup_on_msg(&s);
-                if (pfd[3].revents) {
-                        uint64_t ticks;
-                        (void)!read(tfd, &ticks, sizeof ticks);
-                        sup_event(&s, EV_TIMEOUT);
-                        tfd = safe_close(tfd);
-                }
+                if (pfd[3].revents)
+                        sup_on_timer(&s, tfd);
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
                         short rin = pfd[4 + 2 * i].revents, rout = pfd[5 + 2 * i].revents;
