@@ -1,0 +1,44 @@
+/*
+ * policy-internal.h — helpers shared by the files of src/policy only.
+ *
+ * The validation rules live here once, so the JSON parser (policy-parse.c)
+ * and the CLI setters (policy.c) cannot drift apart. Each check returns NULL
+ * when the value is acceptable, or a static phrase saying why not, which
+ * callers put into their error message after the key path or flag name.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+/* Identity strings: 1..max bytes, UTF-8, json_text_is_safe(). */
+const char *policy_ident_problem(const char *s, size_t len, size_t max);
+
+/* Env names: env_name_valid() and not reserved. */
+const char *policy_env_name_problem(const char *name);
+
+/* Env values: UTF-8 (control characters allowed), at most POLICY_STRING_MAX bytes. */
+const char *policy_env_value_problem(const char *s, size_t len);
+
+/* True if `s` is one of the `n` strings of `list`. */
+bool policy_strv_contains(char *const *list, size_t n, const char *s);
+
+/* The first read_write path that is also in read_only, or NULL. Borrowed. */
+const char *policy_find_conflict(const struct rf_policy *p);
+
+/*
+ * Append an already normalised, owned path to a list (taking ownership on
+ * success). Returns 1 if added, 0 if it was already there (and frees it),
+ * -E2BIG past POLICY_PATHS_MAX, -ENOMEM. The list is unchanged on failure
+ * and the path then still belongs to the caller.
+ */
+int policy_list_take(char ***list, size_t *n, char *path);
+
+/*
+ * Set env NAME=VALUE from already validated strings: replaces the value of
+ * an existing NAME, else appends. Returns 0, -E2BIG past POLICY_ENV_MAX, or
+ * -ENOMEM; `p` unchanged on failure.
+ */
+int policy_env_put(struct rf_policy *p, const char *name, const char *value);

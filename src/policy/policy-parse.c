@@ -1,0 +1,581 @@
+/*
+ * policy-parse.c — policy_parse(): JSON bytes to struct rf_policy.
+ *
+ * Two layers: shared/json.c turns bytes into a position-annotated tree and
+ * rejects anything that is not strict JSON; this file walks the tree with one
+ * table of known keys per object (state as data, not as a chain of ifs) and
+ * checks every value's type, range and form.
+ *
+ * Error reporting: each object's table lists its keys, so an unknown key is
+ * reported at the key with the full list of what was expected; a wrong value
+ * is reported at the value. Both carry the key path ("limits.pids"). Every
+ * piece of input echoed into a message goes through json_escape_for_message(),
+ * so a hostile policy cannot put escape sequences on the user's terminal.
+ *
+ * Keys of sections that later versions add ("network", "secrets") are in the
+ * table as reserved: a policy that uses them is refused with a message that
+ * says so, rather than run with less confinement than it asks for.
+ *
+ * Pure: no syscalls, no globals. Fuzzed by tests/fuzz/fuzz_policy.c.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/policy-internal.h"
+#include "policy/policy.h"
+#include "shared/json.h"
+
+struct ctx {
+        const char *filename; /* borrowed, may be NULL */
+        struct rf_error *err; /* may be NULL */
+        struct rf_policy *p;  /* being filled */
+        char path[RF_ERROR_PATH_MAX];
+};
+
+struct field;
+typedef int (*field_parse_fn)(struct ctx *c, const struct json_node *v, const struct field *f);
+
+struct field {
+        const char *key;
+        field_parse_fn parse;    /* NULL for reserved keys */
+        size_t offset;           /* into struct rf_policy, for the generic handlers */
+        uint64_t max;            /* upper bound for counts */
+        const struct field *sub; /* for sections: the section's keys */
+        size_t n_sub;
+};
+
+static int ctx_fail(struct ctx *c, unsigned line, unsigned col, int code, const char *fmt, ...)
+        _printf_(5, 6);
+static int ctx_fail(struct ctx *c, unsigned line, unsigned col, int code, const char *fmt, ...)
+{
+        struct rf_error *err = c->err;
+
+        if (!err)
+                return code;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+        err->line = line;
+        err->col = col;
+        snprintf(err->file, sizeof err->file, "%s", c->filename ? c->filename : "");
+        snprintf(err->keypath, sizeof err->keypath, "%s", c->path);
+        return code;
+}
+
+/* Error at a value. */
+#define fail_value(c, v, code, ...) ctx_fail((c), (v)->line, (v)->col, (code), __VA_ARGS__)
+/* Error at an object member's key. */
+#define fail_key(c, v, code, ...) ctx_fail((c), (v)->key_line, (v)->key_col, (code), __VA_ARGS__)
+
+static const char *type_with_article(const struct json_node *v)
+{
+        switch (v->type) {
+        case JSON_NULL:
+                return "null";
+        case JSON_FALSE:
+        case JSON_TRUE:
+                return "a boolean";
+        case JSON_NUMBER:
+                return "a number";
+        case JSON_STRING:
+                return "a string";
+        case JSON_ARRAY:
+                return "an array";
+        case JSON_OBJECT:
+                return "an object";
+        case _JSON_TYPE_MAX:
+        case _JSON_TYPE_INVALID:
+        default:
+                return "an invalid value";
+        }
+}
+
+static int expect_type(struct ctx *c, const struct json_node *v, enum json_type t,
+                       const char *expected)
+{
+        if (v->type == t)
+                return 0;
+        return fail_value(c, v, -EINVAL, "expected %s, got %s", expected, type_with_article(v));
+}
+
+/* The value of a string node, escaped, and shortened with "..." if it does not fit `size`. */
+static const char *shown(const struct json_node *v, char *buf, size_t size)
+{
+        char tmp[256] = ""; /* callers pass size <= 128; the slack tells "fits" from "cut" */
+        size_t n;
+
+        if (size > sizeof tmp - 8)
+                size = sizeof tmp - 8;
+        /* If the rendering is shorter than `size`, at least 8 bytes of tmp were left and
+         * no escape is longer than 6, so nothing was dropped. */
+        json_escape_for_message(tmp, size + 8, v->str, v->len);
+        n = strlen(tmp);
+        if (n >= size) {
+                n = size - 4; /* room for "..." and the NUL */
+                while (n > 0 && ((unsigned char)tmp[n] & 0xC0) == 0x80)
+                        n--; /* do not split a UTF-8 character */
+                memcpy(tmp + n, "...", 4);
+        }
+        memcpy(buf, tmp, strlen(tmp) + 1);
+        return buf;
+}
+
+static void path_push_key(struct ctx *c, const struct json_node *member, size_t *mark)
+{
+        *mark = strlen(c->path);
+        json_keypath_append_key(c->path, sizeof c->path, member->key, member->key_len);
+}
+
+static void path_push_index(struct ctx *c, size_t index, size_t *mark)
+{
+        *mark = strlen(c->path);
+        json_keypath_append_index(c->path, sizeof c->path, index);
+}
+
+static void path_pop(struct ctx *c, size_t mark)
+{
+        c->path[mark] = '\0';
+}
+
+static void *target(const struct ctx *c, const struct field *f)
+{
+        return (char *)c->p + f->offset;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Objects driven by a key table                                             */
+
+static int unknown_key(struct ctx *c, const struct json_node *m, const struct field *fields,
+                       size_t n_fields)
+{
+        char expected[RF_ERROR_MSG_MAX] = "";
+        size_t used = 0;
+
+        for (size_t i = 0; i < n_fields; i++) {
+                if (!fields[i].parse)
+                        continue; /* reserved keys are not "expected" */
+                int n = snprintf(expected + used, sizeof expected - used, "%s%s", used ? ", " : "",
+                                 fields[i].key);
+                if (n < 0 || (size_t)n >= sizeof expected - used)
+                        break;
+                used += (size_t)n;
+        }
+        return fail_key(c, m, -EINVAL, "unknown key (expected one of: %s)", expected);
+}
+
+static int parse_fields(struct ctx *c, const struct json_node *obj, const struct field *fields,
+                        size_t n_fields)
+{
+        for (size_t k = 0; k < obj->n_items; k++) {
+                const struct json_node *m = obj->items[k];
+                const struct field *f = NULL;
+                size_t mark;
+                int r;
+
+                for (size_t i = 0; i < n_fields && !f; i++)
+                        if (strlen(fields[i].key) == m->key_len &&
+                            memcmp(fields[i].key, m->key, m->key_len) == 0)
+                                f = &fields[i];
+
+                path_push_key(c, m, &mark);
+                if (!f)
+                        return unknown_key(c, m, fields, n_fields);
+                if (!f->parse)
+                        return fail_key(c, m, -EINVAL,
+                                        "not supported by this version of ringfence");
+                r = f->parse(c, m, f);
+                if (r < 0)
+                        return r;
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
+static int parse_section(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_OBJECT, "an object");
+        if (r < 0)
+                return r;
+        return parse_fields(c, v, f->sub, f->n_sub);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Value handlers                                                            */
+
+static int parse_version(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int64_t version;
+        int r;
+
+        r = expect_type(c, v, JSON_NUMBER, "an integer");
+        if (r < 0)
+                return r;
+        r = json_number_int64(v, &version);
+        if (r == -EINVAL)
+                return fail_value(c, v, r, "expected an integer, got %s", v->str);
+        if (r < 0 || version != POLICY_VERSION)
+                return fail_value(c, v, -EINVAL,
+                                  "unsupported policy version %s (this ringfence reads version "
+                                  "%d)",
+                                  v->str, POLICY_VERSION);
+        return 0;
+}
+
+/* "version" is checked before everything else (policy_parse); nothing to do in the walk. */
+static int parse_version_again(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        return 0;
+}
+
+static int parse_ident(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        char **field = target(c, f);
+        const char *why;
+        int r;
+
+        r = expect_type(c, v, JSON_STRING, "a string");
+        if (r < 0)
+                return r;
+        if (v->len > POLICY_IDENT_MAX)
+                return fail_value(c, v, -EINVAL, "longer than %d bytes", POLICY_IDENT_MAX);
+        why = policy_ident_problem(v->str, v->len, POLICY_IDENT_MAX);
+        if (why)
+                return fail_value(c, v, -EINVAL, "%s", why);
+        char *s = strdup(v->str);
+        if (!s)
+                return fail_value(c, v, -ENOMEM, "out of memory");
+        free(*field);
+        *field = s;
+        return 0;
+}
+
+static int normalize_node(struct ctx *c, const struct json_node *v, char **ret)
+{
+        char buf[128];
+        const char *why;
+        int r;
+
+        r = expect_type(c, v, JSON_STRING, "a string (an absolute path)");
+        if (r < 0)
+                return r;
+        r = policy_path_normalize(v->str, v->len, ret, &why);
+        if (r == -ENOMEM)
+                return fail_value(c, v, r, "out of memory");
+        if (r < 0)
+                return fail_value(c, v, r, "\"%s\" %s", shown(v, buf, sizeof buf), why);
+        return 0;
+}
+
+static int parse_workspace(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        char *path;
+        int r = normalize_node(c, v, &path);
+
+        if (r < 0)
+                return r;
+        free(c->p->workspace);
+        c->p->workspace = path;
+        return 0;
+}
+
+static int parse_paths(struct ctx *c, const struct json_node *v, char ***list, size_t *n,
+                       char *const *other, size_t n_other, const char *other_name)
+{
+        int r;
+
+        r = expect_type(c, v, JSON_ARRAY, "an array of absolute paths");
+        if (r < 0)
+                return r;
+        if (v->n_items > POLICY_PATHS_MAX) {
+                size_t mark;
+                path_push_index(c, POLICY_PATHS_MAX, &mark);
+                return fail_value(c, v->items[POLICY_PATHS_MAX], -E2BIG, "more than %d paths",
+                                  POLICY_PATHS_MAX);
+        }
+        for (size_t i = 0; i < v->n_items; i++) {
+                const struct json_node *e = v->items[i];
+                char buf[128];
+                size_t mark;
+                char *path;
+
+                path_push_index(c, i, &mark);
+                r = normalize_node(c, e, &path);
+                if (r < 0)
+                        return r;
+                if (policy_strv_contains(other, n_other, path)) {
+                        free(path);
+                        return fail_value(c, e, -EINVAL, "\"%s\" is also in filesystem.%s",
+                                          shown(e, buf, sizeof buf), other_name);
+                }
+                r = policy_list_take(list, n, path);
+                if (r < 0) {
+                        free(path);
+                        /* -E2BIG cannot happen: n_items was checked above */
+                        return fail_value(c, e, r,
+                                          r == -ENOMEM ? "out of memory" : "too many paths");
+                }
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
+static int parse_read_only(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        struct rf_policy *p = c->p;
+        return parse_paths(c, v, &p->read_only, &p->n_read_only, p->read_write, p->n_read_write,
+                           "read_write");
+}
+
+static int parse_read_write(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        struct rf_policy *p = c->p;
+        return parse_paths(c, v, &p->read_write, &p->n_read_write, p->read_only, p->n_read_only,
+                           "read_only");
+}
+
+static int parse_size_field(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        uint64_t *field = target(c, f), bytes;
+        char buf[128];
+        int r;
+
+        if (v->type == JSON_NUMBER) {
+                r = json_number_uint64(v, &bytes);
+                if (r == -EINVAL)
+                        return fail_value(c, v, r,
+                                          "expected an integer number of bytes or a string like "
+                                          "\"512M\", got %s",
+                                          v->str);
+                if (r < 0)
+                        return fail_value(c, v, -EINVAL, "%s is out of range", v->str);
+        } else if (v->type == JSON_STRING) {
+                r = parse_size(v->str, &bytes);
+                if (r == -ERANGE)
+                        return fail_value(c, v, -EINVAL, "size \"%s\" is too large",
+                                          shown(v, buf, sizeof buf));
+                if (r < 0)
+                        return fail_value(c, v, -EINVAL,
+                                          "invalid size \"%s\" (expected N, NK, NM or NG, e.g. "
+                                          "\"512M\")",
+                                          shown(v, buf, sizeof buf));
+        } else {
+                return fail_value(c, v, -EINVAL,
+                                  "expected a size (a string like \"512M\" or an integer number "
+                                  "of bytes), got %s",
+                                  type_with_article(v));
+        }
+        if (bytes == 0)
+                return fail_value(c, v, -EINVAL, "must be greater than zero");
+        *field = bytes;
+        return 0;
+}
+
+static int parse_duration_field(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        uint64_t *field = target(c, f), ms;
+        char buf[128];
+        int r;
+
+        if (v->type != JSON_STRING)
+                return fail_value(c, v, -EINVAL,
+                                  "expected a duration string like \"30m\" (units ms, s, m, h), "
+                                  "got %s",
+                                  type_with_article(v));
+        r = parse_duration(v->str, &ms);
+        if (r == -ERANGE)
+                return fail_value(c, v, -EINVAL, "duration \"%s\" is too large",
+                                  shown(v, buf, sizeof buf));
+        if (r < 0)
+                return fail_value(c, v, -EINVAL,
+                                  "invalid duration \"%s\" (expected N followed by ms, s, m or h, "
+                                  "e.g. \"30m\")",
+                                  shown(v, buf, sizeof buf));
+        if (ms == 0)
+                return fail_value(c, v, -EINVAL, "must be greater than zero");
+        *field = ms;
+        return 0;
+}
+
+static int parse_count(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        uint64_t *field = target(c, f), n;
+        int r;
+
+        r = expect_type(c, v, JSON_NUMBER, "an integer");
+        if (r < 0)
+                return r;
+        r = json_number_uint64(v, &n);
+        if (r == -EINVAL)
+                return fail_value(c, v, r, "expected an integer, got %s", v->str);
+        if (r < 0 || n == 0 || n > f->max)
+                return fail_value(c, v, -EINVAL, "must be between 1 and %" PRIu64, f->max);
+        *field = n;
+        return 0;
+}
+
+static int parse_cpus_field(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        uint64_t milli;
+        int r;
+
+        r = expect_type(c, v, JSON_NUMBER, "a number");
+        if (r < 0)
+                return r;
+        r = json_number_decimal(v, 3, &milli);
+        if (r == -EINVAL)
+                return fail_value(c, v, r, "at most 3 decimal places are allowed, got %s", v->str);
+        if (r < 0 || milli == 0 || milli > POLICY_CPUS_MILLI_MAX)
+                return fail_value(c, v, -EINVAL, "must be greater than 0 and at most %d",
+                                  POLICY_CPUS_MILLI_MAX / 1000);
+        c->p->cpus_milli = milli;
+        return 0;
+}
+
+static int parse_env(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r;
+
+        r = expect_type(c, v, JSON_OBJECT, "an object of NAME: \"value\"");
+        if (r < 0)
+                return r;
+        if (v->n_items > POLICY_ENV_MAX) {
+                size_t mark;
+                path_push_key(c, v->items[POLICY_ENV_MAX], &mark);
+                return fail_key(c, v->items[POLICY_ENV_MAX], -E2BIG,
+                                "more than %d environment variables", POLICY_ENV_MAX);
+        }
+        for (size_t k = 0; k < v->n_items; k++) {
+                const struct json_node *m = v->items[k];
+                const char *why;
+                size_t mark;
+
+                path_push_key(c, m, &mark);
+                /* a key with an embedded NUL cannot reach here: json.c rejects it */
+                why = policy_env_name_problem(m->key);
+                if (why)
+                        return fail_key(c, m, -EINVAL, "%s", why);
+                r = expect_type(c, m, JSON_STRING, "a string");
+                if (r < 0)
+                        return r;
+                why = policy_env_value_problem(m->str, m->len);
+                if (why)
+                        return fail_value(c, m, -EINVAL, "%s", why);
+                r = policy_env_put(c->p, m->key, m->str);
+                if (r < 0)
+                        return fail_value(c, m, r,
+                                          r == -ENOMEM ? "out of memory" : "too many variables");
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The format, version 1                                                     */
+
+#define FIELD(k, fn, member)                                                                       \
+        {                                                                                          \
+                .key = (k), .parse = (fn), .offset = offsetof(struct rf_policy, member)            \
+        }
+#define SECTION(k, table)                                                                          \
+        {                                                                                          \
+                .key = (k), .parse = parse_section, .sub = (table), .n_sub = ARRAY_SIZE(table)     \
+        }
+#define RESERVED(k)                                                                                \
+        {                                                                                          \
+                .key = (k), .parse = NULL                                                          \
+        }
+
+static const struct field identity_fields[] = {
+        FIELD("agent", parse_ident, agent),
+        FIELD("on_behalf_of", parse_ident, on_behalf_of),
+        FIELD("task", parse_ident, task),
+        FIELD("project", parse_ident, project),
+        FIELD("triggered_by", parse_ident, triggered_by),
+};
+
+static const struct field filesystem_fields[] = {
+        {.key = "read_only", .parse = parse_read_only},
+        {.key = "read_write", .parse = parse_read_write},
+        FIELD("tmp_size", parse_size_field, tmp_size),
+        FIELD("home_size", parse_size_field, home_size),
+        FIELD("shm_size", parse_size_field, shm_size),
+};
+
+static const struct field limits_fields[] = {
+        FIELD("timeout", parse_duration_field, timeout_ms),
+        FIELD("memory", parse_size_field, memory),
+        {.key = "pids",
+         .parse = parse_count,
+         .offset = offsetof(struct rf_policy, pids),
+         .max = POLICY_PIDS_MAX},
+        {.key = "cpus", .parse = parse_cpus_field},
+        {.key = "nofile",
+         .parse = parse_count,
+         .offset = offsetof(struct rf_policy, nofile),
+         .max = POLICY_NOFILE_MAX},
+};
+
+static const struct field top_fields[] = {
+        {.key = "version", .parse = parse_version_again},
+        SECTION("identity", identity_fields),
+        {.key = "workspace", .parse = parse_workspace},
+        SECTION("filesystem", filesystem_fields),
+        {.key = "env", .parse = parse_env},
+        SECTION("limits", limits_fields),
+        /* later versions of ringfence; refused until then */
+        RESERVED("network"),
+        RESERVED("secrets"),
+};
+
+int policy_parse(const char *buf, size_t len, const char *filename, struct rf_policy **ret,
+                 struct rf_error *err)
+{
+        _cleanup_policy_ struct rf_policy *p = NULL;
+        _cleanup_json_ struct json_node *root = NULL;
+        struct ctx c = {.filename = filename, .err = err};
+        const struct json_node *version;
+        int r;
+
+        if (len > POLICY_FILE_MAX)
+                return ctx_fail(&c, 0, 0, -E2BIG, "policy file larger than %d bytes",
+                                POLICY_FILE_MAX);
+
+        r = json_parse(buf, len, &root, err);
+        if (r < 0) {
+                if (err)
+                        snprintf(err->file, sizeof err->file, "%s", filename ? filename : "");
+                return r;
+        }
+        if (root->type != JSON_OBJECT)
+                return fail_value(&c, root, -EINVAL,
+                                  "expected a JSON object at the top level, got %s",
+                                  type_with_article(root));
+
+        /* version first: a policy from a newer ringfence should fail on that, not on its keys */
+        version = json_object_get(root, "version");
+        if (!version) {
+                snprintf(c.path, sizeof c.path, "version");
+                return fail_value(&c, root, -EINVAL,
+                                  "missing required key (this ringfence reads version %d)",
+                                  POLICY_VERSION);
+        }
+        snprintf(c.path, sizeof c.path, "version");
+        r = parse_version(&c, version, NULL);
+        if (r < 0)
+                return r;
+        c.path[0] = '\0';
+
+        p = policy_new();
+        if (!p)
+                return ctx_fail(&c, 0, 0, -ENOMEM, "out of memory");
+        c.p = p;
+        r = parse_fields(&c, root, top_fields, ARRAY_SIZE(top_fields));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}

@@ -1,0 +1,659 @@
+/*
+ * policy.c — lifetime, validation helpers, CLI setters, merge and defaults
+ * of struct rf_policy (see policy.h). Parsing is in policy-parse.c, the
+ * canonical writer in policy-json.c, sizes/durations in units.c.
+ *
+ * Everything here is pure except policy_load_file(), the one function that
+ * touches the file system; it only reads bytes and hands them to the pure
+ * parser.
+ *
+ * Failure atomicity: setters validate fully and allocate before they modify
+ * anything; policy_merge() works on a copy and swaps it in only on success.
+ * So a failed call never leaves a half-updated policy behind.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policy/policy-internal.h"
+#include "policy/policy.h"
+#include "shared/json.h"
+
+static void strv_free(char **l, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(l[i]);
+        free(l);
+}
+
+struct rf_policy *policy_new(void)
+{
+        struct rf_policy *p = calloc(1, sizeof *p);
+
+        if (p)
+                p->version = POLICY_VERSION;
+        return p;
+}
+
+struct rf_policy *policy_free(struct rf_policy *p)
+{
+        if (!p)
+                return NULL;
+        free(p->agent);
+        free(p->on_behalf_of);
+        free(p->task);
+        free(p->project);
+        free(p->triggered_by);
+        free(p->workspace);
+        strv_free(p->read_only, p->n_read_only);
+        strv_free(p->read_write, p->n_read_write);
+        strv_free(p->env_names, p->n_env);
+        strv_free(p->env_values, p->n_env);
+        free(p);
+        return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Validation rules                                                          */
+
+const char *policy_ident_problem(const char *s, size_t len, size_t max)
+{
+        if (len == 0)
+                return "must not be empty";
+        if (len > max)
+                return "is too long";
+        if (!json_utf8_valid(s, len, NULL))
+                return "is not valid UTF-8";
+        if (!json_text_is_safe(s, len))
+                return "contains a control, invisible or bidirectional character";
+        return NULL;
+}
+
+const char *policy_env_name_problem(const char *name)
+{
+        if (!env_name_valid(name))
+                return "invalid environment variable name (expected [A-Za-z_][A-Za-z0-9_]*, at "
+                       "most 128 bytes)";
+        if (env_name_reserved(name))
+                return "names starting with " POLICY_ENV_RESERVED_PREFIX
+                       " are reserved for ringfence";
+        return NULL;
+}
+
+const char *policy_env_value_problem(const char *s, size_t len)
+{
+        if (len > POLICY_STRING_MAX)
+                return "value is too long";
+        if (!json_utf8_valid(s, len, NULL))
+                return "value is not valid UTF-8";
+        return NULL;
+}
+
+bool policy_strv_contains(char *const *list, size_t n, const char *s)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(list[i], s) == 0)
+                        return true;
+        return false;
+}
+
+const char *policy_find_conflict(const struct rf_policy *p)
+{
+        for (size_t i = 0; i < p->n_read_write; i++)
+                if (policy_strv_contains(p->read_only, p->n_read_only, p->read_write[i]))
+                        return p->read_write[i];
+        return NULL;
+}
+
+int policy_path_normalize(const char *path, size_t len, char **ret, const char **why)
+{
+        const char *dummy;
+        size_t bad;
+
+        if (!why)
+                why = &dummy;
+        if (len == 0 || path[0] != '/') {
+                *why = "is not an absolute path";
+                return -EINVAL;
+        }
+        if (len > POLICY_PATH_MAX) {
+                *why = "is too long";
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)path[i];
+                if (c < 0x20 || c == 0x7F) {
+                        *why = c == 0 ? "contains a NUL byte" : "contains a control character";
+                        return -EINVAL;
+                }
+        }
+        if (!json_utf8_valid(path, len, &bad)) {
+                *why = "is not valid UTF-8";
+                return -EINVAL;
+        }
+
+        /* The output is never longer than the input. */
+        char *out = malloc(len + 1);
+        if (!out)
+                return -ENOMEM;
+        size_t o = 0, i = 0;
+        while (i < len) {
+                while (i < len && path[i] == '/')
+                        i++;
+                size_t start = i;
+                while (i < len && path[i] != '/')
+                        i++;
+                size_t clen = i - start;
+                if (clen == 0)
+                        break;
+                if ((clen == 1 && path[start] == '.') ||
+                    (clen == 2 && path[start] == '.' && path[start + 1] == '.')) {
+                        free(out);
+                        *why = "must not contain \".\" or \"..\" components";
+                        return -EINVAL;
+                }
+                out[o++] = '/';
+                memcpy(out + o, path + start, clen);
+                o += clen;
+        }
+        if (o == 0)
+                out[o++] = '/';
+        out[o] = '\0';
+        *ret = out;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lists and env                                                             */
+
+int policy_list_take(char ***list, size_t *n, char *path)
+{
+        if (policy_strv_contains(*list, *n, path)) {
+                free(path);
+                return 0;
+        }
+        if (*n >= POLICY_PATHS_MAX)
+                return -E2BIG;
+        char **l = realloc(*list, (*n + 1) * sizeof *l);
+        if (!l)
+                return -ENOMEM;
+        l[(*n)++] = path;
+        *list = l;
+        return 1;
+}
+
+int policy_env_put(struct rf_policy *p, const char *name, const char *value)
+{
+        _cleanup_free_ char *v = strdup(value);
+        if (!v)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < p->n_env; i++)
+                if (strcmp(p->env_names[i], name) == 0) {
+                        free(p->env_values[i]);
+                        p->env_values[i] = TAKE_PTR(v);
+                        return 0;
+                }
+        if (p->n_env >= POLICY_ENV_MAX)
+                return -E2BIG;
+
+        _cleanup_free_ char *k = strdup(name);
+        if (!k)
+                return -ENOMEM;
+        /* grow both arrays before changing n_env, so a failure leaves p consistent */
+        char **names = realloc(p->env_names, (p->n_env + 1) * sizeof *names);
+        if (!names)
+                return -ENOMEM;
+        p->env_names = names;
+        char **values = realloc(p->env_values, (p->n_env + 1) * sizeof *values);
+        if (!values)
+                return -ENOMEM;
+        p->env_values = values;
+        p->env_names[p->n_env] = TAKE_PTR(k);
+        p->env_values[p->n_env] = TAKE_PTR(v);
+        p->n_env++;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Setters for CLI flags                                                     */
+
+int policy_set_string(char **field, const char *value, size_t max, struct rf_error *err)
+{
+        if (!value)
+                return rf_error_set(err, -EINVAL, "missing value");
+        const char *why = policy_ident_problem(value, strlen(value), max);
+        if (why)
+                return rf_error_set(err, -EINVAL, "%s", why);
+        char *v = strdup(value);
+        if (!v)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        free(*field);
+        *field = v;
+        return 0;
+}
+
+int policy_set_path(char **field, const char *path, struct rf_error *err)
+{
+        const char *why;
+        char *v;
+        int r;
+
+        if (!path)
+                return rf_error_set(err, -EINVAL, "missing value");
+        r = policy_path_normalize(path, strlen(path), &v, &why);
+        if (r == -ENOMEM)
+                return rf_error_set(err, r, "out of memory");
+        if (r < 0)
+                return rf_error_set(err, r, "path %s", why);
+        free(*field);
+        *field = v;
+        return 0;
+}
+
+int policy_add_path(char ***list, size_t *n, const char *path, struct rf_error *err)
+{
+        const char *why;
+        char *v;
+        int r;
+
+        if (!path)
+                return rf_error_set(err, -EINVAL, "missing value");
+        r = policy_path_normalize(path, strlen(path), &v, &why);
+        if (r == -ENOMEM)
+                return rf_error_set(err, r, "out of memory");
+        if (r < 0)
+                return rf_error_set(err, r, "path %s", why);
+        r = policy_list_take(list, n, v);
+        if (r == -E2BIG) {
+                free(v);
+                return rf_error_set(err, r, "more than %d paths", POLICY_PATHS_MAX);
+        }
+        if (r < 0) {
+                free(v);
+                return rf_error_set(err, r, "out of memory");
+        }
+        return 0;
+}
+
+int policy_add_env(struct rf_policy *p, const char *name, const char *value, struct rf_error *err)
+{
+        const char *why;
+        int r;
+
+        if (!name || !value)
+                return rf_error_set(err, -EINVAL, "missing value");
+        why = policy_env_name_problem(name);
+        if (!why)
+                why = policy_env_value_problem(value, strlen(value));
+        if (why)
+                return rf_error_set(err, -EINVAL, "%s", why);
+        r = policy_env_put(p, name, value);
+        if (r == -E2BIG)
+                return rf_error_set(err, r, "more than %d environment variables", POLICY_ENV_MAX);
+        if (r < 0)
+                return rf_error_set(err, r, "out of memory");
+        return 0;
+}
+
+enum limit_kind {
+        LIMIT_SIZE,
+        LIMIT_DURATION,
+        LIMIT_COUNT,
+        LIMIT_CPUS,
+};
+
+static const struct {
+        const char *key;
+        enum limit_kind kind;
+        size_t offset;
+        uint64_t max; /* 0 = only overflow bounds it */
+} limit_keys[] = {
+        {"limits.timeout", LIMIT_DURATION, offsetof(struct rf_policy, timeout_ms), 0},
+        {"limits.memory", LIMIT_SIZE, offsetof(struct rf_policy, memory), 0},
+        {"limits.pids", LIMIT_COUNT, offsetof(struct rf_policy, pids), POLICY_PIDS_MAX},
+        {"limits.cpus", LIMIT_CPUS, offsetof(struct rf_policy, cpus_milli), POLICY_CPUS_MILLI_MAX},
+        {"limits.nofile", LIMIT_COUNT, offsetof(struct rf_policy, nofile), POLICY_NOFILE_MAX},
+        {"filesystem.tmp_size", LIMIT_SIZE, offsetof(struct rf_policy, tmp_size), 0},
+        {"filesystem.home_size", LIMIT_SIZE, offsetof(struct rf_policy, home_size), 0},
+        {"filesystem.shm_size", LIMIT_SIZE, offsetof(struct rf_policy, shm_size), 0},
+};
+
+/* Plain decimal digits, nothing else. */
+static int parse_count(const char *s, uint64_t *ret)
+{
+        uint64_t v = 0;
+
+        if (!*s)
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t)(*s - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+int policy_set_limit(struct rf_policy *p, const char *key, const char *value, struct rf_error *err)
+{
+        char shown[96] = "";
+        uint64_t v;
+        int r;
+
+        if (!key || !value)
+                return rf_error_set(err, -EINVAL, "missing value");
+        json_escape_for_message(shown, sizeof shown, value, strnlen(value, 64));
+        for (size_t i = 0; i < ARRAY_SIZE(limit_keys); i++) {
+                if (strcmp(limit_keys[i].key, key) != 0)
+                        continue;
+                switch (limit_keys[i].kind) {
+                case LIMIT_SIZE:
+                        r = parse_size(value, &v);
+                        if (r < 0)
+                                return rf_error_set(err, -EINVAL,
+                                                    r == -ERANGE
+                                                            ? "size \"%s\" is too large"
+                                                            : "invalid size \"%s\" (expected "
+                                                              "N, NK, NM or NG, e.g. \"512M\")",
+                                                    shown);
+                        break;
+                case LIMIT_DURATION:
+                        r = parse_duration(value, &v);
+                        if (r < 0)
+                                return rf_error_set(
+                                        err, -EINVAL,
+                                        r == -ERANGE ? "duration \"%s\" is too large"
+                                                     : "invalid duration \"%s\" (expected N "
+                                                       "followed by ms, s, m or h, e.g. \"30m\")",
+                                        shown);
+                        break;
+                case LIMIT_COUNT:
+                        r = parse_count(value, &v);
+                        if (r == -EINVAL)
+                                return rf_error_set(err, r, "expected an integer, got \"%s\"",
+                                                    shown);
+                        if (r < 0 || v == 0 || v > limit_keys[i].max)
+                                return rf_error_set(err, -EINVAL, "must be between 1 and %" PRIu64,
+                                                    limit_keys[i].max);
+                        break;
+                case LIMIT_CPUS:
+                        r = parse_cpus(value, &v);
+                        if (r == -EINVAL)
+                                return rf_error_set(err, r,
+                                                    "invalid CPU count \"%s\" (expected a "
+                                                    "number with at most 3 decimals, e.g. 1.5)",
+                                                    shown);
+                        if (r < 0 || v == 0 || v > limit_keys[i].max)
+                                return rf_error_set(err, -EINVAL,
+                                                    "must be greater than 0 and at most %d",
+                                                    POLICY_CPUS_MILLI_MAX / 1000);
+                        break;
+                default:
+                        return rf_error_set(err, -EINVAL, "internal error");
+                }
+                if (v == 0)
+                        return rf_error_set(err, -EINVAL, "must be greater than zero");
+                *(uint64_t *)((char *)p + limit_keys[i].offset) = v;
+                return 0;
+        }
+        return rf_error_set(err, -EINVAL, "unknown setting");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Copy, merge, defaults                                                     */
+
+static int strdup_opt(const char *s, char **ret)
+{
+        *ret = NULL;
+        if (s && !(*ret = strdup(s)))
+                return -ENOMEM;
+        return 0;
+}
+
+static int strv_dup(char *const *l, size_t n, char ***ret)
+{
+        *ret = NULL;
+        if (n == 0)
+                return 0;
+        char **c = calloc(n, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!(c[i] = strdup(l[i]))) {
+                        strv_free(c, i);
+                        return -ENOMEM;
+                }
+        *ret = c;
+        return 0;
+}
+
+int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
+{
+        _cleanup_policy_ struct rf_policy *c = policy_new();
+
+        if (!c)
+                return -ENOMEM;
+        /* copy the scalars, then replace every pointer with an owned copy */
+        *c = *p;
+        c->agent = c->on_behalf_of = c->task = c->project = c->triggered_by = NULL;
+        c->workspace = NULL;
+        c->read_only = c->read_write = c->env_names = c->env_values = NULL;
+        c->n_read_only = c->n_read_write = c->n_env = 0;
+
+        if (strdup_opt(p->agent, &c->agent) < 0 ||
+            strdup_opt(p->on_behalf_of, &c->on_behalf_of) < 0 ||
+            strdup_opt(p->task, &c->task) < 0 || strdup_opt(p->project, &c->project) < 0 ||
+            strdup_opt(p->triggered_by, &c->triggered_by) < 0 ||
+            strdup_opt(p->workspace, &c->workspace) < 0)
+                return -ENOMEM;
+        if (strv_dup(p->read_only, p->n_read_only, &c->read_only) < 0)
+                return -ENOMEM;
+        c->n_read_only = p->n_read_only;
+        if (strv_dup(p->read_write, p->n_read_write, &c->read_write) < 0)
+                return -ENOMEM;
+        c->n_read_write = p->n_read_write;
+        if (strv_dup(p->env_names, p->n_env, &c->env_names) < 0)
+                return -ENOMEM;
+        /* names and values share n_env: on failure free the names by hand */
+        if (strv_dup(p->env_values, p->n_env, &c->env_values) < 0) {
+                strv_free(c->env_names, p->n_env);
+                c->env_names = NULL;
+                return -ENOMEM;
+        }
+        c->n_env = p->n_env;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+static int merge_string(char **dst, const char *src)
+{
+        if (!src)
+                return 0;
+        char *v = strdup(src);
+        if (!v)
+                return -ENOMEM;
+        free(*dst);
+        *dst = v;
+        return 0;
+}
+
+static void merge_u64(uint64_t *dst, uint64_t src)
+{
+        if (src)
+                *dst = src;
+}
+
+static int merge_list(char ***dst, size_t *n_dst, char *const *src, size_t n_src,
+                      const char *keypath, struct rf_error *err)
+{
+        for (size_t i = 0; i < n_src; i++) {
+                char *v = strdup(src[i]);
+                if (!v)
+                        return rf_error_set(err, -ENOMEM, "out of memory");
+                int r = policy_list_take(dst, n_dst, v);
+                if (r < 0) {
+                        free(v);
+                        if (r == -E2BIG) {
+                                if (err)
+                                        snprintf(err->keypath, sizeof err->keypath, "%s", keypath);
+                                return rf_error_set(err, r, "more than %d paths", POLICY_PATHS_MAX);
+                        }
+                        return rf_error_set(err, r, "out of memory");
+                }
+        }
+        return 0;
+}
+
+int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct rf_error *err)
+{
+        _cleanup_policy_ struct rf_policy *m = NULL;
+        int r;
+
+        r = policy_dup(base, &m);
+        if (r < 0)
+                return rf_error_set(err, r, "out of memory");
+
+        if (merge_string(&m->agent, overlay->agent) < 0 ||
+            merge_string(&m->on_behalf_of, overlay->on_behalf_of) < 0 ||
+            merge_string(&m->task, overlay->task) < 0 ||
+            merge_string(&m->project, overlay->project) < 0 ||
+            merge_string(&m->triggered_by, overlay->triggered_by) < 0 ||
+            merge_string(&m->workspace, overlay->workspace) < 0)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+
+        merge_u64(&m->tmp_size, overlay->tmp_size);
+        merge_u64(&m->home_size, overlay->home_size);
+        merge_u64(&m->shm_size, overlay->shm_size);
+        merge_u64(&m->timeout_ms, overlay->timeout_ms);
+        merge_u64(&m->memory, overlay->memory);
+        merge_u64(&m->pids, overlay->pids);
+        merge_u64(&m->cpus_milli, overlay->cpus_milli);
+        merge_u64(&m->nofile, overlay->nofile);
+
+        r = merge_list(&m->read_only, &m->n_read_only, overlay->read_only, overlay->n_read_only,
+                       "filesystem.read_only", err);
+        if (r < 0)
+                return r;
+        r = merge_list(&m->read_write, &m->n_read_write, overlay->read_write, overlay->n_read_write,
+                       "filesystem.read_write", err);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < overlay->n_env; i++) {
+                r = policy_env_put(m, overlay->env_names[i], overlay->env_values[i]);
+                if (r == -E2BIG) {
+                        if (err)
+                                snprintf(err->keypath, sizeof err->keypath, "env");
+                        return rf_error_set(err, r, "more than %d environment variables",
+                                            POLICY_ENV_MAX);
+                }
+                if (r < 0)
+                        return rf_error_set(err, r, "out of memory");
+        }
+
+        const char *conflict = policy_find_conflict(m);
+        if (conflict) {
+                char shown[128] = "";
+                json_escape_for_message(shown, sizeof shown, conflict, strlen(conflict));
+                if (err)
+                        snprintf(err->keypath, sizeof err->keypath, "filesystem");
+                return rf_error_set(err, -EINVAL, "\"%s\" is both read-only and read-write", shown);
+        }
+
+        /* success: swap the merged contents into base, free the old ones */
+        struct rf_policy tmp = *base;
+        *base = *m;
+        *m = tmp;
+        return 0;
+}
+
+int policy_apply_defaults(struct rf_policy *p)
+{
+        if (!p->agent && !(p->agent = strdup("agent")))
+                return -ENOMEM;
+        if (!p->tmp_size)
+                p->tmp_size = POLICY_DEFAULT_TMP_SIZE;
+        if (!p->home_size)
+                p->home_size = POLICY_DEFAULT_HOME_SIZE;
+        if (!p->shm_size)
+                p->shm_size = POLICY_DEFAULT_SHM_SIZE;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                   */
+
+static void set_file(struct rf_error *err, const char *path)
+{
+        if (err)
+                snprintf(err->file, sizeof err->file, "%s", path);
+}
+
+int policy_load_file(const char *path, struct rf_policy **ret, struct rf_error *err)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, cap = 0;
+        struct stat st;
+
+        if (!path)
+                return rf_error_set(err, -EINVAL, "no policy file given");
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                int r = negative_errno();
+                set_file(err, path);
+                return rf_error_set(err, r, "cannot open: %s", strerror(-r));
+        }
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+                set_file(err, path);
+                return rf_error_set(err, r, "cannot stat: %s", strerror(-r));
+        }
+        if (S_ISDIR(st.st_mode)) {
+                set_file(err, path);
+                return rf_error_set(err, -EISDIR, "is a directory");
+        }
+        if (S_ISREG(st.st_mode) && st.st_size > POLICY_FILE_MAX) {
+                set_file(err, path);
+                return rf_error_set(err, -E2BIG, "policy file larger than %d bytes",
+                                    POLICY_FILE_MAX);
+        }
+
+        /* Read at most POLICY_FILE_MAX + 1 bytes: one more than allowed tells us it is too big.
+         * Not trusting st_size keeps pipes and files that grow while we read honest. */
+        for (;;) {
+                if (len == cap) {
+                        if (cap > POLICY_FILE_MAX)
+                                break;
+                        size_t ncap = cap ? cap * 2 : 16384;
+                        if (ncap > (size_t)POLICY_FILE_MAX + 1)
+                                ncap = (size_t)POLICY_FILE_MAX + 1;
+                        char *nbuf = realloc(buf, ncap);
+                        if (!nbuf)
+                                return rf_error_set(err, -ENOMEM, "out of memory");
+                        buf = nbuf;
+                        cap = ncap;
+                }
+                ssize_t n = RETRY_EINTR(read(fd, buf + len, cap - len));
+                if (n < 0) {
+                        int r = negative_errno();
+                        set_file(err, path);
+                        return rf_error_set(err, r, "cannot read: %s", strerror(-r));
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        if (len > POLICY_FILE_MAX) {
+                set_file(err, path);
+                return rf_error_set(err, -E2BIG, "policy file larger than %d bytes",
+                                    POLICY_FILE_MAX);
+        }
+        return policy_parse(buf ? buf : "", len, path, ret, err);
+}
