@@ -97,7 +97,6 @@ static int parse_env_flag(struct rf_policy *o, const char *arg, struct rf_error 
 static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy_file,
                       char **state_dir, struct rf_error *err)
 {
-        uint64_t v;
         int r;
 
         switch (c) {
@@ -139,36 +138,24 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         case OPT_TRIGGERED_BY:
                 return policy_set_string(&o->triggered_by, arg, POLICY_IDENT_MAX, err);
         case OPT_TIMEOUT:
-                if ((r = parse_duration(arg, &v)) < 0 || v == 0)
-                        return rf_error_set(err, -EINVAL,
-                                            "--timeout %s: expected a duration N(ms|s|m|h)", arg);
-                o->timeout_ms = v;
-                return 0;
         case OPT_MEMORY:
-                if ((r = parse_size(arg, &v)) < 0 || v == 0)
-                        return rf_error_set(err, -EINVAL, "--memory %s: expected a size N[K|M|G]",
-                                            arg);
-                o->memory = v;
-                return 0;
-        case OPT_PIDS: {
-                char *end;
-                errno = 0;
-                unsigned long long n = strtoull(arg, &end, 10);
-                if (errno || *end || end == arg || n == 0 || arg[0] == '-')
-                        return rf_error_set(err, -EINVAL, "--pids %s: expected a positive integer",
-                                            arg);
-                o->pids = n;
-                return 0;
-        }
+        case OPT_PIDS:
         case OPT_CPUS: {
-                char *end;
-                errno = 0;
-                double d = strtod(arg, &end);
-                if (errno || *end || end == arg || !(d > 0) || d > 4096)
-                        return rf_error_set(err, -EINVAL, "--cpus %s: expected a positive number",
-                                            arg);
-                o->cpus_milli = (uint64_t)(d * 1000 + 0.5);
-                return 0;
+                /* the same ranges as a policy file */
+                const char *key = c == OPT_TIMEOUT  ? "limits.timeout"
+                                  : c == OPT_MEMORY ? "limits.memory"
+                                  : c == OPT_PIDS   ? "limits.pids"
+                                                    : "limits.cpus";
+                const char *flag = c == OPT_TIMEOUT  ? "--timeout"
+                                   : c == OPT_MEMORY ? "--memory"
+                                   : c == OPT_PIDS   ? "--pids"
+                                                     : "--cpus";
+                if ((r = policy_set_limit(o, key, arg, err)) < 0) {
+                        char msg[RF_ERROR_MSG_MAX];
+                        snprintf(msg, sizeof msg, "%s", err->msg);
+                        rf_error_set(err, r, "%s %s: %s", flag, arg, msg);
+                }
+                return r;
         }
         default:
                 return rf_error_set(err, -EINVAL, "unknown option");
