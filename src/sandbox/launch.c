@@ -50,8 +50,10 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#include "landlock.h"
 #include "launch.h"
 #include "msg.h"
+#include "seccomp.h"
 #include "shared/macro.h"
 #include "steps.h"
 
@@ -579,6 +581,22 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                 struct rlimit rl = {p->nofile, p->nofile};
                 if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
                         CFAIL(STEP_RLIMITS);
+        }
+        /* The last two layers, in this order: Landlock needs its own
+         * syscalls, which the seccomp filter then no longer allows. */
+        if (!skipped(p, STEP_LANDLOCK)) {
+                int r = p->test_fail_step == STEP_LANDLOCK ? -EPERM : landlock_apply(p);
+                if (r < 0) {
+                        errno = -r;
+                        CFAIL(STEP_LANDLOCK);
+                }
+        }
+        if (!skipped(p, STEP_SECCOMP)) {
+                int r = p->test_fail_step == STEP_SECCOMP ? -EPERM : seccomp_apply(p);
+                if (r < 0) {
+                        errno = -r;
+                        CFAIL(STEP_SECCOMP);
+                }
         }
         errno = -exec_command(p);
         rep = (struct exec_report){STEP_EXEC, errno};

@@ -31,7 +31,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "landlock.h"
 #include "plan.h"
+#include "seccomp.h"
 #include "shared/macro.h"
 #include "steps.h"
 
@@ -205,6 +207,7 @@ struct rf_plan *plan_free(struct rf_plan *p)
         free(p->strings);
         free(p->argv);
         free(p->envp);
+        free(p->seccomp.filter);
         free(p);
         return NULL;
 }
@@ -733,6 +736,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         if ((r = add_user_mounts(p, in, err)) < 0)
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
+                goto fail;
+        if ((r = landlock_plan(p, err)) < 0 || (r = seccomp_plan(p, err)) < 0)
                 goto fail;
         p->nofile = pol->nofile;
         p->use_pty = in->use_pty;

@@ -65,6 +65,25 @@ struct plan_op {
         ino_t ino;
 };
 
+/* seccomp.c: the run's filter, built in the supervisor before clone. */
+struct rf_seccomp_plan {
+        void *filter; /* owned: struct sock_filter[len]; NULL until built */
+        unsigned short len;
+};
+
+/* landlock.c: rules computed from the plan's mounts, applied in the command child. */
+struct rf_landlock_rule {
+        const char *path; /* borrowed from the plan */
+        uint64_t access;  /* LANDLOCK_ACCESS_FS_* allowed beneath path */
+};
+struct rf_landlock_plan {
+        int abi;             /* best ABI the kernel offers (0: none) */
+        uint64_t handled_fs; /* access rights the ruleset handles */
+        uint64_t scoped;     /* LANDLOCK_SCOPE_* (ABI >= 6) */
+        struct rf_landlock_rule rules[PLAN_OPS_MAX];
+        size_t n_rules;
+};
+
 struct rf_plan {
         char run_id[RF_RUN_ID_LEN + 1];
         uid_t host_uid, uid; /* caller's host uid; uid inside the run */
@@ -85,6 +104,9 @@ struct rf_plan {
         uint64_t nofile; /* RLIMIT_NOFILE for the command; 0 = keep */
         bool use_pty;    /* stdin is a terminal: give the run its own pty */
         unsigned short ws_rows, ws_cols;
+
+        struct rf_seccomp_plan seccomp;
+        struct rf_landlock_plan landlock;
 
         int test_fail_step; /* test builds: inject a failure at this step (-1 none) */
         unsigned test_skip; /* test builds: 1 << STEP_* of layers left out */

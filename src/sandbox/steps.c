@@ -36,6 +36,11 @@ static const struct {
         [STEP_NNP] = {"nnp", "no_new_privs"},
         [STEP_SESSION] = {"session", "the run's session"},
         [STEP_CWD] = {"cwd", "the working directory"},
+        [STEP_LANDLOCK] = {"landlock", "the Landlock filesystem rules"},
+        [STEP_SECCOMP] = {"seccomp", "the seccomp filter"},
+        [STEP_CGROUP] = {"cgroup", "the run's cgroup and limits"},
+        [STEP_IDMAP] = {"idmap", "the run's host uid and idmapped workspace"},
+        [STEP_PROTECT] = {"protect", "the protected paths"},
         [STEP_EXEC] = {"exec", "the command"},
 };
 
