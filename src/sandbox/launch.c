@@ -39,6 +39,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -188,29 +189,40 @@ static int set_tree_attr(int tree, uint64_t attr, bool recursive)
                              sizeof a);
 }
 
-/* Clone the host tree at `src` as a detached mount, nosuid/nodev/ro applied. */
-static int clone_source(const struct child *c, const struct plan_op *op)
+/*
+ * Clone the host tree at op->src as a detached mount with nosuid, nodev
+ * (devices: noexec instead), ro as planned, and — with `userns_fd` >= 0 —
+ * idmapped through that user namespace. Returns the tree fd, -ENOENT for a
+ * missing optional source (reported as 0 tree: caller skips), or -errno.
+ * Used by the child (rootless) and by the supervisor (root runs: the run
+ * uid cannot traverse the caller's directories, and only host root may
+ * create idmapped mounts). No allocation.
+ */
+static int tree_from_host(const struct plan_op *op, int userns_fd)
 {
         int fd = sys_openat2(AT_FDCWD, op->src, O_PATH | O_CLOEXEC, RESOLVE_STRICT);
-        if (fd < 0) {
-                if (errno == ENOENT && (op->flags & OPF_OPTIONAL))
-                        return -1;
-                child_fail(c, op->step, errno);
-        }
+        if (fd < 0)
+                return negative_errno();
         if (op->flags & OPF_VERIFY) {
                 struct stat st;
-                if (fstat(fd, &st) < 0)
-                        child_fail(c, op->step, errno);
+                if (fstat(fd, &st) < 0) {
+                        int e = errno;
+                        close(fd);
+                        return -e;
+                }
                 /* The path now names another inode than the one planned:
                  * something was swapped in between. Refuse. */
-                if (st.st_dev != op->dev || st.st_ino != op->ino)
-                        child_fail(c, op->step, ESTALE);
+                if (st.st_dev != op->dev || st.st_ino != op->ino) {
+                        close(fd);
+                        return -ESTALE;
+                }
         }
         int tree = open_tree(fd, "",
                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-        if (tree < 0)
-                child_fail(c, op->step, errno);
+        int e = errno;
         close(fd);
+        if (tree < 0)
+                return -e;
         uint64_t attr = MOUNT_ATTR_NOSUID;
         if (op->flags & OPF_DEVICE)
                 attr |= MOUNT_ATTR_NOEXEC;
@@ -218,8 +230,30 @@ static int clone_source(const struct child *c, const struct plan_op *op)
                 attr |= MOUNT_ATTR_NODEV;
         if (op->flags & OPF_RDONLY)
                 attr |= MOUNT_ATTR_RDONLY;
-        if (set_tree_attr(tree, attr, true) < 0)
-                child_fail(c, op->step, errno);
+        if (set_tree_attr(tree, attr, true) < 0) {
+                e = errno;
+                close(tree);
+                return -e;
+        }
+        if (userns_fd >= 0) {
+                struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP,
+                                       .userns_fd = (uint64_t)userns_fd};
+                if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0) {
+                        e = errno;
+                        close(tree);
+                        return -e;
+                }
+        }
+        return tree;
+}
+
+static int clone_source(const struct child *c, const struct plan_op *op)
+{
+        int tree = tree_from_host(op, -1);
+        if (tree == -ENOENT && (op->flags & OPF_OPTIONAL))
+                return -1;
+        if (tree < 0)
+                child_fail(c, op->step, -tree);
         return tree;
 }
 
@@ -378,10 +412,9 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, int
         }
 }
 
-static void build_root(const struct child *c)
+static void build_root(const struct child *c, int trees[])
 {
         const struct rf_plan *p = c->plan;
-        int trees[PLAN_OPS_MAX];
         int last_step = -1;
 
         step_begin(c, STEP_MOUNTNS);
@@ -389,8 +422,15 @@ static void build_root(const struct child *c)
 
         /* Every host source is cloned before anything is mounted, so no
          * mount of ours can shadow or redirect a source path. */
-        for (size_t i = 0; i < p->n_ops; i++)
-                trees[i] = p->ops[i].kind == OP_BIND ? clone_source(c, &p->ops[i]) : -1;
+        for (size_t i = 0; i < p->n_ops; i++) {
+                const struct plan_op *op = &p->ops[i];
+                if (op->kind != OP_BIND || trees[i] >= 0)
+                        continue;
+                /* root runs: the supervisor must have sent every user path */
+                if (p->map_as_root && (op->flags & OPF_VERIFY))
+                        child_fail(c, op->step, EBADF);
+                trees[i] = clone_source(c, op);
+        }
 
         step_begin(c, STEP_ROOTFS);
         const char *ropts[] = {"size", ROOT_TMPFS_SIZE, "mode", "0755", NULL, NULL};
@@ -704,13 +744,35 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         m = (struct rf_msg){.type = MSG_READY};
         if (rf_msg_send(chan, &m, -1) < 0)
                 _exit(125);
-        int r = rf_msg_recv(chan, &m, NULL);
-        if (r <= 0 || m.type != MSG_GO)
-                _exit(125);
+        /* Trees the supervisor cloned for us (root runs), then GO. */
+        int trees[PLAN_OPS_MAX];
+        for (size_t i = 0; i < PLAN_OPS_MAX; i++)
+                trees[i] = -1;
+        for (;;) {
+                int fd = -1;
+                int r = rf_msg_recv(chan, &m, &fd);
+                if (r <= 0)
+                        _exit(125);
+                if (m.type == MSG_GO)
+                        break;
+                if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value >= p->n_ops ||
+                    trees[m.value] >= 0 || fd < 0)
+                        child_fail(&c, STEP_IDMAP, EPROTO);
+                trees[m.value] = fd;
+        }
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 child_fail(&c, STEP_USERNS, errno);
+        if (p->map_as_root) {
+                /* Become the run user: no supplementary groups (root's would
+                 * otherwise survive), the mapped gid and uid. Capabilities
+                 * in this user namespace are kept until drop_privileges(). */
+                step_begin(&c, STEP_IDMAP);
+                TRY(&c, STEP_IDMAP, setgroups(0, NULL));
+                TRY(&c, STEP_IDMAP, setresgid(p->gid, p->gid, p->gid));
+                TRY(&c, STEP_IDMAP, setresuid(p->uid, p->uid, p->uid));
+        }
 
-        build_root(&c);
+        build_root(&c, trees);
 
         step_begin(&c, STEP_HOSTNAME);
         TRY(&c, STEP_HOSTNAME, sethostname(RF_HOSTNAME, sizeof RF_HOSTNAME - 1));
@@ -769,6 +831,48 @@ static int write_file(pid_t pid, const char *name, const char *data)
         if (n < 0)
                 return negative_errno();
         return n == (ssize_t)strlen(data) ? 0 : -EIO;
+}
+
+/*
+ * Root runs: clone every user-named path (workspace, policy binds) here,
+ * as host root, and hand the detached trees to init. The workspace (and
+ * writable paths owned like it) is idmapped through the run's own user
+ * namespace: its owner on disk appears as the run uid, and what the run
+ * writes lands owned by the owner — never by the run's host uid.
+ */
+static int send_trees(const struct rf_plan *plan, pid_t pid, int chan, struct rf_error *err)
+{
+        char path[64];
+        int r = 0;
+
+        snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+        _cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
+        if (userns < 0)
+                return rf_error_set(err, negative_errno(), "cannot set up %s (%s): %m",
+                                    rf_step_what(STEP_IDMAP), rf_step_name(STEP_IDMAP));
+        for (size_t i = 0; i < plan->n_ops; i++) {
+                const struct plan_op *op = &plan->ops[i];
+                if (op->kind != OP_BIND || !(op->flags & OPF_VERIFY))
+                        continue;
+                if (plan->test_fail_step == STEP_IDMAP)
+                        r = -EPERM;
+                else
+                        r = tree_from_host(op, (op->flags & OPF_IDMAP) ? userns : -1);
+                if (r < 0)
+                        return rf_error_set(err, r, "cannot set up %s (%s): %s: %s",
+                                            rf_step_what(op->step), rf_step_name(op->step), op->src,
+                                            r == -EINVAL && (op->flags & OPF_IDMAP)
+                                                    ? "its filesystem cannot be idmapped"
+                                                    : strerror(-r));
+                struct rf_msg m = {.type = MSG_TREE, .value = (int32_t)i};
+                int tree = r;
+                r = rf_msg_send(chan, &m, tree);
+                close(tree);
+                if (r < 0)
+                        return rf_error_set(err, r, "cannot pass %s to the run: %s", op->src,
+                                            strerror(-r));
+        }
+        return 0;
 }
 
 int sandbox_diagnose_clone(int *err)
@@ -863,7 +967,7 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_chil
          * run cannot drop supplementary groups to escape a negative ACL. */
         if (plan->test_fail_step == STEP_UIDMAP)
                 r = -EPERM;
-        else if ((r = write_file(pid, "setgroups", "deny")) >= 0) {
+        else if ((r = plan->map_as_root ? 0 : write_file(pid, "setgroups", "deny")) >= 0) {
                 snprintf(map, sizeof map, "%u %u 1\n", plan->gid, plan->host_gid);
                 if ((r = write_file(pid, "gid_map", map)) >= 0) {
                         snprintf(map, sizeof map, "%u %u 1\n", plan->uid, plan->host_uid);
@@ -875,6 +979,8 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_chil
                              rf_step_name(STEP_UIDMAP), strerror(-r));
                 goto kill;
         }
+        if (plan->map_as_root && (r = send_trees(plan, pid, out->chan, err)) < 0)
+                goto kill;
         struct rf_msg go = {.type = MSG_GO, .rows = plan->ws_rows, .cols = plan->ws_cols};
         if ((r = rf_msg_send(out->chan, &go, -1)) < 0) {
                 rf_error_set(err, r, "cannot start the run's init: %s", strerror(-r));

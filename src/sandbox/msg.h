@@ -22,6 +22,7 @@ enum rf_msg_type {
         MSG_EXEC_OK,   /* init → S: the command was executed */
         MSG_EXIT,      /* init → S: the command ended; value = wait status */
         MSG_SIGNAL,    /* S → init: forward signal `value` to the command's group */
+        MSG_TREE,      /* S → init: detached mount (fd) for plan op `value` (root runs) */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };

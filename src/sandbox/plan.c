@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "hostuid.h"
 #include "landlock.h"
 #include "plan.h"
 #include "seccomp.h"
@@ -208,6 +209,8 @@ struct rf_plan *plan_free(struct rf_plan *p)
         free(p->argv);
         free(p->envp);
         free(p->seccomp.filter);
+        if (p->uid_lock_fd >= 0)
+                safe_close(p->uid_lock_fd);
         free(p);
         return NULL;
 }
@@ -478,6 +481,9 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
         m->dev = st.st_dev;
         m->ino = st.st_ino;
         m->flags |= OPF_VERIFY;
+        /* A writable path owned like the workspace is idmapped like it. */
+        if (p->map_as_root && !(m->flags & OPF_RDONLY) && st.st_uid == p->uid)
+                m->flags |= OPF_IDMAP;
         return 0;
 }
 
@@ -527,7 +533,7 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
         m[n].mode = S_IFDIR;
         m[n].dev = st.st_dev;
         m[n].ino = st.st_ino;
-        m[n].flags = OPF_VERIFY;
+        m[n].flags = OPF_VERIFY | (p->map_as_root ? OPF_IDMAP : 0);
         n++;
 
         /* Stable sort by path: a parent ("/a") sorts before its children
@@ -655,6 +661,39 @@ static void plan_test_switches(struct rf_plan *p)
 }
 #endif
 
+/*
+ * Who the run is. Rootless: the caller, mapped to itself. As root: the
+ * workspace owner's uid/gid inside (so tools that check ownership, like
+ * git, are content), mapped to a host uid allocated for this run alone —
+ * a namespace escape lands as nobody in particular, never as host root.
+ */
+static int plan_identity(struct rf_plan *p, const struct stat *ws, struct rf_error *err)
+{
+        int r;
+
+        p->uid_lock_fd = -1;
+        if (getuid() == 0 && !(p->test_skip & (1u << STEP_IDMAP))) {
+                uid_t h;
+                if ((r = hostuid_allocate(&h, &p->uid_lock_fd, err)) < 0)
+                        return r;
+                p->map_as_root = true;
+                p->host_uid = h;
+                p->host_gid = (gid_t)h;
+                p->uid = ws->st_uid;
+                p->gid = ws->st_gid;
+        } else {
+                p->host_uid = p->uid = getuid();
+                p->host_gid = p->gid = getgid();
+        }
+        struct passwd *pw = getpwuid(p->uid);
+        const char *name = p->uid == 0                      ? "root"
+                           : pw && passwd_safe(pw->pw_name) ? pw->pw_name
+                                                            : "agent";
+        p->user = plan_strdup(p, name);
+        p->home = p->uid == 0 ? plan_strdup(p, "/root") : plan_printf(p, "/home/%s", name);
+        return p->user && p->home ? 0 : -ENOMEM;
+}
+
 int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_error *err)
 {
         const struct rf_policy *pol = in->policy;
@@ -665,26 +704,12 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         if (!p)
                 return -ENOMEM;
         p->test_fail_step = -1;
+        p->uid_lock_fd = -1;
 #ifdef RF_TEST_BUILD
         plan_test_switches(p);
 #endif
         if ((r = rf_run_id_new(p->run_id)) < 0)
                 goto fail;
-
-        /* The run keeps the caller's ids inside its user namespace; a root
-         * caller stays uid 0 there, with every capability dropped before exec. */
-        p->host_uid = p->uid = getuid();
-        p->host_gid = p->gid = getgid();
-        struct passwd *pw = getpwuid(p->uid);
-        const char *name = p->uid == 0                      ? "root"
-                           : pw && passwd_safe(pw->pw_name) ? pw->pw_name
-                                                            : "agent";
-        p->user = plan_strdup(p, name);
-        p->home = p->uid == 0 ? plan_strdup(p, "/root") : plan_printf(p, "/home/%s", name);
-        if (!p->user || !p->home) {
-                r = -ENOMEM;
-                goto fail;
-        }
 
         /* Workspace: explicit, or the current directory under the default rules. */
         bool explicit_ws = pol->workspace != NULL;
@@ -701,6 +726,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         if ((r = plan_check_workspace(buf, explicit_ws, in->host_home, in->state_dir, err)) < 0)
                 goto fail;
         if ((r = refuse_symlinks("workspace", ws, buf, err)) < 0)
+                goto fail;
+        if ((r = plan_identity(p, &st, err)) < 0)
                 goto fail;
         /* A workspace that contains the run's home provides it: no private
          * home tmpfs then (it would mean creating directories on the host

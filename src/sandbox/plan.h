@@ -45,6 +45,7 @@ enum {
         OPF_DEVICE = 1 << 1,   /* a device node: keep dev, add noexec */
         OPF_OPTIONAL = 1 << 2, /* source may be missing (skip quietly) */
         OPF_VERIFY = 1 << 3,   /* source must be the inode recorded (dev, ino) */
+        OPF_IDMAP = 1 << 4,    /* root runs: idmap owner <-> run uid (workspace) */
 };
 
 /*
@@ -71,23 +72,35 @@ struct rf_seccomp_plan {
         unsigned short len;
 };
 
-/* landlock.c: rules computed from the plan's mounts, applied in the command child. */
+/*
+ * landlock.c: rules computed from the plan's mounts (landlock_plan, in the
+ * supervisor), applied in the command child (landlock_apply). `path` points
+ * into the plan (an op's dst, or a literal): borrowed, never freed here.
+ */
 struct rf_landlock_rule {
-        const char *path; /* borrowed from the plan */
+        const char *path; /* borrowed from the plan; absolute within the new root */
         uint64_t access;  /* LANDLOCK_ACCESS_FS_* allowed beneath path */
+        bool optional;    /* an OPF_OPTIONAL mount: skip if the path is absent */
 };
 struct rf_landlock_plan {
-        int abi;             /* best ABI the kernel offers (0: none) */
+        int abi;             /* ABI applied: min(kernel's, newest known here); 0: none */
+        int abi_kernel;      /* best ABI the kernel offers */
+        int errata;          /* kernel's fixed-issue bitmask; 0 if it cannot say */
         uint64_t handled_fs; /* access rights the ruleset handles */
         uint64_t scoped;     /* LANDLOCK_SCOPE_* (ABI >= 6) */
-        struct rf_landlock_rule rules[PLAN_OPS_MAX];
+        struct rf_landlock_rule rules[PLAN_OPS_MAX + 1]; /* + the root itself */
         size_t n_rules;
 };
 
 struct rf_plan {
         char run_id[RF_RUN_ID_LEN + 1];
-        uid_t host_uid, uid; /* caller's host uid; uid inside the run */
+        /* Ids. Rootless: the caller's ids, mapped to themselves. As root:
+         * the workspace owner's ids inside, mapped to a host uid/gid of
+         * this run's own (hostuid.c) — never host 0. */
+        uid_t host_uid, uid; /* host side of the map; uid inside the run */
         gid_t host_gid, gid;
+        bool map_as_root;       /* root caller: run uid allocated, trees cloned by the supervisor */
+        int uid_lock_fd;        /* owned: holds the run uid allocation (-1 rootless) */
         char *user;             /* name of the run user inside */
         char *home;             /* $HOME inside (a private tmpfs, or in the workspace) */
         bool home_in_workspace; /* the workspace contains $HOME: no home tmpfs */

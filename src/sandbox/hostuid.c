@@ -1,0 +1,76 @@
+/*
+ * hostuid.c — allocate a run's host uid (see hostuid.h).
+ *
+ * One lock file per uid, flock()ed exclusively and non-blocking: the lock
+ * is the allocation, so a supervisor that dies frees its uid at once and
+ * nothing needs cleaning. The search starts at a random offset so that
+ * concurrent supervisors rarely contend for the same file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "hostuid.h"
+#include "shared/macro.h"
+
+static int open_lock_dir(void)
+{
+        /* /run/ringfence/uids, root-owned 0700; created on first use. */
+        if (mkdir("/run/ringfence", 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        if (mkdir(RF_RUN_UID_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        int fd = open(RF_RUN_UID_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        struct stat st;
+        if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0022)) {
+                close(fd);
+                return -EPERM;
+        }
+        return fd;
+}
+
+int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err)
+{
+        _Static_assert(RF_RUN_UID_BASE >= 65536, "run uids must be above the system range");
+        _Static_assert(RF_RUN_UID_COUNT > 0, "empty run uid range");
+        uint32_t start;
+        char name[16];
+
+        _cleanup_close_ int dfd = open_lock_dir();
+        if (dfd < 0)
+                return rf_error_set(err, dfd, "cannot open %s: %s", RF_RUN_UID_LOCK_DIR,
+                                    strerror(-dfd));
+        if (getrandom(&start, sizeof start, 0) != (ssize_t)sizeof start)
+                start = (uint32_t)getpid();
+        for (uint32_t i = 0; i < RF_RUN_UID_COUNT; i++) {
+                uid_t u = (uid_t)(RF_RUN_UID_BASE + (start + i) % RF_RUN_UID_COUNT);
+                if (getpwuid(u))
+                        continue; /* a real account: never hand it to a run */
+                snprintf(name, sizeof name, "%u", (unsigned)u);
+                int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return rf_error_set(err, negative_errno(), "cannot lock run uid %u: %m",
+                                            (unsigned)u);
+                if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                        *uid = u;
+                        *lock_fd = fd;
+                        return 0;
+                }
+                int e = errno;
+                close(fd);
+                if (e != EWOULDBLOCK)
+                        return rf_error_set(err, -e, "cannot lock run uid %u: %s", (unsigned)u,
+                                            strerror(e));
+        }
+        return rf_error_set(err, -EBUSY, "no free run uid in [%u, %u)", RF_RUN_UID_BASE,
+                            RF_RUN_UID_BASE + RF_RUN_UID_COUNT);
+}

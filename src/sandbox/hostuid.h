@@ -1,0 +1,26 @@
+/*
+ * hostuid.h — a per-run unprivileged host uid for runs started by root.
+ *
+ * As root, a run never runs as host uid 0: its user namespace maps the
+ * workspace owner's uid (as seen inside) to a host uid allocated for this
+ * run alone from [RF_RUN_UID_BASE, RF_RUN_UID_BASE + RF_RUN_UID_COUNT).
+ * The allocation is host-wide — every ringfence instance, whatever its
+ * state dir, takes the same lock files under RF_RUN_UID_LOCK_DIR — and
+ * lasts as long as the lock fd is held (the supervisor holds it until the
+ * run is gone; a crash releases it with the process).
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include "shared/error.h"
+
+#define RF_RUN_UID_LOCK_DIR "/run/ringfence/uids"
+
+/*
+ * hostuid_allocate — pick a free uid in the configured range that no
+ * passwd entry names, lock it, and return it in *uid with the lock fd in
+ * *lock_fd (caller closes it when the run is over). Root only. Returns 0,
+ * or -errno with `err` set (-EBUSY: the range is exhausted).
+ */
+int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err);
