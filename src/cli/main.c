@@ -4,7 +4,10 @@
  * Global options (--state-dir) are accepted by every subcommand, in the
  * subcommand's own option list.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -30,6 +33,19 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+        /* fds 0-2 closed by the caller would be taken by the first fds we
+         * open (a signalfd as the run's stdin...): hold them with /dev/null. */
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+                        int n = open("/dev/null", O_RDWR);
+                        if (n < 0)
+                                return 125;
+                        if (n != fd) {
+                                dup2(n, fd);
+                                close(n);
+                        }
+                }
+
         /* Nothing of ringfence's own memory may end up in a core file. */
         struct rlimit core = {0, 0};
         (void)setrlimit(RLIMIT_CORE, &core);

@@ -721,6 +721,47 @@ static void close_inherited(const struct child *c, const int stdio[3])
                 close(nul);
 }
 
+/*
+ * init is a fork of the supervisor without exec, so /proc/1/cmdline inside
+ * would show ringfence's whole command line (policy paths, --env values,
+ * identities). Zero the argument and environment areas of this copy: the
+ * kernel reads cmdline from that memory, and nothing of it is needed here.
+ */
+static void wipe_cmdline(void)
+{
+        char buf[2048];
+        int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return;
+        buf[n] = '\0';
+        char *s = strrchr(buf, ')'); /* comm may contain spaces */
+        if (!s)
+                return;
+        /* after ") " comes field 3; we want fields 48..51 */
+        unsigned long v[52] = {0};
+        int field = 2;
+        for (char *t = s + 1; *t && field < 51;) {
+                while (*t == ' ')
+                        t++;
+                field++;
+                unsigned long x = 0;
+                while (*t >= '0' && *t <= '9')
+                        x = x * 10 + (unsigned long)(*t++ - '0');
+                while (*t && *t != ' ')
+                        t++;
+                v[field] = x;
+        }
+        if (field < 51)
+                return;
+        for (int f = 48; f <= 50; f += 2)
+                if (v[f] && v[f + 1] > v[f] && v[f + 1] - v[f] < (1UL << 24))
+                        explicit_bzero((void *)v[f], v[f + 1] - v[f]);
+}
+
 static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int stdio[3])
 {
         struct child c = {.plan = p, .chan = chan};
@@ -733,6 +774,7 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 child_fail(&c, STEP_PIDNS, errno);
         close_inherited(&c, stdio);
+        wipe_cmdline();
         /* Leave the caller's session: init has no controlling terminal. */
         if (setsid() < 0)
                 child_fail(&c, STEP_SESSION, errno);

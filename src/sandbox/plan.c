@@ -481,9 +481,18 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
         m->dev = st.st_dev;
         m->ino = st.st_ino;
         m->flags |= OPF_VERIFY;
-        /* A writable path owned like the workspace is idmapped like it. */
-        if (p->map_as_root && !(m->flags & OPF_RDONLY) && st.st_uid == p->uid)
+        /* A writable path owned like the workspace is idmapped like it. One
+         * owned by anyone else would collect files owned by this run's host
+         * uid, which a later run may be given: refused. */
+        if (p->map_as_root && !(m->flags & OPF_RDONLY)) {
+                if (st.st_uid != p->uid)
+                        return rf_error_set(err, -EPERM,
+                                            "%s %s is owned by uid %u, not by the workspace "
+                                            "owner (uid %u); a run started by root can only "
+                                            "write paths owned like its workspace",
+                                            what, buf, st.st_uid, p->uid);
                 m->flags |= OPF_IDMAP;
+        }
         return 0;
 }
 
