@@ -2,9 +2,13 @@
  * landlock.h — Landlock as the run's second filesystem layer.
  *
  * Independently of the mount namespace, the command may only read what the
- * plan binds read-only and write where the plan has writable mounts. The
- * best ABI the kernel offers is used (Debian's headers stop at an old ABI;
- * the missing definitions live in landlock.c) and reported.
+ * plan mounts, execute only from read-only binds and writable places, and
+ * write only where the plan has writable mounts; it cannot signal anything
+ * outside its own Landlock domain (the run's init included) nor reach
+ * abstract unix sockets created outside it. The best ABI the kernel offers
+ * is used (Debian's headers stop at an old ABI; the missing definitions
+ * live in landlock.c) and reported in plan->landlock.abi. The rules table
+ * is in landlock.c.
  */
 #pragma once
 
@@ -13,16 +17,20 @@
 
 /*
  * landlock_plan — detect the kernel's Landlock ABI and derive the rules
- * from p->ops into p->landlock. Supervisor, before clone. Returns 0, or
- * -errno with `err` set (no Landlock at all: -EOPNOTSUPP — the run is
- * refused).
+ * from p->ops into p->landlock (rule paths are borrowed from the ops).
+ * Supervisor, before clone; call it after every op is in place. Returns
+ * 0, or -errno with `err` set: no Landlock at all → -EOPNOTSUPP with
+ * "Landlock is not available (...)" — the run is refused (exit 125).
+ * Test builds: RINGFENCE_TEST_LANDLOCK_ABI=N caps the ABI (0: none);
+ * RINGFENCE_TEST_LANDLOCK_NO_RULE=PATH derives no rule from the op at PATH.
  */
 int landlock_plan(struct rf_plan *p, struct rf_error *err);
 
 /*
  * landlock_apply — create the ruleset, add p->landlock.rules (paths opened
- * O_PATH inside the new root) and restrict the calling process. Command
- * child, after no_new_privs, before seccomp; no allocation. Returns 0 or
- * -errno.
+ * O_PATH inside the new root, symlinks not followed; an optional path that
+ * is absent is skipped) and restrict the calling process. Command child,
+ * after no_new_privs, before seccomp; no allocation. Returns 0 or -errno
+ * (the run is refused: "cannot set up the Landlock filesystem rules").
  */
 int landlock_apply(const struct rf_plan *p);
