@@ -37,6 +37,15 @@ const char *policy_find_conflict(const struct rf_policy *p);
 int policy_list_take(char ***list, size_t *n, char *path);
 
 /*
+ * Append an already normalised, owned protected path with its directory flag
+ * (taking ownership on success). Returns 1 if added, 0 if it was already
+ * there (the path is freed and a true `dir` sets the existing entry's flag),
+ * -E2BIG past POLICY_PATHS_MAX, -ENOMEM. protected_set is not touched. On
+ * failure the list is unchanged and the path still belongs to the caller.
+ */
+int policy_protected_take(struct rf_policy *p, char *path, bool dir);
+
+/*
  * Set env NAME=VALUE from already validated strings: replaces the value of
  * an existing NAME, else appends. Returns 0, -E2BIG past POLICY_ENV_MAX, or
  * -ENOMEM; `p` unchanged on failure.

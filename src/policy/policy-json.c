@@ -14,6 +14,9 @@
  *   timeout   "Nms", "Ns", "Nm" or "Nh" in the largest exact unit
  *   cpus      a decimal number without trailing zeros: 1.5, 2, 0.25
  *   paths     in list order (order is meaningful to the sandbox)
+ *   protected in list order, a directory with its trailing slash ("a/b/");
+ *             written whenever the key was set, so an explicit [] (which
+ *             turns the sandbox's default protection off) survives
  *   env       sorted by name
  *
  * The output is also a valid version-1 policy, and parsing it yields an
@@ -127,6 +130,36 @@ static void put_paths_member(struct json_buf *b, bool *first, const char *key, c
         json_buf_append(b, "]", 1);
 }
 
+static void put_protected_member(struct json_buf *b, bool *first, const struct rf_policy *p)
+{
+        if (!p->protected_set && p->n_protected == 0)
+                return;
+        put_key(b, first, "protected");
+        json_buf_append(b, "[", 1);
+        for (size_t i = 0; i < p->n_protected; i++) {
+                const char *s = p->protected[i];
+                size_t len = strlen(s);
+                /* write "path/" for a directory: the string plus a slash inside the quotes */
+                _cleanup_free_ char *tmp = NULL;
+                if (p->protected_dir[i]) {
+                        tmp = malloc(len + 2);
+                        if (!tmp) {
+                                if (!b->error)
+                                        b->error = -ENOMEM;
+                                return;
+                        }
+                        memcpy(tmp, s, len);
+                        tmp[len++] = '/';
+                        tmp[len] = '\0';
+                        s = tmp;
+                }
+                if (i)
+                        json_buf_append(b, ",", 1);
+                json_buf_append_string(b, s, len);
+        }
+        json_buf_append(b, "]", 1);
+}
+
 static int cmp_env(const void *a, const void *b, void *names)
 {
         char **n = names;
@@ -188,6 +221,7 @@ int policy_to_json(const struct rf_policy *p, char **ret)
 
         f = true;
         put_size_member(&sec, &f, "home_size", p->home_size);
+        put_protected_member(&sec, &f, p);
         put_paths_member(&sec, &f, "read_only", p->read_only, p->n_read_only);
         put_paths_member(&sec, &f, "read_write", p->read_write, p->n_read_write);
         put_size_member(&sec, &f, "shm_size", p->shm_size);

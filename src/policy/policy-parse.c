@@ -337,6 +337,54 @@ static int parse_read_write(struct ctx *c, const struct json_node *v, const stru
                            "read_only");
 }
 
+/*
+ * filesystem.protected: paths relative to the workspace. Even an empty array
+ * is recorded (protected_set): it turns the sandbox's default protection off,
+ * which an absent key does not.
+ */
+static int parse_protected(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r;
+
+        r = expect_type(c, v, JSON_ARRAY, "an array of paths relative to the workspace");
+        if (r < 0)
+                return r;
+        if (v->n_items > POLICY_PATHS_MAX) {
+                size_t mark;
+                path_push_index(c, POLICY_PATHS_MAX, &mark);
+                return fail_value(c, v->items[POLICY_PATHS_MAX], -E2BIG, "more than %d paths",
+                                  POLICY_PATHS_MAX);
+        }
+        for (size_t i = 0; i < v->n_items; i++) {
+                const struct json_node *e = v->items[i];
+                char buf[128];
+                const char *why;
+                size_t mark;
+                char *path;
+                bool dir;
+
+                path_push_index(c, i, &mark);
+                r = expect_type(c, e, JSON_STRING, "a string (a path relative to the workspace)");
+                if (r < 0)
+                        return r;
+                r = policy_protected_normalize(e->str, e->len, &path, &dir, &why);
+                if (r == -ENOMEM)
+                        return fail_value(c, e, r, "out of memory");
+                if (r < 0)
+                        return fail_value(c, e, r, "\"%s\" %s", shown(e, buf, sizeof buf), why);
+                r = policy_protected_take(c->p, path, dir);
+                if (r < 0) {
+                        free(path);
+                        /* -E2BIG cannot happen: n_items was checked above */
+                        return fail_value(c, e, r,
+                                          r == -ENOMEM ? "out of memory" : "too many paths");
+                }
+                path_pop(c, mark);
+        }
+        c->p->protected_set = true;
+        return 0;
+}
+
 static int parse_size_field(struct ctx *c, const struct json_node *v, const struct field *f)
 {
         uint64_t *field = target(c, f), bytes;
@@ -500,6 +548,7 @@ static const struct field identity_fields[] = {
 static const struct field filesystem_fields[] = {
         {.key = "read_only", .parse = parse_read_only},
         {.key = "read_write", .parse = parse_read_write},
+        {.key = "protected", .parse = parse_protected},
         FIELD("tmp_size", parse_size_field, tmp_size),
         FIELD("home_size", parse_size_field, home_size),
         FIELD("shm_size", parse_size_field, shm_size),

@@ -50,6 +50,8 @@ struct rf_policy *policy_free(struct rf_policy *p)
         free(p->workspace);
         strv_free(p->read_only, p->n_read_only);
         strv_free(p->read_write, p->n_read_write);
+        strv_free(p->protected, p->n_protected);
+        free(p->protected_dir);
         strv_free(p->env_names, p->n_env);
         strv_free(p->env_values, p->n_env);
         free(p);
@@ -108,14 +110,26 @@ const char *policy_find_conflict(const struct rf_policy *p)
         return NULL;
 }
 
-int policy_path_normalize(const char *path, size_t len, char **ret, const char **why)
+/*
+ * The one path checker behind policy_path_normalize() (absolute host paths)
+ * and policy_protected_normalize() (paths relative to the workspace): the
+ * same character, length and component rules for both, so the two kinds
+ * cannot drift apart. Only the anchoring differs.
+ */
+static int path_normalize(const char *path, size_t len, bool relative, char **ret, bool *ret_dir,
+                          const char **why)
 {
-        const char *dummy;
         size_t bad;
 
-        if (!why)
-                why = &dummy;
-        if (len == 0 || path[0] != '/') {
+        if (len == 0) {
+                *why = relative ? "is empty" : "is not an absolute path";
+                return -EINVAL;
+        }
+        if (relative && path[0] == '/') {
+                *why = "is an absolute path (protected paths are relative to the workspace)";
+                return -EINVAL;
+        }
+        if (!relative && path[0] != '/') {
                 *why = "is not an absolute path";
                 return -EINVAL;
         }
@@ -155,15 +169,34 @@ int policy_path_normalize(const char *path, size_t len, char **ret, const char *
                         *why = "must not contain \".\" or \"..\" components";
                         return -EINVAL;
                 }
-                out[o++] = '/';
+                if (!relative || o > 0)
+                        out[o++] = '/';
                 memcpy(out + o, path + start, clen);
                 o += clen;
         }
+        /* a relative path starts with a component (checked above), so only "/" gets here */
         if (o == 0)
                 out[o++] = '/';
         out[o] = '\0';
+        if (ret_dir)
+                *ret_dir = path[len - 1] == '/';
         *ret = out;
         return 0;
+}
+
+int policy_path_normalize(const char *path, size_t len, char **ret, const char **why)
+{
+        const char *dummy;
+
+        return path_normalize(path, len, false, ret, NULL, why ? why : &dummy);
+}
+
+int policy_protected_normalize(const char *path, size_t len, char **ret, bool *ret_dir,
+                               const char **why)
+{
+        const char *dummy;
+
+        return path_normalize(path, len, true, ret, ret_dir, why ? why : &dummy);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -182,6 +215,31 @@ int policy_list_take(char ***list, size_t *n, char *path)
                 return -ENOMEM;
         l[(*n)++] = path;
         *list = l;
+        return 1;
+}
+
+int policy_protected_take(struct rf_policy *p, char *path, bool dir)
+{
+        for (size_t i = 0; i < p->n_protected; i++)
+                if (strcmp(p->protected[i], path) == 0) {
+                        p->protected_dir[i] |= dir; /* a directory flag wins */
+                        free(path);
+                        return 0;
+                }
+        if (p->n_protected >= POLICY_PATHS_MAX)
+                return -E2BIG;
+        /* grow both arrays before changing n_protected, so a failure leaves p consistent */
+        char **l = realloc(p->protected, (p->n_protected + 1) * sizeof *l);
+        if (!l)
+                return -ENOMEM;
+        p->protected = l;
+        bool *d = realloc(p->protected_dir, (p->n_protected + 1) * sizeof *d);
+        if (!d)
+                return -ENOMEM;
+        p->protected_dir = d;
+        p->protected[p->n_protected] = path;
+        p->protected_dir[p->n_protected] = dir;
+        p->n_protected++;
         return 1;
 }
 
@@ -276,6 +334,33 @@ int policy_add_path(char ***list, size_t *n, const char *path, struct rf_error *
                 free(v);
                 return rf_error_set(err, r, "out of memory");
         }
+        return 0;
+}
+
+int policy_add_protected(struct rf_policy *p, const char *path, struct rf_error *err)
+{
+        const char *why;
+        bool dir;
+        char *v;
+        int r;
+
+        if (!path)
+                return rf_error_set(err, -EINVAL, "missing value");
+        r = policy_protected_normalize(path, strlen(path), &v, &dir, &why);
+        if (r == -ENOMEM)
+                return rf_error_set(err, r, "out of memory");
+        if (r < 0)
+                return rf_error_set(err, r, "path %s", why);
+        r = policy_protected_take(p, v, dir);
+        if (r == -E2BIG) {
+                free(v);
+                return rf_error_set(err, r, "more than %d paths", POLICY_PATHS_MAX);
+        }
+        if (r < 0) {
+                free(v);
+                return rf_error_set(err, r, "out of memory");
+        }
+        p->protected_set = true;
         return 0;
 }
 
@@ -443,8 +528,9 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         *c = *p;
         c->agent = c->on_behalf_of = c->task = c->project = c->triggered_by = NULL;
         c->workspace = NULL;
-        c->read_only = c->read_write = c->env_names = c->env_values = NULL;
-        c->n_read_only = c->n_read_write = c->n_env = 0;
+        c->read_only = c->read_write = c->protected = c->env_names = c->env_values = NULL;
+        c->protected_dir = NULL;
+        c->n_read_only = c->n_read_write = c->n_protected = c->n_env = 0;
 
         if (strdup_opt(p->agent, &c->agent) < 0 ||
             strdup_opt(p->on_behalf_of, &c->on_behalf_of) < 0 ||
@@ -458,6 +544,16 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         if (strv_dup(p->read_write, p->n_read_write, &c->read_write) < 0)
                 return -ENOMEM;
         c->n_read_write = p->n_read_write;
+        if (p->n_protected > 0) {
+                c->protected_dir = malloc(p->n_protected * sizeof *c->protected_dir);
+                if (!c->protected_dir)
+                        return -ENOMEM;
+                memcpy(c->protected_dir, p->protected_dir,
+                       p->n_protected * sizeof *c->protected_dir);
+                if (strv_dup(p->protected, p->n_protected, &c->protected) < 0)
+                        return -ENOMEM;
+                c->n_protected = p->n_protected;
+        }
         if (strv_dup(p->env_names, p->n_env, &c->env_names) < 0)
                 return -ENOMEM;
         /* names and values share n_env: on failure free the names by hand */
@@ -544,6 +640,24 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
                        "filesystem.read_write", err);
         if (r < 0)
                 return r;
+
+        m->protected_set |= overlay->protected_set;
+        for (size_t i = 0; i < overlay->n_protected; i++) {
+                char *v = strdup(overlay->protected[i]);
+                if (!v)
+                        return rf_error_set(err, -ENOMEM, "out of memory");
+                r = policy_protected_take(m, v, overlay->protected_dir[i]);
+                if (r < 0) {
+                        free(v);
+                        if (r == -E2BIG) {
+                                if (err)
+                                        snprintf(err->keypath, sizeof err->keypath,
+                                                 "filesystem.protected");
+                                return rf_error_set(err, r, "more than %d paths", POLICY_PATHS_MAX);
+                        }
+                        return rf_error_set(err, r, "out of memory");
+                }
+        }
 
         for (size_t i = 0; i < overlay->n_env; i++) {
                 r = policy_env_put(m, overlay->env_names[i], overlay->env_values[i]);

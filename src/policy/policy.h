@@ -61,6 +61,20 @@ struct rf_policy {
         size_t n_read_only;
         char **read_write; /* absolute host paths bound read-write at the same path */
         size_t n_read_write;
+        /*
+         * Paths inside the workspace the run must not modify, relative to the
+         * workspace root, normalised (no leading or trailing slash, no empty,
+         * "." or ".." components), each at most once. protected_dir[i] is true
+         * if the path was written with a trailing slash: it names a directory
+         * (this matters only for the placeholder of a path that does not exist).
+         * protected_set tells "key absent" (false: the sandbox applies its
+         * defaults) from an explicit list, which replaces the defaults; an
+         * explicit empty list (protected_set, n_protected == 0) protects nothing.
+         */
+        char **protected;
+        bool *protected_dir; /* n_protected entries, parallel to `protected` */
+        size_t n_protected;
+        bool protected_set;
         uint64_t tmp_size;  /* bytes for /tmp; 0 = POLICY_DEFAULT_TMP_SIZE */
         uint64_t home_size; /* bytes for $HOME; 0 = default */
         uint64_t shm_size;  /* bytes for /dev/shm; 0 = default */
@@ -96,8 +110,9 @@ static inline void policy_freep(struct rf_policy **p)
  * On failure returns -EINVAL (bad input), -E2BIG (a limit exceeded) or
  * -ENOMEM, fills `err` with file/line/col/keypath/msg, and *ret is untouched.
  * Rejects: unknown keys, duplicate keys, wrong types, bad sizes/durations,
- * relative paths, strings with NUL or invalid UTF-8, a missing or unsupported
- * `version`, trailing bytes after the document.
+ * relative paths (absolute ones in `filesystem.protected`), strings with NUL
+ * or invalid UTF-8, a missing or unsupported `version`, trailing bytes after
+ * the document.
  */
 int policy_parse(const char *buf, size_t len, const char *filename, struct rf_policy **ret,
                  struct rf_error *err);
@@ -112,8 +127,10 @@ int policy_load_file(const char *path, struct rf_policy **ret, struct rf_error *
 /*
  * policy_merge — apply `overlay` (typically built from CLI flags) on top of
  * `base`: every scalar/string set in overlay replaces base's; lists are
- * appended (a path already in the same list is not added twice); env entries
- * with the same name are replaced. `version` is not merged. Returns 0, or
+ * appended (a path already in the same list is not added twice; for
+ * `protected`, a directory flag on either side wins, and protected_set is
+ * the OR of both); env entries with the same name are replaced. `version` is
+ * not merged. Returns 0, or
  * -E2BIG if a list limit would be exceeded, -EINVAL if the result would name
  * one path both read-only and read-write, -ENOMEM. On failure `base` is
  * unchanged and `err` (may be NULL) says why.
@@ -135,6 +152,11 @@ int policy_apply_defaults(struct rf_policy *p);
  *   stores the normalised form in *field, replacing it.
  * policy_add_path — append the normalised path to a read_only/read_write
  *   list unless it is already there; -E2BIG past POLICY_PATHS_MAX entries.
+ * policy_add_protected — for `--protect PATH`: validate PATH like an entry
+ *   of `filesystem.protected` (policy_protected_normalize), append it unless
+ *   it is already there (a trailing slash then still marks the existing
+ *   entry a directory), and set protected_set; -E2BIG past POLICY_PATHS_MAX
+ *   entries.
  * policy_add_env — add or replace NAME=VALUE: the name must satisfy
  *   env_name_valid() and not start with POLICY_ENV_RESERVED_PREFIX; the value
  *   must be UTF-8, at most POLICY_STRING_MAX bytes (control characters such
@@ -143,6 +165,7 @@ int policy_apply_defaults(struct rf_policy *p);
 int policy_set_string(char **field, const char *value, size_t max, struct rf_error *err);
 int policy_set_path(char **field, const char *path, struct rf_error *err);
 int policy_add_path(char ***list, size_t *n, const char *path, struct rf_error *err);
+int policy_add_protected(struct rf_policy *p, const char *path, struct rf_error *err);
 int policy_add_env(struct rf_policy *p, const char *name, const char *value, struct rf_error *err);
 
 /*
@@ -169,6 +192,19 @@ int policy_set_limit(struct rf_policy *p, const char *key, const char *value, st
 int policy_path_normalize(const char *path, size_t len, char **ret, const char **why);
 
 /*
+ * policy_protected_normalize — validate the `len` bytes at `path` as a
+ * protected path (relative to the workspace root) and store a new normalised
+ * copy (caller frees) in *ret, and in *ret_dir whether it ended in a slash
+ * (it names a directory). Same rules as policy_path_normalize() except that
+ * the path must be relative (not empty, no leading "/"); repeated slashes
+ * collapse and the trailing slash is dropped ("a//b/" -> "a/b", dir).
+ * Returns 0, -EINVAL (*why, if non-NULL, says why), or -ENOMEM; *ret and
+ * *ret_dir are set only on success. Pure.
+ */
+int policy_protected_normalize(const char *path, size_t len, char **ret, bool *ret_dir,
+                               const char **why);
+
+/*
  * policy_dup — deep copy of `p` into *ret (caller owns). 0 or -ENOMEM.
  */
 int policy_dup(const struct rf_policy *p, struct rf_policy **ret);
@@ -176,9 +212,11 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret);
 /*
  * policy_to_json — the canonical compact JSON of `p`, a NUL-terminated
  * string stored in *ret (caller frees): keys sorted bytewise, no whitespace,
- * unset fields and empty sections left out, strings escaped as in RFC 8785,
+ * unset fields and empty sections left out (but an explicit empty
+ * `"protected":[]` is kept: it means something), strings escaped as in RFC 8785,
  * sizes as "N[K|M|G]" strings and the timeout as "N(ms|s|m|h)" in the
- * largest unit that is exact, cpus as a decimal number. The output is itself
+ * largest unit that is exact, cpus as a decimal number, lists in their
+ * order, protected directories with their trailing slash. The output is itself
  * a valid version-1 policy that parses back to the same struct, and equal
  * policies give byte-identical output, so it can be hashed for attribution.
  * Returns 0, -ENOMEM, or -EINVAL if `p` holds a string that is not valid

@@ -246,7 +246,7 @@ static void test_path_errors(void)
              "p.json:1:26: workspace: expected a string (an absolute path), got an array");
         FAIL("{\"version\":1,\"filesystem\":{\"read_onyl\":[]}}", -EINVAL,
              "p.json:1:28: filesystem.read_onyl: unknown key (expected one of: read_only, "
-             "read_write, tmp_size, home_size, shm_size)");
+             "read_write, protected, tmp_size, home_size, shm_size)");
         FAIL("{\"version\":1,\"filesystem\":{\"read_only\":\"/opt\"}}", -EINVAL,
              "p.json:1:40: filesystem.read_only: expected an array of absolute paths, got a "
              "string");
@@ -849,6 +849,445 @@ static char *to_json(const struct rf_policy *p)
         return s;
 }
 
+/* ------------------------------------------------------------------------ */
+/* filesystem.protected                                                      */
+
+static void test_protected_normalize(void)
+{
+        static const struct {
+                const char *in;
+                const char *out; /* NULL = rejected */
+                bool dir;
+                const char *why; /* when rejected */
+        } cases[] = {
+                {".git/hooks/", ".git/hooks", true, NULL},
+                {".git/config", ".git/config", false, NULL},
+                {"a", "a", false, NULL},
+                {"a/", "a", true, NULL},
+                {"a//", "a", true, NULL},
+                {"a//b", "a/b", false, NULL},
+                {"a///b//", "a/b", true, NULL},
+                {".bashrc", ".bashrc", false, NULL},
+                {"...", "...", false, NULL},
+                {"..a/.b/c..", "..a/.b/c..", false, NULL},
+                {"a b/ü", "a b/ü", false, NULL},
+                {"", NULL, false, "is empty"},
+                {"/", NULL, false,
+                 "is an absolute path (protected paths are relative to the workspace)"},
+                {"/a", NULL, false,
+                 "is an absolute path (protected paths are relative to the workspace)"},
+                {"//a", NULL, false,
+                 "is an absolute path (protected paths are relative to the workspace)"},
+                {".", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"./", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"./a", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"a/.", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"a/./b", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"..", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"../a", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"a/../b", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"a/..", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"a/../", NULL, false, "must not contain \".\" or \"..\" components"},
+                {"a\tb", NULL, false, "contains a control character"},
+                {"a\nb", NULL, false, "contains a control character"},
+                {"a\x1b[0m", NULL, false, "contains a control character"},
+                {"a\x7f", NULL, false, "contains a control character"},
+                {"\xff", NULL, false, "is not valid UTF-8"},
+                {"a/\xc0\xaf", NULL, false, "is not valid UTF-8"},
+                {"\xed\xa0\x80", NULL, false, "is not valid UTF-8"},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char *out = NULL;
+                const char *why = NULL;
+                bool dir = !cases[i].dir;
+                int r = policy_protected_normalize(cases[i].in, strlen(cases[i].in), &out, &dir,
+                                                   &why);
+                if (cases[i].out) {
+                        is_int(r, 0, "protected '%s' accepted", cases[i].in);
+                        is_str(out, cases[i].out, "protected '%s' normalised", cases[i].in);
+                        ok(dir == cases[i].dir, "protected '%s' dir=%d", cases[i].in, cases[i].dir);
+                } else {
+                        is_int(r, -EINVAL, "protected '%s' rejected", cases[i].in);
+                        is_str(why, cases[i].why, "protected '%s': why", cases[i].in);
+                        ok(out == NULL, "no output for a rejected protected path");
+                }
+                free(out);
+        }
+        char *out = NULL;
+        is_int(policy_protected_normalize("a\0b", 3, &out, NULL, NULL), -EINVAL,
+               "embedded NUL rejected (NULL why and dir are fine)");
+        ok(out == NULL, "no output for embedded NUL");
+        const char *why = NULL;
+        is_int(policy_protected_normalize("a\0b", 3, &out, NULL, &why), -EINVAL,
+               "embedded NUL rejected");
+        is_str(why, "contains a NUL byte", "embedded NUL: why");
+
+        /* length: POLICY_PATH_MAX bytes as written, before collapsing */
+        char *big = malloc(POLICY_PATH_MAX + 2);
+        if (!big)
+                abort();
+        memset(big, 'p', POLICY_PATH_MAX + 1);
+        big[POLICY_PATH_MAX + 1] = '\0';
+        is_int(policy_protected_normalize(big, POLICY_PATH_MAX + 1, &out, NULL, &why), -EINVAL,
+               "protected path over POLICY_PATH_MAX");
+        is_str(why, "is too long", "too long: why");
+        big[POLICY_PATH_MAX - 1] = '/';
+        is_int(policy_protected_normalize(big, POLICY_PATH_MAX, &out, NULL, NULL), 0,
+               "protected path of exactly POLICY_PATH_MAX bytes");
+        ok(out && strlen(out) == POLICY_PATH_MAX - 1, "its trailing slash is dropped");
+        free(out);
+        free(big);
+
+        /* the absolute normaliser is unchanged by the shared code */
+        out = NULL;
+        is_int(policy_path_normalize("a/b", 3, &out, &why), -EINVAL, "absolute: relative refused");
+        is_str(why, "is not an absolute path", "absolute: why");
+}
+
+static void test_protected_parse(void)
+{
+        struct rf_policy *p;
+
+        p = parse_ok(
+                "{\"version\":1,\"filesystem\":{\"protected\":[\".git/hooks/\",\".git/config\","
+                "\"a//b\",\".bashrc\",\"a/b/\",\".git/config\",\".claude/\",\".git//hooks\"]}}",
+                "protected list");
+        is_int(p ? p->n_protected : 0, 5, "duplicates (after normalising) kept once");
+        if (p && p->n_protected == 5) {
+                ok(p->protected_set, "protected_set");
+                is_str(p->protected[0], ".git/hooks", "protected[0] without trailing slash");
+                ok(p->protected_dir[0], "protected[0] is a directory");
+                is_str(p->protected[1], ".git/config", "protected[1]");
+                ok(!p->protected_dir[1], "protected[1] is not a directory");
+                is_str(p->protected[2], "a/b", "protected[2] normalised, at its first position");
+                ok(p->protected_dir[2], "a later \"a/b/\" marks it a directory (dir wins)");
+                is_str(p->protected[3], ".bashrc", "protected[3]");
+                ok(!p->protected_dir[3], "protected[3] is not a directory");
+                is_str(p->protected[4], ".claude", "protected[4]");
+                ok(p->protected_dir[4], "protected[4] is a directory");
+        }
+        policy_free(p);
+
+        p = parse_ok("{\"version\":1}", "no protected key");
+        ok(p && !p->protected_set && p->n_protected == 0 && !p->protected,
+           "absent key: protected_set false (the sandbox's defaults apply)");
+        policy_free(p);
+        p = parse_ok("{\"version\":1,\"filesystem\":{\"tmp_size\":\"1M\"}}", "filesystem, no key");
+        ok(p && !p->protected_set, "filesystem without protected: unset");
+        policy_free(p);
+        p = parse_ok("{\"version\":1,\"filesystem\":{\"protected\":[]}}", "protected []");
+        ok(p && p->protected_set && p->n_protected == 0, "explicit []: set, no entries");
+        policy_free(p);
+
+        /* entry limit: 256 distinct entries are fine, the 257th is not */
+        size_t cap = 64 + (POLICY_PATHS_MAX + 1) * 12;
+        char *list = malloc(cap);
+        if (!list)
+                abort();
+        size_t used = (size_t)snprintf(list, cap, "{\"version\":1,\"filesystem\":{\"protected\":[");
+        for (int i = 0; i < POLICY_PATHS_MAX; i++)
+                used += (size_t)snprintf(list + used, cap - used, "%s\"p%d/\"", i ? "," : "", i);
+        snprintf(list + used, cap - used, "]}}");
+        p = parse_ok(list, "256 protected paths");
+        is_int(p ? p->n_protected : 0, POLICY_PATHS_MAX, "256 protected entries");
+        policy_free(p);
+        snprintf(list + used, cap - used, ",\"extra\"]}}");
+        struct rf_error e = {0};
+        p = NULL;
+        is_int(policy_parse(list, strlen(list), "p.json", &p, &e), -E2BIG,
+               "257 protected paths refused");
+        is_str(e.keypath, "filesystem.protected[256]", "limit keypath names the extra entry");
+        is_str(e.msg, "more than 256 paths", "protected limit message");
+        is_int(e.line, 1, "protected limit line");
+        is_int(e.col, used + 2, "protected limit at the extra entry");
+        ok(p == NULL, "*ret untouched");
+        free(list);
+
+        /* length limit in a document */
+        char *doc = malloc(POLICY_PATH_MAX + 128);
+        char *path = malloc(POLICY_PATH_MAX + 2);
+        if (!doc || !path)
+                abort();
+        memset(path, 'q', POLICY_PATH_MAX + 1);
+        path[POLICY_PATH_MAX + 1] = '\0';
+        snprintf(doc, POLICY_PATH_MAX + 128,
+                 "{\"version\":1,\"filesystem\":{\"protected\":[\"%s\"]}}", path);
+        e = (struct rf_error){0};
+        is_int(policy_parse(doc, strlen(doc), "p.json", &p, &e), -EINVAL,
+               "protected path over the limit");
+        is_str(e.keypath, "filesystem.protected[0]", "too long: keypath");
+        is_int(e.col, 41, "too long: column of the value");
+        ok(strstr(e.msg, "...\" is too long") != NULL, "too long: message (value cut): %s", e.msg);
+        path[POLICY_PATH_MAX] = '\0';
+        snprintf(doc, POLICY_PATH_MAX + 128,
+                 "{\"version\":1,\"filesystem\":{\"protected\":[\"%s\"]}}", path);
+        p = parse_ok(doc, "protected path of exactly POLICY_PATH_MAX bytes");
+        policy_free(p);
+        free(path);
+        free(doc);
+}
+
+static void test_protected_errors(void)
+{
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":\".git\"}}", -EINVAL,
+             "p.json:1:40: filesystem.protected: expected an array of paths relative to the "
+             "workspace, got a string");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":null}}", -EINVAL,
+             "p.json:1:40: filesystem.protected: expected an array of paths relative to the "
+             "workspace, got null");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":{\".git\":true}}}", -EINVAL,
+             "p.json:1:40: filesystem.protected: expected an array of paths relative to the "
+             "workspace, got an object");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"a\", 1]}}", -EINVAL,
+             "p.json:1:46: filesystem.protected[1]: expected a string (a path relative to the "
+             "workspace), got a number");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[[\"a\"]]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: expected a string (a path relative to the "
+             "workspace), got an array");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"\"]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: \"\" is empty");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"/etc/passwd\"]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: \"/etc/passwd\" is an absolute path "
+             "(protected paths are relative to the workspace)");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"ok\",\"//x\"]}}", -EINVAL,
+             "p.json:1:46: filesystem.protected[1]: \"//x\" is an absolute path (protected "
+             "paths are relative to the workspace)");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\".\"]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: \".\" must not contain \".\" or \"..\" "
+             "components");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"./.git\"]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: \"./.git\" must not contain \".\" or \"..\" "
+             "components");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\".git/hooks/..\"]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: \".git/hooks/..\" must not contain \".\" or "
+             "\"..\" components");
+        FAIL("{\"version\":1,\n \"filesystem\": {\"protected\": [\".git/hooks/\",\n    "
+             "\"../outside\"]}}",
+             -EINVAL,
+             "p.json:3:5: filesystem.protected[1]: \"../outside\" must not contain \".\" or "
+             "\"..\" components");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"a\\nb\"]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: \"a\\nb\" contains a control character");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"\\u001b[2J\"]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: \"\\u001b[2J\" contains a control character");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"a\\u007f\"]}}", -EINVAL,
+             "p.json:1:41: filesystem.protected[0]: \"a\\u007f\" contains a control character");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"a\\u0000b\"]}}", -EINVAL,
+             "p.json:1:43: filesystem.protected[0]: NUL (\\u0000) is not allowed in strings");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"a\xff\"]}}", -EINVAL,
+             "p.json:1:43: filesystem.protected[0]: invalid UTF-8 in string (byte 0xff)");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[\"a\",]}}", -EINVAL,
+             "p.json:1:45: filesystem.protected[1]: trailing comma in array");
+        FAIL("{\"version\":1,\"filesystem\":{\"protected\":[],\"protected\":[\"a\"]}}", -EINVAL,
+             "p.json:1:43: filesystem.protected: duplicate key (first at line 1, column 28)");
+        FAIL("{\"version\":1,\"protected\":[\".git\"]}", -EINVAL,
+             "p.json:1:14: protected: unknown key (expected one of: version, identity, "
+             "workspace, filesystem, env, limits)");
+}
+
+static void test_protected_setter(void)
+{
+        struct rf_policy *p = policy_new();
+        struct rf_error e = {0};
+
+        if (!p) {
+                ok(false, "policy_new");
+                return;
+        }
+        is_int(policy_add_protected(p, "/etc", &e), -EINVAL, "add_protected absolute refused");
+        is_str(e.msg, "path is an absolute path (protected paths are relative to the workspace)",
+               "add_protected absolute message");
+        is_int(policy_add_protected(p, "a/../b", &e), -EINVAL, "add_protected .. refused");
+        is_str(e.msg, "path must not contain \".\" or \"..\" components",
+               "add_protected .. message");
+        is_int(policy_add_protected(p, "", &e), -EINVAL, "add_protected empty refused");
+        is_str(e.msg, "path is empty", "add_protected empty message");
+        is_int(policy_add_protected(p, NULL, &e), -EINVAL, "add_protected NULL refused");
+        is_str(e.msg, "missing value", "add_protected NULL message");
+        is_int(policy_add_protected(p, "a\x1b", NULL), -EINVAL, "add_protected with NULL err");
+        ok(!p->protected_set && p->n_protected == 0, "failures leave the policy unchanged");
+
+        is_int(policy_add_protected(p, ".envrc", &e), 0, "add_protected file");
+        ok(p->protected_set, "add_protected sets protected_set");
+        is_int(policy_add_protected(p, "x//y", &e), 0, "add_protected x//y");
+        is_int(policy_add_protected(p, "x/y/", &e), 0, "add_protected same path as a directory");
+        is_int(policy_add_protected(p, "x/y", &e), 0, "add_protected same path as a file");
+        is_int(p->n_protected, 2, "same path added once");
+        is_str(p->protected[1], "x/y", "normalised");
+        ok(p->protected_dir[1], "dir flag wins, and stays");
+        ok(!p->protected_dir[0], ".envrc is a file");
+
+        for (int i = 0; p->n_protected < POLICY_PATHS_MAX; i++) {
+                char path[32];
+                snprintf(path, sizeof path, "p%d", i);
+                if (policy_add_protected(p, path, &e) < 0)
+                        break;
+        }
+        is_int(p->n_protected, POLICY_PATHS_MAX, "protected filled to the limit");
+        e = (struct rf_error){0};
+        is_int(policy_add_protected(p, "over", &e), -E2BIG, "one more is -E2BIG");
+        is_str(e.msg, "more than 256 paths", "protected limit message");
+        is_int(policy_add_protected(p, ".envrc/", &e), 0, "a duplicate at the limit is fine");
+        ok(p->protected_dir[0], "and can still mark the entry a directory");
+        is_int(p->n_protected, POLICY_PATHS_MAX, "still at the limit");
+        policy_free(p);
+}
+
+static void test_protected_merge_dup_json(void)
+{
+        struct rf_error e = {0};
+        char line[1024];
+        char *s, *t;
+
+        /* merge: append, dedupe (dir wins), order kept */
+        struct rf_policy *base =
+                parse_ok("{\"version\":1,\"filesystem\":{\"protected\":[\".git/hooks/\",\"a\"]}}",
+                         "protected merge base");
+        struct rf_policy *over = policy_new();
+        if (!base || !over) {
+                ok(false, "protected merge setup");
+                policy_free(base);
+                policy_free(over);
+                return;
+        }
+        policy_add_protected(over, "b", &e);
+        policy_add_protected(over, "a/", &e);
+        policy_add_protected(over, ".git/hooks", &e);
+        is_int(policy_merge(base, over, &e), 0, "merge protected");
+        is_int(base->n_protected, 3, "appended, duplicates skipped");
+        if (base->n_protected == 3) {
+                is_str(base->protected[0], ".git/hooks", "merge keeps base order [0]");
+                ok(base->protected_dir[0],
+                   "a file entry in the overlay does not unmark a directory");
+                is_str(base->protected[1], "a", "merge keeps base order [1]");
+                ok(base->protected_dir[1], "a directory entry in the overlay wins");
+                is_str(base->protected[2], "b", "overlay entry appended");
+                ok(!base->protected_dir[2], "appended entry is a file");
+        }
+        ok(base->protected_set, "protected_set after merge");
+        s = to_json(base);
+        is_str(s, "{\"filesystem\":{\"protected\":[\".git/hooks/\",\"a/\",\"b\"]},\"version\":1}",
+               "canonical form of the merged list");
+        free(s);
+        policy_free(base);
+        policy_free(over);
+
+        /* merge: protected_set is ORed */
+        struct rf_policy *unset = policy_new(), *empty = NULL, *unset2 = policy_new();
+        empty = parse_ok("{\"version\":1,\"filesystem\":{\"protected\":[]}}", "empty list");
+        if (!unset || !empty || !unset2) {
+                ok(false, "protected_set merge setup");
+                return;
+        }
+        is_int(policy_merge(unset, unset2, &e), 0, "merge unset + unset");
+        ok(!unset->protected_set, "unset + unset stays unset");
+        is_int(policy_merge(unset, empty, &e), 0, "merge unset + []");
+        ok(unset->protected_set && unset->n_protected == 0, "unset + [] is set and empty");
+        is_int(policy_merge(empty, unset2, &e), 0, "merge [] + unset");
+        ok(empty->protected_set && empty->n_protected == 0, "[] + unset stays set");
+        policy_free(unset);
+        policy_free(unset2);
+
+        /* merge: limit, base unchanged */
+        struct rf_policy *big = policy_new();
+        if (!big)
+                abort();
+        for (int i = 0; i < POLICY_PATHS_MAX; i++) {
+                char path[32];
+                snprintf(path, sizeof path, "many/%d/", i);
+                policy_add_protected(big, path, &e);
+        }
+        policy_add_protected(empty, "first", &e);
+        policy_set_string(&big->agent, "mallory", POLICY_IDENT_MAX, &e);
+        char *before = to_json(empty);
+        e = (struct rf_error){0};
+        is_int(policy_merge(empty, big, &e), -E2BIG, "protected limit refused in merge");
+        rf_error_format(&e, line, sizeof line);
+        is_str(line, "filesystem.protected: more than 256 paths", "protected merge limit message");
+        char *after = to_json(empty);
+        is_str(after, before, "base unchanged after a failed protected merge");
+        free(before);
+        free(after);
+        policy_free(empty);
+
+        /* dup */
+        struct rf_policy *c = NULL;
+        is_int(policy_dup(big, &c), 0, "dup with protected paths");
+        s = to_json(big);
+        t = c ? to_json(c) : NULL;
+        is_str(t, s, "dup is equal");
+        ok(c && c->protected != big->protected && c->protected_dir != big->protected_dir &&
+                   c->protected[0] != big->protected[0] && c->protected_set,
+           "dup owns its protected list");
+        ok(c && c->protected_dir[POLICY_PATHS_MAX - 1], "dup copies the dir flags");
+        free(s);
+        free(t);
+        policy_free(c);
+        policy_free(big);
+        c = NULL;
+        struct rf_policy *z = policy_new();
+        if (!z)
+                abort();
+        z->protected_set = true;
+        is_int(policy_dup(z, &c), 0, "dup of an explicit empty list");
+        ok(c && c->protected_set && c->n_protected == 0 && !c->protected && !c->protected_dir,
+           "dup keeps protected_set with no entries");
+        policy_free(c);
+        policy_free(z);
+
+        /* canonical form: [] is kept, absent is left out, order and dir slashes kept */
+        struct rf_policy *p = parse_ok("{\"version\":1,\"filesystem\":{\"protected\":[]}}", "[]");
+        s = p ? to_json(p) : NULL;
+        is_str(s, "{\"filesystem\":{\"protected\":[]},\"version\":1}", "[] is written");
+        struct rf_policy *q = s ? parse_ok(s, "[] re-parses") : NULL;
+        ok(q && q->protected_set && q->n_protected == 0, "[] round-trips as set and empty");
+        policy_free(q);
+        free(s);
+        policy_free(p);
+
+        p = parse_ok("{\"version\":1,\"filesystem\":{\"tmp_size\":\"1M\",\"protected\":[\"z//\","
+                     "\"b\",\".git/hooks/\",\"\\\"q\\\\\",\"é/\"],\"read_only\":[\"/o\"],"
+                     "\"home_size\":\"1M\"}}",
+                     "protected canonical source");
+        s = p ? to_json(p) : NULL;
+        is_str(s,
+               "{\"filesystem\":{\"home_size\":\"1M\",\"protected\":[\"z/\",\"b\",\".git/hooks/\","
+               "\"\\\"q\\\\\",\"é/\"],\"read_only\":[\"/o\"],\"tmp_size\":\"1M\"},\"version\":1}",
+               "protected sorted among the filesystem keys, entries in order, dirs with a slash");
+        q = s ? parse_ok(s, "protected canonical re-parses") : NULL;
+        t = q ? to_json(q) : NULL;
+        is_str(t, s, "protected canonical output is a fixed point");
+        ok(q && q->n_protected == 5 && q->protected_dir[0] && !q->protected_dir[1] &&
+                   q->protected_dir[2] && !q->protected_dir[3] && q->protected_dir[4],
+           "dir flags survive the round trip");
+        free(t);
+        policy_free(q);
+        free(s);
+        policy_free(p);
+
+        p = parse_ok("{\"version\":1,\"filesystem\":{\"protected\":[\"a\"]}}", "order a");
+        q = parse_ok("{\"version\":1,\"filesystem\":{\"protected\":[\"a//\",\"a\"]}}", "order b");
+        s = p ? to_json(p) : NULL;
+        t = q ? to_json(q) : NULL;
+        ok(s && t && strcmp(s, t) != 0, "a file and a directory differ");
+        is_str(t, "{\"filesystem\":{\"protected\":[\"a/\"]},\"version\":1}",
+               "a duplicate spelt as a directory is one directory entry");
+        free(s);
+        free(t);
+        policy_free(p);
+        policy_free(q);
+
+        p = policy_new();
+        s = p ? to_json(p) : NULL;
+        is_str(s, "{\"version\":1}", "no protected key when unset");
+        free(s);
+        if (p) {
+                policy_apply_defaults(p);
+                ok(!p->protected_set, "policy_apply_defaults leaves protection to the sandbox");
+        }
+        policy_free(p);
+}
+
 static void test_merge(void)
 {
         struct rf_error e = {0};
@@ -1138,6 +1577,14 @@ static void test_examples(void)
                         diag("%s", line);
                 ok(p && p->agent && p->timeout_ms && p->memory,
                    "example %s sets identity and limits", files[i]);
+                if (i == 0) {
+                        ok(p && p->protected_set && p->n_protected >= 2 &&
+                                   strcmp(p->protected[0], ".git/hooks") == 0 &&
+                                   p->protected_dir[0] &&
+                                   strcmp(p->protected[1], ".git/config") == 0 &&
+                                   !p->protected_dir[1],
+                           "coding-agent.json protects .git/hooks/ and .git/config");
+                }
                 policy_free(p);
         }
 }
@@ -1160,6 +1607,11 @@ int main(void)
         test_dup();
         test_to_json();
         test_load_file();
+        test_protected_normalize();
+        test_protected_parse();
+        test_protected_errors();
+        test_protected_setter();
+        test_protected_merge_dup_json();
 #ifdef RF_EXAMPLES_DIR
         test_examples();
 #endif
