@@ -33,6 +33,7 @@ enum {
         OPT_CPUS,
         OPT_RO,
         OPT_RW,
+        OPT_PROTECT,
 };
 
 static const struct option run_options[] = {
@@ -51,6 +52,7 @@ static const struct option run_options[] = {
         {"cpus", required_argument, NULL, OPT_CPUS},
         {"ro", required_argument, NULL, OPT_RO},
         {"rw", required_argument, NULL, OPT_RW},
+        {"protect", required_argument, NULL, OPT_PROTECT},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -68,6 +70,8 @@ static void run_usage(FILE *f)
               "  -e, --env NAME=VALUE      add an environment variable\n"
               "      --ro PATH             also bind PATH read-only\n"
               "      --rw PATH             also bind PATH read-write\n"
+              "      --protect PATH        keep PATH (relative to the workspace) read-only;\n"
+              "                            a trailing / makes a missing one a directory\n"
               "      --agent NAME          who acts (default \"agent\")\n"
               "      --on-behalf-of WHO    the principal the agent acts for\n"
               "      --task ID  --project NAME  --triggered-by ID\n"
@@ -127,6 +131,8 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         }
         case 'e':
                 return parse_env_flag(o, arg, err);
+        case OPT_PROTECT:
+                return policy_add_protected(o, arg, err);
         case OPT_AGENT:
                 return policy_set_string(&o->agent, arg, POLICY_IDENT_MAX, err);
         case OPT_ON_BEHALF_OF:
@@ -264,6 +270,7 @@ int cmd_run(int argc, char **argv)
         }
 
         int status = supervisor_run(plan, pol->timeout_ms, &err);
+        plan_cleanup(plan); /* protected-path placeholders this run created */
         if (err.msg[0])
                 cli_print_error(&err);
         return status;

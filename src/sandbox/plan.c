@@ -496,6 +496,190 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
         return 0;
 }
 
+/* ---- protected paths --------------------------------------------------------
+ *
+ * A protected path inside the workspace is bound read-only onto itself, and
+ * every ancestor between it and the workspace root is bound read-write onto
+ * itself: a mount point cannot be renamed or removed (EBUSY), so the run
+ * cannot move `.git` aside and recreate `.git/hooks`. A protected path that
+ * does not exist yet gets an empty placeholder (and missing ancestors),
+ * created here by the supervisor, walked by fd with O_NOFOLLOW, recorded,
+ * and removed by plan_cleanup() after the run if still unchanged.
+ */
+
+#define PROTECT_DEPTH_MAX 16
+
+static int record_created(struct rf_plan *p, const char *path, bool dir, int dfd, const char *name)
+{
+        struct stat st;
+
+        if (p->n_created >= PLAN_CREATED_MAX)
+                return -E2BIG;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        struct plan_created *c = &p->created[p->n_created++];
+        c->path = plan_strdup(p, path);
+        c->dir = dir;
+        c->dev = st.st_dev;
+        c->ino = st.st_ino;
+        return c->path ? 0 : -ENOMEM;
+}
+
+static int push_mount(struct user_mount **m, size_t *n, size_t *max, struct user_mount v)
+{
+        for (size_t i = 0; i < *n; i++)
+                if ((*m)[i].kind == OP_BIND && strcmp((*m)[i].path, v.path) == 0) {
+                        /* the same path twice: read-only wins */
+                        (*m)[i].flags |= v.flags & OPF_RDONLY;
+                        return 0;
+                }
+        if (*n == *max) {
+                size_t cap = *max * 2 + 16;
+                struct user_mount *x = realloc(*m, cap * sizeof *x);
+                if (!x)
+                        return -ENOMEM;
+                *m = x;
+                *max = cap;
+        }
+        (*m)[(*n)++] = v;
+        return 0;
+}
+
+/* Walk `rel` beneath the workspace by fd, creating what is missing, and
+ * add the self-binds. */
+static int protect_one(struct rf_plan *p, const char *rel, bool want_dir, struct user_mount **m,
+                       size_t *n, size_t *max, struct rf_error *err)
+{
+        char comp[NAME_MAX + 1], path[PATH_MAX];
+        const char *s = rel;
+        int depth = 0, r;
+
+        _cleanup_close_ int dfd = open(p->workspace, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return rf_error_set(err, negative_errno(), "workspace %s: %m", p->workspace);
+        snprintf(path, sizeof path, "%s", p->workspace);
+        for (;;) {
+                while (*s == '/')
+                        s++;
+                if (!*s)
+                        return 0;
+                const char *e = strchr(s, '/');
+                size_t len = e ? (size_t)(e - s) : strlen(s);
+                if (len > NAME_MAX || strlen(path) + 1 + len >= sizeof path ||
+                    ++depth > PROTECT_DEPTH_MAX)
+                        return rf_error_set(err, -ENAMETOOLONG, "protected path %s: too long", rel);
+                memcpy(comp, s, len);
+                comp[len] = '\0';
+                s += len;
+                while (*s == '/')
+                        s++;
+                bool leaf = *s == '\0';
+                strcat(path, "/");
+                strcat(path, comp);
+
+                struct stat st;
+                if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno != ENOENT)
+                                return rf_error_set(err, negative_errno(), "protected path %s: %m",
+                                                    path);
+                        /* Missing: create an empty placeholder. */
+                        bool dir = !leaf || want_dir;
+                        if (dir)
+                                r = mkdirat(dfd, comp, 0755);
+                        else {
+                                r = openat(dfd, comp,
+                                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                           0444);
+                                if (r >= 0)
+                                        close(r);
+                        }
+                        if (r < 0)
+                                return rf_error_set(err, negative_errno(),
+                                                    "cannot create placeholder %s: %m", path);
+                        /* owned like the workspace, not by whoever runs us */
+                        if (fchownat(dfd, comp, p->ws_owner_uid, p->ws_owner_gid,
+                                     AT_SYMLINK_NOFOLLOW) < 0 &&
+                            errno != EPERM)
+                                return rf_error_set(err, negative_errno(),
+                                                    "cannot chown placeholder %s: %m", path);
+                        if ((r = record_created(p, path, dir, dfd, comp)) < 0)
+                                return rf_error_set(err, r, "protected path %s: %s", path,
+                                                    strerror(-r));
+                        if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                return rf_error_set(err, negative_errno(), "protected path %s: %m",
+                                                    path);
+                } else if (S_ISLNK(st.st_mode)) {
+                        return rf_error_set(err, -ELOOP,
+                                            "protected path %s is a symbolic link; refusing "
+                                            "to follow it",
+                                            path);
+                } else if (!leaf && !S_ISDIR(st.st_mode)) {
+                        return 0; /* e.g. a .git file (worktree): nothing beneath to protect */
+                } else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+                        return rf_error_set(err, -EINVAL,
+                                            "protected path %s: not a file or directory", path);
+                }
+                struct user_mount um = {
+                        .kind = OP_BIND,
+                        .step = STEP_PROTECT,
+                        .path = plan_strdup(p, path),
+                        .flags = OPF_VERIFY | (leaf ? OPF_RDONLY : 0) |
+                                 (p->map_as_root ? OPF_IDMAP : 0),
+                        .mode = st.st_mode & S_IFMT,
+                        .dev = st.st_dev,
+                        .ino = st.st_ino,
+                };
+                if (!um.path || (r = push_mount(m, n, max, um)) < 0)
+                        return -ENOMEM;
+                if (leaf)
+                        return 0;
+                int nfd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (nfd < 0)
+                        return rf_error_set(err, negative_errno(), "protected path %s: %m", path);
+                close(dfd);
+                dfd = nfd;
+        }
+}
+
+static int add_protected(struct rf_plan *p, const struct rf_policy *pol, struct user_mount **m,
+                         size_t *n, size_t *max, struct rf_error *err)
+{
+        int r;
+
+        /* Default, unless the policy explicitly says "protected": []: a git
+         * repository's hooks and config (code that runs later on the host). */
+        char git[PATH_MAX];
+        struct stat st;
+        snprintf(git, sizeof git, "%s/.git", p->workspace);
+        if ((!pol->protected_set || pol->n_protected > 0) && lstat(git, &st) == 0 &&
+            S_ISDIR(st.st_mode)) {
+                if ((r = protect_one(p, ".git/hooks", true, m, n, max, err)) < 0 ||
+                    (r = protect_one(p, ".git/config", false, m, n, max, err)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < pol->n_protected; i++)
+                if ((r = protect_one(p, pol->protected[i], pol -> protected_dir[i], m, n, max,
+                                     err)) < 0)
+                        return r;
+        return 0;
+}
+
+void plan_cleanup(struct rf_plan *p)
+{
+        /* Newest first: a placeholder file before the directory holding it. */
+        while (p && p->n_created > 0) {
+                struct plan_created *c = &p->created[--p->n_created];
+                struct stat st;
+                if (!c->path || lstat(c->path, &st) < 0 || st.st_dev != c->dev ||
+                    st.st_ino != c->ino)
+                        continue; /* replaced or gone: not ours to remove */
+                if (c->dir)
+                        (void)rmdir(c->path); /* only if still empty */
+                else if (S_ISREG(st.st_mode) && st.st_size == 0)
+                        (void)unlink(c->path);
+        }
+}
+
 static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
 {
         const struct rf_policy *pol = in->policy;
@@ -544,6 +728,8 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
         m[n].ino = st.st_ino;
         m[n].flags = OPF_VERIFY | (p->map_as_root ? OPF_IDMAP : 0);
         n++;
+        if ((r = add_protected(p, pol, &m, &n, &max, err)) < 0)
+                return r;
 
         /* Stable sort by path: a parent ("/a") sorts before its children
          * ("/a/b"), so nested mounts stack the right way round. */
@@ -662,10 +848,19 @@ static void plan_test_switches(struct rf_plan *p)
 
         if (f)
                 p->test_fail_step = rf_step_from_name(f);
-        if (s) {
-                int st = rf_step_from_name(s);
-                if (st >= 0)
-                        p->test_skip |= 1u << st;
+        /* A comma-separated list: "netns,landlock" leaves out both, for
+         * attacks that two layers stop. */
+        for (const char *c = s; c && *c;) {
+                char name[32];
+                size_t n = strcspn(c, ",");
+                if (n < sizeof name) {
+                        memcpy(name, c, n);
+                        name[n] = '\0';
+                        int st = rf_step_from_name(name);
+                        if (st >= 0)
+                                p->test_skip |= 1u << st;
+                }
+                c += n + (c[n] == ',');
         }
 }
 #endif
@@ -681,6 +876,8 @@ static int plan_identity(struct rf_plan *p, const struct stat *ws, struct rf_err
         int r;
 
         p->uid_lock_fd = -1;
+        p->ws_owner_uid = ws->st_uid;
+        p->ws_owner_gid = ws->st_gid;
         if (getuid() == 0 && !(p->test_skip & (1u << STEP_IDMAP))) {
                 uid_t h;
                 if ((r = hostuid_allocate(&h, &p->uid_lock_fd, err)) < 0)
@@ -784,6 +981,7 @@ fail:
                 rf_error_set(err, r, "too many paths in the policy");
         if (!err->msg[0])
                 rf_error_set(err, r, "cannot plan the run: %s", strerror(-r));
+        plan_cleanup(p);
         plan_free(p);
         return r;
 }

@@ -20,7 +20,7 @@
 #include "policy/policy.h"
 #include "shared/error.h"
 
-#define PLAN_OPS_MAX   (2 * POLICY_PATHS_MAX + 128)
+#define PLAN_OPS_MAX   4096
 #define PLAN_ENV_MAX   (POLICY_ENV_MAX + 32)
 #define PLAN_ARGV_MAX  4096
 #define PLAN_ARG_BYTES (1024 * 1024) /* total argv + envp bytes */
@@ -66,6 +66,15 @@ struct plan_op {
         ino_t ino;
 };
 
+/* A placeholder the supervisor created for a protected path (plan_cleanup). */
+struct plan_created {
+        const char *path; /* owned by the plan */
+        bool dir;
+        dev_t dev;
+        ino_t ino;
+};
+#define PLAN_CREATED_MAX 256
+
 /* seccomp.c: the run's filter, built in the supervisor before clone. */
 struct rf_seccomp_plan {
         void *filter; /* owned: struct sock_filter[len]; NULL until built */
@@ -99,8 +108,12 @@ struct rf_plan {
          * this run's own (hostuid.c) — never host 0. */
         uid_t host_uid, uid; /* host side of the map; uid inside the run */
         gid_t host_gid, gid;
-        bool map_as_root;       /* root caller: run uid allocated, trees cloned by the supervisor */
-        int uid_lock_fd;        /* owned: holds the run uid allocation (-1 rootless) */
+        bool map_as_root;   /* root caller: run uid allocated, trees cloned by the supervisor */
+        int uid_lock_fd;    /* owned: holds the run uid allocation (-1 rootless) */
+        uid_t ws_owner_uid; /* the workspace's owner on the host */
+        gid_t ws_owner_gid;
+        struct plan_created created[PLAN_CREATED_MAX]; /* placeholders, oldest first */
+        size_t n_created;
         char *user;             /* name of the run user inside */
         char *home;             /* $HOME inside (a private tmpfs, or in the workspace) */
         bool home_in_workspace; /* the workspace contains $HOME: no home tmpfs */
@@ -149,6 +162,22 @@ struct plan_input {
  * rule, a missing path, a limit).
  */
 int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_error *err);
+
+/*
+ * plan_cleanup — remove the protected-path placeholders plan_build()
+ * created, newest first, each only if it is still the very inode created
+ * (and, for a directory, empty; for a file, empty). Call after the run has
+ * ended. Idempotent.
+ */
+void plan_cleanup(struct rf_plan *p);
+
+/*
+ * plan_cleanup — remove the protected-path placeholders plan_build()
+ * created, newest first, each only if it is still the very inode created
+ * (and, for a directory, empty; for a file, empty). Call after the run has
+ * ended. Idempotent.
+ */
+void plan_cleanup(struct rf_plan *p);
 
 /* Free a plan. Accepts NULL; returns NULL. */
 struct rf_plan *plan_free(struct rf_plan *p);
