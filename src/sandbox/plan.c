@@ -846,8 +846,9 @@ static void plan_test_switches(struct rf_plan *p)
 {
         const char *f = getenv("RINGFENCE_TEST_FAIL"), *s = getenv("RINGFENCE_TEST_SKIP");
 
-        if (f)
-                p->test_fail_step = rf_step_from_name(f);
+        /* An unknown name is an error: a typo must not silently test nothing. */
+        if (f && (p->test_fail_step = rf_step_from_name(f)) < 0)
+                p->test_switch_error = true;
         /* A comma-separated list: "netns,landlock" leaves out both, for
          * attacks that two layers stop. */
         for (const char *c = s; c && *c;) {
@@ -859,6 +860,8 @@ static void plan_test_switches(struct rf_plan *p)
                         int st = rf_step_from_name(name);
                         if (st >= 0)
                                 p->test_skip |= 1u << st;
+                        else
+                                p->test_switch_error = true;
                 }
                 c += n + (c[n] == ',');
         }
@@ -913,6 +916,11 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         p->uid_lock_fd = -1;
 #ifdef RF_TEST_BUILD
         plan_test_switches(p);
+        if (p->test_switch_error) {
+                r = rf_error_set(err, -EINVAL,
+                                 "unknown step in RINGFENCE_TEST_FAIL or RINGFENCE_TEST_SKIP");
+                goto fail;
+        }
 #endif
         if ((r = rf_run_id_new(p->run_id)) < 0)
                 goto fail;

@@ -134,8 +134,9 @@ struct rf_plan {
         struct rf_seccomp_plan seccomp;
         struct rf_landlock_plan landlock;
 
-        int test_fail_step; /* test builds: inject a failure at this step (-1 none) */
-        unsigned test_skip; /* test builds: 1 << STEP_* of layers left out */
+        int test_fail_step;     /* test builds: inject a failure at this step (-1 none) */
+        unsigned test_skip;     /* test builds: 1 << STEP_* of layers left out */
+        bool test_switch_error; /* test builds: an unknown name was given */
 
         /* owned storage behind the pointers above */
         char **strings;
