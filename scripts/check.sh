@@ -27,7 +27,7 @@ add "$out"
 
 echo "== fuzz smoke (libFuzzer, seed corpora + 20000 runs each)"
 for t in build-asan/tests/fuzz/fuzz_*; do
-	[ -x "$t" ] || continue
+	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=$(basename "$t")
 	corpus=tests/fuzz/corpus/${name#fuzz_}
 	work=$(mktemp -d /tmp/rf-fuzz.XXXXXX)

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,16 @@ int cmd_run(int argc, char **argv)
                 cli_error("out of memory");
                 return RF_EXIT_REFUSED;
         }
+        /* From here on terminating signals wait for the supervisor's
+         * signalfd (which forwards them to the run) instead of killing us
+         * halfway: a supervisor gone mid-setup would leave init unreaped. */
+        sigset_t term;
+        sigemptyset(&term);
+        sigaddset(&term, SIGINT);
+        sigaddset(&term, SIGTERM);
+        sigaddset(&term, SIGHUP);
+        sigaddset(&term, SIGQUIT);
+        sigprocmask(SIG_BLOCK, &term, NULL);
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
