@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "policy/policy.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/plan.h"
 #include "shared/macro.h"
 #include "supervisor/run.h"
@@ -169,24 +170,6 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         }
 }
 
-/* Limits that this version cannot enforce yet refuse the run (fail closed). */
-static int check_enforceable(const struct rf_policy *p, struct rf_error *err)
-{
-        if (p->memory)
-                return rf_error_set(err, -EOPNOTSUPP,
-                                    "cannot enforce the memory limit: cgroup limits are not "
-                                    "supported by this version");
-        if (p->pids)
-                return rf_error_set(err, -EOPNOTSUPP,
-                                    "cannot enforce the pids limit: cgroup limits are not "
-                                    "supported by this version");
-        if (p->cpus_milli)
-                return rf_error_set(err, -EOPNOTSUPP,
-                                    "cannot enforce the cpu limit: cgroup limits are not "
-                                    "supported by this version");
-        return 0;
-}
-
 int cmd_run(int argc, char **argv)
 {
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
@@ -249,8 +232,7 @@ int cmd_run(int argc, char **argv)
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
-        if ((r = check_enforceable(pol, &err)) < 0 ||
-            (r = cli_state_dir(state_dir_flag, 1, &state_dir, &err)) < 0) {
+        if ((r = cli_state_dir(state_dir_flag, 1, &state_dir, &err)) < 0) {
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
@@ -280,7 +262,24 @@ int cmd_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
 
-        int status = supervisor_run(plan, pol->timeout_ms, &err);
+        /* The run's cgroups: a limit asked for that cannot be enforced
+         * refuses the run; default limits fall back to rlimits, said once. */
+        struct rf_cgroup *cg = NULL;
+        if ((r = cgroup_create(plan->run_id, &plan->limits, &cg, &err)) < 0) {
+                plan_cleanup(plan);
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        unsigned defaults = CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS;
+        if ((cgroup_enforced(cg) & defaults) != defaults) {
+                if (!(cgroup_enforced(cg) & CGROUP_REQ_PIDS))
+                        plan->nproc_fallback = plan->limits.pids;
+                cli_error("note: no writable cgroup (mode %s): default limits fall back to "
+                          "RLIMIT_NPROC and the pid-namespace kill; no default memory limit",
+                          cgroup_mode_name(cgroup_get_mode(cg)));
+        }
+        int status = supervisor_run(plan, cg, pol->timeout_ms, &err);
+        cgroup_destroy(cg);
         plan_cleanup(plan); /* protected-path placeholders this run created */
         if (err.msg[0])
                 cli_print_error(&err);

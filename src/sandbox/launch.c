@@ -622,6 +622,17 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                 if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
                         CFAIL(STEP_RLIMITS);
         }
+        if (p->fsize) {
+                struct rlimit rl = {p->fsize, p->fsize};
+                if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+                        CFAIL(STEP_RLIMITS);
+        }
+        if (p->nproc_fallback) {
+                /* no cgroup for the pids limit: RLIMIT_NPROC (per uid) instead */
+                struct rlimit rl = {p->nproc_fallback, p->nproc_fallback};
+                if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+                        CFAIL(STEP_RLIMITS);
+        }
         /* The last two layers, in this order: Landlock needs its own
          * syscalls, which the seccomp filter then no longer allows. */
         if (!skipped(p, STEP_LANDLOCK)) {
@@ -955,8 +966,8 @@ int sandbox_diagnose_clone(int *err)
         return res[0];
 }
 
-int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_child *out,
-                  struct rf_error *err)
+int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgroup *cg,
+                  struct rf_child *out, struct rf_error *err)
 {
         int sv[2];
         char map[64];
@@ -1019,6 +1030,11 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_chil
         if (r < 0) {
                 rf_error_set(err, r, "cannot set up %s (%s): %s", rf_step_what(STEP_UIDMAP),
                              rf_step_name(STEP_UIDMAP), strerror(-r));
+                goto kill;
+        }
+        if (cg && (r = plan->test_fail_step == STEP_CGROUP ? -EPERM : cgroup_attach(cg, pid)) < 0) {
+                rf_error_set(err, r, "cannot set up %s (%s): %s", rf_step_what(STEP_CGROUP),
+                             rf_step_name(STEP_CGROUP), strerror(-r));
                 goto kill;
         }
         if (plan->map_as_root && (r = send_trees(plan, pid, out->chan, err)) < 0)

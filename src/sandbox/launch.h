@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "plan.h"
 #include "shared/error.h"
 
@@ -33,11 +34,12 @@ struct rf_child {
  * they are inherited by init, which closes its copies after forking the
  * command. Blocks nothing: setup progress arrives as messages on out->chan.
  * Must be called with every signal the supervisor handles blocked (init
- * inherits the mask). Returns 0, or -errno with `err` naming the step
- * (a namespace that could not be created, the id maps).
+ * inherits the mask). With `cg`, init is moved into the run's cgroups
+ * before it is let go, so every process of the run is inside them. Returns 0, or -errno with `err`
+ * naming the step (a namespace that could not be created, the id maps).
  */
-int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_child *out,
-                  struct rf_error *err);
+int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgroup *cg,
+                  struct rf_child *out, struct rf_error *err);
 
 /* Probe which namespace the kernel refuses (after clone failed), for the
  * message. Returns an enum rf_step, or STEP_USERNS if none is singled out. */

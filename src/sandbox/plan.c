@@ -752,6 +752,15 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
         return 0;
 }
 
+/* Default memory limit: half of physical memory. */
+static uint64_t default_memory_limit(void)
+{
+        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        if (pages <= 0 || size <= 0)
+                return 0;
+        return (uint64_t)pages * (uint64_t)size / 2;
+}
+
 /* ---- environment ---------------------------------------------------------- */
 
 static bool env_value_safe(const char *s)
@@ -981,6 +990,14 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         if ((r = landlock_plan(p, err)) < 0 || (r = seccomp_plan(p, err)) < 0)
                 goto fail;
         p->nofile = pol->nofile;
+        /* Limits asked for are required (refused if not enforceable); the
+         * defaults bound every run anyway and fall back to rlimits. */
+        p->limits.memory = pol->memory ? pol->memory : default_memory_limit();
+        p->limits.pids = pol->pids ? pol->pids : PLAN_DEFAULT_PIDS;
+        p->limits.cpus_milli = pol->cpus_milli;
+        p->limits.required = (pol->memory ? CGROUP_REQ_MEMORY : 0) |
+                             (pol->pids ? CGROUP_REQ_PIDS : 0) |
+                             (pol->cpus_milli ? CGROUP_REQ_CPU : 0);
         p->use_pty = in->use_pty;
         *ret = p;
         return 0;

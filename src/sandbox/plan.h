@@ -17,15 +17,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "policy/policy.h"
 #include "shared/error.h"
 
-#define PLAN_OPS_MAX   4096
-#define PLAN_ENV_MAX   (POLICY_ENV_MAX + 32)
-#define PLAN_ARGV_MAX  4096
-#define PLAN_ARG_BYTES (1024 * 1024) /* total argv + envp bytes */
-#define RF_RUN_ID_LEN  36
-#define RF_HOSTNAME    "ringfence"
+#define PLAN_OPS_MAX      4096
+#define PLAN_ENV_MAX      (POLICY_ENV_MAX + 32)
+#define PLAN_ARGV_MAX     4096
+#define PLAN_ARG_BYTES    (1024 * 1024) /* total argv + envp bytes */
+#define RF_RUN_ID_LEN     36
+#define RF_HOSTNAME       "ringfence"
+#define PLAN_DEFAULT_PIDS 4096 /* processes per run unless the policy says otherwise */
 
 enum plan_op_kind {
         OP_DIR,     /* mkdir -p dst (mode) */
@@ -127,8 +129,11 @@ struct rf_plan {
         char **envp;    /* NULL-terminated; the run's whole environment */
         char *path_env; /* PATH used for command lookup */
 
-        uint64_t nofile; /* RLIMIT_NOFILE for the command; 0 = keep */
-        bool use_pty;    /* stdin is a terminal: give the run its own pty */
+        uint64_t nofile;         /* RLIMIT_NOFILE for the command; 0 = keep */
+        uint64_t fsize;          /* RLIMIT_FSIZE for the command; 0 = keep */
+        uint64_t nproc_fallback; /* RLIMIT_NPROC when no cgroup enforces pids; 0 = none */
+        struct rf_limits limits; /* memory/pids/cpu for the run's cgroups */
+        bool use_pty;            /* stdin is a terminal: give the run its own pty */
         unsigned short ws_rows, ws_cols;
 
         struct rf_seccomp_plan seccomp;

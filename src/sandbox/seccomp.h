@@ -20,6 +20,14 @@
 int seccomp_plan(struct rf_plan *p, struct rf_error *err);
 
 /*
+ * seccomp_build — build the filter from the rule tables with libseccomp
+ * into `out` (filter owned by the caller). Used at build time by
+ * seccomp-gen; seccomp_plan() copies the program it generated. Returns 0
+ * or -errno with `err` set.
+ */
+int seccomp_build(struct rf_seccomp_plan *out, struct rf_error *err);
+
+/*
  * seccomp_apply — install p->seccomp in the calling process. Called by the
  * command child after no_new_privs, as the last step before exec; no
  * allocation (async-signal-safe). Returns 0 or -errno (-EINVAL if no

@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -34,6 +35,7 @@
 #include <time.h>
 
 #include "run.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/launch.h"
 #include "sandbox/msg.h"
 #include "sandbox/steps.h"
@@ -96,9 +98,60 @@ static void pump_settle(struct pump *p)
                 p->out = safe_close(p->out);
 }
 
-static bool pump_done(const struct pump *p)
+/*
+ * Host stdout/stderr must never block the loop (a slow reader would freeze
+ * timeouts and signal handling): pipes, FIFOs and ttys are reopened through
+ * /proc/self/fd with O_NONBLOCK — a new open file description, so the
+ * caller's own is left as it was. Regular files do not block.
+ */
+static int host_out_fd(int fd)
 {
-        return !p->is_output || (p->in_eof && (p->len == 0 || p->out_dead));
+        char path[32];
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))
+                return -1;
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        return open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
+/*
+ * Once init is gone the run is gone: whatever is still buffered in its
+ * pipes or pty is written out, but we never wait for EOF — a process
+ * outside the run may hold a copy of the pipe (passed over a socket) and
+ * would otherwise keep ringfence alive and inject output after the run.
+ * Waiting for a slow host reader stays interruptible by a terminating signal.
+ */
+static void pump_final_drain(struct pump *p, int sfd)
+{
+        while (p->is_output) {
+                if (p->len == 0) {
+                        if (p->in_eof)
+                                return;
+                        pump_read(p);
+                        if (p->len == 0)
+                                return; /* EAGAIN: nothing left that the run wrote */
+                }
+                if (p->out_dead) {
+                        p->len = 0;
+                        continue;
+                }
+                struct pollfd w[2] = {{.fd = p->out, .events = POLLOUT},
+                                      {.fd = sfd, .events = POLLIN}};
+                if (poll(w, 2, -1) < 0 && errno != EINTR)
+                        return;
+                if (w[1].revents) {
+                        struct signalfd_siginfo si;
+                        if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si &&
+                            (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
+                             si.ssi_signo == SIGHUP || si.ssi_signo == SIGQUIT))
+                                return;
+                }
+                if (w[0].revents & (POLLERR | POLLHUP))
+                        p->out_dead = true, p->len = 0;
+                else if (w[0].revents)
+                        pump_write(p);
+        }
 }
 
 /* ---- terminal mode ------------------------------------------------------- */
@@ -122,8 +175,12 @@ static void term_raw(struct term *t)
 
 static void term_restore(struct term *t)
 {
-        if (t->raw)
+        if (t->raw) {
                 (void)tcsetattr(STDIN_FILENO, TCSADRAIN, &t->saved);
+                /* Answers the terminal sent to queries the run printed must
+                 * not end up as input to the user's shell. */
+                (void)tcflush(STDIN_FILENO, TCIFLUSH);
+        }
         t->raw = false;
 }
 
@@ -137,8 +194,17 @@ static void copy_winsize(int master)
 
 /* ---- lifecycle table ------------------------------------------------------- */
 
-enum run_state { RS_SETUP, RS_RUNNING, RS_EXITED, RS_FAILED, RS_TIMED_OUT, RS_BROKEN, _RS_MAX };
-enum run_event { EV_PTY, EV_FAIL, EV_EXEC_OK, EV_EXIT, EV_TIMEOUT, _EV_MAX };
+enum run_state {
+        RS_SETUP,
+        RS_RUNNING,
+        RS_EXITED,
+        RS_FAILED,
+        RS_TIMED_OUT,
+        RS_LIMIT, /* the kernel OOM-killed inside the run: the whole run is killed */
+        RS_BROKEN,
+        _RS_MAX
+};
+enum run_event { EV_PTY, EV_FAIL, EV_EXEC_OK, EV_EXIT, EV_TIMEOUT, EV_OOM, _EV_MAX };
 
 /* next state for (state, event); RS_BROKEN marks a protocol violation */
 static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
@@ -146,32 +212,44 @@ static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
                       [EV_FAIL] = RS_FAILED,
                       [EV_EXEC_OK] = RS_RUNNING,
                       [EV_EXIT] = RS_BROKEN,
-                      [EV_TIMEOUT] = RS_TIMED_OUT},
+                      [EV_TIMEOUT] = RS_TIMED_OUT,
+                      [EV_OOM] = RS_LIMIT},
         [RS_RUNNING] = {[EV_PTY] = RS_BROKEN,
                         [EV_FAIL] = RS_BROKEN,
                         [EV_EXEC_OK] = RS_BROKEN,
                         [EV_EXIT] = RS_EXITED,
-                        [EV_TIMEOUT] = RS_TIMED_OUT},
+                        [EV_TIMEOUT] = RS_TIMED_OUT,
+                        [EV_OOM] = RS_LIMIT},
         [RS_EXITED] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
-                       [EV_TIMEOUT] = RS_EXITED},
+                       [EV_TIMEOUT] = RS_EXITED,
+                       [EV_OOM] = RS_LIMIT},
         [RS_FAILED] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
-                       [EV_TIMEOUT] = RS_FAILED},
+                       [EV_TIMEOUT] = RS_FAILED,
+                       [EV_OOM] = RS_FAILED},
         [RS_TIMED_OUT] = {[EV_PTY] = RS_TIMED_OUT,
                           [EV_FAIL] = RS_TIMED_OUT,
                           [EV_EXEC_OK] = RS_TIMED_OUT,
                           [EV_EXIT] = RS_TIMED_OUT,
-                          [EV_TIMEOUT] = RS_TIMED_OUT},
+                          [EV_TIMEOUT] = RS_TIMED_OUT,
+                          [EV_OOM] = RS_LIMIT},
+        [RS_LIMIT] = {[EV_PTY] = RS_LIMIT,
+                      [EV_FAIL] = RS_LIMIT,
+                      [EV_EXEC_OK] = RS_LIMIT,
+                      [EV_EXIT] = RS_LIMIT,
+                      [EV_TIMEOUT] = RS_LIMIT,
+                      [EV_OOM] = RS_LIMIT},
         [RS_BROKEN] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
-                       [EV_TIMEOUT] = RS_BROKEN},
+                       [EV_TIMEOUT] = RS_BROKEN,
+                       [EV_OOM] = RS_BROKEN},
 };
 
 struct sup {
@@ -185,19 +263,26 @@ struct sup {
         struct term term;
         struct pump *pumps[3];
         size_t n_pumps;
-        int pipes[3][2]; /* non-pty stdio pipes: run side / our side */
+        int pipes[3][2];      /* non-pty stdio pipes: run side / our side */
+        struct rf_cgroup *cg; /* borrowed: the run's cgroups (may be mode none) */
+        int host_out[3];      /* owned: non-blocking reopenings of our fds 1, 2 (or -1) */
+        uint64_t memory_limit;
 };
 
+/* Kill the whole run: its cgroups first (nothing escapes by forking), then
+ * init, whose exit takes the pid namespace with it. */
 static void sup_kill(struct sup *s)
 {
-        if (!s->init_gone)
+        if (s->cg && cgroup_get_mode(s->cg) != CGROUP_NONE)
+                (void)cgroup_kill(s->cg);
+        if (!s->init_gone && s->child.pidfd >= 0)
                 (void)syscall(SYS_pidfd_send_signal, s->child.pidfd, SIGKILL, NULL, 0);
 }
 
 static void sup_event(struct sup *s, enum run_event ev)
 {
         enum run_state next = transitions[s->state][ev];
-        if (next == RS_BROKEN || (next == RS_TIMED_OUT && s->state == RS_SETUP))
+        if (next == RS_BROKEN || next == RS_LIMIT || (next == RS_TIMED_OUT && s->state == RS_SETUP))
                 sup_kill(s);
         s->state = next;
 }
@@ -294,6 +379,15 @@ static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeou
                              rf_step_what(s->fail.step), rf_step_name(s->fail.step),
                              strerror(s->fail.err));
                 return RF_EXIT_REFUSED;
+        case RS_LIMIT:
+                if (s->memory_limit)
+                        rf_error_set(err, 0,
+                                     "the run exceeded its memory limit (%llu bytes) and was "
+                                     "killed",
+                                     (unsigned long long)s->memory_limit);
+                else
+                        rf_error_set(err, 0, "the run ran out of memory and was killed");
+                return 128 + SIGKILL;
         case RS_TIMED_OUT:
                 rf_error_set(err, 0, "timeout: the run exceeded %llu ms and was stopped",
                              (unsigned long long)timeout_ms);
@@ -417,6 +511,8 @@ static int sup_add_pump(struct sup *s, int in, int out, bool is_output, bool clo
 static void sup_free(struct sup *s)
 {
         term_restore(&s->term);
+        for (int i = 0; i < 3; i++)
+                s->host_out[i] = safe_close(s->host_out[i]);
         for (size_t i = 0; i < s->n_pumps; i++)
                 free(s->pumps[i]);
         for (int i = 0; i < 3; i++)
@@ -427,9 +523,14 @@ static void sup_free(struct sup *s)
         safe_close(s->child.pidfd);
 }
 
-int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *err)
+int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_ms,
+                   struct rf_error *err)
 {
-        struct sup s = {.state = RS_SETUP, .master = plan->use_pty ? -2 : -1};
+        struct sup s = {.state = RS_SETUP,
+                        .master = plan->use_pty ? -2 : -1,
+                        .cg = cg,
+                        .memory_limit = plan->limits.memory,
+                        .host_out = {-1, -1, -1}};
         sigset_t mask;
         int stdio[3], r;
         int sfd = -1, tfd = -1;
@@ -465,7 +566,7 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
         if (s.master == -2)
                 s.master = -1;
 
-        if ((r = sandbox_spawn(plan, stdio, &s.child, err)) < 0)
+        if ((r = sandbox_spawn(plan, stdio, cg, &s.child, err)) < 0)
                 goto refuse;
         sup_close_run_ends(&s);
 
@@ -483,10 +584,14 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
                 }
         }
 
+        s.host_out[1] = host_out_fd(STDOUT_FILENO);
+        s.host_out[2] = host_out_fd(STDERR_FILENO);
+        int out1 = s.host_out[1] >= 0 ? s.host_out[1] : STDOUT_FILENO;
+        int out2 = s.host_out[2] >= 0 ? s.host_out[2] : STDERR_FILENO;
         if (!plan->use_pty) {
                 if ((r = sup_add_pump(&s, STDIN_FILENO, s.pipes[0][1], false, true)) < 0 ||
-                    (r = sup_add_pump(&s, s.pipes[1][0], STDOUT_FILENO, true, false)) < 0 ||
-                    (r = sup_add_pump(&s, s.pipes[2][0], STDERR_FILENO, true, false)) < 0) {
+                    (r = sup_add_pump(&s, s.pipes[1][0], out1, true, false)) < 0 ||
+                    (r = sup_add_pump(&s, s.pipes[2][0], out2, true, false)) < 0) {
                         rf_error_set(err, r, "out of memory");
                         sup_kill(&s);
                 }
@@ -498,24 +603,25 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
                         term_raw(&s.term);
                         copy_winsize(s.master);
                         if (sup_add_pump(&s, STDIN_FILENO, s.master, false, false) < 0 ||
-                            sup_add_pump(&s, s.master, STDOUT_FILENO, true, false) < 0) {
+                            sup_add_pump(&s, s.master, out1, true, false) < 0) {
                                 rf_error_set(err, -ENOMEM, "out of memory");
                                 sup_kill(&s);
                         }
                 }
-                bool outputs_done = true;
-                for (size_t i = 0; i < s.n_pumps; i++)
-                        outputs_done &= pump_done(s.pumps[i]);
-                if (s.init_gone && (outputs_done || s.state == RS_SETUP || s.state == RS_FAILED))
+                if (s.init_gone) {
+                        for (size_t i = 0; i < s.n_pumps; i++)
+                                pump_final_drain(s.pumps[i], sfd);
                         break;
+                }
 
-                struct pollfd pfd[4 + 2 * 3];
+                struct pollfd pfd[5 + 2 * 3];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
                         (struct pollfd){.fd = s.init_gone ? -1 : s.child.pidfd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = s.child.chan, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = cgroup_oom_fd(cg), .events = POLLIN | POLLPRI};
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
                         pfd[n++] = (struct pollfd){.fd = pump_wants_read(p) ? p->in : -1,
@@ -537,9 +643,17 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
                         sup_on_msg(&s);
                 if (pfd[3].revents)
                         sup_on_timer(&s, tfd);
+                if (pfd[4].revents) {
+                        /* The kernel OOM-killed inside the run: any OOM kill
+                         * ends the whole run (v1 has no oom.group). */
+                        struct rf_cgroup_stats st;
+                        cgroup_oom_ack(cg);
+                        if (cgroup_stats(cg, &st) == 0 && st.oom_kills > 0)
+                                sup_event(&s, EV_OOM);
+                }
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
-                        short rin = pfd[4 + 2 * i].revents, rout = pfd[5 + 2 * i].revents;
+                        short rin = pfd[5 + 2 * i].revents, rout = pfd[6 + 2 * i].revents;
                         if (rin)
                                 pump_read(p);
                         if (rout & (POLLERR | POLLHUP))
@@ -565,6 +679,10 @@ int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *e
                 (void)waitpid(s.child.pid, &s.init_status, 0);
         }
         term_restore(&s.term);
+        /* An OOM kill the notification did not deliver still decides. */
+        struct rf_cgroup_stats st;
+        if (s.state == RS_EXITED && cg && cgroup_stats(cg, &st) == 0 && st.oom_kills > 0)
+                s.state = RS_LIMIT;
         int status = sup_exit_status(&s, plan->argv[0], timeout_ms, err);
         sup_free(&s);
         safe_close(sfd);

@@ -22,12 +22,17 @@ enum {
         RF_EXIT_NOTFOUND = 127,
 };
 
+struct rf_cgroup;
+
 /*
- * supervisor_run — spawn the run described by `plan` and supervise it to
- * the end. `timeout_ms` 0 means none. Returns the exit status for
+ * supervisor_run — spawn the run described by `plan` into the cgroups `cg`
+ * (created by the caller with cgroup_create(); may be mode "none") and
+ * supervise it to the end. An OOM kill inside the run ends the whole run
+ * (137, err names the memory limit). `timeout_ms` 0 means none. Returns the exit status for
  * `ringfence run` (0..255). When it returns RF_EXIT_REFUSED, `err` holds
  * the one line to print. Prints nothing itself except the timeout notice
  * contract lines returned through `err` (err->msg set, code 0 = notice).
  * Called in the CLI process; blocks the signals it handles.
  */
-int supervisor_run(struct rf_plan *plan, uint64_t timeout_ms, struct rf_error *err);
+int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_ms,
+                   struct rf_error *err);

@@ -63,12 +63,29 @@ rf_probe process-vm-read 1
 is "$RF_OUT" "errno=EPERM" "process_vm_readv(1) -> EPERM"
 rf_probe read /proc/1/environ
 like "$RF_OUT" '^errno=(EACCES|EPERM)$' "/proc/1/environ is not readable"
+# The seccomp filter refuses ptrace and process_vm_* outright (EPERM), even
+# on the run's own child; the pid namespace alone hides host pids (ESRCH).
 rf_probe ptrace-attach child
-is "$RF_OUT" "ok" "control: ptrace(ATTACH, own child) works"
+is "$RF_OUT" "errno=EPERM" "ptrace(ATTACH, own child) -> EPERM (seccomp)"
 rf_probe process-vm-read child
-is "$RF_OUT" "ok marker" "control: process_vm_readv(own child) works"
+is "$RF_OUT" "errno=EPERM" "process_vm_readv(own child) -> EPERM (seccomp)"
 rf_probe ptrace-attach "$HOSTPID"
-is "$RF_OUT" "errno=ESRCH" "ptrace(ATTACH, host pid) -> ESRCH"
+is "$RF_OUT" "errno=EPERM" "ptrace(ATTACH, host pid) -> EPERM (seccomp)"
+if [ -n "$RF_TEST_BIN" ] && [ -x "$RF_TEST_BIN" ] && grep -q RINGFENCE_TEST_SKIP "$RF_TEST_BIN"; then
+	RF_RUN_BIN=$RF_TEST_BIN RF_ENV=(RINGFENCE_TEST_SKIP=seccomp)
+	rf_probe ptrace-attach child
+	is "$RF_OUT" "ok" "control, seccomp off: ptrace(ATTACH, own child) works"
+	rf_probe process-vm-read child
+	is "$RF_OUT" "ok marker" "control, seccomp off: process_vm_readv(own child) works"
+	rf_probe ptrace-attach "$HOSTPID"
+	is "$RF_OUT" "errno=ESRCH" "seccomp off: ptrace(ATTACH, host pid) -> ESRCH (pid namespace)"
+	rf_probe ptrace-attach 1
+	is "$RF_OUT" "errno=EPERM" "seccomp off: ptrace(ATTACH, init) -> EPERM (init is not dumpable)"
+	unset RF_RUN_BIN
+	RF_ENV=()
+else
+	skip "seccomp-off controls" "no test build"
+fi
 
 # ---- namespaces ------------------------------------------------------------------
 

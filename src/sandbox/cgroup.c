@@ -1,0 +1,519 @@
+/*
+ * cgroup.c — create, limit, watch, kill and remove a run's cgroups.
+ *
+ * Discovery reads /proc/self/mountinfo (where each hierarchy is mounted)
+ * and /proc/self/cgroup (where this process sits in each). A run's cgroup
+ * is "ringfence-<run id>" directly beneath this process's own cgroup in
+ * every hierarchy used — nothing is ever created or moved elsewhere. All
+ * file access is by directory fd (openat), O_CLOEXEC.
+ *
+ * cgroup v2 with the memory/pids/cpu controllers does everything. On a
+ * hybrid host the controller-less v2 tree still provides cgroup.kill and
+ * cpu.stat, and the v1 memory/pids/cpu hierarchies take the limits. v1
+ * has no oom.group: the supervisor watches the OOM notification and kills
+ * the whole run itself, so any OOM kill ends the run either way.
+ *
+ * The v2 no-internal-process rule: enabling controllers for children needs
+ * a cgroup without processes. If ours has some (us), we create a leaf
+ * "ringfence-sup-<pid>" beneath it and move only ourselves there — still
+ * beneath where we were — and use our original cgroup as the parent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "shared/macro.h"
+
+enum hier { H_V2, H_MEMORY, H_PIDS, H_CPU, H_FREEZER, _H_MAX };
+static const char *const hier_ctrl[_H_MAX] = {
+        [H_V2] = NULL,   [H_MEMORY] = "memory",   [H_PIDS] = "pids",
+        [H_CPU] = "cpu", [H_FREEZER] = "freezer",
+};
+
+struct rf_cgroup {
+        enum cgroup_mode mode;
+        char name[64];      /* "ringfence-<run id>" */
+        int parent[_H_MAX]; /* owned: our own cgroup dir per hierarchy, or -1 */
+        int dir[_H_MAX];    /* owned: the run's cgroup dir, or -1 */
+        bool v2_limits;     /* v2 has memory/pids/cpu enabled for the run */
+        unsigned enforced;  /* CGROUP_REQ_* */
+        int oom_fd;         /* owned: eventfd (v1) or memory.events (v2), -1 */
+        int oom_ctl_fd;     /* owned: v1 memory.oom_control kept open for the eventfd */
+        uint64_t oom_seen;
+};
+
+const char *cgroup_mode_name(enum cgroup_mode m)
+{
+        switch (m) {
+        case CGROUP_NONE:
+                return "none";
+        case CGROUP_V2:
+                return "v2";
+        case CGROUP_HYBRID:
+                return "hybrid";
+        case CGROUP_V1:
+                return "v1";
+        case _CGROUP_MODE_MAX:
+        case _CGROUP_MODE_INVALID:
+        default:
+                return "invalid";
+        }
+}
+
+/* ---- small file helpers ------------------------------------------------- */
+
+static int write_at(int dfd, const char *file, const char *val)
+{
+        _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = write(fd, val, strlen(val));
+        if (n < 0)
+                return negative_errno();
+        return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+static int write_u64_at(int dfd, const char *file, uint64_t v)
+{
+        char buf[32];
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+        return write_at(dfd, file, buf);
+}
+
+static ssize_t read_at(int dfd, const char *file, char *buf, size_t len)
+{
+        _cleanup_close_ int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = read(fd, buf, len - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = '\0';
+        return n;
+}
+
+/* "key value" lines (memory.events, cpu.stat, memory.oom_control): value of key. */
+static uint64_t keyed_value(const char *buf, const char *key)
+{
+        size_t kl = strlen(key);
+        for (const char *s = buf; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+                if (strncmp(s, key, kl) == 0 && s[kl] == ' ')
+                        return strtoull(s + kl + 1, NULL, 10);
+        return 0;
+}
+
+/* ---- discovery ------------------------------------------------------------ */
+
+struct found {
+        char mount[_H_MAX][256], root[_H_MAX][256], own[_H_MAX][512];
+};
+
+static int read_whole(const char *path, char *buf, size_t len)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        size_t off = 0;
+        for (;;) {
+                ssize_t n = read(fd, buf + off, len - 1 - off);
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        break;
+                off += (size_t)n;
+                if (off >= len - 1)
+                        return -E2BIG;
+        }
+        buf[off] = '\0';
+        return (int)off;
+}
+
+static void copy_field(char *dst, size_t dlen, const char *s, size_t len)
+{
+        if (len >= dlen)
+                len = dlen - 1;
+        memcpy(dst, s, len);
+        dst[len] = '\0';
+}
+
+static int discover(struct found *f)
+{
+        static char buf[256 * 1024];
+        int r;
+
+        memset(f, 0, sizeof *f);
+        if ((r = read_whole("/proc/self/mountinfo", buf, sizeof buf)) < 0)
+                return r;
+        for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+                nl = strchr(line, '\n');
+                size_t len = nl ? (size_t)(nl - line) : strlen(line);
+                struct cgroup_mount_line m;
+                if (cgroup_parse_mountinfo_line(line, len, &m) < 0)
+                        continue;
+                for (int h = 0; h < _H_MAX; h++) {
+                        bool match =
+                                h == H_V2
+                                        ? m.fstype_len == 7 && memcmp(m.fstype, "cgroup2", 7) == 0
+                                        : m.fstype_len == 6 && memcmp(m.fstype, "cgroup", 6) == 0 &&
+                                                  cgroup_list_has(m.super, m.super_len,
+                                                                  hier_ctrl[h]);
+                        if (match && !f->mount[h][0]) {
+                                copy_field(f->mount[h], sizeof f->mount[h], m.mountpoint,
+                                           m.mountpoint_len);
+                                copy_field(f->root[h], sizeof f->root[h], m.root, m.root_len);
+                        }
+                }
+        }
+        if ((r = read_whole("/proc/self/cgroup", buf, sizeof buf)) < 0)
+                return r;
+        for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+                nl = strchr(line, '\n');
+                size_t len = nl ? (size_t)(nl - line) : strlen(line);
+                struct cgroup_proc_line c;
+                if (cgroup_parse_proc_line(line, len, &c) < 0)
+                        continue;
+                for (int h = 0; h < _H_MAX; h++) {
+                        bool match = h == H_V2 ? c.id == 0 && c.controllers_len == 0
+                                               : cgroup_list_has(c.controllers, c.controllers_len,
+                                                                 hier_ctrl[h]);
+                        if (match)
+                                copy_field(f->own[h], sizeof f->own[h], c.path, c.path_len);
+                }
+        }
+        return 0;
+}
+
+/* Open our own cgroup directory in hierarchy h (as seen through its mount). */
+static int open_own(const struct found *f, int h)
+{
+        char path[1024];
+        const char *own = f->own[h], *root = f->root[h];
+        size_t rl = strlen(root);
+
+        if (!f->mount[h][0] || !own[0])
+                return -ENOENT;
+        /* The mount shows the hierarchy from `root` down: our path must lie beneath. */
+        if (strcmp(root, "/") != 0) {
+                if (strncmp(own, root, rl) != 0 || (own[rl] != '/' && own[rl] != '\0'))
+                        return -ENOENT;
+                own += rl;
+        }
+        /* a leaf we made for ourselves earlier: its parent is our cgroup */
+        char base[512];
+        snprintf(base, sizeof base, "%s", own);
+        char *slash = strrchr(base, '/');
+        if (slash && strncmp(slash + 1, "ringfence-sup-", 14) == 0)
+                *(slash == base ? slash + 1 : slash) = '\0';
+        snprintf(path, sizeof path, "%s%s", f->mount[h], base);
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+/* v2: make memory/pids/cpu available to our children (see the header comment). */
+static bool v2_enable_controllers(struct rf_cgroup *cg, int own)
+{
+        char ctrls[512], want[64] = "";
+        if (read_at(own, "cgroup.controllers", ctrls, sizeof ctrls) < 0)
+                return false;
+        size_t cl = strcspn(ctrls, "\n");
+        static const char *const names[] = {"memory", "pids", "cpu"};
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+                /* space-separated list */
+                char needle[16];
+                snprintf(needle, sizeof needle, "%s", names[i]);
+                for (char *s = ctrls; s < ctrls + cl;) {
+                        size_t l = strcspn(s, " \n");
+                        if (l == strlen(needle) && memcmp(s, needle, l) == 0) {
+                                strcat(want, want[0] ? " +" : "+");
+                                strcat(want, names[i]);
+                        }
+                        s += l + 1;
+                }
+        }
+        if (!want[0])
+                return false;
+        int r = write_at(own, "cgroup.subtree_control", want);
+        if (r == -EBUSY) {
+                /* processes in our cgroup (us): move ourselves to a leaf beneath it */
+                char leaf[48];
+                snprintf(leaf, sizeof leaf, "ringfence-sup-%d", (int)getpid());
+                if (mkdirat(own, leaf, 0755) < 0 && errno != EEXIST)
+                        return false;
+                _cleanup_close_ int lfd = openat(own, leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (lfd < 0 || write_at(lfd, "cgroup.procs", "0") < 0)
+                        return false;
+                r = write_at(own, "cgroup.subtree_control", want);
+        }
+        (void)cg;
+        return r == 0 && strstr(want, "memory") && strstr(want, "pids") && strstr(want, "cpu");
+}
+
+static int make_run_dir(struct rf_cgroup *cg, int h)
+{
+        if (cg->parent[h] < 0)
+                return -ENOENT;
+        if (mkdirat(cg->parent[h], cg->name, 0755) < 0)
+                return negative_errno();
+        cg->dir[h] = openat(cg->parent[h], cg->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cg->dir[h] < 0) {
+                int r = negative_errno();
+                (void)unlinkat(cg->parent[h], cg->name, AT_REMOVEDIR);
+                return r;
+        }
+        return 0;
+}
+
+/* ---- limits ----------------------------------------------------------------- */
+
+static void apply_limits(struct rf_cgroup *cg, const struct rf_limits *lim)
+{
+        uint64_t quota = lim->cpus_milli * 100; /* µs per 100 ms period */
+        char buf[64];
+
+        if (cg->v2_limits) {
+                int d = cg->dir[H_V2];
+                if (!lim->memory || write_u64_at(d, "memory.max", lim->memory) == 0) {
+                        (void)write_at(d, "memory.swap.max", "0");
+                        if (write_at(d, "memory.oom.group", "1") == 0 && lim->memory)
+                                cg->enforced |= CGROUP_REQ_MEMORY;
+                }
+                if (!lim->pids || write_u64_at(d, "pids.max", lim->pids) == 0)
+                        cg->enforced |= lim->pids ? CGROUP_REQ_PIDS : 0;
+                snprintf(buf, sizeof buf, "%llu 100000", (unsigned long long)quota);
+                if (lim->cpus_milli && write_at(d, "cpu.max", buf) == 0)
+                        cg->enforced |= CGROUP_REQ_CPU;
+                return;
+        }
+        if (lim->memory && cg->dir[H_MEMORY] >= 0 &&
+            write_u64_at(cg->dir[H_MEMORY], "memory.limit_in_bytes", lim->memory) == 0) {
+                /* no swap beyond the limit where the kernel accounts it */
+                (void)write_u64_at(cg->dir[H_MEMORY], "memory.memsw.limit_in_bytes", lim->memory);
+                cg->enforced |= CGROUP_REQ_MEMORY;
+        }
+        if (lim->pids && cg->dir[H_PIDS] >= 0 &&
+            write_u64_at(cg->dir[H_PIDS], "pids.max", lim->pids) == 0)
+                cg->enforced |= CGROUP_REQ_PIDS;
+        if (lim->cpus_milli && cg->dir[H_CPU] >= 0 &&
+            write_at(cg->dir[H_CPU], "cpu.cfs_period_us", "100000") == 0 &&
+            write_u64_at(cg->dir[H_CPU], "cpu.cfs_quota_us", quota) == 0)
+                cg->enforced |= CGROUP_REQ_CPU;
+}
+
+static void setup_oom_watch(struct rf_cgroup *cg)
+{
+        char buf[64];
+
+        if (cg->v2_limits) {
+                cg->oom_fd = openat(cg->dir[H_V2], "memory.events", O_RDONLY | O_CLOEXEC);
+                return;
+        }
+        if (cg->dir[H_MEMORY] < 0)
+                return;
+        cg->oom_ctl_fd = openat(cg->dir[H_MEMORY], "memory.oom_control", O_RDONLY | O_CLOEXEC);
+        cg->oom_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (cg->oom_ctl_fd < 0 || cg->oom_fd < 0) {
+                cg->oom_ctl_fd = safe_close(cg->oom_ctl_fd);
+                cg->oom_fd = safe_close(cg->oom_fd);
+                return;
+        }
+        snprintf(buf, sizeof buf, "%d %d", cg->oom_fd, cg->oom_ctl_fd);
+        if (write_at(cg->dir[H_MEMORY], "cgroup.event_control", buf) < 0) {
+                cg->oom_ctl_fd = safe_close(cg->oom_ctl_fd);
+                cg->oom_fd = safe_close(cg->oom_fd);
+        }
+}
+
+int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgroup **ret,
+                  struct rf_error *err)
+{
+        struct rf_cgroup *cg = calloc(1, sizeof *cg);
+        struct found f;
+        int r;
+
+        if (!cg)
+                return -ENOMEM;
+        cg->oom_fd = cg->oom_ctl_fd = -1;
+        for (int h = 0; h < _H_MAX; h++)
+                cg->parent[h] = cg->dir[h] = -1;
+        snprintf(cg->name, sizeof cg->name, "ringfence-%s", run_id);
+
+        if (discover(&f) == 0) {
+                for (int h = 0; h < _H_MAX; h++) {
+                        int fd = open_own(&f, h);
+                        cg->parent[h] = fd >= 0 ? fd : -1;
+                }
+                if (cg->parent[H_V2] >= 0) {
+                        cg->v2_limits = v2_enable_controllers(cg, cg->parent[H_V2]);
+                        if (make_run_dir(cg, H_V2) < 0)
+                                cg->v2_limits = false;
+                }
+                if (!cg->v2_limits)
+                        for (int h = H_MEMORY; h < _H_MAX; h++) {
+                                if (h == H_CPU && !lim->cpus_milli)
+                                        continue; /* only when asked */
+                                (void)make_run_dir(cg, h);
+                        }
+        }
+        bool any_v1 = false;
+        for (int h = H_MEMORY; h < _H_MAX; h++)
+                any_v1 |= cg->dir[h] >= 0;
+        cg->mode = cg->v2_limits                  ? CGROUP_V2
+                   : cg->dir[H_V2] >= 0 && any_v1 ? CGROUP_HYBRID
+                   : any_v1                       ? CGROUP_V1
+                   : cg->dir[H_V2] >= 0           ? CGROUP_V2
+                                                  : CGROUP_NONE;
+        apply_limits(cg, lim);
+        setup_oom_watch(cg);
+
+        unsigned missing = lim->required & ~cg->enforced;
+        if (missing) {
+                const char *what = (missing & CGROUP_REQ_MEMORY) ? "memory"
+                                   : (missing & CGROUP_REQ_PIDS) ? "pids"
+                                                                 : "cpu";
+                r = rf_error_set(err, -EOPNOTSUPP,
+                                 "cannot enforce the %s limit: no writable %s cgroup beneath "
+                                 "ringfence's own (cgroup mode: %s)",
+                                 what, what, cgroup_mode_name(cg->mode));
+                cgroup_destroy(cg);
+                return r;
+        }
+        *ret = cg;
+        return 0;
+}
+
+enum cgroup_mode cgroup_get_mode(const struct rf_cgroup *cg)
+{
+        return cg ? cg->mode : CGROUP_NONE;
+}
+
+unsigned cgroup_enforced(const struct rf_cgroup *cg)
+{
+        return cg ? cg->enforced : 0;
+}
+
+int cgroup_attach(struct rf_cgroup *cg, pid_t pid)
+{
+        char buf[32];
+        int r;
+
+        snprintf(buf, sizeof buf, "%d", (int)pid);
+        for (int h = 0; cg && h < _H_MAX; h++)
+                if (cg->dir[h] >= 0 && (r = write_at(cg->dir[h], "cgroup.procs", buf)) < 0)
+                        return r;
+        return 0;
+}
+
+int cgroup_oom_fd(const struct rf_cgroup *cg)
+{
+        return cg ? cg->oom_fd : -1;
+}
+
+void cgroup_oom_ack(struct rf_cgroup *cg)
+{
+        uint64_t v;
+        char buf[512];
+
+        if (!cg || cg->oom_fd < 0)
+                return;
+        if (cg->v2_limits) {
+                if (pread(cg->oom_fd, buf, sizeof buf - 1, 0) > 0)
+                        buf[sizeof buf - 1] = '\0';
+        } else
+                (void)!read(cg->oom_fd, &v, sizeof v);
+}
+
+/* Every pid in the run's cgroups, SIGKILLed; returns how many were seen. */
+static int kill_listed(struct rf_cgroup *cg)
+{
+        char buf[65536];
+        int seen = 0;
+
+        for (int h = 0; h < _H_MAX; h++) {
+                if (cg->dir[h] < 0 || read_at(cg->dir[h], "cgroup.procs", buf, sizeof buf) < 0)
+                        continue;
+                for (char *s = buf; *s;) {
+                        long pid = strtol(s, &s, 10);
+                        if (pid > 0) {
+                                (void)kill((pid_t)pid, SIGKILL);
+                                seen++;
+                        }
+                        while (*s == '\n')
+                                s++;
+                        if (*s && (*s < '0' || *s > '9'))
+                                break;
+                }
+        }
+        return seen;
+}
+
+int cgroup_kill(struct rf_cgroup *cg)
+{
+        if (!cg)
+                return -EINVAL;
+        if (cg->dir[H_V2] >= 0 && write_at(cg->dir[H_V2], "cgroup.kill", "1") == 0)
+                return 0;
+        /* v1: freeze so nothing forks while we kill, then thaw to let them die */
+        bool frozen = cg->dir[H_FREEZER] >= 0 &&
+                      write_at(cg->dir[H_FREEZER], "freezer.state", "FROZEN") == 0;
+        for (int i = 0; i < 100 && kill_listed(cg) > 0; i++)
+                ;
+        if (frozen)
+                (void)write_at(cg->dir[H_FREEZER], "freezer.state", "THAWED");
+        return 0;
+}
+
+int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st)
+{
+        char buf[4096];
+
+        memset(st, 0, sizeof *st);
+        if (!cg)
+                return -EINVAL;
+        if (cg->v2_limits) {
+                if (read_at(cg->dir[H_V2], "memory.peak", buf, sizeof buf) > 0)
+                        st->memory_peak = strtoull(buf, NULL, 10);
+                if (read_at(cg->dir[H_V2], "memory.events", buf, sizeof buf) > 0)
+                        st->oom_kills = keyed_value(buf, "oom_kill");
+        } else if (cg->dir[H_MEMORY] >= 0) {
+                if (read_at(cg->dir[H_MEMORY], "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
+                        st->memory_peak = strtoull(buf, NULL, 10);
+                if (read_at(cg->dir[H_MEMORY], "memory.oom_control", buf, sizeof buf) > 0)
+                        st->oom_kills = keyed_value(buf, "oom_kill");
+        }
+        if (cg->dir[H_V2] >= 0 && read_at(cg->dir[H_V2], "cpu.stat", buf, sizeof buf) > 0)
+                st->cpu_usec = keyed_value(buf, "usage_usec");
+        return 0;
+}
+
+struct rf_cgroup *cgroup_destroy(struct rf_cgroup *cg)
+{
+        if (!cg)
+                return NULL;
+        cg->oom_fd = safe_close(cg->oom_fd);
+        cg->oom_ctl_fd = safe_close(cg->oom_ctl_fd);
+        for (int h = 0; h < _H_MAX; h++) {
+                if (cg->dir[h] < 0)
+                        continue;
+                /* Empty by now (the pid namespace is gone); if not, kill and
+                 * wait a little for the kernel to finish tearing down. */
+                for (int i = 0; i < 200; i++) {
+                        if (unlinkat(cg->parent[h], cg->name, AT_REMOVEDIR) == 0 || errno != EBUSY)
+                                break;
+                        (void)cgroup_kill(cg);
+                        nanosleep(&(struct timespec){0, 1000000}, NULL);
+                }
+                cg->dir[h] = safe_close(cg->dir[h]);
+        }
+        for (int h = 0; h < _H_MAX; h++)
+                cg->parent[h] = safe_close(cg->parent[h]);
+        free(cg);
+        return NULL;
+}

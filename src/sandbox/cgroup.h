@@ -1,0 +1,123 @@
+/*
+ * cgroup.h — a run's cgroups: limits, kill, freeze, accounting.
+ *
+ * A run's cgroups are created only beneath the cgroups the supervisor is
+ * already in, never elsewhere, and removed when the run ends. cgroup v2 is
+ * primary (cgroup.kill, cgroup.freeze, memory.max, pids.max, cpu.max,
+ * memory.oom.group); on hybrid hosts (v1 controllers plus a v2 tree
+ * without controllers, e.g. /sys/fs/cgroup/unified) v2 serves kill and
+ * freeze, v1 the limits. Without a writable cgroup (rootless, nothing
+ * delegated) the mode is "none": limits fall back to rlimits and the
+ * pid-namespace kill.
+ *
+ * The parsers of /proc/self/cgroup and /proc/self/mountinfo lines are pure
+ * functions (unit-tested, fuzzed by tests/fuzz/fuzz_cgroup.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shared/error.h"
+
+#define CGROUP_LINE_MAX 4096 /* longest /proc/self/{cgroup,mountinfo} line we accept */
+
+struct rf_cgroup; /* opaque; owns its directory fds */
+
+enum cgroup_mode {
+        CGROUP_NONE,   /* no writable cgroup: rlimits + pid-ns kill only */
+        CGROUP_V2,     /* unified hierarchy */
+        CGROUP_HYBRID, /* v2 (kill/freeze) + v1 controllers (limits) */
+        CGROUP_V1,     /* v1 only */
+        _CGROUP_MODE_MAX,
+        _CGROUP_MODE_INVALID = -22,
+};
+
+struct rf_limits {
+        uint64_t memory;     /* bytes, 0 = none */
+        uint64_t pids;       /* 0 = none */
+        uint64_t cpus_milli; /* 0 = none */
+        unsigned required; /* CGROUP_REQ_*: limits the user asked for (refuse if not enforceable) */
+};
+enum {
+        CGROUP_REQ_MEMORY = 1 << 0,
+        CGROUP_REQ_PIDS = 1 << 1,
+        CGROUP_REQ_CPU = 1 << 2,
+};
+
+struct rf_cgroup_stats {
+        uint64_t memory_peak; /* bytes, 0 if unknown */
+        uint64_t oom_kills;   /* OOM kills inside the run */
+        uint64_t cpu_usec;    /* cpu time used */
+};
+
+/* One line of /proc/self/cgroup: "ID:CONTROLLERS:PATH". */
+struct cgroup_proc_line {
+        unsigned id;
+        const char *controllers; /* borrowed, not NUL-terminated */
+        size_t controllers_len;
+        const char *path; /* borrowed, not NUL-terminated; starts with '/' */
+        size_t path_len;
+};
+
+/* The parts of one /proc/self/mountinfo line a cgroup mount needs. */
+struct cgroup_mount_line {
+        const char *root, *mountpoint, *fstype, *super; /* borrowed, not NUL-terminated */
+        size_t root_len, mountpoint_len, fstype_len, super_len;
+};
+
+/*
+ * cgroup_parse_proc_line — parse one /proc/self/cgroup line (without the
+ * newline). Pure. Returns 0, or -EINVAL if malformed, -E2BIG if longer
+ * than CGROUP_LINE_MAX.
+ */
+int cgroup_parse_proc_line(const char *line, size_t len, struct cgroup_proc_line *out);
+
+/*
+ * cgroup_parse_mountinfo_line — parse one /proc/self/mountinfo line
+ * (without the newline): fields 4 (root) and 5 (mount point), and after
+ * the " - " separator the fs type and super options. Pure. Returns 0,
+ * -EINVAL if malformed, -E2BIG if too long.
+ */
+int cgroup_parse_mountinfo_line(const char *line, size_t len, struct cgroup_mount_line *out);
+
+/* True if the comma-separated `list` (len bytes) contains `name`. Pure. */
+bool cgroup_list_has(const char *list, size_t len, const char *name);
+
+/* Name of a mode ("v2", "hybrid", "v1", "none"). */
+const char *cgroup_mode_name(enum cgroup_mode m);
+
+/*
+ * cgroup_create — create the cgroup(s) of run `run_id` beneath the
+ * supervisor's own cgroups and apply `lim`. Returns 0 with *ret set, or
+ * -errno with `err` set: -EOPNOTSUPP names a required limit this host
+ * cannot enforce (the caller refuses the run: 125). With nothing writable
+ * and nothing required, returns 0 with a CGROUP_NONE handle.
+ */
+int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgroup **ret,
+                  struct rf_error *err);
+
+enum cgroup_mode cgroup_get_mode(const struct rf_cgroup *cg);
+
+/* Which CGROUP_REQ_* limits are enforced by a cgroup. */
+unsigned cgroup_enforced(const struct rf_cgroup *cg);
+
+/* Move `pid` (the run's init, before it starts the command) into every
+ * cgroup of the run. 0 or -errno. */
+int cgroup_attach(struct rf_cgroup *cg, pid_t pid);
+
+/* A pollable fd (POLLIN) that fires when the kernel OOM-kills inside the
+ * run, or -1. Read it with cgroup_oom_ack(). */
+int cgroup_oom_fd(const struct rf_cgroup *cg);
+void cgroup_oom_ack(struct rf_cgroup *cg);
+
+/* Kill every process of the run (cgroup.kill, or freeze + SIGKILL). 0 or -errno. */
+int cgroup_kill(struct rf_cgroup *cg);
+
+/* Read accounting. 0 or -errno. */
+int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st);
+
+/* Kill what is left, remove the cgroups, free. Accepts NULL; returns NULL. */
+struct rf_cgroup *cgroup_destroy(struct rf_cgroup *cg);
