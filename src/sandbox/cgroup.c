@@ -9,7 +9,8 @@
  *
  * cgroup v2 with the memory/pids/cpu controllers does everything. On a
  * hybrid host the controller-less v2 tree still provides cgroup.kill and
- * cpu.stat, and the v1 memory/pids/cpu hierarchies take the limits. v1
+ * cpu.stat, and the v1 memory/pids/cpu hierarchies take the limits the
+ * user asked for (defaults fall back to rlimits there: see cgroup_create). v1
  * has no oom.group: the supervisor watches the OOM notification and kills
  * the whole run itself, so any OOM kill ends the run either way.
  *
@@ -355,10 +356,21 @@ int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgr
                         if (make_run_dir(cg, H_V2) < 0)
                                 cg->v2_limits = false;
                 }
+                /* v1 only for what v2 cannot do here. With a v2 tree for
+                 * kill and accounting (hybrid), a v1 controller is used only
+                 * for a limit the user asked for: attaching to v1 is a
+                 * migration, which can wait a whole RCU grace period (5-15 ms
+                 * measured) — default limits then fall back to rlimits. */
+                bool hybrid = cg->dir[H_V2] >= 0 && !cg->v2_limits;
+                static const unsigned need[_H_MAX] = {[H_MEMORY] = CGROUP_REQ_MEMORY,
+                                                      [H_PIDS] = CGROUP_REQ_PIDS,
+                                                      [H_CPU] = CGROUP_REQ_CPU};
                 if (!cg->v2_limits)
                         for (int h = H_MEMORY; h < _H_MAX; h++) {
                                 if (h == H_CPU && !lim->cpus_milli)
                                         continue; /* only when asked */
+                                if (hybrid && !(lim->required & need[h]))
+                                        continue;
                                 (void)make_run_dir(cg, h);
                         }
         }
@@ -399,13 +411,18 @@ unsigned cgroup_enforced(const struct rf_cgroup *cg)
         return cg ? cg->enforced : 0;
 }
 
-int cgroup_attach(struct rf_cgroup *cg, pid_t pid)
+int cgroup_v2_fd(const struct rf_cgroup *cg)
+{
+        return cg ? cg->dir[H_V2] : -1;
+}
+
+int cgroup_attach(struct rf_cgroup *cg, pid_t pid, bool born_in_v2)
 {
         char buf[32];
         int r;
 
         snprintf(buf, sizeof buf, "%d", (int)pid);
-        for (int h = 0; cg && h < _H_MAX; h++)
+        for (int h = born_in_v2 ? H_V2 + 1 : 0; cg && h < _H_MAX; h++)
                 if (cg->dir[h] >= 0 && (r = write_at(cg->dir[h], "cgroup.procs", buf)) < 0)
                         return r;
         return 0;

@@ -104,9 +104,14 @@ enum cgroup_mode cgroup_get_mode(const struct rf_cgroup *cg);
 /* Which CGROUP_REQ_* limits are enforced by a cgroup. */
 unsigned cgroup_enforced(const struct rf_cgroup *cg);
 
+/* fd of the run's v2 cgroup, for clone3(CLONE_INTO_CGROUP), or -1. Being
+ * born into it avoids a migration, whose global lock costs an RCU grace
+ * period (~10 ms) when the system is idle. */
+int cgroup_v2_fd(const struct rf_cgroup *cg);
+
 /* Move `pid` (the run's init, before it starts the command) into every
- * cgroup of the run. 0 or -errno. */
-int cgroup_attach(struct rf_cgroup *cg, pid_t pid);
+ * cgroup of the run — except v2 if `born_in_v2`. 0 or -errno. */
+int cgroup_attach(struct rf_cgroup *cg, pid_t pid, bool born_in_v2);
 
 /* A pollable fd (POLLIN) that fires when the kernel OOM-kills inside the
  * run, or -1. Read it with cgroup_oom_ack(). */

@@ -798,6 +798,7 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         if (rf_msg_send(chan, &m, -1) < 0)
                 _exit(125);
         /* Trees the supervisor cloned for us (root runs), then GO. */
+        bool go_wait_cgroup = false;
         int trees[PLAN_OPS_MAX];
         for (size_t i = 0; i < PLAN_OPS_MAX; i++)
                 trees[i] = -1;
@@ -806,8 +807,10 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 int r = rf_msg_recv(chan, &m, &fd);
                 if (r <= 0)
                         _exit(125);
-                if (m.type == MSG_GO)
+                if (m.type == MSG_GO) {
+                        go_wait_cgroup = m.value != 0;
                         break;
+                }
                 if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value >= p->n_ops ||
                     trees[m.value] >= 0 || fd < 0)
                         child_fail(&c, STEP_IDMAP, EPROTO);
@@ -840,6 +843,21 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         }
         drop_privileges(&c);
 
+        /* The command starts only inside the run's cgroups. A signal the
+         * supervisor forwards meanwhile is kept for the command. */
+        uint64_t pending = 0;
+        while (go_wait_cgroup) {
+                int r = rf_msg_recv(chan, &m, NULL);
+                if (r <= 0)
+                        _exit(125);
+                if (m.type == MSG_CGROUP_OK)
+                        break;
+                if (m.type == MSG_SIGNAL && m.value > 0 && m.value < 64)
+                        pending |= 1ULL << m.value;
+                else if (m.type != MSG_SIGNAL)
+                        child_fail(&c, STEP_CGROUP, EPROTO);
+        }
+
         TRY(&c, STEP_EXEC, pipe2(report, O_CLOEXEC));
         pid_t cmd = fork();
         if (cmd < 0)
@@ -867,6 +885,9 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         }
         m = (struct rf_msg){.type = MSG_EXEC_OK};
         (void)rf_msg_send(chan, &m, -1);
+        for (int sig = 1; sig < 64; sig++)
+                if ((pending & (1ULL << sig)) && sig != SIGKILL && sig != SIGSTOP)
+                        (void)kill(-cmd, sig);
         init_loop(&c, cmd);
 }
 
@@ -992,6 +1013,11 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
 
         struct clone_args ca = {
                 .flags = flags, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD};
+        bool born_in_cgroup = cg && cgroup_v2_fd(cg) >= 0;
+        if (born_in_cgroup) {
+                ca.flags |= CLONE_INTO_CGROUP;
+                ca.cgroup = (uint64_t)cgroup_v2_fd(cg);
+        }
         pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
         if (pid < 0) {
                 int e = errno, de = e;
@@ -1032,17 +1058,30 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                              rf_step_name(STEP_UIDMAP), strerror(-r));
                 goto kill;
         }
-        if (cg && (r = plan->test_fail_step == STEP_CGROUP ? -EPERM : cgroup_attach(cg, pid)) < 0) {
-                rf_error_set(err, r, "cannot set up %s (%s): %s", rf_step_what(STEP_CGROUP),
-                             rf_step_name(STEP_CGROUP), strerror(-r));
-                goto kill;
-        }
         if (plan->map_as_root && (r = send_trees(plan, pid, out->chan, err)) < 0)
                 goto kill;
-        struct rf_msg go = {.type = MSG_GO, .rows = plan->ws_rows, .cols = plan->ws_cols};
+        /* GO first, cgroups second: init builds the root while we migrate it
+         * into the run's v1 cgroups (a migration can wait for an RCU grace
+         * period); it does not start the command before CGROUP_OK. */
+        struct rf_msg go = {
+                .type = MSG_GO, .rows = plan->ws_rows, .cols = plan->ws_cols, .value = cg != NULL};
         if ((r = rf_msg_send(out->chan, &go, -1)) < 0) {
                 rf_error_set(err, r, "cannot start the run's init: %s", strerror(-r));
                 goto kill;
+        }
+        if (cg) {
+                r = plan->test_fail_step == STEP_CGROUP ? -EPERM
+                                                        : cgroup_attach(cg, pid, born_in_cgroup);
+                if (r < 0) {
+                        rf_error_set(err, r, "cannot set up %s (%s): %s", rf_step_what(STEP_CGROUP),
+                                     rf_step_name(STEP_CGROUP), strerror(-r));
+                        goto kill;
+                }
+                struct rf_msg ok = {.type = MSG_CGROUP_OK};
+                if ((r = rf_msg_send(out->chan, &ok, -1)) < 0) {
+                        rf_error_set(err, r, "cannot start the run's init: %s", strerror(-r));
+                        goto kill;
+                }
         }
         return 0;
 kill:

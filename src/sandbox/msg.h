@@ -23,6 +23,7 @@ enum rf_msg_type {
         MSG_EXIT,      /* init → S: the command ended; value = wait status */
         MSG_SIGNAL,    /* S → init: forward signal `value` to the command's group */
         MSG_TREE,      /* S → init: detached mount (fd) for plan op `value` (root runs) */
+        MSG_CGROUP_OK, /* S → init: init is in the run's cgroups; the command may start */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };

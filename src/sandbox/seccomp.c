@@ -538,7 +538,10 @@ int seccomp_build(struct rf_seccomp_plan *out, struct rf_error *err)
          * no_new_privs is ringfence's own step (launch.c), and the filter is
          * installed by seccomp_apply(), not seccomp_load(). */
         if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
-            (r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0)
+            (r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
+            /* binary tree: slower to build (done once, at build time),
+             * cheaper for the kernel to prepare when a run installs it */
+            (r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0)
                 return rf_error_set(err, r, "seccomp filter: cannot set attributes: %s",
                                     strerror(-r));
         if ((r = sc_add_rules(ctx, err)) < 0)
