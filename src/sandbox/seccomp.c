@@ -67,7 +67,9 @@
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
-#include <seccomp.h>
+#ifdef RF_SECCOMP_GENERATOR
+#include <seccomp.h> /* only the build-time generator links libseccomp */
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +84,7 @@
 #include "seccomp.h"
 #include "shared/macro.h"
 
+#ifdef RF_SECCOMP_GENERATOR
 /* ---- the rule tables ------------------------------------------------------ */
 
 enum sc_verdict {
@@ -558,7 +561,7 @@ int seccomp_build(struct rf_seccomp_plan *out, struct rf_error *err)
         return sc_export(ctx, out, err);
 }
 
-#ifndef RF_SECCOMP_GENERATOR
+#else /* !RF_SECCOMP_GENERATOR */
 /* The program seccomp-gen built from the tables above at build time. */
 #include "sandbox/seccomp-bpf.h"
 
