@@ -15,15 +15,18 @@ add() { # add counts from a "N passed, N failed, N skipped" line
 	total_p=$((total_p + $1)) total_f=$((total_f + $2)) total_s=$((total_s + ${3:-0}))
 }
 
+log=$(mktemp /tmp/rf-check.XXXXXX)
+trap 'rm -f "$log"' EXIT
+
 echo "== suite: release build (build/, fault injection from build-test/)"
-out=$(tests/run.sh build build-test 2>&1 | tee /dev/stderr | tail -n 1)
-add "$out"
+tests/run.sh build build-test 2>&1 | tee "$log"
+add "$(tail -n 1 "$log")"
 
 echo "== suite: ASan+UBSan build (build-asan/)"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-out=$(tests/run.sh build-asan build-asan 2>&1 | tee /dev/stderr | tail -n 1)
-add "$out"
+tests/run.sh build-asan build-asan 2>&1 | tee "$log"
+add "$(tail -n 1 "$log")"
 
 echo "== fuzz smoke (libFuzzer, seed corpora + 20000 runs each)"
 for t in build-asan/tests/fuzz/fuzz_*; do
