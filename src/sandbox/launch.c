@@ -1020,11 +1020,14 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
         }
         pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
         if (pid < 0) {
-                int e = errno, de = e;
+                int e = errno, de = 0;
                 int step = sandbox_diagnose_clone(&de);
                 close_pair(sv);
-                return rf_error_set(err, -(de ? de : e), "cannot set up %s (%s): %s",
-                                    rf_step_what(step), rf_step_name(step), strerror(de ? de : e));
+                if (de) /* a namespace the kernel refuses on its own */
+                        return rf_error_set(err, -de, "cannot set up %s (%s): %s",
+                                            rf_step_what(step), rf_step_name(step), strerror(de));
+                return rf_error_set(err, -e, "cannot start the run's init (clone3%s): %s",
+                                    born_in_cgroup ? " into its cgroup" : "", strerror(e));
         }
         if (pid == 0) {
                 close(sv[0]);

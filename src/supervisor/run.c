@@ -319,6 +319,11 @@ static void sup_on_msg(struct sup *s)
         int fd = -1;
         int r = rf_msg_recv(s->child.chan, &m, &fd);
 
+        /* init exiting with a message of ours unread (say CGROUP_OK, when a
+         * setup step failed first) makes the kernel report ECONNRESET once,
+         * ahead of what init sent before it went: read again. */
+        if (r == -ECONNRESET)
+                r = rf_msg_recv(s->child.chan, &m, &fd);
         if (r == 0 || r == -ECONNRESET) {
                 s->child.chan = safe_close(s->child.chan);
                 return;
