@@ -6,6 +6,7 @@
  * refusal before the command runs exits 125 with one line.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
@@ -171,6 +172,24 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         }
 }
 
+/*
+ * True the first time `what` is noted in this state dir: notes that would
+ * repeat on every run are said once per instance (the audit record of each
+ * run carries them every time).
+ */
+static bool note_once(const char *state_dir, const char *what)
+{
+        char path[PATH_MAX];
+
+        if (snprintf(path, sizeof path, "%s/note-%s", state_dir, what) >= (int)sizeof path)
+                return true;
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return errno != EEXIST;
+        close(fd);
+        return true;
+}
+
 int cmd_run(int argc, char **argv)
 {
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
@@ -279,9 +298,15 @@ int cmd_run(int argc, char **argv)
          * root-started run counts exactly its own uid's processes. */
         if (!(cgroup_enforced(cg) & CGROUP_REQ_PIDS))
                 plan->nproc_fallback = plan->limits.pids;
-        if (cgroup_get_mode(cg) == CGROUP_NONE)
-                cli_error("note: no writable cgroup: default limits fall back to "
-                          "RLIMIT_NPROC and the pid-namespace kill; no default memory limit");
+        if ((cgroup_enforced(cg) & (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS)) !=
+                    (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS) &&
+            note_once(state_dir,
+                      cgroup_get_mode(cg) == CGROUP_NONE ? "cgroup-none" : "cgroup-v1-asked"))
+                cli_error("note: %s: default limits fall back to RLIMIT_NPROC and the "
+                          "pid-namespace kill; no default memory limit (said once per state dir)",
+                          cgroup_get_mode(cg) == CGROUP_NONE
+                                  ? "no writable cgroup"
+                                  : "cgroup v1 controllers serve only limits asked for");
         int status = supervisor_run(plan, cg, pol->timeout_ms, &err);
         cgroup_destroy(cg);
         plan_cleanup(plan); /* protected-path placeholders this run created */

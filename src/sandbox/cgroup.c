@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ struct rf_cgroup {
         unsigned enforced;  /* CGROUP_REQ_* */
         int oom_fd;         /* owned: eventfd (v1) or memory.events (v2), -1 */
         int oom_ctl_fd;     /* owned: v1 memory.oom_control kept open for the eventfd */
+        int pids_fd;        /* owned: pids.events (POLLPRI when pids.max refused a fork), -1 */
         uint64_t oom_seen;
 };
 
@@ -312,6 +314,11 @@ static void setup_oom_watch(struct rf_cgroup *cg)
 {
         char buf[64];
 
+        /* pids.events changes (POLLPRI) when pids.max refuses a fork */
+        if (cg->enforced & CGROUP_REQ_PIDS)
+                cg->pids_fd = openat(cg->v2_limits ? cg->dir[H_V2] : cg->dir[H_PIDS], "pids.events",
+                                     O_RDONLY | O_CLOEXEC);
+
         if (cg->v2_limits) {
                 cg->oom_fd = openat(cg->dir[H_V2], "memory.events", O_RDONLY | O_CLOEXEC);
                 return;
@@ -341,7 +348,7 @@ int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgr
 
         if (!cg)
                 return -ENOMEM;
-        cg->oom_fd = cg->oom_ctl_fd = -1;
+        cg->oom_fd = cg->oom_ctl_fd = cg->pids_fd = -1;
         for (int h = 0; h < _H_MAX; h++)
                 cg->parent[h] = cg->dir[h] = -1;
         snprintf(cg->name, sizeof cg->name, "ringfence-%s", run_id);
@@ -433,6 +440,17 @@ int cgroup_oom_fd(const struct rf_cgroup *cg)
         return cg ? cg->oom_fd : -1;
 }
 
+short cgroup_oom_events(const struct rf_cgroup *cg)
+{
+        /* a cgroup file always polls readable; only POLLPRI means "changed" */
+        return cg && cg->v2_limits ? POLLPRI : POLLIN;
+}
+
+int cgroup_pids_fd(const struct rf_cgroup *cg)
+{
+        return cg ? cg->pids_fd : -1;
+}
+
 void cgroup_oom_ack(struct rf_cgroup *cg)
 {
         uint64_t v;
@@ -505,6 +523,9 @@ int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st)
                 if (read_at(cg->dir[H_MEMORY], "memory.oom_control", buf, sizeof buf) > 0)
                         st->oom_kills = keyed_value(buf, "oom_kill");
         }
+        int pd = cg->v2_limits ? cg->dir[H_V2] : cg->dir[H_PIDS];
+        if (pd >= 0 && read_at(pd, "pids.events", buf, sizeof buf) > 0)
+                st->pids_max_hits = keyed_value(buf, "max");
         if (cg->dir[H_V2] >= 0 && read_at(cg->dir[H_V2], "cpu.stat", buf, sizeof buf) > 0)
                 st->cpu_usec = keyed_value(buf, "usage_usec");
         return 0;
@@ -516,6 +537,7 @@ struct rf_cgroup *cgroup_destroy(struct rf_cgroup *cg)
                 return NULL;
         cg->oom_fd = safe_close(cg->oom_fd);
         cg->oom_ctl_fd = safe_close(cg->oom_ctl_fd);
+        cg->pids_fd = safe_close(cg->pids_fd);
         for (int h = 0; h < _H_MAX; h++) {
                 if (cg->dir[h] < 0)
                         continue;

@@ -48,9 +48,10 @@ enum {
 };
 
 struct rf_cgroup_stats {
-        uint64_t memory_peak; /* bytes, 0 if unknown */
-        uint64_t oom_kills;   /* OOM kills inside the run */
-        uint64_t cpu_usec;    /* cpu time used */
+        uint64_t memory_peak;   /* bytes, 0 if unknown */
+        uint64_t oom_kills;     /* OOM kills inside the run */
+        uint64_t pids_max_hits; /* forks refused by the pids limit */
+        uint64_t cpu_usec;      /* cpu time used */
 };
 
 /* One line of /proc/self/cgroup: "ID:CONTROLLERS:PATH". */
@@ -117,6 +118,11 @@ int cgroup_attach(struct rf_cgroup *cg, pid_t pid, bool born_in_v2);
  * run, or -1. Read it with cgroup_oom_ack(). */
 int cgroup_oom_fd(const struct rf_cgroup *cg);
 void cgroup_oom_ack(struct rf_cgroup *cg);
+/* The poll events to wait for on cgroup_oom_fd(): POLLPRI (v2 file) or POLLIN (v1 eventfd). */
+short cgroup_oom_events(const struct rf_cgroup *cg);
+
+/* A pollable fd (POLLPRI) that fires when the pids limit refuses a fork, or -1. */
+int cgroup_pids_fd(const struct rf_cgroup *cg);
 
 /* Kill every process of the run (cgroup.kill, or freeze + SIGKILL). 0 or -errno. */
 int cgroup_kill(struct rf_cgroup *cg);

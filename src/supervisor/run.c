@@ -200,11 +200,11 @@ enum run_state {
         RS_EXITED,
         RS_FAILED,
         RS_TIMED_OUT,
-        RS_LIMIT, /* the kernel OOM-killed inside the run: the whole run is killed */
+        RS_LIMIT, /* an OOM kill or the pids limit inside the run: the whole run is killed */
         RS_BROKEN,
         _RS_MAX
 };
-enum run_event { EV_PTY, EV_FAIL, EV_EXEC_OK, EV_EXIT, EV_TIMEOUT, EV_OOM, _EV_MAX };
+enum run_event { EV_PTY, EV_FAIL, EV_EXEC_OK, EV_EXIT, EV_TIMEOUT, EV_LIMIT, _EV_MAX };
 
 /* next state for (state, event); RS_BROKEN marks a protocol violation */
 static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
@@ -213,43 +213,43 @@ static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
                       [EV_EXEC_OK] = RS_RUNNING,
                       [EV_EXIT] = RS_BROKEN,
                       [EV_TIMEOUT] = RS_TIMED_OUT,
-                      [EV_OOM] = RS_LIMIT},
+                      [EV_LIMIT] = RS_LIMIT},
         [RS_RUNNING] = {[EV_PTY] = RS_BROKEN,
                         [EV_FAIL] = RS_BROKEN,
                         [EV_EXEC_OK] = RS_BROKEN,
                         [EV_EXIT] = RS_EXITED,
                         [EV_TIMEOUT] = RS_TIMED_OUT,
-                        [EV_OOM] = RS_LIMIT},
+                        [EV_LIMIT] = RS_LIMIT},
         [RS_EXITED] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_EXITED,
-                       [EV_OOM] = RS_LIMIT},
+                       [EV_LIMIT] = RS_LIMIT},
         [RS_FAILED] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_FAILED,
-                       [EV_OOM] = RS_FAILED},
+                       [EV_LIMIT] = RS_FAILED},
         [RS_TIMED_OUT] = {[EV_PTY] = RS_TIMED_OUT,
                           [EV_FAIL] = RS_TIMED_OUT,
                           [EV_EXEC_OK] = RS_TIMED_OUT,
                           [EV_EXIT] = RS_TIMED_OUT,
                           [EV_TIMEOUT] = RS_TIMED_OUT,
-                          [EV_OOM] = RS_LIMIT},
+                          [EV_LIMIT] = RS_LIMIT},
         [RS_LIMIT] = {[EV_PTY] = RS_LIMIT,
                       [EV_FAIL] = RS_LIMIT,
                       [EV_EXEC_OK] = RS_LIMIT,
                       [EV_EXIT] = RS_LIMIT,
                       [EV_TIMEOUT] = RS_LIMIT,
-                      [EV_OOM] = RS_LIMIT},
+                      [EV_LIMIT] = RS_LIMIT},
         [RS_BROKEN] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_BROKEN,
-                       [EV_OOM] = RS_BROKEN},
+                       [EV_LIMIT] = RS_BROKEN},
 };
 
 struct sup {
@@ -265,7 +265,9 @@ struct sup {
         size_t n_pumps;
         int pipes[3][2];      /* non-pty stdio pipes: run side / our side */
         struct rf_cgroup *cg; /* borrowed: the run's cgroups (may be mode none) */
-        int host_out[3];      /* owned: non-blocking reopenings of our fds 1, 2 (or -1) */
+        bool pids_hit;        /* RS_LIMIT because of the pids limit (else memory) */
+        uint64_t pids_limit;
+        int host_out[3]; /* owned: non-blocking reopenings of our fds 1, 2 (or -1) */
         uint64_t memory_limit;
 };
 
@@ -385,7 +387,12 @@ static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeou
                              strerror(s->fail.err));
                 return RF_EXIT_REFUSED;
         case RS_LIMIT:
-                if (s->memory_limit)
+                if (s->pids_hit)
+                        rf_error_set(err, 0,
+                                     "the run reached its pids limit (%llu processes) and was "
+                                     "killed",
+                                     (unsigned long long)s->pids_limit);
+                else if (s->memory_limit)
                         rf_error_set(err, 0,
                                      "the run exceeded its memory limit (%llu bytes) and was "
                                      "killed",
@@ -535,6 +542,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         .master = plan->use_pty ? -2 : -1,
                         .cg = cg,
                         .memory_limit = plan->limits.memory,
+                        .pids_limit = plan->limits.pids,
                         .host_out = {-1, -1, -1}};
         sigset_t mask;
         int stdio[3], r;
@@ -619,14 +627,16 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         break;
                 }
 
-                struct pollfd pfd[5 + 2 * 3];
+                struct pollfd pfd[6 + 2 * 3];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
                         (struct pollfd){.fd = s.init_gone ? -1 : s.child.pidfd, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = s.child.chan, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
-                pfd[n++] = (struct pollfd){.fd = cgroup_oom_fd(cg), .events = POLLIN | POLLPRI};
+                pfd[n++] =
+                        (struct pollfd){.fd = cgroup_oom_fd(cg), .events = cgroup_oom_events(cg)};
+                pfd[n++] = (struct pollfd){.fd = cgroup_pids_fd(cg), .events = POLLPRI};
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
                         pfd[n++] = (struct pollfd){.fd = pump_wants_read(p) ? p->in : -1,
@@ -654,11 +664,21 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         struct rf_cgroup_stats st;
                         cgroup_oom_ack(cg);
                         if (cgroup_stats(cg, &st) == 0 && st.oom_kills > 0)
-                                sup_event(&s, EV_OOM);
+                                sup_event(&s, EV_LIMIT);
+                }
+                if (pfd[5].revents) {
+                        /* A fork refused by the pids limit: a fork bomb is
+                         * contained, and the run that did it is ended. */
+                        struct rf_cgroup_stats st;
+                        if (cgroup_stats(cg, &st) == 0 && st.pids_max_hits > 0 &&
+                            s.state != RS_LIMIT) {
+                                s.pids_hit = true;
+                                sup_event(&s, EV_LIMIT);
+                        }
                 }
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
-                        short rin = pfd[5 + 2 * i].revents, rout = pfd[6 + 2 * i].revents;
+                        short rin = pfd[6 + 2 * i].revents, rout = pfd[7 + 2 * i].revents;
                         if (rin)
                                 pump_read(p);
                         if (rout & (POLLERR | POLLHUP))

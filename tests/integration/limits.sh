@@ -17,8 +17,9 @@
 # with a test build, the cgroup layer switched off lets the memory bomb
 # through and turns --pids into RLIMIT_NPROC, and a failing cgroup step
 # refuses the run (125).
-# Known gap (TODO): since baa5ee9 a root run on a hybrid host has no
-# default memory limit and stderr does not say so.
+# Known gap (TODO): on a hybrid host a root run gets v1 cgroups only for
+# limits asked for (a v1 migration waits an RCU grace period), so there is
+# no default memory limit there; stderr says so once per state dir.
 # No assertion depends on timing: waits are polls bounded by RF_RUN_TIMEOUT.
 #
 # Only cgroups named after the runs started here are ever looked at, and
@@ -194,6 +195,7 @@ printf '{"version": 1, "limits": {"memory": "1G"}}\n' >"$WS/mem1g.json"
 # rlimit/tmpfs cases apply.
 rf_run -- /bin/true
 have_cgroups=1
+first_err=$RF_ERR # notes are said once per state dir: this run says them
 case $RF_ERR in *"no writable cgroup"*) have_cgroups=0 ;; esac
 
 # ---- default limits, read from the host while the run is alive ---------------
@@ -250,9 +252,9 @@ if [ "$have_cgroups" = 1 ]; then
 	if [ "$mem_ok" = 1 ]; then
 		unlike "$RF_ERR" 'no writable cgroup' "default run as root, limits enforced: no fallback note"
 	else
-		todo_begin "default memory limit dropped on hybrid hosts (baa5ee9)"
-		like "$RF_ERR" 'memory limit' "default run as root without a default memory limit: stderr says so"
-		todo_end
+		like "$first_err" 'no default memory limit' "default run as root without a default memory limit: stderr says so (once per state dir)"
+		rf_run -- /bin/true
+		unlike "$RF_ERR" 'note:' "... and only once: a second run in the same state dir is quiet"
 	fi
 	check_no_leftovers "default run" "$id"
 else
@@ -318,39 +320,26 @@ fi
 
 if [ "$have_cgroups" = 1 ]; then
 	new_idfile
+	# MISSION: a pids limit kill is 137 and stderr names the limit — the
+	# fork the cgroup refuses ends the whole run.
 	rf_run --pids 32 -- /bin/sh -c "$SAY_ID"'exec '"$PY"' forks.py'
 	id=$(run_id)
-	is "$RF_RC" 0 "--pids 32 + 100 forks: the run ends normally (0)"
-	forked=$(field "$RF_OUT" forked) eagain=$(field "$RF_OUT" eagain) other=$(field "$RF_OUT" other)
-	if [[ $forked =~ ^[0-9]+$ ]] && ((forked >= 1 && forked < 32)); then
-		ok "... fewer than 32 forks succeeded ($forked)"
-	else
-		not_ok "... fewer than 32 forks succeeded" "$RF_OUT" "$RF_ERR"
-	fi
-	if [[ $eagain =~ ^[0-9]+$ ]] && ((eagain >= 69)); then
-		ok "... the rest failed with EAGAIN ($eagain)"
-	else
-		not_ok "... the rest failed with EAGAIN" "$RF_OUT"
-	fi
-	is "$other" 0 "... and none failed otherwise"
-	nproc=$(field "$RF_OUT" nproc)
-	if [ "$nproc" = unlimited ] || { [[ $nproc =~ ^[0-9]+$ ]] && ((nproc >= 100)); }; then
-		ok "... and not because of RLIMIT_NPROC ($nproc): the pids cgroup stopped them"
-	else
-		not_ok "... and not because of RLIMIT_NPROC" "$RF_OUT"
-	fi
+	is "$RF_RC" 137 "--pids 32 + 100 forks: the run is killed (137)"
+	like "$RF_ERR" 'pids limit \(32 processes\)' "... stderr names the pids limit"
+	unlike "$RF_OUT" 'forked=100' "... the 100 forks did not all happen"
 	check_no_leftovers "fork loop" "$id"
 
 	rf_run -- "$PY" forks.py
 	is "$RF_RC:$(first_line "$RF_OUT")" "0:forked=100 eagain=0 other=0" "control: without --pids all 100 forks succeed"
 
-	# a loop that keeps retrying (and ignores SIGTERM) is ended by --timeout
+	# a loop that keeps retrying (and ignores SIGTERM) is ended at the
+	# limit, long before its --timeout
 	new_idfile
-	rf_run --pids 32 --timeout 2s -- /bin/sh -c "$SAY_ID"'exec '"$PY"' forever.py'
+	rf_run --pids 32 --timeout 60s -- /bin/sh -c "$SAY_ID"'exec '"$PY"' forever.py'
 	id=$(run_id)
-	check "--pids 32 --timeout 2s: the endless fork loop started" test -e "$WS/started"
-	is "$RF_RC" 124 "... and ended by the timeout (124)"
-	like "$RF_ERR" 'timeout' "... stderr names the timeout"
+	check "--pids 32: the endless fork loop started" test -e "$WS/started"
+	is "$RF_RC" 137 "... and was killed at the pids limit (137), not by the timeout"
+	like "$RF_ERR" 'pids limit' "... stderr names the pids limit"
 	check_no_leftovers "endless fork loop" "$id"
 else
 	skip "fork loop" "no writable cgroup for root runs on this host"
@@ -457,7 +446,7 @@ RF_AS_USER=1 rf_run -p "$WS/mem1g.json" -- /bin/sh -c "touch '$WS/marker'"
 is "$RF_RC" 125 "rootless, limits.memory in the policy file: refused (125)"
 check "... the command did not run" test ! -e "$WS/marker"
 
-rm -f "$WS/marker"
+rm -f "$WS/marker" "$RF_STATE"/note-cgroup-* # notes are said once per state dir
 new_idfile
 RF_AS_USER=1
 rf_run -- /bin/sh -c "$SAY_ID"'touch marker; '"$PY"' -c "import resource; print(resource.getrlimit(resource.RLIMIT_NPROC)[0])"'
