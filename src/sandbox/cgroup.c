@@ -19,6 +19,7 @@
  * "ringfence-sup-<pid>" beneath it and move only ourselves there — still
  * beneath where we were — and use our original cgroup as the parent.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,10 +141,12 @@ static int read_whole(const char *path, char *buf, size_t len)
         return (int)off;
 }
 
+/* Copy a field; one that does not fit is dropped (""), never cut: a cut
+ * path could name some other cgroup. */
 static void copy_field(char *dst, size_t dlen, const char *s, size_t len)
 {
         if (len >= dlen)
-                len = dlen - 1;
+                len = 0;
         memcpy(dst, s, len);
         dst[len] = '\0';
 }
@@ -259,15 +263,45 @@ static bool v2_enable_controllers(struct rf_cgroup *cg, int own)
         return r == 0 && strstr(want, "memory") && strstr(want, "pids") && strstr(want, "cpu");
 }
 
+/*
+ * Each supervisor holds a shared flock on its run's cgroup directories for
+ * as long as it lives. A "ringfence-*" directory beneath our own cgroup
+ * that nobody holds belongs to a supervisor that died (SIGKILL, crash):
+ * remove it if it is empty. Never anything else, never anywhere else.
+ */
+static void sweep_stale(int parent)
+{
+        int fd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return;
+        }
+        for (struct dirent *e; (e = readdir(d));) {
+                if (e->d_type != DT_DIR || strncmp(e->d_name, "ringfence-", 10) != 0 ||
+                    strncmp(e->d_name, "ringfence-sup-", 14) == 0)
+                        continue;
+                _cleanup_close_ int c =
+                        openat(parent, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (c >= 0 && flock(c, LOCK_EX | LOCK_NB) == 0)
+                        (void)unlinkat(parent, e->d_name, AT_REMOVEDIR); /* only if empty */
+        }
+        closedir(d);
+}
+
 static int make_run_dir(struct rf_cgroup *cg, int h)
 {
         if (cg->parent[h] < 0)
                 return -ENOENT;
+        sweep_stale(cg->parent[h]);
         if (mkdirat(cg->parent[h], cg->name, 0755) < 0)
                 return negative_errno();
         cg->dir[h] = openat(cg->parent[h], cg->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (cg->dir[h] < 0) {
+        if (cg->dir[h] < 0 || flock(cg->dir[h], LOCK_SH) < 0) {
                 int r = negative_errno();
+                cg->dir[h] = safe_close(cg->dir[h]);
                 (void)unlinkat(cg->parent[h], cg->name, AT_REMOVEDIR);
                 return r;
         }
@@ -278,7 +312,9 @@ static int make_run_dir(struct rf_cgroup *cg, int h)
 
 static void apply_limits(struct rf_cgroup *cg, const struct rf_limits *lim)
 {
-        uint64_t quota = lim->cpus_milli * 100; /* µs per 100 ms period */
+        /* µs per period; the kernel wants quota >= 1 ms: tiny shares get a 1 s period */
+        uint64_t period = lim->cpus_milli * 100 >= 1000 ? 100000 : 1000000;
+        uint64_t quota = lim->cpus_milli * period / 1000;
         char buf[64];
 
         if (cg->v2_limits) {
@@ -290,7 +326,8 @@ static void apply_limits(struct rf_cgroup *cg, const struct rf_limits *lim)
                 }
                 if (!lim->pids || write_u64_at(d, "pids.max", lim->pids) == 0)
                         cg->enforced |= lim->pids ? CGROUP_REQ_PIDS : 0;
-                snprintf(buf, sizeof buf, "%llu 100000", (unsigned long long)quota);
+                snprintf(buf, sizeof buf, "%llu %llu", (unsigned long long)quota,
+                         (unsigned long long)period);
                 if (lim->cpus_milli && write_at(d, "cpu.max", buf) == 0)
                         cg->enforced |= CGROUP_REQ_CPU;
                 return;
@@ -305,7 +342,7 @@ static void apply_limits(struct rf_cgroup *cg, const struct rf_limits *lim)
             write_u64_at(cg->dir[H_PIDS], "pids.max", lim->pids) == 0)
                 cg->enforced |= CGROUP_REQ_PIDS;
         if (lim->cpus_milli && cg->dir[H_CPU] >= 0 &&
-            write_at(cg->dir[H_CPU], "cpu.cfs_period_us", "100000") == 0 &&
+            write_u64_at(cg->dir[H_CPU], "cpu.cfs_period_us", period) == 0 &&
             write_u64_at(cg->dir[H_CPU], "cpu.cfs_quota_us", quota) == 0)
                 cg->enforced |= CGROUP_REQ_CPU;
 }
