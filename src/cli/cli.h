@@ -30,3 +30,5 @@ int cli_state_dir(const char *flag, int create, char **ret, struct rf_error *err
 /* Subcommands: argc/argv start at the subcommand name. Return the exit status. */
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+/* `ringfence version --layers`: the isolation layers this host offers. */
+int cmd_layers(void);

@@ -24,7 +24,7 @@ static void usage(FILE *f)
               "Commands:\n"
               "  run [OPTIONS] -- CMD [ARG...]   run CMD isolated (see ringfence run --help)\n"
               "  policy check FILE               validate a policy file\n"
-              "  version                         print the version\n"
+              "  version [--layers]              print the version [and what this host offers]\n"
               "\n"
               "Every command accepts --state-dir DIR (or RINGFENCE_STATE_DIR).\n"
               "See ringfence(1).\n",
@@ -63,6 +63,8 @@ int main(int argc, char **argv)
         if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
                 printf("ringfence %s%s\n", RF_VERSION,
                        RF_CONFIG_TEST_BUILD ? " (test build: fault injection compiled in)" : "");
+                if (argc > 2 && !strcmp(argv[2], "--layers"))
+                        return cmd_layers();
                 return 0;
         }
         if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

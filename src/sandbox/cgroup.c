@@ -418,9 +418,10 @@ int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgr
                                 (void)make_run_dir(cg, h);
                         }
         }
-        bool any_v1 = false;
+        bool any_v1 = false; /* a v1 hierarchy we could use (even if unused now) */
         for (int h = H_MEMORY; h < _H_MAX; h++)
-                any_v1 |= cg->dir[h] >= 0;
+                any_v1 |= cg->dir[h] >= 0 || (!cg->v2_limits && cg->parent[h] >= 0 &&
+                                              faccessat(cg->parent[h], ".", W_OK, AT_EACCESS) == 0);
         cg->mode = cg->v2_limits                  ? CGROUP_V2
                    : cg->dir[H_V2] >= 0 && any_v1 ? CGROUP_HYBRID
                    : any_v1                       ? CGROUP_V1

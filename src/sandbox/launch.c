@@ -932,12 +932,16 @@ static int send_trees(const struct rf_plan *plan, pid_t pid, int chan, struct rf
                         r = -EPERM;
                 else
                         r = tree_from_host(op, (op->flags & OPF_IDMAP) ? userns : -1);
-                if (r < 0)
+                if (r < 0) {
+                        bool idmap = plan->test_fail_step == STEP_IDMAP ||
+                                     (r == -EINVAL && (op->flags & OPF_IDMAP));
+                        int step = idmap ? STEP_IDMAP : op->step;
                         return rf_error_set(err, r, "cannot set up %s (%s): %s: %s",
-                                            rf_step_what(op->step), rf_step_name(op->step), op->src,
+                                            rf_step_what(step), rf_step_name(step), op->src,
                                             r == -EINVAL && (op->flags & OPF_IDMAP)
                                                     ? "its filesystem cannot be idmapped"
                                                     : strerror(-r));
+                }
                 struct rf_msg m = {.type = MSG_TREE, .value = (int32_t)i};
                 int tree = r;
                 r = rf_msg_send(chan, &m, tree);

@@ -522,6 +522,7 @@ static int record_created(struct rf_plan *p, const char *path, bool dir, int dfd
         c->dir = dir;
         c->dev = st.st_dev;
         c->ino = st.st_ino;
+        c->size = st.st_size;
         return c->path ? 0 : -ENOMEM;
 }
 
@@ -547,8 +548,8 @@ static int push_mount(struct user_mount **m, size_t *n, size_t *max, struct user
 
 /* Walk `rel` beneath the workspace by fd, creating what is missing, and
  * add the self-binds. */
-static int protect_one(struct rf_plan *p, const char *rel, bool want_dir, struct user_mount **m,
-                       size_t *n, size_t *max, struct rf_error *err)
+static int protect_one(struct rf_plan *p, const char *rel, bool want_dir, const char *content,
+                       struct user_mount **m, size_t *n, size_t *max, struct rf_error *err)
 {
         char comp[NAME_MAX + 1], path[PATH_MAX];
         const char *s = rel;
@@ -590,7 +591,15 @@ static int protect_one(struct rf_plan *p, const char *rel, bool want_dir, struct
                                 r = openat(dfd, comp,
                                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                            0444);
-                                if (r >= 0)
+                                if (r >= 0 && content &&
+                                    write(r, content, strlen(content)) !=
+                                            (ssize_t)strlen(content)) {
+                                        int werr = errno ? errno : EIO;
+                                        close(r);
+                                        (void)unlinkat(dfd, comp, 0);
+                                        errno = werr;
+                                        r = -1;
+                                } else if (r >= 0)
                                         close(r);
                         }
                         if (r < 0)
@@ -618,6 +627,12 @@ static int protect_one(struct rf_plan *p, const char *rel, bool want_dir, struct
                 } else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
                         return rf_error_set(err, -EINVAL,
                                             "protected path %s: not a file or directory", path);
+                } else if (leaf && S_ISREG(st.st_mode) && st.st_nlink > 1) {
+                        /* another name for the same inode could be written */
+                        return rf_error_set(err, -EMLINK,
+                                            "protected path %s has %ju hard links; refusing "
+                                            "(a second name would write through)",
+                                            path, (uintmax_t)st.st_nlink);
                 }
                 struct user_mount um = {
                         .kind = OP_BIND,
@@ -653,12 +668,27 @@ static int add_protected(struct rf_plan *p, const struct rf_policy *pol, struct 
         snprintf(git, sizeof git, "%s/.git", p->workspace);
         if ((!pol->protected_set || pol->n_protected > 0) && lstat(git, &st) == 0 &&
             S_ISDIR(st.st_mode)) {
-                if ((r = protect_one(p, ".git/hooks", true, m, n, max, err)) < 0 ||
-                    (r = protect_one(p, ".git/config", false, m, n, max, err)) < 0)
-                        return r;
+                /* Everything in .git that makes git run code later on the
+                 * host: hooks; config (core.fsmonitor, hooksPath, filters);
+                 * commondir, which can point git at another config ("."
+                 * when missing: the repository itself, as if absent); the
+                 * configs of submodules and worktrees. */
+                static const struct {
+                        const char *path;
+                        bool dir;
+                        const char *content;
+                } git_paths[] = {
+                        {".git/hooks", true, NULL},       {".git/config", false, NULL},
+                        {".git/commondir", false, ".\n"}, {".git/modules", true, NULL},
+                        {".git/worktrees", true, NULL},
+                };
+                for (size_t i = 0; i < ARRAY_SIZE(git_paths); i++)
+                        if ((r = protect_one(p, git_paths[i].path, git_paths[i].dir,
+                                             git_paths[i].content, m, n, max, err)) < 0)
+                                return r;
         }
         for (size_t i = 0; i < pol->n_protected; i++)
-                if ((r = protect_one(p, pol->protected[i], pol -> protected_dir[i], m, n, max,
+                if ((r = protect_one(p, pol->protected[i], pol -> protected_dir[i], NULL, m, n, max,
                                      err)) < 0)
                         return r;
         return 0;
@@ -675,7 +705,7 @@ void plan_cleanup(struct rf_plan *p)
                         continue; /* replaced or gone: not ours to remove */
                 if (c->dir)
                         (void)rmdir(c->path); /* only if still empty */
-                else if (S_ISREG(st.st_mode) && st.st_size == 0)
+                else if (S_ISREG(st.st_mode) && st.st_size == c->size)
                         (void)unlink(c->path);
         }
 }

@@ -74,6 +74,7 @@ struct plan_created {
         bool dir;
         dev_t dev;
         ino_t ino;
+        off_t size; /* as created (a placeholder may carry content) */
 };
 #define PLAN_CREATED_MAX 256
 
@@ -168,14 +169,6 @@ struct plan_input {
  * rule, a missing path, a limit).
  */
 int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_error *err);
-
-/*
- * plan_cleanup — remove the protected-path placeholders plan_build()
- * created, newest first, each only if it is still the very inode created
- * (and, for a directory, empty; for a file, empty). Call after the run has
- * ended. Idempotent.
- */
-void plan_cleanup(struct rf_plan *p);
 
 /*
  * plan_cleanup — remove the protected-path placeholders plan_build()
