@@ -47,8 +47,10 @@ demo: deps all
 install: all
 	$(MESON) install -C build
 
-bench: deps all
+bench: deps all build-test/build.ninja
+	$(NINJA) -C build-test
 	@bench/start
+	@bench/layers
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
