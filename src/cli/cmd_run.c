@@ -298,15 +298,18 @@ int cmd_run(int argc, char **argv)
          * root-started run counts exactly its own uid's processes. */
         if (!(cgroup_enforced(cg) & CGROUP_REQ_PIDS))
                 plan->nproc_fallback = plan->limits.pids;
-        if ((cgroup_enforced(cg) & (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS)) !=
-                    (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS) &&
-            note_once(state_dir,
-                      cgroup_get_mode(cg) == CGROUP_NONE ? "cgroup-none" : "cgroup-v1-asked"))
-                cli_error("note: %s: default limits fall back to RLIMIT_NPROC and the "
-                          "pid-namespace kill; no default memory limit (said once per state dir)",
+        unsigned missing = ~cgroup_enforced(cg) & (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS);
+        if (missing && note_once(state_dir, cgroup_get_mode(cg) == CGROUP_NONE ? "cgroup-none"
+                                                                               : "cgroup-v1-asked"))
+                cli_error("note: %s: %s%s%s (said once per state dir)",
                           cgroup_get_mode(cg) == CGROUP_NONE
                                   ? "no writable cgroup"
-                                  : "cgroup v1 controllers serve only limits asked for");
+                                  : "cgroup v1 controllers serve only limits asked for",
+                          (missing & CGROUP_REQ_PIDS)
+                                  ? "the default pids limit falls back to RLIMIT_NPROC"
+                                  : "",
+                          missing == (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS) ? "; " : "",
+                          (missing & CGROUP_REQ_MEMORY) ? "no default memory limit" : "");
         int status = supervisor_run(plan, cg, pol->timeout_ms, &err);
         cgroup_destroy(cg);
         plan_cleanup(plan); /* protected-path placeholders this run created */

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -1020,6 +1021,13 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         if ((r = landlock_plan(p, err)) < 0 || (r = seccomp_plan(p, err)) < 0)
                 goto fail;
         p->nofile = pol->nofile;
+        /* One file cannot fill the disk under the workspace: RLIMIT_FSIZE
+         * (SIGXFSZ beyond it), never above what the caller itself has. */
+        struct rlimit fs;
+        p->fsize = PLAN_DEFAULT_FSIZE;
+        if (getrlimit(RLIMIT_FSIZE, &fs) == 0 && fs.rlim_max != RLIM_INFINITY &&
+            fs.rlim_max < p->fsize)
+                p->fsize = fs.rlim_max;
         /* Limits asked for are required (refused if not enforceable); the
          * defaults bound every run anyway and fall back to rlimits. */
         p->limits.memory = pol->memory ? pol->memory : default_memory_limit();

@@ -22,8 +22,8 @@
 #    build, RINGFENCE_TEST_SKIP=seccomp) the bit does reach the host on a
 #    root-owned file — why the filter is needed.
 # Rootless (uid 65534): the run is 65534 inside and on the host.
-# Fail closed (test build): RINGFENCE_TEST_FAIL=idmap refuses with 125 (the
-# message names the tree's step, not idmap: a TODO test).
+# Fail closed (test build): RINGFENCE_TEST_FAIL=idmap refuses with 125 and
+# one line naming the idmap step.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"

@@ -20,10 +20,10 @@
 #  - Rootless runs (uid 65534, workspace owned by it) behave the same.
 #  - Fail closed (test build): RINGFENCE_TEST_FAIL=protect refuses with 125
 #    when a protected path is in play, and does nothing when none is.
-# Known gaps, as TODO tests: a hard link made before the run writes through
-# to a protected file; .git/commondir and .git/modules/*/config, written
-# inside .git (a writable ancestor), point the host's git at a config the
-# run wrote (core.fsmonitor runs at the next git status).
+#  - A protected file with a second hard link refuses the run (the other
+#    name would write through). .git/commondir and .git/modules/*/config
+#    cannot be planted to point the host's git at a config the run wrote
+#    (core.fsmonitor would run at the next git status): both are protected.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
