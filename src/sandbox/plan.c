@@ -657,20 +657,48 @@ static int protect_one(struct rf_plan *p, const char *rel, bool want_dir, const 
         }
 }
 
+/*
+ * The workspace root must not become a bare repository that the host's
+ * git would pick up once the run has invalidated .git (git tries the
+ * directory itself when .git is not a valid git dir): a root-level HEAD or
+ * config is held read-only (an empty read-only placeholder when missing, so
+ * git finds no valid HEAD there); a directory of that name is pinned as a
+ * mount point so it cannot be renamed away and replaced by a file.
+ */
+static int protect_root_name(struct rf_plan *p, const char *name, struct user_mount **m, size_t *n,
+                             size_t *max, struct rf_error *err)
+{
+        char path[PATH_MAX];
+        struct stat st;
+
+        snprintf(path, sizeof path, "%s/%s", p->workspace, name);
+        if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+                return protect_one(p, name, false, NULL, m, n, max, err);
+        struct user_mount um = {
+                .kind = OP_BIND,
+                .step = STEP_PROTECT,
+                .path = plan_strdup(p, path),
+                .flags = OPF_VERIFY | (p->map_as_root ? OPF_IDMAP : 0),
+                .mode = S_IFDIR,
+                .dev = st.st_dev,
+                .ino = st.st_ino,
+        };
+        return um.path ? push_mount(m, n, max, um) : -ENOMEM;
+}
+
 static int add_protected(struct rf_plan *p, const struct rf_policy *pol, struct user_mount **m,
                          size_t *n, size_t *max, struct rf_error *err)
 {
-        int r;
-
-        /* Default, unless the policy explicitly says "protected": []: a git
-         * repository's hooks and config (code that runs later on the host). */
         char git[PATH_MAX];
         struct stat st;
+        int r;
+
+        /* Default, unless the policy explicitly says "protected": []: what
+         * of a git repository makes git run code later on the host. */
         snprintf(git, sizeof git, "%s/.git", p->workspace);
-        if ((!pol->protected_set || pol->n_protected > 0) && lstat(git, &st) == 0 &&
-            S_ISDIR(st.st_mode)) {
-                /* Everything in .git that makes git run code later on the
-                 * host: hooks; config (core.fsmonitor, hooksPath, filters);
+        bool defaults = !pol->protected_set || pol->n_protected > 0;
+        if (defaults && lstat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
+                /* hooks; config (core.fsmonitor, hooksPath, filters);
                  * commondir, which can point git at another config ("."
                  * when missing: the repository itself, as if absent); the
                  * configs of submodules and worktrees. */
@@ -687,7 +715,17 @@ static int add_protected(struct rf_plan *p, const struct rf_policy *pol, struct 
                         if ((r = protect_one(p, git_paths[i].path, git_paths[i].dir,
                                              git_paths[i].content, m, n, max, err)) < 0)
                                 return r;
+        } else if (defaults && lstat(git, &st) == 0 && S_ISREG(st.st_mode)) {
+                /* a worktree or submodule checkout: ".git" is a "gitdir:"
+                 * file; rewritten, it would point git at a config the run
+                 * wrote. */
+                if ((r = protect_one(p, ".git", false, NULL, m, n, max, err)) < 0)
+                        return r;
         }
+        if (defaults && lstat(git, &st) == 0 &&
+            ((r = protect_root_name(p, "HEAD", m, n, max, err)) < 0 ||
+             (r = protect_root_name(p, "config", m, n, max, err)) < 0))
+                return r;
         for (size_t i = 0; i < pol->n_protected; i++)
                 if ((r = protect_one(p, pol->protected[i], pol -> protected_dir[i], NULL, m, n, max,
                                      err)) < 0)

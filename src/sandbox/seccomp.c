@@ -73,6 +73,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -91,7 +92,7 @@ enum sc_verdict {
         _SC_VERDICT_INVALID = -EINVAL,
 };
 
-#define SC_ARGS_MAX 2
+#define SC_ARGS_MAX 3
 
 /* One argument rule: the syscall, what happens, when (all comparisons hold;
  * unused slots have op 0). */
@@ -303,14 +304,23 @@ static const int sc_default[] = {SCMP_SYS(clone3), SCMP_SYS(openat2)};
  * uses to learn the interfaces. Everything else (packet, vsock, AF_ALG,
  * other netlink protocols, bluetooth, ...) is refused. socketpair gets the
  * same list: the kernel only implements it for Unix sockets anyway. */
+/* TCP and UDP only, named or as protocol 0: not MPTCP, UDP-Lite, SCTP,
+ * L2TP/IP (MPTCP and UDP-Lite are built in here; the others would autoload
+ * modules on distribution kernels). */
+#define INET_RULES(sc, fam)                                                                        \
+        RULE(sc, SC_ALLOW, IS(0, fam), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_STREAM), IS(2, 0)),       \
+                RULE(sc, SC_ALLOW, IS(0, fam), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_STREAM),          \
+                     IS(2, IPPROTO_TCP)),                                                          \
+                RULE(sc, SC_ALLOW, IS(0, fam), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_DGRAM),           \
+                     IS(2, 0)),                                                                    \
+                RULE(sc, SC_ALLOW, IS(0, fam), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_DGRAM),           \
+                     IS(2, IPPROTO_UDP))
+
 #define SOCKET_RULES(sc)                                                                           \
         RULE(sc, SC_ALLOW, IS(0, AF_UNIX), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_STREAM)),             \
                 RULE(sc, SC_ALLOW, IS(0, AF_UNIX), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_DGRAM)),      \
                 RULE(sc, SC_ALLOW, IS(0, AF_UNIX), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_SEQPACKET)),  \
-                RULE(sc, SC_ALLOW, IS(0, AF_INET), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_STREAM)),     \
-                RULE(sc, SC_ALLOW, IS(0, AF_INET), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_DGRAM)),      \
-                RULE(sc, SC_ALLOW, IS(0, AF_INET6), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_STREAM)),    \
-                RULE(sc, SC_ALLOW, IS(0, AF_INET6), MASKED_IS(1, SOCK_TYPE_BITS, SOCK_DGRAM)),     \
+                INET_RULES(sc, AF_INET), INET_RULES(sc, AF_INET6),                                 \
                 RULE(sc, SC_ALLOW, IS(0, AF_NETLINK), IS(2, NETLINK_ROUTE)),                       \
                 RULE(sc, SC_EPERM, OTHERWISE(0))
 

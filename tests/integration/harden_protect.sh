@@ -464,6 +464,59 @@ fi
 # ---- rootless (uid 65534, workspace owned by it) ---------------------------------------------------
 
 new_workspace
+# ---- the workspace turned into a repository git would pick up ----------------------------------
+
+# Invalidate .git (remove its HEAD) and make the workspace root a bare
+# repository with core.fsmonitor: the host's next git status would run it.
+# A root-level HEAD and config are held read-only (placeholders when
+# missing), so the root cannot become a git dir.
+if [ "$have_git" = 1 ]; then
+	saved_ws=$WS
+	rf_mktemp /tmp
+	WS=$REPLY
+	git_setup || bail_out "git init in $WS failed"
+	pwned="$WS.pwned"
+	# shellcheck disable=SC2016 # expanded by the shell inside the run
+	rf_run -- /bin/sh -c '
+		rm -f .git/HEAD
+		git init -q --bare . 2>/dev/null
+		git config -f ./config core.bare false 2>/dev/null
+		git config -f ./config core.worktree "$PWD" 2>/dev/null
+		git config -f ./config core.fsmonitor "touch '"$pwned"'; false" 2>&1 | head -n 1'
+	like "$RF_OUT" 'Device or resource busy|Read-only file system' "bare-root attack: writing ./config inside fails (EBUSY/EROFS)"
+	(cd "$WS" && git status >/dev/null 2>&1)
+	check "bare-root attack: git status on the host ran nothing the run planted" test ! -e "$pwned"
+	check "... and no config file was left at the workspace root" test ! -s "$WS/config"
+	rm -f "$pwned"
+
+	# A worktree checkout: .git is a "gitdir:" file. Rewritten, it would
+	# point git at a config the run wrote; it is held read-only.
+	rf_mktemp /tmp
+	WS=$REPLY # a fresh repository: the one above lost its .git/HEAD
+	git_setup || bail_out "git init in $WS failed"
+	repo=$WS
+	rf_mktemp /tmp
+	wt=$REPLY/wt
+	if git -C "$repo" worktree add -q "$wt" 2>/dev/null; then
+		WS_WT=$wt
+		WS=$wt
+		# shellcheck disable=SC2016
+		rf_run -- /bin/sh -c '
+			mkdir -p evil/objects evil/refs/heads && echo "ref: refs/heads/master" >evil/HEAD
+			printf "[core]\n\tbare = false\n\tworktree = %s\n\tfsmonitor = \"touch '"$pwned"'; false\"\n" "$PWD" >evil/config
+			printf "gitdir: evil\n" >.git 2>&1 || echo refused'
+		like "$RF_OUT$RF_ERR" 'Read-only file system|refused' "worktree attack: rewriting the .git file inside fails (EROFS)"
+		like "$(cat "$WS_WT/.git")" '^gitdir: ' "... the .git file on the host still points at the real git dir"
+		(cd "$WS_WT" && git status >/dev/null 2>&1)
+		check "worktree attack: git status on the host ran nothing the run planted" test ! -e "$pwned"
+		rm -f "$pwned"
+		git -C "$repo" worktree prune 2>/dev/null
+	else
+		skip "worktree attack" "git worktree add failed"
+	fi
+	WS=$saved_ws
+fi
+
 install_op
 [ "$have_git" = 1 ] && { git_setup || bail_out "git init in $WS failed"; }
 if as_user_setup; then

@@ -368,6 +368,31 @@ if is_root; then
 	is "$found" "$WS/sc-chmod-setuid" "layer off: as root, chmod 04755 plants a setuid file on the host (what the filter stops)"
 fi
 
+# Internet sockets are TCP and UDP only: MPTCP, UDP-Lite, SCTP are refused
+# by the filter (EPERM), plain and IPPROTO_TCP/UDP work (control).
+if command -v python3 >/dev/null; then
+	rf_run -- python3 -c '
+import socket
+for fam, typ, proto, name in [(2, 1, 0, "tcp0"), (2, 1, 6, "tcp"), (2, 2, 17, "udp"),
+                              (10, 1, 0, "tcp6"), (2, 1, 262, "mptcp"), (10, 1, 262, "mptcp6"),
+                              (2, 2, 136, "udplite"), (2, 1, 132, "sctp")]:
+    try:
+        socket.socket(fam, typ, proto).close(); print(name, "ok")
+    except OSError as e:
+        print(name, e.errno)'
+	for ctl in tcp0 tcp udp tcp6; do
+		like "$RF_OUT" "(^|$(printf '
+'))$ctl ok" "control: socket $ctl works"
+	done
+	for atk in mptcp mptcp6 udplite sctp; do
+		like "$RF_OUT" "(^|$(printf '
+'))$atk 1(\$|$(printf '
+'))" "socket $atk -> EPERM (filter: TCP/UDP only)"
+	done
+else
+	skip "internet socket protocols" "python3 is not installed"
+fi
+
 # A filter that cannot be installed means the command does not run.
 RF_RUN_BIN=$RF_TEST_BIN
 RF_ENV=(RINGFENCE_TEST_FAIL=seccomp)
