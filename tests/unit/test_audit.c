@@ -1,0 +1,606 @@
+/*
+ * test_audit.c — the audit log: append and verify, every tamper case the
+ * verifier must catch (each for the right seq and reason), segments,
+ * several writers, secrets refused, a full disk refused.
+ *
+ * Every case works in its own directory under /tmp (mkdtemp), removed at
+ * the end. The full-disk case mounts a small tmpfs in a child's private
+ * mount namespace (root only; skipped otherwise) — never on the host.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "audit/audit.h"
+#include "tap.h"
+
+static char *mk_state(void)
+{
+        char *p = strdup("/tmp/rf-test-audit.XXXXXX");
+        if (!p || !mkdtemp(p)) {
+                perror("mkdtemp");
+                exit(1);
+        }
+        return p;
+}
+
+static void rm_state(char *p)
+{
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
+        if (system(cmd) != 0)
+                diag("could not remove %s", p);
+        free(p);
+}
+
+/* Append n records (a checkpoint after the 4th and at the end). */
+static void fill(const char *state, int n)
+{
+        struct audit_log *log = NULL;
+        struct rf_error err = {0};
+        if (audit_open(state, &log, &err) < 0) {
+                diag("open: %s", err.msg);
+                exit(1);
+        }
+        for (int i = 1; i <= n; i++) {
+                struct audit_field f[] = {
+                        {.key = "i", .type = AUDIT_INT, .i = i},
+                        {.key = "note", .type = AUDIT_STR, .s = "abcdefgh"},
+                };
+                if (audit_append(log, "run-1", "test.event", f, 2, i % 5 == 0, &err) < 0) {
+                        diag("append: %s", err.msg);
+                        exit(1);
+                }
+                if (i == 4 && audit_checkpoint(log, &err) < 0)
+                        exit(1);
+        }
+        if (audit_checkpoint(log, &err) < 0)
+                exit(1);
+        audit_close(log);
+}
+
+/* The lines of segment 1 (each without its newline), at most 256. */
+struct lines {
+        char *l[256];
+        size_t n;
+};
+
+static void seg_path(const char *state, unsigned seg, char *buf, size_t len)
+{
+        snprintf(buf, len, "%s/audit/audit-%06u.jsonl", state, seg);
+}
+
+static void read_lines(const char *state, struct lines *ls)
+{
+        char p[512], buf[1 << 16];
+        seg_path(state, 1, p, sizeof p);
+        FILE *f = fopen(p, "re");
+        ls->n = 0;
+        while (f && ls->n < 256 && fgets(buf, sizeof buf, f)) {
+                buf[strcspn(buf, "\n")] = '\0';
+                ls->l[ls->n++] = strdup(buf);
+        }
+        if (f)
+                fclose(f);
+}
+
+static void write_lines(const char *state, struct lines *ls)
+{
+        char p[512];
+        seg_path(state, 1, p, sizeof p);
+        FILE *f = fopen(p, "we");
+        for (size_t i = 0; i < ls->n; i++)
+                fprintf(f, "%s\n", ls->l[i]);
+        fclose(f);
+}
+
+static void free_lines(struct lines *ls)
+{
+        for (size_t i = 0; i < ls->n; i++)
+                free(ls->l[i]);
+        ls->n = 0;
+}
+
+/* Overwrite the 64-hex value of member `key` in line (in place). */
+static void set_hex(char *line, const char *key, const char *hex, size_t n)
+{
+        char pat[64];
+        snprintf(pat, sizeof pat, "\"%s\":\"", key);
+        char *p = strstr(line, pat);
+        if (p)
+                memcpy(p + strlen(pat), hex, n);
+}
+
+static void rehash_line(char *line)
+{
+        char hex[65];
+        size_t len = strlen(line);
+        if (audit_record_hash(line, len, hex) == 0)
+                memcpy(line + len - 66, hex, 64);
+}
+
+static const char *hash_of(const char *line)
+{
+        return line + strlen(line) - 66; /* 64 hex then `"}` */
+}
+
+/*
+ * Forge: recompute prev/hash from line `from` on, as an attacker with write
+ * access would; when `sk` is given, also re-sign every checkpoint with it.
+ */
+static void rechain(struct lines *ls, size_t from, const unsigned char *sk)
+{
+        for (size_t i = from; i < ls->n; i++) {
+                char prev[65];
+                if (i == 0)
+                        memset(prev, '0', 64);
+                else
+                        memcpy(prev, hash_of(ls->l[i - 1]), 64);
+                prev[64] = '\0';
+                set_hex(ls->l[i], "prev", prev, 64);
+                if (sk && strstr(ls->l[i], "\"log.checkpoint\"")) {
+                        unsigned char pk[32], sig[64];
+                        char pk_hex[65], sig_hex[129], msg[128];
+                        crypto_sign_ed25519_sk_to_pk(pk, sk);
+                        sodium_bin2hex(pk_hex, sizeof pk_hex, pk, 32);
+                        set_hex(ls->l[i], "head_hash", prev, 64);
+                        set_hex(ls->l[i], "key", pk_hex, 64);
+                        int k = snprintf(msg, sizeof msg, "ringfence-audit-v1\n%zu\n%s", i, prev);
+                        crypto_sign_detached(sig, NULL, (unsigned char *)msg, (size_t)k, sk);
+                        sodium_bin2hex(sig_hex, sizeof sig_hex, sig, 64);
+                        set_hex(ls->l[i], "sig", sig_hex, 128);
+                }
+                rehash_line(ls->l[i]);
+        }
+}
+
+static int verify(const char *state, const char *head, const char *pub, char *msg, size_t len)
+{
+        struct rf_error err = {0};
+        uint64_t n = 0;
+        int r = audit_verify(state, head, pub, &n, &err);
+        snprintf(msg, len, "%s", r < 0 ? err.msg : "");
+        return r;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void test_clean(void)
+{
+        char *state = mk_state(), msg[RF_ERROR_MSG_MAX];
+        fill(state, 20);
+        struct rf_error err = {0};
+        uint64_t n = 0;
+        is_int(audit_verify(state, NULL, NULL, &n, &err), 0, "clean log verifies (%s)", err.msg);
+        is_int((int)n, 22, "20 records + 2 checkpoints");
+
+        struct lines ls;
+        read_lines(state, &ls);
+        struct audit_record rec;
+        is_int(audit_record_parse(ls.l[0], strlen(ls.l[0]), &rec, &err), 0, "record 1 parses");
+        is_str(rec.prev, "0000000000000000000000000000000000000000000000000000000000000000",
+               "seq 1's prev is 64 zeros");
+        ok(rec.seq == 1 && strcmp(rec.event, "test.event") == 0 && strcmp(rec.run, "run-1") == 0,
+           "seq, event, run read back");
+        ok(starts(ls.l[0], "{\"event\":\"test.event\",\"i\":1,\"note\":\"abcdefgh\",\"prev\":"),
+           "canonical: keys sorted, compact");
+        ok(strstr(ls.l[4], "\"log.checkpoint\"") && strstr(ls.l[4], "\"head_seq\":4"),
+           "checkpoint of head 4 is seq 5");
+        free_lines(&ls);
+
+        char head[AUDIT_HEAD_MAX];
+        is_int(audit_head(state, head, sizeof head, &err), 0, "head");
+        ok(starts(head, "{\"version\":1,\"seq\":22,\"hash\":\"") &&
+                   strstr(head, "\"key_fpr\":\"") && strstr(head, "\"sig\":\""),
+           "head names seq 22, key fingerprint, signature");
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), 0, "still verifies");
+        rm_state(state);
+}
+
+static void test_tamper(void)
+{
+        char msg[RF_ERROR_MSG_MAX];
+        struct lines ls;
+
+        /* flip a byte in record 7 */
+        char *state = mk_state();
+        fill(state, 20);
+        read_lines(state, &ls);
+        char *p = strstr(ls.l[6], "abcdefgh");
+        p[0] = 'X';
+        write_lines(state, &ls);
+        free_lines(&ls);
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), -EBADMSG, "flipped byte caught");
+        ok(starts(msg, "seq 7: modified (hash mismatch)"), "... at seq 7, hash mismatch: %s", msg);
+        rm_state(state);
+
+        /* delete record 10 */
+        state = mk_state();
+        fill(state, 20);
+        read_lines(state, &ls);
+        free(ls.l[9]);
+        memmove(&ls.l[9], &ls.l[10], (ls.n - 10) * sizeof ls.l[0]);
+        ls.n--;
+        write_lines(state, &ls);
+        free_lines(&ls);
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), -EBADMSG, "deleted record caught");
+        ok(starts(msg, "seq 10: seq gap") && strstr(msg, "deleted"), "... at seq 10: %s", msg);
+        rm_state(state);
+
+        /* insert a forged seq 8 with a correct prev and recomputed hash after record 7 */
+        state = mk_state();
+        fill(state, 20);
+        read_lines(state, &ls);
+        char *forged = strdup(ls.l[7]);
+        memcpy(strstr(forged, "abcdefgh"), "FORGED!!", 8);
+        rehash_line(forged);
+        memmove(&ls.l[8], &ls.l[7], (ls.n - 7) * sizeof ls.l[0]);
+        ls.l[7] = forged;
+        ls.n++;
+        write_lines(state, &ls);
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), -EBADMSG, "inserted record caught");
+        ok(starts(msg, "seq 9: seq gap") && strstr(msg, "inserted"), "... at seq 9: %s", msg);
+        free_lines(&ls);
+        rm_state(state);
+
+        /* swap records 12 and 13 */
+        state = mk_state();
+        fill(state, 20);
+        read_lines(state, &ls);
+        char *t = ls.l[11];
+        ls.l[11] = ls.l[12];
+        ls.l[12] = t;
+        write_lines(state, &ls);
+        free_lines(&ls);
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), -EBADMSG, "swapped records caught");
+        ok(starts(msg, "seq 12: seq gap or reorder"), "... at seq 12: %s", msg);
+        rm_state(state);
+
+        /* modify record 3 and rechain everything after it: prev/hash all consistent,
+         * seq intact, but the checkpoint at seq 5 was signed over the old head */
+        state = mk_state();
+        fill(state, 20);
+        read_lines(state, &ls);
+        memcpy(strstr(ls.l[2], "abcdefgh"), "rewrote!", 8);
+        rechain(&ls, 2, NULL);
+        write_lines(state, &ls);
+        free_lines(&ls);
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), -EBADMSG, "rechained rewrite caught");
+        ok(starts(msg, "seq 5: bad checkpoint signature") ||
+                   starts(msg, "seq 5: checkpoint names a different head"),
+           "... by the checkpoint at seq 5: %s", msg);
+        rm_state(state);
+}
+
+static void test_truncate(void)
+{
+        char *state = mk_state(), msg[RF_ERROR_MSG_MAX], head[AUDIT_HEAD_MAX], hp[512];
+        struct rf_error err = {0};
+        struct lines ls;
+        fill(state, 20);
+        is_int(audit_head(state, head, sizeof head, &err), 0, "save the head");
+        snprintf(hp, sizeof hp, "%s/head.json", state);
+        FILE *f = fopen(hp, "we");
+        fprintf(f, "%s\n", head);
+        fclose(f);
+        is_int(verify(state, hp, NULL, msg, sizeof msg), 0, "intact log reaches the saved head");
+
+        read_lines(state, &ls);
+        for (size_t i = 17; i < ls.n; i++)
+                free(ls.l[i]);
+        ls.n = 17;
+        write_lines(state, &ls);
+        free_lines(&ls);
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), 0,
+               "truncated tail passes without a head (the chain alone cannot tell)");
+        is_int(verify(state, hp, NULL, msg, sizeof msg), -EBADMSG,
+               "truncation caught with the head");
+        ok(starts(msg, "seq 18: truncated before seq 22"), "... %s", msg);
+
+        /* a diverged log: same length, different content, rechained */
+        rm_state(state);
+        state = mk_state();
+        fill(state, 20);
+        is_int(audit_head(state, head, sizeof head, &err), 0, "head of a second log");
+        snprintf(hp, sizeof hp, "%s/head.json", state);
+        f = fopen(hp, "we");
+        fprintf(f, "%s\n", head);
+        fclose(f);
+        read_lines(state, &ls);
+        memcpy(strstr(ls.l[20], "abcdefgh"), "rewrote!", 8);
+        rechain(&ls, 20, NULL);
+        write_lines(state, &ls);
+        free_lines(&ls);
+        is_int(verify(state, hp, NULL, msg, sizeof msg), -EBADMSG, "diverged tail caught");
+        ok(starts(msg, "seq 22:"), "... %s", msg);
+
+        /* a head whose signature does not verify */
+        char *s = strstr(head, "\"sig\":\"") + 7;
+        s[0] = s[0] == 'a' ? 'b' : 'a';
+        f = fopen(hp, "we");
+        fprintf(f, "%s\n", head);
+        fclose(f);
+        is_int(verify(state, hp, NULL, msg, sizeof msg), -EBADMSG, "forged head refused");
+        ok(starts(msg, "head: bad signature"), "... %s", msg);
+        rm_state(state);
+}
+
+static void test_key_replaced(void)
+{
+        char *state = mk_state(), msg[RF_ERROR_MSG_MAX], pub[512], pin[512], cmd[1200];
+        struct lines ls;
+        fill(state, 20);
+        snprintf(pub, sizeof pub, "%s/audit/key.pub", state);
+        snprintf(pin, sizeof pin, "%s/pinned.pub", state);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", pub, pin);
+        ok(system(cmd) == 0, "pin the public key");
+        is_int(verify(state, NULL, pin, msg, sizeof msg), 0, "verifies with the pinned key");
+
+        /* the attacker rewrites record 3, rechains, replaces the key and re-signs */
+        unsigned char pk[32], sk[64];
+        char hex[65];
+        crypto_sign_keypair(pk, sk);
+        read_lines(state, &ls);
+        memcpy(strstr(ls.l[2], "abcdefgh"), "rewrote!", 8);
+        rechain(&ls, 2, sk);
+        write_lines(state, &ls);
+        free_lines(&ls);
+        char kp[512];
+        snprintf(kp, sizeof kp, "%s/audit/key", state);
+        FILE *f = fopen(kp, "we");
+        fwrite(sk, 1, 64, f);
+        fclose(f);
+        sodium_bin2hex(hex, sizeof hex, pk, 32);
+        f = fopen(pub, "we");
+        fprintf(f, "%s\n", hex);
+        fclose(f);
+
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), 0,
+               "re-signed forgery passes without a pinned key (the state dir's key proves "
+               "nothing)");
+        is_int(verify(state, NULL, pin, msg, sizeof msg), -EBADMSG,
+               "replaced key caught with the pin");
+        ok(starts(msg, "seq 5: key replaced"), "... %s", msg);
+        rm_state(state);
+}
+
+static void test_segments(void)
+{
+        char *state = mk_state(), msg[RF_ERROR_MSG_MAX], p[512];
+        struct audit_log *log = NULL;
+        struct rf_error err = {0};
+        is_int(audit_open(state, &log, &err), 0, "open");
+        audit_set_segment_max(log, 1000);
+        for (int i = 0; i < 30; i++)
+                if (audit_append(log, "r", "seg.test", NULL, 0, false, &err) < 0)
+                        break;
+        audit_close(log);
+        /* a second handle continues the chain in the newest segment */
+        is_int(audit_open(state, &log, &err), 0, "reopen");
+        audit_set_segment_max(log, 1000);
+        is_int((int)audit_append(log, "r", "seg.test", NULL, 0, true, &err), 31, "seq continues");
+        audit_close(log);
+        seg_path(state, 4, p, sizeof p);
+        struct stat st;
+        ok(stat(p, &st) == 0, "rolled over into 4+ segments");
+        uint64_t n = 0;
+        is_int(audit_verify(state, NULL, NULL, &n, &err), 0, "segmented log verifies (%s)",
+               err.msg);
+        is_int((int)n, 31, "31 records across segments");
+        seg_path(state, 2, p, sizeof p);
+        unlink(p);
+        is_int(verify(state, NULL, NULL, msg, sizeof msg), -EBADMSG, "deleted segment caught");
+        ok(strstr(msg, "segment 000002 is missing") != NULL, "... %s", msg);
+        rm_state(state);
+}
+
+static void test_multiprocess(void)
+{
+        char *state = mk_state();
+        struct rf_error err = {0};
+        struct audit_log *log = NULL;
+        is_int(audit_open(state, &log, &err), 0, "create the log before forking");
+        audit_close(log);
+        pid_t kids[8];
+        for (int k = 0; k < 8; k++) {
+                kids[k] = fork();
+                if (kids[k] == 0) {
+                        struct audit_log *l = NULL;
+                        struct rf_error e = {0};
+                        if (audit_open(state, &l, &e) < 0)
+                                _exit(1);
+                        audit_set_segment_max(l, 64 * 1024);
+                        for (int i = 0; i < 200; i++) {
+                                struct audit_field f = {.key = "child", .type = AUDIT_INT, .i = k};
+                                if (audit_append(l, "run-mp", "mp.event", &f, 1, i % 50 == 0, &e) <
+                                    0)
+                                        _exit(2);
+                        }
+                        _exit(audit_flush(l) < 0 ? 3 : 0);
+                }
+        }
+        int bad = 0;
+        for (int k = 0; k < 8; k++) {
+                int st = 0;
+                waitpid(kids[k], &st, 0);
+                bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+        is_int(bad, 0, "8 writers x 200 appends succeeded");
+        uint64_t n = 0;
+        is_int(audit_verify(state, NULL, NULL, &n, &err), 0, "shared chain verifies (%s)", err.msg);
+        ok(n >= 1600, "at least 1600 records (%llu)", (unsigned long long)n);
+        rm_state(state);
+}
+
+static void test_refusals(void)
+{
+        char *state = mk_state(), p[512];
+        struct audit_log *log = NULL;
+        struct rf_error err = {0};
+        struct stat st0, st1;
+        is_int(audit_open(state, &log, &err), 0, "open");
+        is_int((int)audit_append(log, "r", "x.ok", NULL, 0, true, &err), 1, "first record");
+        seg_path(state, 1, p, sizeof p);
+        stat(p, &st0);
+        struct audit_field sec[] = {
+                {.key = "name", .type = AUDIT_STR, .s = "GITHUB_TOKEN"},
+                {.key = "value", .type = AUDIT_STR, .s = "ghp_secret", .flags = AUDIT_F_SECRET},
+        };
+        is_int((int)audit_append(log, "r", "secret.grant", sec, 2, true, &err), -EPERM,
+               "secret field refused");
+        struct audit_field dup[] = {{.key = "seq", .type = AUDIT_UINT, .u = 9}};
+        is_int((int)audit_append(log, "r", "x.dup", dup, 1, true, &err), -EINVAL,
+               "reserved key refused");
+        struct audit_field badkey[] = {{.key = "Bad Key", .type = AUDIT_BOOL, .b = true}};
+        is_int((int)audit_append(log, "r", "x.bad", badkey, 1, true, &err), -EINVAL,
+               "bad key refused");
+        static char big[AUDIT_STRING_MAX + 2];
+        memset(big, 'a', sizeof big - 1);
+        struct audit_field bigf[] = {{.key = "v", .type = AUDIT_STR, .s = big}};
+        is_int((int)audit_append(log, "r", "x.big", bigf, 1, true, &err), -E2BIG,
+               "over-long string refused");
+        stat(p, &st1);
+        is_int((int)st1.st_size, (int)st0.st_size, "nothing written by refused records");
+
+        /* hostile strings: escaped, the line stays one valid record */
+        struct audit_field h[] = {
+                {.key = "s", .type = AUDIT_STR, .s = "a\"b\\c\nd\x01\x7f\xff\xc3(e"},
+                {.key = "raw", .type = AUDIT_RAW, .s = "{\"a\":[1,2]}"},
+                {.key = "neg", .type = AUDIT_INT, .i = -5},
+        };
+        is_int((int)audit_append(log, "r\n", "x.esc", h, 3, true, &err), 2,
+               "hostile strings logged");
+        struct audit_field badraw[] = {{.key = "raw", .type = AUDIT_RAW, .s = "{\"a\":"}};
+        is_int((int)audit_append(log, "r", "x.raw", badraw, 1, true, &err), -EINVAL,
+               "malformed raw JSON refused");
+        audit_close(log);
+        struct lines ls;
+        read_lines(state, &ls);
+        is_int((int)ls.n, 2, "two lines");
+        ok(ls.n == 2 &&
+                   strstr(ls.l[1], "\"s\":\"a\\\"b\\\\c\\u000ad\\u0001\\u007f\\ufffd\\ufffd(e\""),
+           "escaped: %s", ls.n == 2 ? ls.l[1] : "");
+        free_lines(&ls);
+        uint64_t n;
+        is_int(audit_verify(state, NULL, NULL, &n, &err), 0, "log with escapes verifies");
+        rm_state(state);
+}
+
+static void test_parse(void)
+{
+        struct audit_record rec;
+        struct rf_error err = {0};
+        char line[512], hex[65];
+        const char *body =
+                "{\"event\":\"e\",\"prev\":\"000000000000000000000000000000000000000000"
+                "0000000000000000000000\",\"run\":\"\",\"seq\":1,\"ts\":5,\"version\":1}";
+        size_t bl = strlen(body);
+        memcpy(line, body, bl - 1);
+        unsigned char h[32];
+        crypto_hash_sha256(h, (const unsigned char *)body, bl);
+        sodium_bin2hex(hex, sizeof hex, h, 32);
+        snprintf(line + bl - 1, sizeof line - bl + 1, ",\"hash\":\"%s\"}", hex);
+        is_int(audit_record_parse(line, strlen(line), &rec, &err), 0, "minimal record (%s)",
+               err.msg);
+        char got[65];
+        is_int(audit_record_hash(line, strlen(line), got), 0, "hash computed");
+        is_str(got, hex, "hash = sha256 of the line without the hash member");
+
+        const char *bad[] = {
+                "[]",
+                "{\"event\":\"e\"}",
+                "{\"version\":1,\"event\":\"e\"}",
+                "",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+                ok(audit_record_parse(bad[i], strlen(bad[i]), &rec, &err) < 0, "rejects %s",
+                   bad[i]);
+        char v2[512];
+        snprintf(v2, sizeof v2, "%s", line);
+        *strstr(v2, "\"version\":1") = '\0';
+        ok(audit_record_parse(v2, strlen(v2), &rec, &err) < 0, "rejects a cut record");
+        snprintf(v2, sizeof v2, "%s ", line);
+        ok(audit_record_parse(v2, strlen(v2), &rec, &err) < 0, "rejects trailing bytes");
+        snprintf(v2, sizeof v2, "%s", line);
+        memcpy(strstr(v2, "\"version\":1"), "\"version\":2", 11);
+        ok(audit_record_parse(v2, strlen(v2), &rec, &err) < 0, "rejects version 2");
+        snprintf(v2, sizeof v2, "%s", line);
+        memcpy(strstr(v2, "\"run\""), "\"aaa\"", 5);
+        ok(audit_record_parse(v2, strlen(v2), &rec, &err) < 0, "rejects unsorted / missing run");
+}
+
+/* A full disk: a 256K tmpfs in a private mount namespace of a child. */
+static void test_enospc(void)
+{
+        if (geteuid() != 0) {
+                ok(true, "# SKIP full-disk case needs root for a private tmpfs");
+                return;
+        }
+        char *dir = mk_state();
+        pid_t pid = fork();
+        if (pid == 0) {
+                if (unshare(CLONE_NEWNS) < 0 ||
+                    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                        _exit(77);
+                if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=256k,mode=0700") < 0)
+                        _exit(77);
+                char state[600], filler[700];
+                snprintf(state, sizeof state, "%s/state", dir);
+                struct audit_log *log = NULL;
+                struct rf_error e = {0};
+                if (audit_open(state, &log, &e) < 0 ||
+                    audit_append(log, "r", "before.full", NULL, 0, true, &e) != 1)
+                        _exit(3);
+                snprintf(filler, sizeof filler, "%s/filler", dir);
+                int fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+                static char block[4096];
+                while (write(fd, block, sizeof block) > 0)
+                        ;
+                while (write(fd, block, 1) > 0)
+                        ;
+                close(fd);
+                int64_t r = 0;
+                for (int i = 0; i < 64 && r >= 0;
+                     i++) /* the segment's last page may still have room */
+                        r = audit_append(log, "r", "after.full", NULL, 0, true, &e);
+                audit_close(log);
+                if (r != -ENOSPC)
+                        _exit(4);
+                if (audit_verify(state, NULL, NULL, NULL, &e) < 0)
+                        _exit(5);
+                _exit(0);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+        if (code == 77)
+                ok(true, "# SKIP no private mount namespace here");
+        else
+                is_int(code, 0, "full tmpfs: append fails with -ENOSPC, the log still verifies");
+        rm_state(dir);
+}
+
+int main(void)
+{
+        if (sodium_init() < 0)
+                return 1;
+        test_parse();
+        test_clean();
+        test_tamper();
+        test_truncate();
+        test_key_replaced();
+        test_segments();
+        test_multiprocess();
+        test_refusals();
+        test_enospc();
+        return done();
+}
