@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "shared/error.h"
 
@@ -30,5 +31,19 @@ int cli_state_dir(const char *flag, int create, char **ret, struct rf_error *err
 /* Subcommands: argc/argv start at the subcommand name. Return the exit status. */
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+struct audit_log;
+struct rf_plan;
+struct rf_policy;
+struct rf_cgroup;
+
+/* run_audit.c: run.start (durable before the command can start; 0 or
+ * -errno: then the run is refused), run.exit, run.refused. */
+int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const struct rf_policy *pol,
+                    struct rf_cgroup *cg, struct rf_error *err);
+void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
+                    struct rf_cgroup *cg, uint64_t duration_ms);
+void run_audit_refused(struct audit_log *log, const char *run_id, const char *why);
+
 /* `ringfence version --layers`: the isolation layers this host offers. */
 int cmd_layers(void);

@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "audit/audit.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/plan.h"
@@ -310,7 +312,27 @@ int cmd_run(int argc, char **argv)
                                   : "",
                           missing == (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS) ? "; " : "",
                           (missing & CGROUP_REQ_MEMORY) ? "no default memory limit" : "");
+        /* run.start is durable before the command can start: no record, no run. */
+        struct audit_log *alog = NULL;
+        if ((r = audit_open(state_dir, &alog, &err)) < 0 ||
+            (r = run_audit_start(alog, plan, pol, cg, &err)) < 0) {
+                char why[RF_ERROR_MSG_MAX];
+                snprintf(why, sizeof why, "%s", err.msg);
+                rf_error_set(&err, r, "cannot write the audit log: %s", why);
+                audit_close(alog);
+                cgroup_destroy(cg);
+                plan_cleanup(plan);
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         int status = supervisor_run(plan, cg, pol->timeout_ms, &err);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        run_audit_exit(
+                alog, plan, status, err.msg, cg,
+                (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+        audit_close(alog);
         cgroup_destroy(cg);
         plan_cleanup(plan); /* protected-path placeholders this run created */
         if (err.msg[0])

@@ -1,0 +1,121 @@
+/*
+ * run_audit.c — what `ringfence run` records in the audit log.
+ *
+ * run.start is written and made durable before the command can start (the
+ * run is refused with 125 if it cannot be); run.exit after the run is gone;
+ * run.refused for a refusal once the log is open. Fields are ringfence's own
+ * facts; of the command line only argv[0] is recorded (arguments may carry
+ * values that must not reach disk).
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "cli.h"
+#include "policy/policy.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/plan.h"
+#include "shared/macro.h"
+
+#define STR(k, v)                                                                                  \
+        {                                                                                          \
+                .key = (k), .type = AUDIT_STR, .s = or_empty(v)                                    \
+        }
+#define UINT(k, v)                                                                                 \
+        {                                                                                          \
+                .key = (k), .type = AUDIT_UINT, .u = (v)                                           \
+        }
+#define INT(k, v)                                                                                  \
+        {                                                                                          \
+                .key = (k), .type = AUDIT_INT, .i = (v)                                            \
+        }
+
+static const char *or_empty(const char *s)
+{
+        return s ? s : "";
+}
+
+/* hex SHA-256 of the canonical JSON of the effective policy */
+static void policy_digest(const struct rf_policy *pol, char hex[65])
+{
+        _cleanup_free_ char *json = NULL;
+        unsigned char h[crypto_hash_sha256_BYTES];
+
+        strcpy(hex, "unknown");
+        if (policy_to_json(pol, &json) < 0 || !json)
+                return;
+        crypto_hash_sha256(h, (const unsigned char *)json, strlen(json));
+        sodium_bin2hex(hex, 65, h, sizeof h);
+}
+
+int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const struct rf_policy *pol,
+                    struct rf_cgroup *cg, struct rf_error *err)
+{
+        char digest[65], host[256] = "", started_by[320], layers[160];
+        struct passwd *pw = getpwuid(getuid());
+
+        policy_digest(pol, digest);
+        if (gethostname(host, sizeof host - 1) < 0)
+                strcpy(host, "unknown");
+        snprintf(started_by, sizeof started_by, "uid:%u(%s)", (unsigned)getuid(),
+                 pw && pw->pw_name ? pw->pw_name : "?");
+        snprintf(layers, sizeof layers, "landlock_abi=%d cgroup=%s seccomp_insns=%u run_uid=%u",
+                 plan->landlock.abi, cgroup_mode_name(cgroup_get_mode(cg)), plan->seccomp.len,
+                 (unsigned)plan->host_uid);
+        struct audit_field f[] = {
+                STR("agent", pol->agent),
+                STR("on_behalf_of", pol->on_behalf_of),
+                STR("task", pol->task),
+                STR("project", pol->project),
+                STR("triggered_by", pol->triggered_by),
+                STR("started_by", started_by),
+                STR("host", host),
+                STR("policy_digest", digest),
+                STR("workspace", plan->workspace),
+                STR("command", plan->argv[0]),
+                STR("layers", layers),
+                UINT("limit_memory",
+                     cgroup_enforced(cg) & CGROUP_REQ_MEMORY ? plan->limits.memory : 0),
+                UINT("limit_pids", plan->limits.pids),
+                UINT("limit_cpus_milli", plan->limits.cpus_milli),
+                UINT("timeout_ms", pol->timeout_ms),
+        };
+        int64_t r = audit_append(log, plan->run_id, "run.start", f, ARRAY_SIZE(f), true, err);
+        return r < 0 ? (int)r : 0;
+}
+
+void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
+                    struct rf_cgroup *cg, uint64_t duration_ms)
+{
+        struct rf_cgroup_stats st = {0};
+        struct rf_error err = {0};
+
+        (void)cgroup_stats(cg, &st);
+        struct audit_field f[] = {
+                INT("status", status),
+                UINT("signal", status > 128 && status < 128 + 65 ? (uint64_t)(status - 128) : 0),
+                STR("note", why),
+                UINT("duration_ms", duration_ms),
+                UINT("memory_peak", st.memory_peak),
+                UINT("cpu_usec", st.cpu_usec),
+                UINT("oom_kills", st.oom_kills),
+                UINT("pids_max_hits", st.pids_max_hits),
+        };
+        if (audit_append(log, plan->run_id, "run.exit", f, ARRAY_SIZE(f), true, &err) < 0)
+                cli_error("cannot record the end of run %s: %s", plan->run_id, err.msg);
+        (void)audit_checkpoint(log, &err);
+}
+
+void run_audit_refused(struct audit_log *log, const char *run_id, const char *why)
+{
+        struct rf_error err = {0};
+        struct audit_field f[] = {STR("reason", why)};
+
+        if (log)
+                (void)audit_append(log, run_id, "run.refused", f, ARRAY_SIZE(f), true, &err);
+}
