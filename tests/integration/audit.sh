@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# audit.sh — the audit trail of `ringfence run` (issue 4, first part).
+#
+# Asserts: every run leaves run.start and run.exit, with its own run id and
+# identity, in the state dir's log, and `ringfence audit verify` passes;
+# `audit --run ID --json` finds exactly that run's records; tampering with a
+# record (a flipped byte) makes verify fail naming the seq; a truncated tail
+# is caught with a saved head (`audit head`) and not without; the log lives
+# only in the state dir (not inside the run); a value passed with --env never
+# reaches the log; a run whose run.start cannot be written (a full disk, in a
+# private mount namespace of this test) is refused with 125 and the command
+# did not run; 20 runs at once share one chain that verifies, each with its
+# start and exit; a limit kill is recorded with its status and reason.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+new_workspace
+
+LOG="$RF_STATE/audit"
+seg() { ls "$LOG"/audit-*.jsonl 2>/dev/null | sort | tail -n 1; }
+
+rf_run --agent audit-agent --on-behalf-of alice@example.org --task T-42 --env SECRETISH=hunter2-not-logged -- \
+	/bin/sh -c 'echo "$RINGFENCE_RUN_ID"'
+is "$RF_RC" 0 "a run: exit 0"
+id=$(first_line "$RF_OUT")
+like "$id" '^[0-9a-f]{8}-[0-9a-f]{4}-7' "the run printed its id"
+check "the audit log exists in the state dir" test -n "$(seg)"
+n_start=$(grep -c "\"event\":\"run.start\".*\"run\":\"$id\"" "$LOG"/audit-*.jsonl)
+n_exit=$(grep -c "\"event\":\"run.exit\".*\"run\":\"$id\"" "$LOG"/audit-*.jsonl)
+is "$n_start:$n_exit" "1:1" "one run.start and one run.exit for the run"
+start=$(grep -h "\"event\":\"run.start\".*\"run\":\"$id\"" "$LOG"/audit-*.jsonl)
+like "$start" '"agent":"audit-agent"' "run.start names the agent"
+like "$start" '"on_behalf_of":"alice@example.org"' "... the principal"
+like "$start" '"task":"T-42"' "... the task"
+like "$start" '"started_by":"uid:' "... who started it"
+like "$start" '"policy_digest":"[0-9a-f]{64}"' "... the policy digest"
+like "$start" '"layers":"landlock_abi=[0-9]+ cgroup=' "... the layers applied"
+unlike "$(cat "$LOG"/audit-*.jsonl)" 'hunter2-not-logged' "a value passed with --env never reaches the log"
+
+"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
+is "$?" 0 "audit verify: the log is intact"
+out=$("$RF_BIN" audit --state-dir "$RF_STATE" --run "$id" --json)
+is "$(printf '%s\n' "$out" | grep -c '')" 2 "audit --run ID --json: exactly the run's two records"
+
+# the log is not reachable from inside a run
+rf_probe ls "$LOG"
+is "$RF_OUT" "errno=ENOENT" "inside a run the audit log does not exist (ENOENT)"
+
+# a saved head, then more records, then a truncated tail
+"$RF_BIN" audit head --state-dir "$RF_STATE" >"$WS.head"
+rf_run -- /bin/true
+rf_run -- /bin/true
+"$RF_BIN" audit verify --state-dir "$RF_STATE" --head "$WS.head" >/dev/null 2>&1
+is "$?" 0 "verify with a saved head: the log reaches it"
+s=$(seg)
+cp "$s" "$WS.seg"
+head -n 2 "$WS.seg" >"$s"
+"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
+is "$?" 0 "a truncated tail passes without a saved head (why heads are anchored off-host)"
+err=$("$RF_BIN" audit verify --state-dir "$RF_STATE" --head "$WS.head" 2>&1 >/dev/null)
+like "$err" 'truncated|seq' "with the saved head, verify catches the truncation ($err)"
+cp "$WS.seg" "$s"
+
+# a flipped byte in a middle record
+line2=$(sed -n 2p "$s")
+sed -i '2s/"run.exit"/"run.exiT"/' "$s"
+err=$("$RF_BIN" audit verify --state-dir "$RF_STATE" 2>&1 >/dev/null)
+rc=$?
+is "$rc" 1 "a modified record: verify exits 1"
+like "$err" 'seq 2' "... naming the first bad seq ($err)"
+cp "$WS.seg" "$s"
+[ -n "$line2" ] || true
+"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
+is "$?" 0 "restored: intact again"
+
+# 20 runs at once share one chain
+pids=()
+for i in $(seq 1 20); do
+	"$RF_BIN" run --state-dir "$RF_STATE" -w "$WS" -- /bin/true >/dev/null 2>&1 &
+	pids+=($!)
+done
+fails=0
+for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+is "$fails" 0 "20 runs at once: all exit 0"
+"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
+is "$?" 0 "... and the shared chain verifies"
+starts=$(grep -h '"event":"run.start"' "$LOG"/audit-*.jsonl | grep -o '"run":"[^"]*"' | sort -u | wc -l)
+exits=$(grep -h '"event":"run.exit"' "$LOG"/audit-*.jsonl | grep -o '"run":"[^"]*"' | sort -u | wc -l)
+is "$starts:$exits" "$starts:$starts" "... every run has both its start and its exit ($starts runs)"
+
+# a limit kill is recorded with its status and reason (where cgroups hold pids)
+if is_root; then
+	rf_run --pids 16 -- /bin/sh -c 'echo "$RINGFENCE_RUN_ID"; b() { b | b & }; b; sleep 10'
+	lid=$(first_line "$RF_OUT")
+	if [ "$RF_RC" = 137 ]; then
+		exitrec=$(grep -h "\"event\":\"run.exit\".*\"run\":\"$lid\"" "$LOG"/audit-*.jsonl)
+		like "$exitrec" '"status":137' "a limit kill: run.exit records status 137"
+		like "$exitrec" 'pids limit' "... and the limit that fired"
+	else
+		skip "limit kill record" "no pids cgroup here (exit $RF_RC)"
+	fi
+fi
+
+# full disk: run.start cannot be written -> 125, the command does not run
+if is_root && command -v unshare >/dev/null; then
+	mnt=$WS.full
+	mkdir -p "$mnt"
+	rm -f "$WS/ran"
+	out=$(unshare -m sh -c "mount --make-rprivate / && mount -t tmpfs -o size=64k tmpfs '$mnt' &&
+		mkdir '$mnt/st' && dd if=/dev/zero of='$mnt/fill' bs=4k 2>/dev/null;
+		'$RF_BIN' run --state-dir '$mnt/st' -w '$WS' -- touch '$WS/ran'; echo rc=\$?" 2>&1)
+	like "$out" 'rc=125' "full disk: the run is refused (125)"
+	like "$out" 'cannot write the audit log' "... stderr says the audit log could not be written"
+	check "... and the command did not run" test ! -e "$WS/ran"
+	rmdir "$mnt" 2>/dev/null
+else
+	skip "full disk" "needs root for a private tmpfs"
+fi
+
+done_testing
