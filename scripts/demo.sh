@@ -76,6 +76,10 @@ printf '  workspace: %s\n' "$(ls "$ws" | tr '\n' ' ')"
 printf '  /tmp/persist exists on host: %s\n' "$([ -e /tmp/persist ] && echo yes || echo no)"
 kill -0 "$victim" 2>/dev/null && echo "  host process $victim: still running, untouched"
 echo
+echo "the audit trail of that run, and a verification of the whole log:"
+"$RF" audit --state-dir "$state" --agent demo-agent | cut -c1-160 | sed 's/^/  /'
+"$RF" audit verify --state-dir "$state" | sed 's/^/  /'
+echo
 echo "a fork bomb under --pids 64 — the refused fork ends the run, and only that run:"
 "$RF" run --state-dir "$state" --workspace "$ws" --pids 64 -- sh -c 'b() { b | b & }; b; sleep 10' 2>"$base/bomb.err"
 brc=$?

@@ -27,11 +27,25 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 
+#define AUDIT_AGENT_RUNS_MAX 65536 /* runs of one agent an --agent listing tracks */
+
 struct filter {
         const char *run, *agent, *event;
         int64_t since_ms;
         bool json;
+        /* --agent: the runs whose run.start names the agent (first pass) */
+        char (*runs)[40];
+        size_t n_runs;
+        bool collecting;
 };
+
+static bool run_of_agent(const struct filter *f, const char *run)
+{
+        for (size_t i = 0; run && i < f->n_runs; i++)
+                if (strcmp(f->runs[i], run) == 0)
+                        return true;
+        return false;
+}
 
 static const char *member_str(const struct json_node *o, const char *key)
 {
@@ -55,7 +69,16 @@ static void print_line(const struct filter *f, const char *line, size_t len)
                 return;
         if (f->event && (!event || strcmp(event, f->event)))
                 return;
-        if (f->agent && (!agent || strcmp(agent, f->agent)))
+        if (f->collecting) {
+                /* first pass of --agent: remember the agent's runs */
+                if (agent && run && event && !strcmp(event, "run.start") &&
+                    !strcmp(agent, f->agent) && strlen(run) < 40 &&
+                    f->n_runs < AUDIT_AGENT_RUNS_MAX)
+                        snprintf(((struct filter *)f)->runs[((struct filter *)f)->n_runs++], 40,
+                                 "%s", run);
+                return;
+        }
+        if (f->agent && !run_of_agent(f, run))
                 return;
         int64_t t = 0;
         if (ts)
@@ -113,7 +136,7 @@ static int audit_list(const char *state_dir, const struct filter *f)
                         names[n++] = strdup(e->d_name);
         closedir(d);
         qsort(names, n, sizeof *names, segment_cmp);
-        if (!f->json)
+        if (!f->json && !f->collecting)
                 printf("%-8s %-20s %-36s %-14s %s\n", "SEQ", "TIME (UTC)", "RUN", "EVENT",
                        "FIELDS");
         static char line[AUDIT_RECORD_MAX + 2];
@@ -220,8 +243,21 @@ int cmd_audit(int argc, char **argv)
                 cli_print_error(&err);
                 return 1;
         }
-        if (!sub)
-                return audit_list(state_dir, &f);
+        if (!sub) {
+                if (f.agent) {
+                        f.runs = calloc(AUDIT_AGENT_RUNS_MAX, sizeof *f.runs);
+                        if (!f.runs) {
+                                cli_error("audit: out of memory");
+                                return 1;
+                        }
+                        f.collecting = true;
+                        (void)audit_list(state_dir, &f);
+                        f.collecting = false;
+                }
+                int r = audit_list(state_dir, &f);
+                free(f.runs);
+                return r;
+        }
         if (!strcmp(sub, "verify")) {
                 uint64_t n = 0;
                 if (audit_verify(state_dir, head, pubkey, &n, &err) < 0) {
