@@ -269,6 +269,8 @@ static bool v2_enable_controllers(struct rf_cgroup *cg, int own)
  * that nobody holds belongs to a supervisor that died (SIGKILL, crash):
  * remove it if it is empty. Never anything else, never anywhere else.
  */
+#define SWEEP_MIN_AGE_S 60
+
 static void sweep_stale(int parent)
 {
         int fd = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -285,7 +287,11 @@ static void sweep_stale(int parent)
                         continue;
                 _cleanup_close_ int c =
                         openat(parent, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (c >= 0 && flock(c, LOCK_EX | LOCK_NB) == 0)
+                struct stat st;
+                /* Young directories are skipped: another supervisor may be
+                 * between its mkdir and its flock right now. */
+                if (c >= 0 && fstat(c, &st) == 0 && time(NULL) - st.st_ctime > SWEEP_MIN_AGE_S &&
+                    flock(c, LOCK_EX | LOCK_NB) == 0)
                         (void)unlinkat(parent, e->d_name, AT_REMOVEDIR); /* only if empty */
         }
         closedir(d);
