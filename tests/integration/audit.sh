@@ -77,12 +77,15 @@ is "$?" 0 "restored: intact again"
 # 20 runs at once share one chain
 pids=()
 for i in $(seq 1 20); do
-	"$RF_BIN" run --state-dir "$RF_STATE" -w "$WS" -- /bin/true >/dev/null 2>&1 &
+	"$RF_BIN" run --state-dir "$RF_STATE" -w "$WS" -- /bin/true >/dev/null 2>"$WS.par.$i" &
 	pids+=($!)
 done
-fails=0
-for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
-is "$fails" 0 "20 runs at once: all exit 0"
+fails=0 why=""
+for i in $(seq 1 20); do
+	wait "${pids[$((i - 1))]}" || { fails=$((fails + 1)); why="$why $(grep -v 'note:' "$WS.par.$i")"; }
+	rm -f "$WS.par.$i"
+done
+if [ "$fails" = 0 ]; then ok "20 runs at once: all exit 0"; else not_ok "20 runs at once: all exit 0" "$fails failed:$why"; fi
 "$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
 is "$?" 0 "... and the shared chain verifies"
 starts=$(grep -h '"event":"run.start"' "$LOG"/audit-*.jsonl | grep -o '"run":"[^"]*"' | sort -u | wc -l)
