@@ -45,5 +45,13 @@ void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int statu
                     struct rf_cgroup *cg, uint64_t duration_ms);
 void run_audit_refused(struct audit_log *log, const char *run_id, const char *why);
 
+/*
+ * run_loop.c: the wake-loop breaker. 0 if a run of (agent, task) caused by
+ * `trigger` (NULL or "" for none) may start; else -ENOENT (unknown trigger)
+ * or -ELOOP (chain too deep, burst too large) with `why` set, or -errno.
+ */
+int run_loop_check(const char *state_dir, const char *agent, const char *task, const char *trigger,
+                   char *why, size_t why_len);
+
 /* `ringfence version --layers`: the isolation layers this host offers. */
 int cmd_layers(void);

@@ -314,8 +314,28 @@ int cmd_run(int argc, char **argv)
                           (missing & CGROUP_REQ_MEMORY) ? "no default memory limit" : "");
         /* run.start is durable before the command can start: no record, no run. */
         struct audit_log *alog = NULL;
-        if ((r = audit_open(state_dir, &alog, &err)) < 0 ||
-            (r = run_audit_start(alog, plan, pol, cg, &err)) < 0) {
+        if ((r = audit_open(state_dir, &alog, &err)) < 0) {
+                char why[RF_ERROR_MSG_MAX];
+                snprintf(why, sizeof why, "%s", err.msg);
+                rf_error_set(&err, r, "cannot write the audit log: %s", why);
+                cgroup_destroy(cg);
+                plan_cleanup(plan);
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        /* The wake-loop breaker decides before anything of the run exists
+         * beyond its plan; a refusal is itself recorded. */
+        char loop_why[RF_ERROR_MSG_MAX];
+        if (run_loop_check(state_dir, pol->agent, pol->task, pol->triggered_by, loop_why,
+                           sizeof loop_why) < 0) {
+                run_audit_refused(alog, plan->run_id, loop_why);
+                audit_close(alog);
+                cgroup_destroy(cg);
+                plan_cleanup(plan);
+                cli_error("refused: %s", loop_why);
+                return RF_EXIT_REFUSED;
+        }
+        if ((r = run_audit_start(alog, plan, pol, cg, &err)) < 0) {
                 char why[RF_ERROR_MSG_MAX];
                 snprintf(why, sizeof why, "%s", err.msg);
                 rf_error_set(&err, r, "cannot write the audit log: %s", why);

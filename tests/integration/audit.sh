@@ -10,7 +10,9 @@
 # reaches the log; a run whose run.start cannot be written (a full disk, in a
 # private mount namespace of this test) is refused with 125 and the command
 # did not run; 20 runs at once share one chain that verifies, each with its
-# start and exit; a limit kill is recorded with its status and reason.
+# start and exit; a limit kill is recorded with its status and reason; the
+# wake-loop breaker refuses unknown triggers, over-long causal chains and
+# bursts per (agent, task), and records run.refused.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -104,6 +106,48 @@ if is_root; then
 		skip "limit kill record" "no pids cgroup here (exit $RF_RC)"
 	fi
 fi
+
+# ---- the wake-loop breaker -----------------------------------------------------------
+# --triggered-by must name a run of this instance's log; a causal chain
+# longer than 8 runs and a burst of more than 30 runs of one (agent, task)
+# in 10 minutes are refused before anything runs, and recorded.
+rm -f "$WS/ran"
+rf_run --triggered-by 01a22c00-0000-7000-8000-000000000000 -- touch "$WS/ran"
+is "$RF_RC" 125 "an unknown --triggered-by run id is refused (125)"
+like "$RF_ERR" 'no such run' "... stderr says the trigger is unknown"
+check "... and the command did not run" test ! -e "$WS/ran"
+prev=""
+chain_ok=0
+for i in $(seq 1 8); do
+	if [ -n "$prev" ]; then
+		rf_run --agent looper --triggered-by "$prev" -- /bin/sh -c 'echo "$RINGFENCE_RUN_ID"'
+	else
+		rf_run --agent looper -- /bin/sh -c 'echo "$RINGFENCE_RUN_ID"'
+	fi
+	[ "$RF_RC" = 0 ] && chain_ok=$((chain_ok + 1))
+	prev=$(first_line "$RF_OUT")
+done
+is "$chain_ok" 8 "a causal chain of 8 runs is allowed"
+rf_run --agent looper --triggered-by "$prev" -- touch "$WS/ran"
+is "$RF_RC" 125 "the 9th run of the chain is refused (125)"
+like "$RF_ERR" 'wake loop: the causal chain exceeds 8' "... stderr names the loop"
+check "... and the command did not run" test ! -e "$WS/ran"
+like "$("$RF_BIN" audit --state-dir "$RF_STATE" --event run.refused --json | tail -n 1)" \
+	'"reason":"wake loop: the causal chain exceeds 8 runs \(' "... run.refused records the reason and the chain"
+burst_ok=0
+for i in $(seq 1 30); do
+	rf_run --agent burster --task T-burst -- /bin/true
+	[ "$RF_RC" = 0 ] && burst_ok=$((burst_ok + 1))
+done
+is "$burst_ok" 30 "30 runs of one (agent, task) within the window are allowed"
+rf_run --agent burster --task T-burst -- touch "$WS/ran"
+is "$RF_RC" 125 "the 31st is refused (125)"
+like "$RF_ERR" 'wake loop: 30 runs of agent burster for task T-burst' "... stderr names the burst"
+check "... and the command did not run" test ! -e "$WS/ran"
+rf_run --agent burster --task T-other -- /bin/true
+is "$RF_RC" 0 "another task of the same agent still runs"
+"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
+is "$?" 0 "the log with the refusals verifies"
 
 # full disk: run.start cannot be written -> 125, the command does not run
 if is_root && command -v unshare >/dev/null; then

@@ -1,0 +1,174 @@
+/*
+ * run_loop.c — the wake-loop breaker.
+ *
+ * A run started with --triggered-by names the run (or, later, the verified
+ * run identity token) that caused it. The trigger must be a run this
+ * instance's audit log knows — never an unchecked string — and the causal
+ * chain it starts may not grow beyond LOOP_MAX_DEPTH runs, nor may one
+ * (agent, task) start more than LOOP_MAX_RUNS runs within LOOP_WINDOW_S:
+ * an agent whose own output wakes it again is stopped, before anything
+ * executes, with run.refused reason=loop and the chain.
+ *
+ * The index is built by one pass over the log's run.start records (a
+ * substring test first, the strict JSON parser only for those lines).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit/audit.h"
+#include "cli.h"
+#include "shared/json.h"
+#include "shared/macro.h"
+
+#define LOOP_MAX_DEPTH 8  /* runs in one causal chain, this one included */
+#define LOOP_MAX_RUNS  30 /* runs per (agent, task) per window */
+#define LOOP_WINDOW_S  600
+#define LOOP_INDEX_MAX (1u << 20)
+
+struct start_rec {
+        char run[40], trigger[40];
+        char agent[64], task[64];
+        int64_t ts_ms;
+};
+
+struct loop_index {
+        struct start_rec *v;
+        size_t n, cap;
+};
+
+static void copy_member(const struct json_node *o, const char *key, char *dst, size_t len)
+{
+        const struct json_node *n = json_object_get(o, key);
+        snprintf(dst, len, "%s", n && n->type == JSON_STRING ? n->str : "");
+}
+
+static int index_line(struct loop_index *ix, const char *line, size_t len)
+{
+        _cleanup_json_ struct json_node *o = NULL;
+        struct rf_error err = {0};
+
+        if (!memmem(line, len, "\"event\":\"run.start\"", 19))
+                return 0;
+        if (json_parse(line, len, &o, &err) < 0 || o->type != JSON_OBJECT)
+                return 0;
+        if (ix->n == ix->cap) {
+                if (ix->cap >= LOOP_INDEX_MAX)
+                        return -E2BIG;
+                size_t cap = ix->cap ? ix->cap * 2 : 1024;
+                struct start_rec *v = realloc(ix->v, cap * sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                ix->v = v;
+                ix->cap = cap;
+        }
+        struct start_rec *r = &ix->v[ix->n++];
+        copy_member(o, "run", r->run, sizeof r->run);
+        copy_member(o, "triggered_by", r->trigger, sizeof r->trigger);
+        copy_member(o, "agent", r->agent, sizeof r->agent);
+        copy_member(o, "task", r->task, sizeof r->task);
+        const struct json_node *ts = json_object_get(o, "ts");
+        r->ts_ms = 0;
+        if (ts)
+                (void)json_number_int64(ts, &r->ts_ms);
+        return 0;
+}
+
+static int build_index(const char *state_dir, struct loop_index *ix)
+{
+        char dir[4096];
+        static char line[AUDIT_RECORD_MAX + 2];
+
+        snprintf(dir, sizeof dir, "%s/audit", state_dir);
+        for (unsigned seg = 1; seg < 1000000; seg++) {
+                char path[4200];
+                snprintf(path, sizeof path, "%s/audit-%06u.jsonl", dir, seg);
+                FILE *fp = fopen(path, "re");
+                if (!fp)
+                        return errno == ENOENT ? 0 : -errno;
+                int r = 0;
+                while (r == 0 && fgets(line, sizeof line, fp)) {
+                        size_t len = strlen(line);
+                        if (len && line[len - 1] == '\n')
+                                line[--len] = '\0';
+                        r = index_line(ix, line, len);
+                }
+                fclose(fp);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const struct start_rec *find_run(const struct loop_index *ix, const char *run)
+{
+        for (size_t i = ix->n; i-- > 0;)
+                if (strcmp(ix->v[i].run, run) == 0)
+                        return &ix->v[i];
+        return NULL;
+}
+
+int run_loop_check(const char *state_dir, const char *agent, const char *task, const char *trigger,
+                   char *why, size_t why_len)
+{
+        struct loop_index ix = {0};
+        int r = build_index(state_dir, &ix);
+
+        if (r < 0) {
+                snprintf(why, why_len, "cannot read the audit log: %s", strerror(-r));
+                free(ix.v);
+                return r;
+        }
+        r = 0;
+        if (trigger && *trigger) {
+                /* the chain: this run, its trigger, the trigger's trigger... */
+                char chain[1024];
+                size_t depth = 1;
+                snprintf(chain, sizeof chain, "%s", trigger);
+                const struct start_rec *t = find_run(&ix, trigger);
+                if (!t) {
+                        snprintf(why, why_len,
+                                 "triggered-by %s: no such run in this instance's audit log",
+                                 trigger);
+                        r = -ENOENT;
+                        goto out;
+                }
+                for (; t && depth <= LOOP_MAX_DEPTH;
+                     t = t->trigger[0] ? find_run(&ix, t->trigger) : NULL) {
+                        depth++;
+                        if (t->trigger[0] &&
+                            strlen(chain) + strlen(t->trigger) + 4 < sizeof chain) {
+                                strcat(chain, " <- ");
+                                strcat(chain, t->trigger);
+                        }
+                }
+                if (depth > LOOP_MAX_DEPTH) {
+                        snprintf(why, why_len,
+                                 "wake loop: the causal chain exceeds %d runs (%s <- ...)",
+                                 LOOP_MAX_DEPTH, chain);
+                        r = -ELOOP;
+                        goto out;
+                }
+        }
+        /* a burst for one (agent, task) */
+        if (task && *task) {
+                int64_t now = (int64_t)time(NULL) * 1000, n = 0;
+                for (size_t i = 0; i < ix.n; i++)
+                        if (!strcmp(ix.v[i].agent, agent ? agent : "") &&
+                            !strcmp(ix.v[i].task, task) &&
+                            ix.v[i].ts_ms > now - (int64_t)LOOP_WINDOW_S * 1000)
+                                n++;
+                if (n >= LOOP_MAX_RUNS) {
+                        snprintf(why, why_len,
+                                 "wake loop: %lld runs of agent %s for task %s in the last %d s "
+                                 "(limit %d)",
+                                 (long long)n, agent, task, LOOP_WINDOW_S, LOOP_MAX_RUNS);
+                        r = -ELOOP;
+                }
+        }
+out:
+        free(ix.v);
+        return r;
+}
