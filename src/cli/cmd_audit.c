@@ -30,9 +30,9 @@
 #define AUDIT_AGENT_RUNS_MAX 65536 /* runs of one agent an --agent listing tracks */
 
 struct filter {
-        const char *run, *agent, *event;
-        int64_t since_ms;
-        bool json;
+        const char *run, *agent, *event, *obo, *chain;
+        int64_t since_ms, until_ms;
+        bool json, follow;
         /* --agent: the runs whose run.start names the agent (first pass) */
         char (*runs)[40];
         size_t n_runs;
@@ -70,20 +70,31 @@ static void print_line(const struct filter *f, const char *line, size_t len)
         if (f->event && (!event || strcmp(event, f->event)))
                 return;
         if (f->collecting) {
-                /* first pass of --agent: remember the agent's runs */
-                if (agent && run && event && !strcmp(event, "run.start") &&
-                    !strcmp(agent, f->agent) && strlen(run) < 40 &&
-                    f->n_runs < AUDIT_AGENT_RUNS_MAX)
-                        snprintf(((struct filter *)f)->runs[((struct filter *)f)->n_runs++], 40,
-                                 "%s", run);
+                /* first pass: the runs whose run.start matches --agent /
+                 * --on-behalf-of, or that belong to the --chain of a run
+                 * (its ancestors by triggered_by, then their descendants) */
+                struct filter *w = (struct filter *)f;
+                const char *obo = member_str(o, "on_behalf_of"),
+                           *trig = member_str(o, "triggered_by");
+                if (!run || !event || strcmp(event, "run.start") || strlen(run) >= 40 ||
+                    w->n_runs >= AUDIT_AGENT_RUNS_MAX)
+                        return;
+                bool take = (f->agent && agent && !strcmp(agent, f->agent)) ||
+                            (f->obo && obo && !strcmp(obo, f->obo)) ||
+                            (f->chain &&
+                             (!strcmp(run, f->chain) || (trig && *trig && run_of_agent(f, trig))));
+                if (take && !run_of_agent(f, run))
+                        snprintf(w->runs[w->n_runs++], 40, "%s", run);
                 return;
         }
-        if (f->agent && !run_of_agent(f, run))
+        if ((f->agent || f->obo || f->chain) && !run_of_agent(f, run))
                 return;
         int64_t t = 0;
         if (ts)
                 (void)json_number_int64(ts, &t);
         if (f->since_ms && t < f->since_ms)
+                return;
+        if (f->until_ms && t > f->until_ms)
                 return;
         if (f->json) {
                 fwrite(line, 1, len, stdout);
@@ -158,6 +169,53 @@ static int audit_list(const char *state_dir, const struct filter *f)
         return 0;
 }
 
+/*
+ * --follow: print records appended after the listing, as they land (the
+ * newest segment is polled every 200 ms; a new segment is picked up).
+ * Ends on a signal (the default actions are left in place here).
+ */
+static int audit_follow(const char *state_dir, struct filter *f)
+{
+        static char line[AUDIT_RECORD_MAX + 2];
+        unsigned seg = 1;
+        char path[4200];
+        FILE *fp = NULL;
+
+        for (;; seg++) { /* the newest existing segment */
+                snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", state_dir, seg + 1);
+                if (access(path, F_OK) < 0)
+                        break;
+        }
+        snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", state_dir, seg);
+        fp = fopen(path, "re");
+        if (!fp) {
+                cli_error("audit: --follow: %s: %m", path);
+                return 1;
+        }
+        fseek(fp, 0, SEEK_END);
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        for (;;) {
+                if (fgets(line, sizeof line, fp)) {
+                        size_t len = strlen(line);
+                        if (len && line[len - 1] == '\n')
+                                line[--len] = '\0';
+                        print_line(f, line, len);
+                        continue;
+                }
+                clearerr(fp);
+                char next[4200];
+                snprintf(next, sizeof next, "%s/audit/audit-%06u.jsonl", state_dir, seg + 1);
+                FILE *nf = fopen(next, "re");
+                if (nf) {
+                        fclose(fp);
+                        fp = nf;
+                        seg++;
+                        continue;
+                }
+                nanosleep(&(struct timespec){0, 200000000}, NULL);
+        }
+}
+
 static int64_t parse_since(const char *s)
 {
         uint64_t ago;
@@ -179,6 +237,10 @@ int cmd_audit(int argc, char **argv)
                 {"agent", required_argument, NULL, 'a'},
                 {"event", required_argument, NULL, 'e'},
                 {"since", required_argument, NULL, 's'},
+                {"until", required_argument, NULL, 'u'},
+                {"on-behalf-of", required_argument, NULL, 'o'},
+                {"chain", required_argument, NULL, 'c'},
+                {"follow", no_argument, NULL, 'f'},
                 {"json", no_argument, NULL, 'j'},
                 {"head", required_argument, NULL, 'H'},
                 {"pubkey", required_argument, NULL, 'P'},
@@ -228,9 +290,27 @@ int cmd_audit(int argc, char **argv)
                                 return CLI_EXIT_USAGE;
                         }
                         break;
+                case 'u':
+                        if ((f.until_ms = parse_since(optarg)) < 0) {
+                                cli_error("audit: --until %s: expected unix ms or N(ms|s|m|h)",
+                                          optarg);
+                                return CLI_EXIT_USAGE;
+                        }
+                        break;
+                case 'o':
+                        f.obo = optarg;
+                        break;
+                case 'c':
+                        f.chain = optarg;
+                        break;
+                case 'f':
+                        f.follow = true;
+                        break;
                 case 'h':
-                        puts("Usage: ringfence audit [--run ID] [--agent A] [--event E] "
-                             "[--since T] [--json]\n"
+                        puts("Usage: ringfence audit [--run ID] [--agent A] [--on-behalf-of P] "
+                             "[--event E]\n"
+                             "                       [--chain RUN] [--since T] [--until T] "
+                             "[--json] [--follow]\n"
                              "       ringfence audit verify [--head FILE] [--pubkey FILE]\n"
                              "       ringfence audit head");
                         return 0;
@@ -244,7 +324,7 @@ int cmd_audit(int argc, char **argv)
                 return 1;
         }
         if (!sub) {
-                if (f.agent) {
+                if (f.agent || f.obo || f.chain) {
                         f.runs = calloc(AUDIT_AGENT_RUNS_MAX, sizeof *f.runs);
                         if (!f.runs) {
                                 cli_error("audit: out of memory");
@@ -255,6 +335,8 @@ int cmd_audit(int argc, char **argv)
                         f.collecting = false;
                 }
                 int r = audit_list(state_dir, &f);
+                if (r == 0 && f.follow)
+                        r = audit_follow(state_dir, &f);
                 free(f.runs);
                 return r;
         }

@@ -134,6 +134,9 @@ like "$RF_ERR" 'wake loop: the causal chain exceeds 8' "... stderr names the loo
 check "... and the command did not run" test ! -e "$WS/ran"
 like "$("$RF_BIN" audit --state-dir "$RF_STATE" --event run.refused --json | tail -n 1)" \
 	'"reason":"wake loop: the causal chain exceeds 8 runs \(' "... run.refused records the reason and the chain"
+first=$("$RF_BIN" audit --state-dir "$RF_STATE" --agent looper --event run.start --json | head -n 1 | grep -o '"run":"[^"]*"' | cut -d'"' -f4)
+n_chain=$("$RF_BIN" audit --state-dir "$RF_STATE" --chain "$first" --event run.start --json | grep -c '')
+is "$n_chain" 8 "audit --chain RUN: the run and every run it caused (8)"
 burst_ok=0
 for i in $(seq 1 30); do
 	rf_run --agent burster --task T-burst -- /bin/true
@@ -148,6 +151,19 @@ rf_run --agent burster --task T-other -- /bin/true
 is "$RF_RC" 0 "another task of the same agent still runs"
 "$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
 is "$?" 0 "the log with the refusals verifies"
+
+# --follow streams records as they land
+"$RF_BIN" audit --state-dir "$RF_STATE" --follow --json >"$WS.follow" 2>/dev/null &
+fpid=$!
+for _ in $(seq 1 50); do [ -e "$WS.follow" ] && break; sleep 0.05; done
+sleep 0.3
+rf_run -- /bin/sh -c 'echo "$RINGFENCE_RUN_ID"'
+fid=$(first_line "$RF_OUT")
+for _ in $(seq 1 50); do grep -q "\"run\":\"$fid\"" "$WS.follow" && break; sleep 0.1; done
+kill "$fpid" 2>/dev/null
+wait "$fpid" 2>/dev/null
+like "$(cat "$WS.follow")" "\"event\":\"run.start\".*\"run\":\"$fid\"" "audit --follow: a new run's record is streamed"
+rm -f "$WS.follow"
 
 # full disk: run.start cannot be written -> 125, the command does not run
 if is_root && command -v unshare >/dev/null; then
