@@ -44,6 +44,11 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
 void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
                     struct rf_cgroup *cg, uint64_t duration_ms);
 void run_audit_refused(struct audit_log *log, const char *run_id, const char *why);
+/* The run's identity token (PASETO v4.public; exp ≤ min(timeout, 1 h));
+ * also writes STATE_DIR/audit/jwks.json once. Length or -errno. */
+int run_identity_token(const char *state_dir, const char *run_id, const struct rf_policy *pol,
+                       char *out, size_t len, struct rf_error *err);
+int cmd_identity(int argc, char **argv);
 
 /*
  * run_loop.c: the wake-loop breaker. 0 if a run of (agent, task) caused by

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -174,32 +175,43 @@ static int audit_list(const char *state_dir, const struct filter *f)
  * newest segment is polled every 200 ms; a new segment is picked up).
  * Ends on a signal (the default actions are left in place here).
  */
-static int audit_follow(const char *state_dir, struct filter *f)
+/* The newest segment and its size now: where --follow picks up after the
+ * listing (records appended while listing may be shown twice, never lost). */
+static void follow_mark(const char *state_dir, unsigned *seg, long *off)
 {
-        static char line[AUDIT_RECORD_MAX + 2];
-        unsigned seg = 1;
         char path[4200];
-        FILE *fp = NULL;
+        struct stat st;
 
-        for (;; seg++) { /* the newest existing segment */
-                snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", state_dir, seg + 1);
+        for (*seg = 1;; (*seg)++) {
+                snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", state_dir, *seg + 1);
                 if (access(path, F_OK) < 0)
                         break;
         }
+        snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", state_dir, *seg);
+        *off = stat(path, &st) == 0 ? (long)st.st_size : 0;
+}
+
+static int audit_follow(const char *state_dir, struct filter *f, unsigned seg, long off)
+{
+        static char line[AUDIT_RECORD_MAX + 2];
+        char path[4200];
+        FILE *fp = NULL;
+
         snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", state_dir, seg);
         fp = fopen(path, "re");
         if (!fp) {
                 cli_error("audit: --follow: %s: %m", path);
                 return 1;
         }
-        fseek(fp, 0, SEEK_END);
-        setvbuf(stdout, NULL, _IOLBF, 0);
+        fseek(fp, off, SEEK_SET);
+        fflush(stdout);
         for (;;) {
                 if (fgets(line, sizeof line, fp)) {
                         size_t len = strlen(line);
                         if (len && line[len - 1] == '\n')
                                 line[--len] = '\0';
                         print_line(f, line, len);
+                        fflush(stdout);
                         continue;
                 }
                 clearerr(fp);
@@ -334,9 +346,13 @@ int cmd_audit(int argc, char **argv)
                         (void)audit_list(state_dir, &f);
                         f.collecting = false;
                 }
+                unsigned fseg = 1;
+                long foff = 0;
+                if (f.follow)
+                        follow_mark(state_dir, &fseg, &foff);
                 int r = audit_list(state_dir, &f);
                 if (r == 0 && f.follow)
-                        r = audit_follow(state_dir, &f);
+                        r = audit_follow(state_dir, &f, fseg, foff);
                 free(f.runs);
                 return r;
         }

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "audit/audit.h"
+#include "audit/token.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/plan.h"
@@ -258,6 +259,26 @@ int cmd_run(int argc, char **argv)
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
+        /* The audit log (and with it the instance's signing key) first: no
+         * record, no run. */
+        struct audit_log *alog = NULL;
+        if ((r = audit_open(state_dir, &alog, &err)) < 0) {
+                char why[RF_ERROR_MSG_MAX];
+                snprintf(why, sizeof why, "%s", err.msg);
+                rf_error_set(&err, r, "cannot write the audit log: %s", why);
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        char run_id[RF_RUN_ID_LEN + 1], token[TOKEN_MAX + 1];
+        if ((r = rf_run_id_new(run_id)) < 0 ||
+            (r = run_identity_token(state_dir, run_id, pol, token, sizeof token, &err)) < 0) {
+                audit_close(alog);
+                if (!err.msg[0])
+                        rf_error_set(&err, r, "cannot issue the run's identity token: %s",
+                                     strerror(-r));
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
 
         if (!getcwd(cwd, sizeof cwd)) {
                 cli_error("cannot determine the current directory: %m");
@@ -278,8 +299,14 @@ int cmd_run(int argc, char **argv)
                 .term = getenv("TERM"),
                 .lang = getenv("LANG"),
                 .use_pty = tty,
+                .run_id = run_id,
+                .identity_token = token,
         };
-        if ((r = plan_build(&in, &plan, &err)) < 0) {
+        r = plan_build(&in, &plan, &err);
+        explicit_bzero(token, sizeof token);
+        if (r < 0) {
+                run_audit_refused(alog, run_id, err.msg);
+                audit_close(alog);
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
@@ -292,6 +319,8 @@ int cmd_run(int argc, char **argv)
         want_cgroup = !(plan->test_skip & (1u << STEP_CGROUP)); /* layer switch */
 #endif
         if (want_cgroup && (r = cgroup_create(plan->run_id, &plan->limits, &cg, &err)) < 0) {
+                run_audit_refused(alog, plan->run_id, err.msg);
+                audit_close(alog);
                 plan_cleanup(plan);
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
@@ -312,17 +341,6 @@ int cmd_run(int argc, char **argv)
                                   : "",
                           missing == (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS) ? "; " : "",
                           (missing & CGROUP_REQ_MEMORY) ? "no default memory limit" : "");
-        /* run.start is durable before the command can start: no record, no run. */
-        struct audit_log *alog = NULL;
-        if ((r = audit_open(state_dir, &alog, &err)) < 0) {
-                char why[RF_ERROR_MSG_MAX];
-                snprintf(why, sizeof why, "%s", err.msg);
-                rf_error_set(&err, r, "cannot write the audit log: %s", why);
-                cgroup_destroy(cg);
-                plan_cleanup(plan);
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
         /* The wake-loop breaker decides before anything of the run exists
          * beyond its plan; a refusal is itself recorded. */
         char loop_why[RF_ERROR_MSG_MAX];

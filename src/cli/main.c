@@ -25,6 +25,7 @@ static void usage(FILE *f)
               "  run [OPTIONS] -- CMD [ARG...]   run CMD isolated (see ringfence run --help)\n"
               "  policy check FILE               validate a policy file\n"
               "  audit [verify|head] [OPTIONS]   read, verify or anchor the audit log\n"
+              "  identity verify TOKEN           check a run's identity token\n"
               "  version [--layers]              print the version [and what this host offers]\n"
               "\n"
               "Every command accepts --state-dir DIR (or RINGFENCE_STATE_DIR).\n"
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
                 return cmd_policy(argc - 1, argv + 1);
         if (!strcmp(cmd, "audit"))
                 return cmd_audit(argc - 1, argv + 1);
+        if (!strcmp(cmd, "identity"))
+                return cmd_identity(argc - 1, argv + 1);
         if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
                 printf("ringfence %s%s\n", RF_VERSION,
                        RF_CONFIG_TEST_BUILD ? " (test build: fault injection compiled in)" : "");

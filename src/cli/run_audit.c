@@ -8,6 +8,7 @@
  * values that must not reach disk).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/token.h"
 #include "cli.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
@@ -120,4 +122,38 @@ void run_audit_refused(struct audit_log *log, const char *run_id, const char *wh
 
         if (log)
                 (void)audit_append(log, run_id, "run.refused", f, ARRAY_SIZE(f), true, &err);
+}
+
+int run_identity_token(const char *state_dir, const char *run_id, const struct rf_policy *pol,
+                       char *out, size_t len, struct rf_error *err)
+{
+        struct token_claims c = {0};
+        int64_t now = (int64_t)time(NULL);
+        uint64_t life = pol->timeout_ms ? (pol->timeout_ms + 999) / 1000 : 3600;
+
+        if (life > 3600)
+                life = 3600; /* at most an hour; never beyond the run's timeout */
+        snprintf(c.run, sizeof c.run, "%s", run_id);
+        snprintf(c.sub, sizeof c.sub, "%s", pol->agent ? pol->agent : "agent");
+        snprintf(c.on_behalf_of, sizeof c.on_behalf_of, "%s", or_empty(pol->on_behalf_of));
+        snprintf(c.task, sizeof c.task, "%s", or_empty(pol->task));
+        snprintf(c.project, sizeof c.project, "%s", or_empty(pol->project));
+        snprintf(c.aud, sizeof c.aud, "ringfence");
+        c.iat = now;
+        c.exp = now + (int64_t)life;
+        int r = token_issue(state_dir, &c, out, len, err);
+        if (r < 0)
+                return r;
+        /* the public key as JWKS, for platforms that verify run tokens */
+        char jwks[TOKEN_JWKS_MAX], path[4200];
+        snprintf(path, sizeof path, "%s/audit/jwks.json", state_dir);
+        if (token_jwks(state_dir, jwks, sizeof jwks, err) > 0) {
+                int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        (void)!write(fd, jwks, strlen(jwks));
+                        (void)!write(fd, "\n", 1);
+                        close(fd);
+                }
+        }
+        return 0;
 }

@@ -1000,7 +1000,9 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 goto fail;
         }
 #endif
-        if ((r = rf_run_id_new(p->run_id)) < 0)
+        if (in->run_id && strlen(in->run_id) == RF_RUN_ID_LEN)
+                memcpy(p->run_id, in->run_id, RF_RUN_ID_LEN + 1);
+        else if ((r = rf_run_id_new(p->run_id)) < 0)
                 goto fail;
 
         /* Workspace: explicit, or the current directory under the default rules. */
@@ -1056,6 +1058,14 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
                 goto fail;
+        if (in->identity_token) {
+                char *tok = plan_strdup(p, in->identity_token);
+                if (!op_add(p, OP_DIR, STEP_ETC, "/run/ringfence") ||
+                    (r = add_file(p, STEP_ETC, "/run/ringfence/identity", tok, 0444)) < 0) {
+                        r = r < 0 ? r : -E2BIG;
+                        goto fail;
+                }
+        }
         if ((r = landlock_plan(p, err)) < 0 || (r = seccomp_plan(p, err)) < 0)
                 goto fail;
         p->nofile = pol->nofile;

@@ -160,6 +160,10 @@ struct plan_input {
         const char *term;               /* $TERM to pass through or NULL */
         const char *lang;               /* $LANG to pass through or NULL */
         bool use_pty;
+        const char *run_id;         /* the run's id if already chosen, else NULL */
+        const char *identity_token; /* the run's identity token, or NULL: delivered
+                                     * at /run/ringfence/identity (0444, the run's
+                                     * own root; no other run can see it) */
 };
 
 /*

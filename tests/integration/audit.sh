@@ -152,6 +152,32 @@ is "$RF_RC" 0 "another task of the same agent still runs"
 "$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
 is "$?" 0 "the log with the refusals verifies"
 
+# ---- the run's identity token ---------------------------------------------------------
+# /run/ringfence/identity inside the run: a PASETO v4.public token; valid
+# while the run lives, rejected after it ended, tampered, or under another
+# instance's key.
+rf_start --agent tokener --task T-tok -- /bin/sh -c "cat /run/ringfence/identity >'$WS/tok'; while [ ! -e '$WS/tok.stop' ]; do sleep 0.05; done"
+for _ in $(seq 1 100); do [ -s "$WS/tok" ] && break; sleep 0.05; done
+tok=$(cat "$WS/tok" 2>/dev/null)
+like "$tok" '^v4\.public\.' "the run reads its identity token at /run/ringfence/identity"
+out=$("$RF_BIN" identity verify --state-dir "$RF_STATE" "$tok" 2>&1)
+like "$out" '^valid: run=.* agent=tokener .*task=T-tok' "identity verify: valid while the run lives ($out)"
+c=${tok:40:1}
+[ "$c" = Q ] && r=R || r=Q
+"$RF_BIN" identity verify --state-dir "$RF_STATE" "${tok:0:40}$r${tok:41}" >/dev/null 2>&1
+is "$?" 1 "a tampered token is rejected"
+other=$WS.other-state
+mkdir -p "$other"
+"$RF_BIN" run --state-dir "$other" -w "$WS" -- /bin/true >/dev/null 2>&1
+err=$("$RF_BIN" identity verify --state-dir "$other" "$tok" 2>&1 >/dev/null)
+like "$err" 'does not verify' "another instance's key rejects it"
+touch "$WS/tok.stop"
+rf_wait
+err=$("$RF_BIN" identity verify --state-dir "$RF_STATE" "$tok" 2>&1 >/dev/null)
+like "$err" 'has ended' "after the run ended the token is rejected"
+like "$(cat "$RF_STATE/audit/jwks.json")" '"kty":"OKP","crv":"Ed25519"' "the public key is published as JWKS in the state dir"
+rm -rf "$other" "$WS/tok" "$WS/tok.stop"
+
 # --follow streams records as they land
 "$RF_BIN" audit --state-dir "$RF_STATE" --follow --json >"$WS.follow" 2>/dev/null &
 fpid=$!

@@ -1,0 +1,89 @@
+/*
+ * cmd_identity.c — `ringfence identity verify TOKEN`: is this a valid
+ * identity token of a live run of this instance?
+ *
+ * Checks the signature against the instance's key, the expiry, and that the
+ * audit log has no run.exit for the token's run (a token dies with its
+ * run). Exit 0 and print the claims, or exit 1 with one line saying why.
+ * A platform API can call this (or verify against STATE_DIR/audit/jwks.json
+ * itself) and refuse any write that lacks a valid run token.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit/audit.h"
+#include "audit/token.h"
+#include "cli.h"
+#include "shared/macro.h"
+
+static bool run_ended(const char *state_dir, const char *run)
+{
+        static char line[AUDIT_RECORD_MAX + 2];
+        char needle[200];
+
+        snprintf(needle, sizeof needle, "\"run\":\"%s\"", run);
+        for (unsigned seg = 1;; seg++) {
+                char path[4200];
+                snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", state_dir, seg);
+                FILE *fp = fopen(path, "re");
+                if (!fp)
+                        return false;
+                bool ended = false;
+                while (!ended && fgets(line, sizeof line, fp))
+                        ended = strstr(line, "\"event\":\"run.exit\"") && strstr(line, needle);
+                fclose(fp);
+                if (ended)
+                        return true;
+        }
+}
+
+int cmd_identity(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"state-dir", required_argument, NULL, 'S'},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        const char *sd = NULL;
+        _cleanup_free_ char *state_dir = NULL;
+        struct rf_error err = {0};
+        unsigned char pk[32];
+        struct token_claims c;
+        int ch;
+
+        if (argc < 2 || strcmp(argv[1], "verify") != 0) {
+                fputs("Usage: ringfence identity verify [--state-dir DIR] TOKEN\n", stderr);
+                return CLI_EXIT_USAGE;
+        }
+        argc--, argv++;
+        optind = 1;
+        opterr = 0;
+        while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+                if (ch == 'S')
+                        sd = optarg;
+                else {
+                        fputs("Usage: ringfence identity verify [--state-dir DIR] TOKEN\n",
+                              ch == 'h' ? stdout : stderr);
+                        return ch == 'h' ? 0 : CLI_EXIT_USAGE;
+                }
+        }
+        if (optind != argc - 1) {
+                fputs("Usage: ringfence identity verify [--state-dir DIR] TOKEN\n", stderr);
+                return CLI_EXIT_USAGE;
+        }
+        if (cli_state_dir(sd, 0, &state_dir, &err) < 0 ||
+            token_public_key(state_dir, pk, &err) < 0 ||
+            token_verify(argv[optind], pk, (int64_t)time(NULL), &c, &err) < 0) {
+                cli_error("identity: invalid token: %s", err.msg);
+                return 1;
+        }
+        if (run_ended(state_dir, c.run)) {
+                cli_error("identity: invalid token: run %s has ended", c.run);
+                return 1;
+        }
+        printf("valid: run=%s agent=%s on_behalf_of=%s task=%s project=%s aud=%s exp=%lld\n", c.run,
+               c.sub, c.on_behalf_of, c.task, c.project, c.aud, (long long)c.exp);
+        return 0;
+}
