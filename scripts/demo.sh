@@ -83,7 +83,7 @@ echo
 echo "a fork bomb under --pids 64 — the refused fork ends the run, and only that run:"
 "$RF" run --state-dir "$state" --workspace "$ws" --pids 64 -- sh -c 'b() { b | b & }; b; sleep 10' 2>"$base/bomb.err"
 brc=$?
-sed 's/^/  /' "$base/bomb.err"
+grep '^ringfence:' "$base/bomb.err" | sed 's/^/  /'
 echo "  (exit $brc; the host and this demo carry on)"
 echo
 echo "and a refusal — a policy that says something wrong never runs anything:"
