@@ -587,7 +587,7 @@ struct rf_cgroup *cgroup_destroy(struct rf_cgroup *cg)
                         continue;
                 /* Empty by now (the pid namespace is gone); if not, kill and
                  * wait a little for the kernel to finish tearing down. */
-                for (int i = 0; i < 200; i++) {
+                for (int i = 0; i < 2000; i++) { /* up to ~2 s for a fork bomb to die */
                         if (unlinkat(cg->parent[h], cg->name, AT_REMOVEDIR) == 0 || errno != EBUSY)
                                 break;
                         (void)cgroup_kill(cg);
