@@ -172,8 +172,8 @@ static int cmd_write(int argc, char **argv)
 
         if (argc < 1 || argc > 2)
                 return usage("write PATH [DATA]");
-        fd = (int)syscall(SYS_openat, AT_FDCWD, argv[0],
-                          O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        fd = (int)syscall(SYS_openat, AT_FDCWD, argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                          0644);
         if (fd < 0)
                 return fail(errno);
         n = write(fd, data, len);
@@ -192,8 +192,8 @@ static int cmd_create(int argc, char **argv)
 
         if (argc != 1)
                 return usage("create PATH");
-        fd = (int)syscall(SYS_openat, AT_FDCWD, argv[0],
-                          O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        fd = (int)syscall(SYS_openat, AT_FDCWD, argv[0], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                          0644);
         if (fd < 0)
                 return fail(errno);
         close(fd);
@@ -336,9 +336,9 @@ static void print_stat(const struct stat *st)
                : S_ISFIFO(st->st_mode) ? "fifo"
                : S_ISSOCK(st->st_mode) ? "sock"
                                        : "other",
-               (unsigned)st->st_uid, (unsigned)st->st_gid, major(st->st_dev),
-               minor(st->st_dev), (unsigned long long)st->st_ino, major(st->st_rdev),
-               minor(st->st_rdev), (long long)st->st_size);
+               (unsigned)st->st_uid, (unsigned)st->st_gid, major(st->st_dev), minor(st->st_dev),
+               (unsigned long long)st->st_ino, major(st->st_rdev), minor(st->st_rdev),
+               (long long)st->st_size);
 }
 
 static int do_stat(int argc, char **argv, int flags)
@@ -525,8 +525,7 @@ static int cmd_rlimit_core(int argc, char **argv)
 
         if (syscall(SYS_prlimit64, 0, RLIMIT_CORE, NULL, &rl) < 0)
                 return fail(errno);
-        printf("ok %llu %llu\n", (unsigned long long)rl.rlim_cur,
-               (unsigned long long)rl.rlim_max);
+        printf("ok %llu %llu\n", (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
         return 0;
 }
 
@@ -548,8 +547,8 @@ static int cmd_setsid_check(int argc, char **argv)
         ctty = fd >= 0;
         if (fd >= 0)
                 close(fd);
-        printf("ok sid=%ld pid=%d pgid=%ld leader=%d ctty=%d\n", sid, (int)pid, pgid,
-               sid == pid, ctty);
+        printf("ok sid=%ld pid=%d pgid=%ld leader=%d ctty=%d\n", sid, (int)pid, pgid, sid == pid,
+               ctty);
         return 0;
 }
 
@@ -574,8 +573,8 @@ static int cmd_tty(int argc, char **argv)
                 return fail(errno);
         if (stat("/dev/pts", &pst) < 0)
                 return fail(errno);
-        printf("ok name=%s own=%d dev=%u:%u\n", name, fst.st_dev == pst.st_dev,
-               major(fst.st_dev), minor(fst.st_dev));
+        printf("ok name=%s own=%d dev=%u:%u\n", name, fst.st_dev == pst.st_dev, major(fst.st_dev),
+               minor(fst.st_dev));
         return 0;
 }
 
@@ -681,9 +680,9 @@ static int cmd_env(int argc, char **argv)
 
 static int cmd_status(int argc, char **argv)
 {
-        static const char *const keys[] = {"Uid:",    "Gid:",    "CapInh:",     "CapPrm:",
-                                           "CapEff:", "CapBnd:", "CapAmb:",     "NoNewPrivs:",
-                                           "Seccomp:"};
+        static const char *const keys[] = {
+                "Uid:",    "Gid:",    "CapInh:",     "CapPrm:", "CapEff:",
+                "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:"};
         char line[512];
         FILE *f = fopen("/proc/self/status", "re");
 
@@ -704,8 +703,8 @@ static int cmd_status(int argc, char **argv)
 
 static int cmd_id(int argc, char **argv)
 {
-        printf("ok uid=%ld gid=%ld euid=%ld egid=%ld\n", syscall(SYS_getuid),
-               syscall(SYS_getgid), syscall(SYS_geteuid), syscall(SYS_getegid));
+        printf("ok uid=%ld gid=%ld euid=%ld egid=%ld\n", syscall(SYS_getuid), syscall(SYS_getgid),
+               syscall(SYS_geteuid), syscall(SYS_getegid));
         return 0;
 }
 
