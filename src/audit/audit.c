@@ -884,3 +884,37 @@ int audit_head(const char *state_dir, char *buf, size_t len, struct rf_error *er
                 return rf_error_set(err, -ENOBUFS, "head buffer too small");
         return 0;
 }
+
+int audit_foreach_line(const char *state_dir, audit_line_fn fn, void *ctx)
+{
+        static char line[AUDIT_RECORD_MAX + 2];
+        char path[4096];
+        _cleanup_free_ unsigned *segs = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        snprintf(path, sizeof path, "%s/audit", state_dir);
+        _cleanup_close_ int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if ((r = audit_list_segments(dfd, &segs, &n)) < 0)
+                return r;
+        for (size_t i = 0; i < n && r == 0; i++) {
+                char name[32];
+                segment_name(segs[i], name);
+                int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                FILE *fp = fd >= 0 ? fdopen(fd, "r") : NULL;
+                if (!fp) {
+                        safe_close(fd);
+                        return negative_errno();
+                }
+                while (r == 0 && fgets(line, sizeof line, fp)) {
+                        size_t len = strlen(line);
+                        if (len && line[len - 1] == '\n')
+                                line[--len] = '\0';
+                        r = fn(line, len, ctx);
+                }
+                fclose(fp);
+        }
+        return r;
+}

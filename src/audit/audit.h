@@ -121,6 +121,16 @@ int audit_verify(const char *state_dir, const char *head_file, const char *pubke
  */
 int audit_head(const char *state_dir, char *buf, size_t len, struct rf_error *err);
 
+/*
+ * audit_foreach_line — call fn(line, len, ctx) for every line of every
+ * segment of `state_dir`'s log, oldest first (line without its newline,
+ * NUL-terminated, at most AUDIT_RECORD_MAX bytes; longer lines are cut and
+ * left to `verify` to judge). fn returns 0 to go on, > 0 to stop (returned),
+ * < 0 to stop with that error. No log yet: 0. Otherwise 0 or -errno.
+ */
+typedef int (*audit_line_fn)(const char *line, size_t len, void *ctx);
+int audit_foreach_line(const char *state_dir, audit_line_fn fn, void *ctx);
+
 /* Parsed view of one record line (pure; borrowed pointers into the line). */
 struct audit_record {
         uint64_t seq;

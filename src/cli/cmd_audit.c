@@ -9,7 +9,6 @@
  * does not parse is reported and skipped — `audit verify` is what judges
  * integrity. --since takes unix milliseconds or a duration ago (10m, 2h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -127,45 +126,21 @@ static void print_line(const struct filter *f, const char *line, size_t len)
         putchar('\n');
 }
 
-static int segment_cmp(const void *a, const void *b)
+static int list_line(const char *line, size_t len, void *ctx)
 {
-        return strcmp(*(char *const *)a, *(char *const *)b);
+        print_line(ctx, line, len);
+        return 0;
 }
 
 static int audit_list(const char *state_dir, const struct filter *f)
 {
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s/audit", state_dir);
-        DIR *d = opendir(dir);
-        if (!d) {
-                cli_error("audit: %s: %m", dir);
-                return 1;
-        }
-        char *names[4096];
-        size_t n = 0;
-        for (struct dirent *e; (e = readdir(d)) && n < ARRAY_SIZE(names);)
-                if (strncmp(e->d_name, "audit-", 6) == 0 && strstr(e->d_name, ".jsonl"))
-                        names[n++] = strdup(e->d_name);
-        closedir(d);
-        qsort(names, n, sizeof *names, segment_cmp);
         if (!f->json && !f->collecting)
                 printf("%-8s %-20s %-36s %-14s %s\n", "SEQ", "TIME (UTC)", "RUN", "EVENT",
                        "FIELDS");
-        static char line[AUDIT_RECORD_MAX + 2];
-        for (size_t i = 0; i < n; i++) {
-                char path[8192];
-                snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-                FILE *fp = fopen(path, "re");
-                free(names[i]);
-                if (!fp)
-                        continue;
-                while (fgets(line, sizeof line, fp)) {
-                        size_t len = strlen(line);
-                        if (len && line[len - 1] == '\n')
-                                line[--len] = '\0';
-                        print_line(f, line, len);
-                }
-                fclose(fp);
+        int r = audit_foreach_line(state_dir, list_line, (void *)f);
+        if (r < 0) {
+                cli_error("audit: cannot read the log of %s: %s", state_dir, strerror(-r));
+                return 1;
         }
         return 0;
 }

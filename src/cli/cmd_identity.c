@@ -18,25 +18,18 @@
 #include "cli.h"
 #include "shared/macro.h"
 
+static int exit_of_run(const char *line, size_t len, void *ctx)
+{
+        return strstr(line, "\"event\":\"run.exit\"") && strstr(line, ctx) ? 1 : 0;
+}
+
+/* True if the log holds the run's run.exit (or cannot be read: fail closed). */
 static bool run_ended(const char *state_dir, const char *run)
 {
-        static char line[AUDIT_RECORD_MAX + 2];
         char needle[200];
 
         snprintf(needle, sizeof needle, "\"run\":\"%s\"", run);
-        for (unsigned seg = 1;; seg++) {
-                char path[4200];
-                snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", state_dir, seg);
-                FILE *fp = fopen(path, "re");
-                if (!fp)
-                        return false;
-                bool ended = false;
-                while (!ended && fgets(line, sizeof line, fp))
-                        ended = strstr(line, "\"event\":\"run.exit\"") && strstr(line, needle);
-                fclose(fp);
-                if (ended)
-                        return true;
-        }
+        return audit_foreach_line(state_dir, exit_of_run, needle) != 0;
 }
 
 int cmd_identity(int argc, char **argv)

@@ -76,30 +76,14 @@ static int index_line(struct loop_index *ix, const char *line, size_t len)
         return 0;
 }
 
+static int index_cb(const char *line, size_t len, void *ctx)
+{
+        return index_line(ctx, line, len);
+}
+
 static int build_index(const char *state_dir, struct loop_index *ix)
 {
-        char dir[4096];
-        static char line[AUDIT_RECORD_MAX + 2];
-
-        snprintf(dir, sizeof dir, "%s/audit", state_dir);
-        for (unsigned seg = 1; seg < 1000000; seg++) {
-                char path[4200];
-                snprintf(path, sizeof path, "%s/audit-%06u.jsonl", dir, seg);
-                FILE *fp = fopen(path, "re");
-                if (!fp)
-                        return errno == ENOENT ? 0 : -errno;
-                int r = 0;
-                while (r == 0 && fgets(line, sizeof line, fp)) {
-                        size_t len = strlen(line);
-                        if (len && line[len - 1] == '\n')
-                                line[--len] = '\0';
-                        r = index_line(ix, line, len);
-                }
-                fclose(fp);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return audit_foreach_line(state_dir, index_cb, ix);
 }
 
 static const struct start_rec *find_run(const struct loop_index *ix, const char *run)
