@@ -662,6 +662,11 @@ int audit_checkpoint(struct audit_log *log, struct rf_error *err)
         return s < 0 ? (int)s : 0;
 }
 
+int64_t audit_dirty_ms(const struct audit_log *log)
+{
+        return log->dirty_since_ms;
+}
+
 int audit_flush(struct audit_log *log)
 {
         return sync_segment(log);

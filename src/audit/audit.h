@@ -89,6 +89,13 @@ int64_t audit_append(struct audit_log *log, const char *run, const char *event,
 /* audit_flush — make every appended record durable. 0 or -errno. */
 int audit_flush(struct audit_log *log);
 
+/*
+ * audit_dirty_ms — CLOCK_MONOTONIC ms of the oldest appended record not yet
+ * durable, or 0 if every record is. An event loop flushes once it is
+ * AUDIT_COMMIT_WINDOW_MS old (the group-commit bound when it goes idle).
+ */
+int64_t audit_dirty_ms(const struct audit_log *log);
+
 /* audit_checkpoint — append a signed log.checkpoint of the current head. */
 int audit_checkpoint(struct audit_log *log, struct rf_error *err);
 

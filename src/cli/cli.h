@@ -43,7 +43,9 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
                     struct rf_cgroup *cg, struct rf_error *err);
 void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
                     struct rf_cgroup *cg, uint64_t duration_ms);
-void run_audit_refused(struct audit_log *log, const char *run_id, const char *why);
+/* run.refused {reason: policy|trigger|identity|setup|limits|loop, detail}. */
+void run_audit_refused(struct audit_log *log, const char *run_id, const char *reason,
+                       const char *why);
 /* The run's identity token (PASETO v4.public; exp ≤ min(timeout, 1 h));
  * also writes STATE_DIR/audit/jwks.json once. Length or -errno. */
 int run_identity_token(const char *state_dir, const char *run_id, const struct rf_policy *pol,
@@ -51,12 +53,27 @@ int run_identity_token(const char *state_dir, const char *run_id, const struct r
 int cmd_identity(int argc, char **argv);
 
 /*
- * run_loop.c: the wake-loop breaker. 0 if a run of (agent, task) caused by
- * `trigger` (NULL or "" for none) may start; else -ENOENT (unknown trigger)
- * or -ELOOP (chain too deep, burst too large) with `why` set, or -errno.
+ * run_loop.c: the wake-loop breaker. 0 if a run of pol's (agent, task)
+ * caused by pol->triggered_by (NULL or "" for none) may start under pol's
+ * audit.max_chain_depth / max_runs_per_window / loop_window (defaults
+ * LOOP_MAX_DEPTH, LOOP_MAX_RUNS, LOOP_WINDOW_S); else -ENOENT (unknown
+ * trigger) or -ELOOP (chain too deep, burst too large) with `why` set
+ * (the chain included), or -errno.
  */
-int run_loop_check(const char *state_dir, const char *agent, const char *task, const char *trigger,
-                   char *why, size_t why_len);
+#define LOOP_MAX_DEPTH 8  /* runs in one causal chain, this one included */
+#define LOOP_MAX_RUNS  30 /* runs per (agent, task) per window */
+#define LOOP_WINDOW_S  600
+struct rf_policy;
+int run_loop_check(const char *state_dir, const struct rf_policy *pol, char *why, size_t why_len);
+
+/*
+ * run_trigger_token — `--triggered-by TOKEN`: verify the run identity
+ * token against this instance's key (signature and expiry; a token of
+ * another instance or a forged one is refused) and make its run id the
+ * policy's triggered_by. `token` NULL: nothing to do. 0 or -errno with err.
+ */
+int run_trigger_token(const char *state_dir, const char *token, struct rf_policy *pol,
+                      struct rf_error *err);
 
 /* `ringfence version --layers`: the isolation layers this host offers. */
 int cmd_layers(void);

@@ -53,6 +53,85 @@ static const char *member_str(const struct json_node *o, const char *key)
         return n && n->type == JSON_STRING ? n->str : NULL;
 }
 
+/* ---- --chain RUN: the run, its ancestors, its descendants ------------------ */
+
+struct start_pair {
+        char run[40], trig[40];
+};
+
+struct pairs {
+        struct start_pair *v;
+        size_t n, cap;
+};
+
+static int pair_cb(const char *line, size_t len, void *ctx)
+{
+        struct pairs *p = ctx;
+        _cleanup_json_ struct json_node *o = NULL;
+        struct rf_error err = {0};
+
+        if (!memmem(line, len, "\"event\":\"run.start\"", 19) ||
+            json_parse(line, len, &o, &err) < 0 || o->type != JSON_OBJECT)
+                return 0;
+        const char *run = member_str(o, "run"), *trig = member_str(o, "triggered_by");
+        if (!run || strlen(run) >= 40 || (trig && strlen(trig) >= 40))
+                return 0;
+        if (p->n == p->cap) {
+                if (p->cap >= AUDIT_AGENT_RUNS_MAX * 16)
+                        return -E2BIG;
+                size_t cap = p->cap ? p->cap * 2 : 1024;
+                struct start_pair *v = realloc(p->v, cap * sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                p->v = v;
+                p->cap = cap;
+        }
+        snprintf(p->v[p->n].run, 40, "%s", run);
+        snprintf(p->v[p->n].trig, 40, "%s", trig ? trig : "");
+        p->n++;
+        return 0;
+}
+
+static void add_run(struct filter *f, const char *run)
+{
+        if (!run_of_agent(f, run) && f->n_runs < AUDIT_AGENT_RUNS_MAX)
+                snprintf(f->runs[f->n_runs++], 40, "%s", run);
+}
+
+/*
+ * The causal chain of f->chain into f->runs: every run.start in log order
+ * (a trigger is always logged before the runs it causes) whose run is the
+ * chain's or whose trigger is already taken, then the ancestors by
+ * triggered_by (at most AUDIT_CHAIN_UP_MAX of them: a tampered log may loop).
+ */
+#define AUDIT_CHAIN_UP_MAX 4096
+static int collect_chain(const char *state_dir, struct filter *f)
+{
+        struct pairs p = {0};
+        int r = audit_foreach_line(state_dir, pair_cb, &p);
+
+        if (r >= 0) {
+                for (size_t i = 0; i < p.n; i++)
+                        if (!strcmp(p.v[i].run, f->chain) ||
+                            (p.v[i].trig[0] && run_of_agent(f, p.v[i].trig)))
+                                add_run(f, p.v[i].run);
+                const char *cur = f->chain;
+                for (size_t up = 0; up < AUDIT_CHAIN_UP_MAX && cur && *cur; up++) {
+                        const char *next = NULL;
+                        for (size_t i = p.n; i-- > 0;)
+                                if (!strcmp(p.v[i].run, cur)) {
+                                        next = p.v[i].trig;
+                                        break;
+                                }
+                        if (next && *next)
+                                add_run(f, next);
+                        cur = next;
+                }
+        }
+        free(p.v);
+        return r < 0 ? r : 0;
+}
+
 static void print_line(const struct filter *f, const char *line, size_t len)
 {
         _cleanup_json_ struct json_node *o = NULL;
@@ -71,18 +150,14 @@ static void print_line(const struct filter *f, const char *line, size_t len)
                 return;
         if (f->collecting) {
                 /* first pass: the runs whose run.start matches --agent /
-                 * --on-behalf-of, or that belong to the --chain of a run
-                 * (its ancestors by triggered_by, then their descendants) */
+                 * --on-behalf-of (--chain: collect_chain) */
                 struct filter *w = (struct filter *)f;
-                const char *obo = member_str(o, "on_behalf_of"),
-                           *trig = member_str(o, "triggered_by");
+                const char *obo = member_str(o, "on_behalf_of");
                 if (!run || !event || strcmp(event, "run.start") || strlen(run) >= 40 ||
                     w->n_runs >= AUDIT_AGENT_RUNS_MAX)
                         return;
                 bool take = (f->agent && agent && !strcmp(agent, f->agent)) ||
-                            (f->obo && obo && !strcmp(obo, f->obo)) ||
-                            (f->chain &&
-                             (!strcmp(run, f->chain) || (trig && *trig && run_of_agent(f, trig))));
+                            (f->obo && obo && !strcmp(obo, f->obo));
                 if (take && !run_of_agent(f, run))
                         snprintf(w->runs[w->n_runs++], 40, "%s", run);
                 return;
@@ -317,9 +392,14 @@ int cmd_audit(int argc, char **argv)
                                 cli_error("audit: out of memory");
                                 return 1;
                         }
-                        f.collecting = true;
-                        (void)audit_list(state_dir, &f);
-                        f.collecting = false;
+                        if (f.agent || f.obo) {
+                                f.collecting = true;
+                                (void)audit_list(state_dir, &f);
+                                f.collecting = false;
+                        }
+                        if (f.chain && collect_chain(state_dir, &f) < 0)
+                                cli_error("audit: the chain of %s is incomplete (log too large)",
+                                          f.chain);
                 }
                 unsigned fseg = 1;
                 long foff = 0;

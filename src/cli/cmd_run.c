@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "audit/audit.h"
+#include "audit/emit.h"
 #include "audit/token.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
@@ -33,6 +34,7 @@ enum {
         OPT_TASK,
         OPT_PROJECT,
         OPT_TRIGGERED_BY,
+        OPT_AUDIENCE,
         OPT_TIMEOUT,
         OPT_STATE_DIR,
         OPT_MEMORY,
@@ -52,6 +54,7 @@ static const struct option run_options[] = {
         {"task", required_argument, NULL, OPT_TASK},
         {"project", required_argument, NULL, OPT_PROJECT},
         {"triggered-by", required_argument, NULL, OPT_TRIGGERED_BY},
+        {"audience", required_argument, NULL, OPT_AUDIENCE},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"state-dir", required_argument, NULL, OPT_STATE_DIR},
         {"memory", required_argument, NULL, OPT_MEMORY},
@@ -81,7 +84,10 @@ static void run_usage(FILE *f)
               "                            a trailing / makes a missing one a directory\n"
               "      --agent NAME          who acts (default \"agent\")\n"
               "      --on-behalf-of WHO    the principal the agent acts for\n"
-              "      --task ID  --project NAME  --triggered-by ID\n"
+              "      --task ID  --project NAME   what the run is for\n"
+              "      --triggered-by RUN|TOKEN  the run (id, or its identity token) that caused\n"
+              "                            this one; must be known to this instance\n"
+              "      --audience AUD        `aud` of the run's identity token (default ringfence)\n"
               "      --timeout DURATION    kill the run after N(ms|s|m|h); exit 124\n"
               "      --memory SIZE --pids N --cpus X   resource limits\n"
               "      --state-dir DIR       ringfence instance (also RINGFENCE_STATE_DIR)\n"
@@ -106,7 +112,7 @@ static int parse_env_flag(struct rf_policy *o, const char *arg, struct rf_error 
 
 /* Apply one option to the CLI overlay. Returns 0 or -errno with err set. */
 static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy_file,
-                      char **state_dir, struct rf_error *err)
+                      char **state_dir, char **trigger_token, struct rf_error *err)
 {
         int r;
 
@@ -148,7 +154,21 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 return policy_set_string(&o->task, arg, POLICY_IDENT_MAX, err);
         case OPT_PROJECT:
                 return policy_set_string(&o->project, arg, POLICY_IDENT_MAX, err);
+        case OPT_AUDIENCE:
+                return policy_set_string(&o->audience, arg, POLICY_IDENT_MAX, err);
         case OPT_TRIGGERED_BY:
+                /* a run identity token is verified once the state dir
+                 * (and its key) is known: run_trigger_token() */
+                free(*trigger_token);
+                *trigger_token = NULL;
+                if (!strncmp(arg, TOKEN_HEADER, strlen(TOKEN_HEADER))) {
+                        if (strlen(arg) > TOKEN_MAX)
+                                return rf_error_set(err, -EINVAL,
+                                                    "--triggered-by: token longer than %d bytes",
+                                                    TOKEN_MAX);
+                        *trigger_token = strdup(arg);
+                        return *trigger_token ? 0 : -ENOMEM;
+                }
                 return policy_set_string(&o->triggered_by, arg, POLICY_IDENT_MAX, err);
         case OPT_TIMEOUT:
         case OPT_MEMORY:
@@ -196,7 +216,8 @@ static bool note_once(const char *state_dir, const char *what)
 int cmd_run(int argc, char **argv)
 {
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
-        _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL;
+        _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
+                            *trigger_token = NULL;
         _cleanup_(plan_freep) struct rf_plan *plan = NULL;
         struct rf_error err = {0};
         char cwd[PATH_MAX], home[PATH_MAX];
@@ -232,7 +253,8 @@ int cmd_run(int argc, char **argv)
                                           argv[optind - 1]);
                         return RF_EXIT_REFUSED;
                 }
-                if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag, &err)) < 0) {
+                if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag, &trigger_token,
+                                      &err)) < 0) {
                         if (!err.msg[0])
                                 rf_error_set(&err, r, "%s", strerror(-r));
                         cli_print_error(&err);
@@ -244,17 +266,6 @@ int cmd_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
 
-        if (policy_file)
-                r = policy_load_file(policy_file, &pol, &err);
-        else
-                r = (pol = policy_new()) ? 0 : -ENOMEM;
-        if (r < 0 || (r = policy_merge(pol, overlay, &err)) < 0 ||
-            (r = policy_apply_defaults(pol)) < 0) {
-                if (!err.msg[0])
-                        rf_error_set(&err, r, "policy: %s", strerror(-r));
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
         if ((r = cli_state_dir(state_dir_flag, 1, &state_dir, &err)) < 0) {
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
@@ -270,8 +281,31 @@ int cmd_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
         char run_id[RF_RUN_ID_LEN + 1], token[TOKEN_MAX + 1];
-        if ((r = rf_run_id_new(run_id)) < 0 ||
-            (r = run_identity_token(state_dir, run_id, pol, token, sizeof token, &err)) < 0) {
+        if ((r = rf_run_id_new(run_id)) < 0) {
+                audit_close(alog);
+                cli_error("cannot make a run id: %s", strerror(-r));
+                return RF_EXIT_REFUSED;
+        }
+        /* From here every refusal is recorded: a bad policy or trigger too. */
+        if (policy_file)
+                r = policy_load_file(policy_file, &pol, &err);
+        else
+                r = (pol = policy_new()) ? 0 : -ENOMEM;
+        if (r < 0 || (r = policy_merge(pol, overlay, &err)) < 0 ||
+            (r = policy_apply_defaults(pol)) < 0 ||
+            (r = run_trigger_token(state_dir, trigger_token, pol, &err)) < 0) {
+                if (!err.msg[0])
+                        rf_error_set(&err, r, "policy: %s", strerror(-r));
+                run_audit_refused(alog, run_id, trigger_token && strstr(err.msg, "--triggered-by")
+                                                          ? "trigger"
+                                                          : "policy",
+                                  err.msg);
+                audit_close(alog);
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        if ((r = run_identity_token(state_dir, run_id, pol, token, sizeof token, &err)) < 0) {
+                run_audit_refused(alog, run_id, "identity", err.msg);
                 audit_close(alog);
                 if (!err.msg[0])
                         rf_error_set(&err, r, "cannot issue the run's identity token: %s",
@@ -282,6 +316,8 @@ int cmd_run(int argc, char **argv)
 
         if (!getcwd(cwd, sizeof cwd)) {
                 cli_error("cannot determine the current directory: %m");
+                run_audit_refused(alog, run_id, "setup", "cannot determine the current directory");
+                audit_close(alog);
                 return RF_EXIT_REFUSED;
         }
         const char *h = getenv("HOME");
@@ -305,7 +341,7 @@ int cmd_run(int argc, char **argv)
         r = plan_build(&in, &plan, &err);
         explicit_bzero(token, sizeof token);
         if (r < 0) {
-                run_audit_refused(alog, run_id, err.msg);
+                run_audit_refused(alog, run_id, "setup", err.msg);
                 audit_close(alog);
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
@@ -319,7 +355,7 @@ int cmd_run(int argc, char **argv)
         want_cgroup = !(plan->test_skip & (1u << STEP_CGROUP)); /* layer switch */
 #endif
         if (want_cgroup && (r = cgroup_create(plan->run_id, &plan->limits, &cg, &err)) < 0) {
-                run_audit_refused(alog, plan->run_id, err.msg);
+                run_audit_refused(alog, plan->run_id, "limits", err.msg);
                 audit_close(alog);
                 plan_cleanup(plan);
                 cli_print_error(&err);
@@ -344,9 +380,8 @@ int cmd_run(int argc, char **argv)
         /* The wake-loop breaker decides before anything of the run exists
          * beyond its plan; a refusal is itself recorded. */
         char loop_why[RF_ERROR_MSG_MAX];
-        if (run_loop_check(state_dir, pol->agent, pol->task, pol->triggered_by, loop_why,
-                           sizeof loop_why) < 0) {
-                run_audit_refused(alog, plan->run_id, loop_why);
+        if (run_loop_check(state_dir, pol, loop_why, sizeof loop_why) < 0) {
+                run_audit_refused(alog, plan->run_id, "loop", loop_why);
                 audit_close(alog);
                 cgroup_destroy(cg);
                 plan_cleanup(plan);
@@ -365,8 +400,26 @@ int cmd_run(int argc, char **argv)
         }
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        int status = supervisor_run(plan, cg, pol->timeout_ms, &err);
+        /* The run's own events (DNS refusals now; egress, secrets later)
+         * go through its budget: a flooding run is throttled alone. */
+        struct audit_budget_cfg budget = {.rate = (uint32_t)pol->event_rate,
+                                          .burst = (uint32_t)pol->event_burst,
+                                          .bytes = pol->event_bytes};
+        struct audit_emitter *ev = NULL;
+        if ((r = audit_emitter_new(alog, plan->run_id, &budget, &ev)) < 0) {
+                run_audit_exit(alog, plan, RF_EXIT_REFUSED, "out of memory", cg, 0);
+                audit_close(alog);
+                cgroup_destroy(cg);
+                plan_cleanup(plan);
+                cli_error("out of memory");
+                return RF_EXIT_REFUSED;
+        }
+        int status = supervisor_run(plan, cg, pol->timeout_ms, ev, &err);
         clock_gettime(CLOCK_MONOTONIC, &t1);
+        struct rf_error eerr = {0};
+        if (audit_emitter_finish(ev, &eerr) < 0)
+                cli_error("cannot record the run's events: %s", eerr.msg);
+        ev = audit_emitter_free(ev);
         run_audit_exit(
                 alog, plan, status, err.msg, cg,
                 (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));

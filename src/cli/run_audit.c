@@ -115,10 +115,11 @@ void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int statu
                           err.msg[0] ? err.msg : "the audit log could not be synced");
 }
 
-void run_audit_refused(struct audit_log *log, const char *run_id, const char *why)
+void run_audit_refused(struct audit_log *log, const char *run_id, const char *reason,
+                       const char *why)
 {
         struct rf_error err = {0};
-        struct audit_field f[] = {STR("reason", why)};
+        struct audit_field f[] = {STR("reason", reason), STR("detail", why)};
 
         if (log)
                 (void)audit_append(log, run_id, "run.refused", f, ARRAY_SIZE(f), true, &err);
@@ -133,12 +134,20 @@ int run_identity_token(const char *state_dir, const char *run_id, const struct r
 
         if (life > 3600)
                 life = 3600; /* at most an hour; never beyond the run's timeout */
+        const char *names[] = {pol->agent, pol->on_behalf_of, pol->task, pol->project,
+                               pol->audience};
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (names[i] && strlen(names[i]) >= TOKEN_NAME_MAX)
+                        return rf_error_set(err, -EINVAL,
+                                            "identity value of %zu bytes: a run identity token "
+                                            "carries at most %d",
+                                            strlen(names[i]), TOKEN_NAME_MAX - 1);
         snprintf(c.run, sizeof c.run, "%s", run_id);
         snprintf(c.sub, sizeof c.sub, "%s", pol->agent ? pol->agent : "agent");
         snprintf(c.on_behalf_of, sizeof c.on_behalf_of, "%s", or_empty(pol->on_behalf_of));
         snprintf(c.task, sizeof c.task, "%s", or_empty(pol->task));
         snprintf(c.project, sizeof c.project, "%s", or_empty(pol->project));
-        snprintf(c.aud, sizeof c.aud, "ringfence");
+        snprintf(c.aud, sizeof c.aud, "%s", pol->audience ? pol->audience : "ringfence");
         c.iat = now;
         c.exp = now + (int64_t)life;
         int r = token_issue(state_dir, &c, out, len, err);

@@ -1,11 +1,13 @@
 /*
  * run_loop.c — the wake-loop breaker.
  *
- * A run started with --triggered-by names the run (or, later, the verified
+ * A run started with --triggered-by names the run (or carries the verified
  * run identity token) that caused it. The trigger must be a run this
  * instance's audit log knows — never an unchecked string — and the causal
- * chain it starts may not grow beyond LOOP_MAX_DEPTH runs, nor may one
- * (agent, task) start more than LOOP_MAX_RUNS runs within LOOP_WINDOW_S:
+ * chain it starts may not grow beyond audit.max_chain_depth runs (default
+ * LOOP_MAX_DEPTH), nor may one (agent, task) start more than
+ * audit.max_runs_per_window runs within audit.loop_window (defaults
+ * LOOP_MAX_RUNS, LOOP_WINDOW_S):
  * an agent whose own output wakes it again is stopped, before anything
  * executes, with run.refused reason=loop and the chain.
  *
@@ -19,13 +21,12 @@
 #include <time.h>
 
 #include "audit/audit.h"
+#include "audit/token.h"
 #include "cli.h"
 #include "shared/json.h"
+#include "policy/policy.h"
 #include "shared/macro.h"
 
-#define LOOP_MAX_DEPTH 8  /* runs in one causal chain, this one included */
-#define LOOP_MAX_RUNS  30 /* runs per (agent, task) per window */
-#define LOOP_WINDOW_S  600
 #define LOOP_INDEX_MAX (1u << 20)
 
 struct start_rec {
@@ -94,10 +95,33 @@ static const struct start_rec *find_run(const struct loop_index *ix, const char 
         return NULL;
 }
 
-int run_loop_check(const char *state_dir, const char *agent, const char *task, const char *trigger,
-                   char *why, size_t why_len)
+int run_trigger_token(const char *state_dir, const char *token, struct rf_policy *pol,
+                      struct rf_error *err)
+{
+        unsigned char pk[32];
+        struct token_claims c;
+        struct rf_error e = {0};
+
+        if (!token)
+                return 0;
+        int r = token_public_key(state_dir, pk, &e);
+        if (r >= 0)
+                r = token_verify(token, pk, (int64_t)time(NULL), &c, &e);
+        if (r < 0)
+                return rf_error_set(err, r, "--triggered-by: not a valid run identity token of "
+                                            "this instance: %s", e.msg);
+        r = policy_set_string(&pol->triggered_by, c.run, POLICY_IDENT_MAX, err);
+        explicit_bzero(&c, sizeof c);
+        return r;
+}
+
+int run_loop_check(const char *state_dir, const struct rf_policy *pol, char *why, size_t why_len)
 {
         struct loop_index ix = {0};
+        const char *agent = pol->agent, *task = pol->task, *trigger = pol->triggered_by;
+        uint64_t max_depth = pol->max_chain_depth ? pol->max_chain_depth : LOOP_MAX_DEPTH;
+        uint64_t max_runs = pol->max_runs_per_window ? pol->max_runs_per_window : LOOP_MAX_RUNS;
+        uint64_t window_ms = pol->loop_window_ms ? pol->loop_window_ms : LOOP_WINDOW_S * 1000ULL;
         int r = build_index(state_dir, &ix);
 
         if (r < 0) {
@@ -119,7 +143,7 @@ int run_loop_check(const char *state_dir, const char *agent, const char *task, c
                         r = -ENOENT;
                         goto out;
                 }
-                for (; t && depth <= LOOP_MAX_DEPTH;
+                for (; t && depth <= max_depth;
                      t = t->trigger[0] ? find_run(&ix, t->trigger) : NULL) {
                         depth++;
                         if (t->trigger[0] &&
@@ -128,10 +152,10 @@ int run_loop_check(const char *state_dir, const char *agent, const char *task, c
                                 strcat(chain, t->trigger);
                         }
                 }
-                if (depth > LOOP_MAX_DEPTH) {
+                if (depth > max_depth) {
                         snprintf(why, why_len,
-                                 "wake loop: the causal chain exceeds %d runs (%s <- ...)",
-                                 LOOP_MAX_DEPTH, chain);
+                                 "wake loop: the causal chain exceeds %llu runs (%s <- ...)",
+                                 (unsigned long long)max_depth, chain);
                         r = -ELOOP;
                         goto out;
                 }
@@ -142,13 +166,15 @@ int run_loop_check(const char *state_dir, const char *agent, const char *task, c
                 for (size_t i = 0; i < ix.n; i++)
                         if (!strcmp(ix.v[i].agent, agent ? agent : "") &&
                             !strcmp(ix.v[i].task, task) &&
-                            ix.v[i].ts_ms > now - (int64_t)LOOP_WINDOW_S * 1000)
+                            ix.v[i].ts_ms > now - (int64_t)window_ms)
                                 n++;
-                if (n >= LOOP_MAX_RUNS) {
+                if ((uint64_t)n >= max_runs) {
                         snprintf(why, why_len,
-                                 "wake loop: %lld runs of agent %s for task %s in the last %d s "
-                                 "(limit %d)",
-                                 (long long)n, agent, task, LOOP_WINDOW_S, LOOP_MAX_RUNS);
+                                 "wake loop: %lld runs of agent %s for task %s in the last %llu s "
+                                 "(limit %llu)",
+                                 (long long)n, agent, task,
+                                 (unsigned long long)(window_ms / 1000),
+                                 (unsigned long long)max_runs);
                         r = -ELOOP;
                 }
         }

@@ -212,7 +212,17 @@ int policy_to_json(const struct rf_policy *p, char **ret)
 
         json_buf_append(&b, "{", 1);
 
-        /* keys in bytewise order: env, filesystem, identity, limits, version, workspace */
+        /* keys in bytewise order: audit, env, filesystem, identity, limits, version,
+         * workspace */
+        f = true;
+        put_size_member(&sec, &f, "event_bytes", p->event_bytes);
+        put_uint_member(&sec, &f, "event_burst", p->event_burst);
+        put_uint_member(&sec, &f, "event_rate", p->event_rate);
+        put_duration_member(&sec, &f, "loop_window", p->loop_window_ms);
+        put_uint_member(&sec, &f, "max_chain_depth", p->max_chain_depth);
+        put_uint_member(&sec, &f, "max_runs_per_window", p->max_runs_per_window);
+        put_section(&b, &first, "audit", &sec);
+
         r = put_env_member(&b, &first, p);
         if (r < 0) {
                 json_buf_done(&b);
@@ -230,6 +240,7 @@ int policy_to_json(const struct rf_policy *p, char **ret)
 
         f = true;
         put_string_member(&sec, &f, "agent", p->agent);
+        put_string_member(&sec, &f, "audience", p->audience);
         put_string_member(&sec, &f, "on_behalf_of", p->on_behalf_of);
         put_string_member(&sec, &f, "project", p->project);
         put_string_member(&sec, &f, "task", p->task);

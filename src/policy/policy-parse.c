@@ -543,6 +543,7 @@ static const struct field identity_fields[] = {
         FIELD("task", parse_ident, task),
         FIELD("project", parse_ident, project),
         FIELD("triggered_by", parse_ident, triggered_by),
+        FIELD("audience", parse_ident, audience),
 };
 
 static const struct field filesystem_fields[] = {
@@ -568,6 +569,27 @@ static const struct field limits_fields[] = {
          .max = POLICY_NOFILE_MAX},
 };
 
+static const struct field audit_fields[] = {
+        {.key = "max_chain_depth",
+         .parse = parse_count,
+         .offset = offsetof(struct rf_policy, max_chain_depth),
+         .max = POLICY_CHAIN_DEPTH_MAX},
+        {.key = "max_runs_per_window",
+         .parse = parse_count,
+         .offset = offsetof(struct rf_policy, max_runs_per_window),
+         .max = POLICY_RUNS_WINDOW_MAX},
+        FIELD("loop_window", parse_duration_field, loop_window_ms),
+        {.key = "event_rate",
+         .parse = parse_count,
+         .offset = offsetof(struct rf_policy, event_rate),
+         .max = POLICY_EVENT_RATE_MAX},
+        {.key = "event_burst",
+         .parse = parse_count,
+         .offset = offsetof(struct rf_policy, event_burst),
+         .max = POLICY_EVENT_RATE_MAX},
+        FIELD("event_bytes", parse_size_field, event_bytes),
+};
+
 static const struct field top_fields[] = {
         {.key = "version", .parse = parse_version_again},
         SECTION("identity", identity_fields),
@@ -575,6 +597,7 @@ static const struct field top_fields[] = {
         SECTION("filesystem", filesystem_fields),
         {.key = "env", .parse = parse_env},
         SECTION("limits", limits_fields),
+        SECTION("audit", audit_fields),
         /* later versions of ringfence; refused until then */
         RESERVED("network"),
         RESERVED("secrets"),

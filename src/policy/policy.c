@@ -47,6 +47,7 @@ struct rf_policy *policy_free(struct rf_policy *p)
         free(p->task);
         free(p->project);
         free(p->triggered_by);
+        free(p->audience);
         free(p->workspace);
         strv_free(p->read_only, p->n_read_only);
         strv_free(p->read_write, p->n_read_write);
@@ -402,6 +403,16 @@ static const struct {
         {"limits.pids", LIMIT_COUNT, offsetof(struct rf_policy, pids), POLICY_PIDS_MAX},
         {"limits.cpus", LIMIT_CPUS, offsetof(struct rf_policy, cpus_milli), POLICY_CPUS_MILLI_MAX},
         {"limits.nofile", LIMIT_COUNT, offsetof(struct rf_policy, nofile), POLICY_NOFILE_MAX},
+        {"audit.max_chain_depth", LIMIT_COUNT, offsetof(struct rf_policy, max_chain_depth),
+         POLICY_CHAIN_DEPTH_MAX},
+        {"audit.max_runs_per_window", LIMIT_COUNT, offsetof(struct rf_policy, max_runs_per_window),
+         POLICY_RUNS_WINDOW_MAX},
+        {"audit.loop_window", LIMIT_DURATION, offsetof(struct rf_policy, loop_window_ms), 0},
+        {"audit.event_rate", LIMIT_COUNT, offsetof(struct rf_policy, event_rate),
+         POLICY_EVENT_RATE_MAX},
+        {"audit.event_burst", LIMIT_COUNT, offsetof(struct rf_policy, event_burst),
+         POLICY_EVENT_RATE_MAX},
+        {"audit.event_bytes", LIMIT_SIZE, offsetof(struct rf_policy, event_bytes), 0},
         {"filesystem.tmp_size", LIMIT_SIZE, offsetof(struct rf_policy, tmp_size), 0},
         {"filesystem.home_size", LIMIT_SIZE, offsetof(struct rf_policy, home_size), 0},
         {"filesystem.shm_size", LIMIT_SIZE, offsetof(struct rf_policy, shm_size), 0},
@@ -526,7 +537,7 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
                 return -ENOMEM;
         /* copy the scalars, then replace every pointer with an owned copy */
         *c = *p;
-        c->agent = c->on_behalf_of = c->task = c->project = c->triggered_by = NULL;
+        c->agent = c->on_behalf_of = c->task = c->project = c->triggered_by = c->audience = NULL;
         c->workspace = NULL;
         c->read_only = c->read_write = c->protected = c->env_names = c->env_values = NULL;
         c->protected_dir = NULL;
@@ -536,6 +547,7 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
             strdup_opt(p->on_behalf_of, &c->on_behalf_of) < 0 ||
             strdup_opt(p->task, &c->task) < 0 || strdup_opt(p->project, &c->project) < 0 ||
             strdup_opt(p->triggered_by, &c->triggered_by) < 0 ||
+            strdup_opt(p->audience, &c->audience) < 0 ||
             strdup_opt(p->workspace, &c->workspace) < 0)
                 return -ENOMEM;
         if (strv_dup(p->read_only, p->n_read_only, &c->read_only) < 0)
@@ -620,6 +632,7 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
             merge_string(&m->task, overlay->task) < 0 ||
             merge_string(&m->project, overlay->project) < 0 ||
             merge_string(&m->triggered_by, overlay->triggered_by) < 0 ||
+            merge_string(&m->audience, overlay->audience) < 0 ||
             merge_string(&m->workspace, overlay->workspace) < 0)
                 return rf_error_set(err, -ENOMEM, "out of memory");
 
@@ -631,6 +644,12 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
         merge_u64(&m->pids, overlay->pids);
         merge_u64(&m->cpus_milli, overlay->cpus_milli);
         merge_u64(&m->nofile, overlay->nofile);
+        merge_u64(&m->max_chain_depth, overlay->max_chain_depth);
+        merge_u64(&m->max_runs_per_window, overlay->max_runs_per_window);
+        merge_u64(&m->loop_window_ms, overlay->loop_window_ms);
+        merge_u64(&m->event_rate, overlay->event_rate);
+        merge_u64(&m->event_burst, overlay->event_burst);
+        merge_u64(&m->event_bytes, overlay->event_bytes);
 
         r = merge_list(&m->read_only, &m->n_read_only, overlay->read_only, overlay->n_read_only,
                        "filesystem.read_only", err);

@@ -33,6 +33,9 @@
 #define POLICY_PIDS_MAX            4194304       /* limits.pids: the kernel's PID_MAX_LIMIT */
 #define POLICY_NOFILE_MAX          (1U << 30)    /* limits.nofile */
 #define POLICY_CPUS_MILLI_MAX      (4096 * 1000) /* limits.cpus: 4096 CPUs */
+#define POLICY_CHAIN_DEPTH_MAX     1000          /* audit.max_chain_depth */
+#define POLICY_RUNS_WINDOW_MAX     1000000       /* audit.max_runs_per_window */
+#define POLICY_EVENT_RATE_MAX      1000000       /* audit.event_rate, audit.event_burst */
 #define POLICY_ENV_RESERVED_PREFIX "RINGFENCE_"  /* env names ringfence sets itself */
 
 /* Default sizes of the run's private tmpfs mounts. */
@@ -54,6 +57,7 @@ struct rf_policy {
         char *task;
         char *project;
         char *triggered_by;
+        char *audience; /* `aud` of the run's identity token; default "ringfence" */
 
         /* filesystem */
         char *workspace;  /* absolute path; NULL = current directory */
@@ -90,6 +94,14 @@ struct rf_policy {
         uint64_t pids;
         uint64_t cpus_milli; /* 1.5 cpus = 1500 */
         uint64_t nofile;
+
+        /* audit: the wake-loop breaker and the run's event budget; 0 = default */
+        uint64_t max_chain_depth;     /* runs in one causal chain, this one included */
+        uint64_t max_runs_per_window; /* runs per (agent, task) per loop_window */
+        uint64_t loop_window_ms;
+        uint64_t event_rate;  /* events/s the run may cause, sustained */
+        uint64_t event_burst; /* events at once */
+        uint64_t event_bytes; /* record bytes over the whole run */
 };
 
 /* Allocate an empty policy (version set, everything else unset). NULL on ENOMEM. */
@@ -172,9 +184,11 @@ int policy_add_env(struct rf_policy *p, const char *name, const char *value, str
  * policy_set_limit — set one numeric setting from its command-line text,
  * with the ranges the parser enforces, so an overlay can never hold a value
  * a policy file could not. `key` is the policy key path: "limits.timeout"
- * (a duration), "limits.memory", "filesystem.tmp_size", "filesystem.home_size",
- * "filesystem.shm_size" (sizes), "limits.pids", "limits.nofile" (decimal
- * integers), "limits.cpus" (parse_cpus()). Zero is refused (it means "unset").
+ * (a duration), "audit.loop_window" (a duration), "limits.memory",
+ * "audit.event_bytes", "filesystem.tmp_size", "filesystem.home_size",
+ * "filesystem.shm_size" (sizes), "limits.pids", "limits.nofile",
+ * "audit.max_chain_depth", "audit.max_runs_per_window", "audit.event_rate",
+ * "audit.event_burst" (decimal integers), "limits.cpus" (parse_cpus()). Zero is refused (it means "unset").
  * Returns 0, or -EINVAL with err->msg saying why (unknown key included).
  */
 int policy_set_limit(struct rf_policy *p, const char *key, const char *value, struct rf_error *err);

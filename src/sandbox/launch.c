@@ -20,7 +20,8 @@
  *     by fd (mkdirat/symlinkat under RESOLVE_BENEATH, move_mount by fd).
  *  5. pivot_root(".", ".") and a lazy unmount of the old root: the host's
  *     tree is gone from this mount namespace.
- *  6. hostname, loopback up, the pty (from the run's own devpts).
+ *  6. hostname, loopback up, the DNS stub socket (to the supervisor), the
+ *     pty (from the run's own devpts).
  *  7. The capability bounding set is emptied, securebits locked so uid 0
  *     gains nothing at exec, ambient/effective/permitted/inheritable
  *     cleared, no_new_privs set, core dumps off, init non-dumpable.
@@ -33,7 +34,9 @@
 #include <linux/openat2.h>
 #include <linux/sched.h>
 #include <linux/securebits.h>
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -477,6 +480,31 @@ static void loopback_up(const struct child *c)
         close(s);
 }
 
+/*
+ * The run's resolver (/etc/resolv.conf: 127.0.0.1) is a UDP socket bound
+ * here, in the run's network namespace, while init still holds
+ * CAP_NET_BIND_SERVICE there, and handed to the supervisor: no helper
+ * process runs inside the sandbox, and the command (capability-less) can
+ * neither take the port nor read the socket. The supervisor answers every
+ * query REFUSED and audits it.
+ */
+static void dns_stub(const struct child *c)
+{
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(53),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+        if (s < 0)
+                child_fail(c, STEP_DNS, errno);
+        TRY(c, STEP_DNS, bind(s, (struct sockaddr *)&a, sizeof a));
+        struct rf_msg m = {.type = MSG_DNS};
+        int r = rf_msg_send(c->chan, &m, s);
+        if (r < 0)
+                child_fail(c, STEP_DNS, -r);
+        close(s);
+}
+
 /* The run's terminal comes from its own devpts instance: TIOCSTI on it
  * reaches only this pty, which the supervisor relays. */
 static int make_pty(const struct child *c, unsigned short rows, unsigned short cols)
@@ -839,6 +867,8 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         if (!skipped(p, STEP_NETNS)) {
                 step_begin(&c, STEP_LOOPBACK);
                 loopback_up(&c);
+                step_begin(&c, STEP_DNS);
+                dns_stub(&c);
         }
         int slave = -1;
         if (p->use_pty) {

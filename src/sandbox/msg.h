@@ -24,6 +24,7 @@ enum rf_msg_type {
         MSG_SIGNAL,    /* S → init: forward signal `value` to the command's group */
         MSG_TREE,      /* S → init: detached mount (fd) for plan op `value` (root runs) */
         MSG_CGROUP_OK, /* S → init: init is in the run's cgroups; the command may start */
+        MSG_DNS,       /* init → S: the run's DNS stub socket, 127.0.0.1:53 in its netns (fd) */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };

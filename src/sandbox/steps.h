@@ -30,6 +30,7 @@ enum rf_step {
         STEP_PIVOT,
         STEP_HOSTNAME,
         STEP_LOOPBACK,
+        STEP_DNS,
         STEP_PTY,
         STEP_RLIMITS,
         STEP_CAPS,

@@ -34,6 +34,8 @@
 #include <termios.h>
 #include <time.h>
 
+#include "audit/emit.h"
+#include "egress/dnsstub.h"
 #include "run.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/launch.h"
@@ -269,6 +271,8 @@ struct sup {
         uint64_t pids_limit;
         int host_out[3]; /* owned: non-blocking reopenings of our fds 1, 2 (or -1) */
         uint64_t memory_limit;
+        int dns;                   /* owned: the run's DNS stub socket (MSG_DNS) or -1 */
+        struct audit_emitter *ev;  /* borrowed: the run's events, or NULL */
 };
 
 /* Kill the whole run: its cgroups first (nothing escapes by forking), then
@@ -351,6 +355,16 @@ static void sup_on_msg(struct sup *s)
         case MSG_FAIL:
                 s->fail = m;
                 sup_event(s, EV_FAIL);
+                break;
+        case MSG_DNS:
+                /* once, during setup, with a socket */
+                if (s->dns >= 0 || fd < 0 || s->state != RS_SETUP) {
+                        safe_close(fd);
+                        s->state = RS_BROKEN;
+                        sup_kill(s);
+                        return;
+                }
+                s->dns = fd;
                 break;
         case MSG_EXEC_OK:
                 sup_event(s, EV_EXEC_OK);
@@ -531,14 +545,17 @@ static void sup_free(struct sup *s)
                 close_pair(s->pipes[i]);
         if (s->master >= 0)
                 safe_close(s->master);
+        s->dns = safe_close(s->dns);
         safe_close(s->child.chan);
         safe_close(s->child.pidfd);
 }
 
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_ms,
-                   struct rf_error *err)
+                   struct audit_emitter *ev, struct rf_error *err)
 {
         struct sup s = {.state = RS_SETUP,
+                        .dns = -1,
+                        .ev = ev,
                         .master = plan->use_pty ? -2 : -1,
                         .cg = cg,
                         .memory_limit = plan->limits.memory,
@@ -627,7 +644,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         break;
                 }
 
-                struct pollfd pfd[6 + 2 * 3];
+                struct pollfd pfd[7 + 2 * 3];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -637,6 +654,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 pfd[n++] =
                         (struct pollfd){.fd = cgroup_oom_fd(cg), .events = cgroup_oom_events(cg)};
                 pfd[n++] = (struct pollfd){.fd = cgroup_pids_fd(cg), .events = POLLPRI};
+                pfd[n++] = (struct pollfd){.fd = s.dns, .events = POLLIN};
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
                         pfd[n++] = (struct pollfd){.fd = pump_wants_read(p) ? p->in : -1,
@@ -644,7 +662,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         pfd[n++] = (struct pollfd){.fd = pump_wants_write(p) ? p->out : -1,
                                                    .events = POLLOUT};
                 }
-                if (poll(pfd, n, -1) < 0) {
+                int64_t wake = ev ? audit_emitter_next_ms(ev) : -1;
+                if (poll(pfd, n, wake > INT32_MAX ? INT32_MAX : (int)wake) < 0) {
                         if (errno == EINTR)
                                 continue;
                         rf_error_set(err, negative_errno(), "poll: %m");
@@ -678,7 +697,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 }
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
-                        short rin = pfd[6 + 2 * i].revents, rout = pfd[7 + 2 * i].revents;
+                        short rin = pfd[7 + 2 * i].revents, rout = pfd[8 + 2 * i].revents;
                         if (rin)
                                 pump_read(p);
                         if (rout & (POLLERR | POLLHUP))
@@ -686,6 +705,14 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         else if (rout)
                                 pump_write(p);
                         pump_settle(p);
+                }
+                if (pfd[6].revents && s.dns >= 0 && dnsstub_serve(s.dns, ev) < 0)
+                        s.dns = safe_close(s.dns);
+                if (ev) {
+                        /* coalesced summaries and the group-commit bound;
+                         * a log that fails now refuses the run's later actions */
+                        struct rf_error e2 = {0};
+                        (void)audit_emitter_tick(ev, &e2);
                 }
                 if (pfd[1].revents && !s.init_gone) {
                         while (s.child.chan >= 0) {

@@ -958,6 +958,79 @@ static int connect_wait(int s, const struct sockaddr *sa, socklen_t len)
         return -err;
 }
 
+/*
+ * dns NAME COUNT [same|distinct] — send COUNT A queries to the resolver in
+ * /etc/resolv.conf's place, 127.0.0.1:53 (for NAME each time, or for
+ * iN.NAME), one at a time, each waiting for its answer. "ok rcode=R n=N"
+ * if all N answers came with the same RCODE (R by name: REFUSED, ...).
+ */
+static int cmd_dns(int argc, char **argv)
+{
+        long count;
+        bool distinct = argc > 2 && !strcmp(argv[2], "distinct");
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int rcode = -1;
+
+        if (argc < 2 || argc > 3 || parse_int(argv[1], &count) < 0 || count < 1 ||
+            strlen(argv[0]) > 200)
+                return usage("dns NAME COUNT [same|distinct]");
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) < 0)
+                return fail(errno);
+        for (long i = 0; i < count; i++) {
+                unsigned char q[300], r[512];
+                char name[256];
+                size_t n = 12;
+                memset(q, 0, 12);
+                q[0] = (unsigned char)(i >> 8), q[1] = (unsigned char)i;
+                q[2] = 0x01; /* RD */
+                q[5] = 1;    /* QDCOUNT */
+                if (distinct)
+                        snprintf(name, sizeof name, "i%ld.%s", i, argv[0]);
+                else
+                        snprintf(name, sizeof name, "%s", argv[0]);
+                for (char *l = name; *l;) {
+                        char *dot = strchr(l, '.');
+                        size_t len = dot ? (size_t)(dot - l) : strlen(l);
+                        if (len == 0 || len > 63)
+                                return usage("dns: bad NAME");
+                        q[n++] = (unsigned char)len;
+                        memcpy(q + n, l, len);
+                        n += len;
+                        l += len + (dot ? 1 : 0);
+                }
+                q[n++] = 0;
+                q[n++] = 0, q[n++] = 1; /* A */
+                q[n++] = 0, q[n++] = 1; /* IN */
+                if (send(s, q, n, 0) != (ssize_t)n)
+                        return fail(errno);
+                struct pollfd p = {.fd = s, .events = POLLIN};
+                int k = poll(&p, 1, PROBE_NET_TIMEOUT_MS);
+                if (k == 0)
+                        return fail(ETIMEDOUT);
+                ssize_t got = recv(s, r, sizeof r, 0);
+                if (got < 0)
+                        return fail(errno);
+                if (got < 12 || r[0] != q[0] || r[1] != q[1] || !(r[2] & 0x80)) {
+                        printf("bad answer\n");
+                        return 1;
+                }
+                if (rcode >= 0 && (r[3] & 0x0f) != rcode) {
+                        printf("mixed rcodes %d and %d\n", rcode, r[3] & 0x0f);
+                        return 1;
+                }
+                rcode = r[3] & 0x0f;
+        }
+        static const char *const names[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+                                            "NOTIMP",  "REFUSED"};
+        if (rcode >= 0 && rcode < 6)
+                printf("ok rcode=%s n=%ld\n", names[rcode], count);
+        else
+                printf("ok rcode=%d n=%ld\n", rcode, count);
+        return 0;
+}
+
 static int cmd_tcp_connect(int argc, char **argv)
 {
         struct sockaddr_storage ss;
@@ -1071,6 +1144,7 @@ static const struct {
         const char *help;
 } commands[] = {
         {"read", cmd_read, "PATH"},
+        {"dns", cmd_dns, "NAME COUNT [same|distinct]"},
         {"cat", cmd_cat, "PATH"},
         {"write", cmd_write, "PATH [DATA]"},
         {"create", cmd_create, "PATH"},

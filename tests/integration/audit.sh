@@ -133,7 +133,7 @@ is "$RF_RC" 125 "the 9th run of the chain is refused (125)"
 like "$RF_ERR" 'wake loop: the causal chain exceeds 8' "... stderr names the loop"
 check "... and the command did not run" test ! -e "$WS/ran"
 like "$("$RF_BIN" audit --state-dir "$RF_STATE" --event run.refused --json | tail -n 1)" \
-	'"reason":"wake loop: the causal chain exceeds 8 runs \(' "... run.refused records the reason and the chain"
+	'"detail":"wake loop: the causal chain exceeds 8 runs \(' "... run.refused records the reason and the chain"
 first=$("$RF_BIN" audit --state-dir "$RF_STATE" --agent looper --event run.start --json | head -n 1 | grep -o '"run":"[^"]*"' | cut -d'"' -f4)
 n_chain=$("$RF_BIN" audit --state-dir "$RF_STATE" --chain "$first" --event run.start --json | grep -c '')
 is "$n_chain" 8 "audit --chain RUN: the run and every run it caused (8)"
