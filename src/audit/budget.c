@@ -42,8 +42,8 @@ static bool slot_matches(const struct audit_coalesced *s, const char *event, con
 }
 
 /* The slot of (event, key) whose window is still open at now_ms. */
-static struct audit_coalesced *slot_find(struct audit_budget *b, const char *event,
-                                         const char *key, int64_t now_ms)
+static struct audit_coalesced *slot_find(struct audit_budget *b, const char *event, const char *key,
+                                         int64_t now_ms)
 {
         for (size_t i = 0; i < AUDIT_COALESCE_SLOTS; i++)
                 if (slot_matches(&b->slot[i], event, key) && now_ms < b->slot[i].until_ms)
@@ -125,7 +125,8 @@ struct audit_coalesced *audit_budget_expired(struct audit_budget *b, int64_t now
 
 void audit_budget_summary_done(struct audit_budget *b, struct audit_coalesced *s, size_t bytes)
 {
-        b->bytes_used += bytes < b->cfg.bytes - b->bytes_used ? bytes : b->cfg.bytes - b->bytes_used;
+        b->bytes_used +=
+                bytes < b->cfg.bytes - b->bytes_used ? bytes : b->cfg.bytes - b->bytes_used;
         memset(s, 0, sizeof *s);
 }
 

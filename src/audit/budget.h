@@ -26,13 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AUDIT_BUDGET_RATE        50               /* events per second, sustained */
-#define AUDIT_BUDGET_BURST       500              /* events at once */
-#define AUDIT_BUDGET_BYTES       (8ULL << 20)     /* record bytes per run */
-#define AUDIT_COALESCE_WINDOW_MS 10000            /* repeats within this are counted */
-#define AUDIT_COALESCE_SLOTS     256              /* distinct (event, key) pairs tracked */
-#define AUDIT_COALESCE_KEY_MAX   256              /* bytes of a coalescing key */
-#define AUDIT_COALESCE_EVENT_MAX 64               /* bytes of a coalescible event name */
+#define AUDIT_BUDGET_RATE        50           /* events per second, sustained */
+#define AUDIT_BUDGET_BURST       500          /* events at once */
+#define AUDIT_BUDGET_BYTES       (8ULL << 20) /* record bytes per run */
+#define AUDIT_COALESCE_WINDOW_MS 10000        /* repeats within this are counted */
+#define AUDIT_COALESCE_SLOTS     256          /* distinct (event, key) pairs tracked */
+#define AUDIT_COALESCE_KEY_MAX   256          /* bytes of a coalescing key */
+#define AUDIT_COALESCE_EVENT_MAX 64           /* bytes of a coalescible event name */
 
 enum audit_verdict {
         AB_WRITE,
@@ -64,8 +64,8 @@ struct audit_budget {
         int64_t refill_ms;    /* last refill (monotonic ms) */
         uint64_t bytes_used;
         uint64_t written, coalesced, refused; /* totals for the run's summary */
-        bool throttled;       /* refusing since the last written record */
-        bool throttle_new;    /* throttled just began: the caller records it */
+        bool throttled;                       /* refusing since the last written record */
+        bool throttle_new;                    /* throttled just began: the caller records it */
         struct audit_coalesced slot[AUDIT_COALESCE_SLOTS];
 };
 

@@ -213,8 +213,8 @@ int audit_emitter_finish(struct audit_emitter *e, struct rf_error *err)
                         {.key = "refused", .type = AUDIT_UINT, .u = b->refused},
                         {.key = "bytes", .type = AUDIT_UINT, .u = b->bytes_used},
                 };
-                int64_t s = audit_append(e->log, e->run, "audit.budget", f, ARRAY_SIZE(f), false,
-                                         err);
+                int64_t s =
+                        audit_append(e->log, e->run, "audit.budget", f, ARRAY_SIZE(f), false, err);
                 if (s < 0)
                         return (int)s;
         }

@@ -253,8 +253,8 @@ int cmd_run(int argc, char **argv)
                                           argv[optind - 1]);
                         return RF_EXIT_REFUSED;
                 }
-                if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag, &trigger_token,
-                                      &err)) < 0) {
+                if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag,
+                                    &trigger_token, &err)) < 0) {
                         if (!err.msg[0])
                                 rf_error_set(&err, r, "%s", strerror(-r));
                         cli_print_error(&err);
@@ -296,9 +296,9 @@ int cmd_run(int argc, char **argv)
             (r = run_trigger_token(state_dir, trigger_token, pol, &err)) < 0) {
                 if (!err.msg[0])
                         rf_error_set(&err, r, "policy: %s", strerror(-r));
-                run_audit_refused(alog, run_id, trigger_token && strstr(err.msg, "--triggered-by")
-                                                          ? "trigger"
-                                                          : "policy",
+                run_audit_refused(alog, run_id,
+                                  trigger_token && strstr(err.msg, "--triggered-by") ? "trigger"
+                                                                                     : "policy",
                                   err.msg);
                 audit_close(alog);
                 cli_print_error(&err);

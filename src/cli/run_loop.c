@@ -108,8 +108,10 @@ int run_trigger_token(const char *state_dir, const char *token, struct rf_policy
         if (r >= 0)
                 r = token_verify(token, pk, (int64_t)time(NULL), &c, &e);
         if (r < 0)
-                return rf_error_set(err, r, "--triggered-by: not a valid run identity token of "
-                                            "this instance: %s", e.msg);
+                return rf_error_set(err, r,
+                                    "--triggered-by: not a valid run identity token of "
+                                    "this instance: %s",
+                                    e.msg);
         r = policy_set_string(&pol->triggered_by, c.run, POLICY_IDENT_MAX, err);
         explicit_bzero(&c, sizeof c);
         return r;
@@ -165,15 +167,13 @@ int run_loop_check(const char *state_dir, const struct rf_policy *pol, char *why
                 int64_t now = (int64_t)time(NULL) * 1000, n = 0;
                 for (size_t i = 0; i < ix.n; i++)
                         if (!strcmp(ix.v[i].agent, agent ? agent : "") &&
-                            !strcmp(ix.v[i].task, task) &&
-                            ix.v[i].ts_ms > now - (int64_t)window_ms)
+                            !strcmp(ix.v[i].task, task) && ix.v[i].ts_ms > now - (int64_t)window_ms)
                                 n++;
                 if ((uint64_t)n >= max_runs) {
                         snprintf(why, why_len,
                                  "wake loop: %lld runs of agent %s for task %s in the last %llu s "
                                  "(limit %llu)",
-                                 (long long)n, agent, task,
-                                 (unsigned long long)(window_ms / 1000),
+                                 (long long)n, agent, task, (unsigned long long)(window_ms / 1000),
                                  (unsigned long long)max_runs);
                         r = -ELOOP;
                 }

@@ -85,8 +85,8 @@ int dnsstub_serve(int fd, struct audit_emitter *e)
                 uint8_t msg[DNS_MSG_MAX + 1], out[DNS_MSG_MAX];
                 struct sockaddr_storage from;
                 socklen_t fl = sizeof from;
-                ssize_t len = recvfrom(fd, msg, sizeof msg, MSG_TRUNC, (struct sockaddr *)&from,
-                                       &fl);
+                ssize_t len =
+                        recvfrom(fd, msg, sizeof msg, MSG_TRUNC, (struct sockaddr *)&from, &fl);
                 if (len < 0) {
                         if (errno == EAGAIN || errno == EINTR)
                                 break;

@@ -188,8 +188,8 @@ int policy_add_env(struct rf_policy *p, const char *name, const char *value, str
  * "audit.event_bytes", "filesystem.tmp_size", "filesystem.home_size",
  * "filesystem.shm_size" (sizes), "limits.pids", "limits.nofile",
  * "audit.max_chain_depth", "audit.max_runs_per_window", "audit.event_rate",
- * "audit.event_burst" (decimal integers), "limits.cpus" (parse_cpus()). Zero is refused (it means "unset").
- * Returns 0, or -EINVAL with err->msg saying why (unknown key included).
+ * "audit.event_burst" (decimal integers), "limits.cpus" (parse_cpus()). Zero is refused (it means
+ * "unset"). Returns 0, or -EINVAL with err->msg saying why (unknown key included).
  */
 int policy_set_limit(struct rf_policy *p, const char *key, const char *value, struct rf_error *err);
 

@@ -271,8 +271,8 @@ struct sup {
         uint64_t pids_limit;
         int host_out[3]; /* owned: non-blocking reopenings of our fds 1, 2 (or -1) */
         uint64_t memory_limit;
-        int dns;                   /* owned: the run's DNS stub socket (MSG_DNS) or -1 */
-        struct audit_emitter *ev;  /* borrowed: the run's events, or NULL */
+        int dns;                  /* owned: the run's DNS stub socket (MSG_DNS) or -1 */
+        struct audit_emitter *ev; /* borrowed: the run's events, or NULL */
 };
 
 /* Kill the whole run: its cgroups first (nothing escapes by forking), then

@@ -968,7 +968,8 @@ static int cmd_dns(int argc, char **argv)
 {
         long count;
         bool distinct = argc > 2 && !strcmp(argv[2], "distinct");
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(53),
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(53),
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         int rcode = -1;
 
@@ -1022,8 +1023,8 @@ static int cmd_dns(int argc, char **argv)
                 }
                 rcode = r[3] & 0x0f;
         }
-        static const char *const names[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-                                            "NOTIMP",  "REFUSED"};
+        static const char *const names[] = {"NOERROR",  "FORMERR", "SERVFAIL",
+                                            "NXDOMAIN", "NOTIMP",  "REFUSED"};
         if (rcode >= 0 && rcode < 6)
                 printf("ok rcode=%s n=%ld\n", names[rcode], count);
         else

@@ -174,7 +174,7 @@ static void test_top_level_errors(void)
              "1)");
         FAIL("{\"version\": 1, \"verison\": 1}", -EINVAL,
              "p.json:1:16: verison: unknown key (expected one of: version, identity, workspace, "
-             "filesystem, env, limits)");
+             "filesystem, env, limits, audit)");
         FAIL("{\"version\": 1,\n \"network\": {\"allow\": [\"example.com\"]}}", -EINVAL,
              "p.json:2:2: network: not supported by this version of ringfence");
         FAIL("{\"version\": 1, \"secrets\": {}}", -EINVAL,
@@ -187,7 +187,7 @@ static void test_top_level_errors(void)
         FAIL("{\"version\": 1,}", -EINVAL, "p.json:1:15: trailing comma in object");
         FAIL("{\"version\": 1, \"\\u001b[2J\": 1}", -EINVAL,
              "p.json:1:16: [\"\\u001b[2J\"]: unknown key (expected one of: version, identity, "
-             "workspace, filesystem, env, limits)");
+             "workspace, filesystem, env, limits, audit)");
         FAIL("{\"version\":1,\"identity\":[]}", -EINVAL,
              "p.json:1:25: identity: expected an object, got an array");
         FAIL("{\"version\":1,\"filesystem\":\"rw\"}", -EINVAL,
@@ -200,7 +200,7 @@ static void test_identity_errors(void)
 {
         FAIL("{\"version\":1,\"identity\":{\"agnet\":\"x\"}}", -EINVAL,
              "p.json:1:26: identity.agnet: unknown key (expected one of: agent, on_behalf_of, "
-             "task, project, triggered_by)");
+             "task, project, triggered_by, audience)");
         FAIL("{\"version\":1,\"identity\":{\"agent\":\"\"}}", -EINVAL,
              "p.json:1:34: identity.agent: must not be empty");
         FAIL("{\"version\":1,\"identity\":{\"task\":42}}", -EINVAL,
@@ -1082,7 +1082,7 @@ static void test_protected_errors(void)
              "p.json:1:43: filesystem.protected: duplicate key (first at line 1, column 28)");
         FAIL("{\"version\":1,\"protected\":[\".git\"]}", -EINVAL,
              "p.json:1:14: protected: unknown key (expected one of: version, identity, "
-             "workspace, filesystem, env, limits)");
+             "workspace, filesystem, env, limits, audit)");
 }
 
 static void test_protected_setter(void)
@@ -1590,8 +1590,59 @@ static void test_examples(void)
 }
 #endif
 
+/* ------------------------------------------------------------------------ */
+/* audit: loop limits and the event budget; identity.audience                */
+
+static void test_audit_section(void)
+{
+        struct rf_policy *p =
+                parse_ok("{\"version\":1,\"identity\":{\"audience\":\"platform.example\"},"
+                         "\"audit\":{\"max_chain_depth\":3,\"max_runs_per_window\":10,"
+                         "\"loop_window\":\"5m\",\"event_rate\":20,\"event_burst\":100,"
+                         "\"event_bytes\":\"1M\"}}",
+                         "audit section");
+        if (!p) {
+                ok(false, "cannot check the audit section");
+                return;
+        }
+        ok(p->max_chain_depth == 3 && p->max_runs_per_window == 10 && p->loop_window_ms == 300000 &&
+                   p->event_rate == 20 && p->event_burst == 100 && p->event_bytes == 1ULL << 20,
+           "audit: every member parsed");
+        is_str(p->audience, "platform.example", "identity.audience");
+        char *j = to_json(p);
+        is_str(j,
+               "{\"audit\":{\"event_bytes\":\"1M\",\"event_burst\":100,\"event_rate\":20,"
+               "\"loop_window\":\"5m\",\"max_chain_depth\":3,\"max_runs_per_window\":10},"
+               "\"identity\":{\"audience\":\"platform.example\"},"
+               "\"version\":1}",
+               "canonical JSON carries the audit section first");
+        free(j);
+        struct rf_policy *o = policy_new();
+        struct rf_error e = {0};
+        ok(o && policy_set_limit(o, "audit.max_chain_depth", "5", &e) == 0 &&
+                   policy_merge(p, o, &e) == 0 && p->max_chain_depth == 5 &&
+                   p->max_runs_per_window == 10,
+           "merge: a set audit value replaces, an unset one keeps");
+        is_int(policy_set_limit(o, "audit.max_chain_depth", "1001", &e), -EINVAL,
+               "set_limit audit.max_chain_depth beyond 1000");
+        policy_free(o);
+        policy_free(p);
+
+        FAIL("{\"version\":1,\"audit\":{\"max_chain_depth\":0}}", -EINVAL,
+             "p.json:1:41: audit.max_chain_depth: must be between 1 and 1000");
+        FAIL("{\"version\":1,\"audit\":{\"event_rate\":1000001}}", -EINVAL,
+             "p.json:1:36: audit.event_rate: must be between 1 and 1000000");
+        FAIL("{\"version\":1,\"audit\":{\"loop_window\":5}}", -EINVAL,
+             "p.json:1:37: audit.loop_window: expected a duration string like \"30m\" (units ms, "
+             "s, m, h), got a number");
+        FAIL("{\"version\":1,\"audit\":{\"rate\":5}}", -EINVAL,
+             "p.json:1:23: audit.rate: unknown key (expected one of: max_chain_depth, "
+             "max_runs_per_window, loop_window, event_rate, event_burst, event_bytes)");
+}
+
 int main(void)
 {
+        test_audit_section();
         test_parse_good();
         test_top_level_errors();
         test_identity_errors();
