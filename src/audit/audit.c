@@ -890,6 +890,93 @@ int audit_head(const char *state_dir, char *buf, size_t len, struct rf_error *er
         return 0;
 }
 
+#define REVERSE_CHUNK (64 * 1024)
+
+/*
+ * One segment, newest line first. buf holds a chunk read from before `pos`
+ * followed by `carry`: the start of the line the previous (later) chunk
+ * began in the middle of. Complete lines are handed out from the end; what
+ * precedes the chunk's first newline becomes the next carry (or, at the
+ * start of the file, the first line).
+ */
+static int reverse_segment(int fd, char *buf, audit_line_fn fn, void *ctx)
+{
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        off_t pos = st.st_size;
+        size_t carry = 0;  /* bytes of the partial line, kept at buf + REVERSE_CHUNK */
+        bool skip = false; /* the partial line is over-long: drop it */
+
+        while (pos > 0) {
+                size_t want = pos > REVERSE_CHUNK ? REVERSE_CHUNK : (size_t)pos;
+                pos -= (off_t)want;
+                char *start = buf + REVERSE_CHUNK - want;
+                ssize_t k = pread(fd, start, want, pos);
+                if (k != (ssize_t)want)
+                        return k < 0 ? negative_errno() : -EIO;
+                char *end = buf + REVERSE_CHUNK + carry; /* one past the data */
+                char *p = end;
+                for (;;) {
+                        char *nl = memrchr(start, '\n', (size_t)(p - start));
+                        if (!nl)
+                                break;
+                        size_t len = (size_t)(p - nl - 1);
+                        if (len > 0 && !skip && len <= AUDIT_RECORD_MAX) {
+                                char save = nl[1 + len];
+                                nl[1 + len] = '\0';
+                                int r = fn(nl + 1, len, ctx);
+                                nl[1 + len] = save;
+                                if (r != 0)
+                                        return r;
+                        }
+                        skip = false;
+                        p = nl;
+                }
+                /* [start, p) is the beginning of a line that starts earlier */
+                carry = (size_t)(p - start);
+                if (carry > AUDIT_RECORD_MAX) {
+                        skip = true;
+                        carry = 0;
+                }
+                memmove(buf + REVERSE_CHUNK, start, carry);
+        }
+        if (carry > 0 && !skip) {
+                char *l = buf + REVERSE_CHUNK;
+                l[carry] = '\0';
+                return fn(l, carry, ctx);
+        }
+        return 0;
+}
+
+int audit_foreach_line_reverse(const char *state_dir, audit_line_fn fn, void *ctx)
+{
+        char path[4096];
+        _cleanup_free_ unsigned *segs = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        snprintf(path, sizeof path, "%s/audit", state_dir);
+        _cleanup_close_ int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if ((r = audit_list_segments(dfd, &segs, &n)) < 0)
+                return r;
+        /* a chunk, then room for a carried line of AUDIT_RECORD_MAX and a NUL */
+        _cleanup_free_ char *buf = malloc(REVERSE_CHUNK + AUDIT_RECORD_MAX + 2);
+        if (!buf)
+                return -ENOMEM;
+        for (size_t i = n; i-- > 0 && r == 0;) {
+                char name[32];
+                segment_name(segs[i], name);
+                _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0)
+                        return negative_errno();
+                r = reverse_segment(fd, buf, fn, ctx);
+        }
+        return r;
+}
+
 int audit_foreach_line(const char *state_dir, audit_line_fn fn, void *ctx)
 {
         static char line[AUDIT_RECORD_MAX + 2];

@@ -138,6 +138,15 @@ int audit_head(const char *state_dir, char *buf, size_t len, struct rf_error *er
 typedef int (*audit_line_fn)(const char *line, size_t len, void *ctx);
 int audit_foreach_line(const char *state_dir, audit_line_fn fn, void *ctx);
 
+/*
+ * audit_foreach_line_reverse — the same, newest line first, reading each
+ * segment backwards in chunks: a caller that needs only the recent past
+ * (the wake-loop breaker's window, a run's own records) stops early and
+ * never reads the whole log. Lines longer than AUDIT_RECORD_MAX are
+ * skipped. Same returns.
+ */
+int audit_foreach_line_reverse(const char *state_dir, audit_line_fn fn, void *ctx);
+
 /* Parsed view of one record line (pure; borrowed pointers into the line). */
 struct audit_record {
         uint64_t seq;

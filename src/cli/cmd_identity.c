@@ -18,18 +18,32 @@
 #include "cli.h"
 #include "shared/macro.h"
 
-static int exit_of_run(const char *line, size_t len, void *ctx)
+struct end_scan {
+        char needle[200]; /* "run":"<id>" */
+        int ended;        /* 1: run.exit seen; 0: run.start reached first */
+};
+
+/* Newest first: a run.exit of the run means it ended; reaching its
+ * run.start first means it has not (no need to read further back). */
+static int end_of_run(const char *line, size_t len, void *ctx)
 {
-        return strstr(line, "\"event\":\"run.exit\"") && strstr(line, ctx) ? 1 : 0;
+        struct end_scan *e = ctx;
+        if (!memmem(line, len, e->needle, strlen(e->needle)))
+                return 0;
+        if (strstr(line, "\"event\":\"run.exit\""))
+                return e->ended = 1, 1;
+        if (strstr(line, "\"event\":\"run.start\""))
+                return e->ended = 0, 1;
+        return 0;
 }
 
 /* True if the log holds the run's run.exit (or cannot be read: fail closed). */
 static bool run_ended(const char *state_dir, const char *run)
 {
-        char needle[200];
+        struct end_scan e = {.ended = 1};
 
-        snprintf(needle, sizeof needle, "\"run\":\"%s\"", run);
-        return audit_foreach_line(state_dir, exit_of_run, needle) != 0;
+        snprintf(e.needle, sizeof e.needle, "\"run\":\"%s\"", run);
+        return audit_foreach_line_reverse(state_dir, end_of_run, &e) < 0 || e.ended;
 }
 
 int cmd_identity(int argc, char **argv)

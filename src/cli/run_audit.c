@@ -156,7 +156,8 @@ int run_identity_token(const char *state_dir, const char *run_id, const struct r
         /* the public key as JWKS, for platforms that verify run tokens */
         char jwks[TOKEN_JWKS_MAX], path[4200];
         snprintf(path, sizeof path, "%s/audit/jwks.json", state_dir);
-        if (token_jwks(state_dir, jwks, sizeof jwks, err) > 0) {
+        if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) < 0 &&
+            token_jwks(state_dir, jwks, sizeof jwks, err) > 0) {
                 int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
                 if (fd >= 0) {
                         (void)!write(fd, jwks, strlen(jwks));

@@ -27,27 +27,35 @@
 #include "policy/policy.h"
 #include "shared/macro.h"
 
-#define LOOP_INDEX_MAX (1u << 20)
-
-struct start_rec {
-        char run[40], trigger[40];
-        char agent[64], task[64];
-        int64_t ts_ms;
+/*
+ * One backward pass over the log (newest first), parsing only run.start
+ * lines, that stops as soon as it knows enough: the burst window is
+ * covered (a run.start older than it was seen) and the causal chain is
+ * resolved (its root reached, or more ancestors found than allowed). So a
+ * run start reads the last loop_window of the log, plus, with a trigger,
+ * back to the chain's oldest ancestor — never the whole log of a busy host.
+ */
+struct loop_scan {
+        const char *agent, *task;
+        int64_t since_ms;  /* window start */
+        bool window_done;  /* a run.start older than the window was seen */
+        uint64_t burst;    /* run.starts of (agent, task) within the window */
+        char want[40];     /* the ancestor to find next ("" = chain resolved) */
+        bool found_first;  /* the direct trigger was found */
+        uint64_t depth;    /* runs in the chain so far, this one included */
+        uint64_t max_depth;
+        char chain[1024];  /* "T <- T's trigger <- ..." */
 };
 
-struct loop_index {
-        struct start_rec *v;
-        size_t n, cap;
-};
-
-static void copy_member(const struct json_node *o, const char *key, char *dst, size_t len)
+static const char *member(const struct json_node *o, const char *key)
 {
         const struct json_node *n = json_object_get(o, key);
-        snprintf(dst, len, "%s", n && n->type == JSON_STRING ? n->str : "");
+        return n && n->type == JSON_STRING ? n->str : "";
 }
 
-static int index_line(struct loop_index *ix, const char *line, size_t len)
+static int scan_line(const char *line, size_t len, void *ctx)
 {
+        struct loop_scan *sc = ctx;
         _cleanup_json_ struct json_node *o = NULL;
         struct rf_error err = {0};
 
@@ -55,44 +63,28 @@ static int index_line(struct loop_index *ix, const char *line, size_t len)
                 return 0;
         if (json_parse(line, len, &o, &err) < 0 || o->type != JSON_OBJECT)
                 return 0;
-        if (ix->n == ix->cap) {
-                if (ix->cap >= LOOP_INDEX_MAX)
-                        return -E2BIG;
-                size_t cap = ix->cap ? ix->cap * 2 : 1024;
-                struct start_rec *v = realloc(ix->v, cap * sizeof *v);
-                if (!v)
-                        return -ENOMEM;
-                ix->v = v;
-                ix->cap = cap;
+        int64_t ts = 0;
+        const struct json_node *t = json_object_get(o, "ts");
+        if (t)
+                (void)json_number_int64(t, &ts);
+        if (ts < sc->since_ms)
+                sc->window_done = true;
+        else if (sc->task && !strcmp(member(o, "agent"), sc->agent) &&
+                 !strcmp(member(o, "task"), sc->task))
+                sc->burst++;
+        if (sc->want[0] && !strcmp(member(o, "run"), sc->want)) {
+                const char *up = member(o, "triggered_by");
+                sc->found_first = true;
+                sc->depth++;
+                if (*up && strlen(up) < sizeof sc->want && sc->depth <= sc->max_depth) {
+                        size_t l = strlen(sc->chain);
+                        if (l + strlen(up) + 5 < sizeof sc->chain)
+                                snprintf(sc->chain + l, sizeof sc->chain - l, " <- %s", up);
+                        snprintf(sc->want, sizeof sc->want, "%s", up);
+                } else
+                        sc->want[0] = '\0';
         }
-        struct start_rec *r = &ix->v[ix->n++];
-        copy_member(o, "run", r->run, sizeof r->run);
-        copy_member(o, "triggered_by", r->trigger, sizeof r->trigger);
-        copy_member(o, "agent", r->agent, sizeof r->agent);
-        copy_member(o, "task", r->task, sizeof r->task);
-        const struct json_node *ts = json_object_get(o, "ts");
-        r->ts_ms = 0;
-        if (ts)
-                (void)json_number_int64(ts, &r->ts_ms);
-        return 0;
-}
-
-static int index_cb(const char *line, size_t len, void *ctx)
-{
-        return index_line(ctx, line, len);
-}
-
-static int build_index(const char *state_dir, struct loop_index *ix)
-{
-        return audit_foreach_line(state_dir, index_cb, ix);
-}
-
-static const struct start_rec *find_run(const struct loop_index *ix, const char *run)
-{
-        for (size_t i = ix->n; i-- > 0;)
-                if (strcmp(ix->v[i].run, run) == 0)
-                        return &ix->v[i];
-        return NULL;
+        return (sc->window_done || !sc->task) && !sc->want[0] ? 1 : 0;
 }
 
 int run_trigger_token(const char *state_dir, const char *token, struct rf_policy *pol,
@@ -119,66 +111,47 @@ int run_trigger_token(const char *state_dir, const char *token, struct rf_policy
 
 int run_loop_check(const char *state_dir, const struct rf_policy *pol, char *why, size_t why_len)
 {
-        struct loop_index ix = {0};
-        const char *agent = pol->agent, *task = pol->task, *trigger = pol->triggered_by;
-        uint64_t max_depth = pol->max_chain_depth ? pol->max_chain_depth : LOOP_MAX_DEPTH;
+        const char *trigger = pol->triggered_by;
         uint64_t max_runs = pol->max_runs_per_window ? pol->max_runs_per_window : LOOP_MAX_RUNS;
         uint64_t window_ms = pol->loop_window_ms ? pol->loop_window_ms : LOOP_WINDOW_S * 1000ULL;
-        int r = build_index(state_dir, &ix);
+        struct loop_scan sc = {
+                .agent = pol->agent ? pol->agent : "",
+                .task = pol->task && *pol->task ? pol->task : NULL,
+                .since_ms = (int64_t)time(NULL) * 1000 - (int64_t)window_ms,
+                .depth = 1,
+                .max_depth = pol->max_chain_depth ? pol->max_chain_depth : LOOP_MAX_DEPTH,
+        };
 
+        if (trigger && *trigger) {
+                if (strlen(trigger) >= sizeof sc.want) {
+                        snprintf(why, why_len, "triggered-by %s: not a run id", trigger);
+                        return -ENOENT;
+                }
+                snprintf(sc.want, sizeof sc.want, "%s", trigger);
+                snprintf(sc.chain, sizeof sc.chain, "%s", trigger);
+        }
+        int r = audit_foreach_line_reverse(state_dir, scan_line, &sc);
         if (r < 0) {
                 snprintf(why, why_len, "cannot read the audit log: %s", strerror(-r));
-                free(ix.v);
                 return r;
         }
-        r = 0;
-        if (trigger && *trigger) {
-                /* the chain: this run, its trigger, the trigger's trigger... */
-                char chain[1024];
-                size_t depth = 1;
-                snprintf(chain, sizeof chain, "%s", trigger);
-                const struct start_rec *t = find_run(&ix, trigger);
-                if (!t) {
-                        snprintf(why, why_len,
-                                 "triggered-by %s: no such run in this instance's audit log",
-                                 trigger);
-                        r = -ENOENT;
-                        goto out;
-                }
-                for (; t && depth <= max_depth;
-                     t = t->trigger[0] ? find_run(&ix, t->trigger) : NULL) {
-                        depth++;
-                        if (t->trigger[0] &&
-                            strlen(chain) + strlen(t->trigger) + 4 < sizeof chain) {
-                                strcat(chain, " <- ");
-                                strcat(chain, t->trigger);
-                        }
-                }
-                if (depth > max_depth) {
-                        snprintf(why, why_len,
-                                 "wake loop: the causal chain exceeds %llu runs (%s <- ...)",
-                                 (unsigned long long)max_depth, chain);
-                        r = -ELOOP;
-                        goto out;
-                }
+        if (trigger && *trigger && !sc.found_first) {
+                snprintf(why, why_len, "triggered-by %s: no such run in this instance's audit log",
+                         trigger);
+                return -ENOENT;
         }
-        /* a burst for one (agent, task) */
-        if (task && *task) {
-                int64_t now = (int64_t)time(NULL) * 1000, n = 0;
-                for (size_t i = 0; i < ix.n; i++)
-                        if (!strcmp(ix.v[i].agent, agent ? agent : "") &&
-                            !strcmp(ix.v[i].task, task) && ix.v[i].ts_ms > now - (int64_t)window_ms)
-                                n++;
-                if ((uint64_t)n >= max_runs) {
-                        snprintf(why, why_len,
-                                 "wake loop: %lld runs of agent %s for task %s in the last %llu s "
-                                 "(limit %llu)",
-                                 (long long)n, agent, task, (unsigned long long)(window_ms / 1000),
-                                 (unsigned long long)max_runs);
-                        r = -ELOOP;
-                }
+        if (sc.depth > sc.max_depth) {
+                snprintf(why, why_len, "wake loop: the causal chain exceeds %llu runs (%s <- ...)",
+                         (unsigned long long)sc.max_depth, sc.chain);
+                return -ELOOP;
         }
-out:
-        free(ix.v);
-        return r;
+        if (sc.task && sc.burst >= max_runs) {
+                snprintf(why, why_len,
+                         "wake loop: %llu runs of agent %s for task %s in the last %llu s "
+                         "(limit %llu)",
+                         (unsigned long long)sc.burst, sc.agent, sc.task,
+                         (unsigned long long)(window_ms / 1000), (unsigned long long)max_runs);
+                return -ELOOP;
+        }
+        return 0;
 }

@@ -7,6 +7,7 @@
  * the end. The full-disk case mounts a small tmpfs in a child's private
  * mount namespace (root only; skipped otherwise) — never on the host.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sodium.h>
@@ -589,6 +590,80 @@ static void test_enospc(void)
         rm_state(dir);
 }
 
+/* ---- reading backwards --------------------------------------------------- */
+
+struct rlines {
+        char **v;
+        size_t n;
+        size_t stop_after; /* 0: read all */
+};
+
+static int rcollect(const char *line, size_t len, void *ctx)
+{
+        struct rlines *l = ctx;
+        char **v = realloc(l->v, (l->n + 1) * sizeof *v);
+        if (!v || strlen(line) != len)
+                return -ENOMEM;
+        l->v = v;
+        l->v[l->n++] = strdup(line);
+        return l->stop_after && l->n == l->stop_after ? 7 : 0;
+}
+
+static void free_rlines(struct rlines *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i]);
+        free(l->v);
+}
+
+/* Records of mixed sizes (up to ~40 KiB, so lines straddle the 64 KiB
+ * chunks), over several segments: newest first is exactly oldest first
+ * reversed, and a callback's stop value comes back. */
+static void test_reverse(void)
+{
+        char *state = mk_state();
+        struct audit_log *log = NULL;
+        struct rf_error err = {0};
+        static char big[4001];
+
+        memset(big, 'b', sizeof big - 1);
+        if (audit_open(state, &log, &err) < 0) {
+                diag("open: %s", err.msg);
+                exit(1);
+        }
+        audit_set_segment_max(log, 150 * 1024);
+        for (int i = 1; i <= 120; i++) {
+                struct audit_field f[12];
+                size_t n = 0;
+                f[n++] = (struct audit_field){.key = "i", .type = AUDIT_INT, .i = i};
+                for (int k = 0; k < (i * 7) % 11; k++) {
+                        static const char *const keys[] = {"a", "b", "c", "d", "e",
+                                                           "f", "g", "h", "j", "k"};
+                        f[n++] = (struct audit_field){.key = keys[k], .type = AUDIT_STR, .s = big};
+                }
+                if (audit_append(log, "run-r", "test.reverse", f, n, false, &err) < 0) {
+                        diag("append: %s", err.msg);
+                        exit(1);
+                }
+        }
+        audit_close(log);
+        struct rlines fwd = {0}, rev = {0}, part = {.stop_after = 5};
+        is_int(audit_foreach_line(state, rcollect, &fwd), 0, "forward read");
+        is_int(audit_foreach_line_reverse(state, rcollect, &rev), 0, "reverse read");
+        is_int(rev.n, fwd.n, "the same number of lines both ways (%zu)", fwd.n);
+        bool same = rev.n == fwd.n;
+        for (size_t i = 0; same && i < fwd.n; i++)
+                same = !strcmp(fwd.v[i], rev.v[rev.n - 1 - i]);
+        ok(same, "reverse is exactly forward reversed, across chunks and segments");
+        is_int(audit_foreach_line_reverse(state, rcollect, &part), 7,
+               "a callback's stop value is returned");
+        ok(part.n == 5 && !strcmp(part.v[0], fwd.v[fwd.n - 1]), "... after the newest 5 lines");
+        free_rlines(&fwd);
+        free_rlines(&rev);
+        free_rlines(&part);
+        rm_state(state);
+}
+
 int main(void)
 {
         if (sodium_init() < 0)
@@ -602,5 +677,6 @@ int main(void)
         test_multiprocess();
         test_refusals();
         test_enospc();
+        test_reverse();
         return done();
 }
