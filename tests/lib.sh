@@ -41,6 +41,7 @@ _rf_n=0
 _rf_failed=0
 _rf_dirs=()
 _rf_pids=()
+_rf_netns=()
 
 # ---- TAP -------------------------------------------------------------------
 
@@ -162,6 +163,11 @@ register_pid() { _rf_pids+=("$1"); }
 # register_dir DIR — rm -rf DIR at exit.
 register_dir() { _rf_dirs+=("$1"); }
 
+# register_netns NAME — `ip netns del NAME` at exit (after the pids are
+# gone; a namespace's veth ends go with it). Only names this script made
+# (rft<pid-hex>...) are ever deleted.
+register_netns() { _rf_netns+=("$1"); }
+
 _rf_cleanup() {
 	local p d
 	# Only the test script itself cleans up. A forked child that has not yet
@@ -180,6 +186,12 @@ _rf_cleanup() {
 	for p in "${live[@]}"; do
 		kill -0 "$p" 2>/dev/null && sleep 0.2 && kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
+	done
+	for d in "${_rf_netns[@]}"; do
+		case $d in
+		"rft$(printf '%x' $$)"*) ip netns del "$d" 2>/dev/null ;;
+		*) printf '# cleanup: refusing to delete netns %s\n' "$d" ;;
+		esac
 	done
 	for d in "${_rf_dirs[@]}"; do
 		# Only ever a directory this script made with rf_mktemp.

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "audit/audit.h"
 #include "audit/emit.h"
+#include "egress/egress.h"
 #include "audit/token.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
@@ -35,6 +36,8 @@ enum {
         OPT_PROJECT,
         OPT_TRIGGERED_BY,
         OPT_AUDIENCE,
+        OPT_ALLOW_HOST,
+        OPT_ADD_HOST,
         OPT_TIMEOUT,
         OPT_STATE_DIR,
         OPT_MEMORY,
@@ -55,6 +58,8 @@ static const struct option run_options[] = {
         {"project", required_argument, NULL, OPT_PROJECT},
         {"triggered-by", required_argument, NULL, OPT_TRIGGERED_BY},
         {"audience", required_argument, NULL, OPT_AUDIENCE},
+        {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
+        {"add-host", required_argument, NULL, OPT_ADD_HOST},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"state-dir", required_argument, NULL, OPT_STATE_DIR},
         {"memory", required_argument, NULL, OPT_MEMORY},
@@ -88,6 +93,9 @@ static void run_usage(FILE *f)
               "      --triggered-by RUN|TOKEN  the run (id, or its identity token) that caused\n"
               "                            this one; must be known to this instance\n"
               "      --audience AUD        `aud` of the run's identity token (default ringfence)\n"
+              "      --allow-host H[:PORTS] let the run reach H (name, *.suffix, IP, CIDR)\n"
+              "                            through its egress proxy (default: nothing)\n"
+              "      --add-host NAME:IP    a static name for the egress proxy (before DNS)\n"
               "      --timeout DURATION    kill the run after N(ms|s|m|h); exit 124\n"
               "      --memory SIZE --pids N --cpus X   resource limits\n"
               "      --state-dir DIR       ringfence instance (also RINGFENCE_STATE_DIR)\n"
@@ -154,6 +162,16 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 return policy_set_string(&o->task, arg, POLICY_IDENT_MAX, err);
         case OPT_PROJECT:
                 return policy_set_string(&o->project, arg, POLICY_IDENT_MAX, err);
+        case OPT_ALLOW_HOST:
+                r = policy_add_net_rule(o, arg, err);
+                if (r < 0 && err)
+                        snprintf(err->keypath, sizeof err->keypath, "--allow-host");
+                return r;
+        case OPT_ADD_HOST:
+                r = policy_add_net_host(o, arg, err);
+                if (r < 0 && err)
+                        snprintf(err->keypath, sizeof err->keypath, "--add-host");
+                return r;
         case OPT_AUDIENCE:
                 return policy_set_string(&o->audience, arg, POLICY_IDENT_MAX, err);
         case OPT_TRIGGERED_BY:
@@ -414,7 +432,24 @@ int cmd_run(int argc, char **argv)
                 cli_error("out of memory");
                 return RF_EXIT_REFUSED;
         }
-        int status = supervisor_run(plan, cg, pol->timeout_ms, ev, &err);
+        /* the run's egress process: this run's policy only, built now (the
+         * egress process itself cannot read a file) */
+        struct egress_config egress;
+        const char *resolv = NULL;
+#ifdef RF_TEST_BUILD
+        resolv = getenv("RINGFENCE_TEST_RESOLV_CONF"); /* tests' own nameserver */
+#endif
+        if ((r = egress_config_build(pol, plan->run_id, resolv, &egress, &err)) < 0) {
+                run_audit_exit(alog, plan, RF_EXIT_REFUSED, err.msg, cg, 0);
+                audit_emitter_free(ev);
+                audit_close(alog);
+                cgroup_destroy(cg);
+                plan_cleanup(plan);
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        int status = supervisor_run(plan, cg, pol->timeout_ms, ev, &egress, &err);
+        egress_config_free(&egress);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         struct rf_error eerr = {0};
         if (audit_emitter_finish(ev, &eerr) < 0)

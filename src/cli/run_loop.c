@@ -37,14 +37,14 @@
  */
 struct loop_scan {
         const char *agent, *task;
-        int64_t since_ms;  /* window start */
-        bool window_done;  /* a run.start older than the window was seen */
-        uint64_t burst;    /* run.starts of (agent, task) within the window */
-        char want[40];     /* the ancestor to find next ("" = chain resolved) */
-        bool found_first;  /* the direct trigger was found */
-        uint64_t depth;    /* runs in the chain so far, this one included */
+        int64_t since_ms; /* window start */
+        bool window_done; /* a run.start older than the window was seen */
+        uint64_t burst;   /* run.starts of (agent, task) within the window */
+        char want[40];    /* the ancestor to find next ("" = chain resolved) */
+        bool found_first; /* the direct trigger was found */
+        uint64_t depth;   /* runs in the chain so far, this one included */
         uint64_t max_depth;
-        char chain[1024];  /* "T <- T's trigger <- ..." */
+        char chain[1024]; /* "T <- T's trigger <- ..." */
 };
 
 static const char *member(const struct json_node *o, const char *key)

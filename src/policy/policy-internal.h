@@ -22,6 +22,15 @@ const char *policy_env_name_problem(const char *name);
 /* Env values: UTF-8 (control characters allowed), at most POLICY_STRING_MAX bytes. */
 const char *policy_env_value_problem(const char *s, size_t len);
 
+/* network: a plain port already listed; put "name=address" replacing the
+ * same name (0, -E2BIG past POLICY_NET_RULES_MAX, -ENOMEM); build the
+ * canonical "name=address" entry from a name and an IP text (0 or -EINVAL
+ * with *why). */
+bool policy_net_port_listed(const struct rf_policy *p, uint16_t port);
+int policy_net_host_put(struct rf_policy *p, const char *entry);
+int policy_net_host_entry(const char *name, size_t name_len, const char *ip, size_t ip_len,
+                          char *out, size_t out_len, const char **why);
+
 /* True if `s` is one of the `n` strings of `list`. */
 bool policy_strv_contains(char *const *list, size_t n, const char *s);
 

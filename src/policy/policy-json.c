@@ -130,6 +130,41 @@ static void put_paths_member(struct json_buf *b, bool *first, const char *key, c
         json_buf_append(b, "]", 1);
 }
 
+/* network.hosts: {"name":"address"}, in the order given (one per name). */
+static void put_hosts_member(struct json_buf *b, bool *first, const struct rf_policy *p)
+{
+        if (p->n_net_hosts == 0)
+                return;
+        put_key(b, first, "hosts");
+        json_buf_append(b, "{", 1);
+        for (size_t i = 0; i < p->n_net_hosts; i++) {
+                const char *e = p->net_hosts[i], *eq = strchr(e, '=');
+                if (!eq)
+                        continue;
+                if (i)
+                        json_buf_append(b, ",", 1);
+                json_buf_append_string(b, e, (size_t)(eq - e));
+                json_buf_append(b, ":", 1);
+                json_buf_append_string(b, eq + 1, strlen(eq + 1));
+        }
+        json_buf_append(b, "}", 1);
+}
+
+static void put_ports_member(struct json_buf *b, bool *first, const char *key, const uint16_t *v,
+                             size_t n)
+{
+        if (n == 0)
+                return;
+        put_key(b, first, key);
+        json_buf_append(b, "[", 1);
+        for (size_t i = 0; i < n; i++) {
+                if (i)
+                        json_buf_append(b, ",", 1);
+                json_buf_append_uint(b, v[i]);
+        }
+        json_buf_append(b, "]", 1);
+}
+
 static void put_protected_member(struct json_buf *b, bool *first, const struct rf_policy *p)
 {
         if (!p->protected_set && p->n_protected == 0)
@@ -212,8 +247,8 @@ int policy_to_json(const struct rf_policy *p, char **ret)
 
         json_buf_append(&b, "{", 1);
 
-        /* keys in bytewise order: audit, env, filesystem, identity, limits, version,
-         * workspace */
+        /* keys in bytewise order: audit, env, filesystem, identity, limits, network,
+         * version, workspace */
         f = true;
         put_size_member(&sec, &f, "event_bytes", p->event_bytes);
         put_uint_member(&sec, &f, "event_burst", p->event_burst);
@@ -249,11 +284,20 @@ int policy_to_json(const struct rf_policy *p, char **ret)
 
         f = true;
         put_cpus_member(&sec, &f, "cpus", p->cpus_milli);
+        put_size_member(&sec, &f, "egress_bytes", p->egress_bytes);
+        put_uint_member(&sec, &f, "egress_connections", p->egress_connections);
         put_size_member(&sec, &f, "memory", p->memory);
         put_uint_member(&sec, &f, "nofile", p->nofile);
         put_uint_member(&sec, &f, "pids", p->pids);
         put_duration_member(&sec, &f, "timeout", p->timeout_ms);
         put_section(&b, &first, "limits", &sec);
+
+        f = true;
+        put_paths_member(&sec, &f, "allow", p->net_allow, p->n_net_allow);
+        put_paths_member(&sec, &f, "deny", p->net_deny, p->n_net_deny);
+        put_hosts_member(&sec, &f, p);
+        put_ports_member(&sec, &f, "plain_ports", p->net_plain_ports, p->n_net_plain_ports);
+        put_section(&b, &first, "network", &sec);
 
         put_key(&b, &first, "version");
         json_buf_append_uint(&b, POLICY_VERSION);

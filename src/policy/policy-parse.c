@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "egress/rules.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
 #include "shared/json.h"
@@ -522,6 +523,111 @@ static int parse_env(struct ctx *c, const struct json_node *v, const struct fiel
 }
 
 /* ------------------------------------------------------------------------ */
+/* network                                                                   */
+
+static int parse_rules(struct ctx *c, const struct json_node *v, char ***list, size_t *n)
+{
+        int r = expect_type(c, v, JSON_ARRAY,
+                            "an array of rules (\"host[:ports]\", "
+                            "\"*.suffix\", \"IP\", \"CIDR\")");
+        if (r < 0)
+                return r;
+        if (v->n_items > POLICY_NET_RULES_MAX) {
+                size_t mark;
+                path_push_index(c, POLICY_NET_RULES_MAX, &mark);
+                return fail_value(c, v->items[POLICY_NET_RULES_MAX], -E2BIG, "more than %d rules",
+                                  POLICY_NET_RULES_MAX);
+        }
+        for (size_t i = 0; i < v->n_items; i++) {
+                const struct json_node *e = v->items[i];
+                struct net_rule rule;
+                const char *why = "invalid";
+                char buf[128];
+                size_t mark;
+
+                path_push_index(c, i, &mark);
+                r = expect_type(c, e, JSON_STRING, "a string");
+                if (r < 0)
+                        return r;
+                if (net_rule_parse(e->str, e->len, &rule, &why) < 0)
+                        return fail_value(c, e, -EINVAL, "\"%s\": %s", shown(e, buf, sizeof buf),
+                                          why);
+                char *t = strdup(rule.text);
+                if (!t || (r = policy_list_take(list, n, t)) < 0) {
+                        free(t);
+                        return fail_value(c, e, -ENOMEM, "out of memory");
+                }
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
+static int parse_net_allow(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        return parse_rules(c, v, &c->p->net_allow, &c->p->n_net_allow);
+}
+
+static int parse_net_deny(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        return parse_rules(c, v, &c->p->net_deny, &c->p->n_net_deny);
+}
+
+/* network.hosts: {"name": "IP"} — operator-declared static names. */
+static int parse_net_hosts(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_OBJECT, "an object of \"name\": \"IP\"");
+        if (r < 0)
+                return r;
+        if (v->n_items > POLICY_NET_RULES_MAX)
+                return fail_value(c, v, -E2BIG, "more than %d hosts", POLICY_NET_RULES_MAX);
+        for (size_t i = 0; i < v->n_items; i++) {
+                const struct json_node *m = v->items[i];
+                char entry[NET_HOST_MAX + 80];
+                const char *why = "invalid";
+                size_t mark;
+
+                path_push_key(c, m, &mark);
+                if (net_host_canonical(m->key, strlen(m->key), entry, &why) < 0)
+                        return fail_key(c, m, -EINVAL, "host name %s", why);
+                r = expect_type(c, m, JSON_STRING, "a string (an IP address)");
+                if (r < 0)
+                        return r;
+                if (policy_net_host_entry(m->key, strlen(m->key), m->str, m->len, entry,
+                                          sizeof entry, &why) < 0)
+                        return fail_value(c, m, -EINVAL, "%s", why);
+                if ((r = policy_net_host_put(c->p, entry)) < 0)
+                        return fail_value(c, m, r, "out of memory");
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
+static int parse_plain_ports(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_ARRAY, "an array of port numbers");
+        if (r < 0)
+                return r;
+        if (v->n_items > POLICY_NET_PLAIN_PORTS_MAX)
+                return fail_value(c, v, -E2BIG, "more than %d ports", POLICY_NET_PLAIN_PORTS_MAX);
+        for (size_t i = 0; i < v->n_items; i++) {
+                const struct json_node *e = v->items[i];
+                uint64_t port;
+                size_t mark;
+
+                path_push_index(c, i, &mark);
+                r = expect_type(c, e, JSON_NUMBER, "a port number");
+                if (r < 0)
+                        return r;
+                if (json_number_uint64(e, &port) < 0 || port == 0 || port > 65535)
+                        return fail_value(c, e, -EINVAL, "must be a port between 1 and 65535");
+                if (!policy_net_port_listed(c->p, (uint16_t)port))
+                        c->p->net_plain_ports[c->p->n_net_plain_ports++] = (uint16_t)port;
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The format, version 1                                                     */
 
 #define FIELD(k, fn, member)                                                                       \
@@ -567,6 +673,18 @@ static const struct field limits_fields[] = {
          .parse = parse_count,
          .offset = offsetof(struct rf_policy, nofile),
          .max = POLICY_NOFILE_MAX},
+        FIELD("egress_bytes", parse_size_field, egress_bytes),
+        {.key = "egress_connections",
+         .parse = parse_count,
+         .offset = offsetof(struct rf_policy, egress_connections),
+         .max = POLICY_EGRESS_CONNS_MAX},
+};
+
+static const struct field network_fields[] = {
+        {.key = "allow", .parse = parse_net_allow},
+        {.key = "deny", .parse = parse_net_deny},
+        {.key = "hosts", .parse = parse_net_hosts},
+        {.key = "plain_ports", .parse = parse_plain_ports},
 };
 
 static const struct field audit_fields[] = {
@@ -598,8 +716,8 @@ static const struct field top_fields[] = {
         {.key = "env", .parse = parse_env},
         SECTION("limits", limits_fields),
         SECTION("audit", audit_fields),
+        SECTION("network", network_fields),
         /* later versions of ringfence; refused until then */
-        RESERVED("network"),
         RESERVED("secrets"),
 };
 

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "egress/addr.h"
+#include "egress/rules.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
 #include "shared/json.h"
@@ -51,6 +53,9 @@ struct rf_policy *policy_free(struct rf_policy *p)
         free(p->workspace);
         strv_free(p->read_only, p->n_read_only);
         strv_free(p->read_write, p->n_read_write);
+        strv_free(p->net_allow, p->n_net_allow);
+        strv_free(p->net_deny, p->n_net_deny);
+        strv_free(p->net_hosts, p->n_net_hosts);
         strv_free(p->protected, p->n_protected);
         free(p->protected_dir);
         strv_free(p->env_names, p->n_env);
@@ -403,6 +408,9 @@ static const struct {
         {"limits.pids", LIMIT_COUNT, offsetof(struct rf_policy, pids), POLICY_PIDS_MAX},
         {"limits.cpus", LIMIT_CPUS, offsetof(struct rf_policy, cpus_milli), POLICY_CPUS_MILLI_MAX},
         {"limits.nofile", LIMIT_COUNT, offsetof(struct rf_policy, nofile), POLICY_NOFILE_MAX},
+        {"limits.egress_bytes", LIMIT_SIZE, offsetof(struct rf_policy, egress_bytes), 0},
+        {"limits.egress_connections", LIMIT_COUNT, offsetof(struct rf_policy, egress_connections),
+         POLICY_EGRESS_CONNS_MAX},
         {"audit.max_chain_depth", LIMIT_COUNT, offsetof(struct rf_policy, max_chain_depth),
          POLICY_CHAIN_DEPTH_MAX},
         {"audit.max_runs_per_window", LIMIT_COUNT, offsetof(struct rf_policy, max_runs_per_window),
@@ -542,6 +550,8 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         c->read_only = c->read_write = c->protected = c->env_names = c->env_values = NULL;
         c->protected_dir = NULL;
         c->n_read_only = c->n_read_write = c->n_protected = c->n_env = 0;
+        c->net_allow = c->net_deny = c->net_hosts = NULL;
+        c->n_net_allow = c->n_net_deny = c->n_net_hosts = 0;
 
         if (strdup_opt(p->agent, &c->agent) < 0 ||
             strdup_opt(p->on_behalf_of, &c->on_behalf_of) < 0 ||
@@ -556,6 +566,15 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         if (strv_dup(p->read_write, p->n_read_write, &c->read_write) < 0)
                 return -ENOMEM;
         c->n_read_write = p->n_read_write;
+        if (strv_dup(p->net_allow, p->n_net_allow, &c->net_allow) < 0)
+                return -ENOMEM;
+        c->n_net_allow = p->n_net_allow;
+        if (strv_dup(p->net_deny, p->n_net_deny, &c->net_deny) < 0)
+                return -ENOMEM;
+        c->n_net_deny = p->n_net_deny;
+        if (strv_dup(p->net_hosts, p->n_net_hosts, &c->net_hosts) < 0)
+                return -ENOMEM;
+        c->n_net_hosts = p->n_net_hosts;
         if (p->n_protected > 0) {
                 c->protected_dir = malloc(p->n_protected * sizeof *c->protected_dir);
                 if (!c->protected_dir)
@@ -618,6 +637,27 @@ static int merge_list(char ***dst, size_t *n_dst, char *const *src, size_t n_src
         return 0;
 }
 
+static int merge_rules(char ***dst, size_t *n_dst, char *const *src, size_t n_src,
+                       const char *keypath, struct rf_error *err)
+{
+        for (size_t i = 0; i < n_src; i++) {
+                if (policy_strv_contains(*dst, *n_dst, src[i]))
+                        continue;
+                if (*n_dst >= POLICY_NET_RULES_MAX) {
+                        if (err)
+                                snprintf(err->keypath, sizeof err->keypath, "%s", keypath);
+                        return rf_error_set(err, -E2BIG, "more than %d rules",
+                                            POLICY_NET_RULES_MAX);
+                }
+                char *v = strdup(src[i]);
+                if (!v || policy_list_take(dst, n_dst, v) < 0) {
+                        free(v);
+                        return rf_error_set(err, -ENOMEM, "out of memory");
+                }
+        }
+        return 0;
+}
+
 int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct rf_error *err)
 {
         _cleanup_policy_ struct rf_policy *m = NULL;
@@ -650,6 +690,25 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
         merge_u64(&m->event_rate, overlay->event_rate);
         merge_u64(&m->event_burst, overlay->event_burst);
         merge_u64(&m->event_bytes, overlay->event_bytes);
+        merge_u64(&m->egress_bytes, overlay->egress_bytes);
+        merge_u64(&m->egress_connections, overlay->egress_connections);
+        for (size_t i = 0; i < overlay->n_net_plain_ports; i++)
+                if (!policy_net_port_listed(m, overlay->net_plain_ports[i])) {
+                        if (m->n_net_plain_ports >= POLICY_NET_PLAIN_PORTS_MAX)
+                                return rf_error_set(err, -E2BIG, "more than %d plain ports",
+                                                    POLICY_NET_PLAIN_PORTS_MAX);
+                        m->net_plain_ports[m->n_net_plain_ports++] = overlay->net_plain_ports[i];
+                }
+        if ((r = merge_rules(&m->net_allow, &m->n_net_allow, overlay->net_allow,
+                             overlay->n_net_allow, "network.allow", err)) < 0 ||
+            (r = merge_rules(&m->net_deny, &m->n_net_deny, overlay->net_deny, overlay->n_net_deny,
+                             "network.deny", err)) < 0)
+                return r;
+        for (size_t i = 0; i < overlay->n_net_hosts; i++)
+                if ((r = policy_net_host_put(m, overlay->net_hosts[i])) < 0)
+                        return rf_error_set(err, r,
+                                            r == -E2BIG ? "more than 256 entries in network.hosts"
+                                                        : "out of memory");
 
         r = merge_list(&m->read_only, &m->n_read_only, overlay->read_only, overlay->n_read_only,
                        "filesystem.read_only", err);
@@ -789,4 +848,88 @@ int policy_load_file(const char *path, struct rf_policy **ret, struct rf_error *
                                     POLICY_FILE_MAX);
         }
         return policy_parse(buf ? buf : "", len, path, ret, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* network                                                                   */
+
+bool policy_net_port_listed(const struct rf_policy *p, uint16_t port)
+{
+        for (size_t i = 0; i < p->n_net_plain_ports; i++)
+                if (p->net_plain_ports[i] == port)
+                        return true;
+        return false;
+}
+
+int policy_net_host_put(struct rf_policy *p, const char *entry)
+{
+        const char *eq = strchr(entry, '=');
+        size_t nl = eq ? (size_t)(eq - entry) : strlen(entry);
+        char *v = strdup(entry);
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_net_hosts; i++)
+                if (!strncmp(p->net_hosts[i], entry, nl) && p->net_hosts[i][nl] == '=') {
+                        free(p->net_hosts[i]);
+                        p->net_hosts[i] = v;
+                        return 0;
+                }
+        if (p->n_net_hosts >= POLICY_NET_RULES_MAX) {
+                free(v);
+                return -E2BIG;
+        }
+        int r = policy_list_take(&p->net_hosts, &p->n_net_hosts, v);
+        if (r < 0)
+                free(v);
+        return r < 0 ? r : 0;
+}
+
+int policy_net_host_entry(const char *name, size_t name_len, const char *ip, size_t ip_len,
+                          char *out, size_t out_len, const char **why)
+{
+        char host[NET_HOST_MAX + 1], addr_text[64];
+        uint8_t addr[16];
+        int family;
+
+        if (net_host_canonical(name, name_len, host, why) < 0)
+                return -EINVAL;
+        if (net_ip_parse(ip, ip_len, true, addr, &family) < 0) {
+                *why = "is not an IP address (IPv4 dotted quad or IPv6)";
+                return -EINVAL;
+        }
+        addr_format(addr, family, addr_text, sizeof addr_text);
+        if ((size_t)snprintf(out, out_len, "%s=%s", host, addr_text) >= out_len) {
+                *why = "is too long";
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int policy_add_net_rule(struct rf_policy *p, const char *rule, struct rf_error *err)
+{
+        struct net_rule r;
+        const char *why = "invalid";
+
+        if (net_rule_parse(rule, strlen(rule), &r, &why) < 0)
+                return rf_error_set(err, -EINVAL, "\"%.80s\": %s", rule, why);
+        char *const one[] = {r.text};
+        return merge_rules(&p->net_allow, &p->n_net_allow, one, 1, "network.allow", err);
+}
+
+int policy_add_net_host(struct rf_policy *p, const char *name_ip, struct rf_error *err)
+{
+        /* NAME:IP — the name has no ':'; the address is the rest (IPv6 in brackets) */
+        const char *colon = strchr(name_ip, ':');
+        char entry[NET_HOST_MAX + 80];
+        const char *why = "invalid";
+
+        if (!colon)
+                return rf_error_set(err, -EINVAL, "\"%.80s\": expected NAME:IP", name_ip);
+        if (policy_net_host_entry(name_ip, (size_t)(colon - name_ip), colon + 1, strlen(colon + 1),
+                                  entry, sizeof entry, &why) < 0)
+                return rf_error_set(err, -EINVAL, "\"%.80s\": %s", name_ip, why);
+        int r = policy_net_host_put(p, entry);
+        if (r < 0)
+                return rf_error_set(err, r, r == -E2BIG ? "too many hosts" : "out of memory");
+        return 0;
 }

@@ -36,6 +36,9 @@
 #define POLICY_CHAIN_DEPTH_MAX     1000          /* audit.max_chain_depth */
 #define POLICY_RUNS_WINDOW_MAX     1000000       /* audit.max_runs_per_window */
 #define POLICY_EVENT_RATE_MAX      1000000       /* audit.event_rate, audit.event_burst */
+#define POLICY_NET_RULES_MAX       256           /* entries in network.allow / deny / hosts */
+#define POLICY_NET_PLAIN_PORTS_MAX 16            /* entries in network.plain_ports */
+#define POLICY_EGRESS_CONNS_MAX    4096          /* limits.egress_connections */
 #define POLICY_ENV_RESERVED_PREFIX "RINGFENCE_"  /* env names ringfence sets itself */
 
 /* Default sizes of the run's private tmpfs mounts. */
@@ -94,6 +97,23 @@ struct rf_policy {
         uint64_t pids;
         uint64_t cpus_milli; /* 1.5 cpus = 1500 */
         uint64_t nofile;
+
+        /*
+         * network (egress), all canonical: rules as net_rule_parse()'s text,
+         * hosts as "name=address" (canonical name and address; one per
+         * name), plain_ports: CONNECT ports where a TLS ClientHello with a
+         * matching SNI is not required.
+         */
+        char **net_allow;
+        size_t n_net_allow;
+        char **net_deny;
+        size_t n_net_deny;
+        char **net_hosts;
+        size_t n_net_hosts;
+        uint16_t net_plain_ports[POLICY_NET_PLAIN_PORTS_MAX];
+        size_t n_net_plain_ports;
+        uint64_t egress_bytes; /* limits.egress_bytes: bytes both ways over the run; 0 = none */
+        uint64_t egress_connections; /* limits.egress_connections: at once; 0 = default */
 
         /* audit: the wake-loop breaker and the run's event budget; 0 = default */
         uint64_t max_chain_depth;     /* runs in one causal chain, this one included */
@@ -179,6 +199,17 @@ int policy_set_path(char **field, const char *path, struct rf_error *err);
 int policy_add_path(char ***list, size_t *n, const char *path, struct rf_error *err);
 int policy_add_protected(struct rf_policy *p, const char *path, struct rf_error *err);
 int policy_add_env(struct rf_policy *p, const char *name, const char *value, struct rf_error *err);
+
+/*
+ * policy_add_net_rule — for `--allow-host RULE`: validate like an entry of
+ * network.allow (net_rule_parse) and append its canonical text unless
+ * present. policy_add_net_host — for `--add-host NAME:IP`: a static name
+ * (canonical host name) for an address (canonical IP literal; IPv6 in
+ * brackets), replacing an earlier entry for the same name. 0 or
+ * -EINVAL/-E2BIG/-ENOMEM with err->msg.
+ */
+int policy_add_net_rule(struct rf_policy *p, const char *rule, struct rf_error *err);
+int policy_add_net_host(struct rf_policy *p, const char *name_ip, struct rf_error *err);
 
 /*
  * policy_set_limit — set one numeric setting from its command-line text,

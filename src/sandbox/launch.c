@@ -505,6 +505,32 @@ static void dns_stub(const struct child *c)
         close(s);
 }
 
+/*
+ * The run's only ways out: 127.0.0.1:3128 (HTTP proxy) and 127.0.0.1:1080
+ * (SOCKS5), listening sockets bound here inside the run's network namespace
+ * and handed to the supervisor, which gives them to the run's egress
+ * process outside. Nothing of ringfence's runs in the sandbox to serve them.
+ */
+static void egress_listeners(const struct child *c)
+{
+        static const uint16_t ports[] = {RF_EGRESS_HTTP_PORT, RF_EGRESS_SOCKS_PORT};
+        for (size_t i = 0; i < ARRAY_SIZE(ports); i++) {
+                struct sockaddr_in a = {.sin_family = AF_INET,
+                                        .sin_port = htons(ports[i]),
+                                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+                int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                if (s < 0)
+                        child_fail(c, STEP_EGRESS, errno);
+                TRY(c, STEP_EGRESS, bind(s, (struct sockaddr *)&a, sizeof a));
+                TRY(c, STEP_EGRESS, listen(s, 128));
+                struct rf_msg m = {.type = MSG_LISTEN, .value = ports[i]};
+                int r = rf_msg_send(c->chan, &m, s);
+                if (r < 0)
+                        child_fail(c, STEP_EGRESS, -r);
+                close(s);
+        }
+}
+
 /* The run's terminal comes from its own devpts instance: TIOCSTI on it
  * reaches only this pty, which the supervisor relays. */
 static int make_pty(const struct child *c, unsigned short rows, unsigned short cols)
@@ -869,6 +895,8 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 loopback_up(&c);
                 step_begin(&c, STEP_DNS);
                 dns_stub(&c);
+                step_begin(&c, STEP_EGRESS);
+                egress_listeners(&c);
         }
         int slave = -1;
         if (p->use_pty) {

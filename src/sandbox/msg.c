@@ -74,8 +74,8 @@ int rf_msg_recv(int sock, struct rf_msg *m, int *fd)
                 safe_close(got);
                 return -EBADMSG;
         }
-        if (got >= 0 &&
-            (!fd || (m->type != MSG_PTY && m->type != MSG_TREE && m->type != MSG_DNS))) {
+        if (got >= 0 && (!fd || (m->type != MSG_PTY && m->type != MSG_TREE && m->type != MSG_DNS &&
+                                 m->type != MSG_LISTEN))) {
                 safe_close(got);
                 return -EBADMSG;
         }

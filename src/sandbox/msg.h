@@ -25,6 +25,7 @@ enum rf_msg_type {
         MSG_TREE,      /* S → init: detached mount (fd) for plan op `value` (root runs) */
         MSG_CGROUP_OK, /* S → init: init is in the run's cgroups; the command may start */
         MSG_DNS,       /* init → S: the run's DNS stub socket, 127.0.0.1:53 in its netns (fd) */
+        MSG_LISTEN,    /* init → S: an egress listener in the run's netns (fd); value = port */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };

@@ -890,6 +890,20 @@ static int build_env(struct rf_plan *p, const struct plan_input *in)
         if ((r = env_set(p, &n, "RINGFENCE_RUN_ID", p->run_id)) < 0 ||
             (r = env_set(p, &n, "RINGFENCE_AGENT", pol->agent ? pol->agent : "agent")) < 0)
                 return r;
+        /* the run's only ways out: its own egress proxy (see src/egress/) */
+        static const char *const proxy_env[][2] = {
+                {"HTTP_PROXY", "http://" RF_EGRESS_HTTP_ADDR},
+                {"HTTPS_PROXY", "http://" RF_EGRESS_HTTP_ADDR},
+                {"ALL_PROXY", "socks5h://" RF_EGRESS_SOCKS_ADDR},
+                {"http_proxy", "http://" RF_EGRESS_HTTP_ADDR},
+                {"https_proxy", "http://" RF_EGRESS_HTTP_ADDR},
+                {"all_proxy", "socks5h://" RF_EGRESS_SOCKS_ADDR},
+                {"NO_PROXY", "localhost,127.0.0.1,::1"},
+                {"no_proxy", "localhost,127.0.0.1,::1"},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(proxy_env); i++)
+                if ((r = env_set(p, &n, proxy_env[i][0], proxy_env[i][1])) < 0)
+                        return r;
         const char *path = DEFAULT_PATH;
         for (size_t i = 0; i < pol->n_env; i++)
                 if (strcmp(pol->env_names[i], "PATH") == 0)

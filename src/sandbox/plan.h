@@ -21,14 +21,19 @@
 #include "policy/policy.h"
 #include "shared/error.h"
 
-#define PLAN_OPS_MAX       4096
-#define PLAN_ENV_MAX       (POLICY_ENV_MAX + 32)
-#define PLAN_ARGV_MAX      4096
-#define PLAN_ARG_BYTES     (1024 * 1024) /* total argv + envp bytes */
-#define RF_RUN_ID_LEN      36
-#define RF_HOSTNAME        "ringfence"
-#define PLAN_DEFAULT_FSIZE (16ULL << 30) /* largest file a run may write (RLIMIT_FSIZE) */
-#define PLAN_DEFAULT_PIDS  4096          /* processes per run unless the policy says otherwise */
+#define PLAN_OPS_MAX 4096
+#define PLAN_ENV_MAX (POLICY_ENV_MAX + 32)
+/* The run's egress listeners, inside its network namespace. */
+#define RF_EGRESS_HTTP_PORT  3128
+#define RF_EGRESS_SOCKS_PORT 1080
+#define RF_EGRESS_HTTP_ADDR  "127.0.0.1:3128"
+#define RF_EGRESS_SOCKS_ADDR "127.0.0.1:1080"
+#define PLAN_ARGV_MAX        4096
+#define PLAN_ARG_BYTES       (1024 * 1024) /* total argv + envp bytes */
+#define RF_RUN_ID_LEN        36
+#define RF_HOSTNAME          "ringfence"
+#define PLAN_DEFAULT_FSIZE   (16ULL << 30) /* largest file a run may write (RLIMIT_FSIZE) */
+#define PLAN_DEFAULT_PIDS    4096          /* processes per run unless the policy says otherwise */
 
 enum plan_op_kind {
         OP_DIR,     /* mkdir -p dst (mode) */

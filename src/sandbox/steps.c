@@ -31,6 +31,7 @@ static const struct {
         [STEP_HOSTNAME] = {"hostname", "the hostname"},
         [STEP_LOOPBACK] = {"loopback", "the loopback interface"},
         [STEP_DNS] = {"dns", "the run's DNS stub socket"},
+        [STEP_EGRESS] = {"egress", "the run's egress proxy listeners"},
         [STEP_PTY] = {"pty", "the run's terminal"},
         [STEP_RLIMITS] = {"rlimits", "resource limits"},
         [STEP_CAPS] = {"caps", "the capability drop"},

@@ -31,6 +31,7 @@ enum rf_step {
         STEP_HOSTNAME,
         STEP_LOOPBACK,
         STEP_DNS,
+        STEP_EGRESS,
         STEP_PTY,
         STEP_RLIMITS,
         STEP_CAPS,

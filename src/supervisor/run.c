@@ -36,6 +36,7 @@
 
 #include "audit/emit.h"
 #include "egress/dnsstub.h"
+#include "egress/egress.h"
 #include "run.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/launch.h"
@@ -271,8 +272,12 @@ struct sup {
         uint64_t pids_limit;
         int host_out[3]; /* owned: non-blocking reopenings of our fds 1, 2 (or -1) */
         uint64_t memory_limit;
-        int dns;                  /* owned: the run's DNS stub socket (MSG_DNS) or -1 */
-        struct audit_emitter *ev; /* borrowed: the run's events, or NULL */
+        int dns;                            /* owned: the run's DNS stub socket (MSG_DNS) or -1 */
+        struct audit_emitter *ev;           /* borrowed: the run's events, or NULL */
+        const struct egress_config *egress; /* borrowed: NULL = no egress process */
+        int listen_http, listen_socks;      /* owned until the egress process has them */
+        pid_t egress_pid;
+        int egress_pidfd, egress_events; /* owned */
 };
 
 /* Kill the whole run: its cgroups first (nothing escapes by forking), then
@@ -366,6 +371,39 @@ static void sup_on_msg(struct sup *s)
                 }
                 s->dns = fd;
                 break;
+        case MSG_LISTEN: {
+                /* each listener once, during setup; with both, the egress
+                 * process starts (before the command can) */
+                int *slot = m.value == RF_EGRESS_HTTP_PORT    ? &s->listen_http
+                            : m.value == RF_EGRESS_SOCKS_PORT ? &s->listen_socks
+                                                              : NULL;
+                if (!slot || *slot >= 0 || fd < 0 || s->state != RS_SETUP || s->egress_pid > 0) {
+                        safe_close(fd);
+                        s->state = RS_BROKEN;
+                        sup_kill(s);
+                        return;
+                }
+                *slot = fd;
+                if (s->listen_http >= 0 && s->listen_socks >= 0 && s->egress) {
+                        pid_t pid = egress_spawn(s->egress, s->listen_http, s->listen_socks,
+                                                 &s->egress_events, &s->egress_pidfd);
+                        if (pid < 0) {
+                                s->fail = (struct rf_msg){.type = MSG_FAIL,
+                                                          .step = STEP_EGRESS,
+                                                          .err = (int32_t)-pid};
+                                sup_event(s, EV_FAIL);
+                                sup_kill(s);
+                                return;
+                        }
+                        s->egress_pid = pid;
+                }
+                if (s->listen_http >= 0 && s->listen_socks >= 0) {
+                        /* the egress process has its own copies (or there is none) */
+                        s->listen_http = safe_close(s->listen_http);
+                        s->listen_socks = safe_close(s->listen_socks);
+                }
+                break;
+        }
         case MSG_EXEC_OK:
                 sup_event(s, EV_EXEC_OK);
                 break;
@@ -546,15 +584,31 @@ static void sup_free(struct sup *s)
         if (s->master >= 0)
                 safe_close(s->master);
         s->dns = safe_close(s->dns);
+        s->listen_http = safe_close(s->listen_http);
+        s->listen_socks = safe_close(s->listen_socks);
+        if (s->egress_pid > 0) {
+                /* the run is over: so is its way out */
+                (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
+                (void)waitpid(s->egress_pid, NULL, 0);
+                s->egress_pid = 0;
+        }
+        s->egress_pidfd = safe_close(s->egress_pidfd);
+        s->egress_events = safe_close(s->egress_events);
         safe_close(s->child.chan);
         safe_close(s->child.pidfd);
 }
 
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_ms,
-                   struct audit_emitter *ev, struct rf_error *err)
+                   struct audit_emitter *ev, const struct egress_config *egress,
+                   struct rf_error *err)
 {
         struct sup s = {.state = RS_SETUP,
                         .dns = -1,
+                        .egress = egress,
+                        .listen_http = -1,
+                        .listen_socks = -1,
+                        .egress_pidfd = -1,
+                        .egress_events = -1,
                         .ev = ev,
                         .master = plan->use_pty ? -2 : -1,
                         .cg = cg,
@@ -644,7 +698,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         break;
                 }
 
-                struct pollfd pfd[7 + 2 * 3];
+                struct pollfd pfd[8 + 2 * 3];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -655,6 +709,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         (struct pollfd){.fd = cgroup_oom_fd(cg), .events = cgroup_oom_events(cg)};
                 pfd[n++] = (struct pollfd){.fd = cgroup_pids_fd(cg), .events = POLLPRI};
                 pfd[n++] = (struct pollfd){.fd = s.dns, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = s.egress_events, .events = POLLIN};
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
                         pfd[n++] = (struct pollfd){.fd = pump_wants_read(p) ? p->in : -1,
@@ -697,7 +752,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 }
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
-                        short rin = pfd[7 + 2 * i].revents, rout = pfd[8 + 2 * i].revents;
+                        short rin = pfd[8 + 2 * i].revents, rout = pfd[9 + 2 * i].revents;
                         if (rin)
                                 pump_read(p);
                         if (rout & (POLLERR | POLLHUP))
@@ -708,6 +763,16 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 }
                 if (pfd[6].revents && s.dns >= 0 && dnsstub_serve(s.dns, ev) < 0)
                         s.dns = safe_close(s.dns);
+                /* the egress process's records: each answered before it acts */
+                for (int k = 0; k < 64 && (pfd[7].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                                s.egress_events >= 0;
+                     k++) {
+                        struct pollfd e1 = {.fd = s.egress_events, .events = POLLIN};
+                        if (k > 0 && poll(&e1, 1, 0) <= 0)
+                                break;
+                        if (egress_event_serve(s.egress_events, ev) < 0)
+                                s.egress_events = safe_close(s.egress_events);
+                }
                 if (ev) {
                         /* coalesced summaries and the group-commit bound;
                          * a log that fails now refuses the run's later actions */

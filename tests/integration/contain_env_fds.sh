@@ -25,7 +25,7 @@ like "$RF_OUT" '(^|'$'\n'')RF_VISIBLE=yes('$'\n''|$)' "control: --env NAME=VALUE
 names=$(printf '%s\n' "$RF_OUT" | tail -n +2 | sed 's/=.*//' | sort | tr '\n' ' ')
 extra=""
 for n in $names; do
-	in_list "$n" "PATH HOME USER LOGNAME SHELL TERM LANG TMPDIR RINGFENCE_RUN_ID RINGFENCE_AGENT RF_VISIBLE" ||
+	in_list "$n" "PATH HOME USER LOGNAME SHELL TERM LANG TMPDIR RINGFENCE_RUN_ID RINGFENCE_AGENT RF_VISIBLE HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY http_proxy https_proxy all_proxy no_proxy" ||
 		extra+=" $n"
 done
 is "$extra" "" "the environment holds only the allowlist (got: $names)"

@@ -104,17 +104,22 @@ hold_stop() {
 	rf_wait
 }
 
-# run_procs PID — every descendant of PID (the supervisor), one line each:
-# "PID Uid(r e s fs) Gid(r e s fs) Groups...".
+# run_procs PID — every descendant of PID (the supervisor) that belongs to
+# the run, one line each: "PID Uid(r e s fs) Gid(r e s fs) Groups...". The
+# run's processes are those in another network namespace than the
+# supervisor's; the run's egress process (ringfence's, outside the
+# sandbox, in the host's namespace) is not one of them.
 run_procs() {
-	local c
+	local c sup_net
+	sup_net=$(readlink /proc/"$1"/ns/net 2>/dev/null)
 	# shellcheck disable=SC2013 # the children files hold words (pids)
 	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		[ "$(readlink /proc/"$c"/ns/net 2>/dev/null)" = "$sup_net" ] && [ -z "${RUN_PROCS_INNER:-}" ] && continue
 		awk -v p="$c" '/^Uid:/ {u = $2" "$3" "$4" "$5}
 			/^Gid:/ {g = $2" "$3" "$4" "$5}
 			/^Groups:/ {$1 = ""; gr = $0}
 			END {if (u != "") print p, u, g, "groups:" gr}' /proc/"$c"/status 2>/dev/null
-		run_procs "$c"
+		RUN_PROCS_INNER=1 run_procs "$c"
 	done
 }
 

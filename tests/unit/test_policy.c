@@ -174,9 +174,10 @@ static void test_top_level_errors(void)
              "1)");
         FAIL("{\"version\": 1, \"verison\": 1}", -EINVAL,
              "p.json:1:16: verison: unknown key (expected one of: version, identity, workspace, "
-             "filesystem, env, limits, audit)");
-        FAIL("{\"version\": 1,\n \"network\": {\"allow\": [\"example.com\"]}}", -EINVAL,
-             "p.json:2:2: network: not supported by this version of ringfence");
+             "filesystem, env, limits, audit, network)");
+        FAIL("{\"version\": 1,\n \"network\": {\"allow\": [\"exa mple.com\"]}}", -EINVAL,
+             "p.json:2:24: network.allow[0]: \"exa mple.com\": space or control character in host "
+             "name");
         FAIL("{\"version\": 1, \"secrets\": {}}", -EINVAL,
              "p.json:1:16: secrets: not supported by this version of ringfence");
         FAIL("{\"version\": 1, \"version\": 1}", -EINVAL,
@@ -187,7 +188,7 @@ static void test_top_level_errors(void)
         FAIL("{\"version\": 1,}", -EINVAL, "p.json:1:15: trailing comma in object");
         FAIL("{\"version\": 1, \"\\u001b[2J\": 1}", -EINVAL,
              "p.json:1:16: [\"\\u001b[2J\"]: unknown key (expected one of: version, identity, "
-             "workspace, filesystem, env, limits, audit)");
+             "workspace, filesystem, env, limits, audit, network)");
         FAIL("{\"version\":1,\"identity\":[]}", -EINVAL,
              "p.json:1:25: identity: expected an object, got an array");
         FAIL("{\"version\":1,\"filesystem\":\"rw\"}", -EINVAL,
@@ -418,7 +419,7 @@ static void test_limit_errors(void)
              "p.json:1:31: limits.cpus: expected a number, got a string");
         FAIL("{\"version\":1,\"limits\":{\"disk\":\"1G\"}}", -EINVAL,
              "p.json:1:24: limits.disk: unknown key (expected one of: timeout, memory, pids, "
-             "cpus, nofile)");
+             "cpus, nofile, egress_bytes, egress_connections)");
 }
 
 static void test_env_errors(void)
@@ -1082,7 +1083,7 @@ static void test_protected_errors(void)
              "p.json:1:43: filesystem.protected: duplicate key (first at line 1, column 28)");
         FAIL("{\"version\":1,\"protected\":[\".git\"]}", -EINVAL,
              "p.json:1:14: protected: unknown key (expected one of: version, identity, "
-             "workspace, filesystem, env, limits, audit)");
+             "workspace, filesystem, env, limits, audit, network)");
 }
 
 static void test_protected_setter(void)
@@ -1640,8 +1641,65 @@ static void test_audit_section(void)
              "max_runs_per_window, loop_window, event_rate, event_burst, event_bytes)");
 }
 
+/* ------------------------------------------------------------------------ */
+/* network                                                                   */
+
+static void test_network_section(void)
+{
+        struct rf_policy *p = parse_ok(
+                "{\"version\":1,\"network\":{\"allow\":[\"API.Example.com.:443\","
+                "\"*.github.com:443,80\",\"10.0.0.0/8:5432\"],\"deny\":[\"evil.example.com\"],"
+                "\"hosts\":{\"Svc.Test\":\"10.1.2.3\"},\"plain_ports\":[4443]},"
+                "\"limits\":{\"egress_bytes\":\"1G\",\"egress_connections\":16}}",
+                "network section");
+        if (!p) {
+                ok(false, "cannot check the network section");
+                return;
+        }
+        ok(p->n_net_allow == 3 && !strcmp(p->net_allow[0], "api.example.com:443") &&
+                   !strcmp(p->net_allow[1], "*.github.com:80,443"),
+           "network.allow: canonical rules (%s, %s)", p->n_net_allow ? p->net_allow[0] : "",
+           p->n_net_allow > 1 ? p->net_allow[1] : "");
+        ok(p->n_net_deny == 1 && p->n_net_hosts == 1 &&
+                   !strcmp(p->net_hosts[0], "svc.test=10.1.2.3"),
+           "network.deny and network.hosts (canonical name=address)");
+        ok(p->n_net_plain_ports == 1 && p->net_plain_ports[0] == 4443 &&
+                   p->egress_bytes == 1ULL << 30 && p->egress_connections == 16,
+           "plain_ports and the egress limits");
+        char *j = to_json(p);
+        ok(j && strstr(j, "\"network\":{\"allow\":[\"api.example.com:443\",\"*.github.com:80,443\","
+                          "\"10.0.0.0/"
+                          "8:5432\"],\"deny\":[\"evil.example.com\"],\"hosts\":{\"svc.test\":"
+                          "\"10.1.2.3\"},\"plain_ports\":[4443]}"),
+           "canonical JSON: %s", j ? j : "(null)");
+        free(j);
+        struct rf_policy *o = policy_new();
+        struct rf_error e = {0};
+        ok(o && policy_add_net_rule(o, "api.example.com:443", &e) == 0 &&
+                   policy_add_net_rule(o, "new.example.com", &e) == 0 &&
+                   policy_add_net_host(o, "svc.test:10.9.9.9", &e) == 0 &&
+                   policy_merge(p, o, &e) == 0,
+           "--allow-host / --add-host merge (%s)", e.msg);
+        ok(p->n_net_allow == 4 && p->n_net_hosts == 1 &&
+                   !strcmp(p->net_hosts[0], "svc.test=10.9.9.9"),
+           "... a rule already there is not added twice; --add-host replaces the name's address");
+        is_int(policy_add_net_rule(o, "evil.com@good.com", &e), -EINVAL,
+               "--allow-host with userinfo");
+        is_int(policy_add_net_host(o, "svc.test", &e), -EINVAL, "--add-host without an address");
+        is_int(policy_add_net_host(o, "svc.test:0x0a.0.0.1", &e), -EINVAL,
+               "--add-host with a hex address");
+        policy_free(o);
+        policy_free(p);
+        FAIL("{\"version\":1,\"network\":{\"hosts\":{\"a.test\":\"1.2.3\"}}}", -EINVAL,
+             "p.json:1:43: network.hosts[\"a.test\"]: is not an IP address (IPv4 dotted quad or "
+             "IPv6)");
+        FAIL("{\"version\":1,\"network\":{\"plain_ports\":[0]}}", -EINVAL,
+             "p.json:1:40: network.plain_ports[0]: must be a port between 1 and 65535");
+}
+
 int main(void)
 {
+        test_network_section();
         test_audit_section();
         test_parse_good();
         test_top_level_errors();

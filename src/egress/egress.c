@@ -1,0 +1,344 @@
+/*
+ * egress.c — the run's egress process: its configuration, its lockdown,
+ * and the supervisor's end of its event channel. The loop is proxy.c.
+ *
+ * Lockdown, in the child, before it reads a byte from the run:
+ *   1. PR_SET_PDEATHSIG(SIGKILL), and a check that the supervisor did not
+ *      already go (it dies with the run's supervisor);
+ *   2. every fd closed but the two listeners and the event channel;
+ *   3. root: supplementary groups dropped, uid/gid nobody; everyone: every
+ *      capability dropped (bounding set included), no_new_privs;
+ *   4. a seccomp allowlist: sockets of AF_INET/AF_INET6 only, no open,
+ *      no exec, no kill, no ptrace, no mapping of executable memory.
+ * Its only file system access is what happened before step 4 (nothing:
+ * the configuration is built by the supervisor before the fork).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <ifaddrs.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "audit/emit.h"
+#include "egress/addr.h"
+#include "egress/egress-internal.h"
+#include "policy/policy.h"
+#include "shared/json.h"
+#include "shared/macro.h"
+
+/* ---- configuration ----------------------------------------------------------- */
+
+static int parse_rules(char *const *text, size_t n, struct net_rule **ret, struct rf_error *err)
+{
+        *ret = NULL;
+        if (n == 0)
+                return 0;
+        struct net_rule *v = calloc(n, sizeof *v);
+        if (!v)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const char *why = "invalid";
+                if (net_rule_parse(text[i], strlen(text[i]), &v[i], &why) < 0) {
+                        free(v);
+                        return rf_error_set(err, -EINVAL, "network rule %s: %s", text[i], why);
+                }
+        }
+        *ret = v;
+        return 0;
+}
+
+int egress_config_build(const struct rf_policy *pol, const char *run_id, const char *resolv_conf,
+                        struct egress_config *c, struct rf_error *err)
+{
+        int r;
+
+        memset(c, 0, sizeof *c);
+        snprintf(c->run_id, sizeof c->run_id, "%s", run_id);
+        snprintf(c->agent, sizeof c->agent, "%s", pol->agent ? pol->agent : "agent");
+        /* the agent name goes into a header: keep it to token characters */
+        for (char *p = c->agent; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || strchr("-._~", *p)))
+                        *p = '_';
+        if ((r = parse_rules(pol->net_allow, pol->n_net_allow, &c->allow, err)) < 0 ||
+            (r = parse_rules(pol->net_deny, pol->n_net_deny, &c->deny, err)) < 0) {
+                egress_config_free(c);
+                return r;
+        }
+        c->n_allow = pol->n_net_allow;
+        c->n_deny = pol->n_net_deny;
+        if (pol->n_net_hosts) {
+                c->hosts = calloc(pol->n_net_hosts, sizeof *c->hosts);
+                if (!c->hosts) {
+                        egress_config_free(c);
+                        return rf_error_set(err, -ENOMEM, "out of memory");
+                }
+        }
+        for (size_t i = 0; i < pol->n_net_hosts; i++) {
+                const char *e = pol->net_hosts[i], *eq = strchr(e, '=');
+                struct egress_host *h = &c->hosts[c->n_hosts];
+                if (!eq || (size_t)(eq - e) > NET_HOST_MAX ||
+                    net_ip_parse(eq + 1, strlen(eq + 1), false, h->addr, &h->family) < 0)
+                        continue;
+                memcpy(h->name, e, (size_t)(eq - e));
+                h->name[eq - e] = '\0';
+                c->n_hosts++;
+        }
+        memcpy(c->plain_ports, pol->net_plain_ports, sizeof c->plain_ports);
+        c->n_plain_ports = pol->n_net_plain_ports;
+        c->bytes_quota = pol->egress_bytes;
+        c->max_conns =
+                pol->egress_connections ? (unsigned)pol->egress_connections : EGRESS_CONNS_DEFAULT;
+
+        /* the host's resolver configuration, read now: the egress process cannot */
+        char buf[16384];
+        int fd = open(resolv_conf ? resolv_conf : "/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                ssize_t n = read(fd, buf, sizeof buf);
+                close(fd);
+                if (n > 0)
+                        c->n_ns = resolv_conf_parse(buf, (size_t)n, c->ns, c->ns_len);
+        }
+        /* the host's own addresses: never a destination unless an IP rule says so */
+        struct ifaddrs *ifa = NULL;
+        if (getifaddrs(&ifa) == 0) {
+                for (struct ifaddrs *i = ifa; i && c->n_own < EGRESS_OWN_MAX; i = i->ifa_next) {
+                        if (!i->ifa_addr)
+                                continue;
+                        if (i->ifa_addr->sa_family == AF_INET) {
+                                memcpy(c->own[c->n_own],
+                                       &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
+                                c->own_family[c->n_own++] = AF_INET;
+                        } else if (i->ifa_addr->sa_family == AF_INET6) {
+                                memcpy(c->own[c->n_own],
+                                       &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
+                                c->own_family[c->n_own++] = AF_INET6;
+                        }
+                }
+                freeifaddrs(ifa);
+        }
+        return 0;
+}
+
+void egress_config_free(struct egress_config *c)
+{
+        free(c->allow);
+        free(c->deny);
+        free(c->hosts);
+        c->allow = c->deny = NULL;
+        c->hosts = NULL;
+        c->n_allow = c->n_deny = c->n_hosts = 0;
+}
+
+/* ---- lockdown ------------------------------------------------------------------ */
+
+#define ALLOW_NR(nr)                                                                               \
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static int install_seccomp(void)
+{
+        struct sock_filter f[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* x32 */
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+                /* socket(AF_INET|AF_INET6, ...) only */
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 5),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 2, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                /* mmap / mprotect: never executable */
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 1, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 4),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+                BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                ALLOW_NR(__NR_read),
+                ALLOW_NR(__NR_write),
+                ALLOW_NR(__NR_readv),
+                ALLOW_NR(__NR_writev),
+                ALLOW_NR(__NR_close),
+                ALLOW_NR(__NR_poll),
+                ALLOW_NR(__NR_ppoll),
+                ALLOW_NR(__NR_accept4),
+                ALLOW_NR(__NR_connect),
+                ALLOW_NR(__NR_sendto),
+                ALLOW_NR(__NR_recvfrom),
+                ALLOW_NR(__NR_sendmsg),
+                ALLOW_NR(__NR_recvmsg),
+                ALLOW_NR(__NR_shutdown),
+                ALLOW_NR(__NR_getsockopt),
+                ALLOW_NR(__NR_setsockopt),
+                ALLOW_NR(__NR_getsockname),
+                ALLOW_NR(__NR_getpeername),
+                ALLOW_NR(__NR_fcntl),
+                ALLOW_NR(__NR_clock_gettime),
+                ALLOW_NR(__NR_gettimeofday),
+                ALLOW_NR(__NR_getrandom),
+                ALLOW_NR(__NR_brk),
+                ALLOW_NR(__NR_munmap),
+                ALLOW_NR(__NR_mremap),
+                ALLOW_NR(__NR_madvise),
+                ALLOW_NR(__NR_rt_sigreturn),
+                ALLOW_NR(__NR_rt_sigprocmask),
+                ALLOW_NR(__NR_futex),
+                ALLOW_NR(__NR_restart_syscall),
+                ALLOW_NR(__NR_getpid),
+                ALLOW_NR(__NR_gettid),
+                ALLOW_NR(__NR_exit),
+                ALLOW_NR(__NR_exit_group),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        };
+        struct sock_fprog prog = {.len = ARRAY_SIZE(f), .filter = f};
+        return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ? negative_errno() : 0;
+}
+
+static int drop_privileges(void)
+{
+        /* the bounding set first: dropping it needs CAP_SETPCAP, which the
+         * uid change below takes away */
+        for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
+                    geteuid() == 0)
+                        return negative_errno();
+        if (geteuid() == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0)
+                        return negative_errno();
+        }
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[2] = {0};
+        if (syscall(SYS_capset, &h, d) < 0)
+                return negative_errno();
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int *events_fd,
+                   int *pidfd)
+{
+        int sp[2];
+        pid_t parent = getpid();
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+                return negative_errno();
+        pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD | CLONE_PIDFD, NULL, pidfd, NULL, 0);
+        if (pid < 0) {
+                int r = negative_errno();
+                close(sp[0]);
+                close(sp[1]);
+                return r;
+        }
+        if (pid > 0) {
+                close(sp[1]);
+                *events_fd = sp[0];
+                return pid;
+        }
+        /* the egress process */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                _exit(1);
+        sigset_t all;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        /* keep 0..2 pointing at /dev/null-like nothing: close them too */
+        int keep[] = {http_fd, socks_fd, sp[1]};
+        for (int fd = 0; fd < 1024; fd++) {
+                bool k = false;
+                for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+                        k |= fd == keep[i];
+                if (!k)
+                        close(fd);
+        }
+        (void)syscall(SYS_close_range, 1024, ~0U, 0);
+        if (drop_privileges() < 0 || install_seccomp() < 0)
+                _exit(1);
+        egress_loop(c, http_fd, socks_fd, sp[1]);
+}
+
+/* ---- the supervisor's end of the event channel ------------------------------------ */
+
+/* What the egress process may record, and how its repeats are named. */
+static const struct {
+        const char *event;
+        const char *what; /* coalesced repeats: "N more <what> <key>" */
+} egress_events[] = {
+        {"egress.allow", NULL},   {"egress.deny", "refused connections to"},
+        {"egress.request", NULL}, {"egress.response", NULL},
+        {"egress.close", NULL},   {"egress.limit", "refusals by limit"},
+};
+
+int egress_event_serve(int fd, struct audit_emitter *emit)
+{
+        char msg[EGRESS_EVENT_MAX + 1];
+        ssize_t n = recv(fd, msg, sizeof msg, MSG_DONTWAIT);
+        if (n == 0)
+                return -ECONNRESET;
+        if (n < 0)
+                return errno == EAGAIN ? 0 : negative_errno();
+        int64_t ans = -EBADMSG;
+        _cleanup_json_ struct json_node *o = NULL;
+        struct rf_error err = {0};
+        if ((size_t)n <= EGRESS_EVENT_MAX && json_parse(msg, (size_t)n, &o, &err) == 0 &&
+            o->type == JSON_OBJECT) {
+                const struct json_node *ev = json_object_get(o, "event"),
+                                       *key = json_object_get(o, "key"),
+                                       *fields = json_object_get(o, "fields");
+                const char *what = NULL;
+                bool known = false;
+                for (size_t i = 0; ev && ev->type == JSON_STRING && i < ARRAY_SIZE(egress_events);
+                     i++)
+                        if (!strcmp(ev->str, egress_events[i].event)) {
+                                known = true;
+                                what = egress_events[i].what;
+                        }
+                if (known && fields && fields->type == JSON_OBJECT &&
+                    fields->n_items <= AUDIT_FIELDS_MAX && (!key || key->type == JSON_STRING)) {
+                        struct audit_field f[AUDIT_FIELDS_MAX];
+                        size_t nf = 0;
+                        bool ok = true;
+                        for (size_t i = 0; i < fields->n_items; i++) {
+                                const struct json_node *m = fields->items[i];
+                                int64_t v;
+                                if (m->type == JSON_STRING)
+                                        f[nf++] = (struct audit_field){
+                                                .key = m->key, .type = AUDIT_STR, .s = m->str};
+                                else if (m->type == JSON_NUMBER && json_number_int64(m, &v) == 0)
+                                        f[nf++] = (struct audit_field){
+                                                .key = m->key, .type = AUDIT_INT, .i = v};
+                                else
+                                        ok = false;
+                        }
+                        if (ok)
+                                ans = emit ? audit_emit(emit, ev->str,
+                                                        key && what ? key->str : NULL, what, f, nf,
+                                                        0, &err)
+                                           : 1;
+                }
+        }
+        if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof ans)
+                return -EPIPE;
+        return 0;
+}

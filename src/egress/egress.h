@@ -1,0 +1,122 @@
+/*
+ * egress.h — the run's egress process: the only way out of a run.
+ *
+ * The run's init binds two listening sockets inside the run's network
+ * namespace, 127.0.0.1:3128 (HTTP proxy, CONNECT included) and
+ * 127.0.0.1:1080 (SOCKS5), and hands them to the supervisor (MSG_LISTEN).
+ * The supervisor forks one egress process for the run with those sockets
+ * and this run's policy only (struct egress_config, built before the run
+ * starts). The egress process lives in the host's network namespace,
+ * outside the sandbox, and:
+ *
+ *  - resolves names itself (UDP to the host's nameservers, read once before
+ *    it locks down), classifies every address (addr.h), refuses loopback,
+ *    private, link-local, CGNAT, multicast, metadata, embedded-IPv4 forms
+ *    and the host's own addresses unless an IP/CIDR allow rule covers
+ *    them, and dials exactly the address it checked (no second lookup);
+ *  - decides with deny-wins rules (rules.h); a refusal is an HTTP 403 (or
+ *    a SOCKS reply 0x02) naming the host, the rule and how to ask for more;
+ *  - for CONNECT to a port not listed in network.plain_ports, reads the TLS
+ *    ClientHello before dialling and refuses a missing SNI or one that
+ *    differs from the CONNECT host (domain fronting);
+ *  - checks every request of a keep-alive connection, adds `traceparent`
+ *    and `baggage` to plain-HTTP requests;
+ *  - records every decision through the supervisor (egress.allow /
+ *    egress.deny / egress.request / egress.response / egress.close) and
+ *    waits for the answer: no record, no connection.
+ *
+ * Locked down before it reads a byte from the run: no capabilities,
+ * no_new_privs, uid nobody when started by root, every fd closed but its
+ * own, a seccomp allowlist without open/exec (so no file system at all),
+ * and it dies with its supervisor (PR_SET_PDEATHSIG).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "egress/rules.h"
+#include "shared/error.h"
+
+#define EGRESS_NS_MAX        3  /* nameservers used */
+#define EGRESS_OWN_MAX       64 /* host addresses remembered */
+#define EGRESS_CONNS_DEFAULT 64 /* connections at once */
+#define EGRESS_CONNECT_MS    10000
+#define EGRESS_IDLE_MS       300000
+#define EGRESS_HEAD_MS       30000
+#define EGRESS_RESOLVE_MS    5000
+#define EGRESS_EVENT_MAX     8192 /* bytes of one event message to the supervisor */
+
+struct egress_host {
+        char name[NET_HOST_MAX + 1];
+        int family;
+        uint8_t addr[16];
+};
+
+struct egress_config {
+        char run_id[64];
+        char agent[256];
+        struct net_rule *allow, *deny;
+        size_t n_allow, n_deny;
+        struct egress_host *hosts;
+        size_t n_hosts;
+        uint16_t plain_ports[16];
+        size_t n_plain_ports;
+        struct sockaddr_storage ns[EGRESS_NS_MAX];
+        socklen_t ns_len[EGRESS_NS_MAX];
+        size_t n_ns;
+        int own_family[EGRESS_OWN_MAX];
+        uint8_t own[EGRESS_OWN_MAX][16];
+        size_t n_own;
+        uint64_t bytes_quota; /* 0 = none */
+        unsigned max_conns;
+};
+
+struct rf_policy;
+
+/*
+ * egress_config_build — this run's egress configuration from its policy:
+ * the rules parsed again (they were validated), static hosts, the
+ * nameservers of `resolv_conf` (NULL: /etc/resolv.conf; test builds may
+ * point elsewhere), the host's own addresses (getifaddrs). 0 or -errno
+ * with err. Free with egress_config_free.
+ */
+int egress_config_build(const struct rf_policy *pol, const char *run_id, const char *resolv_conf,
+                        struct egress_config *c, struct rf_error *err);
+void egress_config_free(struct egress_config *c);
+
+/*
+ * egress_spawn — fork the egress process serving listeners `http_fd` and
+ * `socks_fd` with configuration c; its events come over *events_fd (a
+ * SOCK_SEQPACKET socket, owned by the caller). Returns the child's pid
+ * (> 0) with *pidfd set, or -errno. The caller's fds are not inherited.
+ */
+pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int *events_fd,
+                   int *pidfd);
+
+/*
+ * resolv_conf_parse — the first EGRESS_NS_MAX `nameserver ADDR` lines of a
+ * resolv.conf text (IPv4 or IPv6 literals; anything else skipped), port 53.
+ * Pure; fuzzed. Returns the number found.
+ */
+size_t resolv_conf_parse(const char *text, size_t len, struct sockaddr_storage ns[EGRESS_NS_MAX],
+                         socklen_t ns_len[EGRESS_NS_MAX]);
+
+/*
+ * The supervisor's side of the event channel: a message is one datagram,
+ * a JSON object {"event":"egress.allow","key":"host:port"|absent,
+ * "fields":{"k":"string"|integer|true|false,...}}; only egress.* events
+ * are accepted (the egress process cannot write run.* or audit.*
+ * records). The answer is an int64: > 0 the seq, 0 coalesced, < 0 -errno
+ * (the action is refused).
+ *
+ * egress_event_serve — read one message from `fd`, record it through
+ * `emit` (see audit/emit.h) and answer. Returns 0, or -errno when the
+ * channel is gone or broken (then the supervisor closes it, and the
+ * egress process, whose every event now fails, refuses everything).
+ */
+struct audit_emitter;
+int egress_event_serve(int fd, struct audit_emitter *emit);

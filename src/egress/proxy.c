@@ -1,0 +1,1209 @@
+/*
+ * proxy.c — the egress process's event loop: HTTP forward proxy (absolute
+ * form, keep-alive, every request checked), CONNECT tunnels with a TLS
+ * SNI check, SOCKS5 CONNECT, its own asynchronous resolver. See egress.h.
+ *
+ * One poll loop over the two listeners, the event channel and every
+ * connection's client, upstream and DNS sockets. A connection is a state
+ * machine; the table `next_state` lists every transition the code makes,
+ * and conn_to() refuses any other (a bug there closes the connection
+ * rather than letting it reach a state it should not).
+ *
+ * Order for one connection, whatever the protocol:
+ *   read the request (head / SOCKS request) → decide by name (deny wins,
+ *   then static hosts, then allow rules; IP literals only by IP/CIDR
+ *   rules) → resolve (static host, literal, or DNS) → classify every
+ *   address, keep the first acceptable one → [CONNECT to a TLS port: 200,
+ *   read the ClientHello, SNI must equal the host] → record egress.allow
+ *   (refuse if it cannot be recorded) → dial exactly that address → relay.
+ * Every refusal is recorded as egress.deny (coalesced per host and port)
+ * and answered (403 with an explanation, or the SOCKS reply code).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "egress/addr.h"
+#include "egress/dnsresp.h"
+#include "egress/egress-internal.h"
+#include "egress/http.h"
+#include "egress/socks.h"
+#include "egress/tls.h"
+#include "shared/json.h"
+#include "shared/macro.h"
+
+#define RELAY_BUF 16384
+
+enum cstate {
+        CS_SOCKS_GREET, /* SOCKS: reading the greeting */
+        CS_SOCKS_REQ,   /* SOCKS: reading the request */
+        CS_HEAD,        /* HTTP: reading a request head */
+        CS_RESOLVE,     /* waiting for DNS */
+        CS_SNI,         /* CONNECT to a TLS port: 200 sent, reading the ClientHello */
+        CS_DIAL,        /* non-blocking connect to the checked address */
+        CS_BODY,        /* HTTP: forwarding the request body */
+        CS_RESP,        /* HTTP: relaying the response */
+        CS_TUNNEL,      /* CONNECT / SOCKS: raw relay both ways */
+        CS_DRAIN,       /* writing what is left to the client, then close */
+        CS_DEAD,
+        _CS_MAX,
+};
+
+/* Every transition the code makes; anything else closes the connection. */
+static const bool next_state[_CS_MAX][_CS_MAX] = {
+        [CS_SOCKS_GREET] = {[CS_SOCKS_REQ] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_SOCKS_REQ] =
+                {[CS_RESOLVE] = true, [CS_DIAL] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_HEAD] = {[CS_RESOLVE] = true,
+                     [CS_DIAL] = true,
+                     [CS_SNI] = true,
+                     [CS_BODY] = true,
+                     [CS_DRAIN] = true,
+                     [CS_DEAD] = true},
+        [CS_RESOLVE] = {[CS_DIAL] = true, [CS_SNI] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_SNI] = {[CS_DIAL] = true, [CS_DEAD] = true},
+        [CS_DIAL] = {[CS_TUNNEL] = true, [CS_BODY] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_BODY] = {[CS_RESP] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_RESP] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_TUNNEL] = {[CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_DRAIN] = {[CS_DEAD] = true},
+};
+
+enum proto {
+        PR_HTTP,
+        PR_CONNECT,
+        PR_SOCKS,
+};
+
+static const char *const proto_name[] = {
+        [PR_HTTP] = "http",
+        [PR_CONNECT] = "connect",
+        [PR_SOCKS] = "socks5",
+};
+
+struct relay {
+        char d[RELAY_BUF];
+        size_t off, len;
+};
+
+struct conn {
+        enum cstate st;
+        enum proto proto;
+        int cfd, ufd, dfd;                          /* client, upstream, DNS */
+        char in[HTTP_HEAD_MAX + TLS_HELLO_MAX / 4]; /* unconsumed client bytes */
+        size_t in_len;
+        struct relay c2u, u2c;
+        /* the current destination */
+        char host[256];
+        uint16_t port;
+        char cur_host[256]; /* what ufd is connected to (keep-alive reuse) */
+        uint16_t cur_port;
+        int family;
+        uint8_t addr[16];
+        char addr_text[64];
+        char rule[RULE_TEXT_MAX + 8]; /* "allow <rule>" / "deny <rule>" */
+        bool static_host;             /* the name is an operator-declared --add-host */
+        bool ip_rule;                 /* an IP/CIDR allow rule covers the address */
+        /* resolver */
+        uint16_t qid[2];
+        bool qdone[2];
+        struct dns_answer ans[2];
+        size_t ns;
+        int64_t dns_deadline;
+        /* HTTP framing */
+        struct http_request rq; /* the request being forwarded (spans into `in`) */
+        int64_t req_left;       /* request body bytes left (-1: chunked) */
+        struct http_chunked req_ch;
+        bool req_head; /* the request was HEAD */
+        bool client_close;
+        char method[16];
+        char rhead[HTTP_HEAD_MAX];
+        size_t rhead_len;
+        bool resp_in_head;
+        int64_t resp_left; /* -1 chunked, -2 until close */
+        struct http_chunked resp_ch;
+        /* accounting */
+        uint64_t up, down;
+        int64_t t0, deadline;
+        bool allowed; /* egress.allow recorded: egress.close owed */
+};
+
+static struct {
+        const struct egress_config *cfg;
+        int events;
+        struct conn **conns;
+        size_t n_conns;
+        uint64_t bytes; /* both ways, for limits.egress_bytes */
+} E;
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void conn_to(struct conn *c, enum cstate s)
+{
+        if (!next_state[c->st][s])
+                s = CS_DEAD;
+        c->st = s;
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+struct evf {
+        const char *k;
+        const char *s; /* string, or NULL for the integer */
+        int64_t i;
+};
+
+/*
+ * Record one event through the supervisor and wait for its answer (must
+ * succeed: a negative answer, a timeout or a broken channel is a refusal).
+ */
+static int64_t event(const char *name, const char *key, const struct evf *f, size_t n)
+{
+        struct json_buf b = {0};
+        json_buf_append(&b, "{\"event\":", 9);
+        json_buf_append_string(&b, name, strlen(name));
+        if (key) {
+                json_buf_append(&b, ",\"key\":", 7);
+                json_buf_append_string(&b, key, strlen(key));
+        }
+        json_buf_append(&b, ",\"fields\":{", 11);
+        for (size_t i = 0; i < n; i++) {
+                if (i)
+                        json_buf_append(&b, ",", 1);
+                json_buf_append_string(&b, f[i].k, strlen(f[i].k));
+                json_buf_append(&b, ":", 1);
+                if (f[i].s)
+                        json_buf_append_string(&b, f[i].s, strnlen(f[i].s, 1024));
+                else {
+                        char num[32];
+                        int l = snprintf(num, sizeof num, "%" PRId64, f[i].i);
+                        json_buf_append(&b, num, (size_t)l);
+                }
+        }
+        json_buf_append(&b, "}}", 2);
+        int64_t r = -EIO;
+        if (!b.error && b.len <= EGRESS_EVENT_MAX && E.events >= 0 &&
+            send(E.events, b.data, b.len, MSG_NOSIGNAL) == (ssize_t)b.len) {
+                struct pollfd p = {.fd = E.events, .events = POLLIN};
+                int64_t ans;
+                if (poll(&p, 1, 5000) == 1 && recv(E.events, &ans, sizeof ans, 0) == sizeof ans)
+                        r = ans;
+        }
+        json_buf_done(&b);
+        return r;
+}
+
+/* ---- answers to the client --------------------------------------------------- */
+
+static void client_send(struct conn *c, const char *s, size_t len)
+{
+        /* into the u2c relay: written by the loop, then the connection drains */
+        size_t room = RELAY_BUF - c->u2c.off - c->u2c.len;
+        if (len > room)
+                len = room;
+        memcpy(c->u2c.d + c->u2c.off + c->u2c.len, s, len);
+        c->u2c.len += len;
+}
+
+/* Refuse: record egress.deny (coalesced per host:port), answer, drain. */
+static void deny(struct conn *c, const char *reason, const char *rule, int http_status,
+                 enum socks_reply socks_code)
+{
+        char key[300];
+        snprintf(key, sizeof key, "%s:%u", c->host, c->port);
+        struct evf f[] = {
+                {"host", c->host, 0},      {"port", NULL, c->port},
+                {"addr", c->addr_text, 0}, {"rule", rule ? rule : "(none)", 0},
+                {"reason", reason, 0},     {"proto", proto_name[c->proto], 0},
+        };
+        (void)event("egress.deny", key, f, ARRAY_SIZE(f));
+        if (c->proto == PR_SOCKS) {
+                uint8_t rep[10];
+                socks_reply_build(socks_code, rep);
+                client_send(c, (const char *)rep, sizeof rep);
+        } else {
+                char body[1024], msg[1400];
+                char rulepart[RULE_TEXT_MAX + 16] = "";
+                if (rule)
+                        snprintf(rulepart, sizeof rulepart, " (rule %s)", rule);
+                int bl = snprintf(body, sizeof body,
+                                  "ringfence: egress to %s:%u refused: %s%s.\n"
+                                  "To allow it, add \"%s:%u\" to network.allow in the run's "
+                                  "policy, or run with --allow-host %s:%u.\n",
+                                  c->host[0] ? c->host : "?", c->port, reason, rulepart, c->host,
+                                  c->port, c->host, c->port);
+                if (bl < 0 || (size_t)bl >= sizeof body)
+                        bl = (int)strlen(body);
+                int ml = snprintf(msg, sizeof msg,
+                                  "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
+                                  "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+                                  http_status,
+                                  http_status == 403   ? "Forbidden"
+                                  : http_status == 502 ? "Bad Gateway"
+                                                       : "Bad Request",
+                                  bl, body);
+                if (ml > 0)
+                        client_send(c, msg, (size_t)ml < sizeof msg ? (size_t)ml : sizeof msg - 1);
+        }
+        conn_to(c, CS_DRAIN);
+}
+
+/* ---- the decision ------------------------------------------------------------ */
+
+static bool port_plain(uint16_t port)
+{
+        for (size_t i = 0; i < E.cfg->n_plain_ports; i++)
+                if (E.cfg->plain_ports[i] == port)
+                        return true;
+        return false;
+}
+
+/*
+ * By name (before any lookup): deny rules first, then the static hosts,
+ * then allow rules. Returns true when the name may proceed (c->rule set).
+ */
+static bool decide_name(struct conn *c, const char **reason)
+{
+        const struct egress_config *g = E.cfg;
+        for (size_t i = 0; i < g->n_deny; i++)
+                if ((g->deny[i].kind == RULE_HOST || g->deny[i].kind == RULE_SUFFIX) &&
+                    net_rule_match_host(&g->deny[i], c->host, c->port)) {
+                        snprintf(c->rule, sizeof c->rule, "deny %s", g->deny[i].text);
+                        *reason = "a deny rule matches";
+                        return false;
+                }
+        for (size_t i = 0; i < g->n_allow; i++)
+                if ((g->allow[i].kind == RULE_HOST || g->allow[i].kind == RULE_SUFFIX) &&
+                    net_rule_match_host(&g->allow[i], c->host, c->port)) {
+                        snprintf(c->rule, sizeof c->rule, "allow %s", g->allow[i].text);
+                        return true;
+                }
+        *reason = "no allow rule matches (default: no egress)";
+        c->rule[0] = '\0';
+        return false;
+}
+
+/* An address, once known: deny IP rules, classification, allow IP rules. */
+static bool decide_addr(struct conn *c, int family, const uint8_t addr[16], const char **reason)
+{
+        const struct egress_config *g = E.cfg;
+        for (size_t i = 0; i < g->n_deny; i++)
+                if ((g->deny[i].kind == RULE_IP || g->deny[i].kind == RULE_CIDR) &&
+                    net_rule_match_addr(&g->deny[i], addr, family, c->port)) {
+                        snprintf(c->rule, sizeof c->rule, "deny %s", g->deny[i].text);
+                        *reason = "a deny rule matches the address";
+                        return false;
+                }
+        for (size_t i = 0; i < g->n_allow; i++)
+                if ((g->allow[i].kind == RULE_IP || g->allow[i].kind == RULE_CIDR) &&
+                    net_rule_match_addr(&g->allow[i], addr, family, c->port)) {
+                        snprintf(c->rule, sizeof c->rule, "allow %s", g->allow[i].text);
+                        c->ip_rule = true;
+                        return true; /* an explicit IP/CIDR allow covers any class */
+                }
+        if (c->static_host)
+                return true; /* the operator declared this name's address */
+        enum addr_class k = addr_classify(addr, family);
+        if (k != ADDR_PUBLIC) {
+                static char why[64];
+                snprintf(why, sizeof why, "the address is %s", addr_class_name(k));
+                *reason = why;
+                return false;
+        }
+        for (size_t i = 0; i < g->n_own; i++)
+                if (g->own_family[i] == family &&
+                    !memcmp(g->own[i], addr, family == AF_INET ? 4 : 16)) {
+                        *reason = "the address is this host's own";
+                        return false;
+                }
+        return true;
+}
+
+/* ---- resolving ---------------------------------------------------------------- */
+
+static void dns_send(struct conn *c)
+{
+        const struct egress_config *g = E.cfg;
+        static const uint16_t qt[2] = {1, 28};
+        c->dfd = safe_close(c->dfd);
+        if (c->ns >= g->n_ns)
+                return;
+        c->dfd = socket(g->ns[c->ns].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c->dfd < 0 ||
+            connect(c->dfd, (const struct sockaddr *)&g->ns[c->ns], g->ns_len[c->ns]) < 0) {
+                c->dfd = safe_close(c->dfd);
+                return;
+        }
+        for (int i = 0; i < 2; i++) {
+                uint8_t q[DNSR_QUERY_MAX];
+                if (c->qdone[i])
+                        continue;
+                if (getrandom(&c->qid[i], sizeof c->qid[i], 0) != sizeof c->qid[i])
+                        c->qid[i] = (uint16_t)(now_ms() * 7919 + i);
+                int n = dns_query_build(c->host, qt[i], c->qid[i], q, sizeof q);
+                if (n > 0)
+                        (void)send(c->dfd, q, (size_t)n, 0);
+        }
+        c->dns_deadline = now_ms() + EGRESS_RESOLVE_MS / (int64_t)(g->n_ns ? g->n_ns : 1);
+}
+
+static void start_resolve(struct conn *c)
+{
+        memset(c->qdone, 0, sizeof c->qdone);
+        memset(c->ans, 0, sizeof c->ans);
+        c->ns = 0;
+        conn_to(c, CS_RESOLVE);
+        dns_send(c);
+        if (c->dfd < 0)
+                deny(c, "no nameserver is reachable", NULL, 403, SOCKS_HOST_UNREACHABLE);
+}
+
+static void have_address(struct conn *c);
+
+static void resolved(struct conn *c)
+{
+        const char *reason = "the name does not resolve";
+        c->dfd = safe_close(c->dfd);
+        for (int q = 0; q < 2; q++)
+                for (size_t i = 0; i < c->ans[q].n; i++) {
+                        const char *why = NULL;
+                        if (decide_addr(c, c->ans[q].family[i], c->ans[q].addr[i], &why)) {
+                                c->family = c->ans[q].family[i];
+                                memcpy(c->addr, c->ans[q].addr[i], 16);
+                                addr_format(c->addr, c->family, c->addr_text, sizeof c->addr_text);
+                                have_address(c);
+                                return;
+                        }
+                        reason = why;
+                        addr_format(c->ans[q].addr[i], c->ans[q].family[i], c->addr_text,
+                                    sizeof c->addr_text);
+                        if (!strncmp(c->rule, "deny ", 5))
+                                break;
+                }
+        deny(c, reason, c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED);
+}
+
+static void on_dns(struct conn *c)
+{
+        uint8_t msg[1500];
+        static const uint16_t qt[2] = {1, 28};
+        ssize_t n;
+        while ((n = recv(c->dfd, msg, sizeof msg, 0)) > 0) {
+                for (int q = 0; q < 2; q++) {
+                        struct dns_answer a;
+                        if (c->qdone[q] ||
+                            dns_response_parse(msg, (size_t)n, c->qid[q], c->host, qt[q], &a) < 0)
+                                continue;
+                        c->qdone[q] = true;
+                        c->ans[q] = a;
+                }
+                if (c->qdone[0] && c->qdone[1]) {
+                        resolved(c);
+                        return;
+                }
+        }
+}
+
+static void dns_timeout(struct conn *c)
+{
+        c->ns++;
+        if (c->ns < E.cfg->n_ns) {
+                dns_send(c);
+                if (c->dfd >= 0)
+                        return;
+        }
+        if (c->qdone[0] || c->qdone[1]) {
+                resolved(c);
+                return;
+        }
+        c->addr_text[0] = '\0';
+        deny(c, "name resolution timed out", NULL, 403, SOCKS_HOST_UNREACHABLE);
+}
+
+/* ---- dialling --------------------------------------------------------------------- */
+
+static void dial(struct conn *c)
+{
+        struct sockaddr_storage ss = {0};
+        socklen_t len;
+        char key[300];
+
+        snprintf(key, sizeof key, "%s:%u", c->host, c->port);
+        struct evf f[] = {
+                {"host", c->host, 0},
+                {"port", NULL, c->port},
+                {"addr", c->addr_text, 0},
+                {"rule", c->rule, 0},
+                {"proto", proto_name[c->proto], 0},
+        };
+        int64_t r = event("egress.allow", NULL, f, ARRAY_SIZE(f));
+        if (r <= 0) {
+                /* no record, no connection */
+                deny(c,
+                     r == -EDQUOT ? "the run is over its audit budget"
+                                  : "the connection could not be recorded",
+                     c->rule, 403, SOCKS_GENERAL_FAILURE);
+                return;
+        }
+        c->allowed = true;
+        if (c->family == AF_INET) {
+                struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+                s4->sin_family = AF_INET;
+                s4->sin_port = htons(c->port);
+                memcpy(&s4->sin_addr, c->addr, 4);
+                len = sizeof *s4;
+        } else {
+                struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+                s6->sin6_family = AF_INET6;
+                s6->sin6_port = htons(c->port);
+                memcpy(&s6->sin6_addr, c->addr, 16);
+                len = sizeof *s6;
+        }
+        c->ufd = safe_close(c->ufd);
+        c->ufd = socket(c->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c->ufd < 0 ||
+            (connect(c->ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS)) {
+                c->ufd = safe_close(c->ufd);
+                deny(c, "the connection failed", c->rule, 502, SOCKS_CONN_REFUSED);
+                return;
+        }
+        snprintf(c->cur_host, sizeof c->cur_host, "%s", c->host);
+        c->cur_port = c->port;
+        c->deadline = now_ms() + EGRESS_CONNECT_MS;
+        conn_to(c, CS_DIAL);
+}
+
+/* Forward the current request head, rewritten for the origin server. */
+static void send_request_head(struct conn *c);
+
+static void have_address(struct conn *c)
+{
+        if (c->proto == PR_CONNECT && !port_plain(c->port)) {
+                /* TLS: answer first, read the ClientHello, then dial */
+                client_send(c, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+                conn_to(c, CS_SNI);
+                return;
+        }
+        dial(c);
+}
+
+/* The destination is a name or a literal: classify literals, look names up. */
+static void route(struct conn *c)
+{
+        const char *reason = NULL;
+        uint8_t addr[16];
+        int family;
+
+        c->static_host = c->ip_rule = false;
+        c->addr_text[0] = '\0';
+        if (net_ip_parse(c->host, strlen(c->host), false, addr, &family) == 0) {
+                /* an IP literal: only an IP/CIDR rule may allow it */
+                addr_format(addr, family, c->addr_text, sizeof c->addr_text);
+                c->rule[0] = '\0';
+                if (!decide_addr(c, family, addr, &reason) || !c->ip_rule) {
+                        deny(c, reason ? reason : "IP literals need an IP or CIDR allow rule",
+                             c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED);
+                        return;
+                }
+                c->family = family;
+                memcpy(c->addr, addr, 16);
+                have_address(c);
+                return;
+        }
+        char canon[NET_HOST_MAX + 1];
+        if (net_host_canonical(c->host, strlen(c->host), canon, &reason) < 0 ||
+            net_host_is_ip_spelling(canon)) {
+                deny(c, reason ? reason : "an IP address in an unusual spelling", NULL, 403,
+                     SOCKS_NOT_ALLOWED);
+                return;
+        }
+        snprintf(c->host, sizeof c->host, "%s", canon);
+        if (!decide_name(c, &reason)) {
+                deny(c, reason, c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED);
+                return;
+        }
+        for (size_t i = 0; i < E.cfg->n_hosts; i++)
+                if (!strcmp(E.cfg->hosts[i].name, c->host)) {
+                        c->static_host = true;
+                        c->family = E.cfg->hosts[i].family;
+                        memcpy(c->addr, E.cfg->hosts[i].addr, 16);
+                        addr_format(c->addr, c->family, c->addr_text, sizeof c->addr_text);
+                        if (!decide_addr(c, c->family, c->addr, &reason)) {
+                                deny(c, reason, c->rule, 403, SOCKS_NOT_ALLOWED);
+                                return;
+                        }
+                        have_address(c);
+                        return;
+                }
+        start_resolve(c);
+}
+
+/* ---- HTTP ----------------------------------------------------------------------- */
+
+static void on_head(struct conn *c)
+{
+        const char *why = "malformed request";
+        int r = http_request_parse(c->in, c->in_len, &c->rq, &why);
+        if (r == 0) {
+                if (c->in_len >= HTTP_HEAD_MAX) {
+                        c->proto = PR_HTTP;
+                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);
+                }
+                return;
+        }
+        if (r < 0) {
+                c->proto = PR_HTTP;
+                c->host[0] = '\0';
+                deny(c, r == -E2BIG ? "request head too large" : why, NULL, 400,
+                     SOCKS_GENERAL_FAILURE);
+                return;
+        }
+        const struct http_request *rq = &c->rq;
+        c->proto = rq->connect ? PR_CONNECT : PR_HTTP;
+        snprintf(c->host, sizeof c->host, "%s", rq->host);
+        c->port = rq->port;
+        snprintf(c->method, sizeof c->method, "%.*s",
+                 (int)(rq->method.len < 15 ? rq->method.len : 15), c->in + rq->method.off);
+        c->req_head = !strcmp(c->method, "HEAD");
+        c->client_close = rq->close;
+        c->req_left = rq->chunked ? -1 : rq->content_length > 0 ? rq->content_length : 0;
+        http_chunked_init(&c->req_ch);
+        if (c->proto == PR_CONNECT) {
+                /* the tunnel's first bytes (a ClientHello) may follow the head */
+                memmove(c->in, c->in + rq->head_len, c->in_len - rq->head_len);
+                c->in_len -= rq->head_len;
+                route(c);
+                return;
+        }
+        /* keep-alive: every request is decided on its own; one for the
+         * destination the upstream connection already serves (allowed by
+         * the same rules a moment ago) reuses it, any other is routed anew */
+        char canon[NET_HOST_MAX + 1];
+        const char *reason = NULL;
+        if (c->ufd >= 0 && net_host_canonical(c->host, strlen(c->host), canon, &reason) == 0 &&
+            !strcmp(canon, c->cur_host) && c->port == c->cur_port) {
+                snprintf(c->host, sizeof c->host, "%s", canon);
+                send_request_head(c);
+                return;
+        }
+        if (c->ufd >= 0 && c->allowed) {
+                /* the previous destination's connection ends here */
+                struct evf f[] = {
+                        {"host", c->cur_host, 0},
+                        {"port", NULL, c->cur_port},
+                        {"bytes_up", NULL, (int64_t)c->up},
+                        {"bytes_down", NULL, (int64_t)c->down},
+                        {"duration_ms", NULL, now_ms() - c->t0},
+                };
+                (void)event("egress.close", NULL, f, ARRAY_SIZE(f));
+                c->allowed = false;
+                c->up = c->down = 0;
+                c->t0 = now_ms();
+        }
+        c->ufd = safe_close(c->ufd);
+        route(c);
+}
+
+static void hex(char *out, size_t n)
+{
+        static const char digits[] = "0123456789abcdef";
+        uint8_t b[32];
+        if (getrandom(b, n / 2, 0) != (ssize_t)(n / 2))
+                memset(b, 0x5a, sizeof b);
+        for (size_t i = 0; i < n / 2; i++) {
+                out[2 * i] = digits[b[i] >> 4];
+                out[2 * i + 1] = digits[b[i] & 15];
+        }
+        out[n] = '\0';
+}
+
+/* A client traceparent "00-<32 hex>-<16 hex>-<2 hex>" becomes the parent. */
+static bool traceparent_ok(const char *v, size_t len)
+{
+        if (len != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-')
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (i != 2 && i != 35 && i != 52 &&
+                    !((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+/*
+ * Hop-by-hop headers stay here (the proxy decides the upstream connection's
+ * fate; an Upgrade would turn the stream into something it cannot frame),
+ * and the run's own trace headers are replaced by ringfence's.
+ */
+static bool header_dropped(const char *name, size_t len)
+{
+        static const char *const dropped[] = {
+                "connection", "keep-alive", "proxy-connection", "proxy-authorization", "upgrade",
+                "te",         "trailer",    "traceparent",      "tracestate",          "baggage",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(dropped); i++)
+                if (strlen(dropped[i]) == len && !strncasecmp(name, dropped[i], len))
+                        return true;
+        return false;
+}
+
+static void send_request_head(struct conn *c)
+{
+        const struct http_request *rq = &c->rq;
+        char trace[33], span[17];
+        const struct http_header *tp = http_header_find(rq, c->in, "traceparent");
+
+        if (tp && traceparent_ok(c->in + tp->value.off, tp->value.len))
+                snprintf(trace, sizeof trace, "%.32s", c->in + tp->value.off + 3);
+        else
+                hex(trace, 32);
+        hex(span, 16);
+        char path[600];
+        snprintf(path, sizeof path, "%.*s", (int)(rq->path.len > 512 ? 512 : rq->path.len),
+                 c->in + rq->path.off);
+        struct evf f[] = {
+                {"method", c->method, 0},          {"host", c->host, 0},   {"port", NULL, c->port},
+                {"path", path[0] ? path : "/", 0}, {"trace_id", trace, 0}, {"span_id", span, 0},
+        };
+        if (event("egress.request", NULL, f, ARRAY_SIZE(f)) <= 0) {
+                c->ufd = safe_close(c->ufd);
+                deny(c, "the request could not be recorded", c->rule, 403, SOCKS_GENERAL_FAILURE);
+                return;
+        }
+        /* request line in origin form, headers minus hop-by-hop proxy ones and
+         * any trace headers of the run's, then ringfence's attribution */
+        struct relay *o = &c->c2u;
+        o->off = 0;
+        int n = snprintf(o->d, RELAY_BUF, "%s %.*s HTTP/1.1\r\n", c->method,
+                         (int)(rq->path.len ? rq->path.len : 1),
+                         rq->path.len ? c->in + rq->path.off : "/");
+        size_t len = n > 0 ? (size_t)n : 0;
+        for (size_t i = 0; i < rq->n_headers; i++) {
+                const struct http_header *h = &rq->headers[i];
+                const char *name = c->in + h->name.off;
+                if (header_dropped(name, h->name.len))
+                        continue;
+                n = snprintf(o->d + len, RELAY_BUF - len, "%.*s: %.*s\r\n", (int)h->name.len, name,
+                             (int)h->value.len, c->in + h->value.off);
+                if (n < 0 || (size_t)n >= RELAY_BUF - len)
+                        break;
+                len += (size_t)n;
+        }
+        n = snprintf(
+                o->d + len, RELAY_BUF - len,
+                "traceparent: 00-%s-%s-01\r\nbaggage: ringfence.run=%s,ringfence.agent=%s\r\n\r\n",
+                trace, span, E.cfg->run_id, E.cfg->agent);
+        if (n < 0 || (size_t)n >= RELAY_BUF - len) {
+                c->ufd = safe_close(c->ufd);
+                deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);
+                return;
+        }
+        o->len = len + (size_t)n;
+        /* the body follows whatever of it is already buffered */
+        memmove(c->in, c->in + rq->head_len, c->in_len - rq->head_len);
+        c->in_len -= rq->head_len;
+        c->rhead_len = 0;
+        c->resp_in_head = true;
+        conn_to(c, CS_BODY);
+}
+
+/* Move request-body bytes from c->in to the upstream buffer, per framing. */
+static void body_from_in(struct conn *c)
+{
+        struct relay *o = &c->c2u;
+        while (c->in_len > 0 && (c->req_left != 0)) {
+                size_t room = RELAY_BUF - o->off - o->len;
+                if (room == 0)
+                        return;
+                size_t take = c->in_len < room ? c->in_len : room;
+                if (c->req_left > 0 && (uint64_t)take > (uint64_t)c->req_left)
+                        take = (size_t)c->req_left;
+                if (c->req_left < 0) {
+                        bool done = false;
+                        const char *why;
+                        ssize_t k = http_chunked_feed(&c->req_ch, c->in, take, &done, &why);
+                        if (k < 0) {
+                                conn_to(c, CS_DEAD);
+                                return;
+                        }
+                        take = (size_t)k;
+                        if (done)
+                                c->req_left = 0;
+                } else
+                        c->req_left -= (int64_t)take;
+                memcpy(o->d + o->off + o->len, c->in, take);
+                o->len += take;
+                memmove(c->in, c->in + take, c->in_len - take);
+                c->in_len -= take;
+        }
+}
+
+/* Response bytes arrived in u2c (from `start`): find the head and the end. */
+static void on_response_bytes(struct conn *c, size_t start)
+{
+        struct relay *o = &c->u2c;
+        size_t pos = start;
+        while (pos < o->off + o->len) {
+                if (c->resp_in_head) {
+                        size_t n = o->off + o->len - pos;
+                        if (n > sizeof c->rhead - c->rhead_len)
+                                n = sizeof c->rhead - c->rhead_len;
+                        memcpy(c->rhead + c->rhead_len, o->d + pos, n);
+                        struct http_response rs;
+                        const char *why;
+                        int r = http_response_parse(c->rhead, c->rhead_len + n, &rs, &why);
+                        if (r == 0) {
+                                if (c->rhead_len + n >= sizeof c->rhead) {
+                                        conn_to(c, CS_DRAIN);
+                                        return;
+                                }
+                                c->rhead_len += n;
+                                return;
+                        }
+                        if (r < 0) {
+                                conn_to(c, CS_DRAIN);
+                                return;
+                        }
+                        pos += (size_t)r - c->rhead_len;
+                        c->rhead_len = 0;
+                        struct evf f[] = {{"host", c->host, 0}, {"status", NULL, rs.status}};
+                        (void)event("egress.response", NULL, f, ARRAY_SIZE(f));
+                        if (rs.status < 200)
+                                continue; /* 1xx: another head follows */
+                        c->resp_in_head = false;
+                        if (c->req_head || rs.status == 204 || rs.status == 304)
+                                c->resp_left = 0;
+                        else if (rs.chunked) {
+                                c->resp_left = -1;
+                                http_chunked_init(&c->resp_ch);
+                        } else if (rs.content_length >= 0)
+                                c->resp_left = rs.content_length;
+                        else
+                                c->resp_left = -2;
+                        if (rs.close)
+                                c->client_close = true;
+                } else if (c->resp_left == -2) {
+                        return; /* until the server closes */
+                } else if (c->resp_left == -1) {
+                        bool done = false;
+                        const char *why;
+                        ssize_t k = http_chunked_feed(&c->resp_ch, o->d + pos,
+                                                      o->off + o->len - pos, &done, &why);
+                        if (k < 0) {
+                                conn_to(c, CS_DRAIN);
+                                return;
+                        }
+                        pos += (size_t)k;
+                        if (done)
+                                c->resp_left = 0;
+                } else if (c->resp_left > 0) {
+                        size_t n = o->off + o->len - pos;
+                        if ((uint64_t)n > (uint64_t)c->resp_left)
+                                n = (size_t)c->resp_left;
+                        pos += n;
+                        c->resp_left -= (int64_t)n;
+                }
+                if (!c->resp_in_head && c->resp_left == 0) {
+                        /* the response ended: bytes after it are not ours */
+                        o->len = pos - o->off;
+                        if (c->client_close)
+                                conn_to(c, CS_DRAIN);
+                        else {
+                                conn_to(c, CS_HEAD);
+                                c->deadline = now_ms() + EGRESS_IDLE_MS;
+                        }
+                        return;
+                }
+        }
+}
+
+/* ---- SOCKS ------------------------------------------------------------------------- */
+
+static void on_socks(struct conn *c)
+{
+        if (c->st == CS_SOCKS_GREET) {
+                bool no_auth = false;
+                int r = socks_greeting_parse((uint8_t *)c->in, c->in_len, &no_auth);
+                if (r == 0)
+                        return;
+                if (r < 0 || !no_auth) {
+                        client_send(c, "\x05\xff", 2);
+                        conn_to(c, CS_DRAIN);
+                        return;
+                }
+                memmove(c->in, c->in + r, c->in_len - (size_t)r);
+                c->in_len -= (size_t)r;
+                client_send(c, "\x05\x00", 2);
+                conn_to(c, CS_SOCKS_REQ);
+        }
+        struct socks_request rq;
+        enum socks_reply rep = SOCKS_GENERAL_FAILURE;
+        int r = socks_request_parse((uint8_t *)c->in, c->in_len, &rq, &rep);
+        if (r == 0)
+                return;
+        c->proto = PR_SOCKS;
+        if (r < 0 || rq.cmd != 1) {
+                c->host[0] = '\0';
+                deny(c, r < 0 ? "malformed SOCKS request" : "only CONNECT is served", NULL, 400,
+                     r < 0 ? rep : SOCKS_CMD_UNSUPPORTED);
+                return;
+        }
+        memmove(c->in, c->in + r, c->in_len - (size_t)r);
+        c->in_len -= (size_t)r;
+        c->port = rq.port;
+        if (rq.atyp == 3)
+                snprintf(c->host, sizeof c->host, "%s", rq.host);
+        else
+                addr_format(rq.addr, rq.atyp == 1 ? AF_INET : AF_INET6, c->host, sizeof c->host);
+        route(c);
+}
+
+/* ---- the loop ------------------------------------------------------------------------ */
+
+static struct conn *conn_new(int fd, bool socks)
+{
+        struct conn *c = calloc(1, sizeof *c);
+        if (!c)
+                return NULL;
+        c->cfd = fd;
+        c->ufd = c->dfd = -1;
+        c->st = socks ? CS_SOCKS_GREET : CS_HEAD;
+        c->proto = socks ? PR_SOCKS : PR_HTTP;
+        c->t0 = now_ms();
+        c->deadline = c->t0 + EGRESS_HEAD_MS;
+        return c;
+}
+
+static void conn_free(struct conn *c)
+{
+        if (c->allowed) {
+                struct evf f[] = {
+                        {"host", c->host, 0},
+                        {"port", NULL, c->port},
+                        {"bytes_up", NULL, (int64_t)c->up},
+                        {"bytes_down", NULL, (int64_t)c->down},
+                        {"duration_ms", NULL, now_ms() - c->t0},
+                };
+                (void)event("egress.close", NULL, f, ARRAY_SIZE(f));
+        }
+        safe_close(c->cfd);
+        safe_close(c->ufd);
+        safe_close(c->dfd);
+        free(c);
+}
+
+static void on_accept(int lfd, bool socks)
+{
+        for (;;) {
+                int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0)
+                        return;
+                if (E.n_conns >= E.cfg->max_conns) {
+                        struct evf f[] = {{"limit", "egress_connections", 0},
+                                          {"max", NULL, E.cfg->max_conns}};
+                        (void)event("egress.limit", "egress_connections", f, ARRAY_SIZE(f));
+                        if (socks)
+                                (void)!write(fd, "\x05\xff", 2);
+                        else {
+                                static const char m[] =
+                                        "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 51\r\n"
+                                        "Connection: close\r\n\r\nringfence: too many egress "
+                                        "connections for this run\n";
+                                (void)!write(fd, m, sizeof m - 1);
+                        }
+                        safe_close(fd);
+                        continue;
+                }
+                struct conn *c = conn_new(fd, socks);
+                struct conn **v = c ? realloc(E.conns, (E.n_conns + 1) * sizeof *v) : NULL;
+                if (!v) {
+                        free(c);
+                        safe_close(fd);
+                        return;
+                }
+                E.conns = v;
+                E.conns[E.n_conns++] = c;
+        }
+}
+
+/* Read from fd into relay o; counts toward the quota. 0 ok, -1 EOF/error. */
+static int relay_read(int fd, struct relay *o, uint64_t *count)
+{
+        if (o->off > 0 && o->len == 0)
+                o->off = 0;
+        size_t room = RELAY_BUF - o->off - o->len;
+        if (room == 0)
+                return 0;
+        ssize_t n = read(fd, o->d + o->off + o->len, room);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                return -1;
+        if (n > 0) {
+                o->len += (size_t)n;
+                *count += (uint64_t)n;
+                E.bytes += (uint64_t)n;
+        }
+        return 0;
+}
+
+static int relay_write(int fd, struct relay *o)
+{
+        if (o->len == 0)
+                return 0;
+        ssize_t n = send(fd, o->d + o->off, o->len, MSG_NOSIGNAL);
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        o->off += (size_t)n;
+        o->len -= (size_t)n;
+        if (o->len == 0)
+                o->off = 0;
+        return 0;
+}
+
+static void quota_check(struct conn *c)
+{
+        if (E.cfg->bytes_quota && E.bytes > E.cfg->bytes_quota && c->st != CS_DRAIN &&
+            c->st != CS_DEAD) {
+                struct evf f[] = {{"limit", "egress_bytes", 0},
+                                  {"max", NULL, (int64_t)E.cfg->bytes_quota}};
+                (void)event("egress.limit", "egress_bytes", f, ARRAY_SIZE(f));
+                c->st = CS_DEAD;
+        }
+}
+
+static void on_sni(struct conn *c)
+{
+        char sni[TLS_SNI_MAX + 1];
+        const char *why = "";
+        enum tls_sni_result r = tls_client_hello_sni((uint8_t *)c->in, c->in_len, sni, &why);
+        if (r == TLS_NEED_MORE) {
+                if (c->in_len >= sizeof c->in)
+                        r = TLS_MALFORMED;
+                else
+                        return;
+        }
+        const char *reason = NULL;
+        if (r == TLS_SNI_ABSENT)
+                reason = "the TLS ClientHello names no server (SNI)";
+        else if (r == TLS_NOT_TLS)
+                reason = "not TLS; list the port in network.plain_ports to allow other protocols";
+        else if (r == TLS_MALFORMED)
+                reason = "malformed TLS ClientHello";
+        else if (strcmp(sni, c->host) != 0)
+                reason = "the TLS SNI differs from the CONNECT host (domain fronting)";
+        if (reason) {
+                char key[300];
+                snprintf(key, sizeof key, "%s:%u", c->host, c->port);
+                struct evf f[] = {{"host", c->host, 0},
+                                  {"port", NULL, c->port},
+                                  {"sni", r == TLS_SNI_FOUND ? sni : "", 0},
+                                  {"reason", reason, 0},
+                                  {"proto", "connect", 0}};
+                (void)event("egress.deny", key, f, ARRAY_SIZE(f));
+                c->st = CS_DEAD; /* the 200 is out: just close the tunnel */
+                return;
+        }
+        dial(c);
+}
+
+static void conn_step(struct conn *c, short cre, short ure, short dre)
+{
+        if (c->dfd >= 0 && dre && c->st == CS_RESOLVE)
+                on_dns(c);
+        if (cre & (POLLIN | POLLHUP | POLLERR)) {
+                switch (c->st) {
+                case CS_SOCKS_GREET:
+                case CS_SOCKS_REQ:
+                case CS_HEAD:
+                case CS_SNI: {
+                        ssize_t n = read(c->cfd, c->in + c->in_len, sizeof c->in - c->in_len);
+                        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                                c->st = CS_DEAD;
+                                return;
+                        }
+                        if (n > 0) {
+                                c->in_len += (size_t)n;
+                                if (c->st == CS_HEAD)
+                                        on_head(c);
+                                else if (c->st == CS_SNI)
+                                        on_sni(c);
+                                else
+                                        on_socks(c);
+                        }
+                        break;
+                }
+                case CS_BODY:
+                        if (c->in_len < sizeof c->in) {
+                                ssize_t n =
+                                        read(c->cfd, c->in + c->in_len, sizeof c->in - c->in_len);
+                                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                                        c->st = CS_DEAD;
+                                        return;
+                                }
+                                if (n > 0) {
+                                        c->in_len += (size_t)n;
+                                        c->up += (uint64_t)n;
+                                        E.bytes += (uint64_t)n;
+                                }
+                        }
+                        break;
+                case CS_TUNNEL:
+                        if (relay_read(c->cfd, &c->c2u, &c->up) < 0)
+                                c->st = CS_DRAIN;
+                        break;
+                default:
+                        break;
+                }
+        }
+        if (c->st == CS_DIAL && (ure & (POLLOUT | POLLERR | POLLHUP))) {
+                int e = 0;
+                socklen_t l = sizeof e;
+                if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e) {
+                        c->ufd = safe_close(c->ufd);
+                        c->allowed = false;
+                        deny(c, "the connection failed", c->rule, 502, SOCKS_CONN_REFUSED);
+                        return;
+                }
+                c->deadline = now_ms() + EGRESS_IDLE_MS;
+                if (c->proto == PR_SOCKS) {
+                        uint8_t rep[10];
+                        socks_reply_build(SOCKS_OK, rep);
+                        client_send(c, (const char *)rep, sizeof rep);
+                        conn_to(c, CS_TUNNEL);
+                } else if (c->proto == PR_CONNECT) {
+                        if (port_plain(c->port))
+                                client_send(c, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+                        conn_to(c, CS_TUNNEL);
+                } else {
+                        send_request_head(c);
+                }
+                /* anything already read (a ClientHello, a SOCKS payload) goes up */
+                if (c->st == CS_TUNNEL && c->in_len) {
+                        memcpy(c->c2u.d, c->in, c->in_len);
+                        c->c2u.off = 0;
+                        c->c2u.len = c->in_len;
+                        c->in_len = 0;
+                }
+                return;
+        }
+        if (c->st == CS_BODY)
+                body_from_in(c);
+        if ((c->st == CS_TUNNEL || c->st == CS_RESP) && (ure & (POLLIN | POLLHUP | POLLERR))) {
+                size_t start = c->u2c.off + c->u2c.len;
+                if (relay_read(c->ufd, &c->u2c, &c->down) < 0) {
+                        if (c->st == CS_RESP && c->resp_left != -2 && c->resp_in_head) {
+                                c->st = CS_DRAIN;
+                        } else
+                                conn_to(c, CS_DRAIN);
+                } else if (c->st == CS_RESP)
+                        on_response_bytes(c, start);
+        }
+        if (c->ufd >= 0 && (ure & POLLOUT))
+                if (relay_write(c->ufd, &c->c2u) < 0)
+                        c->st = CS_DEAD;
+        if (cre & POLLOUT)
+                if (relay_write(c->cfd, &c->u2c) < 0)
+                        c->st = CS_DEAD;
+        /* the request is out: the response is next (checked after the
+         * writes, or the loop would wait for an event that never comes) */
+        if (c->st == CS_BODY && c->req_left == 0 && c->c2u.len == 0)
+                conn_to(c, CS_RESP);
+        if (c->st == CS_HEAD && c->in_len > 0 && c->u2c.len == 0)
+                on_head(c); /* the next request may already be buffered */
+        if (c->st == CS_DRAIN && c->u2c.len == 0)
+                c->st = CS_DEAD;
+        quota_check(c);
+}
+
+_Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int socks_fd,
+                           int events_fd)
+{
+        E.cfg = cfg;
+        E.events = events_fd;
+        for (;;) {
+                size_t cap = 3 + 3 * E.n_conns;
+                struct pollfd *p = calloc(cap, sizeof *p);
+                if (!p)
+                        _exit(1);
+                size_t n = 0;
+                int64_t now = now_ms(), next = -1;
+                p[n++] = (struct pollfd){.fd = http_fd, .events = POLLIN};
+                p[n++] = (struct pollfd){.fd = socks_fd, .events = POLLIN};
+                p[n++] = (struct pollfd){.fd = events_fd, .events = 0};
+                for (size_t i = 0; i < E.n_conns; i++) {
+                        struct conn *c = E.conns[i];
+                        bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ ||
+                                         c->st == CS_HEAD || c->st == CS_SNI ||
+                                         (c->st == CS_BODY && c->in_len < sizeof c->in) ||
+                                         (c->st == CS_TUNNEL && c->c2u.len < RELAY_BUF);
+                        bool rd_up = (c->st == CS_TUNNEL || c->st == CS_RESP) &&
+                                     c->u2c.off + c->u2c.len < RELAY_BUF;
+                        p[n++] = (struct pollfd){.fd = c->cfd,
+                                                 .events = (short)((rd_client ? POLLIN : 0) |
+                                                                   (c->u2c.len ? POLLOUT : 0))};
+                        p[n++] = (struct pollfd){
+                                .fd = c->ufd,
+                                .events = (short)((rd_up ? POLLIN : 0) |
+                                                  (c->c2u.len || c->st == CS_DIAL ? POLLOUT : 0))};
+                        p[n++] = (struct pollfd){.fd = c->dfd, .events = POLLIN};
+                        int64_t d = c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
+                        if (next < 0 || d < next)
+                                next = d;
+                }
+                int timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
+                if (poll(p, n, timeout) < 0 && errno != EINTR)
+                        _exit(1);
+                if (p[2].revents & (POLLHUP | POLLERR))
+                        _exit(0); /* the supervisor is gone: so is the run */
+                now = now_ms();
+                size_t k = 3;
+                size_t n_before = E.n_conns;
+                for (size_t i = 0; i < n_before; i++, k += 3) {
+                        struct conn *c = E.conns[i];
+                        conn_step(c, p[k].revents, p[k + 1].revents, p[k + 2].revents);
+                        if (c->st == CS_RESOLVE && now >= c->dns_deadline)
+                                dns_timeout(c);
+                        else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {
+                                if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
+                                    c->st == CS_DIAL || c->st == CS_DRAIN || c->st == CS_SNI)
+                                        c->st = CS_DEAD;
+                                else
+                                        deny(c, "timed out waiting for the request", NULL, 400,
+                                             SOCKS_TTL_EXPIRED);
+                        }
+                        if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY)
+                                if (p[k].revents || p[k + 1].revents)
+                                        c->deadline = now + EGRESS_IDLE_MS;
+                        if (c->st == CS_HEAD && c->deadline < now + EGRESS_HEAD_MS &&
+                            (p[k].revents & POLLIN))
+                                c->deadline = now + EGRESS_HEAD_MS;
+                }
+                if (p[0].revents)
+                        on_accept(http_fd, false);
+                if (p[1].revents)
+                        on_accept(socks_fd, true);
+                free(p);
+                /* reap */
+                size_t w = 0;
+                for (size_t i = 0; i < E.n_conns; i++) {
+                        if (E.conns[i]->st == CS_DEAD)
+                                conn_free(E.conns[i]);
+                        else
+                                E.conns[w++] = E.conns[i];
+                }
+                E.n_conns = w;
+        }
+}
