@@ -920,7 +920,7 @@ static void on_accept(int lfd, bool socks)
                                 (void)!write(fd, "\x05\xff", 2);
                         else {
                                 static const char m[] =
-                                        "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 51\r\n"
+                                        "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 52\r\n"
                                         "Connection: close\r\n\r\nringfence: too many egress "
                                         "connections for this run\n";
                                 (void)!write(fd, m, sizeof m - 1);
