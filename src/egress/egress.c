@@ -345,6 +345,9 @@ int egress_event_serve(int fd, struct audit_emitter *emit)
                                            : 1;
                 }
         }
+        const struct json_node *async = o ? json_object_get(o, "async") : NULL;
+        if (async && async->type == JSON_TRUE)
+                return 0; /* a record of what already happened: no answer awaited */
         if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof ans)
                 return -EPIPE;
         return 0;

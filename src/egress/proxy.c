@@ -42,7 +42,7 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 
-#define RELAY_BUF 16384
+#define RELAY_BUF 65536
 
 enum cstate {
         CS_SOCKS_GREET, /* SOCKS: reading the greeting */
@@ -169,13 +169,19 @@ struct evf {
 };
 
 /*
- * Record one event through the supervisor and wait for its answer (must
- * succeed: a negative answer, a timeout or a broken channel is a refusal).
+ * Record one event through the supervisor. `sync`: wait for its answer
+ * (must succeed: a negative answer, a timeout or a broken channel is a
+ * refusal) — for the records an action waits on (egress.allow,
+ * egress.request). The others record what already happened (a response,
+ * a close, a refusal) and are sent without waiting; the supervisor writes
+ * them in order, before any later record of this run.
  */
-static int64_t event(const char *name, const char *key, const struct evf *f, size_t n)
+static int64_t event_send(const char *name, const char *key, const struct evf *f, size_t n,
+                          bool sync)
 {
         struct json_buf b = {0};
-        json_buf_append(&b, "{\"event\":", 9);
+        json_buf_append(&b, sync ? "{\"event\":" : "{\"async\":true,\"event\":",
+                        sync ? 9 : 22);
         json_buf_append_string(&b, name, strlen(name));
         if (key) {
                 json_buf_append(&b, ",\"key\":", 7);
@@ -201,11 +207,26 @@ static int64_t event(const char *name, const char *key, const struct evf *f, siz
             send(E.events, b.data, b.len, MSG_NOSIGNAL) == (ssize_t)b.len) {
                 struct pollfd p = {.fd = E.events, .events = POLLIN};
                 int64_t ans;
-                if (poll(&p, 1, 5000) == 1 && recv(E.events, &ans, sizeof ans, 0) == sizeof ans)
+                if (!sync)
+                        r = 1;
+                else if (poll(&p, 1, 5000) == 1 &&
+                         recv(E.events, &ans, sizeof ans, 0) == sizeof ans)
                         r = ans;
         }
         json_buf_done(&b);
         return r;
+}
+
+/* An event an action waits on. */
+static int64_t event(const char *name, const char *key, const struct evf *f, size_t n)
+{
+        return event_send(name, key, f, n, true);
+}
+
+/* An event recording what already happened. */
+static void event_async(const char *name, const char *key, const struct evf *f, size_t n)
+{
+        (void)event_send(name, key, f, n, false);
 }
 
 /* ---- answers to the client --------------------------------------------------- */
@@ -231,7 +252,7 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
                 {"addr", c->addr_text, 0}, {"rule", rule ? rule : "(none)", 0},
                 {"reason", reason, 0},     {"proto", proto_name[c->proto], 0},
         };
-        (void)event("egress.deny", key, f, ARRAY_SIZE(f));
+        event_async("egress.deny", key, f, ARRAY_SIZE(f));
         if (c->proto == PR_SOCKS) {
                 uint8_t rep[10];
                 socks_reply_build(socks_code, rep);
@@ -610,7 +631,7 @@ static void on_head(struct conn *c)
                         {"bytes_down", NULL, (int64_t)c->down},
                         {"duration_ms", NULL, now_ms() - c->t0},
                 };
-                (void)event("egress.close", NULL, f, ARRAY_SIZE(f));
+                event_async("egress.close", NULL, f, ARRAY_SIZE(f));
                 c->allowed = false;
                 c->up = c->down = 0;
                 c->t0 = now_ms();
@@ -781,7 +802,7 @@ static void on_response_bytes(struct conn *c, size_t start)
                         pos += (size_t)r - c->rhead_len;
                         c->rhead_len = 0;
                         struct evf f[] = {{"host", c->host, 0}, {"status", NULL, rs.status}};
-                        (void)event("egress.response", NULL, f, ARRAY_SIZE(f));
+                        event_async("egress.response", NULL, f, ARRAY_SIZE(f));
                         if (rs.status < 200)
                                 continue; /* 1xx: another head follows */
                         c->resp_in_head = false;
@@ -898,7 +919,7 @@ static void conn_free(struct conn *c)
                         {"bytes_down", NULL, (int64_t)c->down},
                         {"duration_ms", NULL, now_ms() - c->t0},
                 };
-                (void)event("egress.close", NULL, f, ARRAY_SIZE(f));
+                event_async("egress.close", NULL, f, ARRAY_SIZE(f));
         }
         safe_close(c->cfd);
         safe_close(c->ufd);
@@ -915,7 +936,7 @@ static void on_accept(int lfd, bool socks)
                 if (E.n_conns >= E.cfg->max_conns) {
                         struct evf f[] = {{"limit", "egress_connections", 0},
                                           {"max", NULL, E.cfg->max_conns}};
-                        (void)event("egress.limit", "egress_connections", f, ARRAY_SIZE(f));
+                        event_async("egress.limit", "egress_connections", f, ARRAY_SIZE(f));
                         if (socks)
                                 (void)!write(fd, "\x05\xff", 2);
                         else {
@@ -943,8 +964,6 @@ static void on_accept(int lfd, bool socks)
 /* Read from fd into relay o; counts toward the quota. 0 ok, -1 EOF/error. */
 static int relay_read(int fd, struct relay *o, uint64_t *count)
 {
-        if (o->off > 0 && o->len == 0)
-                o->off = 0;
         size_t room = RELAY_BUF - o->off - o->len;
         if (room == 0)
                 return 0;
@@ -979,7 +998,7 @@ static void quota_check(struct conn *c)
             c->st != CS_DEAD) {
                 struct evf f[] = {{"limit", "egress_bytes", 0},
                                   {"max", NULL, (int64_t)E.cfg->bytes_quota}};
-                (void)event("egress.limit", "egress_bytes", f, ARRAY_SIZE(f));
+                event_async("egress.limit", "egress_bytes", f, ARRAY_SIZE(f));
                 c->st = CS_DEAD;
         }
 }
@@ -1012,7 +1031,7 @@ static void on_sni(struct conn *c)
                                   {"sni", r == TLS_SNI_FOUND ? sni : "", 0},
                                   {"reason", reason, 0},
                                   {"proto", "connect", 0}};
-                (void)event("egress.deny", key, f, ARRAY_SIZE(f));
+                event_async("egress.deny", key, f, ARRAY_SIZE(f));
                 c->st = CS_DEAD; /* the 200 is out: just close the tunnel */
                 return;
         }
@@ -1061,6 +1080,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         }
                         break;
                 case CS_TUNNEL:
+                        if (c->c2u.len == 0)
+                                c->c2u.off = 0;
                         if (relay_read(c->cfd, &c->c2u, &c->up) < 0)
                                 c->st = CS_DRAIN;
                         break;
@@ -1102,6 +1123,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         if (c->st == CS_BODY)
                 body_from_in(c);
         if ((c->st == CS_TUNNEL || c->st == CS_RESP) && (ure & (POLLIN | POLLHUP | POLLERR))) {
+                if (c->u2c.len == 0)
+                        c->u2c.off = 0;
                 size_t start = c->u2c.off + c->u2c.len;
                 if (relay_read(c->ufd, &c->u2c, &c->down) < 0) {
                         if (c->st == CS_RESP && c->resp_left != -2 && c->resp_in_head) {
@@ -1111,10 +1134,11 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 } else if (c->st == CS_RESP)
                         on_response_bytes(c, start);
         }
-        if (c->ufd >= 0 && (ure & POLLOUT))
+        /* write what there is now, not only after the next poll says so */
+        if (c->ufd >= 0 && c->c2u.len && c->st != CS_DIAL && c->st != CS_DEAD)
                 if (relay_write(c->ufd, &c->c2u) < 0)
                         c->st = CS_DEAD;
-        if (cre & POLLOUT)
+        if (c->u2c.len && c->st != CS_DEAD)
                 if (relay_write(c->cfd, &c->u2c) < 0)
                         c->st = CS_DEAD;
         /* the request is out: the response is next (checked after the
