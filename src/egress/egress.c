@@ -193,6 +193,8 @@ static int install_seccomp(void)
                 ALLOW_NR(__NR_getsockname),
                 ALLOW_NR(__NR_getpeername),
                 ALLOW_NR(__NR_fcntl),
+                ALLOW_NR(__NR_pipe2),
+                ALLOW_NR(__NR_splice),
                 ALLOW_NR(__NR_clock_gettime),
                 ALLOW_NR(__NR_gettimeofday),
                 ALLOW_NR(__NR_getrandom),

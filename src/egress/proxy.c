@@ -96,6 +96,17 @@ struct relay {
         size_t off, len;
 };
 
+/*
+ * Bulk bytes (a tunnel, a response body of known length) move socket →
+ * pipe → socket with splice(2), never through this process's memory; the
+ * buffers above carry heads and whatever the proxy must read.
+ */
+#define SPLICE_MAX (1 << 20)
+struct spipe {
+        int r, w;   /* -1 until first used */
+        size_t len; /* bytes in the pipe */
+};
+
 struct conn {
         enum cstate st;
         enum proto proto;
@@ -103,6 +114,7 @@ struct conn {
         char in[HTTP_HEAD_MAX + TLS_HELLO_MAX / 4]; /* unconsumed client bytes */
         size_t in_len;
         struct relay c2u, u2c;
+        struct spipe pu, pd; /* client → upstream, upstream → client */
         /* the current destination */
         char host[256];
         uint16_t port;
@@ -902,6 +914,7 @@ static struct conn *conn_new(int fd, bool socks)
                 return NULL;
         c->cfd = fd;
         c->ufd = c->dfd = -1;
+        c->pu.r = c->pu.w = c->pd.r = c->pd.w = -1;
         c->st = socks ? CS_SOCKS_GREET : CS_HEAD;
         c->proto = socks ? PR_SOCKS : PR_HTTP;
         c->t0 = now_ms();
@@ -924,6 +937,10 @@ static void conn_free(struct conn *c)
         safe_close(c->cfd);
         safe_close(c->ufd);
         safe_close(c->dfd);
+        safe_close(c->pu.r);
+        safe_close(c->pu.w);
+        safe_close(c->pd.r);
+        safe_close(c->pd.w);
         free(c);
 }
 
@@ -990,6 +1007,53 @@ static int relay_write(int fd, struct relay *o)
         if (o->len == 0)
                 o->off = 0;
         return 0;
+}
+
+static int spipe_open(struct spipe *p)
+{
+        int fds[2];
+        if (p->r >= 0)
+                return 0;
+        if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0)
+                return -1;
+        p->r = fds[0];
+        p->w = fds[1];
+        (void)fcntl(p->w, F_SETPIPE_SZ, SPLICE_MAX);
+        return 0;
+}
+
+/* fd → pipe, at most max bytes: > 0 moved, 0 nothing now, -1 EOF or error. */
+static ssize_t spipe_in(struct spipe *p, int fd, size_t max, uint64_t *count)
+{
+        if (spipe_open(p) < 0)
+                return -1;
+        ssize_t n = splice(fd, NULL, p->w, NULL, max, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+                p->len += (size_t)n;
+                *count += (uint64_t)n;
+                E.bytes += (uint64_t)n;
+                return n;
+        }
+        return n < 0 && (errno == EAGAIN || errno == EINTR) ? 0 : -1;
+}
+
+/* pipe → fd, as much as goes now: 0, or -1 on error. */
+static int spipe_out(struct spipe *p, int fd)
+{
+        while (p->len > 0) {
+                ssize_t n = splice(p->r, NULL, fd, NULL, p->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                if (n > 0)
+                        p->len -= (size_t)n;
+                else
+                        return n < 0 && (errno == EAGAIN || errno == EINTR) ? 0 : -1;
+        }
+        return 0;
+}
+
+/* A response body of known length, once its buffered part is out. */
+static bool resp_splicing(const struct conn *c)
+{
+        return c->st == CS_RESP && !c->resp_in_head && c->resp_left > 0 && c->u2c.len == 0;
 }
 
 static void quota_check(struct conn *c)
@@ -1080,9 +1144,13 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         }
                         break;
                 case CS_TUNNEL:
-                        if (c->c2u.len == 0)
-                                c->c2u.off = 0;
-                        if (relay_read(c->cfd, &c->c2u, &c->up) < 0)
+                        if (c->c2u.len == 0) {
+                                if (c->pu.len < SPLICE_MAX &&
+                                    spipe_in(&c->pu, c->cfd, SPLICE_MAX - c->pu.len, &c->up) < 0) {
+                                        (void)spipe_out(&c->pu, c->ufd);
+                                        c->st = CS_DRAIN;
+                                }
+                        } else if (relay_read(c->cfd, &c->c2u, &c->up) < 0)
                                 c->st = CS_DRAIN;
                         break;
                 default:
@@ -1122,7 +1190,19 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         }
         if (c->st == CS_BODY)
                 body_from_in(c);
-        if ((c->st == CS_TUNNEL || c->st == CS_RESP) && (ure & (POLLIN | POLLHUP | POLLERR))) {
+        if ((c->st == CS_TUNNEL && c->u2c.len == 0) || resp_splicing(c)) {
+                if ((ure & (POLLIN | POLLHUP | POLLERR)) && c->pd.len < SPLICE_MAX) {
+                        size_t max = SPLICE_MAX - c->pd.len;
+                        if (c->st == CS_RESP && (uint64_t)c->resp_left < max)
+                                max = (size_t)c->resp_left;
+                        ssize_t k = spipe_in(&c->pd, c->ufd, max, &c->down);
+                        if (k < 0)
+                                conn_to(c, CS_DRAIN); /* the server is gone (or cut the body) */
+                        else if (c->st == CS_RESP)
+                                c->resp_left -= k;
+                }
+        } else if ((c->st == CS_TUNNEL || c->st == CS_RESP) &&
+                   (ure & (POLLIN | POLLHUP | POLLERR))) {
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
                 size_t start = c->u2c.off + c->u2c.len;
@@ -1141,13 +1221,27 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         if (c->u2c.len && c->st != CS_DEAD)
                 if (relay_write(c->cfd, &c->u2c) < 0)
                         c->st = CS_DEAD;
+        if (c->pu.len && c->ufd >= 0 && c->st != CS_DEAD && spipe_out(&c->pu, c->ufd) < 0)
+                c->st = CS_DEAD;
+        if (c->pd.len && c->u2c.len == 0 && c->st != CS_DEAD && spipe_out(&c->pd, c->cfd) < 0)
+                c->st = CS_DEAD;
+        /* a spliced body is complete once its last byte left the pipe */
+        if (c->st == CS_RESP && !c->resp_in_head && c->resp_left == 0 && c->pd.len == 0 &&
+            c->u2c.len == 0) {
+                if (c->client_close)
+                        conn_to(c, CS_DRAIN);
+                else {
+                        conn_to(c, CS_HEAD);
+                        c->deadline = now_ms() + EGRESS_IDLE_MS;
+                }
+        }
         /* the request is out: the response is next (checked after the
          * writes, or the loop would wait for an event that never comes) */
         if (c->st == CS_BODY && c->req_left == 0 && c->c2u.len == 0)
                 conn_to(c, CS_RESP);
         if (c->st == CS_HEAD && c->in_len > 0 && c->u2c.len == 0)
                 on_head(c); /* the next request may already be buffered */
-        if (c->st == CS_DRAIN && c->u2c.len == 0)
+        if (c->st == CS_DRAIN && c->u2c.len == 0 && c->pd.len == 0)
                 c->st = CS_DEAD;
         quota_check(c);
 }
@@ -1172,16 +1266,18 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ ||
                                          c->st == CS_HEAD || c->st == CS_SNI ||
                                          (c->st == CS_BODY && c->in_len < sizeof c->in) ||
-                                         (c->st == CS_TUNNEL && c->c2u.len < RELAY_BUF);
+                                         (c->st == CS_TUNNEL && c->c2u.len < RELAY_BUF &&
+                                          c->pu.len < SPLICE_MAX);
                         bool rd_up = (c->st == CS_TUNNEL || c->st == CS_RESP) &&
-                                     c->u2c.off + c->u2c.len < RELAY_BUF;
+                                     c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
+                        bool wr_client = c->u2c.len || c->pd.len;
+                        bool wr_up = c->c2u.len || c->pu.len || c->st == CS_DIAL;
                         p[n++] = (struct pollfd){.fd = c->cfd,
                                                  .events = (short)((rd_client ? POLLIN : 0) |
-                                                                   (c->u2c.len ? POLLOUT : 0))};
+                                                                   (wr_client ? POLLOUT : 0))};
                         p[n++] = (struct pollfd){
                                 .fd = c->ufd,
-                                .events = (short)((rd_up ? POLLIN : 0) |
-                                                  (c->c2u.len || c->st == CS_DIAL ? POLLOUT : 0))};
+                                .events = (short)((rd_up ? POLLIN : 0) | (wr_up ? POLLOUT : 0))};
                         p[n++] = (struct pollfd){.fd = c->dfd, .events = POLLIN};
                         int64_t d = c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
                         if (next < 0 || d < next)
