@@ -228,8 +228,7 @@ static int drop_privileges(void)
         /* the bounding set first: dropping it needs CAP_SETPCAP, which the
          * uid change below takes away */
         for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
-                    geteuid() == 0)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && geteuid() == 0)
                         return negative_errno();
         if (geteuid() == 0) {
                 if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
@@ -272,16 +271,18 @@ pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
         signal(SIGPIPE, SIG_IGN);
-        /* keep 0..2 pointing at /dev/null-like nothing: close them too */
+        /* only the two listeners and the event channel stay, as fds 3, 4, 5
+         * (moved above 1023 first, so the renumbering cannot collide) */
         int keep[] = {http_fd, socks_fd, sp[1]};
-        for (int fd = 0; fd < 1024; fd++) {
-                bool k = false;
-                for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-                        k |= fd == keep[i];
-                if (!k)
-                        close(fd);
-        }
-        (void)syscall(SYS_close_range, 1024, ~0U, 0);
+        for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+                if ((keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 1024)) < 0)
+                        _exit(1);
+        for (int i = 0; i < 3; i++)
+                if (dup3(keep[i], 3 + i, O_CLOEXEC) < 0)
+                        _exit(1);
+        if (syscall(SYS_close_range, 0, 2, 0) < 0 || syscall(SYS_close_range, 6, ~0U, 0) < 0)
+                _exit(1);
+        http_fd = 3, socks_fd = 4, sp[1] = 5;
         if (drop_privileges() < 0 || install_seccomp() < 0)
                 _exit(1);
         egress_loop(c, http_fd, socks_fd, sp[1]);

@@ -192,8 +192,7 @@ static int64_t event_send(const char *name, const char *key, const struct evf *f
                           bool sync)
 {
         struct json_buf b = {0};
-        json_buf_append(&b, sync ? "{\"event\":" : "{\"async\":true,\"event\":",
-                        sync ? 9 : 22);
+        json_buf_append(&b, sync ? "{\"event\":" : "{\"async\":true,\"event\":", sync ? 9 : 22);
         json_buf_append_string(&b, name, strlen(name));
         if (key) {
                 json_buf_append(&b, ",\"key\":", 7);

@@ -372,8 +372,9 @@ static void sup_on_msg(struct sup *s)
                 s->dns = fd;
                 break;
         case MSG_LISTEN: {
-                /* each listener once, during setup; with both, the egress
-                 * process starts (before the command can) */
+                /* each listener once, during setup; the egress process is
+                 * started when the first connection arrives (sup_egress_start):
+                 * a run that never uses the network never pays for it */
                 int *slot = m.value == RF_EGRESS_HTTP_PORT    ? &s->listen_http
                             : m.value == RF_EGRESS_SOCKS_PORT ? &s->listen_socks
                                                               : NULL;
@@ -384,21 +385,8 @@ static void sup_on_msg(struct sup *s)
                         return;
                 }
                 *slot = fd;
-                if (s->listen_http >= 0 && s->listen_socks >= 0 && s->egress) {
-                        pid_t pid = egress_spawn(s->egress, s->listen_http, s->listen_socks,
-                                                 &s->egress_events, &s->egress_pidfd);
-                        if (pid < 0) {
-                                s->fail = (struct rf_msg){.type = MSG_FAIL,
-                                                          .step = STEP_EGRESS,
-                                                          .err = (int32_t)-pid};
-                                sup_event(s, EV_FAIL);
-                                sup_kill(s);
-                                return;
-                        }
-                        s->egress_pid = pid;
-                }
-                if (s->listen_http >= 0 && s->listen_socks >= 0) {
-                        /* the egress process has its own copies (or there is none) */
+                if (!s->egress && s->listen_http >= 0 && s->listen_socks >= 0) {
+                        /* no egress process at all: connections are refused */
                         s->listen_http = safe_close(s->listen_http);
                         s->listen_socks = safe_close(s->listen_socks);
                 }
@@ -415,6 +403,22 @@ static void sup_on_msg(struct sup *s)
                 s->state = RS_BROKEN;
                 sup_kill(s);
         }
+}
+
+/*
+ * The first connection to either listener starts the run's egress process,
+ * which takes both (and accepts what is already queued). A failure to
+ * start it leaves the run without egress: the listeners are closed, so
+ * connections are refused (ECONNREFUSED), never served unchecked.
+ */
+static void sup_egress_start(struct sup *s)
+{
+        pid_t pid = egress_spawn(s->egress, s->listen_http, s->listen_socks, &s->egress_events,
+                                 &s->egress_pidfd);
+        if (pid > 0)
+                s->egress_pid = pid;
+        s->listen_http = safe_close(s->listen_http);
+        s->listen_socks = safe_close(s->listen_socks);
 }
 
 static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeout_ms,
@@ -698,7 +702,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         break;
                 }
 
-                struct pollfd pfd[8 + 2 * 3];
+                struct pollfd pfd[10 + 2 * 3];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -710,6 +714,9 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 pfd[n++] = (struct pollfd){.fd = cgroup_pids_fd(cg), .events = POLLPRI};
                 pfd[n++] = (struct pollfd){.fd = s.dns, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = s.egress_events, .events = POLLIN};
+                bool listening = s.egress && s.listen_http >= 0 && s.listen_socks >= 0;
+                pfd[n++] = (struct pollfd){.fd = listening ? s.listen_http : -1, .events = POLLIN};
+                pfd[n++] = (struct pollfd){.fd = listening ? s.listen_socks : -1, .events = POLLIN};
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
                         pfd[n++] = (struct pollfd){.fd = pump_wants_read(p) ? p->in : -1,
@@ -752,7 +759,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 }
                 for (size_t i = 0; i < s.n_pumps; i++) {
                         struct pump *p = s.pumps[i];
-                        short rin = pfd[8 + 2 * i].revents, rout = pfd[9 + 2 * i].revents;
+                        short rin = pfd[10 + 2 * i].revents, rout = pfd[11 + 2 * i].revents;
                         if (rin)
                                 pump_read(p);
                         if (rout & (POLLERR | POLLHUP))
@@ -763,6 +770,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 }
                 if (pfd[6].revents && s.dns >= 0 && dnsstub_serve(s.dns, ev) < 0)
                         s.dns = safe_close(s.dns);
+                if ((pfd[8].revents || pfd[9].revents) && s.listen_http >= 0)
+                        sup_egress_start(&s);
                 /* the egress process's records: each answered before it acts */
                 for (int k = 0; k < 64 && (pfd[7].revents & (POLLIN | POLLHUP | POLLERR)) &&
                                 s.egress_events >= 0;

@@ -192,10 +192,11 @@ is "$cut" 1 "limits.egress_bytes 64k: the tunnel is cut before 1 MiB ($sent byte
 like "$(records | grep '"event":"egress.limit"' | tail -n 1)" '"limit":"egress_bytes"' "... recorded as egress.limit"
 
 # ---- the egress process is locked down -------------------------------------------------------
+# (it starts with the run's first connection; this run makes one, then waits)
 rm -f "$WS/stop"
 unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf && shift &&
 	exec nsenter --net=/run/netns/"$0" "$@"' "$CNS" "$TH/resolv.conf" \
-	"$RF_BIN" run --state-dir "$RF_STATE" -w "$WS" -- sh -c "while [ ! -e '$WS/stop' ]; do sleep 0.05; done" \
+	"$RF_BIN" run --state-dir "$RF_STATE" -w "$WS" -- sh -c "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 3128))'; while [ ! -e '$WS/stop' ]; do sleep 0.05; done" \
 	</dev/null >/dev/null 2>&1 &
 sup=$!
 register_pid "$sup"
