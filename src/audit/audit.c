@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -64,12 +65,17 @@ struct audit_log {
         int64_t last_checkpoint_ms;
         int broken; /* first fdatasync error; every later call fails with it */
 
-        unsigned char sk[crypto_sign_SECRETKEYBYTES];
+        /* the signing key, in a page of its own: locked, out of core dumps,
+         * and wiped in any child the process forks (the run's egress
+         * process is a fork of its supervisor) */
+        unsigned char *sk;
         unsigned char pk[crypto_sign_PUBLICKEYBYTES];
         char pk_hex[2 * crypto_sign_PUBLICKEYBYTES + 1];
 
         char *line; /* owned: AUDIT_RECORD_MAX + 1 bytes, the record being built */
 };
+
+#define KEY_PAGE 4096
 
 static int64_t now_ms(clockid_t clk)
 {
@@ -734,7 +740,8 @@ static int load_or_create_key(struct audit_log *log, struct rf_error *err)
         if (r == -ENOENT) {
                 unsigned char pk[crypto_sign_PUBLICKEYBYTES];
                 crypto_sign_keypair(pk, log->sk);
-                r = write_file_atomic(log->dirfd, "key", log->sk, sizeof log->sk, false);
+                r = write_file_atomic(log->dirfd, "key", log->sk, crypto_sign_SECRETKEYBYTES,
+                                      false);
                 if (r == -EEXIST) /* another process won the race: use its key */
                         r = read_key(log->dirfd, log->sk, err);
                 else if (r < 0)
@@ -788,6 +795,17 @@ int audit_open(const char *state_dir, struct audit_log **ret, struct rf_error *e
         log->line = malloc(AUDIT_RECORD_MAX + 1);
         if (!log->line)
                 goto fail;
+        void *page =
+                mmap(NULL, KEY_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (page == MAP_FAILED)
+                goto fail;
+        log->sk = page;
+        if (madvise(page, KEY_PAGE, MADV_WIPEONFORK) < 0) {
+                r = rf_error_set(err, negative_errno(), "protect the audit key: %m");
+                goto fail;
+        }
+        (void)madvise(page, KEY_PAGE, MADV_DONTDUMP);
+        (void)mlock(page, KEY_PAGE);
         r = log->dirfd = open_audit_dir(state_dir, true, err);
         if (r < 0)
                 goto fail;
@@ -832,7 +850,10 @@ struct audit_log *audit_close(struct audit_log *log)
         safe_close(log->segfd);
         safe_close(log->lockfd);
         safe_close(log->dirfd);
-        sodium_memzero(log->sk, sizeof log->sk);
+        if (log->sk) {
+                sodium_memzero(log->sk, crypto_sign_SECRETKEYBYTES);
+                munmap(log->sk, KEY_PAGE);
+        }
         free(log->line);
         free(log);
         return NULL;

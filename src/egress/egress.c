@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -272,10 +273,10 @@ pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int
         sigprocmask(SIG_SETMASK, &all, NULL);
         signal(SIGPIPE, SIG_IGN);
         /* only the two listeners and the event channel stay, as fds 3, 4, 5
-         * (moved above 1023 first, so the renumbering cannot collide) */
+         * (each copied above 5 first, so the renumbering cannot collide) */
         int keep[] = {http_fd, socks_fd, sp[1]};
         for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-                if ((keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 1024)) < 0)
+                if ((keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 6)) < 0)
                         _exit(1);
         for (int i = 0; i < 3; i++)
                 if (dup3(keep[i], 3 + i, O_CLOEXEC) < 0)
@@ -283,7 +284,16 @@ pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int
         if (syscall(SYS_close_range, 0, 2, 0) < 0 || syscall(SYS_close_range, 6, ~0U, 0) < 0)
                 _exit(1);
         http_fd = 3, socks_fd = 4, sp[1] = 5;
-        if (drop_privileges() < 0 || install_seccomp() < 0)
+        if (drop_privileges() < 0)
+                _exit(1);
+        /* the uid change cleared the parent-death signal: arm it again */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                _exit(1);
+        /* file descriptors for the connections allowed, and no more */
+        struct rlimit nofile = {.rlim_cur = 16 + 4 * (rlim_t)c->max_conns,
+                                .rlim_max = 16 + 4 * (rlim_t)c->max_conns};
+        (void)setrlimit(RLIMIT_NOFILE, &nofile);
+        if (install_seccomp() < 0)
                 _exit(1);
         egress_loop(c, http_fd, socks_fd, sp[1]);
 }

@@ -62,8 +62,11 @@ enum cstate {
 /* Every transition the code makes; anything else closes the connection. */
 static const bool next_state[_CS_MAX][_CS_MAX] = {
         [CS_SOCKS_GREET] = {[CS_SOCKS_REQ] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
-        [CS_SOCKS_REQ] =
-                {[CS_RESOLVE] = true, [CS_DIAL] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_SOCKS_REQ] = {[CS_RESOLVE] = true,
+                          [CS_DIAL] = true,
+                          [CS_SNI] = true,
+                          [CS_DRAIN] = true,
+                          [CS_DEAD] = true},
         [CS_HEAD] = {[CS_RESOLVE] = true,
                      [CS_DIAL] = true,
                      [CS_SNI] = true,
@@ -150,12 +153,16 @@ struct conn {
         bool allowed; /* egress.allow recorded: egress.close owed */
 };
 
+/* what was read before a tunnel opened goes into its relay buffer whole */
+_Static_assert(sizeof(((struct conn *)0)->in) <= RELAY_BUF, "in must fit a relay buffer");
+
 static struct {
         const struct egress_config *cfg;
         int events;
         struct conn **conns;
         size_t n_conns;
-        uint64_t bytes; /* both ways, for limits.egress_bytes */
+        uint64_t bytes;     /* both ways, for limits.egress_bytes */
+        bool accept_paused; /* out of fds: listeners not polled until a connection closes */
 } E;
 
 static int64_t now_ms(void)
@@ -223,6 +230,11 @@ static int64_t event_send(const char *name, const char *key, const struct evf *f
                 else if (poll(&p, 1, 5000) == 1 &&
                          recv(E.events, &ans, sizeof ans, 0) == sizeof ans)
                         r = ans;
+                else
+                        /* no answer in time: a late one would be taken for the
+                         * next event's; the channel is done, every later
+                         * action is refused */
+                        E.events = -1;
         }
         json_buf_done(&b);
         return r;
@@ -410,10 +422,13 @@ static void have_address(struct conn *c);
 static void resolved(struct conn *c)
 {
         const char *reason = "the name does not resolve";
+        char name_rule[sizeof c->rule];
         c->dfd = safe_close(c->dfd);
+        memcpy(name_rule, c->rule, sizeof name_rule);
         for (int q = 0; q < 2; q++)
                 for (size_t i = 0; i < c->ans[q].n; i++) {
                         const char *why = NULL;
+                        memcpy(c->rule, name_rule, sizeof c->rule); /* each address on its own */
                         if (decide_addr(c, c->ans[q].family[i], c->ans[q].addr[i], &why)) {
                                 c->family = c->ans[q].family[i];
                                 memcpy(c->addr, c->ans[q].addr[i], 16);
@@ -425,8 +440,9 @@ static void resolved(struct conn *c)
                         addr_format(c->ans[q].addr[i], c->ans[q].family[i], c->addr_text,
                                     sizeof c->addr_text);
                         if (!strncmp(c->rule, "deny ", 5))
-                                break;
+                                goto refuse; /* an address of the name is denied: so is the name */
                 }
+refuse:
         deny(c, reason, c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED);
 }
 
@@ -525,9 +541,15 @@ static void send_request_head(struct conn *c);
 
 static void have_address(struct conn *c)
 {
-        if (c->proto == PR_CONNECT && !port_plain(c->port)) {
-                /* TLS: answer first, read the ClientHello, then dial */
-                client_send(c, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+        if ((c->proto == PR_CONNECT || c->proto == PR_SOCKS) && !port_plain(c->port)) {
+                /* a tunnel to a TLS port (CONNECT or SOCKS alike): answer
+                 * first, read the ClientHello, check its SNI, then dial */
+                if (c->proto == PR_SOCKS) {
+                        uint8_t rep[10];
+                        socks_reply_build(SOCKS_OK, rep);
+                        client_send(c, (const char *)rep, sizeof rep);
+                } else
+                        client_send(c, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
                 conn_to(c, CS_SNI);
                 return;
         }
@@ -615,19 +637,13 @@ static void on_head(struct conn *c)
         c->client_close = rq->close;
         c->req_left = rq->chunked ? -1 : rq->content_length > 0 ? rq->content_length : 0;
         http_chunked_init(&c->req_ch);
-        if (c->proto == PR_CONNECT) {
-                /* the tunnel's first bytes (a ClientHello) may follow the head */
-                memmove(c->in, c->in + rq->head_len, c->in_len - rq->head_len);
-                c->in_len -= rq->head_len;
-                route(c);
-                return;
-        }
         /* keep-alive: every request is decided on its own; one for the
          * destination the upstream connection already serves (allowed by
          * the same rules a moment ago) reuses it, any other is routed anew */
         char canon[NET_HOST_MAX + 1];
         const char *reason = NULL;
-        if (c->ufd >= 0 && net_host_canonical(c->host, strlen(c->host), canon, &reason) == 0 &&
+        if (c->proto == PR_HTTP && c->ufd >= 0 &&
+            net_host_canonical(c->host, strlen(c->host), canon, &reason) == 0 &&
             !strcmp(canon, c->cur_host) && c->port == c->cur_port) {
                 snprintf(c->host, sizeof c->host, "%s", canon);
                 send_request_head(c);
@@ -648,6 +664,11 @@ static void on_head(struct conn *c)
                 c->t0 = now_ms();
         }
         c->ufd = safe_close(c->ufd);
+        if (c->proto == PR_CONNECT) {
+                /* the tunnel's first bytes (a ClientHello) may follow the head */
+                memmove(c->in, c->in + rq->head_len, c->in_len - rq->head_len);
+                c->in_len -= rq->head_len;
+        }
         route(c);
 }
 
@@ -704,9 +725,9 @@ static void send_request_head(struct conn *c)
         else
                 hex(trace, 32);
         hex(span, 16);
-        char path[600];
-        snprintf(path, sizeof path, "%.*s", (int)(rq->path.len > 512 ? 512 : rq->path.len),
-                 c->in + rq->path.off);
+        char path[2100];
+        snprintf(path, sizeof path, "%.*s%s", (int)(rq->path.len > 2048 ? 2048 : rq->path.len),
+                 c->in + rq->path.off, rq->path.len > 2048 ? "...(cut)" : "");
         struct evf f[] = {
                 {"method", c->method, 0},          {"host", c->host, 0},   {"port", NULL, c->port},
                 {"path", path[0] ? path : "/", 0}, {"trace_id", trace, 0}, {"span_id", span, 0},
@@ -731,8 +752,12 @@ static void send_request_head(struct conn *c)
                         continue;
                 n = snprintf(o->d + len, RELAY_BUF - len, "%.*s: %.*s\r\n", (int)h->name.len, name,
                              (int)h->value.len, c->in + h->value.off);
-                if (n < 0 || (size_t)n >= RELAY_BUF - len)
-                        break;
+                if (n < 0 || (size_t)n >= RELAY_BUF - len) {
+                        /* never forward a head with a header left out */
+                        c->ufd = safe_close(c->ufd);
+                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);
+                        return;
+                }
                 len += (size_t)n;
         }
         n = snprintf(
@@ -856,7 +881,7 @@ static void on_response_bytes(struct conn *c, size_t start)
                                 conn_to(c, CS_DRAIN);
                         else {
                                 conn_to(c, CS_HEAD);
-                                c->deadline = now_ms() + EGRESS_IDLE_MS;
+                                c->deadline = now_ms() + EGRESS_HEAD_MS; /* absolute */
                         }
                         return;
                 }
@@ -947,8 +972,14 @@ static void on_accept(int lfd, bool socks)
 {
         for (;;) {
                 int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (fd < 0)
+                if (fd < 0) {
+                        /* out of fds: stop polling the listeners until a
+                         * connection goes, instead of spinning */
+                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                            errno == ENOMEM)
+                                E.accept_paused = true;
                         return;
+                }
                 if (E.n_conns >= E.cfg->max_conns) {
                         struct evf f[] = {{"limit", "egress_connections", 0},
                                           {"max", NULL, E.cfg->max_conns}};
@@ -1017,7 +1048,8 @@ static int spipe_open(struct spipe *p)
                 return -1;
         p->r = fds[0];
         p->w = fds[1];
-        (void)fcntl(p->w, F_SETPIPE_SZ, SPLICE_MAX);
+        /* 256 KiB: pipe pages are charged to the egress processes' shared uid */
+        (void)fcntl(p->w, F_SETPIPE_SZ, 256 * 1024);
         return 0;
 }
 
@@ -1167,9 +1199,11 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 }
                 c->deadline = now_ms() + EGRESS_IDLE_MS;
                 if (c->proto == PR_SOCKS) {
-                        uint8_t rep[10];
-                        socks_reply_build(SOCKS_OK, rep);
-                        client_send(c, (const char *)rep, sizeof rep);
+                        if (port_plain(c->port)) {
+                                uint8_t rep[10];
+                                socks_reply_build(SOCKS_OK, rep);
+                                client_send(c, (const char *)rep, sizeof rep);
+                        }
                         conn_to(c, CS_TUNNEL);
                 } else if (c->proto == PR_CONNECT) {
                         if (port_plain(c->port))
@@ -1231,7 +1265,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         conn_to(c, CS_DRAIN);
                 else {
                         conn_to(c, CS_HEAD);
-                        c->deadline = now_ms() + EGRESS_IDLE_MS;
+                        c->deadline = now_ms() + EGRESS_HEAD_MS; /* absolute */
                 }
         }
         /* the request is out: the response is next (checked after the
@@ -1257,8 +1291,8 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         _exit(1);
                 size_t n = 0;
                 int64_t now = now_ms(), next = -1;
-                p[n++] = (struct pollfd){.fd = http_fd, .events = POLLIN};
-                p[n++] = (struct pollfd){.fd = socks_fd, .events = POLLIN};
+                p[n++] = (struct pollfd){.fd = E.accept_paused ? -1 : http_fd, .events = POLLIN};
+                p[n++] = (struct pollfd){.fd = E.accept_paused ? -1 : socks_fd, .events = POLLIN};
                 p[n++] = (struct pollfd){.fd = events_fd, .events = 0};
                 for (size_t i = 0; i < E.n_conns; i++) {
                         struct conn *c = E.conns[i];
@@ -1306,9 +1340,6 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY)
                                 if (p[k].revents || p[k + 1].revents)
                                         c->deadline = now + EGRESS_IDLE_MS;
-                        if (c->st == CS_HEAD && c->deadline < now + EGRESS_HEAD_MS &&
-                            (p[k].revents & POLLIN))
-                                c->deadline = now + EGRESS_HEAD_MS;
                 }
                 if (p[0].revents)
                         on_accept(http_fd, false);
@@ -1318,9 +1349,10 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                 /* reap */
                 size_t w = 0;
                 for (size_t i = 0; i < E.n_conns; i++) {
-                        if (E.conns[i]->st == CS_DEAD)
+                        if (E.conns[i]->st == CS_DEAD) {
                                 conn_free(E.conns[i]);
-                        else
+                                E.accept_paused = false;
+                        } else
                                 E.conns[w++] = E.conns[i];
                 }
                 E.n_conns = w;

@@ -12,6 +12,7 @@ Prints one result line first: the HTTP status line, "socks REP=N", "closed",
   connect HOST:PORT SNI        CONNECT, then a TLS ClientHello naming SNI ("-" for none)
   connect-plain HOST:PORT      CONNECT, then "ping\\n", expect it echoed
   socks HOST PORT              SOCKS5 CONNECT by name, then "ping\\n" echoed
+  socks-tls HOST PORT SNI      SOCKS5 CONNECT by name, then a TLS ClientHello naming SNI
   direct IP PORT               a plain TCP connect that bypasses the proxy
 """
 import errno
@@ -129,6 +130,26 @@ def main():
             if len(rep) > 1 and rep[1] == 0:
                 s.sendall(b"ping\n")
                 print("echo ok" if s.recv(5) == b"ping\n" else "echo wrong")
+        elif cmd == "socks-tls":
+            s = socket.create_connection(("127.0.0.1", 1080), timeout=10)
+            s.sendall(b"\x05\x01\x00")
+            if s.recv(2) != b"\x05\x00":
+                print("socks greeting refused")
+                return
+            host = sys.argv[2].encode()
+            port = int(sys.argv[3])
+            s.sendall(b"\x05\x01\x00\x03" + bytes([len(host)]) + host + port.to_bytes(2, "big"))
+            rep = s.recv(10)
+            print("socks REP=%d" % (rep[1] if len(rep) > 1 else -1))
+            if len(rep) > 1 and rep[1] == 0:
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+                try:
+                    ctx.wrap_socket(s, server_hostname=sys.argv[4])
+                    print("tls ok")
+                except (ssl.SSLError, OSError) as e:
+                    print("tls failed: %s" % type(e).__name__)
         elif cmd == "direct":
             socket.create_connection((sys.argv[2], int(sys.argv[3])), timeout=5)
             print("connected")

@@ -149,10 +149,17 @@ is "$RF_OUT" "HTTP/1.1 200 Connection established
 echo ok" "network.plain_ports: a plain tunnel on that port works"
 
 # ---- SOCKS5 -----------------------------------------------------------------------------------
-EROPTS=(--add-host "svc.test:$net.2" --allow-host svc.test:4443)
+EROPTS=(-p "$WS.plain.json")
 ec socks svc.test 4443
 is "$RF_OUT" "socks REP=0
-echo ok" "SOCKS5 CONNECT by name to an allowed host works"
+echo ok" "SOCKS5 CONNECT by name to an allowed host (a plain port) works"
+EROPTS=(--add-host "svc.test:$net.2" --allow-host svc.test:4443)
+rm -f "$TH/tcp.log"
+ec socks-tls svc.test 4443 evil.example
+like "$(records | grep '"event":"egress.deny"' | tail -n 1)" 'domain fronting' "SOCKS5 to a TLS port with another SNI is refused too (domain fronting)"
+check "... before any connection to the test host" test ! -e "$TH/tcp.log"
+ec socks-tls svc.test 4443 svc.test
+check "SOCKS5 with the matching SNI reaches the test host" test -e "$TH/tcp.log"
 ec socks other.test 4443
 is "$RF_OUT" "socks REP=2" "SOCKS5 to a name without a rule: reply 2 (not allowed by ruleset)"
 
