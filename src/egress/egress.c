@@ -310,7 +310,7 @@ static const struct {
         {"egress.close", NULL},   {"egress.limit", "refusals by limit"},
 };
 
-int egress_event_serve(int fd, struct audit_emitter *emit)
+int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
 {
         char msg[EGRESS_EVENT_MAX + 1];
         ssize_t n = recv(fd, msg, sizeof msg, MSG_DONTWAIT);
@@ -359,8 +359,16 @@ int egress_event_serve(int fd, struct audit_emitter *emit)
                 }
         }
         const struct json_node *async = o ? json_object_get(o, "async") : NULL;
-        if (async && async->type == JSON_TRUE)
-                return 0; /* a record of what already happened: no answer awaited */
+        if (async && async->type == JSON_TRUE) {
+                /* no answer awaited; a failure is reported with the next one */
+                if (ans < 0 && *async_fail == 0)
+                        *async_fail = ans;
+                return 0;
+        }
+        if (*async_fail < 0) {
+                ans = *async_fail;
+                *async_fail = 0;
+        }
         if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof ans)
                 return -EPIPE;
         return 0;

@@ -113,10 +113,16 @@ size_t resolv_conf_parse(const char *text, size_t len, struct sockaddr_storage n
  * records). The answer is an int64: > 0 the seq, 0 coalesced, < 0 -errno
  * (the action is refused).
  *
+ * A message with "async":true gets no answer (a record of what already
+ * happened, or one sent ahead of a synchronous one); if it cannot be
+ * recorded, the failure is kept in *async_fail and given as the answer to
+ * the next synchronous message, so "A async, then B sync" is one round
+ * trip that fails if either record failed.
+ *
  * egress_event_serve — read one message from `fd`, record it through
  * `emit` (see audit/emit.h) and answer. Returns 0, or -errno when the
  * channel is gone or broken (then the supervisor closes it, and the
  * egress process, whose every event now fails, refuses everything).
  */
 struct audit_emitter;
-int egress_event_serve(int fd, struct audit_emitter *emit);
+int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail);

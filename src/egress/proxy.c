@@ -136,8 +136,10 @@ struct conn {
         size_t ns;
         int64_t dns_deadline;
         /* HTTP framing */
-        struct http_request rq; /* the request being forwarded (spans into `in`) */
-        int64_t req_left;       /* request body bytes left (-1: chunked) */
+        struct http_request rq;   /* the request being forwarded (spans into `in`) */
+        char trace[33], span[17]; /* its traceparent ids */
+        bool req_recorded;        /* its egress.request is written */
+        int64_t req_left;         /* request body bytes left (-1: chunked) */
         struct http_chunked req_ch;
         bool req_head; /* the request was HEAD */
         bool client_close;
@@ -485,6 +487,8 @@ static void dns_timeout(struct conn *c)
 
 /* ---- dialling --------------------------------------------------------------------- */
 
+static int64_t record_request(struct conn *c, bool sync);
+
 static void dial(struct conn *c)
 {
         struct sockaddr_storage ss = {0};
@@ -499,7 +503,17 @@ static void dial(struct conn *c)
                 {"rule", c->rule, 0},
                 {"proto", proto_name[c->proto], 0},
         };
-        int64_t r = event("egress.allow", NULL, f, ARRAY_SIZE(f));
+        int64_t r;
+        if (c->proto == PR_HTTP) {
+                /* one round trip for both records: egress.allow goes ahead
+                 * unanswered, and the answer to egress.request reports a
+                 * failure of either (the supervisor keeps it) — both are
+                 * written before the connection exists */
+                event_async("egress.allow", NULL, f, ARRAY_SIZE(f));
+                r = record_request(c, true);
+                c->req_recorded = r > 0;
+        } else
+                r = event("egress.allow", NULL, f, ARRAY_SIZE(f));
         if (r <= 0) {
                 /* no record, no connection */
                 deny(c,
@@ -714,29 +728,38 @@ static bool header_dropped(const char *name, size_t len)
         return false;
 }
 
-static void send_request_head(struct conn *c)
+/* egress.request for the current request (new trace and span ids). */
+static int64_t record_request(struct conn *c, bool sync)
 {
         const struct http_request *rq = &c->rq;
-        char trace[33], span[17];
         const struct http_header *tp = http_header_find(rq, c->in, "traceparent");
 
         if (tp && traceparent_ok(c->in + tp->value.off, tp->value.len))
-                snprintf(trace, sizeof trace, "%.32s", c->in + tp->value.off + 3);
+                snprintf(c->trace, sizeof c->trace, "%.32s", c->in + tp->value.off + 3);
         else
-                hex(trace, 32);
-        hex(span, 16);
+                hex(c->trace, 32);
+        hex(c->span, 16);
         char path[2100];
         snprintf(path, sizeof path, "%.*s%s", (int)(rq->path.len > 2048 ? 2048 : rq->path.len),
                  c->in + rq->path.off, rq->path.len > 2048 ? "...(cut)" : "");
         struct evf f[] = {
-                {"method", c->method, 0},          {"host", c->host, 0},   {"port", NULL, c->port},
-                {"path", path[0] ? path : "/", 0}, {"trace_id", trace, 0}, {"span_id", span, 0},
+                {"method", c->method, 0},  {"host", c->host, 0},
+                {"port", NULL, c->port},   {"path", path[0] ? path : "/", 0},
+                {"trace_id", c->trace, 0}, {"span_id", c->span, 0},
         };
-        if (event("egress.request", NULL, f, ARRAY_SIZE(f)) <= 0) {
+        return event_send("egress.request", NULL, f, ARRAY_SIZE(f), sync);
+}
+
+static void send_request_head(struct conn *c)
+{
+        const struct http_request *rq = &c->rq;
+
+        if (!c->req_recorded && record_request(c, true) <= 0) {
                 c->ufd = safe_close(c->ufd);
                 deny(c, "the request could not be recorded", c->rule, 403, SOCKS_GENERAL_FAILURE);
                 return;
         }
+        c->req_recorded = false;
         /* request line in origin form, headers minus hop-by-hop proxy ones and
          * any trace headers of the run's, then ringfence's attribution */
         struct relay *o = &c->c2u;
@@ -763,7 +786,7 @@ static void send_request_head(struct conn *c)
         n = snprintf(
                 o->d + len, RELAY_BUF - len,
                 "traceparent: 00-%s-%s-01\r\nbaggage: ringfence.run=%s,ringfence.agent=%s\r\n\r\n",
-                trace, span, E.cfg->run_id, E.cfg->agent);
+                c->trace, c->span, E.cfg->run_id, E.cfg->agent);
         if (n < 0 || (size_t)n >= RELAY_BUF - len) {
                 c->ufd = safe_close(c->ufd);
                 deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);

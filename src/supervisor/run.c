@@ -278,6 +278,7 @@ struct sup {
         int listen_http, listen_socks;      /* owned until the egress process has them */
         pid_t egress_pid;
         int egress_pidfd, egress_events; /* owned */
+        int64_t egress_async_fail;       /* an unanswered egress record that failed */
 };
 
 /* Kill the whole run: its cgroups first (nothing escapes by forking), then
@@ -779,7 +780,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         struct pollfd e1 = {.fd = s.egress_events, .events = POLLIN};
                         if (k > 0 && poll(&e1, 1, 0) <= 0)
                                 break;
-                        if (egress_event_serve(s.egress_events, ev) < 0)
+                        if (egress_event_serve(s.egress_events, ev, &s.egress_async_fail) < 0)
                                 s.egress_events = safe_close(s.egress_events);
                 }
                 if (ev) {
