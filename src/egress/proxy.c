@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,10 +114,8 @@ struct spipe {
 struct conn {
         enum cstate st;
         enum proto proto;
-        int cfd, ufd, dfd;                          /* client, upstream, DNS */
-        char in[HTTP_HEAD_MAX + TLS_HELLO_MAX / 4]; /* unconsumed client bytes */
-        size_t in_len;
-        struct relay c2u, u2c;
+        int cfd, ufd, dfd;   /* client, upstream, DNS */
+        size_t in_len;       /* bytes in `in` */
         struct spipe pu, pd; /* client → upstream, upstream → client */
         /* the current destination */
         char host[256];
@@ -136,15 +135,13 @@ struct conn {
         size_t ns;
         int64_t dns_deadline;
         /* HTTP framing */
-        struct http_request rq;   /* the request being forwarded (spans into `in`) */
-        char trace[33], span[17]; /* its traceparent ids */
+        char trace[33], span[17]; /* traceparent ids of the request being forwarded */
         bool req_recorded;        /* its egress.request is written */
         int64_t req_left;         /* request body bytes left (-1: chunked) */
         struct http_chunked req_ch;
         bool req_head; /* the request was HEAD */
         bool client_close;
         char method[16];
-        char rhead[HTTP_HEAD_MAX];
         size_t rhead_len;
         bool resp_in_head;
         int64_t resp_left; /* -1 chunked, -2 until close */
@@ -153,7 +150,19 @@ struct conn {
         uint64_t up, down;
         int64_t t0, deadline;
         bool allowed; /* egress.allow recorded: egress.close owed */
+
+        /* the buffers last: a connection is reset up to here (conn_new) */
+        char in[HTTP_HEAD_MAX + TLS_HELLO_MAX / 4]; /* unconsumed client bytes */
+        struct relay c2u, u2c;
+        struct http_request rq; /* the request being forwarded (spans into `in`) */
+        char rhead[HTTP_HEAD_MAX];
 };
+
+/* Freed connections kept for reuse: a fresh 190 KB allocation per
+ * connection cost page faults and zeroing on every request. */
+#define CONN_CACHE_MAX 16
+static struct conn *conn_cache[CONN_CACHE_MAX];
+static size_t n_conn_cache;
 
 /* what was read before a tunnel opened goes into its relay buffer whole */
 _Static_assert(sizeof(((struct conn *)0)->in) <= RELAY_BUF, "in must fit a relay buffer");
@@ -956,9 +965,11 @@ static void on_socks(struct conn *c)
 
 static struct conn *conn_new(int fd, bool socks)
 {
-        struct conn *c = calloc(1, sizeof *c);
+        struct conn *c = n_conn_cache ? conn_cache[--n_conn_cache] : malloc(sizeof *c);
         if (!c)
                 return NULL;
+        memset(c, 0, offsetof(struct conn, in));
+        c->c2u.off = c->c2u.len = c->u2c.off = c->u2c.len = 0;
         c->cfd = fd;
         c->ufd = c->dfd = -1;
         c->pu.r = c->pu.w = c->pd.r = c->pd.w = -1;
@@ -988,7 +999,10 @@ static void conn_free(struct conn *c)
         safe_close(c->pu.w);
         safe_close(c->pd.r);
         safe_close(c->pd.w);
-        free(c);
+        if (n_conn_cache < CONN_CACHE_MAX)
+                conn_cache[n_conn_cache++] = c;
+        else
+                free(c);
 }
 
 static void on_accept(int lfd, bool socks)
