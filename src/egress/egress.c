@@ -284,15 +284,20 @@ pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int
         if (syscall(SYS_close_range, 0, 2, 0) < 0 || syscall(SYS_close_range, 6, ~0U, 0) < 0)
                 _exit(1);
         http_fd = 3, socks_fd = 4, sp[1] = 5;
+        /* file descriptors for the connections allowed (a client, an
+         * upstream, a DNS socket and two pipes each), and no more — set
+         * while root may still raise the hard limit */
+        struct rlimit nofile = {.rlim_cur = 16 + 6 * (rlim_t)c->max_conns,
+                                .rlim_max = 16 + 6 * (rlim_t)c->max_conns};
+        if (setrlimit(RLIMIT_NOFILE, &nofile) < 0 && getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+                nofile.rlim_cur = nofile.rlim_max; /* unprivileged: as many as allowed */
+                (void)setrlimit(RLIMIT_NOFILE, &nofile);
+        }
         if (drop_privileges() < 0)
                 _exit(1);
         /* the uid change cleared the parent-death signal: arm it again */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
                 _exit(1);
-        /* file descriptors for the connections allowed, and no more */
-        struct rlimit nofile = {.rlim_cur = 16 + 4 * (rlim_t)c->max_conns,
-                                .rlim_max = 16 + 4 * (rlim_t)c->max_conns};
-        (void)setrlimit(RLIMIT_NOFILE, &nofile);
         if (install_seccomp() < 0)
                 _exit(1);
         egress_loop(c, http_fd, socks_fd, sp[1]);

@@ -43,7 +43,7 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 
-#define RELAY_BUF 65536
+#define RELAY_BUF 32768 /* heads and framed bodies; bulk bytes are spliced */
 
 enum cstate {
         CS_SOCKS_GREET, /* SOCKS: reading the greeting */
@@ -106,6 +106,9 @@ struct relay {
  * buffers above carry heads and whatever the proxy must read.
  */
 #define SPLICE_MAX (1 << 20)
+/* a direction switches to splice once it has carried this much: small
+ * exchanges never cost a pipe (two fds, kernel pages) */
+#define SPLICE_AFTER (64 * 1024)
 struct spipe {
         int r, w;   /* -1 until first used */
         size_t len; /* bytes in the pipe */
@@ -1121,7 +1124,8 @@ static int spipe_out(struct spipe *p, int fd)
 /* A response body of known length, once its buffered part is out. */
 static bool resp_splicing(const struct conn *c)
 {
-        return c->st == CS_RESP && !c->resp_in_head && c->resp_left > 0 && c->u2c.len == 0;
+        return c->st == CS_RESP && !c->resp_in_head && c->resp_left > 0 && c->u2c.len == 0 &&
+               (c->resp_left >= SPLICE_AFTER || c->pd.r >= 0);
 }
 
 static void quota_check(struct conn *c)
@@ -1212,14 +1216,20 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         }
                         break;
                 case CS_TUNNEL:
-                        if (c->c2u.len == 0) {
+                        if (c->c2u.len == 0 && (c->up >= SPLICE_AFTER || c->pu.r >= 0)) {
+                                if (c->c2u.off > 0)
+                                        c->c2u.off = 0;
                                 if (c->pu.len < SPLICE_MAX &&
                                     spipe_in(&c->pu, c->cfd, SPLICE_MAX - c->pu.len, &c->up) < 0) {
                                         (void)spipe_out(&c->pu, c->ufd);
                                         c->st = CS_DRAIN;
                                 }
-                        } else if (relay_read(c->cfd, &c->c2u, &c->up) < 0)
-                                c->st = CS_DRAIN;
+                        } else {
+                                if (c->c2u.len == 0)
+                                        c->c2u.off = 0;
+                                if (relay_read(c->cfd, &c->c2u, &c->up) < 0)
+                                        c->st = CS_DRAIN;
+                        }
                         break;
                 default:
                         break;
@@ -1260,7 +1270,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         }
         if (c->st == CS_BODY)
                 body_from_in(c);
-        if ((c->st == CS_TUNNEL && c->u2c.len == 0) || resp_splicing(c)) {
+        if ((c->st == CS_TUNNEL && c->u2c.len == 0 && (c->down >= SPLICE_AFTER || c->pd.r >= 0)) ||
+            resp_splicing(c)) {
                 if ((ure & (POLLIN | POLLHUP | POLLERR)) && c->pd.len < SPLICE_MAX) {
                         size_t max = SPLICE_MAX - c->pd.len;
                         if (c->st == CS_RESP && (uint64_t)c->resp_left < max)

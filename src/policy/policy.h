@@ -38,7 +38,7 @@
 #define POLICY_EVENT_RATE_MAX      1000000       /* audit.event_rate, audit.event_burst */
 #define POLICY_NET_RULES_MAX       256           /* entries in network.allow / deny / hosts */
 #define POLICY_NET_PLAIN_PORTS_MAX 16            /* entries in network.plain_ports */
-#define POLICY_EGRESS_CONNS_MAX    4096          /* limits.egress_connections */
+#define POLICY_EGRESS_CONNS_MAX    16384         /* limits.egress_connections */
 #define POLICY_ENV_RESERVED_PREFIX "RINGFENCE_"  /* env names ringfence sets itself */
 
 /* Default sizes of the run's private tmpfs mounts. */
