@@ -25,6 +25,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdint.h>
+#include <sys/epoll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,12 @@ static const bool next_state[_CS_MAX][_CS_MAX] = {
         [CS_RESP] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_TUNNEL] = {[CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_DRAIN] = {[CS_DEAD] = true},
+};
+
+enum watched {
+        W_CLIENT,
+        W_UP,
+        W_DNS,
 };
 
 enum proto {
@@ -153,6 +161,10 @@ struct conn {
         uint64_t up, down;
         int64_t t0, deadline;
         bool allowed; /* egress.allow recorded: egress.close owed */
+        /* epoll: what each of client, upstream, DNS is registered with */
+        int reg_fd[3];
+        uint32_t reg_ev[3];
+        uint32_t rev[3]; /* events of this round */
 
         /* the buffers last: a connection is reset up to here (conn_new) */
         char in[HTTP_HEAD_MAX + TLS_HELLO_MAX / 4]; /* unconsumed client bytes */
@@ -177,7 +189,51 @@ static struct {
         size_t n_conns;
         uint64_t bytes;     /* both ways, for limits.egress_bytes */
         bool accept_paused; /* out of fds: listeners not polled until a connection closes */
+        int epfd;
 } E;
+
+/*
+ * epoll registrations follow what each connection wants this round
+ * (watch); every close of a watched fd goes through unwatch_close, so a
+ * registration never outlives its fd (a reused fd number must not be
+ * taken for the old one). The listeners and the event channel carry
+ * small numbers in data.u64; a connection's fds carry its address with
+ * the watched index in the low bits (struct conn is aligned far beyond 4).
+ */
+#define TAG_HTTP   1
+#define TAG_SOCKS  2
+#define TAG_EVENTS 3
+
+static void watch(struct conn *c, enum watched w, int fd, uint32_t ev)
+{
+        if (fd < 0 || ev == 0) {
+                if (c->reg_fd[w] >= 0)
+                        (void)epoll_ctl(E.epfd, EPOLL_CTL_DEL, c->reg_fd[w], NULL);
+                c->reg_fd[w] = -1;
+                c->reg_ev[w] = 0;
+                return;
+        }
+        if (c->reg_fd[w] == fd && c->reg_ev[w] == ev)
+                return;
+        struct epoll_event e = {.events = ev, .data.u64 = (uint64_t)(uintptr_t)c | (uint64_t)w};
+        int op = c->reg_fd[w] == fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+        if (op == EPOLL_CTL_ADD && c->reg_fd[w] >= 0)
+                (void)epoll_ctl(E.epfd, EPOLL_CTL_DEL, c->reg_fd[w], NULL);
+        if (epoll_ctl(E.epfd, op, fd, &e) < 0 && errno == EEXIST)
+                (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, fd, &e);
+        c->reg_fd[w] = fd;
+        c->reg_ev[w] = ev;
+}
+
+static int unwatch_close(struct conn *c, enum watched w, int fd)
+{
+        if (fd >= 0 && c->reg_fd[w] == fd) {
+                (void)epoll_ctl(E.epfd, EPOLL_CTL_DEL, fd, NULL);
+                c->reg_fd[w] = -1;
+                c->reg_ev[w] = 0;
+        }
+        return safe_close(fd);
+}
 
 static int64_t now_ms(void)
 {
@@ -398,13 +454,13 @@ static void dns_send(struct conn *c)
 {
         const struct egress_config *g = E.cfg;
         static const uint16_t qt[2] = {1, 28};
-        c->dfd = safe_close(c->dfd);
+        c->dfd = unwatch_close(c, W_DNS, c->dfd);
         if (c->ns >= g->n_ns)
                 return;
         c->dfd = socket(g->ns[c->ns].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (c->dfd < 0 ||
             connect(c->dfd, (const struct sockaddr *)&g->ns[c->ns], g->ns_len[c->ns]) < 0) {
-                c->dfd = safe_close(c->dfd);
+                c->dfd = unwatch_close(c, W_DNS, c->dfd);
                 return;
         }
         for (int i = 0; i < 2; i++) {
@@ -437,7 +493,7 @@ static void resolved(struct conn *c)
 {
         const char *reason = "the name does not resolve";
         char name_rule[sizeof c->rule];
-        c->dfd = safe_close(c->dfd);
+        c->dfd = unwatch_close(c, W_DNS, c->dfd);
         memcpy(name_rule, c->rule, sizeof name_rule);
         for (int q = 0; q < 2; q++)
                 for (size_t i = 0; i < c->ans[q].n; i++) {
@@ -548,11 +604,11 @@ static void dial(struct conn *c)
                 memcpy(&s6->sin6_addr, c->addr, 16);
                 len = sizeof *s6;
         }
-        c->ufd = safe_close(c->ufd);
+        c->ufd = unwatch_close(c, W_UP, c->ufd);
         c->ufd = socket(c->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (c->ufd < 0 ||
             (connect(c->ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS)) {
-                c->ufd = safe_close(c->ufd);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
                 deny(c, "the connection failed", c->rule, 502, SOCKS_CONN_REFUSED);
                 return;
         }
@@ -689,7 +745,7 @@ static void on_head(struct conn *c)
                 c->up = c->down = 0;
                 c->t0 = now_ms();
         }
-        c->ufd = safe_close(c->ufd);
+        c->ufd = unwatch_close(c, W_UP, c->ufd);
         if (c->proto == PR_CONNECT) {
                 /* the tunnel's first bytes (a ClientHello) may follow the head */
                 memmove(c->in, c->in + rq->head_len, c->in_len - rq->head_len);
@@ -767,7 +823,7 @@ static void send_request_head(struct conn *c)
         const struct http_request *rq = &c->rq;
 
         if (!c->req_recorded && record_request(c, true) <= 0) {
-                c->ufd = safe_close(c->ufd);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
                 deny(c, "the request could not be recorded", c->rule, 403, SOCKS_GENERAL_FAILURE);
                 return;
         }
@@ -789,7 +845,7 @@ static void send_request_head(struct conn *c)
                              (int)h->value.len, c->in + h->value.off);
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
                         /* never forward a head with a header left out */
-                        c->ufd = safe_close(c->ufd);
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
                         deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);
                         return;
                 }
@@ -800,7 +856,7 @@ static void send_request_head(struct conn *c)
                 "traceparent: 00-%s-%s-01\r\nbaggage: ringfence.run=%s,ringfence.agent=%s\r\n\r\n",
                 c->trace, c->span, E.cfg->run_id, E.cfg->agent);
         if (n < 0 || (size_t)n >= RELAY_BUF - len) {
-                c->ufd = safe_close(c->ufd);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
                 deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);
                 return;
         }
@@ -972,6 +1028,7 @@ static struct conn *conn_new(int fd, bool socks)
         if (!c)
                 return NULL;
         memset(c, 0, offsetof(struct conn, in));
+        c->reg_fd[0] = c->reg_fd[1] = c->reg_fd[2] = -1;
         c->c2u.off = c->c2u.len = c->u2c.off = c->u2c.len = 0;
         c->cfd = fd;
         c->ufd = c->dfd = -1;
@@ -995,9 +1052,9 @@ static void conn_free(struct conn *c)
                 };
                 event_async("egress.close", NULL, f, ARRAY_SIZE(f));
         }
-        safe_close(c->cfd);
-        safe_close(c->ufd);
-        safe_close(c->dfd);
+        unwatch_close(c, W_CLIENT, c->cfd);
+        unwatch_close(c, W_UP, c->ufd);
+        unwatch_close(c, W_DNS, c->dfd);
         safe_close(c->pu.r);
         safe_close(c->pu.w);
         safe_close(c->pd.r);
@@ -1239,7 +1296,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 int e = 0;
                 socklen_t l = sizeof e;
                 if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e) {
-                        c->ufd = safe_close(c->ufd);
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
                         c->allowed = false;
                         deny(c, "the connection failed", c->rule, 502, SOCKS_CONN_REFUSED);
                         return;
@@ -1330,18 +1387,27 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
 _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int socks_fd,
                            int events_fd)
 {
+        struct epoll_event evs[256];
+        bool paused = false;
+
         E.cfg = cfg;
         E.events = events_fd;
+        E.epfd = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event l1 = {.events = EPOLLIN, .data.u64 = TAG_HTTP},
+                           l2 = {.events = EPOLLIN, .data.u64 = TAG_SOCKS},
+                           l3 = {.events = 0, .data.u64 = TAG_EVENTS};
+        if (E.epfd < 0 || epoll_ctl(E.epfd, EPOLL_CTL_ADD, http_fd, &l1) < 0 ||
+            epoll_ctl(E.epfd, EPOLL_CTL_ADD, socks_fd, &l2) < 0 ||
+            epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0)
+                _exit(1);
         for (;;) {
-                size_t cap = 3 + 3 * E.n_conns;
-                struct pollfd *p = calloc(cap, sizeof *p);
-                if (!p)
-                        _exit(1);
-                size_t n = 0;
                 int64_t now = now_ms(), next = -1;
-                p[n++] = (struct pollfd){.fd = E.accept_paused ? -1 : http_fd, .events = POLLIN};
-                p[n++] = (struct pollfd){.fd = E.accept_paused ? -1 : socks_fd, .events = POLLIN};
-                p[n++] = (struct pollfd){.fd = events_fd, .events = 0};
+                if (paused != E.accept_paused) {
+                        paused = E.accept_paused;
+                        l1.events = l2.events = paused ? 0 : EPOLLIN;
+                        (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, http_fd, &l1);
+                        (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, socks_fd, &l2);
+                }
                 for (size_t i = 0; i < E.n_conns; i++) {
                         struct conn *c = E.conns[i];
                         bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ ||
@@ -1353,28 +1419,41 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                                      c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
                         bool wr_client = c->u2c.len || c->pd.len;
                         bool wr_up = c->c2u.len || c->pu.len || c->st == CS_DIAL;
-                        p[n++] = (struct pollfd){.fd = c->cfd,
-                                                 .events = (short)((rd_client ? POLLIN : 0) |
-                                                                   (wr_client ? POLLOUT : 0))};
-                        p[n++] = (struct pollfd){
-                                .fd = c->ufd,
-                                .events = (short)((rd_up ? POLLIN : 0) | (wr_up ? POLLOUT : 0))};
-                        p[n++] = (struct pollfd){.fd = c->dfd, .events = POLLIN};
+                        watch(c, W_CLIENT, c->cfd,
+                              (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
+                        watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
+                        watch(c, W_DNS, c->dfd, EPOLLIN);
+                        c->rev[0] = c->rev[1] = c->rev[2] = 0;
                         int64_t d = c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
                         if (next < 0 || d < next)
                                 next = d;
                 }
                 int timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
-                if (poll(p, n, timeout) < 0 && errno != EINTR)
+                int n = epoll_wait(E.epfd, evs, (int)ARRAY_SIZE(evs), timeout);
+                if (n < 0 && errno != EINTR)
                         _exit(1);
-                if (p[2].revents & (POLLHUP | POLLERR))
-                        _exit(0); /* the supervisor is gone: so is the run */
+                bool acc_http = false, acc_socks = false;
+                for (int i = 0; i < n; i++) {
+                        uint64_t tag = evs[i].data.u64;
+                        if (tag == TAG_HTTP)
+                                acc_http = true;
+                        else if (tag == TAG_SOCKS)
+                                acc_socks = true;
+                        else if (tag == TAG_EVENTS) {
+                                if (evs[i].events & (EPOLLHUP | EPOLLERR))
+                                        _exit(0); /* the supervisor is gone: so is the run */
+                        } else {
+                                struct conn *c = (struct conn *)(uintptr_t)(tag & ~(uint64_t)3);
+                                c->rev[tag & 3] |= evs[i].events;
+                        }
+                }
                 now = now_ms();
-                size_t k = 3;
                 size_t n_before = E.n_conns;
-                for (size_t i = 0; i < n_before; i++, k += 3) {
+                for (size_t i = 0; i < n_before; i++) {
                         struct conn *c = E.conns[i];
-                        conn_step(c, p[k].revents, p[k + 1].revents, p[k + 2].revents);
+                        short cre = (short)c->rev[W_CLIENT], ure = (short)c->rev[W_UP],
+                              dre = (short)c->rev[W_DNS];
+                        conn_step(c, cre, ure, dre);
                         if (c->st == CS_RESOLVE && now >= c->dns_deadline)
                                 dns_timeout(c);
                         else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {
@@ -1386,14 +1465,13 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                                              SOCKS_TTL_EXPIRED);
                         }
                         if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY)
-                                if (p[k].revents || p[k + 1].revents)
+                                if (cre || ure)
                                         c->deadline = now + EGRESS_IDLE_MS;
                 }
-                if (p[0].revents)
+                if (acc_http)
                         on_accept(http_fd, false);
-                if (p[1].revents)
+                if (acc_socks)
                         on_accept(socks_fd, true);
-                free(p);
                 /* reap */
                 size_t w = 0;
                 for (size_t i = 0; i < E.n_conns; i++) {

@@ -221,7 +221,7 @@ if [ -n "$eg" ]; then
 	like "$st" 'NoNewPrivs:[[:space:]]+1' "... with no_new_privs"
 	like "$st" 'CapEff:[[:space:]]+0000000000000000' "... without capabilities"
 	like "$st" 'CapBnd:[[:space:]]+0000000000000000' "... even in its bounding set"
-	is "$(ls /proc/"$eg"/fd | wc -l)" 3 "... holding exactly three fds (two listeners, its event channel)"
+	is "$(ls /proc/"$eg"/fd | wc -l)" 4 "... holding exactly four fds (two listeners, its event channel, its epoll)"
 else
 	ok 0 "the egress process (uid nobody) was found"
 fi
