@@ -606,6 +606,10 @@ static void dial(struct conn *c)
         }
         c->ufd = unwatch_close(c, W_UP, c->ufd);
         c->ufd = socket(c->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (c->ufd >= 0) {
+                int one = 1;
+                (void)setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        }
         if (c->ufd < 0 ||
             (connect(c->ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS)) {
                 c->ufd = unwatch_close(c, W_UP, c->ufd);
@@ -724,10 +728,13 @@ static void on_head(struct conn *c)
          * the same rules a moment ago) reuses it, any other is routed anew */
         char canon[NET_HOST_MAX + 1];
         const char *reason = NULL;
-        if (c->proto == PR_HTTP && c->ufd >= 0 &&
-            net_host_canonical(c->host, strlen(c->host), canon, &reason) == 0 &&
-            !strcmp(canon, c->cur_host) && c->port == c->cur_port) {
-                snprintf(c->host, sizeof c->host, "%s", canon);
+        bool literal = net_ip_parse(c->host, strlen(c->host), false, c->addr, &c->family) == 0;
+        if (c->proto == PR_HTTP && c->ufd >= 0 && c->port == c->cur_port &&
+            (literal ? !strcmp(c->host, c->cur_host)
+                     : net_host_canonical(c->host, strlen(c->host), canon, &reason) == 0 &&
+                               !strcmp(canon, c->cur_host))) {
+                if (!literal)
+                        snprintf(c->host, sizeof c->host, "%s", canon);
                 send_request_head(c);
                 return;
         }
@@ -1093,6 +1100,9 @@ static void on_accept(int lfd, bool socks)
                         safe_close(fd);
                         continue;
                 }
+                /* a relay must not add Nagle's delay to what it forwards */
+                int one = 1;
+                (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 struct conn *c = conn_new(fd, socks);
                 struct conn **v = c ? realloc(E.conns, (E.n_conns + 1) * sizeof *v) : NULL;
                 if (!v) {

@@ -90,6 +90,14 @@ like "$RF_OUT" 'baggage: ringfence.run=[0-9a-f-]{36},ringfence.agent=agent' "...
 like "$(records | grep '"event":"egress.allow"' | tail -n 1)" "\"addr\":\"$net.2\"" "egress.allow records the address dialled"
 like "$(records | grep '"event":"egress.request"' | tail -n 1)" '"path":"/hello\?x=1"' "egress.request records the path"
 
+a0=$(records | grep -c '"event":"egress.allow"')
+q0=$(records | grep -c '"event":"egress.request"')
+ec get2 "http://svc.test:8080/a" "http://svc.test:8080/b"
+is "$RF_OUT" "HTTP/1.1 200 OK
+HTTP/1.1 200 OK" "keep-alive: two requests to the same host"
+a1=$(records | grep -c '"event":"egress.allow"')
+q1=$(records | grep -c '"event":"egress.request"')
+is "$((a1 - a0)):$((q1 - q0))" "1:2" "... one upstream connection (one egress.allow), each request recorded (two egress.request)"
 ec get2 "http://svc.test:8080/a" "http://other.test:8080/b"
 is "$RF_OUT" "HTTP/1.1 200 OK
 HTTP/1.1 403 Forbidden" "keep-alive: the second request, to another host, is checked and refused"
