@@ -416,8 +416,20 @@ static void sup_egress_start(struct sup *s)
 {
         pid_t pid = egress_spawn(s->egress, s->listen_http, s->listen_socks, &s->egress_events,
                                  &s->egress_pidfd);
-        if (pid > 0)
+        if (pid > 0) {
                 s->egress_pid = pid;
+                /* its memory, pids and CPU count as the run's: it works for the
+                 * run alone, and the run's limits bound what it can make it
+                 * spend. Not in the run's cgroups: no egress at all. */
+                if (s->cg && cgroup_get_mode(s->cg) != CGROUP_NONE &&
+                    cgroup_attach(s->cg, pid, false) < 0) {
+                        (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
+                        (void)waitpid(pid, NULL, 0);
+                        s->egress_pid = 0;
+                        s->egress_pidfd = safe_close(s->egress_pidfd);
+                        s->egress_events = safe_close(s->egress_events);
+                }
+        }
         s->listen_http = safe_close(s->listen_http);
         s->listen_socks = safe_close(s->listen_socks);
 }

@@ -230,6 +230,7 @@ if [ -n "$eg" ]; then
 	like "$st" 'CapEff:[[:space:]]+0000000000000000' "... without capabilities"
 	like "$st" 'CapBnd:[[:space:]]+0000000000000000' "... even in its bounding set"
 	is "$(ls /proc/"$eg"/fd | wc -l)" 4 "... holding exactly four fds (two listeners, its event channel, its epoll)"
+	like "$(cat /proc/"$eg"/cgroup)" 'ringfence-[0-9a-f-]{36}' "... inside the run's cgroup (its memory and pids count as the run's)"
 else
 	ok 0 "the egress process (uid nobody) was found"
 fi
