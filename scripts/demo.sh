@@ -50,6 +50,7 @@ say "count processes I can see"; echo "$(ls -d /proc/[0-9]* | wc -l) (only my ow
 try "reach a host TCP service 127.0.0.1:$PORT" python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 2)"
 try "reach the internet (10.0.0.1:443)" python3 -c "import socket; socket.create_connection(('10.0.0.1', 443), 2)"
 try "resolve example.com" python3 -c "import socket; socket.getaddrinfo('example.com', 443)"
+try "fetch http://example.com via its egress proxy" python3 -c "import urllib.request; urllib.request.urlopen('http://example.com/', timeout=5)"
 try "connect to a host Unix socket" python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('$SOCK')"
 say "read ringfence's own env (DEMO_TOKEN)"; if [ -n "${DEMO_TOKEN:-}" ]; then echo "worked: $DEMO_TOKEN"; else echo "BLOCKED: not in my environment"; fi
 try "write /tmp/persist (a private tmpfs)" sh -c 'echo x > /tmp/persist'
