@@ -360,7 +360,11 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
                                 else
                                         ok = false;
                         }
-                        if (ok)
+                        const struct json_node *as = json_object_get(o, "async");
+                        bool is_async = as && as->type == JSON_TRUE;
+                        if (ok && !is_async && *async_fail < 0)
+                                ans = *async_fail; /* the record it depends on failed: no record */
+                        else if (ok)
                                 ans = emit ? audit_emit(emit, ev->str,
                                                         key && what ? key->str : NULL, what, f, nf,
                                                         0, &err)

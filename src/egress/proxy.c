@@ -577,8 +577,9 @@ static void dial(struct conn *c)
                  * unanswered, and the answer to egress.request reports a
                  * failure of either (the supervisor keeps it) — both are
                  * written before the connection exists */
-                event_async("egress.allow", NULL, f, ARRAY_SIZE(f));
-                r = record_request(c, true);
+                r = event_send("egress.allow", NULL, f, ARRAY_SIZE(f), false);
+                if (r > 0)
+                        r = record_request(c, true);
                 c->req_recorded = r > 0;
         } else
                 r = event("egress.allow", NULL, f, ARRAY_SIZE(f));
@@ -1233,7 +1234,7 @@ static void on_sni(struct conn *c)
                                   {"port", NULL, c->port},
                                   {"sni", r == TLS_SNI_FOUND ? sni : "", 0},
                                   {"reason", reason, 0},
-                                  {"proto", "connect", 0}};
+                                  {"proto", proto_name[c->proto], 0}};
                 event_async("egress.deny", key, f, ARRAY_SIZE(f));
                 c->st = CS_DEAD; /* the 200 is out: just close the tunnel */
                 return;
@@ -1349,7 +1350,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         else if (c->st == CS_RESP)
                                 c->resp_left -= k;
                 }
-        } else if ((c->st == CS_TUNNEL || c->st == CS_RESP) &&
+        } else if ((c->st == CS_TUNNEL || c->st == CS_RESP) && c->pd.len == 0 &&
                    (ure & (POLLIN | POLLHUP | POLLERR))) {
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
@@ -1387,7 +1388,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
          * writes, or the loop would wait for an event that never comes) */
         if (c->st == CS_BODY && c->req_left == 0 && c->c2u.len == 0)
                 conn_to(c, CS_RESP);
-        if (c->st == CS_HEAD && c->in_len > 0 && c->u2c.len == 0)
+        if (c->st == CS_HEAD && c->in_len > 0 && c->u2c.len == 0 && c->pd.len == 0)
                 on_head(c); /* the next request may already be buffered */
         if (c->st == CS_DRAIN && c->u2c.len == 0 && c->pd.len == 0)
                 c->st = CS_DEAD;
@@ -1412,6 +1413,8 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                 _exit(1);
         for (;;) {
                 int64_t now = now_ms(), next = -1;
+                if (E.accept_paused && E.n_conns == 0)
+                        E.accept_paused = false; /* nothing to wait for: try again */
                 if (paused != E.accept_paused) {
                         paused = E.accept_paused;
                         l1.events = l2.events = paused ? 0 : EPOLLIN;
@@ -1420,13 +1423,16 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                 }
                 for (size_t i = 0; i < E.n_conns; i++) {
                         struct conn *c = E.conns[i];
-                        bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ ||
-                                         c->st == CS_HEAD || c->st == CS_SNI ||
-                                         (c->st == CS_BODY && c->in_len < sizeof c->in) ||
-                                         (c->st == CS_TUNNEL && c->c2u.len < RELAY_BUF &&
-                                          c->pu.len < SPLICE_MAX);
-                        bool rd_up = (c->st == CS_TUNNEL || c->st == CS_RESP) &&
-                                     c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
+                        bool rd_client =
+                                c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ ||
+                                c->st == CS_HEAD || c->st == CS_SNI ||
+                                (c->st == CS_BODY && c->in_len < sizeof c->in) ||
+                                (c->st == CS_TUNNEL && c->c2u.off + c->c2u.len < RELAY_BUF &&
+                                 c->pu.len < SPLICE_MAX);
+                        bool rd_up =
+                                (c->st == CS_TUNNEL ||
+                                 (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
+                                c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
                         bool wr_client = c->u2c.len || c->pd.len;
                         bool wr_up = c->c2u.len || c->pu.len || c->st == CS_DIAL;
                         watch(c, W_CLIENT, c->cfd,
