@@ -397,9 +397,35 @@ int cmd_audit(int argc, char **argv)
                                 (void)audit_list(state_dir, &f);
                                 f.collecting = false;
                         }
-                        if (f.chain && collect_chain(state_dir, &f) < 0)
-                                cli_error("audit: the chain of %s is incomplete (log too large)",
-                                          f.chain);
+                        if (f.chain) {
+                                /* filters combine: with --agent/--on-behalf-of too, the
+                                 * chain's runs that also match them */
+                                size_t n_sel = f.n_runs;
+                                char(*sel)[40] = n_sel ? malloc(n_sel * sizeof *sel) : NULL;
+                                if (n_sel && !sel) {
+                                        cli_error("audit: out of memory");
+                                        free(f.runs);
+                                        return 1;
+                                }
+                                if (n_sel)
+                                        memcpy(sel, f.runs, n_sel * sizeof *sel);
+                                f.n_runs = 0;
+                                if (collect_chain(state_dir, &f) < 0)
+                                        cli_error("audit: the chain of %s is incomplete (log too "
+                                                  "large)",
+                                                  f.chain);
+                                if (f.agent || f.obo) {
+                                        size_t w = 0;
+                                        for (size_t i = 0; i < f.n_runs; i++)
+                                                for (size_t j = 0; j < n_sel; j++)
+                                                        if (!strcmp(f.runs[i], sel[j])) {
+                                                                memmove(f.runs[w++], f.runs[i], 40);
+                                                                break;
+                                                        }
+                                        f.n_runs = w;
+                                }
+                                free(sel);
+                        }
                 }
                 unsigned fseg = 1;
                 long foff = 0;

@@ -145,6 +145,10 @@ like "$chain" "$r1" "audit --chain R2 shows its ancestor R1"
 like "$chain" "$r2" "... and R2 itself"
 chain=$("$RF_BIN" audit --state-dir "$RF_STATE" --chain "$parent" --event run.start --json | grep -o '"run":"[^"]*"' | cut -d'"' -f4 | tr '\n' ' ')
 like "$chain" "$child" "audit --chain PARENT shows the run its token triggered"
+n=$("$RF_BIN" audit --state-dir "$RF_STATE" --chain "$parent" --agent chainer --event run.start --json | grep -c '')
+is "$n" 0 "audit --chain PARENT --agent chainer: filters combine (none of that chain is chainer's)"
+n=$("$RF_BIN" audit --state-dir "$RF_STATE" --chain "$parent" --agent tokener --event run.start --json | grep -c '')
+is "$n" 2 "audit --chain PARENT --agent tokener: the chain's two runs"
 
 rm -f "$WS.budget.json" "$WS.loop.json" "$WS/tok" "$WS/tok.stop" "$WS/flood.done" "$WS/flood.stop"
 done_testing
