@@ -196,7 +196,7 @@ _rf_cleanup() {
 	for d in "${_rf_dirs[@]}"; do
 		# Only ever a directory this script made with rf_mktemp.
 		case ${d##*/} in
-		"rf-test.$$."*) rm -rf -- "$d" ;;
+		"rf-test.$$."*) rm -rf -- "$d" "$d".* ;; # and its siblings ("$WS.head", ...)
 		*) printf '# cleanup: refusing to remove %s\n' "$d" ;;
 		esac
 	done
