@@ -29,10 +29,10 @@
 #define AUDIT_BUDGET_RATE        500           /* events per second, sustained */
 #define AUDIT_BUDGET_BURST       2000          /* events at once */
 #define AUDIT_BUDGET_BYTES       (64ULL << 20) /* record bytes per run */
-#define AUDIT_COALESCE_WINDOW_MS 10000        /* repeats within this are counted */
-#define AUDIT_COALESCE_SLOTS     256          /* distinct (event, key) pairs tracked */
-#define AUDIT_COALESCE_KEY_MAX   256          /* bytes of a coalescing key */
-#define AUDIT_COALESCE_EVENT_MAX 64           /* bytes of a coalescible event name */
+#define AUDIT_COALESCE_WINDOW_MS 10000         /* repeats within this are counted */
+#define AUDIT_COALESCE_SLOTS     256           /* distinct (event, key) pairs tracked */
+#define AUDIT_COALESCE_KEY_MAX   256           /* bytes of a coalescing key */
+#define AUDIT_COALESCE_EVENT_MAX 64            /* bytes of a coalescible event name */
 
 enum audit_verdict {
         AB_WRITE,

@@ -26,7 +26,8 @@ enum addr_class {
         ADDR_UNSPECIFIED, /* 0/8, :: */
         ADDR_BROADCAST,   /* 255.255.255.255 */
         ADDR_METADATA,    /* 169.254.169.254, 169.254.170.2, fd00:ec2::254, 100.100.100.200 */
-        ADDR_RESERVED,    /* 240/4, 192.0.0/24, 198.18/15, documentation ranges, 2001:db8::/32, 100::/64 */
+        ADDR_RESERVED,    /* 240/4, 192.0.0/24, 198.18/15, documentation ranges, 2001:db8::/32,
+                             100::/64 */
         ADDR_EMBEDDED,    /* an IPv6 form embedding an IPv4 address (see above) */
         _ADDR_CLASS_MAX,
         _ADDR_CLASS_INVALID = -22,

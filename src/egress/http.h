@@ -51,7 +51,7 @@ struct http_request {
         struct http_span path;        /* absolute form: from '/' (or "/" if empty: len 0) */
         int64_t content_length;       /* -1: none */
         bool chunked;
-        bool close;                   /* "Connection: close" */
+        bool close; /* "Connection: close" */
         struct http_header headers[HTTP_HEADERS_MAX];
         size_t n_headers;
         size_t head_len; /* bytes of the head, CRLFCRLF included */
@@ -87,9 +87,9 @@ int http_response_parse(const char *buf, size_t len, struct http_response *r, co
  * line), trailers read up to the empty line.
  */
 struct http_chunked {
-        int state;        /* internal */
-        uint64_t left;    /* bytes of chunk data still to come */
-        size_t line_len;  /* bytes of the current size/trailer line so far */
+        int state;       /* internal */
+        uint64_t left;   /* bytes of chunk data still to come */
+        size_t line_len; /* bytes of the current size/trailer line so far */
         unsigned digits;
 };
 

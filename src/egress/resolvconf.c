@@ -51,4 +51,3 @@ size_t resolv_conf_parse(const char *text, size_t len, struct sockaddr_storage n
         }
         return n;
 }
-

@@ -33,8 +33,8 @@ enum socks_reply {
 int socks_greeting_parse(const uint8_t *buf, size_t len, bool *no_auth);
 
 struct socks_request {
-        uint8_t cmd;  /* 1 CONNECT, 2 BIND, 3 UDP ASSOCIATE */
-        uint8_t atyp; /* 1 IPv4, 3 domain, 4 IPv6 */
+        uint8_t cmd;    /* 1 CONNECT, 2 BIND, 3 UDP ASSOCIATE */
+        uint8_t atyp;   /* 1 IPv4, 3 domain, 4 IPv6 */
         char host[256]; /* domain as sent (NUL-terminated; a NUL inside is refused) */
         uint8_t addr[16];
         uint16_t port;

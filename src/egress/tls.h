@@ -18,11 +18,11 @@
 #define TLS_SNI_MAX   255
 
 enum tls_sni_result {
-        TLS_NEED_MORE,    /* feed more bytes (up to TLS_HELLO_MAX + record overhead) */
-        TLS_SNI_FOUND,    /* sni[] holds the name */
-        TLS_SNI_ABSENT,   /* a complete ClientHello without server_name */
-        TLS_NOT_TLS,      /* not a TLS handshake (plain protocol, garbage) */
-        TLS_MALFORMED,    /* a ClientHello that does not parse, or SNI ambiguous */
+        TLS_NEED_MORE,  /* feed more bytes (up to TLS_HELLO_MAX + record overhead) */
+        TLS_SNI_FOUND,  /* sni[] holds the name */
+        TLS_SNI_ABSENT, /* a complete ClientHello without server_name */
+        TLS_NOT_TLS,    /* not a TLS handshake (plain protocol, garbage) */
+        TLS_MALFORMED,  /* a ClientHello that does not parse, or SNI ambiguous */
         _TLS_SNI_MAX,
         _TLS_SNI_INVALID = -22,
 };
