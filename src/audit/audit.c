@@ -970,19 +970,34 @@ static int reverse_segment(int fd, char *buf, audit_line_fn fn, void *ctx)
         return 0;
 }
 
-int audit_foreach_line_reverse(const char *state_dir, audit_line_fn fn, void *ctx)
+/*
+ * The audit dir of state_dir (*dfd) and its segment numbers, ascending.
+ * 1 if there are any to read, 0 if there is no log yet, or -errno.
+ */
+static int open_segments(const char *state_dir, int *dfd, unsigned **segs, size_t *n)
 {
         char path[4096];
-        _cleanup_free_ unsigned *segs = NULL;
-        size_t n = 0;
-        int r = 0;
 
+        *segs = NULL;
+        *n = 0;
         snprintf(path, sizeof path, "%s/audit", state_dir);
-        _cleanup_close_ int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
+        *dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (*dfd < 0)
                 return errno == ENOENT ? 0 : negative_errno();
-        if ((r = audit_list_segments(dfd, &segs, &n)) < 0)
+        int r = audit_list_segments(*dfd, segs, n);
+        return r < 0 ? r : 1;
+}
+
+int audit_foreach_line_reverse(const char *state_dir, audit_line_fn fn, void *ctx)
+{
+        _cleanup_free_ unsigned *segs = NULL;
+        _cleanup_close_ int dfd = -1;
+        size_t n = 0;
+        int r = open_segments(state_dir, &dfd, &segs, &n);
+
+        if (r <= 0)
                 return r;
+        r = 0;
         /* a chunk, then room for a carried line of AUDIT_RECORD_MAX and a NUL */
         _cleanup_free_ char *buf = malloc(REVERSE_CHUNK + AUDIT_RECORD_MAX + 2);
         if (!buf)
@@ -1001,17 +1016,14 @@ int audit_foreach_line_reverse(const char *state_dir, audit_line_fn fn, void *ct
 int audit_foreach_line(const char *state_dir, audit_line_fn fn, void *ctx)
 {
         static char line[AUDIT_RECORD_MAX + 2];
-        char path[4096];
         _cleanup_free_ unsigned *segs = NULL;
+        _cleanup_close_ int dfd = -1;
         size_t n = 0;
-        int r = 0;
+        int r = open_segments(state_dir, &dfd, &segs, &n);
 
-        snprintf(path, sizeof path, "%s/audit", state_dir);
-        _cleanup_close_ int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return errno == ENOENT ? 0 : negative_errno();
-        if ((r = audit_list_segments(dfd, &segs, &n)) < 0)
+        if (r <= 0)
                 return r;
+        r = 0;
         for (size_t i = 0; i < n && r == 0; i++) {
                 char name[32];
                 segment_name(segs[i], name);

@@ -86,8 +86,7 @@ static const struct prefix6 table6[] = {
 
 static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
-/* Do a and b agree in their first `len` bits? */
-static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned len)
+bool addr_prefix_equal(const uint8_t *a, const uint8_t *b, unsigned len)
 {
         unsigned full = len / 8, rest = len % 8;
 
@@ -102,7 +101,7 @@ static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned len)
 static enum addr_class classify4(const uint8_t a[4])
 {
         for (size_t i = 0; i < sizeof table4 / sizeof table4[0]; i++)
-                if (prefix_match(a, table4[i].net, table4[i].len))
+                if (addr_prefix_equal(a, table4[i].net, table4[i].len))
                         return table4[i].c;
         return ADDR_PUBLIC;
 }
@@ -134,7 +133,7 @@ static enum addr_class classify6(const uint8_t a[16])
                 return embedded(client);
         }
         for (size_t i = 0; i < sizeof table6 / sizeof table6[0]; i++)
-                if (prefix_match(a, table6[i].net, table6[i].len))
+                if (addr_prefix_equal(a, table6[i].net, table6[i].len))
                         return table6[i].c;
         return ADDR_PUBLIC;
 }

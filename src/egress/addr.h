@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum addr_class {
@@ -35,6 +36,9 @@ enum addr_class {
 
 /* addr_classify — the class of addr (IPv4 in the first 4 bytes when family is AF_INET). Pure. */
 enum addr_class addr_classify(const uint8_t addr[16], int family);
+
+/* addr_prefix_equal — do a and b agree in their first `len` bits? Pure. */
+bool addr_prefix_equal(const uint8_t *a, const uint8_t *b, unsigned len);
 
 /* addr_class_name — "public", "loopback", "private", ... ("invalid" otherwise). */
 const char *addr_class_name(enum addr_class c);

@@ -106,9 +106,20 @@ int egress_config_build(const struct rf_policy *pol, const char *run_id, const c
         c->max_conns =
                 pol->egress_connections ? (unsigned)pol->egress_connections : EGRESS_CONNS_DEFAULT;
 
-        /* the host's resolver configuration, read now: the egress process cannot */
+        snprintf(c->resolv_conf, sizeof c->resolv_conf, "%s",
+                 resolv_conf ? resolv_conf : "/etc/resolv.conf");
+        return 0;
+}
+
+/*
+ * What the egress process learns from the host, in the child before it
+ * locks down (so a run that never connects never pays for it): the
+ * nameservers of c->resolv_conf and the host's own addresses.
+ */
+static void read_host_facts(struct egress_config *c)
+{
         char buf[16384];
-        int fd = open(resolv_conf ? resolv_conf : "/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
+        int fd = open(c->resolv_conf, O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
                 ssize_t n = read(fd, buf, sizeof buf);
                 close(fd);
@@ -133,7 +144,6 @@ int egress_config_build(const struct rf_policy *pol, const char *run_id, const c
                 }
                 freeifaddrs(ifa);
         }
-        return 0;
 }
 
 void egress_config_free(struct egress_config *c)
@@ -288,6 +298,13 @@ pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int
         if (syscall(SYS_close_range, 0, 2, 0) < 0 || syscall(SYS_close_range, 6, ~0U, 0) < 0)
                 _exit(1);
         http_fd = 3, socks_fd = 4, sp[1] = 5;
+        /* the host's nameservers and addresses, read while files still open */
+        struct egress_config *mine = malloc(sizeof *mine);
+        if (!mine)
+                _exit(1);
+        *mine = *c;
+        read_host_facts(mine);
+        c = mine;
         /* file descriptors for the connections allowed (a client, an
          * upstream, a DNS socket and two pipes each), and no more — set
          * while root may still raise the hard limit */

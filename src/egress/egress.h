@@ -71,7 +71,8 @@ struct egress_config {
         int own_family[EGRESS_OWN_MAX];
         uint8_t own[EGRESS_OWN_MAX][16];
         size_t n_own;
-        uint64_t bytes_quota; /* 0 = none */
+        char resolv_conf[256]; /* read by the egress process itself, before it locks down */
+        uint64_t bytes_quota;  /* 0 = none */
         unsigned max_conns;
 };
 
@@ -79,10 +80,12 @@ struct rf_policy;
 
 /*
  * egress_config_build — this run's egress configuration from its policy:
- * the rules parsed again (they were validated), static hosts, the
- * nameservers of `resolv_conf` (NULL: /etc/resolv.conf; test builds may
- * point elsewhere), the host's own addresses (getifaddrs). 0 or -errno
- * with err. Free with egress_config_free.
+ * the rules parsed again (they were validated), static hosts, limits, and
+ * the path of the resolver configuration (`resolv_conf`, NULL:
+ * /etc/resolv.conf; test builds may point elsewhere). The nameservers and
+ * the host's own addresses are read by the egress process when it starts
+ * (nothing of it is on the run's start path). 0 or -errno with err. Free
+ * with egress_config_free.
  */
 int egress_config_build(const struct rf_policy *pol, const char *run_id, const char *resolv_conf,
                         struct egress_config *c, struct rf_error *err);

@@ -553,6 +553,28 @@ static void dns_timeout(struct conn *c)
         deny(c, "name resolution timed out", NULL, 403, SOCKS_HOST_UNREACHABLE);
 }
 
+/*
+ * egress.close for the upstream connection that was allowed (it is named
+ * by what it was dialled for, cur_host:cur_port), and a fresh count for
+ * the next one. Nothing if no connection was allowed.
+ */
+static void record_close(struct conn *c)
+{
+        if (!c->allowed)
+                return;
+        struct evf f[] = {
+                {"host", c->cur_host, 0},
+                {"port", NULL, c->cur_port},
+                {"bytes_up", NULL, (int64_t)c->up},
+                {"bytes_down", NULL, (int64_t)c->down},
+                {"duration_ms", NULL, now_ms() - c->t0},
+        };
+        event_async("egress.close", NULL, f, ARRAY_SIZE(f));
+        c->allowed = false;
+        c->up = c->down = 0;
+        c->t0 = now_ms();
+}
+
 /* ---- dialling --------------------------------------------------------------------- */
 
 static int64_t record_request(struct conn *c, bool sync);
@@ -739,20 +761,8 @@ static void on_head(struct conn *c)
                 send_request_head(c);
                 return;
         }
-        if (c->ufd >= 0 && c->allowed) {
-                /* the previous destination's connection ends here */
-                struct evf f[] = {
-                        {"host", c->cur_host, 0},
-                        {"port", NULL, c->cur_port},
-                        {"bytes_up", NULL, (int64_t)c->up},
-                        {"bytes_down", NULL, (int64_t)c->down},
-                        {"duration_ms", NULL, now_ms() - c->t0},
-                };
-                event_async("egress.close", NULL, f, ARRAY_SIZE(f));
-                c->allowed = false;
-                c->up = c->down = 0;
-                c->t0 = now_ms();
-        }
+        if (c->ufd >= 0)
+                record_close(c); /* the previous destination's connection ends here */
         c->ufd = unwatch_close(c, W_UP, c->ufd);
         if (c->proto == PR_CONNECT) {
                 /* the tunnel's first bytes (a ClientHello) may follow the head */
@@ -1050,16 +1060,7 @@ static struct conn *conn_new(int fd, bool socks)
 
 static void conn_free(struct conn *c)
 {
-        if (c->allowed) {
-                struct evf f[] = {
-                        {"host", c->host, 0},
-                        {"port", NULL, c->port},
-                        {"bytes_up", NULL, (int64_t)c->up},
-                        {"bytes_down", NULL, (int64_t)c->down},
-                        {"duration_ms", NULL, now_ms() - c->t0},
-                };
-                event_async("egress.close", NULL, f, ARRAY_SIZE(f));
-        }
+        record_close(c);
         unwatch_close(c, W_CLIENT, c->cfd);
         unwatch_close(c, W_UP, c->ufd);
         unwatch_close(c, W_DNS, c->dfd);

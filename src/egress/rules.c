@@ -333,19 +333,6 @@ static bool host_bits_zero(const uint8_t *addr, unsigned bytes, unsigned prefix)
         return true;
 }
 
-/* Do a and b agree in their first `prefix` bits? */
-static bool prefix_equal(const uint8_t *a, const uint8_t *b, unsigned prefix)
-{
-        unsigned full = prefix / 8, rest = prefix % 8;
-
-        if (memcmp(a, b, full) != 0)
-                return false;
-        if (rest == 0)
-                return true;
-        uint8_t mask = (uint8_t)(0xffu << (8 - rest));
-        return (a[full] & mask) == (b[full] & mask);
-}
-
 /* A CIDR prefix length: 1..3 decimal digits, no leading zero, 0..max. */
 static int parse_prefix(const char *s, size_t len, unsigned max, unsigned *out, const char **why)
 {
@@ -671,5 +658,5 @@ bool net_rule_match_addr(const struct net_rule *r, const uint8_t addr[16], int f
         unsigned prefix = r->kind == RULE_IP ? bits : r->prefix;
         if (prefix > bits)
                 return false;
-        return prefix_equal(a, r->addr, prefix) && net_rule_has_port(r, port);
+        return addr_prefix_equal(a, r->addr, prefix) && net_rule_has_port(r, port);
 }
