@@ -25,6 +25,8 @@ struct audit_emitter {
         struct audit_budget budget;
         const char *what[AUDIT_COALESCE_SLOTS];
         bool finished;
+        audit_redact_fn redact; /* or NULL */
+        void *redact_ctx;
 };
 
 static int64_t mono_ms(void)
@@ -124,10 +126,58 @@ static int write_expired(struct audit_emitter *e, int64_t now, struct rf_error *
         return 0;
 }
 
+void audit_emitter_set_redact(struct audit_emitter *e, audit_redact_fn fn, void *ctx)
+{
+        e->redact = fn;
+        e->redact_ctx = ctx;
+}
+
+static void free_copies(char **c, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(c[i]);
+}
+
 int64_t audit_emit(struct audit_emitter *e, const char *event, const char *coalesce_key,
                    const char *what, const struct audit_field *fields, size_t n_fields,
                    unsigned flags, struct rf_error *err)
 {
+        if (e->redact) {
+                /* every string of the event (and the coalescing key, which a
+                 * summary records) with the run's bound values redacted */
+                struct audit_field copy[AUDIT_EMIT_FIELDS_MAX];
+                char *red[AUDIT_EMIT_FIELDS_MAX + 1] = {0};
+                if (n_fields > AUDIT_EMIT_FIELDS_MAX)
+                        return rf_error_set(err, -E2BIG, "event %s: too many fields", event);
+                for (size_t i = 0; i < n_fields; i++) {
+                        copy[i] = fields[i];
+                        if (fields[i].type != AUDIT_STR || !fields[i].s)
+                                continue;
+                        int r = e->redact(e->redact_ctx, fields[i].s, &red[i]);
+                        if (r < 0) {
+                                free_copies(red, i);
+                                return rf_error_set(err, r, "out of memory");
+                        }
+                        if (r > 0)
+                                copy[i].s = red[i];
+                }
+                const char *key = coalesce_key;
+                if (key) {
+                        int r = e->redact(e->redact_ctx, key, &red[n_fields]);
+                        if (r < 0) {
+                                free_copies(red, n_fields);
+                                return rf_error_set(err, r, "out of memory");
+                        }
+                        if (r > 0)
+                                key = red[n_fields];
+                }
+                audit_redact_fn fn = e->redact;
+                e->redact = NULL;
+                int64_t seq = audit_emit(e, event, key, what, copy, n_fields, flags, err);
+                e->redact = fn;
+                free_copies(red, n_fields + 1);
+                return seq;
+        }
         int64_t now = mono_ms();
         int r;
 

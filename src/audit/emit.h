@@ -53,6 +53,17 @@ int64_t audit_emit(struct audit_emitter *e, const char *event, const char *coale
                    unsigned flags, struct rf_error *err);
 
 /*
+ * audit_emitter_set_redact — every string field of the run's later events
+ * (and their coalescing keys) passes through `fn` first: it returns 1 with
+ * a malloc'd redacted copy in *ret, 0 to keep the string, or -ENOMEM. The
+ * run's secret grants use it so that a bound value hidden in a request
+ * path or a DNS name is not recorded. `ctx` is borrowed; NULL fn: none.
+ */
+#define AUDIT_EMIT_FIELDS_MAX 32
+typedef int (*audit_redact_fn)(void *ctx, const char *s, char **ret);
+void audit_emitter_set_redact(struct audit_emitter *e, audit_redact_fn fn, void *ctx);
+
+/*
  * audit_emitter_tick — write the summaries of coalescing windows that have
  * ended and make appended records durable once the oldest is
  * AUDIT_COMMIT_WINDOW_MS old. Call when audit_emitter_next_ms says so.

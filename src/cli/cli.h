@@ -32,6 +32,7 @@ int cli_state_dir(const char *flag, int create, char **ret, struct rf_error *err
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_secret(int argc, char **argv);
 struct audit_log;
 struct rf_plan;
 struct rf_policy;
@@ -43,7 +44,11 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
                     struct rf_cgroup *cg, struct rf_error *err);
 void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
                     struct rf_cgroup *cg, uint64_t duration_ms);
-/* run.refused {reason: policy|trigger|identity|setup|limits|loop, detail}. */
+/* secret.provider_error {name, source, delivery, error} for the binding
+ * pol->secrets[failed] (grants_resolve's `why`: never provider output). */
+void run_audit_provider_error(struct audit_log *log, const char *run_id,
+                              const struct rf_policy *pol, size_t failed, const char *why);
+/* run.refused {reason: policy|trigger|identity|setup|limits|loop|secret, detail}. */
 void run_audit_refused(struct audit_log *log, const char *run_id, const char *reason,
                        const char *why);
 /* The run's identity token (PASETO v4.public; exp ≤ min(timeout, 1 h));

@@ -26,6 +26,9 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/plan.h"
 #include "sandbox/steps.h"
+#include "secrets/binding.h"
+#include "secrets/grant.h"
+#include "secrets/secmem.h"
 #include "shared/macro.h"
 #include "supervisor/run.h"
 
@@ -46,6 +49,11 @@ enum {
         OPT_RO,
         OPT_RW,
         OPT_PROTECT,
+        OPT_SECRET,
+        OPT_SECRET_FILE,
+        OPT_SECRET_BROKER,
+        OPT_MASK_OUTPUT,
+        OPT_KEY_FILE,
 };
 
 static const struct option run_options[] = {
@@ -68,6 +76,11 @@ static const struct option run_options[] = {
         {"ro", required_argument, NULL, OPT_RO},
         {"rw", required_argument, NULL, OPT_RW},
         {"protect", required_argument, NULL, OPT_PROTECT},
+        {"secret", required_argument, NULL, OPT_SECRET},
+        {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
+        {"secret-broker", required_argument, NULL, OPT_SECRET_BROKER},
+        {"mask-output", no_argument, NULL, OPT_MASK_OUTPUT},
+        {"key-file", required_argument, NULL, OPT_KEY_FILE},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -96,6 +109,13 @@ static void run_usage(FILE *f)
               "      --allow-host H[:PORTS] let the run reach H (name, *.suffix, IP, CIDR)\n"
               "                            through its egress proxy (default: nothing)\n"
               "      --add-host NAME:IP    a static name for the egress proxy (before DNS)\n"
+              "      --secret ENV=SOURCE   bind a secret as environment variable ENV\n"
+              "      --secret-file NAME=SOURCE  ... as /run/secrets/NAME (0400, private tmpfs)\n"
+              "      --secret-broker NAME=SOURCE  ... on demand: ringfence-secret NAME\n"
+              "                            SOURCE: store:NAME[@VERSION] | exec:CMD ARG... |\n"
+              "                            env:VAR (development only); see docs/SECRETS.md\n"
+              "      --mask-output         bound values in the run's output become ***\n"
+              "      --key-file FILE       the store's master key (default STATE_DIR/secrets.key)\n"
               "      --timeout DURATION    kill the run after N(ms|s|m|h); exit 124\n"
               "      --memory SIZE --pids N --cpus X   resource limits\n"
               "      --state-dir DIR       ringfence instance (also RINGFENCE_STATE_DIR)\n"
@@ -125,6 +145,9 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         int r;
 
         switch (c) {
+        case OPT_KEY_FILE:
+        case OPT_MASK_OUTPUT:
+                return 0; /* cmd_run's own */
         case 'p':
                 free(*policy_file);
                 *policy_file = strdup(arg);
@@ -174,6 +197,22 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 return r;
         case OPT_AUDIENCE:
                 return policy_set_string(&o->audience, arg, POLICY_IDENT_MAX, err);
+        case OPT_SECRET:
+        case OPT_SECRET_FILE:
+        case OPT_SECRET_BROKER: {
+                enum secret_delivery d = c == OPT_SECRET        ? SECRET_ENV
+                                         : c == OPT_SECRET_FILE ? SECRET_FILE
+                                                                : SECRET_BROKER;
+                const char *flag = c == OPT_SECRET        ? "--secret"
+                                   : c == OPT_SECRET_FILE ? "--secret-file"
+                                                          : "--secret-broker";
+                char why[256], *canon = NULL;
+                if ((r = secret_binding_cli(d, arg, &canon, why, sizeof why)) < 0)
+                        return rf_error_set(err, r, "%s: %s", flag, why);
+                if ((r = policy_add_secret(o, canon, err)) < 0)
+                        free(canon);
+                return r;
+        }
         case OPT_TRIGGERED_BY:
                 /* a run identity token is verified once the state dir
                  * (and its key) is known: run_trigger_token() */
@@ -235,7 +274,8 @@ int cmd_run(int argc, char **argv)
 {
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
-                            *trigger_token = NULL;
+                            *trigger_token = NULL, *key_file = NULL;
+        bool mask_output = false;
         _cleanup_(plan_freep) struct rf_plan *plan = NULL;
         struct rf_error err = {0};
         char cwd[PATH_MAX], home[PATH_MAX];
@@ -270,6 +310,15 @@ int cmd_run(int argc, char **argv)
                                 cli_error("run: unknown option %s (see ringfence run --help)",
                                           argv[optind - 1]);
                         return RF_EXIT_REFUSED;
+                }
+                if (c == OPT_MASK_OUTPUT)
+                        mask_output = true;
+                if (c == OPT_KEY_FILE) {
+                        free(key_file);
+                        if (!(key_file = strdup(optarg))) {
+                                cli_error("out of memory");
+                                return RF_EXIT_REFUSED;
+                        }
                 }
                 if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag,
                                     &trigger_token, &err)) < 0) {
@@ -332,6 +381,30 @@ int cmd_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
 
+        /* The run's secrets, resolved now, outside anything of the run: a
+         * provider that fails refuses the run before it exists. */
+        _cleanup_(grants_freep) struct rf_grants *grants = NULL;
+        if (pol->n_secrets) {
+                size_t failed;
+                char why[256];
+                if ((r = secmem_harden_process()) < 0) {
+                        rf_error_set(&err, r, "cannot make ringfence non-dumpable: %s",
+                                     strerror(-r));
+                        run_audit_refused(alog, run_id, "secret", err.msg);
+                        audit_close(alog);
+                        cli_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
+                if ((r = grants_resolve(pol, state_dir, key_file, &grants, &failed, why,
+                                        sizeof why, &err)) < 0) {
+                        run_audit_provider_error(alog, run_id, pol, failed, why);
+                        run_audit_refused(alog, run_id, "secret", err.msg);
+                        audit_close(alog);
+                        cli_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
+        }
+
         if (!getcwd(cwd, sizeof cwd)) {
                 cli_error("cannot determine the current directory: %m");
                 run_audit_refused(alog, run_id, "setup", "cannot determine the current directory");
@@ -355,6 +428,8 @@ int cmd_run(int argc, char **argv)
                 .use_pty = tty,
                 .run_id = run_id,
                 .identity_token = token,
+                .secrets_files = grants && grants->any_file,
+                .secrets_broker = grants && grants->any_broker,
         };
         r = plan_build(&in, &plan, &err);
         explicit_bzero(token, sizeof token);
@@ -448,7 +523,35 @@ int cmd_run(int argc, char **argv)
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
-        int status = supervisor_run(plan, cg, pol->timeout_ms, ev, &egress, &err);
+        /* secret.grant for each binding, durable before anything of the run
+         * starts; then the values for init, and redaction of what the run
+         * makes us record */
+        _cleanup_close_ int blob = -1;
+        if (grants) {
+                if ((r = grants_record(grants, ev, &err)) >= 0)
+                        r = blob = grants_blob(grants, &err);
+                if (r < -1) {
+                        char why[RF_ERROR_MSG_MAX];
+                        snprintf(why, sizeof why, "%s", err.msg);
+                        rf_error_set(&err, r, "cannot grant the run's secrets: %.400s", why);
+                        run_audit_exit(alog, plan, RF_EXIT_REFUSED, err.msg, cg, 0);
+                        egress_config_free(&egress);
+                        audit_emitter_free(ev);
+                        audit_close(alog);
+                        cgroup_destroy(cg);
+                        plan_cleanup(plan);
+                        cli_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
+                plan->secrets_fd = blob;
+                audit_emitter_set_redact(ev, grants_redact, grants);
+        }
+        struct run_services services = {.timeout_ms = pol->timeout_ms,
+                                        .ev = ev,
+                                        .egress = &egress,
+                                        .grants = grants,
+                                        .mask_output = mask_output};
+        int status = supervisor_run(plan, cg, &services, &err);
         egress_config_free(&egress);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         struct rf_error eerr = {0};

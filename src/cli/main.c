@@ -26,6 +26,7 @@ static void usage(FILE *f)
               "  policy check FILE               validate a policy file\n"
               "  audit [verify|head] [OPTIONS]   read, verify or anchor the audit log\n"
               "  identity verify TOKEN           check a run's identity token\n"
+              "  secret set|ls|rm [NAME]         the local encrypted secret store\n"
               "  version [--layers]              print the version [and what this host offers]\n"
               "\n"
               "Every command accepts --state-dir DIR (or RINGFENCE_STATE_DIR).\n"
@@ -64,6 +65,8 @@ int main(int argc, char **argv)
                 return cmd_policy(argc - 1, argv + 1);
         if (!strcmp(cmd, "audit"))
                 return cmd_audit(argc - 1, argv + 1);
+        if (!strcmp(cmd, "secret"))
+                return cmd_secret(argc - 1, argv + 1);
         if (!strcmp(cmd, "identity"))
                 return cmd_identity(argc - 1, argv + 1);
         if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

@@ -22,6 +22,7 @@
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/plan.h"
+#include "secrets/binding.h"
 #include "shared/macro.h"
 
 #define STR(k, v)                                                                                  \
@@ -166,4 +167,24 @@ int run_identity_token(const char *state_dir, const char *run_id, const struct r
                 }
         }
         return 0;
+}
+
+void run_audit_provider_error(struct audit_log *log, const char *run_id,
+                              const struct rf_policy *pol, size_t failed, const char *why)
+{
+        struct rf_error err = {0};
+        struct secret_binding b;
+        char bwhy[128];
+
+        if (!log || failed >= pol->n_secrets ||
+            secret_binding_parse(pol->secrets[failed], strlen(pol->secrets[failed]), &b, bwhy,
+                                 sizeof bwhy) < 0)
+                return;
+        /* the provider's error, never its output */
+        struct audit_field f[] = {STR("name", b.name),
+                                  STR("source", secret_source_name(b.source)),
+                                  STR("delivery", secret_delivery_name(b.delivery)),
+                                  STR("error", why)};
+        (void)audit_append(log, run_id, "secret.provider_error", f, ARRAY_SIZE(f), false, &err);
+        secret_binding_clear(&b);
 }

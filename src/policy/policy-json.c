@@ -299,6 +299,18 @@ int policy_to_json(const struct rf_policy *p, char **ret)
         put_ports_member(&sec, &f, "plain_ports", p->net_plain_ports, p->n_net_plain_ports);
         put_section(&b, &first, "network", &sec);
 
+        if (p->n_secrets) {
+                /* each binding is already canonical JSON */
+                put_key(&b, &first, "secrets");
+                json_buf_append(&b, "[", 1);
+                for (size_t i = 0; i < p->n_secrets; i++) {
+                        if (i)
+                                json_buf_append(&b, ",", 1);
+                        json_buf_append(&b, p->secrets[i], strlen(p->secrets[i]));
+                }
+                json_buf_append(&b, "]", 1);
+        }
+
         put_key(&b, &first, "version");
         json_buf_append_uint(&b, POLICY_VERSION);
         put_string_member(&b, &first, "workspace", p->workspace);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "secrets/binding.h"
 #include "egress/rules.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
@@ -628,6 +629,54 @@ static int parse_plain_ports(struct ctx *c, const struct json_node *v, const str
 }
 
 /* ------------------------------------------------------------------------ */
+/* secrets                                                                   */
+
+static int parse_secrets(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_ARRAY, "an array of bindings");
+        if (r < 0)
+                return r;
+        if (v->n_items > SECRET_BINDINGS_MAX)
+                return fail_value(c, v, -E2BIG, "more than %d bindings", SECRET_BINDINGS_MAX);
+        for (size_t i = 0; i < v->n_items; i++) {
+                const struct json_node *e = v->items[i];
+                struct secret_binding b;
+                char why[256], *canon = NULL;
+                size_t mark;
+
+                path_push_index(c, i, &mark);
+                r = expect_type(c, e, JSON_OBJECT, "a binding object");
+                if (r < 0)
+                        return r;
+                if ((r = secret_binding_from_json(e, &b, why, sizeof why)) < 0)
+                        return fail_value(c, e, r, "%s", why);
+                r = secret_binding_to_json(&b, &canon);
+                for (size_t k = 0; r == 0 && k < c->p->n_secrets; k++) {
+                        struct secret_binding o;
+                        if (secret_binding_parse(c->p->secrets[k], strlen(c->p->secrets[k]), &o,
+                                                 why, sizeof why) < 0)
+                                continue;
+                        if (o.delivery == b.delivery && !strcmp(o.name, b.name))
+                                r = -EEXIST;
+                        secret_binding_clear(&o);
+                }
+                if (r == -EEXIST) {
+                        r = fail_value(c, e, -EINVAL, "\"%s\" is bound twice", b.name);
+                        secret_binding_clear(&b);
+                        free(canon);
+                        return r;
+                }
+                secret_binding_clear(&b);
+                if (r < 0 || (r = policy_add_secret(c->p, canon, NULL)) < 0) {
+                        free(canon);
+                        return fail_value(c, e, r, "out of memory");
+                }
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The format, version 1                                                     */
 
 #define FIELD(k, fn, member)                                                                       \
@@ -717,8 +766,7 @@ static const struct field top_fields[] = {
         SECTION("limits", limits_fields),
         SECTION("audit", audit_fields),
         SECTION("network", network_fields),
-        /* later versions of ringfence; refused until then */
-        RESERVED("secrets"),
+        {.key = "secrets", .parse = parse_secrets},
 };
 
 int policy_parse(const char *buf, size_t len, const char *filename, struct rf_policy **ret,

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "secrets/binding.h"
 #include "egress/addr.h"
 #include "egress/rules.h"
 #include "policy/policy-internal.h"
@@ -60,6 +61,7 @@ struct rf_policy *policy_free(struct rf_policy *p)
         free(p->protected_dir);
         strv_free(p->env_names, p->n_env);
         strv_free(p->env_values, p->n_env);
+        strv_free(p->secrets, p->n_secrets);
         free(p);
         return NULL;
 }
@@ -552,6 +554,8 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         c->n_read_only = c->n_read_write = c->n_protected = c->n_env = 0;
         c->net_allow = c->net_deny = c->net_hosts = NULL;
         c->n_net_allow = c->n_net_deny = c->n_net_hosts = 0;
+        c->secrets = NULL;
+        c->n_secrets = 0;
 
         if (strdup_opt(p->agent, &c->agent) < 0 ||
             strdup_opt(p->on_behalf_of, &c->on_behalf_of) < 0 ||
@@ -575,6 +579,9 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         if (strv_dup(p->net_hosts, p->n_net_hosts, &c->net_hosts) < 0)
                 return -ENOMEM;
         c->n_net_hosts = p->n_net_hosts;
+        if (strv_dup(p->secrets, p->n_secrets, &c->secrets) < 0)
+                return -ENOMEM;
+        c->n_secrets = p->n_secrets;
         if (p->n_protected > 0) {
                 c->protected_dir = malloc(p->n_protected * sizeof *c->protected_dir);
                 if (!c->protected_dir)
@@ -710,6 +717,16 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
                                             r == -E2BIG ? "more than 256 entries in network.hosts"
                                                         : "out of memory");
 
+        for (size_t i = 0; i < overlay->n_secrets; i++) {
+                char *c = strdup(overlay->secrets[i]);
+                if (!c)
+                        return rf_error_set(err, -ENOMEM, "out of memory");
+                if ((r = policy_add_secret(m, c, err)) < 0) {
+                        free(c);
+                        return r;
+                }
+        }
+
         r = merge_list(&m->read_only, &m->n_read_only, overlay->read_only, overlay->n_read_only,
                        "filesystem.read_only", err);
         if (r < 0)
@@ -762,6 +779,42 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
         struct rf_policy tmp = *base;
         *base = *m;
         *m = tmp;
+        return 0;
+}
+
+int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err)
+{
+        struct secret_binding b, o;
+        char why[256];
+        int r;
+
+        if ((r = secret_binding_parse(canonical, strlen(canonical), &b, why, sizeof why)) < 0)
+                return rf_error_set(err, r, "secrets: %s", why);
+        for (size_t i = 0; i < p->n_secrets; i++) {
+                if (secret_binding_parse(p->secrets[i], strlen(p->secrets[i]), &o, why,
+                                         sizeof why) < 0)
+                        continue;
+                bool same = o.delivery == b.delivery && !strcmp(o.name, b.name);
+                secret_binding_clear(&o);
+                if (same) {
+                        secret_binding_clear(&b);
+                        free(p->secrets[i]);
+                        p->secrets[i] = canonical;
+                        return 0;
+                }
+        }
+        secret_binding_clear(&b);
+        if (p->n_secrets >= SECRET_BINDINGS_MAX) {
+                if (err)
+                        snprintf(err->keypath, sizeof err->keypath, "secrets");
+                return rf_error_set(err, -E2BIG, "more than %d secret bindings",
+                                    SECRET_BINDINGS_MAX);
+        }
+        char **n = realloc(p->secrets, (p->n_secrets + 1) * sizeof *n);
+        if (!n)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        p->secrets = n;
+        p->secrets[p->n_secrets++] = canonical;
         return 0;
 }
 

@@ -122,6 +122,11 @@ struct rf_policy {
         uint64_t event_rate;  /* events/s the run may cause, sustained */
         uint64_t event_burst; /* events at once */
         uint64_t event_bytes; /* record bytes over the whole run */
+
+        /* secrets: bindings as canonical JSON (secrets/binding.h), at most
+         * one per (delivery, name) */
+        char **secrets;
+        size_t n_secrets;
 };
 
 /* Allocate an empty policy (version set, everything else unset). NULL on ENOMEM. */
@@ -210,6 +215,12 @@ int policy_add_env(struct rf_policy *p, const char *name, const char *value, str
  */
 int policy_add_net_rule(struct rf_policy *p, const char *rule, struct rf_error *err);
 int policy_add_net_host(struct rf_policy *p, const char *name_ip, struct rf_error *err);
+/*
+ * policy_add_secret — add one binding (canonical JSON, secret_binding_to_json)
+ * replacing one of the same delivery and name. Takes ownership of `canonical`
+ * on success. -E2BIG past SECRET_BINDINGS_MAX, -EINVAL if unparsable.
+ */
+int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err);
 
 /*
  * policy_set_limit — set one numeric setting from its command-line text,

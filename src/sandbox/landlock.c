@@ -338,6 +338,11 @@ int landlock_plan(struct rf_plan *p, struct rf_error *err)
                 if ((r = ll_rule_set(ll, op->dst, access, optional)) < 0)
                         return rf_error_set(err, r, "too many Landlock rules");
         }
+        /* file secrets: a read-only tmpfs init mounts at STEP_SECRETS */
+        if (p->secrets_files &&
+            (r = ll_rule_set(ll, "/run/secrets", (LL_READ_FILE | LL_READ_DIR) & ll->handled_fs,
+                             false)) < 0)
+                return rf_error_set(err, r, "too many Landlock rules");
         return 0;
 }
 

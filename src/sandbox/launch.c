@@ -48,7 +48,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -76,6 +78,11 @@
 struct child {
         const struct rf_plan *plan;
         int chan;
+        /* the supervisor's secret deliveries (MSG_SECRETS), mapped read-only
+         * until the command has been forked */
+        const unsigned char *secrets;
+        size_t secrets_len;
+        char **envp; /* the command's environment: the plan's plus env secrets */
 };
 
 static _noreturn_ void child_fail(const struct child *c, int step, int err)
@@ -415,6 +422,8 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, int
         }
 }
 
+static void secrets_in_root(const struct child *c, int rootfd);
+
 static void build_root(const struct child *c, int trees[])
 {
         const struct rf_plan *p = c->plan;
@@ -451,6 +460,9 @@ static void build_root(const struct child *c, int trees[])
                 do_op(c, &p->ops[i], trees[i], rootfd);
         }
 
+        step_begin(c, STEP_SECRETS);
+        secrets_in_root(c, rootfd);
+
         /* The root itself is read-only from here on; only the planned
          * writable mounts (tmpfs, workspace, rw binds) accept writes. */
         if (set_tree_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false) <
@@ -463,6 +475,161 @@ static void build_root(const struct child *c, int trees[])
         TRY(c, STEP_PIVOT, umount2(".", MNT_DETACH));
         TRY(c, STEP_PIVOT, chdir("/"));
         close(rootfd);
+}
+
+/*
+ * The blob (grant.c's grants_blob): u32 count, u32 size, then records of
+ * {u8 kind, 3 pad, u32 name_len, u32 data_len, name, data}: kind 1 (env)
+ * carries "NAME=value\0" as data, kind 2 (file) a NUL-terminated file name
+ * and the raw value. Written by the supervisor; bounds-checked anyway.
+ */
+struct secret_rec {
+        unsigned kind;
+        const char *name;
+        const unsigned char *data;
+        uint32_t name_len, data_len;
+};
+
+static bool secret_next(const struct child *c, size_t *off, struct secret_rec *r)
+{
+        if (*off < 8)
+                *off = 8;
+        if (*off + 12 > c->secrets_len)
+                return false;
+        const unsigned char *b = c->secrets + *off;
+        r->kind = b[0];
+        memcpy(&r->name_len, b + 4, 4);
+        memcpy(&r->data_len, b + 8, 4);
+        if ((uint64_t)*off + 12 + r->name_len + r->data_len > c->secrets_len)
+                return false;
+        r->name = (const char *)b + 12;
+        r->data = b + 12 + r->name_len;
+        *off += 12 + (size_t)r->name_len + r->data_len;
+        return true;
+}
+
+static void write_all(const struct child *c, int fd, const unsigned char *d, size_t n)
+{
+        while (n > 0) {
+                ssize_t k = write(fd, d, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        child_fail(c, STEP_SECRETS, k < 0 ? errno : EIO);
+                d += k;
+                n -= (size_t)k;
+        }
+}
+
+/*
+ * File deliveries: a tmpfs at /run/secrets (0700, the run user's), each
+ * file 0400; the run's mount of it is then made read-only (the run can
+ * neither add links to a value nor chmod its way around), and a writable
+ * clone of it goes to the supervisor, which unlinks a file when its grant
+ * is revoked. The broker socket is bound here too, while the root is still
+ * writable. Runs before the root becomes read-only; no allocation.
+ */
+static void secrets_in_root(const struct child *c, int rootfd)
+{
+        const struct rf_plan *p = c->plan;
+
+        if (p->secrets_files) {
+                char size[24];
+                fmt_u64(size, sizeof size, c->secrets_len + (64u << 10));
+                const char *opts[] = {"size", size, "mode", "0700", NULL, NULL};
+                int mnt = new_fs(c, STEP_SECRETS, "tmpfs", opts,
+                                 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+                if (mkdirat(rootfd, "run/secrets", 0755) < 0 && errno != EEXIST)
+                        child_fail(c, STEP_SECRETS, errno);
+                int mp = sys_openat2(rootfd, "run/secrets", O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                if (mp < 0 ||
+                    move_mount(mnt, "", mp, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+                            0)
+                        child_fail(c, STEP_SECRETS, errno);
+                close(mp);
+                int dir = sys_openat2(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                if (dir < 0)
+                        child_fail(c, STEP_SECRETS, errno);
+                struct secret_rec r;
+                for (size_t off = 0; secret_next(c, &off, &r);) {
+                        if (r.kind != 2)
+                                continue;
+                        if (r.name_len < 2 || r.name[r.name_len - 1] != '\0')
+                                child_fail(c, STEP_SECRETS, EPROTO);
+                        int fd = openat(dir, r.name,
+                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+                        if (fd < 0)
+                                child_fail(c, STEP_SECRETS, errno);
+                        write_all(c, fd, r.data, r.data_len);
+                        close(fd);
+                }
+                close(dir);
+                /* the supervisor's writable clone, then the run's view read-only */
+                int clone = open_tree(mnt, "",
+                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+                if (clone < 0)
+                        child_fail(c, STEP_SECRETS, errno);
+                int sdir = sys_openat2(clone, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                                       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                if (sdir < 0 || set_tree_attr(mnt, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                           MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                              false) < 0)
+                        child_fail(c, STEP_SECRETS, errno);
+                struct rf_msg m = {.type = MSG_SECRETS_DIR};
+                int e = rf_msg_send(c->chan, &m, sdir);
+                if (e < 0)
+                        child_fail(c, STEP_SECRETS, -e);
+                close(sdir);
+                close(clone);
+                close(mnt);
+        }
+        if (p->secrets_broker) {
+                int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                struct sockaddr_un a = {.sun_family = AF_UNIX,
+                                        .sun_path = "run/ringfence/broker.sock"};
+                if (s < 0 || fchdir(rootfd) < 0)
+                        child_fail(c, STEP_SECRETS, errno);
+                mode_t old = umask(0177); /* 0600: the run user's */
+                int b = bind(s, (struct sockaddr *)&a, sizeof a);
+                umask(old);
+                if (b < 0 || listen(s, 16) < 0)
+                        child_fail(c, STEP_SECRETS, errno);
+                struct rf_msg m = {.type = MSG_BROKER};
+                int e = rf_msg_send(c->chan, &m, s);
+                if (e < 0)
+                        child_fail(c, STEP_SECRETS, -e);
+                close(s);
+        }
+}
+
+/* The command's environment: the plan's, less any name an env secret
+ * binds, plus the env secrets (pointers into the blob). */
+static void secrets_env(struct child *c)
+{
+        static char *env[PLAN_ENV_MAX + 64 + 1];
+        const struct rf_plan *p = c->plan;
+        struct secret_rec r;
+        size_t n = 0;
+
+        if (!c->secrets)
+                return;
+        for (char **e = p->envp; *e && n < PLAN_ENV_MAX; e++) {
+                bool bound = false;
+                for (size_t off = 0; !bound && secret_next(c, &off, &r);) {
+                        const char *eq = r.kind == 1 ? memchr(r.data, '=', r.data_len) : NULL;
+                        size_t l = eq ? (size_t)(eq - (const char *)r.data) : 0;
+                        bound = eq && !strncmp(*e, (const char *)r.data, l + 1);
+                }
+                if (!bound)
+                        env[n++] = *e;
+        }
+        for (size_t off = 0; secret_next(c, &off, &r) && n < ARRAY_SIZE(env) - 1;)
+                if (r.kind == 1 && r.data_len > 0 && r.data[r.data_len - 1] == '\0')
+                        env[n++] = (char *)r.data;
+        env[n] = NULL;
+        c->envp = env;
 }
 
 static void loopback_up(const struct child *c)
@@ -590,14 +757,14 @@ nnp:
 }
 
 /* execvp without allocation: search PATH with a stack buffer. */
-static int exec_command(const struct rf_plan *p)
+static int exec_command(const struct rf_plan *p, char *const *envp)
 {
         const char *file = p->argv[0];
         char buf[4096];
         bool eacces = false;
 
         if (strchr(file, '/')) {
-                execve(file, p->argv, p->envp);
+                execve(file, p->argv, envp);
                 return -errno;
         }
         for (const char *s = p->path_env; s && *s;) {
@@ -608,7 +775,7 @@ static int exec_command(const struct rf_plan *p)
                         memcpy(buf, s, len);
                         buf[len] = '/';
                         memcpy(buf + len + 1, file, fl + 1);
-                        execve(buf, p->argv, p->envp);
+                        execve(buf, p->argv, envp);
                         if (errno == EACCES)
                                 eacces = true;
                         else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
@@ -707,7 +874,7 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                         CFAIL(STEP_SECCOMP);
                 }
         }
-        errno = -exec_command(p);
+        errno = -exec_command(p, c->envp ? c->envp : p->envp);
         rep = (struct exec_report){STEP_EXEC, errno};
 fail:
         (void)!write(report, &rep, sizeof rep);
@@ -869,6 +1036,18 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                         go_wait_cgroup = m.value != 0;
                         break;
                 }
+                if (m.type == MSG_SECRETS && fd >= 0 && !c.secrets) {
+                        struct stat st;
+                        if (fstat(fd, &st) < 0 || st.st_size < 8 || st.st_size > (8 << 20))
+                                child_fail(&c, STEP_SECRETS, EPROTO);
+                        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+                        if (map == MAP_FAILED)
+                                child_fail(&c, STEP_SECRETS, errno);
+                        close(fd);
+                        c.secrets = map;
+                        c.secrets_len = (size_t)st.st_size;
+                        continue;
+                }
                 if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value >= p->n_ops ||
                     trees[m.value] >= 0 || fd < 0)
                         child_fail(&c, STEP_IDMAP, EPROTO);
@@ -903,6 +1082,7 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 step_begin(&c, STEP_PTY);
                 slave = make_pty(&c, m.rows, m.cols);
         }
+        secrets_env(&c);
         drop_privileges(&c);
 
         /* The command starts only inside the run's cgroups. A signal the
@@ -930,6 +1110,10 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         }
         close(report[1]);
         safe_close(slave);
+        /* the command has its environment: init keeps no secret */
+        if (c.secrets)
+                munmap((void *)c.secrets, c.secrets_len);
+        c.secrets = NULL;
         /* The command has its stdio now; ours must go, or the supervisor
          * would never see EOF on the run's output. */
         for (int i = 0; i < 3; i++)
@@ -1129,6 +1313,13 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
         }
         if (plan->map_as_root && (r = send_trees(plan, pid, out->chan, err)) < 0)
                 goto kill;
+        if (plan->secrets_fd >= 0) {
+                struct rf_msg sm = {.type = MSG_SECRETS};
+                if ((r = rf_msg_send(out->chan, &sm, plan->secrets_fd)) < 0) {
+                        rf_error_set(err, r, "cannot hand the run its secrets: %s", strerror(-r));
+                        goto kill;
+                }
+        }
         /* GO first, cgroups second: init builds the root while we migrate it
          * into the run's v1 cgroups (a migration can wait for an RCU grace
          * period); it does not start the command before CGROUP_OK. */

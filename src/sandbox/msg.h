@@ -26,6 +26,9 @@ enum rf_msg_type {
         MSG_CGROUP_OK, /* S → init: init is in the run's cgroups; the command may start */
         MSG_DNS,       /* init → S: the run's DNS stub socket, 127.0.0.1:53 in its netns (fd) */
         MSG_LISTEN,    /* init → S: an egress listener in the run's netns (fd); value = port */
+        MSG_SECRETS,   /* S → init: the env and file deliveries (memfd), before GO */
+        MSG_SECRETS_DIR, /* init → S: /run/secrets through a writable clone (dir fd): revocation */
+        MSG_BROKER,    /* init → S: the listening broker socket, /run/ringfence/broker.sock (fd) */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };

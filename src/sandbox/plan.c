@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "secrets/broker.h"
 #include "hostuid.h"
 #include "landlock.h"
 #include "plan.h"
@@ -905,11 +906,54 @@ static int build_env(struct rf_plan *p, const struct plan_input *in)
                 if ((r = env_set(p, &n, proxy_env[i][0], proxy_env[i][1])) < 0)
                         return r;
         const char *path = DEFAULT_PATH;
+        bool own_path = false;
         for (size_t i = 0; i < pol->n_env; i++)
-                if (strcmp(pol->env_names[i], "PATH") == 0)
+                if (strcmp(pol->env_names[i], "PATH") == 0) {
                         path = pol->env_values[i];
+                        own_path = true;
+                }
+        if (in->secrets_broker) {
+                /* the broker and its client (see add_secret_helper) */
+                if ((r = env_set(p, &n, "RINGFENCE_BROKER", BROKER_SOCKET)) < 0)
+                        return r;
+                if (!own_path) {
+                        path = DEFAULT_PATH ":/run/ringfence/bin";
+                        if ((r = env_set(p, &n, "PATH", path)) < 0)
+                                return r;
+                }
+        }
         p->path_env = plan_strdup(p, path);
         return p->path_env ? 0 : -ENOMEM;
+}
+
+/*
+ * Broker deliveries: the `ringfence-secret` client (installed beside the
+ * ringfence binary) at /run/ringfence/bin, read-only, when it is there;
+ * the socket is also reachable without it (docs/SECRETS.md).
+ */
+static int add_secret_helper(struct rf_plan *p)
+{
+        char self[PATH_MAX];
+        struct stat st;
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
+        if (n <= 0)
+                return 0;
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (!slash)
+                return 0;
+        strcpy(slash + 1, "ringfence-secret");
+        if (stat(self, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
+        struct plan_op *op;
+        if (!op_add(p, OP_DIR, STEP_SECRETS, "/run/ringfence/bin") ||
+            !(op = op_add(p, OP_BIND, STEP_SECRETS, "/run/ringfence/bin/ringfence-secret")))
+                return -E2BIG;
+        if (!(op->src = plan_strdup(p, self)))
+                return -ENOMEM;
+        op->flags = OPF_RDONLY | OPF_OPTIONAL;
+        op->mode = S_IFREG;
+        return 0;
 }
 
 static int build_argv(struct rf_plan *p, char *const *argv, struct rf_error *err)
@@ -1006,6 +1050,9 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 return -ENOMEM;
         p->test_fail_step = -1;
         p->uid_lock_fd = -1;
+        p->secrets_fd = -1;
+        p->secrets_files = in->secrets_files;
+        p->secrets_broker = in->secrets_broker;
 #ifdef RF_TEST_BUILD
         plan_test_switches(p);
         if (p->test_switch_error) {
@@ -1072,14 +1119,18 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
                 goto fail;
+        if ((in->identity_token || in->secrets_broker) &&
+            !op_add(p, OP_DIR, STEP_ETC, "/run/ringfence")) {
+                r = -E2BIG;
+                goto fail;
+        }
         if (in->identity_token) {
                 char *tok = plan_strdup(p, in->identity_token);
-                if (!op_add(p, OP_DIR, STEP_ETC, "/run/ringfence") ||
-                    (r = add_file(p, STEP_ETC, "/run/ringfence/identity", tok, 0444)) < 0) {
-                        r = r < 0 ? r : -E2BIG;
+                if ((r = add_file(p, STEP_ETC, "/run/ringfence/identity", tok, 0444)) < 0)
                         goto fail;
-                }
         }
+        if (in->secrets_broker && (r = add_secret_helper(p)) < 0)
+                goto fail;
         if ((r = landlock_plan(p, err)) < 0 || (r = seccomp_plan(p, err)) < 0)
                 goto fail;
         p->nofile = pol->nofile;

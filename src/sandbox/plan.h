@@ -146,6 +146,11 @@ struct rf_plan {
         struct rf_seccomp_plan seccomp;
         struct rf_landlock_plan landlock;
 
+        /* secrets (src/secrets/grant.h): what init sets up at STEP_SECRETS */
+        bool secrets_files;  /* a /run/secrets tmpfs, filled from the blob */
+        bool secrets_broker; /* /run/ringfence/broker.sock */
+        int secrets_fd;      /* borrowed: the blob (memfd) for init, or -1 */
+
         int test_fail_step;     /* test builds: inject a failure at this step (-1 none) */
         unsigned test_skip;     /* test builds: 1 << STEP_* of layers left out */
         bool test_switch_error; /* test builds: an unknown name was given */
@@ -166,6 +171,8 @@ struct plan_input {
         const char *lang;               /* $LANG to pass through or NULL */
         bool use_pty;
         const char *run_id;         /* the run's id if already chosen, else NULL */
+        bool secrets_files;         /* file deliveries: /run/secrets */
+        bool secrets_broker;        /* broker deliveries: the socket and ringfence-secret */
         const char *identity_token; /* the run's identity token, or NULL: delivered
                                      * at /run/ringfence/identity (0444, the run's
                                      * own root; no other run can see it) */

@@ -43,6 +43,7 @@ static const struct {
         [STEP_CGROUP] = {"cgroup", "the run's cgroup and limits"},
         [STEP_IDMAP] = {"idmap", "the run's host uid and idmapped workspace"},
         [STEP_PROTECT] = {"protect", "the protected paths"},
+        [STEP_SECRETS] = {"secrets", "the run's secrets (/run/secrets, the broker socket)"},
         [STEP_EXEC] = {"exec", "the command"},
 };
 

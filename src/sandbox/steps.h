@@ -43,6 +43,7 @@ enum rf_step {
         STEP_CGROUP,
         STEP_IDMAP,
         STEP_PROTECT,
+        STEP_SECRETS,
         STEP_EXEC,
         _STEP_MAX,
         _STEP_INVALID = -22,

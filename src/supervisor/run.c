@@ -23,13 +23,16 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -42,9 +45,22 @@
 #include "sandbox/launch.h"
 #include "sandbox/msg.h"
 #include "sandbox/steps.h"
+#include "secrets/grant.h"
+#include "secrets/secmem.h"
 #include "shared/macro.h"
 
 #define PUMP_BUF (64 * 1024)
+
+#define BROKER_CONNS_MAX 8
+#define BROKER_IDLE_MS   5000 /* a connection silent this long is closed */
+
+struct broker_conn {
+        int fd;
+        size_t len;
+        int64_t deadline;
+        char buf[BROKER_REQ_MAX];
+};
+
 
 /* ---- stdio / pty relay ----------------------------------------------------- */
 
@@ -54,13 +70,34 @@ struct pump {
         bool out_dead;  /* output refused (EPIPE): drain and discard */
         bool is_output; /* run → host (finishing requires EOF here) */
         bool close_out; /* close `out` once drained after in_eof */
+        struct masker *mask; /* --mask-output: bound values become *** (secret memory) */
         size_t off, len;
         char buf[PUMP_BUF];
 };
 
 static bool pump_wants_read(const struct pump *p)
 {
-        return !p->in_eof && p->len < PUMP_BUF && p->in >= 0;
+        return !p->in_eof && p->len + (p->mask ? MASK_VALUE_MAX : 0) < PUMP_BUF && p->in >= 0;
+}
+
+/* Masked reading: the raw bytes pass through the masker into the buffer
+ * (never larger: *** is shorter than any masked value); what might begin a
+ * value is held back until the next read or the end. */
+static void pump_read_masked(struct pump *p)
+{
+        unsigned char raw[16384];
+        size_t room = PUMP_BUF - p->len;
+        if (room <= MASK_VALUE_MAX)
+                return;
+        size_t want = room - MASK_VALUE_MAX < sizeof raw ? room - MASK_VALUE_MAX : sizeof raw;
+        ssize_t n = read(p->in, raw, want);
+        if (n > 0) {
+                p->len += masker_feed(p->mask, raw, (size_t)n, p->buf + p->len, false);
+                explicit_bzero(raw, (size_t)n);
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                p->in_eof = true;
+                p->len += masker_feed(p->mask, NULL, 0, p->buf + p->len, true);
+        }
 }
 
 static bool pump_wants_write(const struct pump *p)
@@ -73,6 +110,12 @@ static void pump_read(struct pump *p)
         if (p->off > 0 && p->len > 0)
                 memmove(p->buf, p->buf + p->off, p->len);
         p->off = 0;
+        if (p->mask) {
+                pump_read_masked(p);
+                if (p->out_dead)
+                        p->len = 0;
+                return;
+        }
         ssize_t n = read(p->in, p->buf + p->len, PUMP_BUF - p->len);
         if (n > 0)
                 p->len += (size_t)n;
@@ -132,6 +175,11 @@ static void pump_final_drain(struct pump *p, int sfd)
                         if (p->in_eof)
                                 return;
                         pump_read(p);
+                        if (p->len == 0 && p->mask && p->mask->n_pending) {
+                                /* the run is gone: what was held back goes out */
+                                p->len = masker_feed(p->mask, NULL, 0, p->buf, true);
+                                p->off = 0;
+                        }
                         if (p->len == 0)
                                 return; /* EAGAIN: nothing left that the run wrote */
                 }
@@ -279,7 +327,105 @@ struct sup {
         pid_t egress_pid;
         int egress_pidfd, egress_events; /* owned */
         int64_t egress_async_fail;       /* an unanswered egress record that failed */
+        struct rf_grants *grants;        /* borrowed: the run's secrets, or NULL */
+        int broker;                      /* owned: the listening broker socket, or -1 */
+        struct broker_conn *bconns[BROKER_CONNS_MAX];
 };
+
+/* ---- the secret broker ------------------------------------------------------ */
+
+static int64_t sup_now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void bconn_close(struct broker_conn **c)
+{
+        if (!*c)
+                return;
+        safe_close((*c)->fd);
+        free(*c);
+        *c = NULL;
+}
+
+static void broker_accept(struct rf_grants *g, int lfd, struct broker_conn **slots)
+{
+        for (int k = 0; k < 16; k++) {
+                int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0)
+                        return;
+                size_t i = 0;
+                while (i < BROKER_CONNS_MAX && slots[i])
+                        i++;
+                struct broker_conn *c = i < BROKER_CONNS_MAX ? calloc(1, sizeof *c) : NULL;
+                if (!c) {
+                        char line[BROKER_REPLY_HEAD_MAX];
+                        int n = broker_reply_err(line, sizeof line, BROKER_E_BUSY);
+                        if (n > 0)
+                                (void)!write(fd, line, (size_t)n);
+                        close(fd);
+                        continue;
+                }
+                c->fd = fd;
+                c->deadline = sup_now_ms() + BROKER_IDLE_MS;
+                slots[i] = c;
+        }
+        (void)g;
+}
+
+/* Serve what a connection sent: each complete request is answered in
+ * order; a malformed one gets an error and the connection is closed. A
+ * reply that does not fit the socket at once ends the connection too (the
+ * client sees a short value and reports it): the supervisor never blocks. */
+static void broker_serve(struct rf_grants *g, struct broker_conn **cp)
+{
+        struct broker_conn *c = *cp;
+        ssize_t n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                bconn_close(cp);
+                return;
+        }
+        if (n > 0)
+                c->len += (size_t)n;
+        c->deadline = sup_now_ms() + BROKER_IDLE_MS;
+        for (;;) {
+                struct broker_req req;
+                char head[BROKER_REPLY_HEAD_MAX];
+                int r = broker_req_parse(c->buf, c->len, &req), hl;
+                if (r == 0)
+                        return;
+                if (r < 0) {
+                        hl = broker_reply_err(head, sizeof head, BROKER_E_BADREQ);
+                        if (hl > 0)
+                                (void)!write(c->fd, head, (size_t)hl);
+                        bconn_close(cp);
+                        return;
+                }
+                memmove(c->buf, c->buf + r, c->len - (size_t)r);
+                c->len -= (size_t)r;
+                const unsigned char *v;
+                size_t vl;
+                enum broker_err code;
+                ssize_t want, w;
+                if (grants_read(g, req.name, &v, &vl, &code) == 0) {
+                        hl = broker_reply_ok(head, sizeof head, vl);
+                        struct iovec iov[2] = {{head, (size_t)(hl > 0 ? hl : 0)},
+                                               {(void *)v, vl}};
+                        want = (ssize_t)(iov[0].iov_len + vl);
+                        w = writev(c->fd, iov, 2);
+                } else {
+                        hl = broker_reply_err(head, sizeof head, code);
+                        want = hl;
+                        w = hl > 0 ? write(c->fd, head, (size_t)hl) : -1;
+                }
+                if (w != want) {
+                        bconn_close(cp);
+                        return;
+                }
+        }
+}
 
 /* Kill the whole run: its cgroups first (nothing escapes by forking), then
  * init, whose exit takes the pid namespace with it. */
@@ -393,6 +539,24 @@ static void sup_on_msg(struct sup *s)
                 }
                 break;
         }
+        case MSG_SECRETS_DIR:
+        case MSG_BROKER:
+                /* once each, during setup, when the run has such grants */
+                if (fd < 0 || s->state != RS_SETUP || !s->grants ||
+                    (m.type == MSG_SECRETS_DIR ? !s->grants->any_file || s->grants->dirfd >= 0
+                                               : !s->grants->any_broker || s->broker >= 0)) {
+                        safe_close(fd);
+                        s->state = RS_BROKEN;
+                        sup_kill(s);
+                        return;
+                }
+                if (m.type == MSG_SECRETS_DIR)
+                        grants_set_dir(s->grants, fd);
+                else {
+                        s->broker = fd;
+                        (void)fcntl(fd, F_SETFL, O_NONBLOCK);
+                }
+                break;
         case MSG_EXEC_OK:
                 sup_event(s, EV_EXEC_OK);
                 break;
@@ -594,13 +758,21 @@ static void sup_free(struct sup *s)
         term_restore(&s->term);
         for (int i = 0; i < 3; i++)
                 s->host_out[i] = safe_close(s->host_out[i]);
-        for (size_t i = 0; i < s->n_pumps; i++)
+        for (size_t i = 0; i < s->n_pumps; i++) {
+                if (s->pumps[i]->mask) {
+                        masker_wipe(s->pumps[i]->mask);
+                        s->pumps[i]->mask = secmem_free(s->pumps[i]->mask);
+                }
                 free(s->pumps[i]);
+        }
         for (int i = 0; i < 3; i++)
                 close_pair(s->pipes[i]);
         if (s->master >= 0)
                 safe_close(s->master);
         s->dns = safe_close(s->dns);
+        s->broker = safe_close(s->broker);
+        for (size_t i = 0; i < BROKER_CONNS_MAX; i++)
+                bconn_close(&s->bconns[i]);
         s->listen_http = safe_close(s->listen_http);
         s->listen_socks = safe_close(s->listen_socks);
         if (s->egress_pid > 0) {
@@ -615,13 +787,31 @@ static void sup_free(struct sup *s)
         safe_close(s->child.pidfd);
 }
 
-int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_ms,
-                   struct audit_emitter *ev, const struct egress_config *egress,
+/* --mask-output: a masker per output stream, in secret memory */
+static int sup_add_maskers(struct sup *s)
+{
+        for (size_t i = 0; i < s->n_pumps; i++) {
+                struct pump *p = s->pumps[i];
+                if (!p->is_output)
+                        continue;
+                p->mask = secmem_alloc(sizeof *p->mask);
+                if (!p->mask)
+                        return negative_errno();
+                masker_init(p->mask, s->grants->mv, s->grants->n_mv);
+        }
+        return 0;
+}
+
+int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err)
 {
+        uint64_t timeout_ms = rs->timeout_ms;
+        struct audit_emitter *ev = rs->ev;
         struct sup s = {.state = RS_SETUP,
                         .dns = -1,
-                        .egress = egress,
+                        .broker = -1,
+                        .grants = rs->grants,
+                        .egress = rs->egress,
                         .listen_http = -1,
                         .listen_socks = -1,
                         .egress_pidfd = -1,
@@ -696,6 +886,11 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         rf_error_set(err, r, "out of memory");
                         sup_kill(&s);
                 }
+                if (rs->mask_output && s.grants && (r = sup_add_maskers(&s)) < 0) {
+                        rf_error_set(err, r, "cannot lock memory for --mask-output: %s",
+                                     strerror(-r));
+                        sup_kill(&s);
+                }
         }
 
         for (;;) {
@@ -708,6 +903,11 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                                 rf_error_set(err, -ENOMEM, "out of memory");
                                 sup_kill(&s);
                         }
+                        if (rs->mask_output && s.grants && (r = sup_add_maskers(&s)) < 0) {
+                                rf_error_set(err, r, "cannot lock memory for --mask-output: %s",
+                                             strerror(-r));
+                                sup_kill(&s);
+                        }
                 }
                 if (s.init_gone) {
                         for (size_t i = 0; i < s.n_pumps; i++)
@@ -715,7 +915,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         break;
                 }
 
-                struct pollfd pfd[10 + 2 * 3];
+                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -737,7 +937,25 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                         pfd[n++] = (struct pollfd){.fd = pump_wants_write(p) ? p->out : -1,
                                                    .events = POLLOUT};
                 }
+                /* the broker: its socket and connections, after the pumps */
+                size_t nb = n;
+                pfd[n++] = (struct pollfd){.fd = s.broker, .events = POLLIN};
+                for (size_t i = 0; i < BROKER_CONNS_MAX; i++)
+                        pfd[n++] = (struct pollfd){.fd = s.bconns[i] ? s.bconns[i]->fd : -1,
+                                                   .events = POLLIN};
                 int64_t wake = ev ? audit_emitter_next_ms(ev) : -1;
+                int64_t gw = grants_next_ms(s.grants);
+                if (gw >= 0 && (wake < 0 || gw < wake))
+                        wake = gw;
+                int64_t now = sup_now_ms();
+                for (size_t i = 0; i < BROKER_CONNS_MAX; i++)
+                        if (s.bconns[i]) {
+                                int64_t d = s.bconns[i]->deadline > now
+                                                    ? s.bconns[i]->deadline - now
+                                                    : 0;
+                                if (wake < 0 || d < wake)
+                                        wake = d;
+                        }
                 if (poll(pfd, n, wake > INT32_MAX ? INT32_MAX : (int)wake) < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -783,6 +1001,20 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 }
                 if (pfd[6].revents && s.dns >= 0 && dnsstub_serve(s.dns, ev) < 0)
                         s.dns = safe_close(s.dns);
+                if (s.grants) {
+                        grants_tick(s.grants); /* ttl */
+                        now = sup_now_ms();
+                        for (size_t i = 0; i < BROKER_CONNS_MAX; i++) {
+                                if (!s.bconns[i])
+                                        continue;
+                                if (pfd[nb + 1 + i].revents)
+                                        broker_serve(s.grants, &s.bconns[i]);
+                                else if (now >= s.bconns[i]->deadline)
+                                        bconn_close(&s.bconns[i]);
+                        }
+                        if (pfd[nb].revents && s.broker >= 0)
+                                broker_accept(s.grants, s.broker, s.bconns);
+                }
                 if ((pfd[8].revents || pfd[9].revents) && s.listen_http >= 0)
                         sup_egress_start(&s);
                 /* the egress process's records: each answered before it acts */
@@ -824,11 +1056,13 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_
                 s.state = RS_LIMIT;
         int status = sup_exit_status(&s, plan->argv[0], timeout_ms, err);
         sup_free(&s);
+        grants_end(s.grants); /* every grant dies with the run */
         safe_close(sfd);
         safe_close(tfd);
         return status;
 refuse:
         sup_free(&s);
+        grants_end(s.grants);
         safe_close(sfd);
         safe_close(tfd);
         return RF_EXIT_REFUSED;

@@ -10,6 +10,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sandbox/plan.h"
@@ -29,13 +30,20 @@ struct egress_config;
 /*
  * supervisor_run — spawn the run described by `plan` into the cgroups `cg`
  * (created by the caller with cgroup_create(); may be mode "none") and
- * supervise it to the end. The run's own events (its DNS stub's refusals,
+ * supervise it to the end (`rs`: timeout, events, egress, secrets). The run's own events (its DNS stub's refusals,
  * later egress and secrets) are recorded through `ev` (may be NULL). An OOM kill inside the run
  * ends the whole run (137, err names the memory limit). `timeout_ms` 0 means none. Returns the exit
  * status for `ringfence run` (0..255). When it returns RF_EXIT_REFUSED, `err` holds the one line to
  * print. Prints nothing itself except the timeout notice contract lines returned through `err`
  * (err->msg set, code 0 = notice). Called in the CLI process; blocks the signals it handles.
  */
-int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, uint64_t timeout_ms,
-                   struct audit_emitter *ev, const struct egress_config *egress,
+struct rf_grants;
+struct run_services {
+        uint64_t timeout_ms;                /* 0: none */
+        struct audit_emitter *ev;           /* the run's events, or NULL */
+        const struct egress_config *egress; /* NULL: connections are refused */
+        struct rf_grants *grants;           /* the run's secrets (broker, revocation), or NULL */
+        bool mask_output;                   /* bound values in stdout/stderr become *** */
+};
+int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err);

@@ -1,0 +1,239 @@
+/*
+ * provider.c — resolve a binding's source: store, exec, env.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "secrets/provider.h"
+#include "secrets/secmem.h"
+#include "secrets/store.h"
+#include "shared/macro.h"
+
+#define EXEC_PATH     "PATH=/usr/local/bin:/usr/bin:/bin"
+#define STDERR_KEEP   160
+
+extern char **environ;
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int say(char *why, size_t len, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+        return 0;
+}
+
+/* The first line of what the command wrote to stderr, printable ASCII only. */
+static void first_line(const char *in, size_t n, char *out, size_t size)
+{
+        size_t o = 0;
+        for (size_t i = 0; i < n && o + 1 < size; i++) {
+                unsigned char ch = (unsigned char)in[i];
+                if (ch == '\n') {
+                        if (o)
+                                break;
+                        continue;
+                }
+                out[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+        }
+        out[o] = '\0';
+}
+
+static _noreturn_ void exec_child(const struct secret_binding *b, int out, int errfd)
+{
+        char *envp[SECRET_PASS_ENV_MAX + 3];
+        size_t n = 0;
+
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        (void)setpgid(0, 0);
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
+                _exit(126);
+        (void)syscall(SYS_close_range, 3U, ~0U, 0);
+        envp[n++] = (char *)EXEC_PATH;
+        static char home[4200];
+        const char *h = getenv("HOME");
+        if (h && strlen(h) < sizeof home - 6) {
+                snprintf(home, sizeof home, "HOME=%s", h);
+                envp[n++] = home;
+        }
+        /* the pass-through list: exactly the named variables, as set for ringfence */
+        for (size_t i = 0; i < b->n_pass_env; i++)
+                for (char **e = environ; e && *e; e++) {
+                        size_t l = strlen(b->pass_env[i]);
+                        if (!strncmp(*e, b->pass_env[i], l) && (*e)[l] == '=') {
+                                envp[n++] = *e;
+                                break;
+                        }
+                }
+        envp[n] = NULL;
+        environ = envp; /* execvp searches the clean PATH */
+        execvp(b->argv[0], b->argv);
+        dprintf(2, "%s: %s\n", b->argv[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+}
+
+static int resolve_exec(const struct secret_binding *b, unsigned char **value, size_t *len,
+                        char *why, size_t why_len, struct rf_error *err)
+{
+        int out[2] = {-1, -1}, errp[2] = {-1, -1};
+        uint64_t timeout = b->timeout_ms ? b->timeout_ms : SECRET_EXEC_TIMEOUT_MS;
+        unsigned char *buf = secmem_alloc(SECRET_VALUE_MAX + 1);
+        char ebuf[1024];
+        size_t n = 0, en = 0;
+        int r;
+
+        if (!buf)
+                return rf_error_set(err, negative_errno(), "cannot lock memory: %m");
+        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+                r = rf_error_set(err, negative_errno(), "pipe: %m");
+                close_pair(out);
+                close_pair(errp);
+                secmem_free(buf);
+                return r;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+                r = rf_error_set(err, negative_errno(), "fork: %m");
+                close_pair(out);
+                close_pair(errp);
+                secmem_free(buf);
+                return r;
+        }
+        if (pid == 0)
+                exec_child(b, out[1], errp[1]);
+        (void)setpgid(pid, pid); /* both sides: no race with the kill below */
+        out[1] = safe_close(out[1]);
+        errp[1] = safe_close(errp[1]);
+        int64_t deadline = now_ms() + (int64_t)timeout;
+        bool timed_out = false, too_big = false;
+        while (out[0] >= 0 || errp[0] >= 0) {
+                int64_t left = deadline - now_ms();
+                if (left <= 0) {
+                        timed_out = true;
+                        break;
+                }
+                struct pollfd p[2] = {{.fd = out[0], .events = POLLIN},
+                                      {.fd = errp[0], .events = POLLIN}};
+                if (poll(p, 2, (int)left) < 0 && errno != EINTR)
+                        break;
+                if (p[0].revents) {
+                        ssize_t k = read(out[0], buf + n, SECRET_VALUE_MAX + 1 - n);
+                        if (k > 0)
+                                n += (size_t)k;
+                        else if (k == 0 || errno != EINTR)
+                                out[0] = safe_close(out[0]);
+                        if (n > SECRET_VALUE_MAX) {
+                                too_big = true;
+                                break;
+                        }
+                }
+                if (p[1].revents) {
+                        char drop[512];
+                        ssize_t k = en < sizeof ebuf ? read(errp[0], ebuf + en, sizeof ebuf - en)
+                                                     : read(errp[0], drop, sizeof drop);
+                        if (k > 0 && en < sizeof ebuf)
+                                en += (size_t)k;
+                        else if (k == 0 || (k < 0 && errno != EINTR))
+                                errp[0] = safe_close(errp[0]);
+                }
+        }
+        close_pair(out);
+        close_pair(errp);
+        if (timed_out || too_big)
+                (void)kill(-pid, SIGKILL), (void)kill(pid, SIGKILL);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (!timed_out && !too_big && out[0] < 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+                if (n > 0 && buf[n - 1] == '\n')
+                        n--;
+                if (n == 0) {
+                        secmem_free(buf);
+                        say(why, why_len, "printed nothing");
+                        return rf_error_set(err, -ENODATA, "%s printed nothing", b->argv[0]);
+                }
+                *value = buf;
+                *len = n;
+                return 0;
+        }
+        explicit_bzero(buf, n);
+        secmem_free(buf);
+        char line[STDERR_KEEP + 1];
+        first_line(ebuf, en, line, sizeof line);
+        if (timed_out)
+                say(why, why_len, "timed out after %llu ms", (unsigned long long)timeout);
+        else if (too_big)
+                say(why, why_len, "printed more than %d bytes", SECRET_VALUE_MAX);
+        else if (WIFSIGNALED(status))
+                say(why, why_len, "killed by signal %d", WTERMSIG(status));
+        else
+                say(why, why_len, "exited with status %d", WEXITSTATUS(status));
+        return rf_error_set(err, timed_out ? -ETIMEDOUT : -EIO, "%s %s%s%s", b->argv[0], why,
+                            line[0] ? ": " : "", line);
+}
+
+int provider_resolve(const struct secret_binding *b, const char *state_dir,
+                     const unsigned char *key, unsigned char **value, size_t *len,
+                     uint32_t *version, char *why, size_t why_len, struct rf_error *err)
+{
+        *version = 0;
+        why[0] = '\0';
+        switch (b->source) {
+        case SOURCE_STORE: {
+                int r = store_get(state_dir, key, b->key, b->version, value, len, version, err);
+                if (r < 0)
+                        say(why, why_len, "%s", err->msg);
+                return r;
+        }
+        case SOURCE_EXEC:
+                return resolve_exec(b, value, len, why, why_len, err);
+        case SOURCE_ENV: {
+                const char *v = getenv(b->key);
+                if (!v || !*v) {
+                        say(why, why_len, "variable %s is not set", b->key);
+                        return rf_error_set(err, -ENOENT, "%s", why);
+                }
+                size_t l = strlen(v);
+                if (l > SECRET_VALUE_MAX) {
+                        say(why, why_len, "value larger than %d bytes", SECRET_VALUE_MAX);
+                        return rf_error_set(err, -E2BIG, "%s", why);
+                }
+                unsigned char *m = secmem_alloc(l);
+                if (!m)
+                        return rf_error_set(err, negative_errno(), "cannot lock memory: %m");
+                memcpy(m, v, l);
+                *value = m;
+                *len = l;
+                return 0;
+        }
+        default:
+                return rf_error_set(err, -EINVAL, "unknown source");
+        }
+}
+
+void provider_wipe_env(const char *name)
+{
+        char *v = getenv(name);
+        if (v)
+                explicit_bzero(v, strlen(v));
+}
