@@ -45,7 +45,8 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
 void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
                     struct rf_cgroup *cg, uint64_t duration_ms);
 /* secret.provider_error {name, source, delivery, error} for the binding
- * pol->secrets[failed] (grants_resolve's `why`: never provider output). */
+ * pol->secrets[failed] (grants_resolve's `why`: never provider output),
+ * then run.refused {reason: secret}; writes nothing for another failure. */
 void run_audit_provider_error(struct audit_log *log, const char *run_id,
                               const struct rf_policy *pol, size_t failed, const char *why);
 /* run.refused {reason: policy|trigger|identity|setup|limits|loop|secret, detail}. */

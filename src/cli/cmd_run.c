@@ -397,8 +397,10 @@ int cmd_run(int argc, char **argv)
                 }
                 if ((r = grants_resolve(pol, state_dir, key_file, &grants, &failed, why,
                                         sizeof why, &err)) < 0) {
-                        run_audit_provider_error(alog, run_id, pol, failed, why);
-                        run_audit_refused(alog, run_id, "secret", err.msg);
+                        if (failed < pol->n_secrets)
+                                run_audit_provider_error(alog, run_id, pol, failed, why);
+                        else
+                                run_audit_refused(alog, run_id, "secret", err.msg);
                         audit_close(alog);
                         cli_print_error(&err);
                         return RF_EXIT_REFUSED;

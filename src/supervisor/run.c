@@ -410,7 +410,10 @@ static void broker_serve(struct rf_grants *g, struct broker_conn **cp)
                 enum broker_err code;
                 ssize_t want, w;
                 if (grants_read(g, req.name, &v, &vl, &code) == 0) {
-                        hl = broker_reply_ok(head, sizeof head, vl);
+                        if ((hl = broker_reply_ok(head, sizeof head, vl)) <= 0) {
+                                bconn_close(cp);
+                                return;
+                        }
                         struct iovec iov[2] = {{head, (size_t)(hl > 0 ? hl : 0)},
                                                {(void *)v, vl}};
                         want = (ssize_t)(iov[0].iov_len + vl);
