@@ -165,6 +165,8 @@ struct conn {
         int reg_fd[3];
         uint32_t reg_ev[3];
         uint32_t rev[3]; /* events of this round */
+        size_t idx;      /* in E.conns */
+        bool queued;     /* in E.active: stepped this round */
 
         /* the buffers last: a connection is reset up to here (conn_new) */
         char in[HTTP_HEAD_MAX + TLS_HELLO_MAX / 4]; /* unconsumed client bytes */
@@ -185,10 +187,13 @@ _Static_assert(sizeof(((struct conn *)0)->in) <= RELAY_BUF, "in must fit a relay
 static struct {
         const struct egress_config *cfg;
         int events;
-        struct conn **conns;
+        struct conn **conns; /* every open connection, cfg->max_conns slots */
         size_t n_conns;
-        uint64_t bytes;     /* both ways, for limits.egress_bytes */
-        bool accept_paused; /* out of fds: listeners not polled until a connection closes */
+        struct conn **active; /* the connections to step this round (same size) */
+        size_t n_active;
+        int64_t next_deadline; /* no connection's deadline is earlier (-1: none) */
+        uint64_t bytes;        /* both ways, for limits.egress_bytes */
+        bool accept_paused;    /* out of fds: listeners not polled until a connection closes */
         int epfd;
 } E;
 
@@ -1074,6 +1079,15 @@ static void conn_free(struct conn *c)
                 free(c);
 }
 
+/* Step c in this round (once, however many of its fds had events). */
+static void conn_queue(struct conn *c)
+{
+        if (!c->queued) {
+                c->queued = true;
+                E.active[E.n_active++] = c;
+        }
+}
+
 static void on_accept(int lfd, bool socks)
 {
         for (;;) {
@@ -1106,14 +1120,16 @@ static void on_accept(int lfd, bool socks)
                 int one = 1;
                 (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 struct conn *c = conn_new(fd, socks);
-                struct conn **v = c ? realloc(E.conns, (E.n_conns + 1) * sizeof *v) : NULL;
-                if (!v) {
-                        free(c);
+                if (!c) {
                         safe_close(fd);
                         return;
                 }
-                E.conns = v;
+                c->idx = E.n_conns;
                 E.conns[E.n_conns++] = c;
+                /* the request usually follows the connect at once: read it
+                 * in this round instead of waiting for the next */
+                c->rev[W_CLIENT] = EPOLLIN;
+                conn_queue(c);
         }
 }
 
@@ -1396,6 +1412,49 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         quota_check(c);
 }
 
+/* What c waits for now, registered with epoll (no call if unchanged). */
+static void conn_watch(struct conn *c)
+{
+        bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || c->st == CS_HEAD ||
+                         c->st == CS_SNI || (c->st == CS_BODY && c->in_len < sizeof c->in) ||
+                         (c->st == CS_TUNNEL && c->c2u.off + c->c2u.len < RELAY_BUF &&
+                          c->pu.len < SPLICE_MAX);
+        bool rd_up = (c->st == CS_TUNNEL ||
+                      (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
+                     c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
+        bool wr_client = c->u2c.len || c->pd.len;
+        bool wr_up = c->c2u.len || c->pu.len || c->st == CS_DIAL;
+        watch(c, W_CLIENT, c->cfd, (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
+        watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
+        watch(c, W_DNS, c->dfd, EPOLLIN);
+}
+
+static int64_t conn_deadline(const struct conn *c)
+{
+        return c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
+}
+
+/* Its deadline passed: a DNS retry, or the end of the connection. */
+static void conn_expire(struct conn *c, int64_t now)
+{
+        if (c->st == CS_RESOLVE && now >= c->dns_deadline)
+                dns_timeout(c);
+        else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {
+                if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
+                    c->st == CS_DIAL || c->st == CS_DRAIN || c->st == CS_SNI)
+                        c->st = CS_DEAD;
+                else
+                        deny(c, "timed out waiting for the request", NULL, 400, SOCKS_TTL_EXPIRED);
+        }
+}
+
+/*
+ * One round steps only the connections that had an event (or were just
+ * accepted), so opening the 10,000th tunnel costs what the first did; the
+ * others are looked at only when the earliest deadline among them comes
+ * (E.next_deadline is a lower bound: a deadline pushed later only makes
+ * that look early, never late).
+ */
 _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int socks_fd,
                            int events_fd)
 {
@@ -1404,16 +1463,20 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
 
         E.cfg = cfg;
         E.events = events_fd;
+        E.next_deadline = -1;
         E.epfd = epoll_create1(EPOLL_CLOEXEC);
+        E.conns = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.conns);
+        E.active = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.active);
         struct epoll_event l1 = {.events = EPOLLIN, .data.u64 = TAG_HTTP},
                            l2 = {.events = EPOLLIN, .data.u64 = TAG_SOCKS},
                            l3 = {.events = 0, .data.u64 = TAG_EVENTS};
-        if (E.epfd < 0 || epoll_ctl(E.epfd, EPOLL_CTL_ADD, http_fd, &l1) < 0 ||
+        if (E.epfd < 0 || !E.conns || !E.active ||
+            epoll_ctl(E.epfd, EPOLL_CTL_ADD, http_fd, &l1) < 0 ||
             epoll_ctl(E.epfd, EPOLL_CTL_ADD, socks_fd, &l2) < 0 ||
             epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0)
                 _exit(1);
         for (;;) {
-                int64_t now = now_ms(), next = -1;
+                int64_t now = now_ms();
                 if (E.accept_paused && E.n_conns == 0)
                         E.accept_paused = false; /* nothing to wait for: try again */
                 if (paused != E.accept_paused) {
@@ -1422,34 +1485,13 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, http_fd, &l1);
                         (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, socks_fd, &l2);
                 }
-                for (size_t i = 0; i < E.n_conns; i++) {
-                        struct conn *c = E.conns[i];
-                        bool rd_client =
-                                c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ ||
-                                c->st == CS_HEAD || c->st == CS_SNI ||
-                                (c->st == CS_BODY && c->in_len < sizeof c->in) ||
-                                (c->st == CS_TUNNEL && c->c2u.off + c->c2u.len < RELAY_BUF &&
-                                 c->pu.len < SPLICE_MAX);
-                        bool rd_up =
-                                (c->st == CS_TUNNEL ||
-                                 (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
-                                c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
-                        bool wr_client = c->u2c.len || c->pd.len;
-                        bool wr_up = c->c2u.len || c->pu.len || c->st == CS_DIAL;
-                        watch(c, W_CLIENT, c->cfd,
-                              (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
-                        watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
-                        watch(c, W_DNS, c->dfd, EPOLLIN);
-                        c->rev[0] = c->rev[1] = c->rev[2] = 0;
-                        int64_t d = c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
-                        if (next < 0 || d < next)
-                                next = d;
-                }
+                int64_t next = E.next_deadline;
                 int timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
                 int n = epoll_wait(E.epfd, evs, (int)ARRAY_SIZE(evs), timeout);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
                 bool acc_http = false, acc_socks = false;
+                E.n_active = 0;
                 for (int i = 0; i < n; i++) {
                         uint64_t tag = evs[i].data.u64;
                         if (tag == TAG_HTTP)
@@ -1462,42 +1504,59 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         } else {
                                 struct conn *c = (struct conn *)(uintptr_t)(tag & ~(uint64_t)3);
                                 c->rev[tag & 3] |= evs[i].events;
+                                conn_queue(c);
                         }
-                }
-                now = now_ms();
-                size_t n_before = E.n_conns;
-                for (size_t i = 0; i < n_before; i++) {
-                        struct conn *c = E.conns[i];
-                        short cre = (short)c->rev[W_CLIENT], ure = (short)c->rev[W_UP],
-                              dre = (short)c->rev[W_DNS];
-                        conn_step(c, cre, ure, dre);
-                        if (c->st == CS_RESOLVE && now >= c->dns_deadline)
-                                dns_timeout(c);
-                        else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {
-                                if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
-                                    c->st == CS_DIAL || c->st == CS_DRAIN || c->st == CS_SNI)
-                                        c->st = CS_DEAD;
-                                else
-                                        deny(c, "timed out waiting for the request", NULL, 400,
-                                             SOCKS_TTL_EXPIRED);
-                        }
-                        if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY)
-                                if (cre || ure)
-                                        c->deadline = now + EGRESS_IDLE_MS;
                 }
                 if (acc_http)
                         on_accept(http_fd, false);
                 if (acc_socks)
                         on_accept(socks_fd, true);
-                /* reap */
-                size_t w = 0;
-                for (size_t i = 0; i < E.n_conns; i++) {
-                        if (E.conns[i]->st == CS_DEAD) {
-                                conn_free(E.conns[i]);
-                                E.accept_paused = false;
-                        } else
-                                E.conns[w++] = E.conns[i];
+                now = now_ms();
+                /* the deadlines, when the earliest of them has come */
+                if (E.next_deadline >= 0 && now >= E.next_deadline) {
+                        E.next_deadline = -1;
+                        for (size_t i = 0; i < E.n_conns; i++) {
+                                struct conn *c = E.conns[i];
+                                if (c->queued)
+                                        continue; /* stepped below, and its deadline checked */
+                                if (now >= conn_deadline(c)) {
+                                        conn_expire(c, now);
+                                        conn_queue(c);
+                                } else if (E.next_deadline < 0 ||
+                                           conn_deadline(c) < E.next_deadline)
+                                        E.next_deadline = conn_deadline(c);
+                        }
                 }
-                E.n_conns = w;
+                for (size_t i = 0; i < E.n_active; i++) {
+                        struct conn *c = E.active[i];
+                        short cre = (short)c->rev[W_CLIENT], ure = (short)c->rev[W_UP],
+                              dre = (short)c->rev[W_DNS];
+                        c->rev[0] = c->rev[1] = c->rev[2] = 0;
+                        if (cre || ure || dre)
+                                conn_step(c, cre, ure, dre);
+                        conn_expire(c, now);
+                        if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY)
+                                if (cre || ure)
+                                        c->deadline = now + EGRESS_IDLE_MS;
+                }
+                /* reap, and watch what the others wait for now */
+                for (size_t i = 0; i < E.n_active; i++) {
+                        struct conn *c = E.active[i];
+                        c->queued = false;
+                        if (c->st == CS_DEAD) {
+                                struct conn *last = E.conns[--E.n_conns];
+                                E.conns[c->idx] = last;
+                                last->idx = c->idx;
+                                conn_free(c);
+                                E.accept_paused = false;
+                                continue;
+                        }
+                        conn_watch(c);
+                        int64_t d = conn_deadline(c);
+                        if (E.next_deadline < 0 || d < E.next_deadline)
+                                E.next_deadline = d;
+                }
+                if (E.n_conns == 0)
+                        E.next_deadline = -1;
         }
 }
