@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -263,12 +264,45 @@ struct evf {
 };
 
 /*
+ * Records of what already happened ("async") wait in this queue until the
+ * end of the loop's round, or until a record an action waits on goes out
+ * (the queue first: the supervisor writes them in the order sent). So the
+ * bytes a round relays reach the client before the supervisor is woken to
+ * record them, and the records of one round cost one wake-up. Nothing
+ * stays queued while the process waits for events.
+ */
+#define EVQ_BYTES (64 * 1024)
+#define EVQ_MAX   64
+static struct {
+        char d[EVQ_BYTES];
+        size_t len, n;
+        uint32_t end[EVQ_MAX]; /* where each message ends in d */
+} evq;
+static bool events_timed; /* SO_RCVTIMEO is set: recv alone waits for an answer */
+
+/* Send what is queued, in order: 0, or -EIO (then the channel is done). */
+static int evq_flush(void)
+{
+        size_t off = 0;
+        int r = 0;
+        for (size_t i = 0; i < evq.n; i++) {
+                size_t len = evq.end[i] - off;
+                if (r == 0 && (E.events < 0 ||
+                               send(E.events, evq.d + off, len, MSG_NOSIGNAL) != (ssize_t)len))
+                        r = -EIO;
+                off = evq.end[i];
+        }
+        evq.len = evq.n = 0;
+        return r;
+}
+
+/*
  * Record one event through the supervisor. `sync`: wait for its answer
  * (must succeed: a negative answer, a timeout or a broken channel is a
  * refusal) — for the records an action waits on (egress.allow,
  * egress.request). The others record what already happened (a response,
- * a close, a refusal) and are sent without waiting; the supervisor writes
- * them in order, before any later record of this run.
+ * a close, a refusal): they are queued (above) and sent without waiting;
+ * the supervisor writes them in order, before any later record of this run.
  */
 static int64_t event_send(const char *name, const char *key, const struct evf *f, size_t n,
                           bool sync)
@@ -296,21 +330,30 @@ static int64_t event_send(const char *name, const char *key, const struct evf *f
         }
         json_buf_append(&b, "}}", 2);
         int64_t r = -EIO;
-        if (!b.error && b.len <= EGRESS_EVENT_MAX && E.events >= 0 &&
-            send(E.events, b.data, b.len, MSG_NOSIGNAL) == (ssize_t)b.len) {
-                struct pollfd p = {.fd = E.events, .events = POLLIN};
-                int64_t ans;
-                if (!sync)
-                        r = 1;
-                else if (poll(&p, 1, 5000) == 1 &&
-                         recv(E.events, &ans, sizeof ans, 0) == sizeof ans)
-                        r = ans;
-                else
-                        /* no answer in time: a late one would be taken for the
-                         * next event's; the channel is done, every later
-                         * action is refused */
-                        E.events = -1;
+        if (b.error || b.len > EGRESS_EVENT_MAX || E.events < 0)
+                goto done;
+        if (!sync) {
+                if ((evq.n == EVQ_MAX || evq.len + b.len > EVQ_BYTES) && evq_flush() < 0)
+                        goto done;
+                memcpy(evq.d + evq.len, b.data, b.len);
+                evq.len += b.len;
+                evq.end[evq.n++] = (uint32_t)evq.len;
+                r = 1;
+                goto done;
         }
+        if (evq_flush() < 0 || send(E.events, b.data, b.len, MSG_NOSIGNAL) != (ssize_t)b.len)
+                goto done;
+        int64_t ans;
+        struct pollfd p = {.fd = E.events, .events = POLLIN};
+        if ((events_timed || poll(&p, 1, 5000) == 1) &&
+            recv(E.events, &ans, sizeof ans, 0) == sizeof ans)
+                r = ans;
+        else
+                /* no answer in time: a late one would be taken for the
+                 * next event's; the channel is done, every later
+                 * action is refused */
+                E.events = -1;
+done:
         json_buf_done(&b);
         return r;
 }
@@ -1475,6 +1518,9 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
             epoll_ctl(E.epfd, EPOLL_CTL_ADD, socks_fd, &l2) < 0 ||
             epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0)
                 _exit(1);
+        /* an answer that does not come within 5 s ends the channel (event_send) */
+        struct timeval tv = {.tv_sec = 5};
+        events_timed = setsockopt(events_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
         for (;;) {
                 int64_t now = now_ms();
                 if (E.accept_paused && E.n_conns == 0)
@@ -1485,6 +1531,7 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, http_fd, &l1);
                         (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, socks_fd, &l2);
                 }
+                (void)evq_flush(); /* nothing waits in the queue while this process does */
                 int64_t next = E.next_deadline;
                 int timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
                 int n = epoll_wait(E.epfd, evs, (int)ARRAY_SIZE(evs), timeout);
