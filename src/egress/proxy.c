@@ -118,6 +118,8 @@ struct relay {
 /* a direction switches to splice once it has carried this much: small
  * exchanges never cost a pipe (two fds, kernel pages) */
 #define SPLICE_AFTER (64 * 1024)
+/* splices in and out per event while neither side blocks */
+#define SPLICE_PASSES 4
 struct spipe {
         int r, w;   /* -1 until first used */
         size_t len; /* bytes in the pipe */
@@ -1400,7 +1402,12 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 body_from_in(c);
         if ((c->st == CS_TUNNEL && c->u2c.len == 0 && (c->down >= SPLICE_AFTER || c->pd.r >= 0)) ||
             resp_splicing(c)) {
-                if ((ure & (POLLIN | POLLHUP | POLLERR)) && c->pd.len < SPLICE_MAX) {
+                /* in and straight out again while both sides keep up: a
+                 * pipe holds 256 KiB, and each extra pass saves a round
+                 * through epoll_wait (and its epoll_ctl changes) */
+                for (int pass = 0; pass < SPLICE_PASSES && (ure & (POLLIN | POLLHUP | POLLERR)) &&
+                                   c->pd.len < SPLICE_MAX;
+                     pass++) {
                         size_t max = SPLICE_MAX - c->pd.len;
                         if (c->st == CS_RESP && (uint64_t)c->resp_left < max)
                                 max = (size_t)c->resp_left;
@@ -1409,6 +1416,14 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                                 conn_to(c, CS_DRAIN); /* the server is gone (or cut the body) */
                         else if (c->st == CS_RESP)
                                 c->resp_left -= k;
+                        if (k <= 0 || (c->st == CS_RESP && c->resp_left == 0))
+                                break;
+                        if (spipe_out(&c->pd, c->cfd) < 0) {
+                                c->st = CS_DEAD;
+                                break;
+                        }
+                        if (c->pd.len)
+                                break; /* the client is behind: wait until it can take more */
                 }
         } else if ((c->st == CS_TUNNEL || c->st == CS_RESP) && c->pd.len == 0 &&
                    (ure & (POLLIN | POLLHUP | POLLERR))) {
