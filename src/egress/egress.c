@@ -393,7 +393,7 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
                 /* no answer awaited; a failure is reported with the next one */
                 if (ans < 0 && *async_fail == 0)
                         *async_fail = ans;
-                return 0;
+                return 1;
         }
         if (*async_fail < 0) {
                 ans = *async_fail;
@@ -401,5 +401,5 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
         }
         if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof ans)
                 return -EPIPE;
-        return 0;
+        return 1;
 }

@@ -123,7 +123,8 @@ size_t resolv_conf_parse(const char *text, size_t len, struct sockaddr_storage n
  * trip that fails if either record failed.
  *
  * egress_event_serve — read one message from `fd`, record it through
- * `emit` (see audit/emit.h) and answer. Returns 0, or -errno when the
+ * `emit` (see audit/emit.h) and answer. Returns 1 when a message was
+ * served, 0 when none was waiting (it never blocks), or -errno when the
  * channel is gone or broken (then the supervisor closes it, and the
  * egress process, whose every event now fails, refuses everything).
  */

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,6 +118,8 @@ struct relay {
 /* a direction switches to splice once it has carried this much: small
  * exchanges never cost a pipe (two fds, kernel pages) */
 #define SPLICE_AFTER (64 * 1024)
+/* splices in and out per event while neither side blocks */
+#define SPLICE_PASSES 4
 struct spipe {
         int r, w;   /* -1 until first used */
         size_t len; /* bytes in the pipe */
@@ -165,6 +168,8 @@ struct conn {
         int reg_fd[3];
         uint32_t reg_ev[3];
         uint32_t rev[3]; /* events of this round */
+        size_t idx;      /* in E.conns */
+        bool queued;     /* in E.active: stepped this round */
 
         /* the buffers last: a connection is reset up to here (conn_new) */
         char in[HTTP_HEAD_MAX + TLS_HELLO_MAX / 4]; /* unconsumed client bytes */
@@ -185,10 +190,13 @@ _Static_assert(sizeof(((struct conn *)0)->in) <= RELAY_BUF, "in must fit a relay
 static struct {
         const struct egress_config *cfg;
         int events;
-        struct conn **conns;
+        struct conn **conns; /* every open connection, cfg->max_conns slots */
         size_t n_conns;
-        uint64_t bytes;     /* both ways, for limits.egress_bytes */
-        bool accept_paused; /* out of fds: listeners not polled until a connection closes */
+        struct conn **active; /* the connections to step this round (same size) */
+        size_t n_active;
+        int64_t next_deadline; /* no connection's deadline is earlier (-1: none) */
+        uint64_t bytes;        /* both ways, for limits.egress_bytes */
+        bool accept_paused;    /* out of fds: listeners not polled until a connection closes */
         int epfd;
 } E;
 
@@ -258,12 +266,45 @@ struct evf {
 };
 
 /*
+ * Records of what already happened ("async") wait in this queue until the
+ * end of the loop's round, or until a record an action waits on goes out
+ * (the queue first: the supervisor writes them in the order sent). So the
+ * bytes a round relays reach the client before the supervisor is woken to
+ * record them, and the records of one round cost one wake-up. Nothing
+ * stays queued while the process waits for events.
+ */
+#define EVQ_BYTES (64 * 1024)
+#define EVQ_MAX   64
+static struct {
+        char d[EVQ_BYTES];
+        size_t len, n;
+        uint32_t end[EVQ_MAX]; /* where each message ends in d */
+} evq;
+static bool events_timed; /* SO_RCVTIMEO is set: recv alone waits for an answer */
+
+/* Send what is queued, in order: 0, or -EIO (then the channel is done). */
+static int evq_flush(void)
+{
+        size_t off = 0;
+        int r = 0;
+        for (size_t i = 0; i < evq.n; i++) {
+                size_t len = evq.end[i] - off;
+                if (r == 0 && (E.events < 0 ||
+                               send(E.events, evq.d + off, len, MSG_NOSIGNAL) != (ssize_t)len))
+                        r = -EIO;
+                off = evq.end[i];
+        }
+        evq.len = evq.n = 0;
+        return r;
+}
+
+/*
  * Record one event through the supervisor. `sync`: wait for its answer
  * (must succeed: a negative answer, a timeout or a broken channel is a
  * refusal) — for the records an action waits on (egress.allow,
  * egress.request). The others record what already happened (a response,
- * a close, a refusal) and are sent without waiting; the supervisor writes
- * them in order, before any later record of this run.
+ * a close, a refusal): they are queued (above) and sent without waiting;
+ * the supervisor writes them in order, before any later record of this run.
  */
 static int64_t event_send(const char *name, const char *key, const struct evf *f, size_t n,
                           bool sync)
@@ -291,21 +332,30 @@ static int64_t event_send(const char *name, const char *key, const struct evf *f
         }
         json_buf_append(&b, "}}", 2);
         int64_t r = -EIO;
-        if (!b.error && b.len <= EGRESS_EVENT_MAX && E.events >= 0 &&
-            send(E.events, b.data, b.len, MSG_NOSIGNAL) == (ssize_t)b.len) {
-                struct pollfd p = {.fd = E.events, .events = POLLIN};
-                int64_t ans;
-                if (!sync)
-                        r = 1;
-                else if (poll(&p, 1, 5000) == 1 &&
-                         recv(E.events, &ans, sizeof ans, 0) == sizeof ans)
-                        r = ans;
-                else
-                        /* no answer in time: a late one would be taken for the
-                         * next event's; the channel is done, every later
-                         * action is refused */
-                        E.events = -1;
+        if (b.error || b.len > EGRESS_EVENT_MAX || E.events < 0)
+                goto done;
+        if (!sync) {
+                if ((evq.n == EVQ_MAX || evq.len + b.len > EVQ_BYTES) && evq_flush() < 0)
+                        goto done;
+                memcpy(evq.d + evq.len, b.data, b.len);
+                evq.len += b.len;
+                evq.end[evq.n++] = (uint32_t)evq.len;
+                r = 1;
+                goto done;
         }
+        if (evq_flush() < 0 || send(E.events, b.data, b.len, MSG_NOSIGNAL) != (ssize_t)b.len)
+                goto done;
+        int64_t ans;
+        struct pollfd p = {.fd = E.events, .events = POLLIN};
+        if ((events_timed || poll(&p, 1, 5000) == 1) &&
+            recv(E.events, &ans, sizeof ans, 0) == sizeof ans)
+                r = ans;
+        else
+                /* no answer in time: a late one would be taken for the
+                 * next event's; the channel is done, every later
+                 * action is refused */
+                E.events = -1;
+done:
         json_buf_done(&b);
         return r;
 }
@@ -1074,6 +1124,15 @@ static void conn_free(struct conn *c)
                 free(c);
 }
 
+/* Step c in this round (once, however many of its fds had events). */
+static void conn_queue(struct conn *c)
+{
+        if (!c->queued) {
+                c->queued = true;
+                E.active[E.n_active++] = c;
+        }
+}
+
 static void on_accept(int lfd, bool socks)
 {
         for (;;) {
@@ -1106,14 +1165,16 @@ static void on_accept(int lfd, bool socks)
                 int one = 1;
                 (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 struct conn *c = conn_new(fd, socks);
-                struct conn **v = c ? realloc(E.conns, (E.n_conns + 1) * sizeof *v) : NULL;
-                if (!v) {
-                        free(c);
+                if (!c) {
                         safe_close(fd);
                         return;
                 }
-                E.conns = v;
+                c->idx = E.n_conns;
                 E.conns[E.n_conns++] = c;
+                /* the request usually follows the connect at once: read it
+                 * in this round instead of waiting for the next */
+                c->rev[W_CLIENT] = EPOLLIN;
+                conn_queue(c);
         }
 }
 
@@ -1341,7 +1402,12 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 body_from_in(c);
         if ((c->st == CS_TUNNEL && c->u2c.len == 0 && (c->down >= SPLICE_AFTER || c->pd.r >= 0)) ||
             resp_splicing(c)) {
-                if ((ure & (POLLIN | POLLHUP | POLLERR)) && c->pd.len < SPLICE_MAX) {
+                /* in and straight out again while both sides keep up: a
+                 * pipe holds 256 KiB, and each extra pass saves a round
+                 * through epoll_wait (and its epoll_ctl changes) */
+                for (int pass = 0; pass < SPLICE_PASSES && (ure & (POLLIN | POLLHUP | POLLERR)) &&
+                                   c->pd.len < SPLICE_MAX;
+                     pass++) {
                         size_t max = SPLICE_MAX - c->pd.len;
                         if (c->st == CS_RESP && (uint64_t)c->resp_left < max)
                                 max = (size_t)c->resp_left;
@@ -1350,6 +1416,14 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                                 conn_to(c, CS_DRAIN); /* the server is gone (or cut the body) */
                         else if (c->st == CS_RESP)
                                 c->resp_left -= k;
+                        if (k <= 0 || (c->st == CS_RESP && c->resp_left == 0))
+                                break;
+                        if (spipe_out(&c->pd, c->cfd) < 0) {
+                                c->st = CS_DEAD;
+                                break;
+                        }
+                        if (c->pd.len)
+                                break; /* the client is behind: wait until it can take more */
                 }
         } else if ((c->st == CS_TUNNEL || c->st == CS_RESP) && c->pd.len == 0 &&
                    (ure & (POLLIN | POLLHUP | POLLERR))) {
@@ -1396,6 +1470,49 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         quota_check(c);
 }
 
+/* What c waits for now, registered with epoll (no call if unchanged). */
+static void conn_watch(struct conn *c)
+{
+        bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || c->st == CS_HEAD ||
+                         c->st == CS_SNI || (c->st == CS_BODY && c->in_len < sizeof c->in) ||
+                         (c->st == CS_TUNNEL && c->c2u.off + c->c2u.len < RELAY_BUF &&
+                          c->pu.len < SPLICE_MAX);
+        bool rd_up = (c->st == CS_TUNNEL ||
+                      (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
+                     c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
+        bool wr_client = c->u2c.len || c->pd.len;
+        bool wr_up = c->c2u.len || c->pu.len || c->st == CS_DIAL;
+        watch(c, W_CLIENT, c->cfd, (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
+        watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
+        watch(c, W_DNS, c->dfd, EPOLLIN);
+}
+
+static int64_t conn_deadline(const struct conn *c)
+{
+        return c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
+}
+
+/* Its deadline passed: a DNS retry, or the end of the connection. */
+static void conn_expire(struct conn *c, int64_t now)
+{
+        if (c->st == CS_RESOLVE && now >= c->dns_deadline)
+                dns_timeout(c);
+        else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {
+                if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
+                    c->st == CS_DIAL || c->st == CS_DRAIN || c->st == CS_SNI)
+                        c->st = CS_DEAD;
+                else
+                        deny(c, "timed out waiting for the request", NULL, 400, SOCKS_TTL_EXPIRED);
+        }
+}
+
+/*
+ * One round steps only the connections that had an event (or were just
+ * accepted), so opening the 10,000th tunnel costs what the first did; the
+ * others are looked at only when the earliest deadline among them comes
+ * (E.next_deadline is a lower bound: a deadline pushed later only makes
+ * that look early, never late).
+ */
 _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int socks_fd,
                            int events_fd)
 {
@@ -1404,16 +1521,23 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
 
         E.cfg = cfg;
         E.events = events_fd;
+        E.next_deadline = -1;
         E.epfd = epoll_create1(EPOLL_CLOEXEC);
+        E.conns = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.conns);
+        E.active = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.active);
         struct epoll_event l1 = {.events = EPOLLIN, .data.u64 = TAG_HTTP},
                            l2 = {.events = EPOLLIN, .data.u64 = TAG_SOCKS},
                            l3 = {.events = 0, .data.u64 = TAG_EVENTS};
-        if (E.epfd < 0 || epoll_ctl(E.epfd, EPOLL_CTL_ADD, http_fd, &l1) < 0 ||
+        if (E.epfd < 0 || !E.conns || !E.active ||
+            epoll_ctl(E.epfd, EPOLL_CTL_ADD, http_fd, &l1) < 0 ||
             epoll_ctl(E.epfd, EPOLL_CTL_ADD, socks_fd, &l2) < 0 ||
             epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0)
                 _exit(1);
+        /* an answer that does not come within 5 s ends the channel (event_send) */
+        struct timeval tv = {.tv_sec = 5};
+        events_timed = setsockopt(events_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
         for (;;) {
-                int64_t now = now_ms(), next = -1;
+                int64_t now = now_ms();
                 if (E.accept_paused && E.n_conns == 0)
                         E.accept_paused = false; /* nothing to wait for: try again */
                 if (paused != E.accept_paused) {
@@ -1422,34 +1546,14 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, http_fd, &l1);
                         (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, socks_fd, &l2);
                 }
-                for (size_t i = 0; i < E.n_conns; i++) {
-                        struct conn *c = E.conns[i];
-                        bool rd_client =
-                                c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ ||
-                                c->st == CS_HEAD || c->st == CS_SNI ||
-                                (c->st == CS_BODY && c->in_len < sizeof c->in) ||
-                                (c->st == CS_TUNNEL && c->c2u.off + c->c2u.len < RELAY_BUF &&
-                                 c->pu.len < SPLICE_MAX);
-                        bool rd_up =
-                                (c->st == CS_TUNNEL ||
-                                 (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
-                                c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
-                        bool wr_client = c->u2c.len || c->pd.len;
-                        bool wr_up = c->c2u.len || c->pu.len || c->st == CS_DIAL;
-                        watch(c, W_CLIENT, c->cfd,
-                              (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
-                        watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
-                        watch(c, W_DNS, c->dfd, EPOLLIN);
-                        c->rev[0] = c->rev[1] = c->rev[2] = 0;
-                        int64_t d = c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
-                        if (next < 0 || d < next)
-                                next = d;
-                }
+                (void)evq_flush(); /* nothing waits in the queue while this process does */
+                int64_t next = E.next_deadline;
                 int timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
                 int n = epoll_wait(E.epfd, evs, (int)ARRAY_SIZE(evs), timeout);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
                 bool acc_http = false, acc_socks = false;
+                E.n_active = 0;
                 for (int i = 0; i < n; i++) {
                         uint64_t tag = evs[i].data.u64;
                         if (tag == TAG_HTTP)
@@ -1462,42 +1566,59 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         } else {
                                 struct conn *c = (struct conn *)(uintptr_t)(tag & ~(uint64_t)3);
                                 c->rev[tag & 3] |= evs[i].events;
+                                conn_queue(c);
                         }
-                }
-                now = now_ms();
-                size_t n_before = E.n_conns;
-                for (size_t i = 0; i < n_before; i++) {
-                        struct conn *c = E.conns[i];
-                        short cre = (short)c->rev[W_CLIENT], ure = (short)c->rev[W_UP],
-                              dre = (short)c->rev[W_DNS];
-                        conn_step(c, cre, ure, dre);
-                        if (c->st == CS_RESOLVE && now >= c->dns_deadline)
-                                dns_timeout(c);
-                        else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {
-                                if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
-                                    c->st == CS_DIAL || c->st == CS_DRAIN || c->st == CS_SNI)
-                                        c->st = CS_DEAD;
-                                else
-                                        deny(c, "timed out waiting for the request", NULL, 400,
-                                             SOCKS_TTL_EXPIRED);
-                        }
-                        if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY)
-                                if (cre || ure)
-                                        c->deadline = now + EGRESS_IDLE_MS;
                 }
                 if (acc_http)
                         on_accept(http_fd, false);
                 if (acc_socks)
                         on_accept(socks_fd, true);
-                /* reap */
-                size_t w = 0;
-                for (size_t i = 0; i < E.n_conns; i++) {
-                        if (E.conns[i]->st == CS_DEAD) {
-                                conn_free(E.conns[i]);
-                                E.accept_paused = false;
-                        } else
-                                E.conns[w++] = E.conns[i];
+                now = now_ms();
+                /* the deadlines, when the earliest of them has come */
+                if (E.next_deadline >= 0 && now >= E.next_deadline) {
+                        E.next_deadline = -1;
+                        for (size_t i = 0; i < E.n_conns; i++) {
+                                struct conn *c = E.conns[i];
+                                if (c->queued)
+                                        continue; /* stepped below, and its deadline checked */
+                                if (now >= conn_deadline(c)) {
+                                        conn_expire(c, now);
+                                        conn_queue(c);
+                                } else if (E.next_deadline < 0 ||
+                                           conn_deadline(c) < E.next_deadline)
+                                        E.next_deadline = conn_deadline(c);
+                        }
                 }
-                E.n_conns = w;
+                for (size_t i = 0; i < E.n_active; i++) {
+                        struct conn *c = E.active[i];
+                        short cre = (short)c->rev[W_CLIENT], ure = (short)c->rev[W_UP],
+                              dre = (short)c->rev[W_DNS];
+                        c->rev[0] = c->rev[1] = c->rev[2] = 0;
+                        if (cre || ure || dre)
+                                conn_step(c, cre, ure, dre);
+                        conn_expire(c, now);
+                        if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY)
+                                if (cre || ure)
+                                        c->deadline = now + EGRESS_IDLE_MS;
+                }
+                /* reap, and watch what the others wait for now */
+                for (size_t i = 0; i < E.n_active; i++) {
+                        struct conn *c = E.active[i];
+                        c->queued = false;
+                        if (c->st == CS_DEAD) {
+                                struct conn *last = E.conns[--E.n_conns];
+                                E.conns[c->idx] = last;
+                                last->idx = c->idx;
+                                conn_free(c);
+                                E.accept_paused = false;
+                                continue;
+                        }
+                        conn_watch(c);
+                        int64_t d = conn_deadline(c);
+                        if (E.next_deadline < 0 || d < E.next_deadline)
+                                E.next_deadline = d;
+                }
+                if (E.n_conns == 0)
+                        E.next_deadline = -1;
         }
 }

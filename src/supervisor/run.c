@@ -1020,15 +1020,16 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
                 if ((pfd[8].revents || pfd[9].revents) && s.listen_http >= 0)
                         sup_egress_start(&s);
-                /* the egress process's records: each answered before it acts */
+                /* the egress process's records: each answered before it acts
+                 * (a non-blocking read says when none is left: no poll each) */
                 for (int k = 0; k < 64 && (pfd[7].revents & (POLLIN | POLLHUP | POLLERR)) &&
                                 s.egress_events >= 0;
                      k++) {
-                        struct pollfd e1 = {.fd = s.egress_events, .events = POLLIN};
-                        if (k > 0 && poll(&e1, 1, 0) <= 0)
-                                break;
-                        if (egress_event_serve(s.egress_events, ev, &s.egress_async_fail) < 0)
+                        int k2 = egress_event_serve(s.egress_events, ev, &s.egress_async_fail);
+                        if (k2 < 0)
                                 s.egress_events = safe_close(s.egress_events);
+                        if (k2 <= 0)
+                                break;
                 }
                 if (ev) {
                         /* coalesced summaries and the group-commit bound;
