@@ -783,6 +783,11 @@ static void sup_free(struct sup *s)
                 (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
                 (void)waitpid(s->egress_pid, NULL, 0);
                 s->egress_pid = 0;
+                /* what it sent before it went (records of what happened:
+                 * a last response, a close) is still recorded */
+                for (int k = 0; k < 4096 && s->ev && s->egress_events >= 0; k++)
+                        if (egress_event_serve(s->egress_events, s->ev, &s->egress_async_fail) <= 0)
+                                break;
         }
         s->egress_pidfd = safe_close(s->egress_pidfd);
         s->egress_events = safe_close(s->egress_events);
