@@ -13,7 +13,7 @@ require_bin
 new_workspace
 
 STEPS="userns uidmap mountns pidns netns ipcns utsns cgroupns rootfs system etc proc dev tmp
-	home workspace pivot hostname loopback dns egress rlimits caps nnp session cwd"
+	home workspace pivot hostname loopback dns egress secrets rlimits caps nnp session cwd"
 
 # ---- the release build has no switch ---------------------------------------------------
 

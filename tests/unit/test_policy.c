@@ -174,12 +174,16 @@ static void test_top_level_errors(void)
              "1)");
         FAIL("{\"version\": 1, \"verison\": 1}", -EINVAL,
              "p.json:1:16: verison: unknown key (expected one of: version, identity, workspace, "
-             "filesystem, env, limits, audit, network)");
+             "filesystem, env, limits, audit, network, secrets)");
         FAIL("{\"version\": 1,\n \"network\": {\"allow\": [\"exa mple.com\"]}}", -EINVAL,
              "p.json:2:24: network.allow[0]: \"exa mple.com\": space or control character in host "
              "name");
         FAIL("{\"version\": 1, \"secrets\": {}}", -EINVAL,
-             "p.json:1:16: secrets: not supported by this version of ringfence");
+             "p.json:1:27: secrets: expected an array of bindings, got an object");
+        FAIL("{\"version\": 1, \"secrets\": [{\"name\": \"T\", \"deliver\": \"env\", "
+             "\"from\": \"store:a\", \"exec\": [\"x\"]}]}",
+             -EINVAL,
+             "p.json:1:28: secrets[0]: exactly one of \"from\" and \"exec\"");
         FAIL("{\"version\": 1, \"version\": 1}", -EINVAL,
              "p.json:1:16: version: duplicate key (first at line 1, column 2)");
         FAIL("{\"version\": 1} x", -EINVAL, "p.json:1:16: trailing data after the JSON document");
@@ -188,7 +192,7 @@ static void test_top_level_errors(void)
         FAIL("{\"version\": 1,}", -EINVAL, "p.json:1:15: trailing comma in object");
         FAIL("{\"version\": 1, \"\\u001b[2J\": 1}", -EINVAL,
              "p.json:1:16: [\"\\u001b[2J\"]: unknown key (expected one of: version, identity, "
-             "workspace, filesystem, env, limits, audit, network)");
+             "workspace, filesystem, env, limits, audit, network, secrets)");
         FAIL("{\"version\":1,\"identity\":[]}", -EINVAL,
              "p.json:1:25: identity: expected an object, got an array");
         FAIL("{\"version\":1,\"filesystem\":\"rw\"}", -EINVAL,
@@ -1083,7 +1087,7 @@ static void test_protected_errors(void)
              "p.json:1:43: filesystem.protected: duplicate key (first at line 1, column 28)");
         FAIL("{\"version\":1,\"protected\":[\".git\"]}", -EINVAL,
              "p.json:1:14: protected: unknown key (expected one of: version, identity, "
-             "workspace, filesystem, env, limits, audit, network)");
+             "workspace, filesystem, env, limits, audit, network, secrets)");
 }
 
 static void test_protected_setter(void)
