@@ -155,8 +155,10 @@ int cmd_secret(int argc, char **argv)
         const char *verb = argv[optind++];
         const char *name = optind < argc ? argv[optind++] : NULL;
         if (optind < argc) {
-                cli_error("secret %s: unexpected argument '%s' (values are read from stdin)", verb,
-                          argv[optind]);
+                /* never echoed: it may be the very value that must not be in argv */
+                cli_error("secret %s: too many arguments (a value is read from stdin, never "
+                          "from the command line)",
+                          verb);
                 return CLI_EXIT_USAGE;
         }
         bool set = !strcmp(verb, "set"), rm = !strcmp(verb, "rm"), ls = !strcmp(verb, "ls");

@@ -38,6 +38,25 @@
 #include "secrets/broker.h"
 #include "shared/macro.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RF_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define RF_ASAN 1
+#endif
+#ifdef RF_ASAN
+/* Sanitizer builds: this runs inside a run, where ptrace is denied, so
+ * LeakSanitizer cannot stop the world at exit (ringfence's own locked-down
+ * processes turn it off the same way). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+        return "detect_leaks=0";
+}
+#endif
+
 #define PROG "ringfence-secret"
 
 /* Header and value together; the header may arrive in the same read as the value. */
