@@ -395,8 +395,8 @@ int cmd_run(int argc, char **argv)
                         cli_print_error(&err);
                         return RF_EXIT_REFUSED;
                 }
-                if ((r = grants_resolve(pol, state_dir, key_file, &grants, &failed, why,
-                                        sizeof why, &err)) < 0) {
+                if ((r = grants_resolve(pol, state_dir, key_file, &grants, &failed, why, sizeof why,
+                                        &err)) < 0) {
                         if (failed < pol->n_secrets)
                                 run_audit_provider_error(alog, run_id, pol, failed, why);
                         else

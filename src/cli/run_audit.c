@@ -181,16 +181,15 @@ void run_audit_provider_error(struct audit_log *log, const char *run_id,
                                  sizeof bwhy) < 0)
                 return;
         /* the provider's error, never its output */
-        struct audit_field f[] = {STR("name", b.name),
-                                  STR("source", secret_source_name(b.source)),
+        struct audit_field f[] = {STR("name", b.name), STR("source", secret_source_name(b.source)),
                                   STR("delivery", secret_delivery_name(b.delivery)),
                                   STR("error", why)};
         (void)audit_append(log, run_id, "secret.provider_error", f, ARRAY_SIZE(f), false, &err);
         /* the refusal's detail: the short reason only (a provider's stderr
          * line is shown to the caller, not recorded) */
         char detail[512];
-        snprintf(detail, sizeof detail, "secret %s (%s): %s", b.name,
-                 secret_source_name(b.source), why);
+        snprintf(detail, sizeof detail, "secret %s (%s): %s", b.name, secret_source_name(b.source),
+                 why);
         run_audit_refused(log, run_id, "secret", detail);
         secret_binding_clear(&b);
 }

@@ -543,9 +543,8 @@ static void secrets_in_root(const struct child *c, int rootfd)
                         child_fail(c, STEP_SECRETS, errno);
                 int mp = sys_openat2(rootfd, "run/secrets", O_PATH | O_DIRECTORY | O_CLOEXEC,
                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
-                if (mp < 0 ||
-                    move_mount(mnt, "", mp, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
-                            0)
+                if (mp < 0 || move_mount(mnt, "", mp, "",
+                                         MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                         child_fail(c, STEP_SECRETS, errno);
                 close(mp);
                 int dir = sys_openat2(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
@@ -567,14 +566,14 @@ static void secrets_in_root(const struct child *c, int rootfd)
                 }
                 close(dir);
                 /* the supervisor's writable clone, then the run's view read-only */
-                int clone = open_tree(mnt, "",
-                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+                int clone = open_tree(mnt, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
                 if (clone < 0)
                         child_fail(c, STEP_SECRETS, errno);
                 int sdir = sys_openat2(clone, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
                                        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
-                if (sdir < 0 || set_tree_attr(mnt, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                                           MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                if (sdir < 0 || set_tree_attr(mnt,
+                                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
                                               false) < 0)
                         child_fail(c, STEP_SECRETS, errno);
                 struct rf_msg m = {.type = MSG_SECRETS_DIR};

@@ -219,20 +219,20 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                         from = m;
                 else if (!strcmp(m->key, "exec")) {
                         exec = m;
-                        if ((r = strings_member(m, SECRET_EXEC_ARGS_MAX, false, &b->argv,
-                                                &b->argc, why, why_len)) < 0)
+                        if ((r = strings_member(m, SECRET_EXEC_ARGS_MAX, false, &b->argv, &b->argc,
+                                                why, why_len)) < 0)
                                 return r;
                 } else if (!strcmp(m->key, "pass_env")) {
                         if ((r = strings_member(m, SECRET_PASS_ENV_MAX, true, &b->pass_env,
                                                 &b->n_pass_env, why, why_len)) < 0)
                                 return r;
                 } else if (!strcmp(m->key, "timeout")) {
-                        if ((r = duration_member(m, SECRET_EXEC_TIMEOUT_MAX_MS, &b->timeout_ms,
-                                                 why, why_len)) < 0)
+                        if ((r = duration_member(m, SECRET_EXEC_TIMEOUT_MAX_MS, &b->timeout_ms, why,
+                                                 why_len)) < 0)
                                 return r;
                 } else if (!strcmp(m->key, "ttl")) {
-                        if ((r = duration_member(m, SECRET_TTL_MAX_MS, &b->ttl_ms, why,
-                                                 why_len)) < 0)
+                        if ((r = duration_member(m, SECRET_TTL_MAX_MS, &b->ttl_ms, why, why_len)) <
+                            0)
                                 return r;
                 } else
                         return say(why, why_len, -EINVAL,
@@ -243,8 +243,9 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
         if (!name || name->type != JSON_STRING)
                 return say(why, why_len, -EINVAL, "name: required, a string");
         if (!deliver || deliver->type != JSON_STRING)
-                return say(why, why_len, -EINVAL, "deliver: required: \"env\", \"file\" or "
-                                                  "\"broker\"");
+                return say(why, why_len, -EINVAL,
+                           "deliver: required: \"env\", \"file\" or "
+                           "\"broker\"");
         b->delivery = _SECRET_DELIVERY_MAX;
         for (int d = 0; d < _SECRET_DELIVERY_MAX; d++)
                 if (!strcmp(deliver->str, delivery_names[d]))
@@ -340,8 +341,7 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
                 if (b->source == SOURCE_STORE && b->version)
                         snprintf(from, sizeof from, "store:%s@%u", b->key, b->version);
                 else
-                        snprintf(from, sizeof from, "%s:%s", secret_source_name(b->source),
-                                 b->key);
+                        snprintf(from, sizeof from, "%s:%s", secret_source_name(b->source), b->key);
                 put_key(&j, &first, "from");
                 json_buf_append_string(&j, from, strlen(from));
         }

@@ -21,18 +21,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SECRET_BINDINGS_MAX         64              /* bindings per run */
-#define SECRET_VALUE_MAX            (64 * 1024)     /* bytes of one value */
-#define SECRET_TOTAL_MAX            (1024 * 1024)   /* bytes of all of a run's values */
-#define SECRET_NAME_MAX             64              /* store, file and broker names */
-#define SECRET_TARGET_MAX           128             /* an env delivery's variable name */
-#define SECRET_EXEC_ARGS_MAX        32              /* argv of an exec source */
-#define SECRET_EXEC_ARG_MAX         4096            /* bytes of one of its arguments */
-#define SECRET_PASS_ENV_MAX         32              /* variables passed through to it */
-#define SECRET_EXEC_TIMEOUT_MS      10000           /* default exec timeout */
-#define SECRET_EXEC_TIMEOUT_MAX_MS  300000          /* longest exec timeout */
-#define SECRET_TTL_MAX_MS           (30ULL * 86400 * 1000)
-#define SECRET_VERSION_MAX          999999
+#define SECRET_BINDINGS_MAX        64            /* bindings per run */
+#define SECRET_VALUE_MAX           (64 * 1024)   /* bytes of one value */
+#define SECRET_TOTAL_MAX           (1024 * 1024) /* bytes of all of a run's values */
+#define SECRET_NAME_MAX            64            /* store, file and broker names */
+#define SECRET_TARGET_MAX          128           /* an env delivery's variable name */
+#define SECRET_EXEC_ARGS_MAX       32            /* argv of an exec source */
+#define SECRET_EXEC_ARG_MAX        4096          /* bytes of one of its arguments */
+#define SECRET_PASS_ENV_MAX        32            /* variables passed through to it */
+#define SECRET_EXEC_TIMEOUT_MS     10000         /* default exec timeout */
+#define SECRET_EXEC_TIMEOUT_MAX_MS 300000        /* longest exec timeout */
+#define SECRET_TTL_MAX_MS          (30ULL * 86400 * 1000)
+#define SECRET_VERSION_MAX         999999
 
 enum secret_delivery { SECRET_ENV, SECRET_FILE, SECRET_BROKER, _SECRET_DELIVERY_MAX };
 enum secret_source { SOURCE_STORE, SOURCE_EXEC, SOURCE_ENV, _SOURCE_MAX };

@@ -81,7 +81,8 @@ int grants_resolve(const struct rf_policy *pol, const char *state_dir, const cha
                 r = provider_resolve(&gr->b, state_dir, key, &gr->value, &gr->len, &gr->version,
                                      why, why_len, &perr);
                 if (r == 0 && gr->b.delivery == SECRET_ENV && memchr(gr->value, '\0', gr->len)) {
-                        snprintf(why, why_len, "the value contains a NUL byte (use file or broker)");
+                        snprintf(why, why_len,
+                                 "the value contains a NUL byte (use file or broker)");
                         rf_error_set(&perr, -EINVAL, "%s", why);
                         r = -EINVAL;
                 }
@@ -219,8 +220,7 @@ int grants_blob(const struct rf_grants *g, struct rf_error *err)
                         snprintf(head, sizeof head, "%s=", gr->b.name);
                         put_rec(m, &off, 1, "", 0, head, nl + 1, gr->value, gr->len, true);
                 } else if (gr->b.delivery == SECRET_FILE) {
-                        put_rec(m, &off, 2, gr->b.name, nl + 1, gr->value, gr->len, NULL, 0,
-                                false);
+                        put_rec(m, &off, 2, gr->b.name, nl + 1, gr->value, gr->len, NULL, 0, false);
                 }
         }
         munmap(m, size);
@@ -255,7 +255,7 @@ int grants_read(struct rf_grants *g, const char *name, const unsigned char **val
                 grants_tick(g);
         const char *reason = !gr ? "not granted" : gr->revoked ? "revoked" : NULL;
         if (reason) {
-                *code = !gr ? BROKER_E_UNKNOWN
+                *code = !gr                                       ? BROKER_E_UNKNOWN
                         : gr->expires_ms && now >= gr->expires_ms ? BROKER_E_EXPIRED
                                                                   : BROKER_E_REVOKED;
                 struct audit_field f[] = {

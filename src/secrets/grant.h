@@ -48,8 +48,8 @@ struct grant {
 struct rf_grants {
         struct grant g[SECRET_BINDINGS_MAX];
         size_t n;
-        int dirfd;                 /* the run's /run/secrets (writable clone), or -1 */
-        struct audit_emitter *ev;  /* borrowed, set by grants_record */
+        int dirfd;                /* the run's /run/secrets (writable clone), or -1 */
+        struct audit_emitter *ev; /* borrowed, set by grants_record */
         struct mask_value mv[SECRET_BINDINGS_MAX];
         size_t n_mv;
         bool any_env, any_file, any_broker;

@@ -20,8 +20,8 @@
 #include "secrets/store.h"
 #include "shared/macro.h"
 
-#define EXEC_PATH     "PATH=/usr/local/bin:/usr/bin:/bin"
-#define STDERR_KEEP   160
+#define EXEC_PATH   "PATH=/usr/local/bin:/usr/bin:/bin"
+#define STDERR_KEEP 160
 
 extern char **environ;
 

@@ -26,8 +26,8 @@ void *secmem_alloc(size_t len)
                 return NULL;
         }
         size_t size = (len + HDR + (size_t)pg - 1) & ~((size_t)pg - 1);
-        unsigned char *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                                -1, 0);
+        unsigned char *m =
+                mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
                 return NULL;
         if (madvise(m, size, MADV_DONTDUMP) < 0 || madvise(m, size, MADV_WIPEONFORK) < 0 ||

@@ -57,8 +57,7 @@ int store_key_load(const char *path, bool create, unsigned char *key, struct rf_
         for (int attempt = 0; attempt < 2; attempt++) {
                 _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
                 if (fd < 0 && errno == ENOENT && create) {
-                        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                  0600);
+                        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
                         if (fd < 0 && errno == EEXIST)
                                 continue; /* another ringfence made it first */
                         if (fd < 0)
@@ -75,9 +74,8 @@ int store_key_load(const char *path, bool create, unsigned char *key, struct rf_
                 }
                 if (fd < 0)
                         return rf_error_set(err, negative_errno(),
-                                            errno == ENOENT
-                                                    ? "no key file %s (set a secret first)"
-                                                    : "cannot open the key file %s: %m",
+                                            errno == ENOENT ? "no key file %s (set a secret first)"
+                                                            : "cannot open the key file %s: %m",
                                             path);
                 struct stat st;
                 if (fstat(fd, &st) < 0)
@@ -135,13 +133,11 @@ static int open_name(int root, const char *name, bool create, struct rf_error *e
                                     "(not starting with . or -)",
                                     name);
         if (create && mkdirat(root, name, 0700) < 0 && errno != EEXIST)
-                return rf_error_set(err, negative_errno(), "cannot create the secret %s: %m",
-                                    name);
+                return rf_error_set(err, negative_errno(), "cannot create the secret %s: %m", name);
         int fd = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return rf_error_set(err, negative_errno(),
-                                    errno == ENOENT ? "no secret named %s" : "secret %s: %m",
-                                    name);
+                                    errno == ENOENT ? "no secret named %s" : "secret %s: %m", name);
         return fd;
 }
 
@@ -185,8 +181,8 @@ static int scan_versions(int dirfd, uint32_t *max, uint32_t *count)
         return 0;
 }
 
-int store_set(const char *state_dir, const unsigned char *key, const char *name,
-              const void *value, size_t len, uint32_t *version, struct rf_error *err)
+int store_set(const char *state_dir, const unsigned char *key, const char *name, const void *value,
+              size_t len, uint32_t *version, struct rf_error *err)
 {
         if (len > SECRET_VALUE_MAX)
                 return rf_error_set(err, -E2BIG, "the value is larger than %d bytes",
@@ -198,8 +194,7 @@ int store_set(const char *state_dir, const unsigned char *key, const char *name,
         if (dir < 0)
                 return dir;
         if (flock(dir, LOCK_EX) < 0)
-                return rf_error_set(err, negative_errno(), "cannot lock the secret %s: %m",
-                                    name);
+                return rf_error_set(err, negative_errno(), "cannot lock the secret %s: %m", name);
         uint32_t max, count;
         int r = scan_versions(dir, &max, &count);
         if (r < 0)
@@ -243,9 +238,8 @@ int store_set(const char *state_dir, const unsigned char *key, const char *name,
         return 0;
 }
 
-int store_get(const char *state_dir, const unsigned char *key, const char *name,
-              uint32_t version, unsigned char **value, size_t *len, uint32_t *got,
-              struct rf_error *err)
+int store_get(const char *state_dir, const unsigned char *key, const char *name, uint32_t version,
+              unsigned char **value, size_t *len, uint32_t *got, struct rf_error *err)
 {
         _cleanup_close_ int root = open_root(state_dir, false, err);
         if (root < 0)
@@ -258,8 +252,8 @@ int store_get(const char *state_dir, const unsigned char *key, const char *name,
                 uint32_t count;
                 int r = scan_versions(dir, &version, &count);
                 if (r < 0 || version == 0)
-                        return rf_error_set(err, r < 0 ? r : -ENOENT,
-                                            "secret %s has no versions", name);
+                        return rf_error_set(err, r < 0 ? r : -ENOENT, "secret %s has no versions",
+                                            name);
         }
         char fname[16];
         snprintf(fname, sizeof fname, "v%06u", version);
@@ -280,13 +274,13 @@ int store_get(const char *state_dir, const unsigned char *key, const char *name,
         struct store_record rec;
         if (n != st.st_size || store_record_parse(buf, (size_t)n, &rec) < 0 ||
             rec.version != version)
-                return rf_error_set(err, -EBADMSG, "secret %s version %u: damaged record",
-                                    name, version);
+                return rf_error_set(err, -EBADMSG, "secret %s version %u: damaged record", name,
+                                    version);
         size_t vlen = rec.ct_len - STORE_MAC_LEN;
         unsigned char *out = secmem_alloc(vlen ? vlen : 1);
         if (!out)
-                return rf_error_set(err, negative_errno(),
-                                    "cannot lock memory for secret %s: %m", name);
+                return rf_error_set(err, negative_errno(), "cannot lock memory for secret %s: %m",
+                                    name);
         unsigned char ad[sizeof AD_PREFIX + SECRET_NAME_MAX + 16];
         size_t adl = make_ad(ad, name, rec.version, rec.created);
         unsigned long long outl;
@@ -330,8 +324,8 @@ int store_list(const char *state_dir, struct store_entry **ret, size_t *n, struc
         while ((e = readdir(d))) {
                 if (!secret_name_valid(e->d_name, strlen(e->d_name)))
                         continue;
-                _cleanup_close_ int dir =
-                        openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int dir = openat(dirfd(d), e->d_name,
+                                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 struct store_entry x = {0};
                 if (dir < 0 || scan_versions(dir, &x.latest, &x.n_versions) < 0 || !x.latest)
                         continue;
@@ -373,8 +367,7 @@ int store_rm(const char *state_dir, const char *name, uint32_t *versions, struct
         if (dir < 0)
                 return dir;
         if (flock(dir, LOCK_EX) < 0)
-                return rf_error_set(err, negative_errno(), "cannot lock the secret %s: %m",
-                                    name);
+                return rf_error_set(err, negative_errno(), "cannot lock the secret %s: %m", name);
         int fd = dup(dir);
         DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
         if (!d) {
@@ -399,8 +392,7 @@ int store_rm(const char *state_dir, const char *name, uint32_t *versions, struct
         if (r < 0)
                 return r;
         if (unlinkat(root, name, AT_REMOVEDIR) < 0 || fsync(root) < 0)
-                return rf_error_set(err, negative_errno(), "cannot remove the secret %s: %m",
-                                    name);
+                return rf_error_set(err, negative_errno(), "cannot remove the secret %s: %m", name);
         *versions = n;
         return 0;
 }

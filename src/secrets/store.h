@@ -23,18 +23,18 @@
 #include "secrets/binding.h"
 #include "shared/error.h"
 
-#define STORE_KEY_LEN     32
-#define STORE_MAGIC       "RFSECRT1"
-#define STORE_HEADER_LEN  48 /* magic 8, version 4, created 8, ct_len 4, nonce 24 */
-#define STORE_MAC_LEN     16
-#define STORE_RECORD_MAX  (STORE_HEADER_LEN + SECRET_VALUE_MAX + STORE_MAC_LEN)
-#define STORE_FP_HEX      32 /* a keyed fingerprint: 16 bytes in hex */
-#define STORE_KEY_FILE    "secrets.key"
+#define STORE_KEY_LEN    32
+#define STORE_MAGIC      "RFSECRT1"
+#define STORE_HEADER_LEN 48 /* magic 8, version 4, created 8, ct_len 4, nonce 24 */
+#define STORE_MAC_LEN    16
+#define STORE_RECORD_MAX (STORE_HEADER_LEN + SECRET_VALUE_MAX + STORE_MAC_LEN)
+#define STORE_FP_HEX     32 /* a keyed fingerprint: 16 bytes in hex */
+#define STORE_KEY_FILE   "secrets.key"
 
 /* One parsed record; pointers into the buffer given to store_record_parse. */
 struct store_record {
         uint32_t version;
-        uint64_t created; /* seconds since the epoch */
+        uint64_t created;           /* seconds since the epoch */
         const unsigned char *nonce; /* 24 bytes */
         const unsigned char *ct;    /* ciphertext with its tag */
         size_t ct_len;
@@ -61,8 +61,8 @@ int store_key_load(const char *path, bool create, unsigned char *key, struct rf_
  * of one name are serialised (flock); the file appears whole (written,
  * synced, renamed). *version receives the version written. 0 or -errno.
  */
-int store_set(const char *state_dir, const unsigned char *key, const char *name,
-              const void *value, size_t len, uint32_t *version, struct rf_error *err);
+int store_set(const char *state_dir, const unsigned char *key, const char *name, const void *value,
+              size_t len, uint32_t *version, struct rf_error *err);
 
 /*
  * store_get — open version `version` of `name` (0: the latest). *value is
@@ -70,9 +70,8 @@ int store_set(const char *state_dir, const unsigned char *key, const char *name,
  * -ENOENT for an unknown name or version, -EBADMSG for a record that does
  * not open (tampered, moved, another key). 0 or -errno with err.
  */
-int store_get(const char *state_dir, const unsigned char *key, const char *name,
-              uint32_t version, unsigned char **value, size_t *len, uint32_t *got,
-              struct rf_error *err);
+int store_get(const char *state_dir, const unsigned char *key, const char *name, uint32_t version,
+              unsigned char **value, size_t *len, uint32_t *got, struct rf_error *err);
 
 struct store_entry {
         char name[SECRET_NAME_MAX + 1];

@@ -61,15 +61,14 @@ struct broker_conn {
         char buf[BROKER_REQ_MAX];
 };
 
-
 /* ---- stdio / pty relay ----------------------------------------------------- */
 
 struct pump {
-        int in, out;    /* borrowed */
-        bool in_eof;    /* no more input */
-        bool out_dead;  /* output refused (EPIPE): drain and discard */
-        bool is_output; /* run → host (finishing requires EOF here) */
-        bool close_out; /* close `out` once drained after in_eof */
+        int in, out;         /* borrowed */
+        bool in_eof;         /* no more input */
+        bool out_dead;       /* output refused (EPIPE): drain and discard */
+        bool is_output;      /* run → host (finishing requires EOF here) */
+        bool close_out;      /* close `out` once drained after in_eof */
         struct masker *mask; /* --mask-output: bound values become *** (secret memory) */
         size_t off, len;
         char buf[PUMP_BUF];
@@ -414,8 +413,7 @@ static void broker_serve(struct rf_grants *g, struct broker_conn **cp)
                                 bconn_close(cp);
                                 return;
                         }
-                        struct iovec iov[2] = {{head, (size_t)(hl > 0 ? hl : 0)},
-                                               {(void *)v, vl}};
+                        struct iovec iov[2] = {{head, (size_t)(hl > 0 ? hl : 0)}, {(void *)v, vl}};
                         want = (ssize_t)(iov[0].iov_len + vl);
                         w = writev(c->fd, iov, 2);
                 } else {

@@ -30,12 +30,13 @@ struct egress_config;
 /*
  * supervisor_run — spawn the run described by `plan` into the cgroups `cg`
  * (created by the caller with cgroup_create(); may be mode "none") and
- * supervise it to the end (`rs`: timeout, events, egress, secrets). The run's own events (its DNS stub's refusals,
- * later egress and secrets) are recorded through `ev` (may be NULL). An OOM kill inside the run
- * ends the whole run (137, err names the memory limit). `timeout_ms` 0 means none. Returns the exit
- * status for `ringfence run` (0..255). When it returns RF_EXIT_REFUSED, `err` holds the one line to
- * print. Prints nothing itself except the timeout notice contract lines returned through `err`
- * (err->msg set, code 0 = notice). Called in the CLI process; blocks the signals it handles.
+ * supervise it to the end (`rs`: timeout, events, egress, secrets). The run's own events (its DNS
+ * stub's refusals, later egress and secrets) are recorded through `ev` (may be NULL). An OOM kill
+ * inside the run ends the whole run (137, err names the memory limit). `timeout_ms` 0 means none.
+ * Returns the exit status for `ringfence run` (0..255). When it returns RF_EXIT_REFUSED, `err`
+ * holds the one line to print. Prints nothing itself except the timeout notice contract lines
+ * returned through `err` (err->msg set, code 0 = notice). Called in the CLI process; blocks the
+ * signals it handles.
  */
 struct rf_grants;
 struct run_services {

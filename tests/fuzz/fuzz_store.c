@@ -15,9 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct store_record rec;
         if (store_record_parse(data, size, &rec) < 0)
                 return 0;
-        if (rec.version == 0 || rec.version > SECRET_VERSION_MAX ||
-            rec.ct < data || rec.ct + rec.ct_len != data + size ||
-            rec.nonce < data || rec.nonce + 24 > rec.ct || rec.ct_len < STORE_MAC_LEN)
+        if (rec.version == 0 || rec.version > SECRET_VERSION_MAX || rec.ct < data ||
+            rec.ct + rec.ct_len != data + size || rec.nonce < data || rec.nonce + 24 > rec.ct ||
+            rec.ct_len < STORE_MAC_LEN)
                 abort();
         return 0;
 }

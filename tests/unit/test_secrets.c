@@ -59,18 +59,18 @@ static void test_binding(void)
                 enum secret_delivery d;
                 const char *arg;
         } bad[] = {
-                {SECRET_ENV, "TOKEN"},                 /* no source */
-                {SECRET_ENV, "1X=store:a"},            /* not a variable name */
-                {SECRET_ENV, "RINGFENCE_X=store:a"},   /* ringfence's own */
-                {SECRET_FILE, "../x=store:a"},         /* path in a file name */
-                {SECRET_FILE, ".hidden=store:a"},      /* leading dot */
-                {SECRET_ENV, "T=store:a@0"},           /* version 0 */
-                {SECRET_ENV, "T=store:a@1x"},          /* not a number */
-                {SECRET_ENV, "T=store:../a"},          /* store name */
-                {SECRET_ENV, "T=exec:"},               /* no command */
-                {SECRET_ENV, "T=exec:a  b"},           /* empty argument */
-                {SECRET_ENV, "T=vault:x"},             /* unknown source */
-                {SECRET_ENV, "T=env:1BAD"},            /* bad variable */
+                {SECRET_ENV, "TOKEN"},               /* no source */
+                {SECRET_ENV, "1X=store:a"},          /* not a variable name */
+                {SECRET_ENV, "RINGFENCE_X=store:a"}, /* ringfence's own */
+                {SECRET_FILE, "../x=store:a"},       /* path in a file name */
+                {SECRET_FILE, ".hidden=store:a"},    /* leading dot */
+                {SECRET_ENV, "T=store:a@0"},         /* version 0 */
+                {SECRET_ENV, "T=store:a@1x"},        /* not a number */
+                {SECRET_ENV, "T=store:../a"},        /* store name */
+                {SECRET_ENV, "T=exec:"},             /* no command */
+                {SECRET_ENV, "T=exec:a  b"},         /* empty argument */
+                {SECRET_ENV, "T=vault:x"},           /* unknown source */
+                {SECRET_ENV, "T=env:1BAD"},          /* bad variable */
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 c = NULL;
@@ -90,8 +90,7 @@ static void test_binding(void)
                 "{\"name\":\"T\",\"deliver\":\"env\",\"exec\":[]}",
         };
         for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++)
-                ok(secret_binding_parse(bad_json[i], strlen(bad_json[i]), &b, why, sizeof why) <
-                           0,
+                ok(secret_binding_parse(bad_json[i], strlen(bad_json[i]), &b, why, sizeof why) < 0,
                    "refused: %s (%s)", bad_json[i], why);
 
         /* the policy keeps one binding per (delivery, name) */
@@ -171,7 +170,8 @@ static void test_store(void)
         is_int(store_get(state, key, "a", 1, &v, &len, &got, &err), 0, "get a@1");
         ok(len == 11 && !memcmp(v, "alpha-value", 11), "... version 1's value");
         v = secmem_free(v);
-        is_int(store_get(state, key, "c", 0, &v, &len, &got, &err), -ENOENT, "unknown name: ENOENT");
+        is_int(store_get(state, key, "c", 0, &v, &len, &got, &err), -ENOENT,
+               "unknown name: ENOENT");
         is_int(store_get(state, key, "a", 7, &v, &len, &got, &err), -ENOENT,
                "unknown version: ENOENT");
 
@@ -193,8 +193,8 @@ static void test_store(void)
                 close(fd);
         snprintf(path, sizeof path, "%s/secrets/a/v000003", state);
         ok(n > 0 && write_file(path, buf, (size_t)n, 0600) == 0, "b@1 copied as a@3");
-        is_int(store_get(state, key, "a", 3, &v, &len, &got, &err), -EBADMSG,
-               "... refused: %s", err.msg);
+        is_int(store_get(state, key, "a", 3, &v, &len, &got, &err), -EBADMSG, "... refused: %s",
+               err.msg);
         /* a's own version 1 as a@3: the version is bound too (the header's
          * version disagrees with the file's; patch it to agree: still refused) */
         snprintf(path2, sizeof path2, "%s/secrets/a/v000001", state);
@@ -229,7 +229,8 @@ static void test_store(void)
         is_int(store_rm(state, "a", &gone, &err), 0, "rm a");
         is_int((int)gone, 2, "... its 2 versions");
         is_int(store_get(state, key, "a", 0, &v, &len, &got, &err), -ENOENT, "... gone");
-        is_int(store_set(state, key, "../x", "v", 1, &ver, &err), -EINVAL, "a path as a name: refused");
+        is_int(store_set(state, key, "../x", "v", 1, &ver, &err), -EINVAL,
+               "a path as a name: refused");
 
         char fp1[STORE_FP_HEX + 1], fp2[STORE_FP_HEX + 1];
         store_fingerprint(key, "same", 4, fp1);
