@@ -33,6 +33,8 @@ int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_secret(int argc, char **argv);
+/* ps, inspect, kill, pause, resume, revoke, block, unblock (argv[0] is the verb). */
+int cmd_ctl(int argc, char **argv);
 struct audit_log;
 struct rf_plan;
 struct rf_policy;

@@ -30,6 +30,7 @@
 #include "secrets/grant.h"
 #include "secrets/secmem.h"
 #include "shared/macro.h"
+#include "supervisor/registry.h"
 #include "supervisor/run.h"
 
 enum {
@@ -381,6 +382,19 @@ int cmd_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
 
+        /* An agent blocked by `ringfence kill --agent A --block` (or `block`)
+         * starts nothing until unblocked; an unreadable block refuses too. */
+        char block_why[RF_ERROR_MSG_MAX];
+        if ((r = registry_blocked(state_dir, pol->agent, block_why, sizeof block_why)) != 0) {
+                if (r < 0)
+                        snprintf(block_why, sizeof block_why, "cannot read the agent blocks: %s",
+                                 strerror(-r));
+                run_audit_refused(alog, run_id, "blocked", block_why);
+                audit_close(alog);
+                cli_error("refused: %s", block_why);
+                return RF_EXIT_REFUSED;
+        }
+
         /* The run's secrets, resolved now, outside anything of the run: a
          * provider that fails refuses the run before it exists. */
         _cleanup_(grants_freep) struct rf_grants *grants = NULL;
@@ -548,13 +562,38 @@ int cmd_run(int argc, char **argv)
                 plan->secrets_fd = blob;
                 audit_emitter_set_redact(ev, grants_redact, grants);
         }
+        /* Reachable from now on: `ringfence ps`, `kill`, `pause`, ... */
+        struct run_info info = {.uid = getuid(), .pid = (uint64_t)getpid()};
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        info.started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        snprintf(info.run, sizeof info.run, "%s", plan->run_id);
+        snprintf(info.agent, sizeof info.agent, "%s", pol->agent);
+        snprintf(info.on_behalf_of, sizeof info.on_behalf_of, "%s",
+                 pol->on_behalf_of ? pol->on_behalf_of : "");
+        snprintf(info.task, sizeof info.task, "%s", pol->task ? pol->task : "");
+        snprintf(info.command, sizeof info.command, "%s", plan->argv[0]);
+        snprintf(info.cgroup, sizeof info.cgroup, "%s", cgroup_mode_name(cgroup_get_mode(cg)));
+        struct registry *reg = NULL;
+        if ((r = registry_add(state_dir, &info, &reg, &err)) < 0) {
+                run_audit_exit(alog, plan, RF_EXIT_REFUSED, err.msg, cg, 0);
+                egress_config_free(&egress);
+                audit_emitter_free(ev);
+                audit_close(alog);
+                cgroup_destroy(cg);
+                plan_cleanup(plan);
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
         struct run_services services = {.timeout_ms = pol->timeout_ms,
+                                        .reg = reg,
                                         .ev = ev,
                                         .egress = &egress,
                                         .grants = grants,
                                         .mask_output = mask_output};
         int status = supervisor_run(plan, cg, &services, &err);
         egress_config_free(&egress);
+        reg = registry_remove(reg);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         struct rf_error eerr = {0};
         if (audit_emitter_finish(ev, &eerr) < 0)

@@ -27,6 +27,11 @@ static void usage(FILE *f)
               "  audit [verify|head] [OPTIONS]   read, verify or anchor the audit log\n"
               "  identity verify TOKEN           check a run's identity token\n"
               "  secret set|ls|rm [NAME]         the local encrypted secret store\n"
+              "  ps [--json] / inspect RUN       the runs of this instance\n"
+              "  kill RUN|--agent A|--all        stop runs, whole process trees (--block: no new ones)\n"
+              "  pause RUN / resume RUN          freeze / thaw a run\n"
+              "  revoke RUN --secret NAME        end a live run's grant\n"
+              "  block / unblock --agent A       refuse / allow new runs of an agent\n"
               "  version [--layers]              print the version [and what this host offers]\n"
               "\n"
               "Every command accepts --state-dir DIR (or RINGFENCE_STATE_DIR).\n"
@@ -65,6 +70,11 @@ int main(int argc, char **argv)
                 return cmd_policy(argc - 1, argv + 1);
         if (!strcmp(cmd, "audit"))
                 return cmd_audit(argc - 1, argv + 1);
+        static const char *const ctl[] = {"ps",     "inspect", "kill",  "pause",
+                                          "resume", "revoke",  "block", "unblock"};
+        for (size_t i = 0; i < sizeof ctl / sizeof ctl[0]; i++)
+                if (!strcmp(cmd, ctl[i]))
+                        return cmd_ctl(argc - 1, argv + 1);
         if (!strcmp(cmd, "secret"))
                 return cmd_secret(argc - 1, argv + 1);
         if (!strcmp(cmd, "identity"))

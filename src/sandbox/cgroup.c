@@ -549,6 +549,27 @@ int cgroup_kill(struct rf_cgroup *cg)
         return 0;
 }
 
+int cgroup_freeze(struct rf_cgroup *cg, bool frozen)
+{
+        char buf[512];
+
+        if (!cg)
+                return -EINVAL;
+        if (cg->dir[H_V2] >= 0 && write_at(cg->dir[H_V2], "cgroup.freeze", frozen ? "1" : "0") == 0) {
+                /* the write starts it; cgroup.events says when every task is frozen */
+                for (int i = 0; frozen && i < 1000; i++) {
+                        if (read_at(cg->dir[H_V2], "cgroup.events", buf, sizeof buf) > 0 &&
+                            keyed_value(buf, "frozen") == 1)
+                                return 0;
+                        nanosleep(&(struct timespec){0, 1000000}, NULL);
+                }
+                return frozen ? -ETIMEDOUT : 0;
+        }
+        if (cg->dir[H_FREEZER] >= 0)
+                return write_at(cg->dir[H_FREEZER], "freezer.state", frozen ? "FROZEN" : "THAWED");
+        return -EOPNOTSUPP;
+}
+
 int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st)
 {
         char buf[4096];

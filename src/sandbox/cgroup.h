@@ -127,6 +127,13 @@ int cgroup_pids_fd(const struct rf_cgroup *cg);
 /* Kill every process of the run (cgroup.kill, or freeze + SIGKILL). 0 or -errno. */
 int cgroup_kill(struct rf_cgroup *cg);
 
+/*
+ * Freeze (`frozen` true) or thaw every process of the run, keeping its
+ * memory: v2 cgroup.freeze (waiting until cgroup.events says frozen), else
+ * the v1 freezer. -EOPNOTSUPP without either. 0 or -errno.
+ */
+int cgroup_freeze(struct rf_cgroup *cg, bool frozen);
+
 /* Read accounting. 0 or -errno. */
 int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st);
 

@@ -12,6 +12,7 @@
  *   SETUP    --EXEC_OK-->    RUNNING
  *   RUNNING  --EXIT-->       EXITED    (status / 128+N)
  *   any      --TIMEOUT-->    TIMED_OUT (TERM, grace, kill init: 124)
+ *   any      --KILL-->       KILLED    (`ringfence kill`: the whole run, 137)
  *   any      --INIT_GONE-->  DONE      (status decided by the state)
  *
  * Anything else is a protocol violation by init: the run is killed and
@@ -20,7 +21,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +50,8 @@
 #include "sandbox/steps.h"
 #include "secrets/grant.h"
 #include "secrets/secmem.h"
+#include "supervisor/control.h"
+#include "supervisor/registry.h"
 #include "shared/macro.h"
 
 #define PUMP_BUF (64 * 1024)
@@ -59,6 +64,14 @@ struct broker_conn {
         size_t len;
         int64_t deadline;
         char buf[BROKER_REQ_MAX];
+};
+
+#define CTL_CONNS_MAX 8
+#define CTL_IDLE_MS   2000 /* a control client that says nothing this long is dropped */
+
+struct ctl_conn {
+        int fd; /* -1: free */
+        int64_t deadline;
 };
 
 /* ---- stdio / pty relay ----------------------------------------------------- */
@@ -251,10 +264,11 @@ enum run_state {
         RS_FAILED,
         RS_TIMED_OUT,
         RS_LIMIT, /* an OOM kill or the pids limit inside the run: the whole run is killed */
+        RS_KILLED, /* `ringfence kill`: the whole run is killed */
         RS_BROKEN,
         _RS_MAX
 };
-enum run_event { EV_PTY, EV_FAIL, EV_EXEC_OK, EV_EXIT, EV_TIMEOUT, EV_LIMIT, _EV_MAX };
+enum run_event { EV_PTY, EV_FAIL, EV_EXEC_OK, EV_EXIT, EV_TIMEOUT, EV_LIMIT, EV_KILL, _EV_MAX };
 
 /* next state for (state, event); RS_BROKEN marks a protocol violation */
 static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
@@ -263,43 +277,57 @@ static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
                       [EV_EXEC_OK] = RS_RUNNING,
                       [EV_EXIT] = RS_BROKEN,
                       [EV_TIMEOUT] = RS_TIMED_OUT,
-                      [EV_LIMIT] = RS_LIMIT},
+                      [EV_LIMIT] = RS_LIMIT,
+                [EV_KILL] = RS_KILLED},
         [RS_RUNNING] = {[EV_PTY] = RS_BROKEN,
                         [EV_FAIL] = RS_BROKEN,
                         [EV_EXEC_OK] = RS_BROKEN,
                         [EV_EXIT] = RS_EXITED,
                         [EV_TIMEOUT] = RS_TIMED_OUT,
-                        [EV_LIMIT] = RS_LIMIT},
+                        [EV_LIMIT] = RS_LIMIT,
+                [EV_KILL] = RS_KILLED},
         [RS_EXITED] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_EXITED,
-                       [EV_LIMIT] = RS_LIMIT},
+                       [EV_LIMIT] = RS_LIMIT,
+                [EV_KILL] = RS_EXITED},
         [RS_FAILED] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_FAILED,
-                       [EV_LIMIT] = RS_FAILED},
+                       [EV_LIMIT] = RS_FAILED,
+                [EV_KILL] = RS_FAILED},
         [RS_TIMED_OUT] = {[EV_PTY] = RS_TIMED_OUT,
                           [EV_FAIL] = RS_TIMED_OUT,
                           [EV_EXEC_OK] = RS_TIMED_OUT,
                           [EV_EXIT] = RS_TIMED_OUT,
                           [EV_TIMEOUT] = RS_TIMED_OUT,
-                          [EV_LIMIT] = RS_LIMIT},
+                          [EV_LIMIT] = RS_LIMIT,
+                [EV_KILL] = RS_KILLED},
         [RS_LIMIT] = {[EV_PTY] = RS_LIMIT,
                       [EV_FAIL] = RS_LIMIT,
                       [EV_EXEC_OK] = RS_LIMIT,
                       [EV_EXIT] = RS_LIMIT,
                       [EV_TIMEOUT] = RS_LIMIT,
-                      [EV_LIMIT] = RS_LIMIT},
+                      [EV_LIMIT] = RS_LIMIT,
+                [EV_KILL] = RS_LIMIT},
+        [RS_KILLED] = {[EV_PTY] = RS_KILLED,
+                       [EV_FAIL] = RS_KILLED,
+                       [EV_EXEC_OK] = RS_KILLED,
+                       [EV_EXIT] = RS_KILLED,
+                       [EV_TIMEOUT] = RS_KILLED,
+                       [EV_LIMIT] = RS_KILLED,
+                       [EV_KILL] = RS_KILLED},
         [RS_BROKEN] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_BROKEN,
-                       [EV_LIMIT] = RS_BROKEN},
+                       [EV_LIMIT] = RS_BROKEN,
+                [EV_KILL] = RS_BROKEN},
 };
 
 struct sup {
@@ -329,6 +357,11 @@ struct sup {
         struct rf_grants *grants;        /* borrowed: the run's secrets, or NULL */
         int broker;                      /* owned: the listening broker socket, or -1 */
         struct broker_conn *bconns[BROKER_CONNS_MAX];
+        int ctl;                           /* borrowed: the run's control socket, or -1 */
+        struct ctl_conn ctls[CTL_CONNS_MAX]; /* control requests being read */
+        int kill_waiters[CTL_CONNS_MAX];   /* owned: `kill` requests, answered when the run is gone */
+        bool paused;
+        char killed_by[160]; /* "uid 0 (root): reason" */
 };
 
 /* ---- the secret broker ------------------------------------------------------ */
@@ -441,7 +474,8 @@ static void sup_kill(struct sup *s)
 static void sup_event(struct sup *s, enum run_event ev)
 {
         enum run_state next = transitions[s->state][ev];
-        if (next == RS_BROKEN || next == RS_LIMIT || (next == RS_TIMED_OUT && s->state == RS_SETUP))
+        if (next == RS_BROKEN || next == RS_LIMIT || next == RS_KILLED ||
+            (next == RS_TIMED_OUT && s->state == RS_SETUP))
                 sup_kill(s);
         s->state = next;
 }
@@ -571,6 +605,168 @@ static void sup_on_msg(struct sup *s)
         }
 }
 
+/* ---- the control channel (control.h) ------------------------------------------ */
+
+static const char *state_name(const struct sup *s)
+{
+        if (s->paused)
+                return "paused";
+        switch (s->state) {
+        case RS_SETUP:
+                return "starting";
+        case RS_RUNNING:
+                return "running";
+        case RS_EXITED:
+                return "exited";
+        case RS_TIMED_OUT:
+                return "timed-out";
+        case RS_KILLED:
+                return "killed";
+        case RS_FAILED:
+        case RS_LIMIT:
+        case RS_BROKEN:
+        case _RS_MAX:
+        default:
+                return "ending";
+        }
+}
+
+static void ctl_reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ctl_reply(int fd, const char *fmt, ...)
+{
+        char buf[CONTROL_MSG_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+                (void)send(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1,
+                           MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* run.kill, run.pause, run.resume: who (SO_PEERCRED), why, in which state. */
+static void ctl_record(struct sup *s, const char *event, const struct ucred *who,
+                       const char *reason)
+{
+        char user[64] = "?", buf[1024];
+        struct passwd pw, *pp = NULL;
+        if (getpwuid_r(who->uid, &pw, buf, sizeof buf, &pp) == 0 && pp)
+                snprintf(user, sizeof user, "%s", pp->pw_name);
+        struct audit_field f[] = {
+                {.key = "actor_uid", .type = AUDIT_UINT, .u = who->uid},
+                {.key = "actor_user", .type = AUDIT_STR, .s = user},
+                {.key = "actor_pid", .type = AUDIT_UINT, .u = (uint64_t)who->pid},
+                {.key = "reason", .type = AUDIT_STR, .s = reason},
+                {.key = "state", .type = AUDIT_STR, .s = state_name(s)},
+        };
+        struct rf_error e = {0};
+        if (s->ev)
+                (void)audit_emit(s->ev, event, NULL, NULL, f, ARRAY_SIZE(f), AUDIT_EMIT_DURABLE,
+                                 &e);
+        if (!strcmp(event, "run.kill"))
+                snprintf(s->killed_by, sizeof s->killed_by, "uid %u (%s)%s%.100s",
+                         (unsigned)who->uid, user, reason[0] ? ": " : "", reason);
+}
+
+/* One request: authorised by SO_PEERCRED (root or our own uid), then done. */
+static void ctl_serve(struct sup *s, struct ctl_conn *c)
+{
+        char buf[CONTROL_MSG_MAX + 1];
+        struct control_req req;
+        struct ucred who;
+        socklen_t wl = sizeof who;
+        const char *why = "";
+        int fd = c->fd;
+
+        c->fd = -1;
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n <= 0) {
+                close(fd);
+                return;
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &who, &wl) < 0 ||
+            (who.uid != 0 && who.uid != geteuid())) {
+                ctl_reply(fd, "err permission denied: run %s belongs to uid %u",
+                          s->child.pid > 0 ? "this" : "?", (unsigned)geteuid());
+                close(fd);
+                return;
+        }
+        if (control_req_parse(buf, (size_t)n, &req, &why) < 0) {
+                ctl_reply(fd, "err %s", why);
+                close(fd);
+                return;
+        }
+        switch (req.op) {
+        case CTL_STATUS:
+                ctl_reply(fd,
+                          "ok %s {\"state\":\"%s\",\"init_pid\":%d,\"egress_pid\":%d,"
+                          "\"paused\":%s,\"grants\":%zu}",
+                          state_name(s), state_name(s), (int)s->child.pid, (int)s->egress_pid,
+                          s->paused ? "true" : "false", s->grants ? s->grants->n : 0);
+                break;
+        case CTL_KILL: {
+                ctl_record(s, "run.kill", &who, req.arg);
+                s->paused = false;
+                sup_event(s, EV_KILL);
+                /* answered once everything of the run is gone */
+                for (size_t i = 0; i < CTL_CONNS_MAX; i++)
+                        if (s->kill_waiters[i] < 0) {
+                                s->kill_waiters[i] = fd;
+                                return;
+                        }
+                ctl_reply(fd, "ok killing");
+                break;
+        }
+        case CTL_PAUSE:
+        case CTL_RESUME: {
+                bool pause = req.op == CTL_PAUSE;
+                int r = s->state != RS_RUNNING ? -ESRCH : cgroup_freeze(s->cg, pause);
+                if (r < 0) {
+                        ctl_reply(fd, "err cannot %s the run: %s", control_op_name(req.op),
+                                  r == -ESRCH ? "it is not running"
+                                  : r == -EOPNOTSUPP
+                                          ? "no cgroup freezer for it (rootless without a "
+                                            "delegated cgroup)"
+                                          : strerror(-r));
+                        break;
+                }
+                s->paused = pause;
+                ctl_record(s, pause ? "run.pause" : "run.resume", &who, "");
+                ctl_reply(fd, "ok %s", state_name(s));
+                break;
+        }
+        case CTL_REVOKE_SECRET: {
+                char reason[64];
+                snprintf(reason, sizeof reason, "revoked by uid %u", (unsigned)who.uid);
+                ctl_reply(fd, "ok revoked %d", grants_revoke(s->grants, req.arg, reason));
+                break;
+        }
+        case _CTL_MAX:
+        case _CTL_INVALID:
+        default:
+                ctl_reply(fd, "err unknown request");
+        }
+        close(fd);
+}
+
+static void ctl_accept(struct sup *s)
+{
+        for (int k = 0; k < 16; k++) {
+                int fd = accept4(s->ctl, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0)
+                        return;
+                size_t i = 0;
+                while (i < CTL_CONNS_MAX && s->ctls[i].fd >= 0)
+                        i++;
+                if (i == CTL_CONNS_MAX) {
+                        ctl_reply(fd, "err busy");
+                        close(fd);
+                        continue;
+                }
+                s->ctls[i] = (struct ctl_conn){fd, sup_now_ms() + CTL_IDLE_MS};
+        }
+}
+
 /*
  * The first connection to either listener starts the run's egress process,
  * which takes both (and accepts what is already queued). A failure to
@@ -633,6 +829,9 @@ static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeou
                                      (unsigned long long)s->memory_limit);
                 else
                         rf_error_set(err, 0, "the run ran out of memory and was killed");
+                return 128 + SIGKILL;
+        case RS_KILLED:
+                rf_error_set(err, 0, "the run was killed by %s", s->killed_by);
                 return 128 + SIGKILL;
         case RS_TIMED_OUT:
                 rf_error_set(err, 0, "timeout: the run exceeded %llu ms and was stopped",
@@ -774,6 +973,8 @@ static void sup_free(struct sup *s)
         s->broker = safe_close(s->broker);
         for (size_t i = 0; i < BROKER_CONNS_MAX; i++)
                 bconn_close(&s->bconns[i]);
+        for (size_t i = 0; i < CTL_CONNS_MAX; i++)
+                s->ctls[i].fd = safe_close(s->ctls[i].fd);
         s->listen_http = safe_close(s->listen_http);
         s->listen_socks = safe_close(s->listen_socks);
         if (s->egress_pid > 0) {
@@ -817,6 +1018,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         .dns = -1,
                         .broker = -1,
                         .grants = rs->grants,
+                        .ctl = registry_listen_fd(rs->reg),
                         .egress = rs->egress,
                         .listen_http = -1,
                         .listen_socks = -1,
@@ -831,6 +1033,11 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         sigset_t mask;
         int stdio[3], r;
         int sfd = -1, tfd = -1;
+
+        for (size_t i = 0; i < CTL_CONNS_MAX; i++) {
+                s.ctls[i].fd = -1;
+                s.kill_waiters[i] = -1;
+        }
 
         (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         signal(SIGPIPE, SIG_IGN);
@@ -921,7 +1128,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         break;
                 }
 
-                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX];
+                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX + 1 + CTL_CONNS_MAX];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -949,11 +1156,22 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 for (size_t i = 0; i < BROKER_CONNS_MAX; i++)
                         pfd[n++] = (struct pollfd){.fd = s.bconns[i] ? s.bconns[i]->fd : -1,
                                                    .events = POLLIN};
+                /* the control socket and its clients */
+                size_t nc = n;
+                pfd[n++] = (struct pollfd){.fd = s.ctl, .events = POLLIN};
+                for (size_t i = 0; i < CTL_CONNS_MAX; i++)
+                        pfd[n++] = (struct pollfd){.fd = s.ctls[i].fd, .events = POLLIN};
                 int64_t wake = ev ? audit_emitter_next_ms(ev) : -1;
                 int64_t gw = grants_next_ms(s.grants);
                 if (gw >= 0 && (wake < 0 || gw < wake))
                         wake = gw;
                 int64_t now = sup_now_ms();
+                for (size_t i = 0; i < CTL_CONNS_MAX; i++)
+                        if (s.ctls[i].fd >= 0) {
+                                int64_t d = s.ctls[i].deadline > now ? s.ctls[i].deadline - now : 0;
+                                if (wake < 0 || d < wake)
+                                        wake = d;
+                        }
                 for (size_t i = 0; i < BROKER_CONNS_MAX; i++)
                         if (s.bconns[i]) {
                                 int64_t d = s.bconns[i]->deadline > now
@@ -971,6 +1189,17 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
                 if (pfd[0].revents)
                         sup_on_signal(&s, sfd);
+                /* control requests first: a kill must not wait behind the run's traffic */
+                for (size_t i = 0; i < CTL_CONNS_MAX; i++) {
+                        if (s.ctls[i].fd < 0)
+                                continue;
+                        if (pfd[nc + 1 + i].revents)
+                                ctl_serve(&s, &s.ctls[i]);
+                        else if (sup_now_ms() >= s.ctls[i].deadline)
+                                s.ctls[i].fd = safe_close(s.ctls[i].fd);
+                }
+                if (pfd[nc].revents && s.ctl >= 0)
+                        ctl_accept(&s);
                 /* Read messages before noticing init's exit, so EXIT is seen. */
                 if (pfd[2].revents && s.child.chan >= 0)
                         sup_on_msg(&s);
@@ -1064,12 +1293,24 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         int status = sup_exit_status(&s, plan->argv[0], timeout_ms, err);
         sup_free(&s);
         grants_end(s.grants); /* every grant dies with the run */
+        /* everything of the run is gone (init, its pid namespace, the egress
+         * process reaped): now the kill is done */
+        for (size_t i = 0; i < CTL_CONNS_MAX; i++)
+                if (s.kill_waiters[i] >= 0) {
+                        ctl_reply(s.kill_waiters[i], "ok killed");
+                        s.kill_waiters[i] = safe_close(s.kill_waiters[i]);
+                }
         safe_close(sfd);
         safe_close(tfd);
         return status;
 refuse:
         sup_free(&s);
         grants_end(s.grants);
+        for (size_t i = 0; i < CTL_CONNS_MAX; i++)
+                if (s.kill_waiters[i] >= 0) {
+                        ctl_reply(s.kill_waiters[i], "ok killed");
+                        s.kill_waiters[i] = safe_close(s.kill_waiters[i]);
+                }
         safe_close(sfd);
         safe_close(tfd);
         return RF_EXIT_REFUSED;

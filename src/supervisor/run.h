@@ -39,12 +39,14 @@ struct egress_config;
  * signals it handles.
  */
 struct rf_grants;
+struct registry;
 struct run_services {
         uint64_t timeout_ms;                /* 0: none */
         struct audit_emitter *ev;           /* the run's events, or NULL */
         const struct egress_config *egress; /* NULL: connections are refused */
         struct rf_grants *grants;           /* the run's secrets (broker, revocation), or NULL */
         bool mask_output;                   /* bound values in stdout/stderr become *** */
+        struct registry *reg;               /* the run's registration (control socket), or NULL */
 };
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err);

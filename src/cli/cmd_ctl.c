@@ -1,0 +1,436 @@
+/*
+ * cmd_ctl.c — the per-run kill switch and friends, over each run's control
+ * socket (supervisor/control.h, supervisor/registry.h):
+ *
+ *   ringfence ps [--json]                      the runs of this instance
+ *   ringfence inspect RUN                      one run, as JSON
+ *   ringfence kill RUN | --agent A | --all [--reason TEXT] [--block]
+ *   ringfence pause RUN / resume RUN           freeze / thaw, keeping memory
+ *   ringfence revoke RUN --secret NAME         end one grant of a live run
+ *   ringfence block --agent A [--reason TEXT] / unblock --agent A
+ *
+ * RUN is a run id or a unique prefix of one (at least 8 characters). A
+ * kill returns once every process of the run is gone (its pid namespace
+ * and cgroup empty, its egress process reaped) and its grants revoked.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "cli.h"
+#include "shared/json.h"
+#include "shared/macro.h"
+#include "supervisor/control.h"
+#include "supervisor/registry.h"
+
+#define KILL_WAIT_MS 30000 /* a run whose supervisor does not confirm by then is reported */
+
+static void ctl_usage(FILE *f)
+{
+        fputs("Usage: ringfence ps [--json]\n"
+              "       ringfence inspect RUN\n"
+              "       ringfence kill RUN | --agent A | --all [--reason TEXT] [--block]\n"
+              "       ringfence pause RUN | resume RUN\n"
+              "       ringfence revoke RUN --secret NAME\n"
+              "       ringfence block --agent A [--reason TEXT] | unblock --agent A\n"
+              "\n"
+              "RUN: a run id or a unique prefix of one (8 characters or more).\n"
+              "kill stops the run's whole process tree at once (cgroup.kill, or the\n"
+              "pid-namespace init), revokes its grants, closes its egress, records who\n"
+              "did it (run.kill), and returns when nothing of the run is left.\n"
+              "--block also refuses new runs of that agent (125) until unblock.\n"
+              "Every command accepts --state-dir DIR.\n",
+              f);
+}
+
+struct collect {
+        struct run_info *v;
+        bool *live;
+        size_t n;
+};
+
+static int collect_cb(const struct run_info *info, bool live, void *ctx)
+{
+        struct collect *c = ctx;
+        struct run_info *nv = realloc(c->v, (c->n + 1) * sizeof *nv);
+        bool *nl = realloc(c->live, (c->n + 1) * sizeof *nl);
+        if (nv)
+                c->v = nv;
+        if (nl)
+                c->live = nl;
+        if (!nv || !nl)
+                return 1;
+        c->v[c->n] = *info;
+        c->live[c->n++] = live;
+        return 0;
+}
+
+static void collect_free(struct collect *c)
+{
+        free(c->v);
+        free(c->live);
+}
+
+/* The one live run whose id starts with `id` (at least 8 chars, or whole). */
+static int find_run(const struct collect *c, const char *id, size_t *ret)
+{
+        size_t len = strlen(id), hits = 0;
+        if (len < 8) {
+                cli_error("run id '%s': give at least 8 characters", id);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < c->n; i++)
+                if (!strncmp(c->v[i].run, id, len)) {
+                        *ret = i;
+                        hits++;
+                }
+        if (hits == 1)
+                return 0;
+        cli_error(hits ? "run id '%s' is ambiguous" : "no run %s in this state dir", id);
+        return hits ? -EINVAL : -ENOENT;
+}
+
+static void age(int64_t started_ms, char *buf, size_t len)
+{
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int64_t s = ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - started_ms) / 1000;
+        if (s < 0)
+                s = 0;
+        if (s < 120)
+                snprintf(buf, len, "%llds", (long long)s);
+        else if (s < 7200)
+                snprintf(buf, len, "%lldm", (long long)s / 60);
+        else
+                snprintf(buf, len, "%lldh", (long long)s / 3600);
+}
+
+/* The run's state as its supervisor says it ("running", "paused", ...). */
+static void state_of(const char *state_dir, const struct run_info *r, bool live, char *out,
+                     size_t len)
+{
+        char reply[CONTROL_MSG_MAX];
+        snprintf(out, len, "%s", live ? "?" : "lost");
+        if (live && registry_request(state_dir, r->run, "status", reply, sizeof reply, 1000) == 0 &&
+            !strncmp(reply, "ok ", 3)) {
+                const char *sp = strchr(reply + 3, ' ');
+                size_t n = sp ? (size_t)(sp - reply - 3) : strlen(reply + 3);
+                snprintf(out, len, "%.*s", (int)n, reply + 3);
+        }
+}
+
+static void json_str(const char *k, const char *v, bool last)
+{
+        char esc[4 * REGISTRY_FIELD_MAX + 8];
+        struct json_buf j = {0};
+        json_buf_append_string(&j, v, strlen(v));
+        snprintf(esc, sizeof esc, "%s", j.data ? j.data : "\"\"");
+        json_buf_done(&j);
+        printf("\"%s\":%s%s", k, esc, last ? "" : ",");
+}
+
+static int do_ps(const char *state_dir, bool json)
+{
+        struct collect c = {0};
+        registry_foreach(state_dir, collect_cb, &c);
+        if (!json)
+                printf("%-36s  %-16s %-9s %6s %8s %5s  %s\n", "RUN", "AGENT", "STATE", "UID", "PID",
+                       "AGE", "COMMAND");
+        for (size_t i = 0; i < c.n; i++) {
+                const struct run_info *r = &c.v[i];
+                char st[32], a[16];
+                state_of(state_dir, r, c.live[i], st, sizeof st);
+                age(r->started_ms, a, sizeof a);
+                if (json) {
+                        printf("{");
+                        json_str("agent", r->agent, false);
+                        json_str("command", r->command, false);
+                        json_str("on_behalf_of", r->on_behalf_of, false);
+                        printf("\"pid\":%llu,", (unsigned long long)r->pid);
+                        json_str("run", r->run, false);
+                        printf("\"started_ms\":%lld,", (long long)r->started_ms);
+                        json_str("state", st, false);
+                        json_str("task", r->task, false);
+                        printf("\"uid\":%llu}\n", (unsigned long long)r->uid);
+                } else
+                        printf("%-36s  %-16.16s %-9s %6llu %8llu %5s  %.60s\n", r->run, r->agent,
+                               st, (unsigned long long)r->uid, (unsigned long long)r->pid, a,
+                               r->command);
+        }
+        collect_free(&c);
+        return 0;
+}
+
+/* control.block / control.unblock: who, which agent, why. */
+static void record_block(const char *state_dir, const char *event, const char *agent,
+                         const char *reason)
+{
+        struct audit_log *log = NULL;
+        struct rf_error err = {0};
+        if (audit_open(state_dir, &log, &err) < 0)
+                return;
+        struct audit_field f[] = {
+                {.key = "agent", .type = AUDIT_STR, .s = agent},
+                {.key = "reason", .type = AUDIT_STR, .s = reason ? reason : ""},
+                {.key = "actor_uid", .type = AUDIT_UINT, .u = getuid()},
+        };
+        (void)audit_append(log, NULL, event, f, ARRAY_SIZE(f), true, &err);
+        audit_close(log);
+}
+
+/*
+ * Kill the runs picked by `pick` (true for each index to kill): every
+ * request is sent first, then the confirmations are awaited together, so
+ * many runs die at once rather than one after another.
+ */
+static int kill_runs(const char *state_dir, const struct collect *c, const bool *pick,
+                     const char *reason)
+{
+        char req[CONTROL_MSG_MAX];
+        int *fds = calloc(c->n ? c->n : 1, sizeof *fds), failed = 0, n = 0;
+        if (!fds)
+                return 1;
+        snprintf(req, sizeof req, reason && *reason ? "kill %s" : "kill", reason);
+        for (size_t i = 0; i < c->n; i++) {
+                fds[i] = -1;
+                if (!pick[i])
+                        continue;
+                n++;
+                /* connect and send now; read the answer below */
+                int s = registry_connect(state_dir, c->v[i].run);
+                if (s < 0 || send(s, req, strlen(req), MSG_NOSIGNAL) < 0) {
+                        cli_error("cannot reach run %s: %s", c->v[i].run,
+                                  strerror(s < 0 ? -s : errno));
+                        failed++;
+                        if (s >= 0)
+                                close(s);
+                        continue;
+                }
+                fds[i] = s;
+        }
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (size_t i = 0; i < c->n; i++) {
+                if (fds[i] < 0)
+                        continue;
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                int left = KILL_WAIT_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 +
+                                                (t.tv_nsec - t0.tv_nsec) / 1000000);
+                struct pollfd p = {.fd = fds[i], .events = POLLIN};
+                char reply[CONTROL_MSG_MAX];
+                ssize_t k = -1;
+                if (poll(&p, 1, left > 0 ? left : 0) == 1)
+                        k = recv(fds[i], reply, sizeof reply - 1, 0);
+                close(fds[i]);
+                if (k > 0) {
+                        reply[k] = '\0';
+                        if (!strncmp(reply, "ok", 2)) {
+                                printf("killed %s\n", c->v[i].run);
+                                continue;
+                        }
+                        cli_error("run %s: %s", c->v[i].run, reply);
+                } else if (k == 0)
+                        /* the supervisor went away without answering: its run went with it */
+                        printf("killed %s\n", c->v[i].run);
+                else
+                        cli_error("run %s: no confirmation within %d s", c->v[i].run,
+                                  KILL_WAIT_MS / 1000);
+                failed += k != 0;
+        }
+        free(fds);
+        if (n == 0)
+                fprintf(stderr, "ringfence: no running runs matched\n");
+        return failed ? 1 : 0;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"state-dir", required_argument, NULL, 'S'},
+                {"agent", required_argument, NULL, 'a'},
+                {"all", no_argument, NULL, 'A'},
+                {"reason", required_argument, NULL, 'r'},
+                {"block", no_argument, NULL, 'b'},
+                {"secret", required_argument, NULL, 's'},
+                {"json", no_argument, NULL, 'j'},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        const char *verb = argv[0], *sd = NULL, *agent = NULL, *reason = NULL, *secret = NULL;
+        bool all = false, block = false, json = false;
+        _cleanup_free_ char *state_dir = NULL;
+        struct rf_error err = {0};
+        int c, r;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'S':
+                        sd = optarg;
+                        break;
+                case 'a':
+                        agent = optarg;
+                        break;
+                case 'A':
+                        all = true;
+                        break;
+                case 'r':
+                        reason = optarg;
+                        break;
+                case 'b':
+                        block = true;
+                        break;
+                case 's':
+                        secret = optarg;
+                        break;
+                case 'j':
+                        json = true;
+                        break;
+                case 'h':
+                        ctl_usage(stdout);
+                        return 0;
+                default:
+                        cli_error("%s: unknown option %s (see ringfence %s --help)", verb,
+                                  argv[optind - 1], verb);
+                        return CLI_EXIT_USAGE;
+                }
+        }
+        const char *id = optind < argc ? argv[optind++] : NULL;
+        if (optind < argc) {
+                cli_error("%s: unexpected argument '%s'", verb, argv[optind]);
+                return CLI_EXIT_USAGE;
+        }
+        if (reason && (strlen(reason) > CONTROL_REASON_MAX ||
+                       !json_text_is_safe(reason, strlen(reason)))) {
+                cli_error("%s: --reason: 1-%d bytes of printable text", verb, CONTROL_REASON_MAX);
+                return CLI_EXIT_USAGE;
+        }
+        if ((r = cli_state_dir(sd, 0, &state_dir, &err)) < 0) {
+                cli_print_error(&err);
+                return 1;
+        }
+        if (!strcmp(verb, "ps"))
+                return do_ps(state_dir, json);
+        if (!strcmp(verb, "block") || !strcmp(verb, "unblock")) {
+                if (!agent || id) {
+                        cli_error("%s: --agent A", verb);
+                        return CLI_EXIT_USAGE;
+                }
+                r = verb[0] == 'b' ? registry_block(state_dir, agent, reason, getuid(), &err)
+                                   : registry_unblock(state_dir, agent, &err);
+                if (r < 0) {
+                        cli_print_error(&err);
+                        return 1;
+                }
+                record_block(state_dir, verb[0] == 'b' ? "control.block" : "control.unblock",
+                             agent, reason);
+                fprintf(stderr, "agent %s %s\n", agent, verb[0] == 'b' ? "blocked" : "unblocked");
+                return 0;
+        }
+
+        struct collect col = {0};
+        registry_foreach(state_dir, collect_cb, &col);
+        size_t k = 0;
+        if (!strcmp(verb, "kill")) {
+                if (!!id + !!agent + all != 1) {
+                        cli_error("kill: give exactly one of RUN, --agent A, --all");
+                        collect_free(&col);
+                        return CLI_EXIT_USAGE;
+                }
+                if (block && !agent) {
+                        cli_error("kill: --block goes with --agent A");
+                        collect_free(&col);
+                        return CLI_EXIT_USAGE;
+                }
+                bool *pick = calloc(col.n ? col.n : 1, sizeof *pick);
+                if (!pick) {
+                        collect_free(&col);
+                        return 1;
+                }
+                if (id && (r = find_run(&col, id, &k)) < 0) {
+                        free(pick);
+                        collect_free(&col);
+                        return 1;
+                }
+                for (size_t i = 0; i < col.n; i++)
+                        pick[i] = col.live[i] &&
+                                  (all || (agent && !strcmp(col.v[i].agent, agent)) || (id && i == k));
+                if (block) {
+                        /* first: no new run of the agent slips in while we kill */
+                        if (registry_block(state_dir, agent, reason, getuid(), &err) < 0) {
+                                cli_print_error(&err);
+                                free(pick);
+                                collect_free(&col);
+                                return 1;
+                        }
+                        record_block(state_dir, "control.block", agent, reason);
+                }
+                r = kill_runs(state_dir, &col, pick, reason);
+                free(pick);
+                collect_free(&col);
+                return r;
+        }
+        if (!id) {
+                cli_error("%s: RUN missing", verb);
+                collect_free(&col);
+                return CLI_EXIT_USAGE;
+        }
+        if ((r = find_run(&col, id, &k)) < 0) {
+                collect_free(&col);
+                return 1;
+        }
+        struct run_info info = col.v[k];
+        bool live = col.live[k];
+        collect_free(&col);
+        char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX];
+        if (!strcmp(verb, "inspect")) {
+                char st[32];
+                state_of(state_dir, &info, live, st, sizeof st);
+                printf("{");
+                json_str("agent", info.agent, false);
+                json_str("cgroup", info.cgroup, false);
+                json_str("command", info.command, false);
+                json_str("on_behalf_of", info.on_behalf_of, false);
+                printf("\"pid\":%llu,", (unsigned long long)info.pid);
+                json_str("run", info.run, false);
+                printf("\"started_ms\":%lld,", (long long)info.started_ms);
+                json_str("state", st, false);
+                if (live && registry_request(state_dir, info.run, "status", reply, sizeof reply,
+                                             1000) == 0 &&
+                    strchr(reply, '{'))
+                        printf("\"supervisor\":%s,", strchr(reply, '{'));
+                json_str("task", info.task, false);
+                printf("\"uid\":%llu}\n", (unsigned long long)info.uid);
+                return 0;
+        }
+        if (!strcmp(verb, "revoke")) {
+                if (!secret) {
+                        cli_error("revoke: --secret NAME");
+                        return CLI_EXIT_USAGE;
+                }
+                snprintf(req, sizeof req, "revoke-secret %s", secret);
+        } else
+                snprintf(req, sizeof req, "%s", verb); /* pause, resume */
+        if (!live) {
+                cli_error("run %s is lost (its supervisor is gone)", info.run);
+                return 1;
+        }
+        if ((r = registry_request(state_dir, info.run, req, reply, sizeof reply, 10000)) < 0) {
+                cli_error("run %s: %s", info.run, strerror(-r));
+                return 1;
+        }
+        if (strncmp(reply, "ok", 2)) {
+                cli_error("run %s: %s", info.run, reply);
+                return 1;
+        }
+        printf("%s %s\n", info.run, reply + 3);
+        return 0;
+}

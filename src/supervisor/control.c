@@ -1,0 +1,68 @@
+/*
+ * control.c — the per-run control channel's request parser. Pure.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "secrets/broker.h"
+#include "shared/json.h"
+#include "supervisor/control.h"
+
+static const char *const verbs[_CTL_MAX] = {
+        [CTL_STATUS] = "status",     [CTL_KILL] = "kill",     [CTL_PAUSE] = "pause",
+        [CTL_RESUME] = "resume",     [CTL_REVOKE_SECRET] = "revoke-secret",
+};
+
+const char *control_op_name(enum control_op op)
+{
+        return (unsigned)op < _CTL_MAX ? verbs[op] : "?";
+}
+
+int control_req_parse(const char *buf, size_t len, struct control_req *req, const char **why)
+{
+        memset(req, 0, sizeof *req);
+        if (len == 0 || len > CONTROL_MSG_MAX) {
+                *why = "empty or oversized request";
+                return -EBADMSG;
+        }
+        const char *sp = memchr(buf, ' ', len);
+        size_t vl = sp ? (size_t)(sp - buf) : len;
+        const char *arg = sp ? sp + 1 : NULL;
+        size_t al = sp ? len - vl - 1 : 0;
+        req->op = _CTL_INVALID;
+        for (int i = 0; i < _CTL_MAX; i++)
+                if (strlen(verbs[i]) == vl && !memcmp(buf, verbs[i], vl))
+                        req->op = (enum control_op)i;
+        switch (req->op) {
+        case CTL_STATUS:
+        case CTL_PAUSE:
+        case CTL_RESUME:
+                if (sp) {
+                        *why = "this request takes no argument";
+                        return -EBADMSG;
+                }
+                return 0;
+        case CTL_KILL:
+                if (!sp)
+                        return 0;
+                if (al == 0 || al > CONTROL_REASON_MAX || !json_utf8_valid(arg, al, NULL) ||
+                    !json_text_is_safe(arg, al)) {
+                        *why = "a reason is 1-256 bytes of printable UTF-8";
+                        return -EBADMSG;
+                }
+                memcpy(req->arg, arg, al);
+                return 0;
+        case CTL_REVOKE_SECRET:
+                if (!sp || !secret_name_valid(arg, al)) {
+                        *why = "revoke-secret NAME";
+                        return -EBADMSG;
+                }
+                memcpy(req->arg, arg, al);
+                return 0;
+        case _CTL_MAX:
+        case _CTL_INVALID:
+        default:
+                *why = "unknown request (status, kill, pause, resume, revoke-secret)";
+                return -EBADMSG;
+        }
+}

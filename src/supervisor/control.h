@@ -1,0 +1,50 @@
+/*
+ * control.h — the per-run control channel: what `ringfence kill`, `pause`,
+ * `resume`, `inspect` and `grant` say to a run's supervisor.
+ *
+ * Every supervisor (standalone `ringfence run` or, later, the daemon)
+ * listens on STATE_DIR/runs/RUN/control.sock, a SOCK_SEQPACKET Unix
+ * socket in a 0700 directory that no run can see. One request per
+ * datagram, one reply:
+ *
+ *   status                 → ok STATE {json}
+ *   kill [REASON]          → ok killed        (sent once the run is gone)
+ *   pause | resume         → ok paused | ok running
+ *   revoke-secret NAME     → ok revoked N
+ *   (anything else)        → err MESSAGE
+ *
+ * The peer is identified by SO_PEERCRED: root or the supervisor's own uid.
+ * The request parser is pure and fuzzed (fuzz_control).
+ */
+#pragma once
+
+#include <stddef.h>
+
+#define CONTROL_MSG_MAX    1024 /* bytes of one request or of a reply's head */
+#define CONTROL_REASON_MAX 256  /* bytes of a kill reason */
+
+enum control_op {
+        CTL_STATUS,
+        CTL_KILL,
+        CTL_PAUSE,
+        CTL_RESUME,
+        CTL_REVOKE_SECRET,
+        _CTL_MAX,
+        _CTL_INVALID = -22,
+};
+
+struct control_req {
+        enum control_op op;
+        char arg[CONTROL_REASON_MAX + 1]; /* kill: the reason ("" none); revoke-secret: the name */
+};
+
+/*
+ * control_req_parse — one request datagram: a verb, then for kill an
+ * optional " REASON" (printable UTF-8, no control characters, at most
+ * CONTROL_REASON_MAX bytes), for revoke-secret " NAME" (secret_name_valid).
+ * 0, or -EBADMSG with *why a static explanation. Pure.
+ */
+int control_req_parse(const char *buf, size_t len, struct control_req *req, const char **why);
+
+/* control_op_name — "kill", ... (the verb). */
+const char *control_op_name(enum control_op op);
