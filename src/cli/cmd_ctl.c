@@ -308,8 +308,8 @@ int cmd_ctl(int argc, char **argv)
                 cli_error("%s: unexpected argument '%s'", verb, argv[optind]);
                 return CLI_EXIT_USAGE;
         }
-        if (reason && (strlen(reason) > CONTROL_REASON_MAX ||
-                       !json_text_is_safe(reason, strlen(reason)))) {
+        if (reason &&
+            (strlen(reason) > CONTROL_REASON_MAX || !json_text_is_safe(reason, strlen(reason)))) {
                 cli_error("%s: --reason: 1-%d bytes of printable text", verb, CONTROL_REASON_MAX);
                 return CLI_EXIT_USAGE;
         }
@@ -330,8 +330,8 @@ int cmd_ctl(int argc, char **argv)
                         cli_print_error(&err);
                         return 1;
                 }
-                record_block(state_dir, verb[0] == 'b' ? "control.block" : "control.unblock",
-                             agent, reason);
+                record_block(state_dir, verb[0] == 'b' ? "control.block" : "control.unblock", agent,
+                             reason);
                 fprintf(stderr, "agent %s %s\n", agent, verb[0] == 'b' ? "blocked" : "unblocked");
                 return 0;
         }
@@ -361,8 +361,9 @@ int cmd_ctl(int argc, char **argv)
                         return 1;
                 }
                 for (size_t i = 0; i < col.n; i++)
-                        pick[i] = col.live[i] &&
-                                  (all || (agent && !strcmp(col.v[i].agent, agent)) || (id && i == k));
+                        pick[i] =
+                                col.live[i] && (all || (agent && !strcmp(col.v[i].agent, agent)) ||
+                                                (id && i == k));
                 if (block) {
                         /* first: no new run of the agent slips in while we kill */
                         if (registry_block(state_dir, agent, reason, getuid(), &err) < 0) {
@@ -403,8 +404,9 @@ int cmd_ctl(int argc, char **argv)
                 json_str("run", info.run, false);
                 printf("\"started_ms\":%lld,", (long long)info.started_ms);
                 json_str("state", st, false);
-                if (live && registry_request(state_dir, info.run, "status", reply, sizeof reply,
-                                             1000) == 0 &&
+                if (live &&
+                    registry_request(state_dir, info.run, "status", reply, sizeof reply, 1000) ==
+                            0 &&
                     strchr(reply, '{'))
                         printf("\"supervisor\":%s,", strchr(reply, '{'));
                 json_str("task", info.task, false);

@@ -555,7 +555,8 @@ int cgroup_freeze(struct rf_cgroup *cg, bool frozen)
 
         if (!cg)
                 return -EINVAL;
-        if (cg->dir[H_V2] >= 0 && write_at(cg->dir[H_V2], "cgroup.freeze", frozen ? "1" : "0") == 0) {
+        if (cg->dir[H_V2] >= 0 &&
+            write_at(cg->dir[H_V2], "cgroup.freeze", frozen ? "1" : "0") == 0) {
                 /* the write starts it; cgroup.events says when every task is frozen */
                 for (int i = 0; frozen && i < 1000; i++) {
                         if (read_at(cg->dir[H_V2], "cgroup.events", buf, sizeof buf) > 0 &&

@@ -9,8 +9,11 @@
 #include "supervisor/control.h"
 
 static const char *const verbs[_CTL_MAX] = {
-        [CTL_STATUS] = "status",     [CTL_KILL] = "kill",     [CTL_PAUSE] = "pause",
-        [CTL_RESUME] = "resume",     [CTL_REVOKE_SECRET] = "revoke-secret",
+        [CTL_STATUS] = "status",
+        [CTL_KILL] = "kill",
+        [CTL_PAUSE] = "pause",
+        [CTL_RESUME] = "resume",
+        [CTL_REVOKE_SECRET] = "revoke-secret",
 };
 
 const char *control_op_name(enum control_op op)

@@ -116,8 +116,8 @@ int registry_add(const char *state_dir, const struct run_info *info, struct regi
         put_str(&j, &first, "task", info->task);
         put_num(&j, &first, "uid", info->uid);
         json_buf_append(&j, "}\n", 2);
-        r->info = openat(r->rundir, "info.json",
-                         O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        r->info = openat(r->rundir, "info.json", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                         0600);
         if (j.error || r->info < 0 || flock(r->info, LOCK_EX) < 0 ||
             write(r->info, j.data, j.len) != (ssize_t)j.len) {
                 e = rf_error_set(err, j.error ? j.error : negative_errno(),
@@ -130,7 +130,8 @@ int registry_add(const char *state_dir, const struct run_info *info, struct regi
         r->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (r->sock < 0 || bind(r->sock, (struct sockaddr *)&a, sizeof a) < 0 ||
             listen(r->sock, 16) < 0) {
-                e = rf_error_set(err, negative_errno(), "cannot create the run's control socket: %m");
+                e = rf_error_set(err, negative_errno(),
+                                 "cannot create the run's control socket: %m");
                 goto fail;
         }
         *ret = r;

@@ -263,7 +263,7 @@ enum run_state {
         RS_EXITED,
         RS_FAILED,
         RS_TIMED_OUT,
-        RS_LIMIT, /* an OOM kill or the pids limit inside the run: the whole run is killed */
+        RS_LIMIT,  /* an OOM kill or the pids limit inside the run: the whole run is killed */
         RS_KILLED, /* `ringfence kill`: the whole run is killed */
         RS_BROKEN,
         _RS_MAX
@@ -278,42 +278,42 @@ static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
                       [EV_EXIT] = RS_BROKEN,
                       [EV_TIMEOUT] = RS_TIMED_OUT,
                       [EV_LIMIT] = RS_LIMIT,
-                [EV_KILL] = RS_KILLED},
+                      [EV_KILL] = RS_KILLED},
         [RS_RUNNING] = {[EV_PTY] = RS_BROKEN,
                         [EV_FAIL] = RS_BROKEN,
                         [EV_EXEC_OK] = RS_BROKEN,
                         [EV_EXIT] = RS_EXITED,
                         [EV_TIMEOUT] = RS_TIMED_OUT,
                         [EV_LIMIT] = RS_LIMIT,
-                [EV_KILL] = RS_KILLED},
+                        [EV_KILL] = RS_KILLED},
         [RS_EXITED] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_EXITED,
                        [EV_LIMIT] = RS_LIMIT,
-                [EV_KILL] = RS_EXITED},
+                       [EV_KILL] = RS_EXITED},
         [RS_FAILED] = {[EV_PTY] = RS_BROKEN,
                        [EV_FAIL] = RS_BROKEN,
                        [EV_EXEC_OK] = RS_BROKEN,
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_FAILED,
                        [EV_LIMIT] = RS_FAILED,
-                [EV_KILL] = RS_FAILED},
+                       [EV_KILL] = RS_FAILED},
         [RS_TIMED_OUT] = {[EV_PTY] = RS_TIMED_OUT,
                           [EV_FAIL] = RS_TIMED_OUT,
                           [EV_EXEC_OK] = RS_TIMED_OUT,
                           [EV_EXIT] = RS_TIMED_OUT,
                           [EV_TIMEOUT] = RS_TIMED_OUT,
                           [EV_LIMIT] = RS_LIMIT,
-                [EV_KILL] = RS_KILLED},
+                          [EV_KILL] = RS_KILLED},
         [RS_LIMIT] = {[EV_PTY] = RS_LIMIT,
                       [EV_FAIL] = RS_LIMIT,
                       [EV_EXEC_OK] = RS_LIMIT,
                       [EV_EXIT] = RS_LIMIT,
                       [EV_TIMEOUT] = RS_LIMIT,
                       [EV_LIMIT] = RS_LIMIT,
-                [EV_KILL] = RS_LIMIT},
+                      [EV_KILL] = RS_LIMIT},
         [RS_KILLED] = {[EV_PTY] = RS_KILLED,
                        [EV_FAIL] = RS_KILLED,
                        [EV_EXEC_OK] = RS_KILLED,
@@ -327,7 +327,7 @@ static const enum run_state transitions[_RS_MAX][_EV_MAX] = {
                        [EV_EXIT] = RS_BROKEN,
                        [EV_TIMEOUT] = RS_BROKEN,
                        [EV_LIMIT] = RS_BROKEN,
-                [EV_KILL] = RS_BROKEN},
+                       [EV_KILL] = RS_BROKEN},
 };
 
 struct sup {
@@ -357,9 +357,9 @@ struct sup {
         struct rf_grants *grants;        /* borrowed: the run's secrets, or NULL */
         int broker;                      /* owned: the listening broker socket, or -1 */
         struct broker_conn *bconns[BROKER_CONNS_MAX];
-        int ctl;                           /* borrowed: the run's control socket, or -1 */
+        int ctl;                             /* borrowed: the run's control socket, or -1 */
         struct ctl_conn ctls[CTL_CONNS_MAX]; /* control requests being read */
-        int kill_waiters[CTL_CONNS_MAX];   /* owned: `kill` requests, answered when the run is gone */
+        int kill_waiters[CTL_CONNS_MAX]; /* owned: `kill` requests, answered when the run is gone */
         bool paused;
         char killed_by[160]; /* "uid 0 (root): reason" */
 };

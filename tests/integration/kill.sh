@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# kill.sh — the per-run kill switch (issue 7, standalone runs): every run is
+# registered with a control socket; `ringfence kill` stops exactly that
+# run's whole process tree.
+#
+# Asserts: ps lists the runs; a 50-process run is killed and none of its
+# processes survives (every pid of its pid namespace is gone), while a
+# second run is untouched and finishes normally; a run that keeps forking
+# during the kill leaves nothing behind either; kill returns only once the
+# run is gone (rc 137 for `ringfence run`, "killed by uid 0 (root):
+# REASON"); run.kill records the actor, the reason and the state; pause
+# freezes the run (its counter stops) and resume thaws it; kill --agent A
+# stops only A's runs, --block refuses new runs of A (125, run.refused
+# reason=blocked) until unblock; after a kill the run's broker grant is
+# revoked and a connection it held through its egress proxy is closed; the
+# control socket refuses another uid (EACCES on the directory; SO_PEERCRED
+# when it can reach it); a supervisor killed with SIGKILL takes its run
+# with it and shows as lost; the audit chain verifies.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+is_root || skip_all "needs root (host pids of the run's namespace, a second uid)"
+new_workspace
+RF=$RF_BIN
+records() { cat "$RF_STATE"/audit/audit-*.jsonl; }
+ps_json() { "$RF" ps --state-dir "$RF_STATE" --json; }
+run_of_agent() { ps_json | grep "\"agent\":\"$1\"" | grep -o '"run":"[^"]*"' | cut -d'"' -f4; }
+# the host pids in run $1's pid namespace (its init's)
+ns_pids() {
+	local init ns p
+	init=$("$RF" inspect --state-dir "$RF_STATE" "$1" | grep -o '"init_pid":[0-9]*' | cut -d: -f2)
+	[ -n "$init" ] || return 0
+	ns=$(readlink "/proc/$init/ns/pid") || return 0
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] && printf '%s\n' "${p#/proc/}"
+	done
+	printf 'ns %s\n' "$ns" >&2
+}
+wait_for() { # wait_for FILE: up to 10 s
+	for _ in $(seq 1 200); do [ -e "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+alive_in() { # alive_in NS PIDS...: how many of PIDS still live in NS
+	local ns=$1 n=0 p
+	shift
+	for p in "$@"; do [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" = "$ns" ] && n=$((n + 1)); done
+	echo "$n"
+}
+
+# ---- a 50-process run, killed; another run untouched ---------------------------------------
+rf_start --agent big -- /bin/sh -c "for i in \$(seq 50); do sleep 300 & done; touch '$WS/big.ready'; wait"
+BIG_PID=$RF_PID BIG_OUT=$_RF_OUTF BIG_ERR=$_RF_ERRF
+rf_start --agent other -- /bin/sh -c "touch '$WS/other.ready'; while [ ! -e '$WS/other.stop' ]; do sleep 0.05; done; echo done"
+OTHER_PID=$RF_PID OTHER_OUT=$_RF_OUTF OTHER_ERR=$_RF_ERRF
+wait_for "$WS/big.ready" && wait_for "$WS/other.ready"
+check "both runs started" test -e "$WS/big.ready" -a -e "$WS/other.ready"
+BIG=$(run_of_agent big)
+OTHER=$(run_of_agent other)
+check "both runs are registered" test -n "$BIG" -a -n "$OTHER"
+is "$(ps_json | grep -c '"state":"running"')" 2 "ps lists both runs, running"
+pids=$(ns_pids "$BIG" 2>"$WS/ns")
+ns=$(sed -n 's/^ns //p' "$WS/ns")
+n=$(printf '%s\n' "$pids" | grep -c .)
+check "the big run has init, its shell and 50 sleeps ($n processes)" test "$n" -ge 52
+out=$("$RF" kill --state-dir "$RF_STATE" --reason "test: stop it" "$BIG" 2>&1)
+is "$?" 0 "ringfence kill RUN: exit 0 ($out)"
+# kill returns once the run is gone: nothing of its namespace is left now
+# shellcheck disable=SC2086
+is "$(alive_in "$ns" $pids)" 0 "no process of the killed run survives (checked as soon as kill returned)"
+RF_PID=$BIG_PID _RF_OUTF=$BIG_OUT _RF_ERRF=$BIG_ERR
+rf_wait
+is "$RF_RC" 137 "ringfence run of the killed run exits 137"
+like "$RF_ERR" "killed by uid 0 \\(root\\): test: stop it" "... saying who killed it and why"
+k=$(records | grep "\"run\":\"$BIG\"" | grep '"event":"run.kill"')
+like "$k" '"actor_uid":0' "run.kill records the actor's uid"
+like "$k" '"actor_user":"root"' "... its user"
+like "$k" '"reason":"test: stop it"' "... the reason"
+like "$k" '"state":"running"' "... and the run's state"
+like "$(records | grep "\"run\":\"$BIG\"" | grep '"event":"run.exit"')" '"status":137' "run.exit follows with 137"
+is "$(ps_json | grep -c "\"run\":\"$BIG\"")" 0 "the killed run is no longer registered"
+is "$(ps_json | grep "\"run\":\"$OTHER\"" | grep -c '"state":"running"')" 1 "the other run is untouched (still running)"
+
+# ---- pause / resume ---------------------------------------------------------------------------
+rf_start --agent counter -- /bin/sh -c "i=0; while :; do i=\$((i+1)); echo \$i >'$WS/count.tmp'; mv '$WS/count.tmp' '$WS/count'; sleep 0.02; done"
+CNT_PID=$RF_PID CNT_OUT=$_RF_OUTF CNT_ERR=$_RF_ERRF
+wait_for "$WS/count"
+CNT=$(run_of_agent counter)
+out=$("$RF" pause --state-dir "$RF_STATE" "$CNT" 2>&1)
+is "$?" 0 "pause: exit 0 ($out)"
+c1=$(cat "$WS/count")
+sleep 0.5
+c2=$(cat "$WS/count")
+is "$c2" "$c1" "paused: the run's counter does not move"
+is "$(ps_json | grep "\"run\":\"$CNT\"" | grep -c '"state":"paused"')" 1 "ps shows it paused"
+"$RF" resume --state-dir "$RF_STATE" "$CNT" >/dev/null 2>&1
+sleep 0.5
+c3=$(cat "$WS/count")
+check "resumed: the counter moves again ($c2 -> $c3)" test "${c3:-0}" -gt "${c2:-0}"
+like "$(records | grep "\"run\":\"$CNT\"" | grep -c '"event":"run.pause"\|"event":"run.resume"')" '^2$' \
+	"run.pause and run.resume are recorded"
+"$RF" kill --state-dir "$RF_STATE" "$CNT" >/dev/null 2>&1
+RF_PID=$CNT_PID _RF_OUTF=$CNT_OUT _RF_ERRF=$CNT_ERR
+rf_wait
+is "$RF_RC" 137 "the counter run killed: 137"
+
+# ---- a run forking during the kill ---------------------------------------------------------
+rf_start --agent forker --pids 20000 -- /bin/sh -c "touch '$WS/fork.ready'; while :; do sleep 30 & done"
+F_PID=$RF_PID F_OUT=$_RF_OUTF F_ERR=$_RF_ERRF
+wait_for "$WS/fork.ready"
+sleep 0.5
+FRK=$(run_of_agent forker)
+pids=$(ns_pids "$FRK" 2>"$WS/ns")
+ns=$(sed -n 's/^ns //p' "$WS/ns")
+"$RF" kill --state-dir "$RF_STATE" "$FRK" >/dev/null 2>&1
+is "$?" 0 "kill of a run that keeps forking: exit 0"
+# any pid in that namespace, whether listed before or forked during the kill
+left=0
+for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] && left=$((left + 1)); done
+is "$left" 0 "... nothing of its namespace is left, including processes forked during the kill ($(printf '%s\n' "$pids" | grep -c .) seen before)"
+RF_PID=$F_PID _RF_OUTF=$F_OUT _RF_ERRF=$F_ERR
+rf_wait
+is "$RF_RC" 137 "... its ringfence run exits 137"
+
+# ---- kill --agent, --block ----------------------------------------------------------------
+for i in 1 2; do
+	rf_start --agent alpha -- /bin/sh -c "touch '$WS/alpha$i.ready'; sleep 300"
+	eval "A${i}_PID=\$RF_PID A${i}_OUT=\$_RF_OUTF A${i}_ERR=\$_RF_ERRF"
+done
+wait_for "$WS/alpha1.ready" && wait_for "$WS/alpha2.ready"
+out=$("$RF" kill --state-dir "$RF_STATE" --agent alpha --block --reason "alpha misbehaves" 2>&1)
+is "$?" 0 "kill --agent alpha --block: exit 0"
+is "$(grep -c '^killed ' <<<"$out")" 2 "... killed both of alpha's runs"
+for i in 1 2; do
+	eval "RF_PID=\$A${i}_PID _RF_OUTF=\$A${i}_OUT _RF_ERRF=\$A${i}_ERR"
+	rf_wait
+	is "$RF_RC" 137 "alpha run $i: 137"
+done
+is "$(ps_json | grep "\"run\":\"$OTHER\"" | grep -c '"state":"running"')" 1 "the other agent's run is still running"
+rm -f "$WS/ran"
+rf_run --agent alpha -- /bin/sh -c "touch '$WS/ran'"
+is "$RF_RC" 125 "a new run of the blocked agent is refused (125)"
+like "$RF_ERR" "agent alpha is blocked \\(by uid 0: alpha misbehaves\\)" "... saying so"
+check "... and the command did not run" test ! -e "$WS/ran"
+like "$(records | grep '"event":"run.refused"' | tail -n 1)" '"reason":"blocked"' "run.refused reason=blocked"
+rf_run --agent beta -- true
+is "$RF_RC" 0 "control: another agent still starts runs"
+"$RF" unblock --state-dir "$RF_STATE" --agent alpha >/dev/null 2>&1
+rf_run --agent alpha -- true
+is "$RF_RC" 0 "after unblock, alpha starts runs again"
+like "$(records | grep '"event":"control.block"')" '"agent":"alpha"' "control.block recorded"
+like "$(records | grep '"event":"control.unblock"')" '"agent":"alpha"' "control.unblock recorded"
+
+# ---- after a kill: grants revoked, egress connections closed ---------------------------------
+printf 'killtest-%s' "$RANDOM$RANDOM" | "$RF" secret set --state-dir "$RF_STATE" ktok >/dev/null 2>&1
+rf_mktemp /tmp
+SRV=$REPLY
+python3 - "$SRV" <<'PY' &
+import socket, sys, os
+d = sys.argv[1]
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+open(d + "/port.tmp", "w").write(str(s.getsockname()[1])); os.rename(d + "/port.tmp", d + "/port")
+c, _ = s.accept()
+c.recv(65536)
+c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\nhello")
+c.settimeout(60)
+try:
+    while c.recv(65536):
+        pass
+    open(d + "/eof", "w").write("eof")
+except Exception as e:
+    open(d + "/eof", "w").write("error " + str(e))
+PY
+register_pid $!
+wait_for "$SRV/port"
+PORT=$(cat "$SRV/port")
+rf_start --agent holder --secret-broker k=store:ktok --allow-host "127.0.0.1:$PORT" -- /bin/sh -c \
+	"ringfence-secret k >/dev/null && touch '$WS/h.read'
+	 curl -s --noproxy '' -x http://127.0.0.1:3128 -o /dev/null 'http://127.0.0.1:$PORT/' &
+	 sleep 300"
+H_PID=$RF_PID H_OUT=$_RF_OUTF H_ERR=$_RF_ERRF
+wait_for "$WS/h.read"
+for _ in $(seq 1 100); do
+	[ "$(records | grep -c '"event":"egress.request"')" -gt 0 ] && break
+	sleep 0.05
+done
+HLD=$(run_of_agent holder)
+check "the holder run reads its secret and holds a connection" test -e "$WS/h.read"
+check "... the test server does not see EOF yet" test ! -e "$SRV/eof"
+"$RF" kill --state-dir "$RF_STATE" "$HLD" >/dev/null 2>&1
+wait_for "$SRV/eof"
+is "$(cat "$SRV/eof" 2>/dev/null)" eof "after the kill the connection held through egress is closed (the server sees EOF)"
+RF_PID=$H_PID _RF_OUTF=$H_OUT _RF_ERRF=$H_ERR
+rf_wait
+rev=$(records | grep "\"run\":\"$HLD\"" | grep '"event":"secret.revoke"')
+like "$rev" '"effect":"reads refused"' "the killed run's broker grant is revoked (secret.revoke)"
+kseq=$(records | grep "\"run\":\"$HLD\"" | grep '"event":"run.kill"' | grep -o '"seq":[0-9]*' | cut -d: -f2)
+rseq=$(grep -o '"seq":[0-9]*' <<<"$rev" | cut -d: -f2)
+check "... after the run.kill record (seq $kseq < $rseq)" test "${rseq:-0}" -gt "${kseq:-999999999}"
+
+# ---- the control socket refuses other uids ---------------------------------------------------
+if as_user_setup; then
+	chown -R 0:0 "$WS" "$RF_STATE" # the run below is root's
+	chmod 0755 "$(dirname "$RF_STATE")"
+	sock="$RF_STATE/runs/$OTHER/control.sock"
+	is "$(as_user "$RF_PROBE" unix-connect "$sock")" "errno=EACCES" \
+		"another uid cannot reach a run's control socket (0700 state dir): EACCES"
+	chmod 0711 "$RF_STATE" "$RF_STATE/runs" "$RF_STATE/runs/$OTHER"
+	chmod 0777 "$sock"
+	reply=$(as_user python3 -c "import socket,sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(sys.argv[1]); s.send(b'kill'); print(s.recv(1024).decode())" "$sock" 2>&1)
+	chmod 0700 "$RF_STATE" "$RF_STATE/runs" "$RF_STATE/runs/$OTHER"
+	chmod 0755 "$sock"
+	like "$reply" "^err permission denied" "with the directories and the socket opened up, SO_PEERCRED still refuses it ($reply)"
+	is "$(ps_json | grep "\"run\":\"$OTHER\"" | grep -c '"state":"running"')" 1 "... and the run lives on"
+else
+	skip "control socket vs another uid" "needs root"
+	skip "control socket vs another uid (SO_PEERCRED)" "needs root"
+	skip "control socket vs another uid (run lives)" "needs root"
+fi
+
+# ---- a supervisor killed with SIGKILL takes its run with it -----------------------------------
+rf_start --agent crash -- /bin/sh -c "touch '$WS/crash.ready'; sleep 300"
+C_PID=$RF_PID
+wait_for "$WS/crash.ready"
+CR=$(run_of_agent crash)
+pids=$(ns_pids "$CR" 2>"$WS/ns")
+ns=$(sed -n 's/^ns //p' "$WS/ns")
+kill -KILL "$C_PID"
+wait "$C_PID" 2>/dev/null
+for _ in $(seq 1 100); do
+	# shellcheck disable=SC2086
+	[ "$(alive_in "$ns" $pids)" = 0 ] && break
+	sleep 0.05
+done
+# shellcheck disable=SC2086
+is "$(alive_in "$ns" $pids)" 0 "a supervisor killed with SIGKILL: its run dies with it (no orphan)"
+is "$(ps_json | grep "\"run\":\"$CR\"" | grep -c '"state":"lost"')" 1 "ps shows that run as lost"
+
+touch "$WS/other.stop"
+RF_PID=$OTHER_PID _RF_OUTF=$OTHER_OUT _RF_ERRF=$OTHER_ERR
+rf_wait
+is "$RF_RC" 0 "the other run, untouched by all of this, finishes normally"
+is "$RF_OUT" "done" "... with its own output"
+out=$("$RF" audit verify --state-dir "$RF_STATE" 2>&1)
+is "$?" 0 "the audit chain verifies ($out)"
+
+done_testing

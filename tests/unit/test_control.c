@@ -1,0 +1,60 @@
+/*
+ * test_control.c — the per-run control channel's request parser
+ * (supervisor/control.c): every verb, its argument rules, and refusals.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "supervisor/control.h"
+#include "tap.h"
+
+static int parse(const char *s, struct control_req *r)
+{
+        const char *why = NULL;
+        return control_req_parse(s, strlen(s), r, &why);
+}
+
+int main(void)
+{
+        struct control_req r;
+
+        is_int(parse("status", &r), 0, "status");
+        is_int(r.op, CTL_STATUS, "... is CTL_STATUS");
+        is_int(parse("kill", &r), 0, "kill without a reason");
+        ok(r.op == CTL_KILL && r.arg[0] == '\0', "... CTL_KILL, empty reason");
+        is_int(parse("kill agent looped — stop it", &r), 0, "kill with a UTF-8 reason");
+        is_str(r.arg, "agent looped — stop it", "... the reason kept");
+        is_int(parse("pause", &r), 0, "pause");
+        is_int(parse("resume", &r), 0, "resume");
+        is_int(parse("revoke-secret db.pem", &r), 0, "revoke-secret NAME");
+        ok(r.op == CTL_REVOKE_SECRET && !strcmp(r.arg, "db.pem"), "... the name");
+
+        static const char *const bad[] = {
+                "",
+                "stat",
+                "status now",
+                "pause x",
+                "kill ",
+                "kill a\nb",
+                "kill \x1b[2J",
+                "revoke-secret",
+                "revoke-secret ../x",
+                "revoke-secret a b",
+                "KILL",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+                is_int(parse(bad[i], &r), -EBADMSG, "refused: \"%s\"", bad[i]);
+        char big[CONTROL_REASON_MAX + 8];
+        memcpy(big, "kill ", 5);
+        memset(big + 5, 'x', CONTROL_REASON_MAX);
+        big[5 + CONTROL_REASON_MAX] = '\0';
+        is_int(parse(big, &r), 0, "a reason of %d bytes", CONTROL_REASON_MAX);
+        big[5 + CONTROL_REASON_MAX] = 'x';
+        big[6 + CONTROL_REASON_MAX] = '\0';
+        is_int(parse(big, &r), -EBADMSG, "... one more: refused");
+        const char *why = NULL;
+        is_int(control_req_parse("kill\0x", 6, &r, &why), -EBADMSG, "a NUL inside: refused");
+        is_int(control_req_parse("kill", CONTROL_MSG_MAX + 1, &r, &why), -EBADMSG,
+               "a datagram over CONTROL_MSG_MAX: refused");
+        return done();
+}
