@@ -35,6 +35,7 @@ int cmd_audit(int argc, char **argv);
 int cmd_secret(int argc, char **argv);
 /* ps, inspect, kill, pause, resume, revoke, block, unblock (argv[0] is the verb). */
 int cmd_ctl(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
 struct audit_log;
 struct rf_plan;
 struct rf_policy;

@@ -55,6 +55,7 @@ enum {
         OPT_SECRET_BROKER,
         OPT_MASK_OUTPUT,
         OPT_KEY_FILE,
+        OPT_RUN_ID,
 };
 
 static const struct option run_options[] = {
@@ -82,6 +83,7 @@ static const struct option run_options[] = {
         {"secret-broker", required_argument, NULL, OPT_SECRET_BROKER},
         {"mask-output", no_argument, NULL, OPT_MASK_OUTPUT},
         {"key-file", required_argument, NULL, OPT_KEY_FILE},
+        {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -148,6 +150,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         switch (c) {
         case OPT_KEY_FILE:
         case OPT_MASK_OUTPUT:
+        case OPT_RUN_ID:
                 return 0; /* cmd_run's own */
         case 'p':
                 free(*policy_file);
@@ -277,6 +280,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
         bool mask_output = false;
+        char given_id[RF_RUN_ID_LEN + 1] = "";
         _cleanup_(plan_freep) struct rf_plan *plan = NULL;
         struct rf_error err = {0};
         char cwd[PATH_MAX], home[PATH_MAX];
@@ -314,6 +318,20 @@ int cmd_run(int argc, char **argv)
                 }
                 if (c == OPT_MASK_OUTPUT)
                         mask_output = true;
+                if (c == OPT_RUN_ID) {
+                        /* the daemon names the run it starts (a UUID, lower-case hex) */
+                        bool good = strlen(optarg) == RF_RUN_ID_LEN;
+                        for (size_t i = 0; good && i < RF_RUN_ID_LEN; i++)
+                                good = (i == 8 || i == 13 || i == 18 || i == 23)
+                                               ? optarg[i] == '-'
+                                               : (optarg[i] >= '0' && optarg[i] <= '9') ||
+                                                         (optarg[i] >= 'a' && optarg[i] <= 'f');
+                        if (!good) {
+                                cli_error("run: --run-id: a UUID in lower-case hex");
+                                return RF_EXIT_REFUSED;
+                        }
+                        snprintf(given_id, sizeof given_id, "%s", optarg);
+                }
                 if (c == OPT_KEY_FILE) {
                         free(key_file);
                         if (!(key_file = strdup(optarg))) {
@@ -349,7 +367,9 @@ int cmd_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
         char run_id[RF_RUN_ID_LEN + 1], token[TOKEN_MAX + 1];
-        if ((r = rf_run_id_new(run_id)) < 0) {
+        if (given_id[0])
+                memcpy(run_id, given_id, sizeof run_id);
+        else if ((r = rf_run_id_new(run_id)) < 0) {
                 audit_close(alog);
                 cli_error("cannot make a run id: %s", strerror(-r));
                 return RF_EXIT_REFUSED;

@@ -33,6 +33,7 @@ static void usage(FILE *f)
               "  pause RUN / resume RUN          freeze / thaw a run\n"
               "  revoke RUN --secret NAME        end a live run's grant\n"
               "  block / unblock --agent A       refuse / allow new runs of an agent\n"
+              "  daemon [--config FILE]          supervise many runs; the control API (docs/API.md)\n"
               "  version [--layers]              print the version [and what this host offers]\n"
               "\n"
               "Every command accepts --state-dir DIR (or RINGFENCE_STATE_DIR).\n"
@@ -78,6 +79,8 @@ int main(int argc, char **argv)
                         return cmd_ctl(argc - 1, argv + 1);
         if (!strcmp(cmd, "secret"))
                 return cmd_secret(argc - 1, argv + 1);
+        if (!strcmp(cmd, "daemon"))
+                return cmd_daemon(argc - 1, argv + 1);
         if (!strcmp(cmd, "identity"))
                 return cmd_identity(argc - 1, argv + 1);
         if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

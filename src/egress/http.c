@@ -552,7 +552,21 @@ static int parse_target(const char *buf, size_t t0, size_t t1, struct http_reque
  * handler calls this again on the grown buffer after every read until it
  * returns non-zero; the result does not depend on bytes after the head.
  */
-int http_request_parse(const char *buf, size_t len, struct http_request *r, const char **why)
+/* origin form (the daemon's API): "/path[?query]", printable, no spaces */
+static int parse_origin_target(const char *buf, size_t t0, size_t t1, struct http_request *r,
+                               const char **why)
+{
+        if (t1 <= t0 || buf[t0] != '/' || t1 - t0 > HTTP_ORIGIN_TARGET_MAX)
+                return fail(why, "the target must be a path of at most 2048 bytes");
+        for (size_t i = t0; i < t1; i++)
+                if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
+                        return fail(why, "a byte outside printable ASCII in the target");
+        r->path = (struct http_span){t0, t1 - t0};
+        return 0;
+}
+
+static int request_parse(const char *buf, size_t len, struct http_request *r, const char **why,
+                         bool origin)
 {
         size_t head_len, t0, t1, cl_count = 0, te_count = 0;
         const struct http_header *host = NULL;
@@ -570,7 +584,9 @@ int http_request_parse(const char *buf, size_t len, struct http_request *r, cons
         k = parse_request_line(buf, eol, r, &t0, &t1, why);
         if (k < 0)
                 return k;
-        k = parse_target(buf, t0, t1, r, why);
+        if (origin && r->connect)
+                return fail(why, "CONNECT is not served here");
+        k = origin ? parse_origin_target(buf, t0, t1, r, why) : parse_target(buf, t0, t1, r, why);
         if (k < 0)
                 return k;
 
@@ -612,7 +628,9 @@ int http_request_parse(const char *buf, size_t len, struct http_request *r, cons
         if (r->connect && (r->chunked || r->content_length > 0))
                 return fail(why, "CONNECT with a request body");
 
-        if (!host) {
+        if (origin) {
+                /* a local API: Host is whatever the client says */
+        } else if (!host) {
                 if (!r->connect)
                         return fail(why, "missing Host header");
         } else {
@@ -630,6 +648,16 @@ int http_request_parse(const char *buf, size_t len, struct http_request *r, cons
 
         r->head_len = head_len;
         return (int)head_len;
+}
+
+int http_request_parse(const char *buf, size_t len, struct http_request *r, const char **why)
+{
+        return request_parse(buf, len, r, why, false);
+}
+
+int http_origin_request_parse(const char *buf, size_t len, struct http_request *r, const char **why)
+{
+        return request_parse(buf, len, r, why, true);
 }
 
 /* See http.h. buf is the buffer r was parsed from; name is NUL-terminated. */

@@ -65,6 +65,16 @@ struct http_request {
  */
 int http_request_parse(const char *buf, size_t len, struct http_request *r, const char **why);
 
+/*
+ * http_origin_request_parse — the same rules for a local API (the daemon's
+ * control socket): origin form only ("/path?query", printable ASCII, at
+ * most HTTP_ORIGIN_TARGET_MAX bytes; r->path spans it), CONNECT refused,
+ * Host optional and not compared. Same returns.
+ */
+#define HTTP_ORIGIN_TARGET_MAX 2048
+int http_origin_request_parse(const char *buf, size_t len, struct http_request *r,
+                              const char **why);
+
 struct http_response {
         int status;             /* 100..599 */
         int64_t content_length; /* -1: none */

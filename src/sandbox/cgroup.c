@@ -452,6 +452,31 @@ int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgr
         return 0;
 }
 
+int cgroup_reap_stale(const char *run_id)
+{
+        struct rf_cgroup *cg = calloc(1, sizeof *cg);
+        struct found f;
+        int n = 0;
+
+        if (!cg)
+                return -ENOMEM;
+        cg->oom_fd = cg->oom_ctl_fd = cg->pids_fd = -1;
+        for (int h = 0; h < _H_MAX; h++)
+                cg->parent[h] = cg->dir[h] = -1;
+        snprintf(cg->name, sizeof cg->name, "ringfence-%s", run_id);
+        if (discover(&f) == 0)
+                for (int h = 0; h < _H_MAX; h++) {
+                        int fd = open_own(&f, h);
+                        cg->parent[h] = fd >= 0 ? fd : -1;
+                        if (fd >= 0 && (cg->dir[h] = openat(fd, cg->name,
+                                                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                                    O_CLOEXEC)) >= 0)
+                                n++;
+                }
+        cgroup_destroy(cg); /* kills what is left, removes the directories */
+        return n;
+}
+
 enum cgroup_mode cgroup_get_mode(const struct rf_cgroup *cg)
 {
         return cg ? cg->mode : CGROUP_NONE;

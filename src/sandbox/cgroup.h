@@ -137,5 +137,12 @@ int cgroup_freeze(struct rf_cgroup *cg, bool frozen);
 /* Read accounting. 0 or -errno. */
 int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st);
 
+/*
+ * cgroup_reap_stale — the cgroups of run `run_id` that a supervisor which
+ * died left beneath ours: whatever is still in them is killed, then they
+ * are removed. Returns how many hierarchies had one, or -errno.
+ */
+int cgroup_reap_stale(const char *run_id);
+
 /* Kill what is left, remove the cgroups, free. Accepts NULL; returns NULL. */
 struct rf_cgroup *cgroup_destroy(struct rf_cgroup *cg);

@@ -24,6 +24,7 @@ const char *control_op_name(enum control_op op)
 int control_req_parse(const char *buf, size_t len, struct control_req *req, const char **why)
 {
         memset(req, 0, sizeof *req);
+        req->actor = -1;
         if (len == 0 || len > CONTROL_MSG_MAX) {
                 *why = "empty or oversized request";
                 return -EBADMSG;
@@ -48,6 +49,22 @@ int control_req_parse(const char *buf, size_t len, struct control_req *req, cons
         case CTL_KILL:
                 if (!sp)
                         return 0;
+                /* "kill @UID REASON": the actor a root peer (the daemon) acts for */
+                if (al > 1 && arg[0] == '@') {
+                        size_t i = 1;
+                        long long uid = 0;
+                        while (i < al && arg[i] >= '0' && arg[i] <= '9' && i < 11)
+                                uid = uid * 10 + (arg[i++] - '0');
+                        if (i == 1 || uid > 0xfffffffeLL || (i < al && arg[i] != ' ')) {
+                                *why = "kill @UID [REASON]";
+                                return -EBADMSG;
+                        }
+                        req->actor = (long)uid;
+                        if (i == al)
+                                return 0;
+                        arg += i + 1;
+                        al -= i + 1;
+                }
                 if (al == 0 || al > CONTROL_REASON_MAX || !json_utf8_valid(arg, al, NULL) ||
                     !json_text_is_safe(arg, al)) {
                         *why = "a reason is 1-256 bytes of printable UTF-8";

@@ -8,7 +8,8 @@
  * datagram, one reply:
  *
  *   status                 → ok STATE {json}
- *   kill [REASON]          → ok killed        (sent once the run is gone)
+ *   kill [@UID] [REASON]   → ok killed        (sent once the run is gone; @UID: the
+ *                                             caller a root peer such as the daemon acts for)
  *   pause | resume         → ok paused | ok running
  *   revoke-secret NAME     → ok revoked N
  *   (anything else)        → err MESSAGE
@@ -36,6 +37,7 @@ enum control_op {
 struct control_req {
         enum control_op op;
         char arg[CONTROL_REASON_MAX + 1]; /* kill: the reason ("" none); revoke-secret: the name */
+        long actor;                       /* kill "@UID": whom a root peer acts for; -1 none */
 };
 
 /*

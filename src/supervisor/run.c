@@ -705,7 +705,10 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                           s->paused ? "true" : "false", s->grants ? s->grants->n : 0);
                 break;
         case CTL_KILL: {
-                ctl_record(s, "run.kill", &who, req.arg);
+                struct ucred actor = who;
+                if (req.actor >= 0 && who.uid == 0) /* the daemon, acting for its caller */
+                        actor = (struct ucred){.pid = 0, .uid = (uid_t)req.actor, .gid = 0};
+                ctl_record(s, "run.kill", &actor, req.arg);
                 s->paused = false;
                 sup_event(s, EV_KILL);
                 /* answered once everything of the run is gone */

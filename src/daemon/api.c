@@ -1,0 +1,307 @@
+/*
+ * api.c — the daemon's routes and request bodies. Pure; fuzzed (fuzz_api).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/api.h"
+#include "secrets/broker.h"
+#include "shared/json.h"
+
+static const char *const op_names[_API_OP_MAX] = {
+        [API_LIST_RUNS] = "list-runs",  [API_START_RUN] = "start-run", [API_GET_RUN] = "get-run",
+        [API_KILL_RUN] = "kill",        [API_PAUSE_RUN] = "pause",     [API_RESUME_RUN] = "resume",
+        [API_REVOKE_SECRET] = "revoke", [API_KILL_AGENT] = "kill",     [API_BLOCK_AGENT] = "block",
+        [API_UNBLOCK_AGENT] = "block",  [API_AUDIT] = "audit",
+};
+
+const char *api_op_name(enum api_op op)
+{
+        return (unsigned)op < _API_OP_MAX ? op_names[op] : "?";
+}
+
+static int say(char *why, size_t len, int status, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static int say(char *why, size_t len, int status, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+        return status;
+}
+
+static void strv_free(char **v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+void api_req_clear(struct api_req *req)
+{
+        strv_free(req->argv, req->argc);
+        strv_free(req->secrets, req->n_secrets);
+        strv_free(req->allow_hosts, req->n_allow_hosts);
+        memset(req, 0, sizeof *req);
+}
+
+static bool run_id_ok(const char *s, size_t n)
+{
+        if (n != 36)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+                if (dash ? s[i] != '-'
+                         : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        }
+        return true;
+}
+
+/* Agents in URLs: [A-Za-z0-9._-]{1,256} (no percent-decoding anywhere). */
+static bool agent_ok(const char *s, size_t n)
+{
+        if (n == 0 || n > API_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+static bool text_ok(const struct json_node *v, size_t max)
+{
+        return v->type == JSON_STRING && v->len <= max && json_text_is_safe(v->str, v->len);
+}
+
+static int strv_from(const struct json_node *m, size_t max_n, size_t max_len, char ***out,
+                     size_t *n, char *why, size_t wl)
+{
+        if (m->type != JSON_ARRAY || m->n_items > max_n)
+                return say(why, wl, 400, "%s: an array of at most %zu strings", m->key, max_n);
+        *out = calloc(m->n_items + 1, sizeof **out);
+        if (!*out)
+                return say(why, wl, 500, "out of memory");
+        for (size_t i = 0; i < m->n_items; i++) {
+                const struct json_node *e = m->items[i];
+                if (e->type != JSON_STRING || e->len > max_len)
+                        return say(why, wl, 400, "%s[%zu]: a string of at most %zu bytes", m->key,
+                                   i, max_len);
+                if (!((*out)[i] = strdup(e->str)))
+                        return say(why, wl, 500, "out of memory");
+                (*n)++;
+        }
+        return 0;
+}
+
+/* {"reason": "...", "block": bool, "secret": "..."} — each key where allowed. */
+static int small_body(const struct json_node *o, struct api_req *r, bool want_block,
+                      bool want_secret, char *why, size_t wl)
+{
+        for (size_t i = 0; o && i < o->n_items; i++) {
+                const struct json_node *m = o->items[i];
+                if (!strcmp(m->key, "reason")) {
+                        if (!text_ok(m, 256))
+                                return say(why, wl, 400,
+                                           "reason: printable text, at most 256 bytes");
+                        memcpy(r->reason, m->str, m->len + 1);
+                } else if (want_block && !strcmp(m->key, "block")) {
+                        if (m->type != JSON_TRUE && m->type != JSON_FALSE)
+                                return say(why, wl, 400, "block: true or false");
+                        r->block = m->type == JSON_TRUE;
+                } else if (want_secret && !strcmp(m->key, "secret")) {
+                        if (m->type != JSON_STRING || !secret_name_valid(m->str, m->len))
+                                return say(why, wl, 400, "secret: a secret name");
+                        memcpy(r->secret, m->str, m->len + 1);
+                } else
+                        return say(why, wl, 400, "unknown key \"%.64s\"", m->key);
+        }
+        if (want_secret && !r->secret[0])
+                return say(why, wl, 400, "secret: required");
+        return 0;
+}
+
+static int start_body(const struct json_node *o, struct api_req *r, char *why, size_t wl)
+{
+        int s;
+        if (!o)
+                return say(why, wl, 400, "a JSON object body is required");
+        for (size_t i = 0; i < o->n_items; i++) {
+                const struct json_node *m = o->items[i];
+                if (!strcmp(m->key, "argv")) {
+                        if ((s = strv_from(m, API_ARGV_MAX, API_ARG_MAX, &r->argv, &r->argc, why,
+                                           wl)))
+                                return s;
+                } else if (!strcmp(m->key, "agent") || !strcmp(m->key, "task") ||
+                           !strcmp(m->key, "on_behalf_of")) {
+                        if (!text_ok(m, API_NAME_MAX) || m->len == 0)
+                                return say(why, wl, 400, "%s: printable text, 1-256 bytes", m->key);
+                        char *dst = m->key[0] == 'a'   ? r->agent
+                                    : m->key[0] == 't' ? r->task
+                                                       : r->on_behalf_of;
+                        memcpy(dst, m->str, m->len + 1);
+                } else if (!strcmp(m->key, "workspace")) {
+                        if (m->type != JSON_STRING || m->len >= sizeof r->workspace ||
+                            m->str[0] != '/')
+                                return say(why, wl, 400, "workspace: an absolute path");
+                        memcpy(r->workspace, m->str, m->len + 1);
+                } else if (!strcmp(m->key, "timeout")) {
+                        if (m->type != JSON_STRING || m->len == 0 || m->len >= sizeof r->timeout)
+                                return say(why, wl, 400, "timeout: a duration such as \"10m\"");
+                        memcpy(r->timeout, m->str, m->len + 1);
+                } else if (!strcmp(m->key, "secrets")) {
+                        if ((s = strv_from(m, API_SECRETS_MAX, 64, &r->secrets, &r->n_secrets, why,
+                                           wl)))
+                                return s;
+                        for (size_t k = 0; k < r->n_secrets; k++)
+                                if (!secret_name_valid(r->secrets[k], strlen(r->secrets[k])))
+                                        return say(why, wl, 400, "secrets[%zu]: a secret name", k);
+                } else if (!strcmp(m->key, "allow_hosts")) {
+                        if ((s = strv_from(m, 256, 300, &r->allow_hosts, &r->n_allow_hosts, why,
+                                           wl)))
+                                return s;
+                } else
+                        return say(why, wl, 400,
+                                   "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
+                                   "workspace, timeout, secrets, allow_hosts; exec providers "
+                                   "and policies come from the daemon's configuration)",
+                                   m->key);
+        }
+        if (r->argc == 0)
+                return say(why, wl, 400, "argv: required, at least the command");
+        if (!r->agent[0])
+                return say(why, wl, 400, "agent: required");
+        if (!r->workspace[0])
+                return say(why, wl, 400, "workspace: required");
+        return 0;
+}
+
+static bool method_is(const char *m, size_t ml, const char *want)
+{
+        return ml == strlen(want) && !memcmp(m, want, ml);
+}
+
+static int route(const char *method, size_t ml, const char *t, size_t tl, const char *body,
+                 size_t bl, struct api_req *r, char *why, size_t wl)
+{
+        struct json_node *doc = NULL;
+        struct rf_error err = {0};
+        const char *q = memchr(t, '?', tl);
+        size_t pl = q ? (size_t)(q - t) : tl;
+        int s;
+
+        if (bl > API_BODY_MAX)
+                return say(why, wl, 413, "the body is larger than %d bytes", API_BODY_MAX);
+        if (bl) {
+                if (json_parse(body, bl, &doc, &err) < 0)
+                        return say(why, wl, 400, "body: %s", err.msg);
+                if (doc->type != JSON_OBJECT) {
+                        json_node_free(doc);
+                        return say(why, wl, 400, "body: a JSON object");
+                }
+        }
+        /* split the path: /v1/<a>/<b>/<c> */
+        const char *seg[5];
+        size_t sl[5], ns = 0;
+        for (size_t i = 0; i < pl && ns < 5;) {
+                if (t[i] != '/') {
+                        s = say(why, wl, 404, "no such resource");
+                        goto out;
+                }
+                size_t j = i + 1;
+                while (j < pl && t[j] != '/')
+                        j++;
+                seg[ns] = t + i + 1;
+                sl[ns++] = j - i - 1;
+                i = j;
+        }
+        s = say(why, wl, 404, "no such resource (see docs/API.md)");
+        if (ns < 2 || sl[0] != 2 || memcmp(seg[0], "v1", 2))
+                goto out;
+        bool get = method_is(method, ml, "GET"), post = method_is(method, ml, "POST"),
+             put = method_is(method, ml, "PUT"), del = method_is(method, ml, "DELETE");
+#define SEG(i, lit) (sl[i] == strlen(lit) && !memcmp(seg[i], lit, sl[i]))
+        if (SEG(1, "runs")) {
+                if (ns == 2) {
+                        r->op = get ? API_LIST_RUNS : API_START_RUN;
+                        if (!get && !post) {
+                                s = say(why, wl, 405, "GET or POST /v1/runs");
+                                goto out;
+                        }
+                        s = post ? start_body(doc, r, why, wl) : 0;
+                        goto out;
+                }
+                if (!run_id_ok(seg[2], sl[2])) {
+                        s = say(why, wl, 404, "no run %.*s (a run id has 36 characters)",
+                                (int)(sl[2] > 40 ? 40 : sl[2]), seg[2]);
+                        goto out;
+                }
+                memcpy(r->run, seg[2], 36);
+                if (ns == 3) {
+                        r->op = API_GET_RUN;
+                        s = get ? 0 : say(why, wl, 405, "GET /v1/runs/RUN");
+                        goto out;
+                }
+                if (ns != 4)
+                        goto out;
+                r->op = SEG(3, "kill")     ? API_KILL_RUN
+                        : SEG(3, "pause")  ? API_PAUSE_RUN
+                        : SEG(3, "resume") ? API_RESUME_RUN
+                        : SEG(3, "revoke") ? API_REVOKE_SECRET
+                                           : _API_OP_INVALID;
+                if (r->op == _API_OP_INVALID)
+                        goto out;
+                if (!post) {
+                        s = say(why, wl, 405, "POST /v1/runs/RUN/%.*s", (int)sl[3], seg[3]);
+                        goto out;
+                }
+                s = small_body(doc, r, false, r->op == API_REVOKE_SECRET, why, wl);
+                goto out;
+        }
+        if (SEG(1, "agents") && ns == 4) {
+                if (!agent_ok(seg[2], sl[2])) {
+                        s = say(why, wl, 400, "an agent in a URL is 1-256 of A-Z a-z 0-9 . _ -");
+                        goto out;
+                }
+                memcpy(r->agent, seg[2], sl[2]);
+                if (SEG(3, "kill")) {
+                        r->op = API_KILL_AGENT;
+                        s = post ? small_body(doc, r, true, false, why, wl)
+                                 : say(why, wl, 405, "POST /v1/agents/AGENT/kill");
+                } else if (SEG(3, "block")) {
+                        r->op = del ? API_UNBLOCK_AGENT : API_BLOCK_AGENT;
+                        s = put || del ? small_body(doc, r, false, false, why, wl)
+                                       : say(why, wl, 405, "PUT or DELETE /v1/agents/AGENT/block");
+                }
+                goto out;
+        }
+        if (SEG(1, "audit") && ns == 2) {
+                r->op = API_AUDIT;
+                r->follow = q && (size_t)(tl - pl) == 9 && !memcmp(q, "?follow=1", 9);
+                if (q && !r->follow) {
+                        s = say(why, wl, 400, "the only query is ?follow=1");
+                        goto out;
+                }
+                s = get ? 0 : say(why, wl, 405, "GET /v1/audit");
+        }
+#undef SEG
+out:
+        json_node_free(doc);
+        return s;
+}
+
+int api_route(const char *method, size_t mlen, const char *target, size_t tlen, const char *body,
+              size_t blen, struct api_req *req, char *why, size_t why_len)
+{
+        memset(req, 0, sizeof *req);
+        req->op = _API_OP_INVALID;
+        int s = route(method, mlen, target, tlen, body, blen, req, why, why_len);
+        if (s)
+                api_req_clear(req);
+        return s;
+}

@@ -1,0 +1,81 @@
+/*
+ * api.h — the daemon's control API: routes and request bodies (pure; fuzzed).
+ *
+ * HTTP/1.1 + JSON on a Unix socket (docs/API.md):
+ *
+ *   GET    /v1/runs                      the runs (as `ringfence ps --json`)
+ *   POST   /v1/runs                      start a run: {"argv": [...], "agent": ...}
+ *   GET    /v1/runs/RUN                  one run
+ *   POST   /v1/runs/RUN/kill             {"reason": "..."} (optional body)
+ *   POST   /v1/runs/RUN/pause | resume
+ *   POST   /v1/runs/RUN/revoke           {"secret": "NAME"}
+ *   POST   /v1/agents/AGENT/kill         {"reason": "...", "block": true}
+ *   PUT    /v1/agents/AGENT/block        {"reason": "..."}
+ *   DELETE /v1/agents/AGENT/block
+ *   GET    /v1/audit[?follow=1]          audit records as JSON lines (chunked)
+ *
+ * api_route() turns (method, target, body) into a struct api_req or an
+ * HTTP status with a precise message. It runs in the daemon's unprivileged
+ * parser process: it holds no secret and no privilege, and what it returns
+ * is checked again by the privileged side (authorisation, run ids).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define API_BODY_MAX    (64 * 1024) /* bytes of a request body */
+#define API_ARGV_MAX    256         /* arguments of a started run's command */
+#define API_ARG_MAX     4096        /* bytes of one argument */
+#define API_NAME_MAX    256         /* agent, task, on_behalf_of */
+#define API_SECRETS_MAX 64          /* operator-configured secrets a start may bind */
+
+enum api_op {
+        API_LIST_RUNS,
+        API_START_RUN,
+        API_GET_RUN,
+        API_KILL_RUN,
+        API_PAUSE_RUN,
+        API_RESUME_RUN,
+        API_REVOKE_SECRET,
+        API_KILL_AGENT,
+        API_BLOCK_AGENT,
+        API_UNBLOCK_AGENT,
+        API_AUDIT,
+        _API_OP_MAX,
+        _API_OP_INVALID = -22,
+};
+
+struct api_req {
+        enum api_op op;
+        char run[40];                 /* a run id (format checked, not existence) */
+        char agent[API_NAME_MAX + 1]; /* the agent of the URL, or of a start */
+        char reason[257];
+        char secret[65];
+        bool block, follow;
+        /* API_START_RUN */
+        char **argv; /* owned, NULL-terminated */
+        size_t argc;
+        char workspace[4096];
+        char task[API_NAME_MAX + 1], on_behalf_of[API_NAME_MAX + 1];
+        char timeout[32]; /* a duration as given ("10m"), or "" */
+        char **secrets;   /* names of operator-configured secrets; owned */
+        size_t n_secrets;
+        char **allow_hosts; /* network rules asked for (narrowed by the ceiling) */
+        size_t n_allow_hosts;
+};
+
+/*
+ * api_route — route one request. `target` is the origin-form target,
+ * `body` the request body (may be empty). Returns 0 with *req filled
+ * (release with api_req_clear), or an HTTP status (400, 404, 405, 413)
+ * with `why` saying precisely what is wrong.
+ */
+int api_route(const char *method, size_t mlen, const char *target, size_t tlen, const char *body,
+              size_t blen, struct api_req *req, char *why, size_t why_len);
+
+/* api_op_name — "list-runs", ... (the action names of the daemon's config). */
+const char *api_op_name(enum api_op op);
+
+/* Release what a request owns; leaves it zeroed. */
+void api_req_clear(struct api_req *req);

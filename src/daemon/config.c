@@ -1,0 +1,296 @@
+/*
+ * config.c — the daemon's configuration: parse, authorise. Pure.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/config.h"
+#include "policy/policy.h"
+#include "secrets/binding.h"
+#include "shared/json.h"
+
+static int say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int say(char *why, size_t len, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+        return -EINVAL;
+}
+
+static void strv_free(char **v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+void dconf_clear(struct dconf *c)
+{
+        free(c->socket);
+        for (size_t i = 0; i < c->n_grants; i++)
+                strv_free(c->grants[i].agents, c->grants[i].n_agents);
+        strv_free(c->allow_hosts, c->n_allow_hosts);
+        for (size_t i = 0; i < c->n_secrets; i++) {
+                free(c->secrets[i].key);
+                free(c->secrets[i].binding);
+                strv_free(c->secrets[i].agents, c->secrets[i].n_agents);
+        }
+        memset(c, 0, sizeof *c);
+}
+
+static int strv(const struct json_node *m, char ***out, size_t *n, char *why, size_t wl)
+{
+        if (m->type != JSON_ARRAY || m->n_items > DCONF_LIST_MAX)
+                return say(why, wl, "%s: an array of at most %d strings", m->key, DCONF_LIST_MAX);
+        if (!(*out = calloc(m->n_items + 1, sizeof **out)))
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n_items; i++) {
+                if (m->items[i]->type != JSON_STRING || m->items[i]->len == 0 ||
+                    m->items[i]->len > 256)
+                        return say(why, wl, "%s[%zu]: a string of 1-256 bytes", m->key, i);
+                if (!((*out)[i] = strdup(m->items[i]->str)))
+                        return -ENOMEM;
+                (*n)++;
+        }
+        return 0;
+}
+
+static int id_of(const struct json_node *m, uint32_t *id, char *why, size_t wl)
+{
+        uint64_t v;
+        if (m->type != JSON_NUMBER || json_number_uint64(m, &v) < 0 || v > 0xfffffffeULL)
+                return say(why, wl, "%s: a number", m->key);
+        *id = (uint32_t)v;
+        return 0;
+}
+
+static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *why, size_t wl)
+{
+        bool have_id = false;
+        if (o->type != JSON_OBJECT)
+                return say(why, wl, "grants[]: an object");
+        for (size_t i = 0; i < o->n_items; i++) {
+                const struct json_node *m = o->items[i];
+                int r;
+                if (!strcmp(m->key, "uid") || !strcmp(m->key, "gid")) {
+                        if (have_id)
+                                return say(why, wl, "grants[]: one of uid and gid");
+                        have_id = true;
+                        g->is_gid = m->key[0] == 'g';
+                        if ((r = id_of(m, &g->id, why, wl)) < 0)
+                                return r;
+                } else if (!strcmp(m->key, "agents")) {
+                        if ((r = strv(m, &g->agents, &g->n_agents, why, wl)) < 0)
+                                return r;
+                } else if (!strcmp(m->key, "actions")) {
+                        if (m->type != JSON_ARRAY)
+                                return say(why, wl, "actions: an array");
+                        for (size_t k = 0; k < m->n_items; k++) {
+                                const struct json_node *a = m->items[k];
+                                bool known = false;
+                                for (int op = 0; a->type == JSON_STRING && op < _API_OP_MAX; op++)
+                                        if (!strcmp(a->str, api_op_name((enum api_op)op))) {
+                                                g->actions |= 1u << op;
+                                                known = true;
+                                        }
+                                if (!known)
+                                        return say(why, wl,
+                                                   "actions[%zu]: one of list-runs, get-run, "
+                                                   "start-run, kill, pause, resume, revoke, "
+                                                   "block, audit",
+                                                   k);
+                        }
+                } else
+                        return say(why, wl, "grants[]: unknown key \"%.64s\"", m->key);
+        }
+        if (!have_id || !g->n_agents || !g->actions)
+                return say(why, wl, "grants[]: uid or gid, agents and actions are required");
+        return 0;
+}
+
+static int parse_secret(const struct json_node *o, struct dconf_secret *s, char *why, size_t wl)
+{
+        struct json_buf j = {0};
+        bool first = true;
+        int r = 0;
+
+        if (o->type != JSON_OBJECT)
+                return say(why, wl, "secrets.%s: an object", o->key);
+        if (!(s->key = strdup(o->key)))
+                return -ENOMEM;
+        /* the binding's own keys go to the binding parser; the ACL stays here */
+        json_buf_append(&j, "{", 1);
+        for (size_t i = 0; i < o->n_items && r == 0; i++) {
+                const struct json_node *m = o->items[i];
+                if (!strcmp(m->key, "agents"))
+                        r = strv(m, &s->agents, &s->n_agents, why, wl);
+                else if (!strcmp(m->key, "uids")) {
+                        if (m->type != JSON_ARRAY || m->n_items > DCONF_LIST_MAX)
+                                r = say(why, wl, "uids: an array of numbers");
+                        for (size_t k = 0; r == 0 && k < m->n_items; k++)
+                                r = id_of(m->items[k], &s->uids[s->n_uids++], why, wl);
+                } else {
+                        /* re-serialise: only strings and arrays of strings are valid here */
+                        if (!first)
+                                json_buf_append(&j, ",", 1);
+                        first = false;
+                        json_buf_append_string(&j, m->key, strlen(m->key));
+                        json_buf_append(&j, ":", 1);
+                        if (m->type == JSON_STRING)
+                                json_buf_append_string(&j, m->str, m->len);
+                        else if (m->type == JSON_ARRAY) {
+                                json_buf_append(&j, "[", 1);
+                                for (size_t k = 0; k < m->n_items; k++) {
+                                        if (m->items[k]->type != JSON_STRING) {
+                                                r = say(why, wl, "secrets.%s.%s: strings", o->key,
+                                                        m->key);
+                                                break;
+                                        }
+                                        if (k)
+                                                json_buf_append(&j, ",", 1);
+                                        json_buf_append_string(&j, m->items[k]->str,
+                                                               m->items[k]->len);
+                                }
+                                json_buf_append(&j, "]", 1);
+                        } else
+                                r = say(why, wl, "secrets.%s.%s: a string or an array", o->key,
+                                        m->key);
+                }
+        }
+        json_buf_append(&j, "}", 1);
+        struct secret_binding b;
+        char bwhy[256];
+        if (r == 0 && (j.error || secret_binding_parse(j.data, j.len, &b, bwhy, sizeof bwhy) < 0))
+                r = say(why, wl, "secrets.%s: %s", o->key, j.error ? "too large" : bwhy);
+        if (r == 0) {
+                r = secret_binding_to_json(&b, &s->binding);
+                secret_binding_clear(&b);
+        }
+        if (r == 0 && !s->n_agents && !s->n_uids)
+                r = say(why, wl, "secrets.%s: an ACL (agents and/or uids) is required", o->key);
+        json_buf_done(&j);
+        return r;
+}
+
+int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t wl)
+{
+        struct json_node *doc = NULL;
+        struct rf_error err = {0};
+        int r = 0;
+
+        memset(c, 0, sizeof *c);
+        c->socket_mode = 0600;
+        if (json_parse(buf, len, &doc, &err) < 0)
+                return say(why, wl, "%s", err.msg);
+        if (doc->type != JSON_OBJECT)
+                r = say(why, wl, "the configuration is a JSON object");
+        const struct json_node *v = json_object_get(doc, "version");
+        uint64_t ver = 0;
+        if (r == 0 && (!v || json_number_uint64(v, &ver) < 0 || ver != 1))
+                r = say(why, wl, "version: 1 is required");
+        for (size_t i = 0; r == 0 && i < doc->n_items; i++) {
+                const struct json_node *m = doc->items[i];
+                if (!strcmp(m->key, "version"))
+                        continue;
+                if (!strcmp(m->key, "socket")) {
+                        if (m->type != JSON_STRING || m->str[0] != '/' || m->len > 100)
+                                r = say(why, wl, "socket: an absolute path under 100 bytes");
+                        else if (!(c->socket = strdup(m->str)))
+                                r = -ENOMEM;
+                } else if (!strcmp(m->key, "socket_mode")) {
+                        char *end = NULL;
+                        unsigned long mode = m->type == JSON_STRING ? strtoul(m->str, &end, 8) : 0;
+                        if (!end || *end || m->len != 4 || mode > 0777)
+                                r = say(why, wl, "socket_mode: four octal digits, e.g. \"0660\"");
+                        c->socket_mode = (unsigned)mode;
+                } else if (!strcmp(m->key, "grants")) {
+                        if (m->type != JSON_ARRAY || m->n_items > DCONF_GRANTS_MAX)
+                                r = say(why, wl, "grants: an array of at most %d",
+                                        DCONF_GRANTS_MAX);
+                        for (size_t k = 0; r == 0 && k < m->n_items; k++)
+                                r = parse_grant(m->items[k], &c->grants[c->n_grants++], why, wl);
+                } else if (!strcmp(m->key, "ceiling")) {
+                        if (m->type != JSON_OBJECT)
+                                r = say(why, wl, "ceiling: an object");
+                        for (size_t k = 0; r == 0 && k < m->n_items; k++) {
+                                const struct json_node *e = m->items[k];
+                                if (!strcmp(e->key, "allow_hosts"))
+                                        r = strv(e, &c->allow_hosts, &c->n_allow_hosts, why, wl);
+                                else if (!strcmp(e->key, "max_timeout")) {
+                                        if (e->type != JSON_STRING ||
+                                            parse_duration(e->str, &c->max_timeout_ms) < 0)
+                                                r = say(why, wl, "ceiling.max_timeout: a duration");
+                                } else
+                                        r = say(why, wl, "ceiling: unknown key \"%.64s\"", e->key);
+                        }
+                } else if (!strcmp(m->key, "secrets")) {
+                        if (m->type != JSON_OBJECT || m->n_items > DCONF_SECRETS_MAX)
+                                r = say(why, wl, "secrets: an object of at most %d",
+                                        DCONF_SECRETS_MAX);
+                        for (size_t k = 0; r == 0 && k < m->n_items; k++)
+                                r = parse_secret(m->items[k], &c->secrets[c->n_secrets++], why, wl);
+                } else
+                        r = say(why, wl,
+                                "unknown key \"%.64s\" (version, socket, socket_mode, grants, "
+                                "ceiling, secrets)",
+                                m->key);
+        }
+        json_node_free(doc);
+        if (r < 0)
+                dconf_clear(c);
+        return r;
+}
+
+static bool agent_listed(char *const *v, size_t n, const char *agent)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!strcmp(v[i], "*") || !strcmp(v[i], agent))
+                        return true;
+        return false;
+}
+
+bool dconf_allowed(const struct dconf *c, uid_t uid, const gid_t *gids, size_t n_gids,
+                   enum api_op op, const char *agent)
+{
+        if (uid == 0)
+                return true;
+        if ((unsigned)op >= _API_OP_MAX)
+                return false;
+        for (size_t i = 0; i < c->n_grants; i++) {
+                const struct dconf_grant *g = &c->grants[i];
+                bool who = !g->is_gid && g->id == uid;
+                for (size_t k = 0; g->is_gid && k < n_gids; k++)
+                        who |= gids[k] == g->id;
+                /* kill runs and kill an agent's runs are the same action */
+                unsigned want = 1u << op;
+                if (op == API_KILL_AGENT)
+                        want |= 1u << API_KILL_RUN;
+                if (op == API_UNBLOCK_AGENT)
+                        want |= 1u << API_BLOCK_AGENT;
+                if (who && (g->actions & want) &&
+                    (!agent || agent_listed(g->agents, g->n_agents, agent)))
+                        return true;
+        }
+        return false;
+}
+
+const struct dconf_secret *dconf_secret_for(const struct dconf *c, const char *key,
+                                            const char *agent, uid_t uid)
+{
+        for (size_t i = 0; i < c->n_secrets; i++) {
+                const struct dconf_secret *s = &c->secrets[i];
+                if (strcmp(s->key, key))
+                        continue;
+                bool ok_agent = !s->n_agents || agent_listed(s->agents, s->n_agents, agent);
+                bool ok_uid = !s->n_uids || uid == 0;
+                for (size_t k = 0; k < s->n_uids; k++)
+                        ok_uid |= s->uids[k] == uid;
+                return ok_agent && ok_uid ? s : NULL;
+        }
+        return NULL;
+}

@@ -1,0 +1,1051 @@
+/*
+ * daemon.c — `ringfence daemon`: the control API's privileged side.
+ *
+ * One poll loop: the listening socket, the clients (each identified by
+ * SO_PEERCRED at accept), the request parser's socket (parser.c), a
+ * signalfd. A client's bytes go to the parser; what comes back is checked
+ * (wire_unpack), authorised (config.h) and done:
+ *
+ *   list / get             the registrations (supervisor/registry.h)
+ *   start                  a `ringfence run` child: its own supervisor,
+ *                          registration and control socket, PDEATHSIG
+ *   kill / pause / resume  the run's control socket, acting for the caller
+ *   revoke                 (kill records the caller as the actor)
+ *   block / unblock        STATE_DIR/blocks
+ *   audit                  a `ringfence audit --json [--follow]` child
+ *                          writing to the client: a slow reader stalls
+ *                          only its own child, never the daemon
+ *
+ * Clients have DAEMON_CLIENT_MS to send a request; responses are written
+ * without blocking (what does not fit is kept and written as the client
+ * reads). One request per connection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/wire.h"
+#include "policy/policy.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/plan.h"
+#include "shared/json.h"
+#include "shared/macro.h"
+#include "supervisor/control.h"
+#include "supervisor/registry.h"
+
+struct client {
+        int fd; /* -1: free */
+        uint32_t id;
+        struct ucred cred;
+        char *in;
+        size_t in_len, sent_len; /* bytes read; bytes the parser has seen */
+        bool parsing;            /* the parser has our latest bytes */
+        char *out;
+        size_t out_len, out_off;
+        int64_t deadline;
+};
+
+struct child_run {
+        pid_t pid;
+        char run[RF_RUN_ID_LEN + 1];
+};
+
+struct daemon {
+        const char *state_dir;
+        const struct dconf *conf;
+        char self[4096];      /* the ringfence binary */
+        char sock_path[4096]; /* the control socket */
+        int listen, parser, sfd;
+        pid_t parser_pid;
+        struct audit_log *log;
+        struct client clients[DAEMON_CLIENTS_MAX];
+        uint32_t next_id;
+        struct child_run runs[4096];
+        bool stopping;
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- responses ------------------------------------------------------------------ */
+
+static const char *reason_phrase(int s)
+{
+        switch (s) {
+        case 200:
+                return "OK";
+        case 201:
+                return "Created";
+        case 400:
+                return "Bad Request";
+        case 403:
+                return "Forbidden";
+        case 404:
+                return "Not Found";
+        case 405:
+                return "Method Not Allowed";
+        case 408:
+                return "Request Timeout";
+        case 409:
+                return "Conflict";
+        case 411:
+                return "Length Required";
+        case 413:
+                return "Content Too Large";
+        case 431:
+                return "Request Header Fields Too Large";
+        case 503:
+                return "Service Unavailable";
+        default:
+                return s >= 500 ? "Internal Server Error" : "Error";
+        }
+}
+
+static void client_close(struct client *c)
+{
+        safe_close(c->fd);
+        free(c->in);
+        free(c->out);
+        memset(c, 0, sizeof *c);
+        c->fd = -1;
+}
+
+/* Queue the response and try to write it now; the loop writes the rest. */
+static void respond(struct client *c, int status, const char *json)
+{
+        size_t bl = strlen(json);
+        char head[256];
+        int hl = snprintf(head, sizeof head,
+                          "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                          "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                          status, reason_phrase(status), bl + 1);
+        free(c->out);
+        c->out = malloc((size_t)hl + bl + 1);
+        if (!c->out) {
+                client_close(c);
+                return;
+        }
+        memcpy(c->out, head, (size_t)hl);
+        memcpy(c->out + hl, json, bl);
+        c->out[hl + bl] = '\n';
+        c->out_len = (size_t)hl + bl + 1;
+        c->out_off = 0;
+        ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0)
+                c->out_off = (size_t)n;
+        if (c->out_off == c->out_len || (n < 0 && errno != EAGAIN))
+                client_close(c);
+}
+
+static void respond_error(struct client *c, int status, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void respond_error(struct client *c, int status, const char *fmt, ...)
+{
+        char msg[512];
+        struct json_buf j = {0};
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        json_buf_append(&j, "{\"error\":", 9);
+        json_buf_append_string(&j, msg, strlen(msg));
+        char tail[32];
+        snprintf(tail, sizeof tail, ",\"status\":%d}", status);
+        json_buf_append(&j, tail, strlen(tail));
+        respond(c, status, j.error ? "{\"error\":\"out of memory\"}" : j.data);
+        json_buf_done(&j);
+}
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+static void record(struct daemon *d, const char *run, const char *event,
+                   const struct audit_field *f, size_t n)
+{
+        struct rf_error err = {0};
+        if (d->log)
+                (void)audit_append(d->log, run, event, f, n, true, &err);
+}
+
+struct find {
+        const char *run;
+        struct run_info info;
+        bool found, live;
+};
+
+static int find_cb(const struct run_info *info, bool live, void *ctx)
+{
+        struct find *f = ctx;
+        if (strcmp(info->run, f->run))
+                return 0;
+        f->info = *info;
+        f->found = true;
+        f->live = live;
+        return 1;
+}
+
+static size_t groups_of(uid_t uid, gid_t gid, gid_t *g, size_t max)
+{
+        char buf[4096];
+        struct passwd pw, *pp = NULL;
+        int n = (int)max;
+        g[0] = gid;
+        if (getpwuid_r(uid, &pw, buf, sizeof buf, &pp) != 0 || !pp ||
+            getgrouplist(pp->pw_name, gid, g, &n) < 0)
+                return 1;
+        return (size_t)n;
+}
+
+static bool allowed(const struct daemon *d, const struct client *c, enum api_op op,
+                    const char *agent)
+{
+        gid_t g[256];
+        size_t n = groups_of(c->cred.uid, c->cred.gid, g, 256);
+        return dconf_allowed(d->conf, c->cred.uid, g, n, op, agent);
+}
+
+/* Can the caller itself use `path` (a directory it could run in)? Checked in
+ * a child with the caller's uid, gid and groups: the daemon never lends its
+ * own authority to a path. 0 or a positive errno. */
+static int usable_by_caller(const struct client *c, const char *path)
+{
+        gid_t g[256];
+        size_t n = groups_of(c->cred.uid, c->cred.gid, g, 256);
+        pid_t pid = fork();
+        if (pid < 0)
+                return errno;
+        if (pid == 0) {
+                if (setgroups(n, g) < 0 || setresgid(c->cred.gid, c->cred.gid, c->cred.gid) < 0 ||
+                    setresuid(c->cred.uid, c->cred.uid, c->cred.uid) < 0)
+                        _exit(EPERM);
+                int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        _exit(errno);
+                _exit(access(path, R_OK | W_OK | X_OK) < 0 ? errno : 0);
+        }
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
+}
+
+static void json_run(struct json_buf *j, const struct run_info *r, const char *state)
+{
+        char num[64];
+        json_buf_append(j, "{\"agent\":", 9);
+        json_buf_append_string(j, r->agent, strlen(r->agent));
+        json_buf_append(j, ",\"command\":", 11);
+        json_buf_append_string(j, r->command, strlen(r->command));
+        json_buf_append(j, ",\"on_behalf_of\":", 16);
+        json_buf_append_string(j, r->on_behalf_of, strlen(r->on_behalf_of));
+        snprintf(num, sizeof num, ",\"pid\":%llu,\"run\":", (unsigned long long)r->pid);
+        json_buf_append(j, num, strlen(num));
+        json_buf_append_string(j, r->run, strlen(r->run));
+        snprintf(num, sizeof num, ",\"started_ms\":%lld,\"state\":", (long long)r->started_ms);
+        json_buf_append(j, num, strlen(num));
+        json_buf_append_string(j, state, strlen(state));
+        json_buf_append(j, ",\"task\":", 8);
+        json_buf_append_string(j, r->task, strlen(r->task));
+        snprintf(num, sizeof num, ",\"uid\":%llu}", (unsigned long long)r->uid);
+        json_buf_append(j, num, strlen(num));
+}
+
+static void state_of(const struct daemon *d, const struct run_info *r, bool live, char *out,
+                     size_t len, char *status, size_t slen)
+{
+        char reply[CONTROL_MSG_MAX];
+        snprintf(out, len, "%s", live ? "?" : "lost");
+        if (status)
+                status[0] = '\0';
+        if (live &&
+            registry_request(d->state_dir, r->run, "status", reply, sizeof reply, 1000) == 0 &&
+            !strncmp(reply, "ok ", 3)) {
+                const char *sp = strchr(reply + 3, ' ');
+                snprintf(out, len, "%.*s", (int)(sp ? (size_t)(sp - reply - 3) : strlen(reply + 3)),
+                         reply + 3);
+                if (status && sp)
+                        snprintf(status, slen, "%s", sp + 1);
+        }
+}
+
+/* ---- the operations ------------------------------------------------------------------ */
+
+struct list_ctx {
+        struct daemon *d;
+        struct client *c;
+        struct json_buf j;
+        bool first;
+};
+
+static int list_cb(const struct run_info *info, bool live, void *ctx)
+{
+        struct list_ctx *l = ctx;
+        if (!allowed(l->d, l->c, API_LIST_RUNS, info->agent))
+                return 0;
+        char st[32];
+        state_of(l->d, info, live, st, sizeof st, NULL, 0);
+        json_buf_append(&l->j, l->first ? "" : ",", l->first ? 0 : 1);
+        l->first = false;
+        json_run(&l->j, info, st);
+        return 0;
+}
+
+static void op_list(struct daemon *d, struct client *c)
+{
+        struct list_ctx l = {.d = d, .c = c, .first = true};
+        json_buf_append(&l.j, "{\"runs\":[", 9);
+        registry_foreach(d->state_dir, list_cb, &l);
+        json_buf_append(&l.j, "]}", 2);
+        respond(c, 200, l.j.error ? "{}" : l.j.data);
+        json_buf_done(&l.j);
+}
+
+static void op_start(struct daemon *d, struct client *c, const struct api_req *q)
+{
+        const struct dconf *conf = d->conf;
+        char why[512], run[RF_RUN_ID_LEN + 1];
+
+        if (!allowed(d, c, API_START_RUN, q->agent)) {
+                respond_error(c, 403, "uid %u may not start runs of agent %s",
+                              (unsigned)c->cred.uid, q->agent);
+                return;
+        }
+        if (registry_blocked(d->state_dir, q->agent, why, sizeof why) != 0) {
+                respond_error(c, 409, "%s", why);
+                return;
+        }
+        /* the operator's ceiling: a request can only narrow it */
+        for (size_t i = 0; i < q->n_allow_hosts; i++) {
+                bool in = false;
+                for (size_t k = 0; k < conf->n_allow_hosts; k++)
+                        in |= !strcmp(conf->allow_hosts[k], q->allow_hosts[i]);
+                if (!in && c->cred.uid != 0) {
+                        respond_error(c, 403,
+                                      "allow_hosts: %s is beyond the operator's ceiling "
+                                      "(ceiling.allow_hosts)",
+                                      q->allow_hosts[i]);
+                        return;
+                }
+        }
+        uint64_t timeout = 0;
+        if (q->timeout[0] && parse_duration(q->timeout, &timeout) < 0) {
+                respond_error(c, 400, "timeout: a duration such as \"10m\"");
+                return;
+        }
+        if (conf->max_timeout_ms && (!timeout || timeout > conf->max_timeout_ms)) {
+                if (timeout) {
+                        respond_error(c, 403, "timeout: longer than the ceiling's max_timeout");
+                        return;
+                }
+                timeout = conf->max_timeout_ms;
+        }
+        /* secrets: only the operator's, each on its ACL */
+        const struct dconf_secret *sec[API_SECRETS_MAX];
+        for (size_t i = 0; i < q->n_secrets; i++)
+                if (!(sec[i] = dconf_secret_for(conf, q->secrets[i], q->agent, c->cred.uid))) {
+                        respond_error(c, 403, "secret %s: not granted to uid %u for agent %s",
+                                      q->secrets[i], (unsigned)c->cred.uid, q->agent);
+                        return;
+                }
+        /* the workspace, as the caller */
+        int e = c->cred.uid == 0 ? 0 : usable_by_caller(c, q->workspace);
+        if (e) {
+                respond_error(c, 403, "workspace %s: uid %u cannot use it: %s", q->workspace,
+                              (unsigned)c->cred.uid, strerror(e));
+                return;
+        }
+        if (rf_run_id_new(run) < 0) {
+                respond_error(c, 500, "cannot make a run id");
+                return;
+        }
+        /* the secrets go to the run as a policy file only the daemon can read */
+        char pol[4200] = "", logp[4200], tbuf[32];
+        snprintf(logp, sizeof logp, "%s/logs", d->state_dir);
+        (void)mkdir(logp, 0700);
+        snprintf(logp, sizeof logp, "%s/logs/%s.log", d->state_dir, run);
+        if (q->n_secrets) {
+                snprintf(pol, sizeof pol, "%s/daemon", d->state_dir);
+                (void)mkdir(pol, 0700);
+                snprintf(pol, sizeof pol, "%s/daemon/%s.json", d->state_dir, run);
+                FILE *f = NULL;
+                int fd = open(pol, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd >= 0 && (f = fdopen(fd, "w"))) {
+                        fputs("{\"version\":1,\"secrets\":[", f);
+                        for (size_t i = 0; i < q->n_secrets; i++)
+                                fprintf(f, "%s%s", i ? "," : "", sec[i]->binding);
+                        fputs("]}\n", f);
+                }
+                if (!f || fclose(f) != 0) {
+                        if (fd >= 0 && !f)
+                                close(fd);
+                        respond_error(c, 500, "cannot write the run's policy: %s", strerror(errno));
+                        return;
+                }
+        }
+        const char *av[64 + API_ARGV_MAX + 512];
+        size_t n = 0;
+        av[n++] = "ringfence";
+        av[n++] = "run";
+        av[n++] = "--state-dir";
+        av[n++] = d->state_dir;
+        av[n++] = "--run-id";
+        av[n++] = run;
+        av[n++] = "--agent";
+        av[n++] = q->agent;
+        av[n++] = "--workspace";
+        av[n++] = q->workspace;
+        av[n++] = "--mask-output";
+        if (q->task[0]) {
+                av[n++] = "--task";
+                av[n++] = q->task;
+        }
+        if (q->on_behalf_of[0]) {
+                av[n++] = "--on-behalf-of";
+                av[n++] = q->on_behalf_of;
+        }
+        if (timeout) {
+                snprintf(tbuf, sizeof tbuf, "%llums", (unsigned long long)timeout);
+                av[n++] = "--timeout";
+                av[n++] = tbuf;
+        }
+        for (size_t i = 0; i < q->n_allow_hosts; i++) {
+                av[n++] = "--allow-host";
+                av[n++] = q->allow_hosts[i];
+        }
+        if (pol[0]) {
+                av[n++] = "-p";
+                av[n++] = pol;
+        }
+        av[n++] = "--";
+        for (size_t i = 0; i < q->argc; i++)
+                av[n++] = q->argv[i];
+        av[n] = NULL;
+        size_t slot = 0;
+        while (slot < ARRAY_SIZE(d->runs) && d->runs[slot].pid > 0)
+                slot++;
+        if (slot == ARRAY_SIZE(d->runs)) {
+                respond_error(c, 503, "too many runs");
+                return;
+        }
+        pid_t me = getpid(), pid = fork();
+        if (pid < 0) {
+                respond_error(c, 500, "fork: %s", strerror(errno));
+                return;
+        }
+        if (pid == 0) {
+                /* the run's supervisor: dies with the daemon (and its run with it) */
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (getppid() != me)
+                        _exit(125);
+                (void)setsid();
+                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (nul < 0 || lf < 0 || dup2(nul, 0) < 0 || dup2(lf, 1) < 0 || dup2(lf, 2) < 0)
+                        _exit(125);
+                (void)syscall(SYS_close_range, 3U, ~0U, 0);
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                signal(SIGPIPE, SIG_DFL);
+                execv(d->self, (char *const *)av);
+                _exit(127);
+        }
+        d->runs[slot].pid = pid;
+        memcpy(d->runs[slot].run, run, sizeof run);
+        struct audit_field f[] = {
+                {.key = "actor_uid", .type = AUDIT_UINT, .u = c->cred.uid},
+                {.key = "actor_pid", .type = AUDIT_UINT, .u = (uint64_t)c->cred.pid},
+                {.key = "agent", .type = AUDIT_STR, .s = q->agent},
+                {.key = "command", .type = AUDIT_STR, .s = q->argv[0]},
+        };
+        record(d, run, "control.start", f, ARRAY_SIZE(f));
+        struct json_buf j = {0};
+        json_buf_append(&j, "{\"log\":", 7);
+        json_buf_append_string(&j, logp, strlen(logp));
+        json_buf_append(&j, ",\"run\":", 7);
+        json_buf_append_string(&j, run, strlen(run));
+        json_buf_append(&j, "}", 1);
+        respond(c, 201, j.error ? "{}" : j.data);
+        json_buf_done(&j);
+}
+
+struct agent_runs {
+        const char *agent;
+        char (*runs)[40];
+        size_t n, cap;
+};
+
+static int agent_cb(const struct run_info *info, bool live, void *ctx)
+{
+        struct agent_runs *a = ctx;
+        if (!live || strcmp(info->agent, a->agent))
+                return 0;
+        if (a->n == a->cap) {
+                size_t cap = a->cap ? 2 * a->cap : 16;
+                char(*nr)[40] = realloc(a->runs, cap * sizeof *nr);
+                if (!nr)
+                        return 1;
+                a->runs = nr;
+                a->cap = cap;
+        }
+        memcpy(a->runs[a->n++], info->run, 40);
+        return 0;
+}
+
+/* Kill the one run `one`, or every live run of q->agent, acting for the
+ * caller (the supervisor records the caller's uid as the actor). Every
+ * request is sent first, then the confirmations are collected: the runs
+ * die together. */
+static void op_kill(struct daemon *d, struct client *c, const struct api_req *q,
+                    const struct find *one)
+{
+        char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX];
+        struct agent_runs a = {.agent = q->agent};
+
+        snprintf(req, sizeof req, "kill @%u%s%s", (unsigned)c->cred.uid, q->reason[0] ? " " : "",
+                 q->reason);
+        if (one) {
+                a.runs = calloc(1, sizeof *a.runs);
+                if (a.runs) {
+                        memcpy(a.runs[0], one->info.run, 40);
+                        a.n = 1;
+                }
+        } else {
+                if (q->block) {
+                        /* first: no new run of the agent slips in while we kill */
+                        struct rf_error err = {0};
+                        if (registry_block(d->state_dir, q->agent, q->reason, c->cred.uid, &err) <
+                            0) {
+                                respond_error(c, 500, "%s", err.msg);
+                                return;
+                        }
+                        struct audit_field f[] = {
+                                {.key = "agent", .type = AUDIT_STR, .s = q->agent},
+                                {.key = "reason", .type = AUDIT_STR, .s = q->reason},
+                                {.key = "actor_uid", .type = AUDIT_UINT, .u = c->cred.uid},
+                        };
+                        record(d, NULL, "control.block", f, ARRAY_SIZE(f));
+                }
+                registry_foreach(d->state_dir, agent_cb, &a);
+        }
+        int *fds = calloc(a.n ? a.n : 1, sizeof *fds);
+        struct json_buf j = {0};
+        bool first = true;
+        json_buf_append(&j, "{\"killed\":[", 11);
+        for (size_t i = 0; fds && i < a.n; i++) {
+                fds[i] = registry_connect(d->state_dir, a.runs[i]);
+                if (fds[i] >= 0 && send(fds[i], req, strlen(req), MSG_NOSIGNAL) < 0)
+                        fds[i] = safe_close(fds[i]);
+        }
+        int64_t deadline = now_ms() + 30000;
+        for (size_t i = 0; fds && i < a.n; i++) {
+                if (fds[i] < 0)
+                        continue;
+                struct pollfd p = {.fd = fds[i], .events = POLLIN};
+                int64_t left = deadline - now_ms();
+                ssize_t k = poll(&p, 1, left > 0 ? (int)left : 0) == 1
+                                    ? recv(fds[i], reply, sizeof reply - 1, 0)
+                                    : -1;
+                close(fds[i]);
+                if (k == 0 || (k > 0 && !strncmp(reply, "ok", 2))) {
+                        json_buf_append(&j, first ? "" : ",", first ? 0 : 1);
+                        json_buf_append_string(&j, a.runs[i], strlen(a.runs[i]));
+                        first = false;
+                }
+        }
+        json_buf_append(&j, "]}", 2);
+        if (one && first)
+                respond_error(c, 500, "run %s did not confirm the kill", one->info.run);
+        else
+                respond(c, 200, j.error ? "{}" : j.data);
+        json_buf_done(&j);
+        free(fds);
+        free(a.runs);
+}
+
+static void op_block(struct daemon *d, struct client *c, const struct api_req *q, bool block)
+{
+        struct rf_error err = {0};
+        int r = block ? registry_block(d->state_dir, q->agent, q->reason, c->cred.uid, &err)
+                      : registry_unblock(d->state_dir, q->agent, &err);
+        if (r < 0) {
+                respond_error(c, block ? 500 : 404, "%s", err.msg);
+                return;
+        }
+        struct audit_field f[] = {
+                {.key = "agent", .type = AUDIT_STR, .s = q->agent},
+                {.key = "reason", .type = AUDIT_STR, .s = q->reason},
+                {.key = "actor_uid", .type = AUDIT_UINT, .u = c->cred.uid},
+        };
+        record(d, NULL, block ? "control.block" : "control.unblock", f, ARRAY_SIZE(f));
+        respond(c, 200, block ? "{\"blocked\":true}" : "{\"blocked\":false}");
+}
+
+/* The audit stream: a child writes the records straight to the client. */
+static void op_audit(struct daemon *d, struct client *c, bool follow)
+{
+        static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
+                                   "Connection: close\r\n\r\n";
+        pid_t me = getpid(), pid = fork();
+        if (pid < 0) {
+                respond_error(c, 500, "fork: %s", strerror(errno));
+                return;
+        }
+        if (pid == 0) {
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (getppid() != me)
+                        _exit(1);
+                int fl = fcntl(c->fd, F_GETFL);
+                (void)fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
+                if (write(c->fd, head, sizeof head - 1) != (ssize_t)(sizeof head - 1) ||
+                    dup2(c->fd, 1) < 0)
+                        _exit(1);
+                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (nul >= 0) {
+                        dup2(nul, 0);
+                        dup2(nul, 2);
+                }
+                (void)syscall(SYS_close_range, 3U, ~0U, 0);
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                signal(SIGPIPE, SIG_DFL); /* a client that goes away ends it */
+                const char *av[] = {"ringfence",  "audit",  "--state-dir",
+                                    d->state_dir, "--json", follow ? "--follow" : NULL,
+                                    NULL};
+                execv(d->self, (char *const *)av);
+                _exit(127);
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
+                if (d->runs[i].pid <= 0) {
+                        d->runs[i].pid = pid; /* reaped like a run, with no run id */
+                        d->runs[i].run[0] = '\0';
+                        break;
+                }
+        client_close(c); /* the child has the connection now */
+}
+
+static void handle(struct daemon *d, struct client *c, const struct api_req *q)
+{
+        struct find f = {.run = q->run};
+        char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX];
+
+        switch (q->op) {
+        case API_LIST_RUNS:
+                op_list(d, c);
+                return;
+        case API_START_RUN:
+                op_start(d, c, q);
+                return;
+        case API_KILL_AGENT:
+                if (!allowed(d, c, API_KILL_AGENT, q->agent))
+                        respond_error(c, 403, "uid %u may not kill runs of agent %s",
+                                      (unsigned)c->cred.uid, q->agent);
+                else
+                        op_kill(d, c, q, NULL);
+                return;
+        case API_BLOCK_AGENT:
+        case API_UNBLOCK_AGENT:
+                if (!allowed(d, c, q->op, q->agent))
+                        respond_error(c, 403, "uid %u may not block agent %s",
+                                      (unsigned)c->cred.uid, q->agent);
+                else
+                        op_block(d, c, q, q->op == API_BLOCK_AGENT);
+                return;
+        case API_AUDIT:
+                if (!allowed(d, c, API_AUDIT, NULL))
+                        respond_error(c, 403, "uid %u may not read the audit log",
+                                      (unsigned)c->cred.uid);
+                else
+                        op_audit(d, c, q->follow);
+                return;
+        case API_GET_RUN:
+        case API_KILL_RUN:
+        case API_PAUSE_RUN:
+        case API_RESUME_RUN:
+        case API_REVOKE_SECRET:
+                break;
+        case _API_OP_MAX:
+        case _API_OP_INVALID:
+        default:
+                respond_error(c, 400, "unknown request");
+                return;
+        }
+        /* run operations: the run's agent decides who may */
+        registry_foreach(d->state_dir, find_cb, &f);
+        if (!f.found || !allowed(d, c, q->op, f.info.agent)) {
+                /* not telling a caller without the right whether the run exists */
+                respond_error(c, 404, "no run %s", q->run);
+                return;
+        }
+        if (q->op == API_GET_RUN) {
+                char st[32], status[CONTROL_MSG_MAX];
+                struct json_buf j = {0};
+                state_of(d, &f.info, f.live, st, sizeof st, status, sizeof status);
+                json_run(&j, &f.info, st);
+                if (status[0] == '{' && j.len && !j.error) {
+                        j.len--; /* reopen the object: add the supervisor's view */
+                        json_buf_append(&j, ",\"supervisor\":", 14);
+                        json_buf_append(&j, status, strlen(status));
+                        json_buf_append(&j, "}", 1);
+                }
+                respond(c, 200, j.error ? "{}" : j.data);
+                json_buf_done(&j);
+                return;
+        }
+        if (!f.live) {
+                respond_error(c, 409, "run %s is lost (its supervisor is gone)", q->run);
+                return;
+        }
+        if (q->op == API_KILL_RUN) {
+                op_kill(d, c, q, &f);
+                return;
+        }
+        if (q->op == API_REVOKE_SECRET)
+                snprintf(req, sizeof req, "revoke-secret %s", q->secret);
+        else
+                snprintf(req, sizeof req, "%s", q->op == API_PAUSE_RUN ? "pause" : "resume");
+        int r = registry_request(d->state_dir, q->run, req, reply, sizeof reply, 5000);
+        if (r < 0)
+                respond_error(c, 500, "run %s: %s", q->run, strerror(-r));
+        else if (strncmp(reply, "ok", 2))
+                respond_error(c, 409, "run %s: %s", q->run, reply + 4);
+        else {
+                struct json_buf j = {0};
+                json_buf_append(&j, "{\"result\":", 10);
+                json_buf_append_string(&j, reply + 3, strlen(reply + 3));
+                json_buf_append(&j, "}", 1);
+                respond(c, 200, j.error ? "{}" : j.data);
+                json_buf_done(&j);
+        }
+}
+
+/* ---- the loop ---------------------------------------------------------------------- */
+
+static struct client *client_by_id(struct daemon *d, uint32_t id)
+{
+        for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
+                if (d->clients[i].fd >= 0 && d->clients[i].id == id)
+                        return &d->clients[i];
+        return NULL;
+}
+
+/* Hand the client's bytes so far to the parser. */
+static void to_parser(struct daemon *d, struct client *c)
+{
+        static char buf[DAEMON_REQ_MAX + 8];
+        memcpy(buf, &c->id, 4);
+        memcpy(buf + 4, c->in, c->in_len);
+        if (send(d->parser, buf, c->in_len + 4, MSG_NOSIGNAL) < 0) {
+                respond_error(c, 503, "the request parser is gone");
+                return;
+        }
+        c->parsing = true;
+        c->sent_len = c->in_len;
+}
+
+static void on_parser(struct daemon *d)
+{
+        static char buf[WIRE_MAX];
+        struct wire_head h;
+        struct api_req q;
+        ssize_t n = recv(d->parser, buf, sizeof buf, MSG_DONTWAIT);
+        if (n <= 0) {
+                if (n == 0 || errno != EAGAIN) {
+                        fprintf(stderr, "ringfence: daemon: the request parser died; stopping\n");
+                        d->stopping = true;
+                }
+                return;
+        }
+        if (wire_unpack(buf, (size_t)n, &h, &q) < 0) {
+                fprintf(stderr, "ringfence: daemon: malformed answer from the parser; stopping\n");
+                d->stopping = true;
+                return;
+        }
+        struct client *c = client_by_id(d, h.conn);
+        if (!c) {
+                api_req_clear(&q);
+                return;
+        }
+        c->parsing = false;
+        if (h.kind == WIRE_MORE) {
+                if (c->in_len > c->sent_len)
+                        to_parser(d, c);
+        } else if (h.kind == WIRE_ERROR)
+                respond_error(c, h.status, "%s", h.why);
+        else
+                handle(d, c, &q);
+        api_req_clear(&q);
+}
+
+static void on_client(struct daemon *d, struct client *c, short rev)
+{
+        if (c->out) {
+                ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n > 0)
+                        c->out_off += (size_t)n;
+                if (c->out_off == c->out_len || (n < 0 && errno != EAGAIN) || (rev & POLLHUP))
+                        client_close(c);
+                return;
+        }
+        if (c->in_len >= DAEMON_REQ_MAX) {
+                respond_error(c, 413, "the request is larger than %d bytes", DAEMON_REQ_MAX);
+                return;
+        }
+        ssize_t n = recv(c->fd, c->in + c->in_len, DAEMON_REQ_MAX - c->in_len, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                client_close(c); /* gone before asking anything complete */
+                return;
+        }
+        if (n > 0)
+                c->in_len += (size_t)n;
+        if (!c->parsing)
+                to_parser(d, c);
+}
+
+static void on_accept(struct daemon *d)
+{
+        for (int k = 0; k < 16; k++) {
+                int fd = accept4(d->listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0)
+                        return;
+                struct client *c = NULL;
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX && !c; i++)
+                        if (d->clients[i].fd < 0)
+                                c = &d->clients[i];
+                socklen_t l = sizeof(struct ucred);
+                struct ucred cred;
+                if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0) {
+                        static const char busy[] =
+                                "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                                "Connection: close\r\n\r\n";
+                        (void)send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                        close(fd);
+                        continue;
+                }
+                memset(c, 0, sizeof *c);
+                c->fd = fd;
+                c->cred = cred;
+                c->id = ++d->next_id;
+                c->deadline = now_ms() + DAEMON_CLIENT_MS;
+                if (!(c->in = malloc(DAEMON_REQ_MAX))) {
+                        client_close(c);
+                        continue;
+                }
+        }
+}
+
+static void reap(struct daemon *d)
+{
+        int st;
+        pid_t pid;
+        while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+                if (pid == d->parser_pid) {
+                        fprintf(stderr, "ringfence: daemon: the request parser exited; stopping\n");
+                        d->parser_pid = 0;
+                        d->stopping = true;
+                        continue;
+                }
+                for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
+                        if (d->runs[i].pid == pid) {
+                                if (d->runs[i].run[0]) {
+                                        char p[4200];
+                                        snprintf(p, sizeof p, "%s/daemon/%s.json", d->state_dir,
+                                                 d->runs[i].run);
+                                        (void)unlink(p); /* its secret bindings, if any */
+                                }
+                                d->runs[i].pid = 0;
+                        }
+        }
+}
+
+/* What a previous daemon (or a standalone supervisor) that died left behind. */
+static int lost_cb(const struct run_info *info, bool live, void *ctx)
+{
+        struct daemon *d = ctx;
+        if (live)
+                return 0;
+        int cg = cgroup_reap_stale(info->run);
+        char p[4200];
+        snprintf(p, sizeof p, "%s/daemon/%s.json", d->state_dir, info->run);
+        (void)unlink(p);
+        (void)registry_prune(d->state_dir, info->run);
+        struct audit_field f[] = {
+                {.key = "agent", .type = AUDIT_STR, .s = info->agent},
+                {.key = "supervisor_pid", .type = AUDIT_UINT, .u = info->pid},
+                {.key = "cgroups_removed", .type = AUDIT_UINT, .u = cg > 0 ? (uint64_t)cg : 0},
+        };
+        record(d, info->run, "run.lost", f, ARRAY_SIZE(f));
+        fprintf(stderr, "ringfence: daemon: run %s was lost (its supervisor died); cleaned\n",
+                info->run);
+        return 0;
+}
+
+/* On SIGTERM: every run this daemon started is killed (and recorded) first. */
+static void stop_runs(struct daemon *d)
+{
+        char reply[CONTROL_MSG_MAX];
+        for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
+                if (d->runs[i].pid > 0 && d->runs[i].run[0])
+                        (void)registry_request(d->state_dir, d->runs[i].run,
+                                               "kill the daemon is stopping", reply, sizeof reply,
+                                               10000);
+}
+
+int daemon_main(const char *state_dir, const struct dconf *conf)
+{
+        static struct daemon dd;
+        struct daemon *d = &dd;
+        struct rf_error err = {0};
+        int r;
+
+        d->state_dir = state_dir;
+        d->conf = conf;
+        d->listen = d->parser = d->sfd = -1;
+        for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
+                d->clients[i].fd = -1;
+        ssize_t sl = readlink("/proc/self/exe", d->self, sizeof d->self - 1);
+        if (sl <= 0) {
+                fprintf(stderr, "ringfence: daemon: cannot find its own binary: %m\n");
+                return 1;
+        }
+        d->self[sl] = '\0';
+        /* one daemon per state dir */
+        char lp[4200];
+        snprintf(lp, sizeof lp, "%s/daemon.lock", state_dir);
+        int lock = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
+                fprintf(stderr, "ringfence: daemon: %s\n",
+                        lock < 0 ? strerror(errno) : "another daemon serves this state dir");
+                return 1;
+        }
+        if ((r = audit_open(state_dir, &d->log, &err)) < 0) {
+                fprintf(stderr, "ringfence: daemon: cannot write the audit log: %s\n", err.msg);
+                return 1;
+        }
+        registry_foreach(state_dir, lost_cb, d);
+
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        d->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if ((d->parser_pid = parser_spawn(&d->parser)) < 0) {
+                fprintf(stderr, "ringfence: daemon: cannot start the request parser: %s\n",
+                        strerror((int)-d->parser_pid));
+                return 1;
+        }
+        if (conf->socket)
+                snprintf(d->sock_path, sizeof d->sock_path, "%s", conf->socket);
+        else
+                snprintf(d->sock_path, sizeof d->sock_path, "%s/control.sock", state_dir);
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        if (strlen(d->sock_path) >= sizeof a.sun_path) {
+                fprintf(stderr, "ringfence: daemon: socket path too long: %s\n", d->sock_path);
+                return 1;
+        }
+        memcpy(a.sun_path, d->sock_path, strlen(d->sock_path) + 1);
+        struct stat st;
+        if (lstat(d->sock_path, &st) == 0 && S_ISSOCK(st.st_mode))
+                (void)unlink(d->sock_path); /* ours, from a daemon that died (we hold the lock) */
+        d->listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        mode_t old = umask(0177);
+        r = d->listen < 0 ? -1 : bind(d->listen, (struct sockaddr *)&a, sizeof a);
+        umask(old);
+        if (r < 0 || chmod(d->sock_path, conf->socket_mode) < 0 || listen(d->listen, 64) < 0) {
+                fprintf(stderr, "ringfence: daemon: cannot listen on %s: %m\n", d->sock_path);
+                return 1;
+        }
+        fprintf(stderr, "ringfence: daemon: serving %s on %s\n", state_dir, d->sock_path);
+
+        while (!d->stopping) {
+                struct pollfd p[3 + DAEMON_CLIENTS_MAX];
+                size_t n = 0;
+                int64_t now = now_ms(), wake = -1;
+                p[n++] = (struct pollfd){.fd = d->sfd, .events = POLLIN};
+                p[n++] = (struct pollfd){.fd = d->listen, .events = POLLIN};
+                p[n++] = (struct pollfd){.fd = d->parser, .events = POLLIN};
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
+                        struct client *c = &d->clients[i];
+                        p[n++] = (struct pollfd){.fd = c->fd, .events = c->out ? POLLOUT : POLLIN};
+                        if (c->fd >= 0) {
+                                int64_t left = c->deadline > now ? c->deadline - now : 0;
+                                if (wake < 0 || left < wake)
+                                        wake = left;
+                        }
+                }
+                if (poll(p, n, wake > INT32_MAX ? INT32_MAX : (int)wake) < 0 && errno != EINTR)
+                        break;
+                if (p[0].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(d->sfd, &si, sizeof si) == (ssize_t)sizeof si)
+                                if (si.ssi_signo == SIGCHLD)
+                                        reap(d);
+                                else
+                                        d->stopping = true;
+                }
+                if (p[2].revents)
+                        on_parser(d);
+                now = now_ms();
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
+                        struct client *c = &d->clients[i];
+                        if (c->fd < 0)
+                                continue;
+                        if (p[3 + i].revents)
+                                on_client(d, c, p[3 + i].revents);
+                        else if (now >= c->deadline) {
+                                if (c->out)
+                                        client_close(c); /* a reader too slow: dropped */
+                                else
+                                        respond_error(c, 408, "no complete request within %d s",
+                                                      DAEMON_CLIENT_MS / 1000);
+                        }
+                }
+                if (p[1].revents)
+                        on_accept(d);
+        }
+        stop_runs(d);
+        for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
+                if (d->clients[i].fd >= 0)
+                        client_close(&d->clients[i]);
+        (void)unlink(d->sock_path);
+        safe_close(d->listen);
+        safe_close(d->parser);
+        if (d->parser_pid > 0) {
+                kill(d->parser_pid, SIGKILL);
+                (void)waitpid(d->parser_pid, NULL, 0);
+        }
+        reap(d);
+        audit_close(d->log);
+        close(lock);
+        fprintf(stderr, "ringfence: daemon: stopped\n");
+        return 0;
+}

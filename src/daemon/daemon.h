@@ -1,0 +1,35 @@
+/*
+ * daemon.h — `ringfence daemon`: a long-running supervisor of many runs
+ * with a control API (api.h) on a Unix socket (docs/API.md).
+ *
+ * Processes:
+ *
+ *   ringfence daemon (privileged: the state dir, the audit log, starting runs)
+ *     ├── request parser (nobody, no capabilities, seccomp: parser.c)
+ *     └── one `ringfence run` supervisor per run (its registration, control
+ *         socket, egress process and grants, exactly as a standalone run),
+ *         started with PDEATHSIG: when the daemon dies, so do they and
+ *         their runs; the next daemon cleans what they left (run.lost)
+ *
+ * Every client is identified by SO_PEERCRED and authorised against the
+ * operator's configuration (config.h) before anything is done for it.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#define DAEMON_REQ_MAX     (16 * 1024 + 64 * 1024) /* a request head and body */
+#define DAEMON_CLIENTS_MAX 128
+#define DAEMON_CLIENT_MS   10000 /* a client has this long to send its request */
+
+struct dconf;
+
+/*
+ * daemon_main — serve until SIGTERM/SIGINT. `state_dir` canonical;
+ * `conf` the parsed configuration (may be empty: root only). Returns an
+ * exit status; prints one line on a startup failure.
+ */
+int daemon_main(const char *state_dir, const struct dconf *conf);
+
+/* parser.c: fork the request parser; *sock is the daemon's end. Its pid, or -errno. */
+pid_t parser_spawn(int *sock);

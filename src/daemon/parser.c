@@ -1,0 +1,174 @@
+/*
+ * parser.c — the daemon's request parser, a process of its own.
+ *
+ * The part of the daemon that reads what clients send runs apart from the
+ * privileged daemon, OpenBSD-style: forked at start, it becomes nobody
+ * (when started as root), drops every capability, sets no_new_privs and
+ * installs a seccomp allowlist of a few system calls (read and write on
+ * its socket, memory, exit). It holds no secret and no file: it receives
+ * a connection's bytes with a connection id and answers "more", an error,
+ * or the routed request (wire.h). A bug here can forge at most a request
+ * for the connection it was handed, which the daemon still authorises with
+ * that connection's SO_PEERCRED identity.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/wire.h"
+#include "egress/http.h"
+#include "shared/macro.h"
+
+#define ALLOW(nr)                                                                                  \
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static int lockdown(void)
+{
+        if (geteuid() == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0)
+                        return -errno;
+        }
+        for (int cap = 0; cap <= 63; cap++)
+                (void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return -errno;
+        struct sock_filter f[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                ALLOW(__NR_read),
+                ALLOW(__NR_write),
+                ALLOW(__NR_recvfrom),
+                ALLOW(__NR_sendto),
+                ALLOW(__NR_brk),
+                ALLOW(__NR_mmap),
+                ALLOW(__NR_munmap),
+                ALLOW(__NR_mremap),
+                ALLOW(__NR_madvise),
+                ALLOW(__NR_exit),
+                ALLOW(__NR_exit_group),
+                ALLOW(__NR_rt_sigreturn),
+                ALLOW(__NR_futex),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        };
+        struct sock_fprog prog = {.len = (unsigned short)ARRAY_SIZE(f), .filter = f};
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+/* One connection's bytes so far → more / error / request. */
+static int parse_one(uint32_t conn, const char *in, size_t len, char *out, size_t size)
+{
+        struct wire_head h = {.conn = conn, .kind = WIRE_MORE};
+        struct http_request hr;
+        struct api_req req;
+        const char *why = NULL;
+
+        int k = http_origin_request_parse(in, len, &hr, &why);
+        if (k == 0 && len < DAEMON_REQ_MAX)
+                return wire_pack(&h, NULL, out, size);
+        h.kind = WIRE_ERROR;
+        if (k <= 0) {
+                h.status = k == -E2BIG || k == 0 ? 431 : 400;
+                snprintf(h.why, sizeof h.why, "%s",
+                         k == -E2BIG || k == 0 ? "request head too large"
+                         : why                 ? why
+                                               : "bad request");
+                return wire_pack(&h, NULL, out, size);
+        }
+        if (hr.chunked) {
+                h.status = 411;
+                snprintf(h.why, sizeof h.why, "send the body with Content-Length, not chunked");
+                return wire_pack(&h, NULL, out, size);
+        }
+        size_t body = hr.content_length > 0 ? (size_t)hr.content_length : 0;
+        if (body > API_BODY_MAX) {
+                h.status = 413;
+                snprintf(h.why, sizeof h.why, "the body is larger than %d bytes", API_BODY_MAX);
+                return wire_pack(&h, NULL, out, size);
+        }
+        if (len < (size_t)k + body) {
+                h.kind = WIRE_MORE;
+                return wire_pack(&h, NULL, out, size);
+        }
+        int s = api_route(in + hr.method.off, hr.method.len, in + hr.path.off, hr.path.len, in + k,
+                          body, &req, h.why, sizeof h.why);
+        if (s) {
+                h.status = s;
+                return wire_pack(&h, NULL, out, size);
+        }
+        h.kind = WIRE_REQUEST;
+        int n = wire_pack(&h, &req, out, size);
+        api_req_clear(&req);
+        return n;
+}
+
+static _noreturn_ void parser_main(int sock)
+{
+        static char in[DAEMON_REQ_MAX + 8], out[WIRE_MAX];
+
+        if (lockdown() < 0)
+                _exit(1);
+        for (;;) {
+                ssize_t n = recv(sock, in, sizeof in, 0);
+                if (n <= 0)
+                        _exit(0);
+                if ((size_t)n < 4)
+                        continue;
+                uint32_t conn;
+                memcpy(&conn, in, 4);
+                int m = parse_one(conn, in + 4, (size_t)n - 4, out, sizeof out);
+                if (m < 0) {
+                        struct wire_head h = {.conn = conn, .kind = WIRE_ERROR, .status = 400};
+                        snprintf(h.why, sizeof h.why, "request too large to route");
+                        m = wire_pack(&h, NULL, out, sizeof out);
+                }
+                if (m > 0 && send(sock, out, (size_t)m, 0) < 0)
+                        _exit(1);
+        }
+}
+
+pid_t parser_spawn(int *sock)
+{
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        /* room for a whole request and a whole answer in one datagram */
+        int sz = 512 * 1024;
+        (void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+        (void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+        pid_t pid = fork();
+        if (pid < 0) {
+                int e = -errno;
+                close_pair(sv);
+                return e;
+        }
+        if (pid == 0) {
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                close(sv[0]);
+                /* nothing but its socket */
+                if (dup2(sv[1], 3) < 0)
+                        _exit(1);
+                (void)syscall(SYS_close_range, 4U, ~0U, 0);
+                parser_main(3);
+        }
+        close(sv[1]);
+        *sock = sv[0];
+        return pid;
+}
