@@ -37,13 +37,15 @@
 
 static int lockdown(void)
 {
+        /* the bounding set first: dropping it needs CAP_SETPCAP, which the
+         * uid change below takes away */
+        for (int cap = 0; cap <= 63; cap++)
+                (void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
         if (geteuid() == 0) {
                 if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
                     setresuid(65534, 65534, 65534) < 0)
                         return -errno;
         }
-        for (int cap = 0; cap <= 63; cap++)
-                (void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return -errno;
         struct sock_filter f[] = {

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# daemon.sh — `ringfence daemon` and its control API (issue 7).
+#
+# Asserts: the API lists, starts, shows, pauses, resumes and kills runs
+# (the kill records the API caller as the actor); kill of an agent with
+# block refuses its new runs (409) until unblocked; malformed, oversized,
+# unknown and wrong-method requests get a JSON error with the right
+# status and change nothing; a client that sends half a request does not
+# block anyone else; the audit stream serves records; the request parser
+# runs as nobody with no capabilities, no_new_privs and seccomp. With a
+# real second uid (65534): it starts runs only for its agents, cannot see
+# or kill root's runs, cannot bind a secret outside its ACL, cannot go
+# beyond the ceiling, cannot get the daemon to use a workspace it cannot
+# use itself. A daemon killed with SIGKILL leaves no process of its runs;
+# the next daemon records run.lost, removes the registration and the
+# cgroup; the audit chain verifies. The daemon's fds and memory after N
+# and 2N run lifecycles are the same.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+is_root || skip_all "needs root (a second uid, cgroups)"
+command -v curl >/dev/null || skip_all "needs curl"
+new_workspace
+RF=$RF_BIN
+records() { cat "$RF_STATE"/audit/audit-*.jsonl; }
+
+# the socket in a directory uid 65534 can reach; the state dir stays 0700
+rf_mktemp /tmp
+SOCKDIR=$REPLY
+chmod 0755 "$SOCKDIR"
+SOCK=$SOCKDIR/control.sock
+rf_mktemp /tmp
+NBWS=$REPLY
+chown 65534:65534 "$NBWS"
+chmod 0755 "$NBWS"
+rf_mktemp /tmp
+PRIV=$REPLY
+chmod 0700 "$PRIV"
+printf 'daemon-%s' "$RANDOM$RANDOM" | "$RF" secret set --state-dir "$RF_STATE" tok >/dev/null 2>&1
+printf 'rootonly-%s' "$RANDOM" | "$RF" secret set --state-dir "$RF_STATE" rt >/dev/null 2>&1
+cat >"$WS.conf" <<JSON
+{"version": 1, "socket": "$SOCK", "socket_mode": "0666",
+ "grants": [{"uid": 65534, "agents": ["nb"],
+             "actions": ["start-run", "list-runs", "get-run", "kill", "pause", "resume"]}],
+ "ceiling": {"allow_hosts": ["api.example.test:443"], "max_timeout": "1h"},
+ "secrets": {"tok": {"name": "TOK", "deliver": "broker", "from": "store:tok",
+                     "agents": ["nb"], "uids": [65534]},
+             "rt": {"name": "RT", "deliver": "env", "from": "store:rt", "uids": [0]}}}
+JSON
+chmod 0644 "$WS.conf"
+
+start_daemon() {
+	"$RF" daemon --state-dir "$RF_STATE" --config "$WS.conf" 2>>"$WS.daemon.err" &
+	DPID=$!
+	register_pid "$DPID"
+	for _ in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+}
+api() { # api METHOD PATH [BODY]: status in API_S, body in API_B
+	local out
+	out=$(curl -s -m 20 -w '\n%{http_code}' --unix-socket "$SOCK" -X "$1" \
+		${3:+-H 'Content-Type: application/json' -d "$3"} "http://ringfence$2")
+	API_S=$(tail -n 1 <<<"$out")
+	API_B=$(sed '$d' <<<"$out")
+}
+api_nb() { # the same, as uid 65534
+	local out
+	out=$(as_user curl -s -m 20 -w '\n%{http_code}' --unix-socket "$SOCK" -X "$1" \
+		${3:+-H 'Content-Type: application/json' -d "$3"} "http://ringfence$2")
+	API_S=$(tail -n 1 <<<"$out")
+	API_B=$(sed '$d' <<<"$out")
+}
+run_of() { grep -o '"run":"[^"]*"' <<<"$1" | head -n 1 | cut -d'"' -f4; }
+wait_for() { for _ in $(seq 1 200); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1; }
+wait_registered() { for _ in $(seq 1 200); do [ -d "$RF_STATE/runs/$1" ] && return 0; sleep 0.05; done; return 1; }
+
+start_daemon
+check "the daemon listens on its socket" test -S "$SOCK"
+ppid=$(pgrep -P "$DPID" | head -n 1)
+st=$(cat "/proc/$ppid/status" 2>/dev/null)
+like "$st" $'Uid:\t65534' "the request parser runs as nobody"
+like "$st" $'NoNewPrivs:\t1' "... with no_new_privs"
+like "$st" $'Seccomp:\t2' "... under a seccomp filter"
+like "$st" $'CapBnd:\t0000000000000000' "... and no capabilities, bounding set included"
+
+# ---- the API, as root ---------------------------------------------------------------------------
+api GET /v1/runs
+is "$API_S" 200 "GET /v1/runs: 200"
+is "$API_B" '{"runs":[]}' "... no runs yet"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/r1.ready'; sleep 300\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
+is "$API_S" 201 "POST /v1/runs: 201"
+R1=$(run_of "$API_B")
+wait_for "$WS/r1.ready"
+wait_registered "$R1"
+api GET "/v1/runs/$R1"
+is "$API_S" 200 "GET /v1/runs/RUN: 200"
+like "$API_B" '"state":"running"' "... running"
+like "$API_B" '"supervisor":\{"state":"running"' "... with its supervisor's view"
+api POST "/v1/runs/$R1/pause"
+is "$API_S" 200 "pause: 200 ($API_B)"
+api GET "/v1/runs/$R1"
+like "$API_B" '"state":"paused"' "... paused"
+api POST "/v1/runs/$R1/resume"
+is "$API_S" 200 "resume: 200"
+api POST "/v1/runs/$R1/kill" '{"reason":"api says stop"}'
+is "$API_S" 200 "kill: 200"
+is "$API_B" "{\"killed\":[\"$R1\"]}" "... names the run"
+k=$(records | grep "\"run\":\"$R1\"" | grep '"event":"run.kill"')
+like "$k" '"reason":"api says stop"' "run.kill records the reason given through the API"
+like "$k" '"actor_uid":0' "... and the API caller as the actor"
+like "$(records | grep "\"run\":\"$R1\"" | grep '"event":"control.start"')" '"actor_uid":0' \
+	"control.start records who started it"
+check "the run's output went to its log" test -s "$RF_STATE/logs/$R1.log"
+
+# kill an agent, with block
+for i in 1 2; do
+	api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/b$i.ready'; sleep 300\"],\"agent\":\"beta\",\"workspace\":\"$WS\"}"
+	eval "B$i=\$(run_of \"\$API_B\")"
+done
+wait_for "$WS/b1.ready" && wait_for "$WS/b2.ready"
+wait_registered "$B1" && wait_registered "$B2"
+api POST /v1/agents/beta/kill '{"block":true,"reason":"beta loops"}'
+is "$API_S" 200 "kill --agent through the API: 200"
+like "$API_B" "$B1" "... killed the first"
+like "$API_B" "$B2" "... and the second"
+api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"beta\",\"workspace\":\"$WS\"}"
+is "$API_S" 409 "a blocked agent's new run: 409"
+like "$API_B" "agent beta is blocked" "... saying why"
+api DELETE /v1/agents/beta/block
+is "$API_S" 200 "unblock: 200"
+api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"beta\",\"workspace\":\"$WS\"}"
+is "$API_S" 201 "... and beta starts runs again"
+
+# ---- bad input -----------------------------------------------------------------------------------
+api POST /v1/runs '{"argv": ["x"], "agent": "a", "workspace": "/w", "exec": ["vault"]}'
+is "$API_S" 400 "an exec provider in a request: 400"
+like "$API_B" '"error":"unknown key \\"exec\\"' "... a JSON error naming the key"
+api POST /v1/runs '{not json'
+is "$API_S" 400 "malformed JSON: 400"
+api GET /v1/runs/01a22cbe-7447-79cf-8a48-7ea8d9c44033
+is "$API_S" 404 "an unknown run id: 404"
+api GET /v1/nothing
+is "$API_S" 404 "an unknown resource: 404"
+api PUT /v1/runs
+is "$API_S" 405 "a wrong method: 405"
+big=$(head -c 70000 /dev/zero | tr '\0' 'a')
+api POST /v1/runs "{\"argv\":[\"$big\"]}"
+is "$API_S" 413 "a body over 64 KiB: 413"
+api GET /v1/runs
+is "$API_B" "$(curl -s --unix-socket "$SOCK" http://ringfence/v1/runs)" "... none of it changed anything"
+# a client that sends half a request and waits blocks nobody
+python3 - "$SOCK" "$WS.half" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.send(b"POST /v1/runs HTTP/1.1\r\nContent-Length: 100\r\n\r\n{")
+open(sys.argv[2], "w").write("sent")
+time.sleep(15)
+PY
+register_pid $!
+wait_for "$WS.half"
+t0=$(date +%s%N)
+api GET /v1/runs
+t1=$(date +%s%N)
+is "$API_S" 200 "while a client sits on half a request, others are served (in $(((t1 - t0) / 1000000)) ms)"
+
+# ---- the audit stream ---------------------------------------------------------------------------
+api GET /v1/audit
+is "$API_S" 200 "GET /v1/audit: 200"
+like "$API_B" '"event":"control.start"' "... the records, as JSON lines"
+
+# ---- a second uid --------------------------------------------------------------------------------
+api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"ringfence-secret TOK >/dev/null && echo read; sleep 300\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"secrets\":[\"tok\"]}"
+is "$API_S" 201 "uid 65534 starts a run of its agent, with its secret ($API_B)"
+NB=$(run_of "$API_B")
+wait_registered "$NB"
+for _ in $(seq 1 100); do grep -q read "$RF_STATE/logs/$NB.log" 2>/dev/null && break; sleep 0.05; done
+like "$(cat "$RF_STATE/logs/$NB.log")" "read" "... which reads its secret through the broker"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"other\",\"workspace\":\"$NBWS\"}"
+is "$API_S" 403 "uid 65534 cannot start runs for an agent it does not own"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"secrets\":[\"rt\"]}"
+is "$API_S" 403 "... cannot bind a secret outside its ACL"
+like "$API_B" "secret rt: not granted" "... saying so"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$PRIV\"}"
+is "$API_S" 403 "... cannot have the daemon use a workspace it cannot use itself (0700 root's)"
+like "$API_B" "cannot use it: Permission denied" "... checked with its own credentials"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"allow_hosts\":[\"evil.test:443\"]}"
+is "$API_S" 403 "... cannot reach beyond the operator's ceiling"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
+RA=$(run_of "$API_B")
+wait_registered "$RA"
+api_nb GET /v1/runs
+unlike "$API_B" "$RA" "uid 65534 does not see root's runs of other agents"
+like "$API_B" "$NB" "... but sees its own"
+api_nb POST "/v1/runs/$RA/kill"
+is "$API_S" 404 "... cannot kill them (404: it is not told they exist)"
+api GET "/v1/runs/$RA"
+like "$API_B" '"state":"running"' "... and the run is untouched"
+api_nb POST "/v1/runs/$NB/kill" '{"reason":"mine"}'
+is "$API_S" 200 "uid 65534 kills its own agent's run"
+like "$(records | grep "\"run\":\"$NB\"" | grep '"event":"run.kill"')" '"actor_uid":65534' \
+	"... recorded with uid 65534 as the actor"
+
+# ---- leak check: N and 2N run lifecycles ------------------------------------------------------------
+lifecycle() {
+	local i
+	for i in $(seq 1 "$1"); do
+		api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"leak\",\"workspace\":\"$WS\"}"
+		api GET /v1/runs
+	done
+	for _ in $(seq 1 200); do
+		[ "$(ls "$RF_STATE/runs" 2>/dev/null | wc -l)" -le 1 ] && break
+		sleep 0.05
+	done
+	sleep 0.3
+}
+lifecycle 15
+fd1=$(ls "/proc/$DPID/fd" | wc -l)
+rss1=$(awk '/VmRSS/ {print $2}' "/proc/$DPID/status")
+lifecycle 15
+lifecycle 15
+fd2=$(ls "/proc/$DPID/fd" | wc -l)
+rss2=$(awk '/VmRSS/ {print $2}' "/proc/$DPID/status")
+is "$fd2" "$fd1" "the daemon's open fds after 30 more run lifecycles: the same ($fd1)"
+check "... and its memory: $rss1 KiB then $rss2 KiB (within 64 KiB)" test $((rss2 - rss1)) -le 64
+
+# ---- SIGKILL the daemon mid-run ---------------------------------------------------------------------
+init=$(curl -s --unix-socket "$SOCK" "http://ringfence/v1/runs/$RA" | grep -o '"init_pid":[0-9]*' | cut -d: -f2)
+ns=$(readlink "/proc/$init/ns/pid")
+cgdir=$(grep -o '^0::.*' /proc/self/cgroup | cut -d: -f3)
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+left=1
+for _ in $(seq 1 100); do
+	left=0
+	for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] && left=$((left + 1)); done
+	[ "$left" = 0 ] && break
+	sleep 0.05
+done
+is "$left" 0 "a daemon killed with SIGKILL: no process of its runs is left"
+check "... its run is still registered (lost) until the next daemon" test -d "$RF_STATE/runs/$RA"
+start_daemon
+check "a new daemon starts" test -S "$SOCK"
+like "$(records | grep "\"run\":\"$RA\"" | grep '"event":"run.lost"')" '"agent":"alpha"' \
+	"the new daemon records run.lost for it"
+check "... removes its registration" test ! -e "$RF_STATE/runs/$RA"
+if [ -d "/sys/fs/cgroup/unified$cgdir" ]; then
+	check "... and its cgroup" test ! -e "/sys/fs/cgroup/unified$cgdir/ringfence-$RA"
+else
+	skip "... and its cgroup" "no unified cgroup tree here"
+fi
+kill -TERM "$DPID"
+wait "$DPID" 2>/dev/null
+is "$?" 0 "SIGTERM stops the daemon cleanly"
+check "... removing its socket" test ! -e "$SOCK"
+out=$("$RF" audit verify --state-dir "$RF_STATE" 2>&1)
+is "$?" 0 "the audit chain verifies ($out)"
+
+done_testing
