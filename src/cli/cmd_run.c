@@ -29,6 +29,7 @@
 #include "secrets/binding.h"
 #include "secrets/grant.h"
 #include "secrets/secmem.h"
+#include "secrets/store.h"
 #include "shared/macro.h"
 #include "supervisor/registry.h"
 #include "supervisor/run.h"
@@ -274,6 +275,44 @@ static bool note_once(const char *state_dir, const char *what)
         return true;
 }
 
+/* Is `path` (canonical) at or beneath `dir`? */
+static bool beneath(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        if (n == 1 && dir[0] == '/')
+                return true;
+        return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * The store's master key must not be visible inside the run: refused when
+ * it lies in the workspace or beneath any path the plan binds into the run
+ * (the state dir itself is already kept out).
+ */
+static int key_file_exposed(const struct rf_plan *plan, const char *state_dir,
+                            const char *key_file, struct rf_error *err)
+{
+        char kp[PATH_MAX], canon[PATH_MAX];
+        if (!key_file) {
+                snprintf(kp, sizeof kp, "%s/%s", state_dir, STORE_KEY_FILE);
+                key_file = kp;
+        }
+        if (!realpath(key_file, canon))
+                return 0; /* not there: grants_resolve created it in the state dir */
+        if (plan->workspace && beneath(canon, plan->workspace))
+                return rf_error_set(err, -EPERM,
+                                    "--key-file %s: inside the workspace, where the run could "
+                                    "read it",
+                                    key_file);
+        for (size_t i = 0; i < plan->n_ops; i++)
+                if (plan->ops[i].kind == OP_BIND && plan->ops[i].src &&
+                    beneath(canon, plan->ops[i].src))
+                        return rf_error_set(err, -EPERM,
+                                            "--key-file %s: beneath %s, which the run sees",
+                                            key_file, plan->ops[i].src);
+        return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
@@ -469,9 +508,13 @@ int cmd_run(int argc, char **argv)
         };
         r = plan_build(&in, &plan, &err);
         explicit_bzero(token, sizeof token);
+        if (r == 0 && grants)
+                r = key_file_exposed(plan, state_dir, key_file, &err);
         if (r < 0) {
                 run_audit_refused(alog, run_id, "setup", err.msg);
                 audit_close(alog);
+                if (plan)
+                        plan_cleanup(plan); /* placeholders plan_build made */
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
@@ -579,7 +622,8 @@ int cmd_run(int argc, char **argv)
                         cli_print_error(&err);
                         return RF_EXIT_REFUSED;
                 }
-                plan->secrets_fd = blob;
+                plan->secrets_fd = blob; /* the supervisor closes it once init has it */
+                blob = -1;
                 audit_emitter_set_redact(ev, grants_redact, grants);
         }
         /* Reachable from now on: `ringfence ps`, `kill`, `pause`, ... */

@@ -585,14 +585,27 @@ static void secrets_in_root(const struct child *c, int rootfd)
                 close(mnt);
         }
         if (p->secrets_broker) {
+                /* on the root tmpfs itself: no symlink, no other mount (a --rw
+                 * bind over /run would otherwise put the socket on the host) */
                 int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-                struct sockaddr_un a = {.sun_family = AF_UNIX,
-                                        .sun_path = "run/ringfence/broker.sock"};
-                if (s < 0 || fchdir(rootfd) < 0)
+                int dir = sys_openat2(rootfd, "run/ringfence", O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
+                if (s < 0 || dir < 0)
                         child_fail(c, STEP_SECRETS, errno);
+                struct sockaddr_un a = {.sun_family = AF_UNIX};
+                char num[24];
+                fmt_u64(num, sizeof num, (uint64_t)dir);
+                size_t o = 0;
+                for (const char *q = "/proc/self/fd/"; *q;)
+                        a.sun_path[o++] = *q++;
+                for (const char *q = num; *q;)
+                        a.sun_path[o++] = *q++;
+                for (const char *q = "/broker.sock"; *q;)
+                        a.sun_path[o++] = *q++;
                 mode_t old = umask(0177); /* 0600: the run user's */
                 int b = bind(s, (struct sockaddr *)&a, sizeof a);
                 umask(old);
+                close(dir);
                 if (b < 0 || listen(s, 16) < 0)
                         child_fail(c, STEP_SECRETS, errno);
                 struct rf_msg m = {.type = MSG_BROKER};

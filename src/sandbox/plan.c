@@ -205,6 +205,7 @@ struct rf_plan *plan_free(struct rf_plan *p)
 {
         if (!p)
                 return NULL;
+        safe_close(p->secrets_fd);
         for (size_t i = 0; i < p->n_strings; i++)
                 free(p->strings[i]);
         free(p->strings);

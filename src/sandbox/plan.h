@@ -149,7 +149,7 @@ struct rf_plan {
         /* secrets (src/secrets/grant.h): what init sets up at STEP_SECRETS */
         bool secrets_files;  /* a /run/secrets tmpfs, filled from the blob */
         bool secrets_broker; /* /run/ringfence/broker.sock */
-        int secrets_fd;      /* borrowed: the blob (memfd) for init, or -1 */
+        int secrets_fd;      /* owned: the blob (memfd) for init, or -1; closed once sent */
 
         int test_fail_step;     /* test builds: inject a failure at this step (-1 none) */
         unsigned test_skip;     /* test builds: 1 << STEP_* of layers left out */

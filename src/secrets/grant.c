@@ -108,9 +108,14 @@ int grants_resolve(const struct rf_policy *pol, const char *state_dir, const cha
         }
         /* env: sources are read once; wipe them from our own environment
          * so no later fork (egress, init) carries them */
-        for (size_t i = 0; i < g->n; i++)
+        for (size_t i = 0; i < g->n; i++) {
                 if (g->g[i].b.source == SOURCE_ENV)
                         provider_wipe_env(g->g[i].b.key);
+                /* a provider's own credential (VAULT_TOKEN, ...) unlocks more
+                 * than this run's secrets: gone too */
+                for (size_t k = 0; k < g->g[i].b.n_pass_env; k++)
+                        provider_wipe_env(g->g[i].b.pass_env[k]);
+        }
         secmem_free(key);
         *ret = g;
         return 0;

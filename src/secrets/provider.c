@@ -65,6 +65,14 @@ static _noreturn_ void exec_child(const struct secret_binding *b, int out, int e
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         (void)setpgid(0, 0);
+        /* not ringfence's blocked signals and ignored ones: a provider (and
+         * what it starts) can be interrupted like any command */
+        sigset_t none;
+        sigemptyset(&none);
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        signal(sig, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
                 _exit(126);
@@ -134,8 +142,21 @@ static int resolve_exec(const struct secret_binding *b, unsigned char **value, s
                 }
                 struct pollfd p[2] = {{.fd = out[0], .events = POLLIN},
                                       {.fd = errp[0], .events = POLLIN}};
-                if (poll(p, 2, (int)left) < 0 && errno != EINTR)
+                int pr = poll(p, 2, left < 20 ? (int)left : 20);
+                if (pr < 0 && errno != EINTR)
                         break;
+                if (pr == 0) {
+                        /* nothing to read: has the provider itself exited? Then its
+                         * output is complete, even if something it started still
+                         * holds the pipe (that is killed below). */
+                        siginfo_t si = {0};
+                        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                            si.si_pid == pid) {
+                                out[0] = safe_close(out[0]);
+                                errp[0] = safe_close(errp[0]);
+                        }
+                        continue;
+                }
                 if (p[0].revents) {
                         ssize_t k = read(out[0], buf + n, SECRET_VALUE_MAX + 1 - n);
                         if (k > 0)
@@ -159,9 +180,25 @@ static int resolve_exec(const struct secret_binding *b, unsigned char **value, s
         }
         close_pair(out);
         close_pair(errp);
-        if (timed_out || too_big)
-                (void)kill(-pid, SIGKILL), (void)kill(pid, SIGKILL);
+        /* the deadline holds for its exit too (it may close its pipes and
+         * linger); whatever it leaves behind in its group dies now */
         int status = 0;
+        for (;;) {
+                /* WNOWAIT: while it is an unreaped zombie its pid (and its group's
+                 * id) cannot be reused, so the group kill below hits only its own */
+                siginfo_t si = {0};
+                if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+                    errno != EINTR)
+                        break;
+                if (si.si_pid == pid)
+                        break;
+                if (now_ms() >= deadline && !timed_out && !too_big)
+                        timed_out = true;
+                if (timed_out || too_big)
+                        (void)kill(pid, SIGKILL);
+                nanosleep(&(struct timespec){0, 2000000}, NULL);
+        }
+        (void)kill(-pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         if (!timed_out && !too_big && out[0] < 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {

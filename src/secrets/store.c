@@ -55,7 +55,8 @@ int store_key_load(const char *path, bool create, unsigned char *key, struct rf_
         if (sodium_init() < 0)
                 return rf_error_set(err, -EIO, "cannot initialise libsodium");
         for (int attempt = 0; attempt < 2; attempt++) {
-                _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+                _cleanup_close_ int fd =
+                        open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
                 if (fd < 0 && errno == ENOENT && create) {
                         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
                         if (fd < 0 && errno == EEXIST)
@@ -257,7 +258,8 @@ int store_get(const char *state_dir, const unsigned char *key, const char *name,
         }
         char fname[16];
         snprintf(fname, sizeof fname, "v%06u", version);
-        _cleanup_close_ int fd = openat(dir, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        /* O_NONBLOCK: a FIFO planted in the store does not hang us (fstat refuses it) */
+        _cleanup_close_ int fd = openat(dir, fname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return rf_error_set(err, negative_errno(),
                                     errno == ENOENT ? "secret %s has no version %u"
@@ -333,8 +335,11 @@ int store_list(const char *state_dir, struct store_entry **ret, size_t *n, struc
                 char fname[16];
                 unsigned char hdr[STORE_HEADER_LEN];
                 snprintf(fname, sizeof fname, "v%06u", x.latest);
-                _cleanup_close_ int fd = openat(dir, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd >= 0 && read(fd, hdr, sizeof hdr) == (ssize_t)sizeof hdr)
+                _cleanup_close_ int fd =
+                        openat(dir, fname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                struct stat fst;
+                if (fd >= 0 && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) &&
+                    read(fd, hdr, sizeof hdr) == (ssize_t)sizeof hdr)
                         for (int i = 7; i >= 0; i--)
                                 x.created = x.created << 8 | hdr[12 + i];
                 struct store_entry *nv = realloc(v, (cnt + 1) * sizeof *nv);

@@ -83,6 +83,8 @@ struct pump {
         bool is_output;      /* run → host (finishing requires EOF here) */
         bool close_out;      /* close `out` once drained after in_eof */
         struct masker *mask; /* --mask-output: bound values become *** (secret memory) */
+        bool wipe;           /* the run has grants: bytes are zeroed once passed on, so no
+                              * value it prints lingers in this heap (or in a later fork) */
         size_t off, len;
         char buf[PUMP_BUF];
 };
@@ -119,8 +121,11 @@ static bool pump_wants_write(const struct pump *p)
 
 static void pump_read(struct pump *p)
 {
-        if (p->off > 0 && p->len > 0)
+        if (p->off > 0 && p->len > 0) {
                 memmove(p->buf, p->buf + p->off, p->len);
+                if (p->wipe)
+                        explicit_bzero(p->buf + p->len, p->off);
+        }
         p->off = 0;
         if (p->mask) {
                 pump_read_masked(p);
@@ -141,6 +146,8 @@ static void pump_write(struct pump *p)
 {
         ssize_t n = write(p->out, p->buf + p->off, p->len);
         if (n > 0) {
+                if (p->wipe)
+                        explicit_bzero(p->buf + p->off, (size_t)n);
                 p->off += (size_t)n;
                 p->len -= (size_t)n;
         } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -952,6 +959,7 @@ static int sup_add_pump(struct sup *s, int in, int out, bool is_output, bool clo
         struct pump *p = pump_new(in, out, is_output, close_out);
         if (!p)
                 return -ENOMEM;
+        p->wipe = is_output && s->grants;
         s->pumps[s->n_pumps++] = p;
         return 0;
 }
@@ -962,6 +970,8 @@ static void sup_free(struct sup *s)
         for (int i = 0; i < 3; i++)
                 s->host_out[i] = safe_close(s->host_out[i]);
         for (size_t i = 0; i < s->n_pumps; i++) {
+                if (s->pumps[i]->wipe)
+                        explicit_bzero(s->pumps[i]->buf, sizeof s->pumps[i]->buf);
                 if (s->pumps[i]->mask) {
                         masker_wipe(s->pumps[i]->mask);
                         s->pumps[i]->mask = secmem_free(s->pumps[i]->mask);
@@ -1073,7 +1083,10 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         if (s.master == -2)
                 s.master = -1;
 
-        if ((r = sandbox_spawn(plan, stdio, cg, &s.child, err)) < 0)
+        r = sandbox_spawn(plan, stdio, cg, &s.child, err);
+        /* init has the secret deliveries now (or never will): not kept here */
+        plan->secrets_fd = safe_close(plan->secrets_fd);
+        if (r < 0)
                 goto refuse;
         sup_close_run_ends(&s);
 

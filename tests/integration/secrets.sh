@@ -180,6 +180,37 @@ check "... and the command did not run" test ! -e "$WS/ran"
 rf_run --secret V=store:missing -- /bin/sh -c "touch '$WS/ran'"
 is "$RF_RC" 125 "an unknown store name refuses the run (125): $(first_line "$RF_ERR")"
 
+# a provider that closes its pipes and lingers is still held to its timeout
+cat >"$WS.linger" <<'EOF2'
+#!/bin/sh
+exec >&- 2>&-
+sleep 30
+EOF2
+chmod 0755 "$WS.linger"
+cat >"$WS.linger.json" <<JSON
+{"version": 1, "secrets": [{"name": "L", "deliver": "env", "exec": ["$WS.linger"], "timeout": "1s"}]}
+JSON
+rf_run -p "$WS.linger.json" -- /bin/sh -c "touch '$WS/ran'"
+is "$RF_RC" 125 "a provider that closes its output and lingers: refused at its timeout (125)"
+like "$RF_ERR" "timed out after 1000 ms" "... timed out"
+# what a provider leaves behind in its process group does not outlive it
+cat >"$WS.bg" <<EOF2
+#!/bin/sh
+sleep 300 &
+echo \$! >'$WS/bg.pid'
+echo value-from-bg
+EOF2
+chmod 0755 "$WS.bg"
+rf_run --secret "V=exec:$WS.bg" -- true
+is "$RF_RC" 0 "a provider that starts a background process: the run starts"
+bgpid=$(cat "$WS/bg.pid" 2>/dev/null)
+bgstate=$(awk '/^State:/ {print $2}' "/proc/${bgpid:-0}/status" 2>/dev/null)
+check "... and its background process is gone once the value is read (state '${bgstate:-none}')" \
+	test -n "$bgpid" -a \( -z "$bgstate" -o "$bgstate" = Z \)
+# providers start with no blocked signals (ringfence blocks some of its own)
+rf_run --secret 'B=exec:/bin/grep SigBlk /proc/self/status' -- /bin/sh -c 'printf "%s" "$B"'
+like "$RF_OUT" '^SigBlk:[[:space:]]+0000000000000000$' "a provider starts with no signal blocked ($RF_OUT)"
+
 # env: (development only): read once, marked so, wiped from ringfence's environment
 RF_ENV=(DEVTOKEN="$VAL3")
 rf_start --secret D=env:DEVTOKEN -- /bin/sh -c 'printf "%s" "$D" | sha256sum | cut -c1-64; sleep 3'
@@ -194,6 +225,31 @@ rf_wait
 is "$RF_OUT" "$(sha "$VAL3")" "env: source delivered"
 like "$(records | grep '"event":"secret.grant"' | grep '"name":"D"')" '"dev_only":true' \
 	"... and its grant is marked dev_only"
+
+# a provider's own credential (pass_env) is wiped from ringfence once used
+VT=vt$(rnd 10)
+cat >"$WS.vt.json" <<JSON
+{"version": 1, "secrets": [{"name": "E", "deliver": "env", "exec": ["$FAKE", "env"],
+  "pass_env": ["VAULT_ADDR"]}]}
+JSON
+RF_ENV=(VAULT_ADDR="$VT")
+rf_start -p "$WS.vt.json" -- /bin/sh -c "touch '$WS/vt.ready'; sleep 3"
+RF_ENV=()
+for _ in $(seq 1 100); do [ -e "$WS/vt.ready" ] && break; sleep 0.05; done
+if grep -qaF "$VT" "/proc/$RF_PID/environ" 2>/dev/null; then
+	not_ok "a pass_env variable (the provider's credential) is wiped from ringfence's environment"
+else
+	ok "a pass_env variable (the provider's credential) is wiped from ringfence's environment"
+fi
+rf_wait
+
+# the master key may not be where the run can read it
+cp "$RF_STATE/secrets.key" "$WS/k.key"
+chmod 0600 "$WS/k.key"
+rf_run --key-file "$WS/k.key" --secret T=store:tok -- /bin/sh -c "touch '$WS/ran'"
+is "$RF_RC" 125 "--key-file inside the workspace: refused (125)"
+like "$RF_ERR" "inside the workspace, where the run could read it" "... saying why"
+rm -f "$WS/k.key"
 
 # ---- run B cannot reach run A's secret ------------------------------------------------------
 rm -f "$WS/a.ready" "$WS/a.stop"
