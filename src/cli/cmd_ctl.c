@@ -14,6 +14,7 @@
  * and cgroup empty, its egress process reaped) and its grants revoked.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
@@ -40,6 +41,8 @@ static void ctl_usage(FILE *f)
               "       ringfence pause RUN | resume RUN\n"
               "       ringfence revoke RUN --secret NAME\n"
               "       ringfence block --agent A [--reason TEXT] | unblock --agent A\n"
+              "       ringfence wait RUN          (exit with the run's status)\n"
+              "       ringfence logs RUN [--follow]\n"
               "\n"
               "RUN: a run id or a unique prefix of one (8 characters or more).\n"
               "kill stops the run's whole process tree at once (cgroup.kill, or the\n"
@@ -250,6 +253,84 @@ static int kill_runs(const char *state_dir, const struct collect *c, const bool 
         return failed ? 1 : 0;
 }
 
+struct exit_scan {
+        char needle[64];
+        int status; /* -1: not found yet */
+};
+
+static int exit_line(const char *line, size_t len, void *ctx)
+{
+        struct exit_scan *e = ctx;
+        if (!memmem(line, len, e->needle, strlen(e->needle)))
+                return 0;
+        const char *st = memmem(line, len, "\"status\":", 9);
+        if (memmem(line, len, "\"event\":\"run.exit\"", 18) && st) {
+                e->status = atoi(st + 9);
+                return 1;
+        }
+        if (memmem(line, len, "\"event\":\"run.refused\"", 21)) {
+                e->status = 125;
+                return 1;
+        }
+        return 0;
+}
+
+/* `wait RUN`: until the run is gone, then its exit status from the audit log. */
+static int do_wait(const char *state_dir, const char *run)
+{
+        for (;;) {
+                struct find {
+                        const char *run;
+                        bool live;
+                } f = {run, false};
+                struct collect c = {0};
+                registry_foreach(state_dir, collect_cb, &c);
+                for (size_t i = 0; i < c.n; i++)
+                        if (!strcmp(c.v[i].run, f.run))
+                                f.live = c.live[i];
+                collect_free(&c);
+                if (!f.live)
+                        break;
+                nanosleep(&(struct timespec){0, 50000000}, NULL);
+        }
+        struct exit_scan e = {.status = -1};
+        snprintf(e.needle, sizeof e.needle, "\"run\":\"%s\"", run);
+        (void)audit_foreach_line_reverse(state_dir, exit_line, &e);
+        if (e.status < 0) {
+                cli_error("wait: no record of how run %s ended", run);
+                return 1;
+        }
+        return e.status;
+}
+
+/* `logs RUN [--follow]`: a detached or daemon run's output. */
+static int do_logs(const char *state_dir, const char *run, bool follow)
+{
+        char p[4200], buf[65536];
+        snprintf(p, sizeof p, "%s/logs/%s.log", state_dir, run);
+        _cleanup_close_ int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                cli_error("logs: no log for run %s (only --detach and daemon runs keep one)", run);
+                return 1;
+        }
+        for (;;) {
+                ssize_t n;
+                while ((n = read(fd, buf, sizeof buf)) > 0)
+                        if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+                                return 1;
+                fflush(stdout);
+                if (!follow)
+                        return 0;
+                char reply[CONTROL_MSG_MAX];
+                if (registry_request(state_dir, run, "status", reply, sizeof reply, 1000) < 0) {
+                        while ((n = read(fd, buf, sizeof buf)) > 0)
+                                (void)!fwrite(buf, 1, (size_t)n, stdout);
+                        return 0; /* the run is over */
+                }
+                nanosleep(&(struct timespec){0, 100000000}, NULL);
+        }
+}
+
 int cmd_ctl(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -260,11 +341,12 @@ int cmd_ctl(int argc, char **argv)
                 {"block", no_argument, NULL, 'b'},
                 {"secret", required_argument, NULL, 's'},
                 {"json", no_argument, NULL, 'j'},
+                {"follow", no_argument, NULL, 'f'},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
         const char *verb = argv[0], *sd = NULL, *agent = NULL, *reason = NULL, *secret = NULL;
-        bool all = false, block = false, json = false;
+        bool all = false, block = false, json = false, follow = false;
         _cleanup_free_ char *state_dir = NULL;
         struct rf_error err = {0};
         int c, r;
@@ -293,6 +375,9 @@ int cmd_ctl(int argc, char **argv)
                         break;
                 case 'j':
                         json = true;
+                        break;
+                case 'f':
+                        follow = true;
                         break;
                 case 'h':
                         ctl_usage(stdout);
@@ -336,6 +421,28 @@ int cmd_ctl(int argc, char **argv)
                 return 0;
         }
 
+        if (!strcmp(verb, "wait") || !strcmp(verb, "logs")) {
+                if (!id) {
+                        cli_error("%s: RUN missing", verb);
+                        return CLI_EXIT_USAGE;
+                }
+                /* a unique prefix of a registered run, or a whole id (ended runs too) */
+                char whole[40];
+                snprintf(whole, sizeof whole, "%s", id);
+                if (strlen(id) != 36) {
+                        struct collect cc = {0};
+                        size_t at;
+                        registry_foreach(state_dir, collect_cb, &cc);
+                        r = find_run(&cc, id, &at);
+                        if (r == 0)
+                                snprintf(whole, sizeof whole, "%s", cc.v[at].run);
+                        collect_free(&cc);
+                        if (r < 0)
+                                return 1;
+                }
+                return verb[0] == 'w' ? do_wait(state_dir, whole)
+                                      : do_logs(state_dir, whole, follow);
+        }
         struct collect col = {0};
         registry_foreach(state_dir, collect_cb, &col);
         size_t k = 0;

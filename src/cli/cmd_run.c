@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +58,7 @@ enum {
         OPT_MASK_OUTPUT,
         OPT_KEY_FILE,
         OPT_RUN_ID,
+        OPT_DETACH,
 };
 
 static const struct option run_options[] = {
@@ -85,6 +87,7 @@ static const struct option run_options[] = {
         {"mask-output", no_argument, NULL, OPT_MASK_OUTPUT},
         {"key-file", required_argument, NULL, OPT_KEY_FILE},
         {"run-id", required_argument, NULL, OPT_RUN_ID},
+        {"detach", no_argument, NULL, OPT_DETACH},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -119,6 +122,8 @@ static void run_usage(FILE *f)
               "                            SOURCE: store:NAME[@VERSION] | exec:CMD ARG... |\n"
               "                            env:VAR (development only); see docs/SECRETS.md\n"
               "      --mask-output         bound values in the run's output become ***\n"
+              "      --detach              run in the background; print the run id (output:\n"
+              "                            STATE_DIR/logs/RUN.log; see ringfence wait, logs)\n"
               "      --key-file FILE       the store's master key (default STATE_DIR/secrets.key)\n"
               "      --timeout DURATION    kill the run after N(ms|s|m|h); exit 124\n"
               "      --memory SIZE --pids N --cpus X   resource limits\n"
@@ -152,6 +157,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         case OPT_KEY_FILE:
         case OPT_MASK_OUTPUT:
         case OPT_RUN_ID:
+        case OPT_DETACH:
                 return 0; /* cmd_run's own */
         case 'p':
                 free(*policy_file);
@@ -275,6 +281,75 @@ static bool note_once(const char *state_dir, const char *what)
         return true;
 }
 
+/*
+ * --detach: the run goes on in a child of its own session, its output in
+ * STATE_DIR/logs/RUN.log; the caller returns once the run is registered
+ * (printing its id, exit 0) or refused (the log's last line, exit 125).
+ * Returns 0 in the child (carry on), the caller's exit status in the parent.
+ */
+#define DETACHED_OK 256 /* the parent's "exit 0" (0 means: the child, carry on) */
+static int detach_ready_fd = -1;
+
+static void detach_ready(void)
+{
+        if (detach_ready_fd >= 0) {
+                (void)!write(detach_ready_fd, "ok", 2);
+                detach_ready_fd = safe_close(detach_ready_fd);
+        }
+}
+
+static int detach_run(const char *state_dir, const char *run_id)
+{
+        char logs[PATH_MAX], logp[PATH_MAX + 64];
+        int ready[2];
+
+        snprintf(logs, sizeof logs, "%s/logs", state_dir);
+        (void)mkdir(logs, 0700);
+        snprintf(logp, sizeof logp, "%s/%s.log", logs, run_id);
+        int lf = open(logp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (lf < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+                cli_error("--detach: cannot create %s: %m", logp);
+                return RF_EXIT_REFUSED;
+        }
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid < 0) {
+                cli_error("--detach: fork: %m");
+                return RF_EXIT_REFUSED;
+        }
+        if (pid == 0) {
+                close(ready[0]);
+                detach_ready_fd = ready[1];
+                (void)setsid();
+                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (nul < 0 || dup2(nul, 0) < 0 || dup2(lf, 1) < 0 || dup2(lf, 2) < 0)
+                        _exit(RF_EXIT_REFUSED);
+                close(nul);
+                close(lf);
+                return 0;
+        }
+        close(lf);
+        close(ready[1]);
+        char buf[8];
+        ssize_t n = read(ready[0], buf, sizeof buf);
+        close(ready[0]);
+        if (n == 2) {
+                printf("%s\n", run_id);
+                return DETACHED_OK;
+        }
+        /* refused before it registered: say what the log says */
+        char line[1024] = "";
+        FILE *f = fopen(logp, "re");
+        while (f && fgets(line, sizeof line, f))
+                ;
+        if (f)
+                fclose(f);
+        line[strcspn(line, "\n")] = '\0';
+        fprintf(stderr, "%s\n", line[0] ? line : "ringfence: the detached run did not start");
+        return RF_EXIT_REFUSED;
+}
+
 /* Is `path` (canonical) at or beneath `dir`? */
 static bool beneath(const char *path, const char *dir)
 {
@@ -289,8 +364,8 @@ static bool beneath(const char *path, const char *dir)
  * it lies in the workspace or beneath any path the plan binds into the run
  * (the state dir itself is already kept out).
  */
-static int key_file_exposed(const struct rf_plan *plan, const char *state_dir,
-                            const char *key_file, struct rf_error *err)
+static int key_file_exposed(const struct rf_plan *plan, const char *state_dir, const char *key_file,
+                            struct rf_error *err)
 {
         char kp[PATH_MAX], canon[PATH_MAX];
         if (!key_file) {
@@ -318,7 +393,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
-        bool mask_output = false;
+        bool mask_output = false, detach = false;
         char given_id[RF_RUN_ID_LEN + 1] = "";
         _cleanup_(plan_freep) struct rf_plan *plan = NULL;
         struct rf_error err = {0};
@@ -357,6 +432,8 @@ int cmd_run(int argc, char **argv)
                 }
                 if (c == OPT_MASK_OUTPUT)
                         mask_output = true;
+                if (c == OPT_DETACH)
+                        detach = true;
                 if (c == OPT_RUN_ID) {
                         /* the daemon names the run it starts (a UUID, lower-case hex) */
                         bool good = strlen(optarg) == RF_RUN_ID_LEN;
@@ -394,6 +471,14 @@ int cmd_run(int argc, char **argv)
         if ((r = cli_state_dir(state_dir_flag, 1, &state_dir, &err)) < 0) {
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
+        }
+        if (detach) {
+                if (!given_id[0] && (r = rf_run_id_new(given_id)) < 0) {
+                        cli_error("cannot make a run id: %s", strerror(-r));
+                        return RF_EXIT_REFUSED;
+                }
+                if ((r = detach_run(state_dir, given_id)) != 0)
+                        return r == DETACHED_OK ? 0 : r; /* the parent: id printed, or refused */
         }
         /* The audit log (and with it the instance's signing key) first: no
          * record, no run. */
@@ -649,6 +734,7 @@ int cmd_run(int argc, char **argv)
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
+        detach_ready(); /* registered: a --detach caller may go */
         struct run_services services = {.timeout_ms = pol->timeout_ms,
                                         .reg = reg,
                                         .ev = ev,

@@ -33,7 +33,9 @@ static void usage(FILE *f)
               "  pause RUN / resume RUN          freeze / thaw a run\n"
               "  revoke RUN --secret NAME        end a live run's grant\n"
               "  block / unblock --agent A       refuse / allow new runs of an agent\n"
-              "  daemon [--config FILE]          supervise many runs; the control API (docs/API.md)\n"
+              "  wait RUN / logs RUN [--follow]  a detached run's status / output\n"
+              "  daemon [--config FILE]          supervise many runs; the control API "
+              "(docs/API.md)\n"
               "  version [--layers]              print the version [and what this host offers]\n"
               "\n"
               "Every command accepts --state-dir DIR (or RINGFENCE_STATE_DIR).\n"
@@ -72,8 +74,8 @@ int main(int argc, char **argv)
                 return cmd_policy(argc - 1, argv + 1);
         if (!strcmp(cmd, "audit"))
                 return cmd_audit(argc - 1, argv + 1);
-        static const char *const ctl[] = {"ps",     "inspect", "kill",  "pause",
-                                          "resume", "revoke",  "block", "unblock"};
+        static const char *const ctl[] = {"ps",     "inspect", "kill",    "pause", "resume",
+                                          "revoke", "block",   "unblock", "wait",  "logs"};
         for (size_t i = 0; i < sizeof ctl / sizeof ctl[0]; i++)
                 if (!strcmp(cmd, ctl[i]))
                         return cmd_ctl(argc - 1, argv + 1);

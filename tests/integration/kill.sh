@@ -237,6 +237,17 @@ done
 is "$(alive_in "$ns" $pids)" 0 "a supervisor killed with SIGKILL: its run dies with it (no orphan)"
 is "$(ps_json | grep "\"run\":\"$CR\"" | grep -c '"state":"lost"')" 1 "ps shows that run as lost"
 
+# ---- --detach, logs, wait --------------------------------------------------------------------
+id=$(cd "$WS" && "$RF" run --state-dir "$RF_STATE" --detach --agent detached -- /bin/sh -c 'echo from-the-run; sleep 0.5; exit 3' 2>"$WS/detach.err")
+is "$?" 0 "run --detach returns at once (exit 0)"
+like "$id" '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' "... printing the run id"
+out=$("$RF" logs --state-dir "$RF_STATE" --follow "$id" 2>/dev/null)
+like "$out" "from-the-run" "logs --follow shows its output until it ends"
+"$RF" wait --state-dir "$RF_STATE" "$id"
+is "$?" 3 "wait exits with the run's own status (3)"
+out=$(cd "$WS" && "$RF" run --state-dir "$RF_STATE" --detach --memory 1T -- true 2>&1)
+is "$?" 125 "a detached run that is refused: 125 at once ($out)"
+
 touch "$WS/other.stop"
 RF_PID=$OTHER_PID _RF_OUTF=$OTHER_OUT _RF_ERRF=$OTHER_ERR
 rf_wait

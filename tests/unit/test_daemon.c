@@ -122,8 +122,8 @@ static void test_config(void)
                 "{\"version\":1,\"grants\":[{\"agents\":[\"a\"],\"actions\":[\"kill\"]}]}",
                 "{\"version\":1,\"socket\":\"relative\"}",
                 "{\"version\":1,\"socket_mode\":\"777\"}",
-                "{\"version\":1,\"secrets\":{\"x\":{\"name\":\"X\",\"deliver\":\"env\","
-                "\"from\":\"store:x\"}}}",
+                ("{\"version\":1,\"secrets\":{\"x\":{\"name\":\"X\",\"deliver\":\"env\","
+                 "\"from\":\"store:x\"}}}"),
                 "{\"version\":1,\"colour\":1}",
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
