@@ -133,6 +133,25 @@ echo "  what the audit log says about secrets and egress (never the token itself
 printf '  the token in the state dir or the audit log: %s\n' \
 	"$(grep -rqaF "$api_token" "$state" && echo FOUND || echo absent)"
 echo
+echo "a fleet: three agents at work, one goes rogue and is stopped — only that one:"
+for a in writer tester rogue; do
+	"$RF" run --state-dir "$state" --workspace "$ws" --agent "$a" --detach -- sh -c \
+		"i=0; while [ \$i -lt 8 ]; do i=\$((i+1)); echo $a step \$i >> $a.progress; sleep 0.25; done" \
+		>"$base/$a.id" 2>/dev/null
+done
+sleep 0.6
+"$RF" ps --state-dir "$state" | sed 's/^/  /'
+"$RF" kill --state-dir "$state" --agent rogue --block --reason "demo: rogue loops" | sed 's/^/  /'
+for a in writer tester rogue; do
+	"$RF" wait --state-dir "$state" "$(cat "$base/$a.id")"
+	printf '  %-6s exited %3d after %s steps\n' "$a" "$?" "$(wc -l <"$ws/$a.progress")"
+done
+"$RF" run --state-dir "$state" --workspace "$ws" --agent rogue -- true 2>&1 | sed 's/^/  /'
+echo "  who stopped what (run.kill in the audit log):"
+"$RF" audit --state-dir "$state" --event run.kill --json |
+	sed -E 's/.*"actor_user":"([^"]*)".*"reason":"([^"]*)".*"run":"([^"]*)".*/    run \3 killed by \1: \2/'
+"$RF" unblock --state-dir "$state" --agent rogue 2>&1 | sed 's/^/  /'
+echo
 echo "a fork bomb under --pids 64 — the refused fork ends the run, and only that run:"
 "$RF" run --state-dir "$state" --workspace "$ws" --pids 64 -- sh -c 'b() { b | b & }; b; sleep 10' 2>"$base/bomb.err"
 brc=$?
