@@ -186,8 +186,8 @@ static void record(struct daemon *d, const char *run, const char *event,
                    const struct audit_field *f, size_t n)
 {
         struct rf_error err = {0};
-        if (d->log)
-                (void)audit_append(d->log, run, event, f, n, true, &err);
+        if (d->log && audit_append(d->log, run, event, f, n, true, &err) < 0)
+                fprintf(stderr, "ringfence: daemon: cannot record %s: %s\n", event, err.msg);
 }
 
 struct find {

@@ -54,7 +54,11 @@ start_daemon() {
 	"$RF" daemon --state-dir "$RF_STATE" --config "$WS.conf" 2>>"$WS.daemon.err" &
 	DPID=$!
 	register_pid "$DPID"
-	for _ in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+	# ready when it answers (a socket file may be left by a daemon that was killed)
+	for _ in $(seq 1 200); do
+		curl -s -m 1 --unix-socket "$SOCK" http://ringfence/v1/runs >/dev/null 2>&1 && break
+		sleep 0.05
+	done
 }
 api() { # api METHOD PATH [BODY]: status in API_S, body in API_B
 	local out
@@ -221,7 +225,12 @@ lifecycle 15
 fd2=$(ls "/proc/$DPID/fd" | wc -l)
 rss2=$(awk '/VmRSS/ {print $2}' "/proc/$DPID/status")
 is "$fd2" "$fd1" "the daemon's open fds after 30 more run lifecycles: the same ($fd1)"
-check "... and its memory: $rss1 KiB then $rss2 KiB (within 64 KiB)" test $((rss2 - rss1)) -le 64
+if grep -qa __asan_init "$RF"; then
+	# ASan keeps freed memory in quarantine: RSS says nothing there (leaks: LeakSanitizer)
+	skip "... and its memory: $rss1 KiB then $rss2 KiB" "a sanitizer build"
+else
+	check "... and its memory: $rss1 KiB then $rss2 KiB (within 64 KiB)" test $((rss2 - rss1)) -le 64
+fi
 
 # ---- SIGKILL the daemon mid-run ---------------------------------------------------------------------
 init=$(curl -s --unix-socket "$SOCK" "http://ringfence/v1/runs/$RA" | grep -o '"init_pid":[0-9]*' | cut -d: -f2)
