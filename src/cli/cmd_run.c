@@ -350,6 +350,32 @@ static int detach_run(const char *state_dir, const char *run_id)
         return RF_EXIT_REFUSED;
 }
 
+/*
+ * Called by the supervisor once the run's init exists (its setup then runs
+ * on the other CPU meanwhile): register the run, then look at the agent's
+ * block again — a `kill --agent A --block` between our first look and the
+ * registration would otherwise miss this run. Then a --detach caller may go.
+ */
+struct reg_ctx {
+        const char *state_dir;
+        const struct run_info *info;
+        struct registry *reg;
+};
+
+static int register_run(void *ctx, struct rf_error *err)
+{
+        struct reg_ctx *rc = ctx;
+        char why[RF_ERROR_MSG_MAX];
+        int r = registry_add(rc->state_dir, rc->info, &rc->reg, err);
+        if (r < 0)
+                return r;
+        if ((r = registry_blocked(rc->state_dir, rc->info->agent, why, sizeof why)) != 0)
+                return rf_error_set(err, r < 0 ? r : -EPERM, "refused: %s",
+                                    r < 0 ? "cannot read the agent blocks" : why);
+        detach_ready();
+        return 0;
+}
+
 /* Is `path` (canonical) at or beneath `dir`? */
 static bool beneath(const char *path, const char *dir)
 {
@@ -723,27 +749,18 @@ int cmd_run(int argc, char **argv)
         snprintf(info.task, sizeof info.task, "%s", pol->task ? pol->task : "");
         snprintf(info.command, sizeof info.command, "%s", plan->argv[0]);
         snprintf(info.cgroup, sizeof info.cgroup, "%s", cgroup_mode_name(cgroup_get_mode(cg)));
-        struct registry *reg = NULL;
-        if ((r = registry_add(state_dir, &info, &reg, &err)) < 0) {
-                run_audit_exit(alog, plan, RF_EXIT_REFUSED, err.msg, cg, 0);
-                egress_config_free(&egress);
-                audit_emitter_free(ev);
-                audit_close(alog);
-                cgroup_destroy(cg);
-                plan_cleanup(plan);
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-        detach_ready(); /* registered: a --detach caller may go */
+        struct reg_ctx rc = {.state_dir = state_dir, .info = &info};
         struct run_services services = {.timeout_ms = pol->timeout_ms,
-                                        .reg = reg,
+                                        .registered = register_run,
+                                        .registered_ctx = &rc,
+                                        .reg = &rc.reg,
                                         .ev = ev,
                                         .egress = &egress,
                                         .grants = grants,
                                         .mask_output = mask_output};
         int status = supervisor_run(plan, cg, &services, &err);
         egress_config_free(&egress);
-        reg = registry_remove(reg);
+        rc.reg = registry_remove(rc.reg);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         struct rf_error eerr = {0};
         if (audit_emitter_finish(ev, &eerr) < 0)

@@ -1031,7 +1031,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         .dns = -1,
                         .broker = -1,
                         .grants = rs->grants,
-                        .ctl = registry_listen_fd(rs->reg),
+                        .ctl = -1,
                         .egress = rs->egress,
                         .listen_http = -1,
                         .listen_socks = -1,
@@ -1088,6 +1088,17 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         plan->secrets_fd = safe_close(plan->secrets_fd);
         if (r < 0)
                 goto refuse;
+        /* registered while init builds the run's root (on the other CPU); a
+         * refusal here (say, the agent was blocked meanwhile) kills the run */
+        if (rs->registered) {
+                if ((r = rs->registered(rs->registered_ctx, err)) < 0) {
+                        sup_kill(&s);
+                        (void)waitpid(s.child.pid, NULL, 0);
+                        s.init_gone = true;
+                        goto refuse;
+                }
+                s.ctl = registry_listen_fd(*rs->reg);
+        }
         sup_close_run_ends(&s);
 
         if (timeout_ms) {

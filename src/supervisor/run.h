@@ -46,7 +46,11 @@ struct run_services {
         const struct egress_config *egress; /* NULL: connections are refused */
         struct rf_grants *grants;           /* the run's secrets (broker, revocation), or NULL */
         bool mask_output;                   /* bound values in stdout/stderr become *** */
-        struct registry *reg;               /* the run's registration (control socket), or NULL */
+        /* once init exists: register the run (its control socket in *reg);
+         * a failure kills the run before the command starts. NULL: none */
+        int (*registered)(void *ctx, struct rf_error *err);
+        void *registered_ctx;
+        struct registry **reg;
 };
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err);
