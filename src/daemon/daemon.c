@@ -827,6 +827,24 @@ static void on_client(struct daemon *d, struct client *c, short rev)
                 to_parser(d, c);
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+/* The pid a pidfd refers to (its fdinfo's "Pid:"), or -1 if it has exited. */
+static pid_t pidfd_pid(int pidfd)
+{
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        const char *p = strstr(buf, "\nPid:");
+        return p ? (pid_t)strtol(p + 5, NULL, 10) : -1;
+}
+
 static void on_accept(struct daemon *d)
 {
         for (int k = 0; k < 16; k++) {
@@ -846,6 +864,17 @@ static void on_accept(struct daemon *d)
                         (void)send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
                         close(fd);
                         continue;
+                }
+                /* SO_PEERPIDFD (Linux 6.5+): the peer as a pidfd, which names
+                 * exactly the process that connected; its pid is read from it,
+                 * not from a number that could be recycled meanwhile */
+                int pidfd = -1;
+                socklen_t pl = sizeof pidfd;
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &pl) == 0 && pidfd >= 0) {
+                        pid_t p = pidfd_pid(pidfd);
+                        if (p > 0)
+                                cred.pid = p;
+                        close(pidfd);
                 }
                 memset(c, 0, sizeof *c);
                 c->fd = fd;

@@ -189,9 +189,10 @@ is "$API_S" 403 "... cannot have the daemon use a workspace it cannot use itself
 like "$API_B" "cannot use it: Permission denied" "... checked with its own credentials"
 api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"allow_hosts\":[\"evil.test:443\"]}"
 is "$API_S" 403 "... cannot reach beyond the operator's ceiling"
-api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"curl -s -o /dev/null -x http://127.0.0.1:3128 http://x.test/; touch '$WS/ra.ready'; sleep 300\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
 RA=$(run_of "$API_B")
 wait_registered "$RA"
+wait_for "$WS/ra.ready"
 api_nb GET /v1/runs
 unlike "$API_B" "$RA" "uid 65534 does not see root's runs of other agents"
 like "$API_B" "$NB" "... but sees its own"
@@ -233,7 +234,11 @@ else
 fi
 
 # ---- SIGKILL the daemon mid-run ---------------------------------------------------------------------
-init=$(curl -s --unix-socket "$SOCK" "http://ringfence/v1/runs/$RA" | grep -o '"init_pid":[0-9]*' | cut -d: -f2)
+ra=$(curl -s --unix-socket "$SOCK" "http://ringfence/v1/runs/$RA")
+init=$(grep -o '"init_pid":[0-9]*' <<<"$ra" | cut -d: -f2)
+egress=$(grep -o '"egress_pid":[0-9]*' <<<"$ra" | cut -d: -f2)
+sup=$(grep -o '"pid":[0-9]*' <<<"$ra" | head -n 1 | cut -d: -f2)
+check "the run holds an egress process ($egress) before the daemon is killed" test "${egress:-0}" -gt 0
 ns=$(readlink "/proc/$init/ns/pid")
 cgdir=$(grep -o '^0::.*' /proc/self/cgroup | cut -d: -f3)
 kill -KILL "$DPID"
@@ -246,6 +251,10 @@ for _ in $(seq 1 100); do
 	sleep 0.05
 done
 is "$left" 0 "a daemon killed with SIGKILL: no process of its runs is left"
+gone() { local st; st=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null); [ -z "$st" ] || [ "$st" = Z ]; }
+for _ in $(seq 1 100); do gone "$egress" && gone "$sup" && break; sleep 0.05; done
+check "... nor its supervisor ($sup)" gone "$sup"
+check "... nor its egress process ($egress)" gone "$egress"
 check "... its run is still registered (lost) until the next daemon" test -d "$RF_STATE/runs/$RA"
 start_daemon
 check "a new daemon starts" test -S "$SOCK"
