@@ -39,7 +39,9 @@ static void ctl_usage(FILE *f)
               "       ringfence inspect RUN\n"
               "       ringfence kill RUN | --agent A | --all [--reason TEXT] [--block]\n"
               "       ringfence pause RUN | resume RUN\n"
-              "       ringfence revoke RUN --secret NAME\n"
+              "       ringfence grant RUN --allow-host H | --revoke-host H | --revoke-secret NAME\n"
+              "                            (egress changes take effect on the next connection;\n"
+              "                             the run's open egress connections are closed)\n"
               "       ringfence block --agent A [--reason TEXT] | unblock --agent A\n"
               "       ringfence wait RUN          (exit with the run's status)\n"
               "       ringfence logs RUN [--follow]\n"
@@ -342,10 +344,14 @@ int cmd_ctl(int argc, char **argv)
                 {"secret", required_argument, NULL, 's'},
                 {"json", no_argument, NULL, 'j'},
                 {"follow", no_argument, NULL, 'f'},
+                {"allow-host", required_argument, NULL, 'H'},
+                {"revoke-host", required_argument, NULL, 'R'},
+                {"revoke-secret", required_argument, NULL, 's'},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        const char *verb = argv[0], *sd = NULL, *agent = NULL, *reason = NULL, *secret = NULL;
+        const char *verb = argv[0], *sd = NULL, *agent = NULL, *reason = NULL, *secret = NULL,
+                   *allow_host = NULL, *revoke_host = NULL;
         bool all = false, block = false, json = false, follow = false;
         _cleanup_free_ char *state_dir = NULL;
         struct rf_error err = {0};
@@ -378,6 +384,12 @@ int cmd_ctl(int argc, char **argv)
                         break;
                 case 'f':
                         follow = true;
+                        break;
+                case 'H':
+                        allow_host = optarg;
+                        break;
+                case 'R':
+                        revoke_host = optarg;
                         break;
                 case 'h':
                         ctl_usage(stdout);
@@ -520,12 +532,19 @@ int cmd_ctl(int argc, char **argv)
                 printf("\"uid\":%llu}\n", (unsigned long long)info.uid);
                 return 0;
         }
-        if (!strcmp(verb, "revoke")) {
-                if (!secret) {
-                        cli_error("revoke: --secret NAME");
+        if (!strcmp(verb, "revoke") || !strcmp(verb, "grant")) {
+                if (!!secret + !!allow_host + !!revoke_host != 1) {
+                        cli_error(
+                                "%s: one of --allow-host H, --revoke-host H, --revoke-secret NAME",
+                                verb);
                         return CLI_EXIT_USAGE;
                 }
-                snprintf(req, sizeof req, "revoke-secret %s", secret);
+                if (secret)
+                        snprintf(req, sizeof req, "revoke-secret %s", secret);
+                else
+                        snprintf(req, sizeof req, "%s %s",
+                                 allow_host ? "allow-host" : "revoke-host",
+                                 allow_host ? allow_host : revoke_host);
         } else
                 snprintf(req, sizeof req, "%s", verb); /* pause, resume */
         if (!live) {

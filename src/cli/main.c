@@ -31,7 +31,8 @@ static void usage(FILE *f)
               "  kill RUN|--agent A|--all        stop runs, whole process trees (--block: no new "
               "ones)\n"
               "  pause RUN / resume RUN          freeze / thaw a run\n"
-              "  revoke RUN --secret NAME        end a live run's grant\n"
+              "  grant RUN --allow-host H|--revoke-host H|--revoke-secret NAME   change a live "
+              "run\n"
               "  block / unblock --agent A       refuse / allow new runs of an agent\n"
               "  wait RUN / logs RUN [--follow]  a detached run's status / output\n"
               "  daemon [--config FILE]          supervise many runs; the control API "
@@ -74,8 +75,9 @@ int main(int argc, char **argv)
                 return cmd_policy(argc - 1, argv + 1);
         if (!strcmp(cmd, "audit"))
                 return cmd_audit(argc - 1, argv + 1);
-        static const char *const ctl[] = {"ps",     "inspect", "kill",    "pause", "resume",
-                                          "revoke", "block",   "unblock", "wait",  "logs"};
+        static const char *const ctl[] = {"ps",      "inspect", "kill",  "pause",
+                                          "resume",  "revoke",  "grant", "block",
+                                          "unblock", "wait",    "logs"};
         for (size_t i = 0; i < sizeof ctl / sizeof ctl[0]; i++)
                 if (!strcmp(cmd, ctl[i]))
                         return cmd_ctl(argc - 1, argv + 1);

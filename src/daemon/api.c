@@ -15,7 +15,7 @@ static const char *const op_names[_API_OP_MAX] = {
         [API_LIST_RUNS] = "list-runs",  [API_START_RUN] = "start-run", [API_GET_RUN] = "get-run",
         [API_KILL_RUN] = "kill",        [API_PAUSE_RUN] = "pause",     [API_RESUME_RUN] = "resume",
         [API_REVOKE_SECRET] = "revoke", [API_KILL_AGENT] = "kill",     [API_BLOCK_AGENT] = "block",
-        [API_UNBLOCK_AGENT] = "block",  [API_AUDIT] = "audit",
+        [API_UNBLOCK_AGENT] = "block",  [API_AUDIT] = "audit",         [API_GRANT_RUN] = "grant",
 };
 
 const char *api_op_name(enum api_op op)
@@ -123,6 +123,18 @@ static int small_body(const struct json_node *o, struct api_req *r, bool want_bl
         }
         if (want_secret && !r->secret[0])
                 return say(why, wl, 400, "secret: required");
+        return 0;
+}
+
+/* {"allow_host": RULE} or {"revoke_host": RULE} */
+static int grant_body(const struct json_node *o, struct api_req *r, char *why, size_t wl)
+{
+        if (!o || o->n_items != 1 || o->items[0]->type != JSON_STRING ||
+            o->items[0]->len >= sizeof r->rule ||
+            (strcmp(o->items[0]->key, "allow_host") && strcmp(o->items[0]->key, "revoke_host")))
+                return say(why, wl, 400, "a body of one key: allow_host or revoke_host (a rule)");
+        r->allow = !strcmp(o->items[0]->key, "allow_host");
+        memcpy(r->rule, o->items[0]->str, o->items[0]->len + 1);
         return 0;
 }
 
@@ -253,6 +265,7 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                         : SEG(3, "pause")  ? API_PAUSE_RUN
                         : SEG(3, "resume") ? API_RESUME_RUN
                         : SEG(3, "revoke") ? API_REVOKE_SECRET
+                        : SEG(3, "grant")  ? API_GRANT_RUN
                                            : _API_OP_INVALID;
                 if (r->op == _API_OP_INVALID)
                         goto out;
@@ -260,7 +273,9 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                         s = say(why, wl, 405, "POST /v1/runs/RUN/%.*s", (int)sl[3], seg[3]);
                         goto out;
                 }
-                s = small_body(doc, r, false, r->op == API_REVOKE_SECRET, why, wl);
+                s = r->op == API_GRANT_RUN
+                            ? grant_body(doc, r, why, wl)
+                            : small_body(doc, r, false, r->op == API_REVOKE_SECRET, why, wl);
                 goto out;
         }
         if (SEG(1, "agents") && ns == 4) {

@@ -9,6 +9,7 @@
  *   POST   /v1/runs/RUN/kill             {"reason": "..."} (optional body)
  *   POST   /v1/runs/RUN/pause | resume
  *   POST   /v1/runs/RUN/revoke           {"secret": "NAME"}
+ *   POST   /v1/runs/RUN/grant            {"allow_host": "RULE"} or {"revoke_host": "RULE"}
  *   POST   /v1/agents/AGENT/kill         {"reason": "...", "block": true}
  *   PUT    /v1/agents/AGENT/block        {"reason": "..."}
  *   DELETE /v1/agents/AGENT/block
@@ -42,6 +43,7 @@ enum api_op {
         API_BLOCK_AGENT,
         API_UNBLOCK_AGENT,
         API_AUDIT,
+        API_GRANT_RUN,
         _API_OP_MAX,
         _API_OP_INVALID = -22,
 };
@@ -52,6 +54,8 @@ struct api_req {
         char agent[API_NAME_MAX + 1]; /* the agent of the URL, or of a start */
         char reason[257];
         char secret[65];
+        char rule[321]; /* grant: the network rule */
+        bool allow;     /* grant: allow (true) or revoke the rule */
         bool block, follow;
         /* API_START_RUN */
         char **argv; /* owned, NULL-terminated */

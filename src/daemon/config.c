@@ -102,7 +102,7 @@ static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *w
                                         return say(why, wl,
                                                    "actions[%zu]: one of list-runs, get-run, "
                                                    "start-run, kill, pause, resume, revoke, "
-                                                   "block, audit",
+                                                   "grant, block, audit",
                                                    k);
                         }
                 } else

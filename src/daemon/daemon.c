@@ -687,6 +687,7 @@ static void handle(struct daemon *d, struct client *c, const struct api_req *q)
         case API_PAUSE_RUN:
         case API_RESUME_RUN:
         case API_REVOKE_SECRET:
+        case API_GRANT_RUN:
                 break;
         case _API_OP_MAX:
         case _API_OP_INVALID:
@@ -724,7 +725,22 @@ static void handle(struct daemon *d, struct client *c, const struct api_req *q)
                 op_kill(d, c, q, &f);
                 return;
         }
-        if (q->op == API_REVOKE_SECRET)
+        if (q->op == API_GRANT_RUN && q->allow && c->cred.uid != 0) {
+                bool in = false;
+                for (size_t k = 0; k < d->conf->n_allow_hosts; k++)
+                        in |= !strcmp(d->conf->allow_hosts[k], q->rule);
+                if (!in) {
+                        respond_error(c, 403,
+                                      "allow_host: %s is beyond the operator's ceiling "
+                                      "(ceiling.allow_hosts)",
+                                      q->rule);
+                        return;
+                }
+        }
+        if (q->op == API_GRANT_RUN)
+                snprintf(req, sizeof req, "%s %s", q->allow ? "allow-host" : "revoke-host",
+                         q->rule);
+        else if (q->op == API_REVOKE_SECRET)
                 snprintf(req, sizeof req, "revoke-secret %s", q->secret);
         else
                 snprintf(req, sizeof req, "%s", q->op == API_PAUSE_RUN ? "pause" : "resume");

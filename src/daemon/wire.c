@@ -27,7 +27,8 @@ int wire_pack(const struct wire_head *h, const struct api_req *req, char *buf, s
                 return -E2BIG;
         if (req && h->kind == WIRE_REQUEST) {
                 w.op = req->op;
-                w.flags = (req->block ? 1u : 0) | (req->follow ? 2u : 0);
+                w.flags = (req->block ? 1u : 0) | (req->follow ? 2u : 0) | (req->allow ? 4u : 0);
+                memcpy(w.rule, req->rule, sizeof w.rule);
                 memcpy(w.run, req->run, sizeof w.run);
                 memcpy(w.agent, req->agent, sizeof w.agent);
                 memcpy(w.reason, req->reason, sizeof w.reason);
@@ -79,8 +80,8 @@ int wire_unpack(const char *buf, size_t len, struct wire_head *h, struct api_req
         memcpy(h, buf, sizeof *h);
         if (h->strings_len != len - sizeof *h || !TERMINATED(h->why) || !TERMINATED(h->run) ||
             !TERMINATED(h->agent) || !TERMINATED(h->reason) || !TERMINATED(h->secret) ||
-            !TERMINATED(h->workspace) || !TERMINATED(h->task) || !TERMINATED(h->on_behalf_of) ||
-            !TERMINATED(h->timeout) ||
+            !TERMINATED(h->rule) || !TERMINATED(h->workspace) || !TERMINATED(h->task) ||
+            !TERMINATED(h->on_behalf_of) || !TERMINATED(h->timeout) ||
             (h->kind != WIRE_MORE && h->kind != WIRE_ERROR && h->kind != WIRE_REQUEST))
                 return -EBADMSG;
         if (h->kind == WIRE_ERROR && (h->status < 400 || h->status > 599))
@@ -92,6 +93,8 @@ int wire_unpack(const char *buf, size_t len, struct wire_head *h, struct api_req
         req->op = (enum api_op)h->op;
         req->block = h->flags & 1;
         req->follow = h->flags & 2;
+        req->allow = h->flags & 4;
+        memcpy(req->rule, h->rule, sizeof req->rule);
         memcpy(req->run, h->run, sizeof req->run);
         memcpy(req->agent, h->agent, sizeof req->agent);
         memcpy(req->reason, h->reason, sizeof req->reason);

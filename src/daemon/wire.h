@@ -26,11 +26,12 @@ struct wire_head {
         int32_t status; /* WIRE_ERROR: the HTTP status */
         char why[256];  /* WIRE_ERROR */
         int32_t op;
-        uint32_t flags; /* 1 block, 2 follow */
+        uint32_t flags; /* 1 block, 2 follow, 4 allow */
         char run[40];
         char agent[API_NAME_MAX + 1];
         char reason[257];
         char secret[65];
+        char rule[321];
         char workspace[4096];
         char task[API_NAME_MAX + 1], on_behalf_of[API_NAME_MAX + 1];
         char timeout[32];

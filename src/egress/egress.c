@@ -146,6 +146,36 @@ static void read_host_facts(struct egress_config *c)
         }
 }
 
+int egress_config_allow(struct egress_config *c, const char *rule, bool add, struct rf_error *err)
+{
+        struct net_rule nr;
+        const char *why = "invalid";
+        if (net_rule_parse(rule, strlen(rule), &nr, &why) < 0)
+                return rf_error_set(err, -EINVAL, "%s: %s", rule, why);
+        size_t at = c->n_allow;
+        for (size_t i = 0; i < c->n_allow; i++)
+                if (!strcmp(c->allow[i].text, nr.text))
+                        at = i;
+        if (!add) {
+                if (at == c->n_allow)
+                        return rf_error_set(err, -ENOENT, "%s is not an allow rule of this run",
+                                            nr.text);
+                memmove(&c->allow[at], &c->allow[at + 1], (c->n_allow - at - 1) * sizeof nr);
+                c->n_allow--;
+                return 0;
+        }
+        if (at < c->n_allow)
+                return 0; /* already there */
+        if (c->n_allow >= POLICY_NET_RULES_MAX)
+                return rf_error_set(err, -E2BIG, "more than %d allow rules", POLICY_NET_RULES_MAX);
+        struct net_rule *v = realloc(c->allow, (c->n_allow + 1) * sizeof *v);
+        if (!v)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        c->allow = v;
+        c->allow[c->n_allow++] = nr;
+        return 0;
+}
+
 void egress_config_free(struct egress_config *c)
 {
         free(c->allow);

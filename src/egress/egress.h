@@ -92,6 +92,14 @@ int egress_config_build(const struct rf_policy *pol, const char *run_id, const c
 void egress_config_free(struct egress_config *c);
 
 /*
+ * egress_config_allow — add (`add`) or remove an allow rule of a live run
+ * (`ringfence grant`); it takes effect with the run's next egress process.
+ * Deny rules still win. -EINVAL (not a rule), -ENOENT (removing one that is
+ * not there), -E2BIG; 0 when done (adding one already there: 0).
+ */
+int egress_config_allow(struct egress_config *c, const char *rule, bool add, struct rf_error *err);
+
+/*
  * egress_spawn — fork the egress process serving listeners `http_fd` and
  * `socks_fd` with configuration c; its events come over *events_fd (a
  * SOCK_SEQPACKET socket, owned by the caller). Returns the child's pid

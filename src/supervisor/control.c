@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include <stdio.h>
+
+#include "egress/rules.h"
 #include "secrets/broker.h"
 #include "shared/json.h"
 #include "supervisor/control.h"
@@ -14,6 +17,8 @@ static const char *const verbs[_CTL_MAX] = {
         [CTL_PAUSE] = "pause",
         [CTL_RESUME] = "resume",
         [CTL_REVOKE_SECRET] = "revoke-secret",
+        [CTL_ALLOW_HOST] = "allow-host",
+        [CTL_REVOKE_HOST] = "revoke-host",
 };
 
 const char *control_op_name(enum control_op op)
@@ -79,10 +84,22 @@ int control_req_parse(const char *buf, size_t len, struct control_req *req, cons
                 }
                 memcpy(req->arg, arg, al);
                 return 0;
+        case CTL_ALLOW_HOST:
+        case CTL_REVOKE_HOST: {
+                struct net_rule nr;
+                const char *w = "invalid rule";
+                if (!sp || al == 0 || net_rule_parse(arg, al, &nr, &w) < 0) {
+                        *why = sp ? w : "allow-host|revoke-host RULE";
+                        return -EBADMSG;
+                }
+                snprintf(req->arg, sizeof req->arg, "%s", nr.text);
+                return 0;
+        }
         case _CTL_MAX:
         case _CTL_INVALID:
         default:
-                *why = "unknown request (status, kill, pause, resume, revoke-secret)";
+                *why = "unknown request (status, kill, pause, resume, revoke-secret, allow-host, "
+                       "revoke-host)";
                 return -EBADMSG;
         }
 }

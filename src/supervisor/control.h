@@ -12,6 +12,8 @@
  *                                             caller a root peer such as the daemon acts for)
  *   pause | resume         → ok paused | ok running
  *   revoke-secret NAME     → ok revoked N
+ *   allow-host RULE        → ok allowed RULE  (the run's next egress process has it;
+ *   revoke-host RULE       → ok revoked RULE   its open egress connections are closed)
  *   (anything else)        → err MESSAGE
  *
  * The peer is identified by SO_PEERCRED: root or the supervisor's own uid.
@@ -23,6 +25,7 @@
 
 #define CONTROL_MSG_MAX    1024 /* bytes of one request or of a reply's head */
 #define CONTROL_REASON_MAX 256  /* bytes of a kill reason */
+#define CONTROL_ARG_MAX    320  /* bytes of any argument (a network rule's canonical text) */
 
 enum control_op {
         CTL_STATUS,
@@ -30,14 +33,17 @@ enum control_op {
         CTL_PAUSE,
         CTL_RESUME,
         CTL_REVOKE_SECRET,
+        CTL_ALLOW_HOST,
+        CTL_REVOKE_HOST,
         _CTL_MAX,
         _CTL_INVALID = -22,
 };
 
 struct control_req {
         enum control_op op;
-        char arg[CONTROL_REASON_MAX + 1]; /* kill: the reason ("" none); revoke-secret: the name */
-        long actor;                       /* kill "@UID": whom a root peer acts for; -1 none */
+        char arg[CONTROL_ARG_MAX + 1]; /* kill: the reason ("" none); revoke-secret: the name;
+                                        * allow-host / revoke-host: the rule, canonical */
+        long actor;                    /* kill "@UID": whom a root peer acts for; -1 none */
 };
 
 /*

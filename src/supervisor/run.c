@@ -354,10 +354,10 @@ struct sup {
         uint64_t pids_limit;
         int host_out[3]; /* owned: non-blocking reopenings of our fds 1, 2 (or -1) */
         uint64_t memory_limit;
-        int dns;                            /* owned: the run's DNS stub socket (MSG_DNS) or -1 */
-        struct audit_emitter *ev;           /* borrowed: the run's events, or NULL */
-        const struct egress_config *egress; /* borrowed: NULL = no egress process */
-        int listen_http, listen_socks;      /* owned until the egress process has them */
+        int dns;                       /* owned: the run's DNS stub socket (MSG_DNS) or -1 */
+        struct audit_emitter *ev;      /* borrowed: the run's events, or NULL */
+        struct egress_config *egress;  /* borrowed: NULL = no egress process; `grant` edits it */
+        int listen_http, listen_socks; /* owned until the egress process has them */
         pid_t egress_pid;
         int egress_pidfd, egress_events; /* owned */
         int64_t egress_async_fail;       /* an unanswered egress record that failed */
@@ -614,6 +614,8 @@ static void sup_on_msg(struct sup *s)
 
 /* ---- the control channel (control.h) ------------------------------------------ */
 
+static void sup_egress_restart(struct sup *s);
+
 static const char *state_name(const struct sup *s)
 {
         if (s->paused)
@@ -745,6 +747,28 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                 ctl_reply(fd, "ok %s", state_name(s));
                 break;
         }
+        case CTL_ALLOW_HOST:
+        case CTL_REVOKE_HOST: {
+                struct rf_error e = {0};
+                bool add = req.op == CTL_ALLOW_HOST;
+                int r = s->egress ? egress_config_allow(s->egress, req.arg, add, &e)
+                                  : rf_error_set(&e, -ENOTSUP, "this run has no egress");
+                if (r < 0) {
+                        ctl_reply(fd, "err %s", e.msg);
+                        break;
+                }
+                struct audit_field f[] = {
+                        {.key = "actor_uid", .type = AUDIT_UINT, .u = who.uid},
+                        {.key = "change", .type = AUDIT_STR, .s = add ? "allow" : "revoke"},
+                        {.key = "rule", .type = AUDIT_STR, .s = req.arg},
+                };
+                if (s->ev)
+                        (void)audit_emit(s->ev, "egress.grant", NULL, NULL, f, ARRAY_SIZE(f),
+                                         AUDIT_EMIT_DURABLE, &e);
+                sup_egress_restart(s);
+                ctl_reply(fd, "ok %s %s", add ? "allowed" : "revoked", req.arg);
+                break;
+        }
         case CTL_REVOKE_SECRET: {
                 char reason[64];
                 snprintf(reason, sizeof reason, "revoked by uid %u", (unsigned)who.uid);
@@ -801,8 +825,25 @@ static void sup_egress_start(struct sup *s)
                         s->egress_events = safe_close(s->egress_events);
                 }
         }
-        s->listen_http = safe_close(s->listen_http);
-        s->listen_socks = safe_close(s->listen_socks);
+        /* the listeners stay open here too (not polled while an egress process
+         * serves them): `grant` restarts egress with another policy */
+}
+
+/* `grant`: the egress process in service, if any, goes (its connections
+ * close; what it sent is recorded); the next connection starts one with the
+ * changed policy. */
+static void sup_egress_restart(struct sup *s)
+{
+        if (s->egress_pid <= 0)
+                return;
+        (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
+        (void)waitpid(s->egress_pid, NULL, 0);
+        s->egress_pid = 0;
+        for (int k = 0; k < 4096 && s->ev && s->egress_events >= 0; k++)
+                if (egress_event_serve(s->egress_events, s->ev, &s->egress_async_fail) <= 0)
+                        break;
+        s->egress_pidfd = safe_close(s->egress_pidfd);
+        s->egress_events = safe_close(s->egress_events);
 }
 
 static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeout_ms,
@@ -1167,7 +1208,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 pfd[n++] = (struct pollfd){.fd = cgroup_pids_fd(cg), .events = POLLPRI};
                 pfd[n++] = (struct pollfd){.fd = s.dns, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = s.egress_events, .events = POLLIN};
-                bool listening = s.egress && s.listen_http >= 0 && s.listen_socks >= 0;
+                bool listening =
+                        s.egress && s.listen_http >= 0 && s.listen_socks >= 0 && s.egress_pid == 0;
                 pfd[n++] = (struct pollfd){.fd = listening ? s.listen_http : -1, .events = POLLIN};
                 pfd[n++] = (struct pollfd){.fd = listening ? s.listen_socks : -1, .events = POLLIN};
                 for (size_t i = 0; i < s.n_pumps; i++) {

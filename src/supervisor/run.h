@@ -41,11 +41,11 @@ struct egress_config;
 struct rf_grants;
 struct registry;
 struct run_services {
-        uint64_t timeout_ms;                /* 0: none */
-        struct audit_emitter *ev;           /* the run's events, or NULL */
-        const struct egress_config *egress; /* NULL: connections are refused */
-        struct rf_grants *grants;           /* the run's secrets (broker, revocation), or NULL */
-        bool mask_output;                   /* bound values in stdout/stderr become *** */
+        uint64_t timeout_ms;          /* 0: none */
+        struct audit_emitter *ev;     /* the run's events, or NULL */
+        struct egress_config *egress; /* NULL: connections are refused; `grant` edits it */
+        struct rf_grants *grants;     /* the run's secrets (broker, revocation), or NULL */
+        bool mask_output;             /* bound values in stdout/stderr become *** */
         /* once init exists: register the run (its control socket in *reg);
          * a failure kills the run before the command starts. NULL: none */
         int (*registered)(void *ctx, struct rf_error *err);

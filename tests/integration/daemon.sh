@@ -193,6 +193,17 @@ api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"curl -s -o /dev/null -x http:
 RA=$(run_of "$API_B")
 wait_registered "$RA"
 wait_for "$WS/ra.ready"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"gamma\",\"workspace\":\"$WS\"}"
+RG=$(run_of "$API_B")
+wait_registered "$RG"
+api POST "/v1/runs/$RG/grant" '{"allow_host": "127.0.0.1:9"}'
+is "$API_S" 200 "POST .../grant: a live egress change ($API_B)"
+like "$API_B" '"result":"allowed 127.0.0.1:9"' "... confirmed"
+api POST "/v1/runs/$RG/grant" '{"allow_host": "127.0.0.1:9", "x": 1}'
+is "$API_S" 400 "... a grant body with more than one key: 400"
+api POST "/v1/runs/$RG/kill"
+api_nb POST "/v1/runs/$NB/grant" '{"allow_host": "api.example.test:443"}'
+isnt "$API_S" 200 "uid 65534 has no grant action: its runs' egress is not changed ($API_S)"
 api_nb GET /v1/runs
 unlike "$API_B" "$RA" "uid 65534 does not see root's runs of other agents"
 like "$API_B" "$NB" "... but sees its own"

@@ -237,6 +237,48 @@ done
 is "$(alive_in "$ns" $pids)" 0 "a supervisor killed with SIGKILL: its run dies with it (no orphan)"
 is "$(ps_json | grep "\"run\":\"$CR\"" | grep -c '"state":"lost"')" 1 "ps shows that run as lost"
 
+# ---- grant: a live run's egress changes on its next connection ------------------------------
+rf_mktemp /tmp
+GS=$REPLY
+python3 - "$GS" <<'PY' &
+import http.server, os, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers()
+        self.wfile.write(b"ok")
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + "/port.tmp", "w").write(str(s.server_port))
+os.rename(sys.argv[1] + "/port.tmp", sys.argv[1] + "/port")
+s.serve_forever()
+PY
+register_pid $!
+wait_for "$GS/port"
+GP=$(cat "$GS/port")
+rm -f "$WS"/go? "$WS"/res?
+rf_start --agent granted -- /bin/sh -c "for n in 1 2 3; do while [ ! -e '$WS/go'\$n ]; do sleep 0.05; done
+	curl -s -m 5 -o /dev/null -w '%{http_code}' --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:$GP/ >'$WS/res'\$n.tmp
+	mv '$WS/res'\$n.tmp '$WS/res'\$n; done"
+G_PID=$RF_PID G_OUT=$_RF_OUTF G_ERR=$_RF_ERRF
+for _ in $(seq 1 100); do GR=$(run_of_agent granted); [ -n "$GR" ] && break; sleep 0.05; done
+touch "$WS/go1"
+wait_for "$WS/res1"
+is "$(cat "$WS/res1")" 403 "a run without the rule: its request is refused (403)"
+out=$("$RF" grant --state-dir "$RF_STATE" "$GR" --allow-host "127.0.0.1:$GP" 2>&1)
+is "$?" 0 "grant --allow-host on the live run: exit 0 ($out)"
+touch "$WS/go2"
+wait_for "$WS/res2"
+is "$(cat "$WS/res2")" 200 "... its next connection is allowed (200)"
+"$RF" grant --state-dir "$RF_STATE" "$GR" --revoke-host "127.0.0.1:$GP" >/dev/null 2>&1
+touch "$WS/go3"
+wait_for "$WS/res3"
+is "$(cat "$WS/res3")" 403 "grant --revoke-host: refused again (403)"
+out=$("$RF" grant --state-dir "$RF_STATE" "$GR" --revoke-host "127.0.0.1:$GP" 2>&1)
+isnt "$?" 0 "revoking a rule the run does not have: an error ($out)"
+RF_PID=$G_PID _RF_OUTF=$G_OUT _RF_ERRF=$G_ERR
+rf_wait
+is "$(records | grep "\"run\":\"$GR\"" | grep -c '"event":"egress.grant"')" 2 "both changes are recorded (egress.grant)"
+
 # ---- --detach, logs, wait --------------------------------------------------------------------
 id=$(cd "$WS" && "$RF" run --state-dir "$RF_STATE" --detach --agent detached -- /bin/sh -c 'echo from-the-run; sleep 0.5; exit 3' 2>"$WS/detach.err")
 is "$?" 0 "run --detach returns at once (exit 0)"

@@ -44,6 +44,12 @@ static void test_routes(void)
         is_int(route("POST", "/v1/agents/claude/kill", "{\"block\":true}", &r, why), 0,
                "POST /v1/agents/A/kill");
         ok(r.op == API_KILL_AGENT && r.block && !strcmp(r.agent, "claude"), "... block, agent");
+        snprintf(t, sizeof t, "/v1/runs/%s/grant", id);
+        is_int(route("POST", t, "{\"revoke_host\":\"api.test:443\"}", &r, why), 0,
+               "POST .../grant");
+        ok(r.op == API_GRANT_RUN && !r.allow && !strcmp(r.rule, "api.test:443"),
+           "... revoke_host and its rule");
+        is_int(route("POST", t, "{\"allow\":\"x\"}", &r, why), 400, "... another key: 400");
         is_int(route("DELETE", "/v1/agents/claude/block", NULL, &r, why), 0, "DELETE .../block");
         is_int(r.op, API_UNBLOCK_AGENT, "... unblock");
         is_int(route("GET", "/v1/audit?follow=1", NULL, &r, why), 0, "GET /v1/audit?follow=1");
