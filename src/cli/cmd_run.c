@@ -59,6 +59,7 @@ enum {
         OPT_KEY_FILE,
         OPT_RUN_ID,
         OPT_DETACH,
+        OPT_LOG_MAX,
 };
 
 static const struct option run_options[] = {
@@ -88,6 +89,7 @@ static const struct option run_options[] = {
         {"key-file", required_argument, NULL, OPT_KEY_FILE},
         {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"detach", no_argument, NULL, OPT_DETACH},
+        {"log-max", required_argument, NULL, OPT_LOG_MAX},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -123,7 +125,9 @@ static void run_usage(FILE *f)
               "                            env:VAR (development only); see docs/SECRETS.md\n"
               "      --mask-output         bound values in the run's output become ***\n"
               "      --detach              run in the background; print the run id (output:\n"
-              "                            STATE_DIR/logs/RUN.log; see ringfence wait, logs)\n"
+              "                            STATE_DIR/logs/RUN.log, secrets masked, 64M at most;\n"
+              "                            see ringfence wait, logs)\n"
+              "      --log-max SIZE        stop writing output to a file (a log) past SIZE\n"
               "      --key-file FILE       the store's master key (default STATE_DIR/secrets.key)\n"
               "      --timeout DURATION    kill the run after N(ms|s|m|h); exit 124\n"
               "      --memory SIZE --pids N --cpus X   resource limits\n"
@@ -158,6 +162,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         case OPT_MASK_OUTPUT:
         case OPT_RUN_ID:
         case OPT_DETACH:
+        case OPT_LOG_MAX:
                 return 0; /* cmd_run's own */
         case 'p':
                 free(*policy_file);
@@ -420,6 +425,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
         bool mask_output = false, detach = false;
+        uint64_t log_max = 0;
         char given_id[RF_RUN_ID_LEN + 1] = "";
         _cleanup_(plan_freep) struct rf_plan *plan = NULL;
         struct rf_error err = {0};
@@ -460,6 +466,10 @@ int cmd_run(int argc, char **argv)
                         mask_output = true;
                 if (c == OPT_DETACH)
                         detach = true;
+                if (c == OPT_LOG_MAX && (parse_size(optarg, &log_max) < 0 || !log_max)) {
+                        cli_error("run: --log-max %s: a size such as 64M", optarg);
+                        return RF_EXIT_REFUSED;
+                }
                 if (c == OPT_RUN_ID) {
                         /* the daemon names the run it starts (a UUID, lower-case hex) */
                         bool good = strlen(optarg) == RF_RUN_ID_LEN;
@@ -503,6 +513,10 @@ int cmd_run(int argc, char **argv)
                         cli_error("cannot make a run id: %s", strerror(-r));
                         return RF_EXIT_REFUSED;
                 }
+                /* its log: capped, and its bound secrets masked */
+                if (!log_max)
+                        log_max = RUN_LOG_DEFAULT;
+                mask_output = true;
                 if ((r = detach_run(state_dir, given_id)) != 0)
                         return r == DETACHED_OK ? 0 : r; /* the parent: id printed, or refused */
         }
@@ -757,7 +771,8 @@ int cmd_run(int argc, char **argv)
                                         .ev = ev,
                                         .egress = &egress,
                                         .grants = grants,
-                                        .mask_output = mask_output};
+                                        .mask_output = mask_output,
+                                        .log_max = log_max};
         int status = supervisor_run(plan, cg, &services, &err);
         egress_config_free(&egress);
         rc.reg = registry_remove(rc.reg);

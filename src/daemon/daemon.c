@@ -418,6 +418,8 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
         av[n++] = "--workspace";
         av[n++] = q->workspace;
         av[n++] = "--mask-output";
+        av[n++] = "--log-max";
+        av[n++] = "64M";
         if (q->task[0]) {
                 av[n++] = "--task";
                 av[n++] = q->task;

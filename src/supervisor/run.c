@@ -77,14 +77,17 @@ struct ctl_conn {
 /* ---- stdio / pty relay ----------------------------------------------------- */
 
 struct pump {
-        int in, out;         /* borrowed */
-        bool in_eof;         /* no more input */
-        bool out_dead;       /* output refused (EPIPE): drain and discard */
-        bool is_output;      /* run → host (finishing requires EOF here) */
-        bool close_out;      /* close `out` once drained after in_eof */
-        struct masker *mask; /* --mask-output: bound values become *** (secret memory) */
-        bool wipe;           /* the run has grants: bytes are zeroed once passed on, so no
-                              * value it prints lingers in this heap (or in a later fork) */
+        int in, out;            /* borrowed */
+        bool in_eof;            /* no more input */
+        bool out_dead;          /* output refused (EPIPE): drain and discard */
+        bool is_output;         /* run → host (finishing requires EOF here) */
+        bool close_out;         /* close `out` once drained after in_eof */
+        struct masker *mask;    /* --mask-output: bound values become *** (secret memory) */
+        uint64_t *file_written; /* output to a regular file under --log-max: bytes written
+                                 * by all such pumps; else NULL */
+        uint64_t file_max;
+        bool wipe; /* the run has grants: bytes are zeroed once passed on, so no
+                    * value it prints lingers in this heap (or in a later fork) */
         size_t off, len;
         char buf[PUMP_BUF];
 };
@@ -144,7 +147,25 @@ static void pump_read(struct pump *p)
 
 static void pump_write(struct pump *p)
 {
+        if (p->file_written && *p->file_written + p->len > p->file_max) {
+                /* the log is full: say so once, then discard (the run goes on) */
+                static const char note[] = "\n[ringfence: output truncated: the log reached "
+                                           "its --log-max]\n";
+                if (*p->file_written <= p->file_max) {
+                        size_t fits = (size_t)(p->file_max - *p->file_written);
+                        (void)!write(p->out, p->buf + p->off, fits < p->len ? fits : p->len);
+                        (void)!write(p->out, note, sizeof note - 1);
+                }
+                *p->file_written = p->file_max + 1;
+                if (p->wipe)
+                        explicit_bzero(p->buf + p->off, p->len);
+                p->out_dead = true;
+                p->len = 0;
+                return;
+        }
         ssize_t n = write(p->out, p->buf + p->off, p->len);
+        if (n > 0 && p->file_written)
+                *p->file_written += (uint64_t)n;
         if (n > 0) {
                 if (p->wipe)
                         explicit_bzero(p->buf + p->off, (size_t)n);
@@ -368,7 +389,9 @@ struct sup {
         struct ctl_conn ctls[CTL_CONNS_MAX]; /* control requests being read */
         int kill_waiters[CTL_CONNS_MAX]; /* owned: `kill` requests, answered when the run is gone */
         bool paused;
-        char killed_by[160]; /* "uid 0 (root): reason" */
+        char killed_by[160];   /* "uid 0 (root): reason" */
+        uint64_t file_written; /* the run's output written to a log file */
+        uint64_t log_max;      /* --log-max: 0 none */
 };
 
 /* ---- the secret broker ------------------------------------------------------ */
@@ -1001,6 +1024,11 @@ static int sup_add_pump(struct sup *s, int in, int out, bool is_output, bool clo
         if (!p)
                 return -ENOMEM;
         p->wipe = is_output && s->grants;
+        struct stat st;
+        if (is_output && s->log_max && out >= 0 && fstat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+                p->file_written = &s->file_written;
+                p->file_max = s->log_max;
+        }
         s->pumps[s->n_pumps++] = p;
         return 0;
 }
@@ -1073,6 +1101,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         .broker = -1,
                         .grants = rs->grants,
                         .ctl = -1,
+                        .log_max = rs->log_max,
                         .egress = rs->egress,
                         .listen_http = -1,
                         .listen_socks = -1,

@@ -16,6 +16,8 @@
 #include "sandbox/plan.h"
 #include "shared/error.h"
 
+#define RUN_LOG_DEFAULT (64ULL << 20) /* --log-max of --detach and daemon runs */
+
 enum {
         RF_EXIT_TIMEOUT = 124,
         RF_EXIT_REFUSED = 125,
@@ -46,6 +48,7 @@ struct run_services {
         struct egress_config *egress; /* NULL: connections are refused; `grant` edits it */
         struct rf_grants *grants;     /* the run's secrets (broker, revocation), or NULL */
         bool mask_output;             /* bound values in stdout/stderr become *** */
+        uint64_t log_max; /* output to a regular file stops (with a note) past this; 0 none */
         /* once init exists: register the run (its control socket in *reg);
          * a failure kills the run before the command starts. NULL: none */
         int (*registered)(void *ctx, struct rf_error *err);

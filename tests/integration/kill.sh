@@ -287,6 +287,11 @@ out=$("$RF" logs --state-dir "$RF_STATE" --follow "$id" 2>/dev/null)
 like "$out" "from-the-run" "logs --follow shows its output until it ends"
 "$RF" wait --state-dir "$RF_STATE" "$id"
 is "$?" 3 "wait exits with the run's own status (3)"
+id=$(cd "$WS" && "$RF" run --state-dir "$RF_STATE" --detach --log-max 1K -- /bin/sh -c 'yes | head -c 100000' 2>/dev/null)
+"$RF" wait --state-dir "$RF_STATE" "$id"
+size=$(stat -c %s "$RF_STATE/logs/$id.log")
+check "a detached run's log stops at its --log-max (1 KiB: $size bytes with the note)" test "$size" -le 1200
+like "$(tail -n 1 "$RF_STATE/logs/$id.log")" "output truncated" "... saying it was truncated"
 out=$(cd "$WS" && "$RF" run --state-dir "$RF_STATE" --detach --memory 1T -- true 2>&1)
 is "$?" 125 "a detached run that is refused: 125 at once ($out)"
 
