@@ -20,6 +20,7 @@
  * without blocking (what does not fit is kept and written as the client
  * reads). One request per connection.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -47,16 +49,21 @@
 #include "daemon/wire.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/hostuid.h"
 #include "sandbox/plan.h"
 #include "shared/json.h"
 #include "shared/macro.h"
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
 
+#define DAEMON_GROUPS_MAX 256
+
 struct client {
         int fd; /* -1: free */
         uint32_t id;
         struct ucred cred;
+        gid_t groups[DAEMON_GROUPS_MAX]; /* SO_PEERGROUPS */
+        size_t n_groups;
         char *in;
         size_t in_len, sent_len; /* bytes read; bytes the parser has seen */
         bool parsing;            /* the parser has our latest bytes */
@@ -82,6 +89,8 @@ struct daemon {
         uint32_t next_id;
         struct child_run runs[4096];
         bool stopping;
+        uid_t parser_uid; /* the parser's own uid (root daemons) */
+        int parser_uid_lock;
 };
 
 static int64_t now_ms(void)
@@ -207,48 +216,75 @@ static int find_cb(const struct run_info *info, bool live, void *ctx)
         return 1;
 }
 
-static size_t groups_of(uid_t uid, gid_t gid, gid_t *g, size_t max)
+/* The caller's groups as the kernel had them when it connected (SO_PEERGROUPS),
+ * its primary group first. */
+static size_t groups_of(const struct client *c, gid_t *g, size_t max)
 {
-        char buf[4096];
-        struct passwd pw, *pp = NULL;
-        int n = (int)max;
-        g[0] = gid;
-        if (getpwuid_r(uid, &pw, buf, sizeof buf, &pp) != 0 || !pp ||
-            getgrouplist(pp->pw_name, gid, g, &n) < 0)
-                return 1;
-        return (size_t)n;
+        size_t n = 0;
+        g[n++] = c->cred.gid;
+        for (size_t i = 0; i < c->n_groups && n < max; i++)
+                g[n++] = c->groups[i];
+        return n;
 }
 
 static bool allowed(const struct daemon *d, const struct client *c, enum api_op op,
                     const char *agent)
 {
-        gid_t g[256];
-        size_t n = groups_of(c->cred.uid, c->cred.gid, g, 256);
+        gid_t g[DAEMON_GROUPS_MAX + 1];
+        size_t n = groups_of(c, g, DAEMON_GROUPS_MAX + 1);
         return dconf_allowed(d->conf, c->cred.uid, g, n, op, agent);
 }
 
-/* Can the caller itself use `path` (a directory it could run in)? Checked in
- * a child with the caller's uid, gid and groups: the daemon never lends its
- * own authority to a path. 0 or a positive errno. */
+/*
+ * May the caller run in `path`? Checked in a child that resolves and opens
+ * the path with the caller's file-system identity (fsuid, fsgid, its
+ * groups) while its real and effective uid stay root — so the caller cannot
+ * signal or stop it — and then requires the directory to be the caller's
+ * own: a run started by root acts, inside, as its workspace's owner, so a
+ * directory the caller may merely write (/tmp, a group directory) would
+ * lend it another user's identity. 0, a positive errno, or NOT_OWNER.
+ */
+#define NOT_OWNER       200
+#define CALLER_CHECK_MS 5000
+
 static int usable_by_caller(const struct client *c, const char *path)
 {
         gid_t g[256];
-        size_t n = groups_of(c->cred.uid, c->cred.gid, g, 256);
-        pid_t pid = fork();
+        size_t n = groups_of(c, g, 256);
+        pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
         if (pid < 0)
                 return errno;
         if (pid == 0) {
-                if (setgroups(n, g) < 0 || setresgid(c->cred.gid, c->cred.gid, c->cred.gid) < 0 ||
-                    setresuid(c->cred.uid, c->cred.uid, c->cred.uid) < 0)
+                if (setgroups(n, g) < 0)
                         _exit(EPERM);
-                int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0)
+                (void)setfsgid(c->cred.gid);
+                (void)setfsuid(c->cred.uid);
+                if ((uid_t)setfsuid((uid_t)-1) != c->cred.uid)
+                        _exit(EPERM);
+                int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                struct stat st;
+                if (fd < 0 || fstat(fd, &st) < 0)
                         _exit(errno);
-                _exit(access(path, R_OK | W_OK | X_OK) < 0 ? errno : 0);
+                if (st.st_uid != c->cred.uid)
+                        _exit(NOT_OWNER);
+                _exit(faccessat(fd, ".", R_OK | W_OK | X_OK, AT_EACCESS) < 0 ? errno : 0);
         }
+        /* a deadline: the check never holds the daemon */
         int st = 0;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-                ;
+        int64_t end = now_ms() + CALLER_CHECK_MS;
+        for (;;) {
+                pid_t w = waitpid(pid, &st, WNOHANG);
+                if (w == pid)
+                        break;
+                if (w < 0 && errno != EINTR)
+                        return EIO;
+                if (now_ms() >= end) {
+                        kill(pid, SIGKILL);
+                        (void)waitpid(pid, NULL, 0);
+                        return ETIMEDOUT;
+                }
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
         return WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
 }
 
@@ -323,6 +359,88 @@ static void op_list(struct daemon *d, struct client *c)
         json_buf_done(&l.j);
 }
 
+struct old_log {
+        char name[64];
+        time_t mtime;
+};
+
+static int old_cmp(const void *a, const void *b)
+{
+        const struct old_log *x = a, *y = b;
+        return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+struct live_runs {
+        char (*runs)[40];
+        size_t n, cap;
+};
+
+static int live_cb(const struct run_info *info, bool live, void *ctx)
+{
+        struct live_runs *a = ctx;
+        if (!live)
+                return 0;
+        if (a->n == a->cap) {
+                size_t cap = a->cap ? 2 * a->cap : 64;
+                char(*nr)[40] = realloc(a->runs, cap * sizeof *nr);
+                if (!nr)
+                        return 1;
+                a->runs = nr;
+                a->cap = cap;
+        }
+        memcpy(a->runs[a->n++], info->run, 40);
+        return 0;
+}
+
+/* Keep STATE_DIR/logs to DAEMON_LOGS_MAX files: the oldest logs of runs that
+ * are over go first (a caller starting runs cannot fill the disk the audit
+ * log lives on with them). */
+static void prune_logs(const struct daemon *d)
+{
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/logs", d->state_dir);
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *dd = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!dd) {
+                if (dfd >= 0)
+                        close(dfd);
+                return;
+        }
+        struct old_log *v = NULL;
+        size_t n = 0;
+        struct dirent *e;
+        while ((e = readdir(dd))) {
+                struct stat st;
+                size_t l = strlen(e->d_name);
+                if (l != RF_RUN_ID_LEN + 4 || strcmp(e->d_name + RF_RUN_ID_LEN, ".log") ||
+                    fstatat(dirfd(dd), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                struct old_log *nv = realloc(v, (n + 1) * sizeof *nv);
+                if (!nv)
+                        break;
+                v = nv;
+                snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+                v[n++].mtime = st.st_mtime;
+        }
+        size_t drop = n > DAEMON_LOGS_MAX ? n - DAEMON_LOGS_MAX : 0;
+        if (drop) {
+                /* the runs still going keep their logs */
+                struct live_runs live = {0};
+                registry_foreach(d->state_dir, live_cb, &live);
+                for (size_t i = 0; i < n; i++)
+                        for (size_t k = 0; k < live.n; k++)
+                                if (!strncmp(v[i].name, live.runs[k], RF_RUN_ID_LEN))
+                                        v[i].name[0] = '\0';
+                free(live.runs);
+                qsort(v, n, sizeof *v, old_cmp);
+                for (size_t i = 0; i < n && drop > 0; i++)
+                        if (v[i].name[0] && unlinkat(dirfd(dd), v[i].name, 0) == 0)
+                                drop--;
+        }
+        free(v);
+        closedir(dd);
+}
+
 static void op_start(struct daemon *d, struct client *c, const struct api_req *q)
 {
         const struct dconf *conf = d->conf;
@@ -372,6 +490,13 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
                 }
         /* the workspace, as the caller */
         int e = c->cred.uid == 0 ? 0 : usable_by_caller(c, q->workspace);
+        if (e == NOT_OWNER) {
+                respond_error(c, 403,
+                              "workspace %s: not owned by uid %u (a run acts as its workspace's "
+                              "owner)",
+                              q->workspace, (unsigned)c->cred.uid);
+                return;
+        }
         if (e) {
                 respond_error(c, 403, "workspace %s: uid %u cannot use it: %s", q->workspace,
                               (unsigned)c->cred.uid, strerror(e));
@@ -385,6 +510,7 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
         char pol[4200] = "", logp[4200], tbuf[32];
         snprintf(logp, sizeof logp, "%s/logs", d->state_dir);
         (void)mkdir(logp, 0700);
+        prune_logs(d);
         snprintf(logp, sizeof logp, "%s/logs/%s.log", d->state_dir, run);
         if (q->n_secrets) {
                 snprintf(pol, sizeof pol, "%s/daemon", d->state_dir);
@@ -527,7 +653,7 @@ static void op_kill(struct daemon *d, struct client *c, const struct api_req *q,
         char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX];
         struct agent_runs a = {.agent = q->agent};
 
-        snprintf(req, sizeof req, "kill @%u%s%s", (unsigned)c->cred.uid, q->reason[0] ? " " : "",
+        snprintf(req, sizeof req, "kill-as %u%s%s", (unsigned)c->cred.uid, q->reason[0] ? " " : "",
                  q->reason);
         if (one) {
                 a.runs = calloc(1, sizeof *a.runs);
@@ -771,14 +897,42 @@ static struct client *client_by_id(struct daemon *d, uint32_t id)
         return NULL;
 }
 
+/*
+ * The parser died, hung or misbehaved: a new one (the runs go on). Clients
+ * it was parsing for get 503; the others are re-parsed by the new one as
+ * they send more.
+ */
+static void parser_restart(struct daemon *d, const char *why)
+{
+        fprintf(stderr, "ringfence: daemon: restarting the request parser: %s\n", why);
+        d->parser = safe_close(d->parser);
+        if (d->parser_pid > 0) {
+                kill(d->parser_pid, SIGKILL);
+                (void)waitpid(d->parser_pid, NULL, 0);
+                d->parser_pid = 0;
+        }
+        for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
+                if (d->clients[i].fd >= 0 && d->clients[i].parsing)
+                        respond_error(&d->clients[i], 503, "the request parser restarted");
+        pid_t p = parser_spawn(&d->parser, d->parser_uid);
+        if (p < 0) {
+                fprintf(stderr, "ringfence: daemon: cannot restart the request parser: %s\n",
+                        strerror((int)-p));
+                d->stopping = true;
+                return;
+        }
+        d->parser_pid = p;
+        (void)fcntl(d->parser, F_SETFL, O_NONBLOCK);
+}
+
 /* Hand the client's bytes so far to the parser. */
 static void to_parser(struct daemon *d, struct client *c)
 {
         static char buf[DAEMON_REQ_MAX + 8];
         memcpy(buf, &c->id, 4);
         memcpy(buf + 4, c->in, c->in_len);
-        if (send(d->parser, buf, c->in_len + 4, MSG_NOSIGNAL) < 0) {
-                respond_error(c, 503, "the request parser is gone");
+        if (send(d->parser, buf, c->in_len + 4, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+                respond_error(c, 503, "the request parser is busy or gone");
                 return;
         }
         c->parsing = true;
@@ -792,20 +946,21 @@ static void on_parser(struct daemon *d)
         struct api_req q;
         ssize_t n = recv(d->parser, buf, sizeof buf, MSG_DONTWAIT);
         if (n <= 0) {
-                if (n == 0 || errno != EAGAIN) {
-                        fprintf(stderr, "ringfence: daemon: the request parser died; stopping\n");
-                        d->stopping = true;
-                }
+                if (n == 0 || errno != EAGAIN)
+                        parser_restart(d, "its socket closed");
                 return;
         }
         if (wire_unpack(buf, (size_t)n, &h, &q) < 0) {
-                fprintf(stderr, "ringfence: daemon: malformed answer from the parser; stopping\n");
-                d->stopping = true;
+                parser_restart(d, "it sent a malformed answer");
                 return;
         }
+        /* only for a connection that is waiting on it: a parser gone wrong
+         * cannot speak for another client */
         struct client *c = client_by_id(d, h.conn);
-        if (!c) {
+        if (!c || !c->parsing) {
                 api_req_clear(&q);
+                if (c)
+                        parser_restart(d, "it answered for a connection it was not asked about");
                 return;
         }
         c->parsing = false;
@@ -870,12 +1025,24 @@ static void on_accept(struct daemon *d)
                 if (fd < 0)
                         return;
                 struct client *c = NULL;
-                for (size_t i = 0; i < DAEMON_CLIENTS_MAX && !c; i++)
-                        if (d->clients[i].fd < 0)
-                                c = &d->clients[i];
+                size_t mine = 0, free_slots = 0;
                 socklen_t l = sizeof(struct ucred);
                 struct ucred cred;
-                if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0) {
+                bool known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) == 0;
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
+                        if (d->clients[i].fd < 0) {
+                                free_slots++;
+                                if (!c)
+                                        c = &d->clients[i];
+                        } else if (known && d->clients[i].cred.uid == cred.uid)
+                                mine++;
+                }
+                /* no uid may hold the daemon: a few connections each, and the
+                 * last slots are root's (the kill switch must stay reachable) */
+                if (known && cred.uid != 0 &&
+                    (mine >= DAEMON_PER_UID_MAX || free_slots <= DAEMON_ROOT_SLOTS))
+                        c = NULL;
+                if (!c || !known) {
                         static const char busy[] =
                                 "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
                                 "Connection: close\r\n\r\n";
@@ -897,6 +1064,9 @@ static void on_accept(struct daemon *d)
                 memset(c, 0, sizeof *c);
                 c->fd = fd;
                 c->cred = cred;
+                socklen_t gl = sizeof c->groups;
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &gl) == 0)
+                        c->n_groups = gl / sizeof(gid_t);
                 c->id = ++d->next_id;
                 c->deadline = now_ms() + DAEMON_CLIENT_MS;
                 if (!(c->in = malloc(DAEMON_REQ_MAX))) {
@@ -912,9 +1082,7 @@ static void reap(struct daemon *d)
         pid_t pid;
         while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
                 if (pid == d->parser_pid) {
-                        fprintf(stderr, "ringfence: daemon: the request parser exited; stopping\n");
-                        d->parser_pid = 0;
-                        d->stopping = true;
+                        d->parser_pid = 0; /* on_parser sees its socket close and restarts it */
                         continue;
                 }
                 for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
@@ -1005,11 +1173,18 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
         sigprocmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
         d->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if ((d->parser_pid = parser_spawn(&d->parser)) < 0) {
+        d->parser_uid = 65534;
+        d->parser_uid_lock = -1;
+        if (geteuid() == 0 && hostuid_allocate(&d->parser_uid, &d->parser_uid_lock, &err) < 0) {
+                fprintf(stderr, "ringfence: daemon: no uid for the request parser: %s\n", err.msg);
+                return 1;
+        }
+        if ((d->parser_pid = parser_spawn(&d->parser, d->parser_uid)) < 0) {
                 fprintf(stderr, "ringfence: daemon: cannot start the request parser: %s\n",
                         strerror((int)-d->parser_pid));
                 return 1;
         }
+        (void)fcntl(d->parser, F_SETFL, O_NONBLOCK);
         if (conf->socket)
                 snprintf(d->sock_path, sizeof d->sock_path, "%s", conf->socket);
         else

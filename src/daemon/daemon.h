@@ -20,7 +20,10 @@
 
 #define DAEMON_REQ_MAX     (16 * 1024 + 64 * 1024) /* a request head and body */
 #define DAEMON_CLIENTS_MAX 128
+#define DAEMON_PER_UID_MAX 16    /* connections at once per uid (root: no limit) */
+#define DAEMON_ROOT_SLOTS  16    /* the last free slots are kept for root */
 #define DAEMON_CLIENT_MS   10000 /* a client has this long to send its request */
+#define DAEMON_LOGS_MAX    1000  /* run logs kept in STATE_DIR/logs */
 
 struct dconf;
 
@@ -31,5 +34,6 @@ struct dconf;
  */
 int daemon_main(const char *state_dir, const struct dconf *conf);
 
-/* parser.c: fork the request parser; *sock is the daemon's end. Its pid, or -errno. */
-pid_t parser_spawn(int *sock);
+/* parser.c: fork the request parser running as `uid` (when root); *sock is
+ * the daemon's end. Its pid, or -errno. */
+pid_t parser_spawn(int *sock, uid_t uid);

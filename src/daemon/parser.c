@@ -2,8 +2,9 @@
  * parser.c — the daemon's request parser, a process of its own.
  *
  * The part of the daemon that reads what clients send runs apart from the
- * privileged daemon, OpenBSD-style: forked at start, it becomes nobody
- * (when started as root), drops every capability, sets no_new_privs and
+ * privileged daemon, OpenBSD-style: forked at start, it becomes a uid of
+ * its own (when started as root: allocated from the run uid range, so no
+ * other process can signal it), drops every capability, sets no_new_privs and
  * installs a seccomp allowlist of a few system calls (read and write on
  * its socket, memory, exit). It holds no secret and no file: it receives
  * a connection's bytes with a connection id and answers "more", an error,
@@ -35,15 +36,17 @@
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
-static int lockdown(void)
+static int lockdown(uid_t uid)
 {
         /* the bounding set first: dropping it needs CAP_SETPCAP, which the
          * uid change below takes away */
         for (int cap = 0; cap <= 63; cap++)
                 (void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
         if (geteuid() == 0) {
-                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-                    setresuid(65534, 65534, 65534) < 0)
+                /* a uid of its own (allocated like a run's): no other process
+                 * on the host runs as it, so none can signal or trace it */
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
                         return -errno;
         }
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
@@ -121,11 +124,11 @@ static int parse_one(uint32_t conn, const char *in, size_t len, char *out, size_
         return n;
 }
 
-static _noreturn_ void parser_main(int sock)
+static _noreturn_ void parser_main(int sock, uid_t uid)
 {
         static char in[DAEMON_REQ_MAX + 8], out[WIRE_MAX];
 
-        if (lockdown() < 0)
+        if (lockdown(uid) < 0)
                 _exit(1);
         for (;;) {
                 ssize_t n = recv(sock, in, sizeof in, 0);
@@ -146,7 +149,7 @@ static _noreturn_ void parser_main(int sock)
         }
 }
 
-pid_t parser_spawn(int *sock)
+pid_t parser_spawn(int *sock, uid_t uid)
 {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -168,7 +171,7 @@ pid_t parser_spawn(int *sock)
                 if (dup2(sv[1], 3) < 0)
                         _exit(1);
                 (void)syscall(SYS_close_range, 4U, ~0U, 0);
-                parser_main(3);
+                parser_main(3, uid);
         }
         close(sv[1]);
         *sock = sv[0];

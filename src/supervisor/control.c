@@ -19,6 +19,7 @@ static const char *const verbs[_CTL_MAX] = {
         [CTL_REVOKE_SECRET] = "revoke-secret",
         [CTL_ALLOW_HOST] = "allow-host",
         [CTL_REVOKE_HOST] = "revoke-host",
+        [CTL_KILL_AS] = "kill-as",
 };
 
 const char *control_op_name(enum control_op op)
@@ -54,22 +55,6 @@ int control_req_parse(const char *buf, size_t len, struct control_req *req, cons
         case CTL_KILL:
                 if (!sp)
                         return 0;
-                /* "kill @UID REASON": the actor a root peer (the daemon) acts for */
-                if (al > 1 && arg[0] == '@') {
-                        size_t i = 1;
-                        long long uid = 0;
-                        while (i < al && arg[i] >= '0' && arg[i] <= '9' && i < 11)
-                                uid = uid * 10 + (arg[i++] - '0');
-                        if (i == 1 || uid > 0xfffffffeLL || (i < al && arg[i] != ' ')) {
-                                *why = "kill @UID [REASON]";
-                                return -EBADMSG;
-                        }
-                        req->actor = (long)uid;
-                        if (i == al)
-                                return 0;
-                        arg += i + 1;
-                        al -= i + 1;
-                }
                 if (al == 0 || al > CONTROL_REASON_MAX || !json_utf8_valid(arg, al, NULL) ||
                     !json_text_is_safe(arg, al)) {
                         *why = "a reason is 1-256 bytes of printable UTF-8";
@@ -77,6 +62,29 @@ int control_req_parse(const char *buf, size_t len, struct control_req *req, cons
                 }
                 memcpy(req->arg, arg, al);
                 return 0;
+        case CTL_KILL_AS: {
+                /* "kill-as UID [REASON]": whom a root peer (the daemon) acts for */
+                size_t i = 0;
+                long long uid = 0;
+                while (sp && i < al && i < 10 && arg[i] >= '0' && arg[i] <= '9')
+                        uid = uid * 10 + (arg[i++] - '0');
+                if (!sp || i == 0 || uid > 0xfffffffeLL || (i < al && arg[i] != ' ')) {
+                        *why = "kill-as UID [REASON]";
+                        return -EBADMSG;
+                }
+                req->actor = (long)uid;
+                if (i == al)
+                        return 0;
+                arg += i + 1;
+                al -= i + 1;
+                if (al == 0 || al > CONTROL_REASON_MAX || !json_utf8_valid(arg, al, NULL) ||
+                    !json_text_is_safe(arg, al)) {
+                        *why = "a reason is 1-256 bytes of printable UTF-8";
+                        return -EBADMSG;
+                }
+                memcpy(req->arg, arg, al);
+                return 0;
+        }
         case CTL_REVOKE_SECRET:
                 if (!sp || !secret_name_valid(arg, al)) {
                         *why = "revoke-secret NAME";

@@ -8,8 +8,9 @@
  * datagram, one reply:
  *
  *   status                 → ok STATE {json}
- *   kill [@UID] [REASON]   → ok killed        (sent once the run is gone; @UID: the
- *                                             caller a root peer such as the daemon acts for)
+ *   kill [REASON]          → ok killed        (sent once the run is gone)
+ *   kill-as UID [REASON]   → the same, recording UID as the actor: only from a root
+ *                            peer (the daemon, acting for its API caller)
  *   pause | resume         → ok paused | ok running
  *   revoke-secret NAME     → ok revoked N
  *   allow-host RULE        → ok allowed RULE  (the run's next egress process has it;
@@ -35,6 +36,7 @@ enum control_op {
         CTL_REVOKE_SECRET,
         CTL_ALLOW_HOST,
         CTL_REVOKE_HOST,
+        CTL_KILL_AS,
         _CTL_MAX,
         _CTL_INVALID = -22,
 };
@@ -43,7 +45,7 @@ struct control_req {
         enum control_op op;
         char arg[CONTROL_ARG_MAX + 1]; /* kill: the reason ("" none); revoke-secret: the name;
                                         * allow-host / revoke-host: the rule, canonical */
-        long actor;                    /* kill "@UID": whom a root peer acts for; -1 none */
+        long actor;                    /* kill-as: whom a root peer acts for; -1 none */
 };
 
 /*

@@ -736,9 +736,16 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                           state_name(s), state_name(s), (int)s->child.pid, (int)s->egress_pid,
                           s->paused ? "true" : "false", s->grants ? s->grants->n : 0);
                 break;
+        case CTL_KILL_AS:
+                if (who.uid != 0) {
+                        ctl_reply(fd, "err permission denied: kill-as is for root peers");
+                        break;
+                }
+                /* the daemon, acting for its caller */
+                __attribute__((fallthrough));
         case CTL_KILL: {
                 struct ucred actor = who;
-                if (req.actor >= 0 && who.uid == 0) /* the daemon, acting for its caller */
+                if (req.op == CTL_KILL_AS)
                         actor = (struct ucred){.pid = 0, .uid = (uid_t)req.actor, .gid = 0};
                 ctl_record(s, "run.kill", &actor, req.arg);
                 s->paused = false;
@@ -774,8 +781,10 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
         case CTL_REVOKE_HOST: {
                 struct rf_error e = {0};
                 bool add = req.op == CTL_ALLOW_HOST;
-                int r = s->egress ? egress_config_allow(s->egress, req.arg, add, &e)
-                                  : rf_error_set(&e, -ENOTSUP, "this run has no egress");
+                /* a frozen egress process would not die (v1 freezer): resume first */
+                int r = s->paused   ? rf_error_set(&e, -EBUSY, "the run is paused: resume it first")
+                        : s->egress ? egress_config_allow(s->egress, req.arg, add, &e)
+                                    : rf_error_set(&e, -ENOTSUP, "this run has no egress");
                 if (r < 0) {
                         ctl_reply(fd, "err %s", e.msg);
                         break;

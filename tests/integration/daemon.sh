@@ -82,7 +82,9 @@ start_daemon
 check "the daemon listens on its socket" test -S "$SOCK"
 ppid=$(pgrep -P "$DPID" | head -n 1)
 st=$(cat "/proc/$ppid/status" 2>/dev/null)
-like "$st" $'Uid:\t65534' "the request parser runs as nobody"
+puid=$(awk '/^Uid:/ {print $2}' <<<"$st")
+check "the request parser runs as a uid of its own ($puid: not root, not nobody)" \
+	test -n "$puid" -a "${puid:-0}" != 0 -a "${puid:-0}" != 65534
 like "$st" $'NoNewPrivs:\t1' "... with no_new_privs"
 like "$st" $'Seccomp:\t2' "... under a seccomp filter"
 like "$st" $'CapBnd:\t0000000000000000' "... and no capabilities, bounding set included"
@@ -215,6 +217,40 @@ api_nb POST "/v1/runs/$NB/kill" '{"reason":"mine"}'
 is "$API_S" 200 "uid 65534 kills its own agent's run"
 like "$(records | grep "\"run\":\"$NB\"" | grep '"event":"run.kill"')" '"actor_uid":65534' \
 	"... recorded with uid 65534 as the actor"
+
+# ---- the review's cases ------------------------------------------------------------------------
+# a workspace the caller may write but does not own would lend it the owner's identity
+rf_mktemp /tmp
+STICKY=$REPLY
+chmod 1777 "$STICKY"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$STICKY\"}"
+is "$API_S" 403 "uid 65534: a root-owned 1777 workspace is refused (a run acts as its workspace's owner)"
+like "$API_B" "not owned by uid 65534" "... saying so"
+# one uid cannot take every connection: root is still served
+python3 - "$SOCK" "$WS.idle" <<'PY' &
+import os, socket, sys, time
+os.setgid(65534); os.setuid(65534)
+socks = []
+for i in range(40):
+    try:
+        s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); socks.append(s)
+    except OSError:
+        pass
+open(sys.argv[2], "w").write(str(len(socks)))
+time.sleep(8)
+PY
+register_pid $!
+wait_for "$WS.idle"
+api GET /v1/runs
+is "$API_S" 200 "40 idle connections of uid 65534: root is still served"
+out=$(as_user curl -s -m 5 --unix-socket "$SOCK" -w '%{http_code}' -o /dev/null http://ringfence/v1/runs)
+like "$out" '^(503|000)$' "... and uid 65534's own next request is refused, 503 or reset (its connections are capped: $out)"
+# the parser dies: a new one serves, the runs go on
+kill -KILL "$(pgrep -P "$DPID" -x ringfence | head -n 1)" 2>/dev/null
+sleep 0.3
+api GET /v1/runs
+is "$API_S" 200 "after the parser is killed, the daemon serves with a new one"
+like "$API_B" "$RA" "... and the runs go on"
 
 # ---- leak check: N and 2N run lifecycles ------------------------------------------------------------
 lifecycle() {

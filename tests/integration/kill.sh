@@ -64,6 +64,7 @@ ns=$(sed -n 's/^ns //p' "$WS/ns")
 n=$(printf '%s\n' "$pids" | grep -c .)
 check "the big run has init, its shell and 50 sleeps ($n processes)" test "$n" -ge 52
 out=$("$RF" kill --state-dir "$RF_STATE" --reason "test: stop it" "$BIG" 2>&1)
+# (a reason like "@1000 ..." is only a reason: see the counter run below)
 is "$?" 0 "ringfence kill RUN: exit 0 ($out)"
 # kill returns once the run is gone: nothing of its namespace is left now
 # shellcheck disable=SC2086
@@ -99,10 +100,13 @@ c3=$(cat "$WS/count")
 check "resumed: the counter moves again ($c2 -> $c3)" test "${c3:-0}" -gt "${c2:-0}"
 like "$(records | grep "\"run\":\"$CNT\"" | grep -c '"event":"run.pause"\|"event":"run.resume"')" '^2$' \
 	"run.pause and run.resume are recorded"
-"$RF" kill --state-dir "$RF_STATE" "$CNT" >/dev/null 2>&1
+"$RF" kill --state-dir "$RF_STATE" --reason "@1000 not me" "$CNT" >/dev/null 2>&1
 RF_PID=$CNT_PID _RF_OUTF=$CNT_OUT _RF_ERRF=$CNT_ERR
 rf_wait
 is "$RF_RC" 137 "the counter run killed: 137"
+k=$(records | grep "\"run\":\"$CNT\"" | grep '"event":"run.kill"')
+like "$k" '"actor_uid":0' "a reason that looks like \"@1000\" does not change the recorded actor"
+like "$k" '"reason":"@1000 not me"' "... it stays the reason"
 
 # ---- a run forking during the kill ---------------------------------------------------------
 rf_start --agent forker --pids 20000 -- /bin/sh -c "touch '$WS/fork.ready'; while :; do sleep 30 & done"
@@ -269,6 +273,10 @@ is "$?" 0 "grant --allow-host on the live run: exit 0 ($out)"
 touch "$WS/go2"
 wait_for "$WS/res2"
 is "$(cat "$WS/res2")" 200 "... its next connection is allowed (200)"
+"$RF" pause --state-dir "$RF_STATE" "$GR" >/dev/null 2>&1
+out=$("$RF" grant --state-dir "$RF_STATE" "$GR" --revoke-host "127.0.0.1:$GP" 2>&1)
+like "$out" "paused: resume it first" "grant on a paused run: refused, saying why"
+"$RF" resume --state-dir "$RF_STATE" "$GR" >/dev/null 2>&1
 "$RF" grant --state-dir "$RF_STATE" "$GR" --revoke-host "127.0.0.1:$GP" >/dev/null 2>&1
 touch "$WS/go3"
 wait_for "$WS/res3"

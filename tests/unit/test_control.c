@@ -26,6 +26,13 @@ int main(void)
         is_str(r.arg, "agent looped — stop it", "... the reason kept");
         is_int(parse("pause", &r), 0, "pause");
         is_int(parse("resume", &r), 0, "resume");
+        is_int(parse("kill @1000 disk full", &r), 0, "kill with a reason that starts with @");
+        ok(r.op == CTL_KILL && r.actor == -1 && !strcmp(r.arg, "@1000 disk full"),
+           "... is only a reason (kill-as names an actor)");
+        is_int(parse("kill-as 1000 api says so", &r), 0, "kill-as UID REASON");
+        ok(r.op == CTL_KILL_AS && r.actor == 1000 && !strcmp(r.arg, "api says so"),
+           "... the actor and the reason");
+        is_int(parse("kill-as x", &r), -EBADMSG, "kill-as without a uid: refused");
         is_int(parse("revoke-secret db.pem", &r), 0, "revoke-secret NAME");
         ok(r.op == CTL_REVOKE_SECRET && !strcmp(r.arg, "db.pem"), "... the name");
 
