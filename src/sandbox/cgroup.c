@@ -589,6 +589,8 @@ int cgroup_freeze(struct rf_cgroup *cg, bool frozen)
                                 return 0;
                         nanosleep(&(struct timespec){0, 1000000}, NULL);
                 }
+                if (frozen) /* not frozen in time: thawed again, so "running" stays true */
+                        (void)write_at(cg->dir[H_V2], "cgroup.freeze", "0");
                 return frozen ? -ETIMEDOUT : 0;
         }
         if (cg->dir[H_FREEZER] >= 0)
