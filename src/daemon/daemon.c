@@ -70,6 +70,13 @@ struct client {
         char *out;
         size_t out_len, out_off;
         int64_t deadline;
+        /* a kill in progress: the runs' control sockets, answered in the loop */
+        int *kill_fds;
+        char (*kill_runs)[40];
+        size_t n_kill;
+        bool kill_one; /* one run was named: no confirmation is an error */
+        struct json_buf killed;
+        bool killed_any;
 };
 
 struct child_run {
@@ -137,6 +144,11 @@ static const char *reason_phrase(int s)
 static void client_close(struct client *c)
 {
         safe_close(c->fd);
+        for (size_t i = 0; i < c->n_kill; i++)
+                safe_close(c->kill_fds[i]);
+        free(c->kill_fds);
+        free(c->kill_runs);
+        json_buf_done(&c->killed);
         free(c->in);
         free(c->out);
         memset(c, 0, sizeof *c);
@@ -643,6 +655,57 @@ static int agent_cb(const struct run_info *info, bool live, void *ctx)
         return 0;
 }
 
+/*
+ * A kill's confirmations: `p` (poll results for c->kill_fds, or NULL) read;
+ * once every run has answered, gone quiet past the deadline, or was
+ * unreachable, the client gets the list of runs killed.
+ */
+static void kill_progress(struct client *c, const struct pollfd *p)
+{
+        char reply[CONTROL_MSG_MAX];
+        bool pending = false, late = now_ms() >= c->deadline;
+        for (size_t i = 0; i < c->n_kill; i++) {
+                if (c->kill_fds[i] < 0)
+                        continue;
+                if ((p && p[i].revents) || late) {
+                        ssize_t k = late && !(p && p[i].revents)
+                                            ? -1
+                                            : recv(c->kill_fds[i], reply, sizeof reply - 1,
+                                                   MSG_DONTWAIT);
+                        if (k < 0 && errno == EAGAIN && !late) {
+                                pending = true;
+                                continue;
+                        }
+                        c->kill_fds[i] = safe_close(c->kill_fds[i]);
+                        /* "ok killed", or its supervisor gone with its run */
+                        if (k == 0 || (k > 0 && !strncmp(reply, "ok", 2))) {
+                                json_buf_append(&c->killed, c->killed_any ? "," : "",
+                                                c->killed_any ? 1 : 0);
+                                json_buf_append_string(&c->killed, c->kill_runs[i],
+                                                       strlen(c->kill_runs[i]));
+                                c->killed_any = true;
+                        }
+                } else
+                        pending = true;
+        }
+        if (pending)
+                return;
+        json_buf_append(&c->killed, "]}", 2);
+        char run[40];
+        snprintf(run, sizeof run, "%s", c->n_kill ? c->kill_runs[0] : "");
+        bool ok = c->killed_any || !c->kill_one;
+        free(c->kill_fds);
+        free(c->kill_runs);
+        c->kill_fds = NULL;
+        c->kill_runs = NULL;
+        c->n_kill = 0;
+        c->deadline = now_ms() + DAEMON_CLIENT_MS; /* for writing the answer */
+        if (!ok)
+                respond_error(c, 500, "run %s did not confirm the kill", run);
+        else
+                respond(c, 200, c->killed.error ? "{}" : c->killed.data);
+}
+
 /* Kill the one run `one`, or every live run of q->agent, acting for the
  * caller (the supervisor records the caller's uid as the actor). Every
  * request is sent first, then the confirmations are collected: the runs
@@ -679,39 +742,26 @@ static void op_kill(struct daemon *d, struct client *c, const struct api_req *q,
                 }
                 registry_foreach(d->state_dir, agent_cb, &a);
         }
-        int *fds = calloc(a.n ? a.n : 1, sizeof *fds);
-        struct json_buf j = {0};
-        bool first = true;
-        json_buf_append(&j, "{\"killed\":[", 11);
-        for (size_t i = 0; fds && i < a.n; i++) {
-                fds[i] = registry_connect(d->state_dir, a.runs[i]);
-                if (fds[i] >= 0 && send(fds[i], req, strlen(req), MSG_NOSIGNAL) < 0)
-                        fds[i] = safe_close(fds[i]);
+        /* send every kill now; the loop collects the confirmations (the runs
+         * die together, and the daemon serves others meanwhile) */
+        c->kill_fds = calloc(a.n ? a.n : 1, sizeof *c->kill_fds);
+        if (!c->kill_fds) {
+                free(a.runs);
+                respond_error(c, 500, "out of memory");
+                return;
         }
-        int64_t deadline = now_ms() + 30000;
-        for (size_t i = 0; fds && i < a.n; i++) {
-                if (fds[i] < 0)
-                        continue;
-                struct pollfd p = {.fd = fds[i], .events = POLLIN};
-                int64_t left = deadline - now_ms();
-                ssize_t k = poll(&p, 1, left > 0 ? (int)left : 0) == 1
-                                    ? recv(fds[i], reply, sizeof reply - 1, 0)
-                                    : -1;
-                close(fds[i]);
-                if (k == 0 || (k > 0 && !strncmp(reply, "ok", 2))) {
-                        json_buf_append(&j, first ? "" : ",", first ? 0 : 1);
-                        json_buf_append_string(&j, a.runs[i], strlen(a.runs[i]));
-                        first = false;
-                }
+        for (size_t i = 0; i < a.n; i++) {
+                c->kill_fds[i] = registry_connect(d->state_dir, a.runs[i]);
+                if (c->kill_fds[i] >= 0 && send(c->kill_fds[i], req, strlen(req), MSG_NOSIGNAL) < 0)
+                        c->kill_fds[i] = safe_close(c->kill_fds[i]);
         }
-        json_buf_append(&j, "]}", 2);
-        if (one && first)
-                respond_error(c, 500, "run %s did not confirm the kill", one->info.run);
-        else
-                respond(c, 200, j.error ? "{}" : j.data);
-        json_buf_done(&j);
-        free(fds);
-        free(a.runs);
+        c->kill_runs = a.runs;
+        c->n_kill = a.n;
+        c->kill_one = one != NULL;
+        c->deadline = now_ms() + DAEMON_KILL_MS;
+        json_buf_append(&c->killed, "{\"killed\":[", 11);
+        (void)reply;
+        kill_progress(c, NULL);
 }
 
 static void op_block(struct daemon *d, struct client *c, const struct api_req *q, bool block)
@@ -1209,7 +1259,13 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
         fprintf(stderr, "ringfence: daemon: serving %s on %s\n", state_dir, d->sock_path);
 
         while (!d->stopping) {
-                struct pollfd p[3 + DAEMON_CLIENTS_MAX];
+                size_t nk = 0;
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
+                        nk += d->clients[i].fd >= 0 ? d->clients[i].n_kill : 0;
+                struct pollfd *p = calloc(3 + DAEMON_CLIENTS_MAX + nk, sizeof *p);
+                size_t kill_at[DAEMON_CLIENTS_MAX];
+                if (!p)
+                        break;
                 size_t n = 0;
                 int64_t now = now_ms(), wake = -1;
                 p[n++] = (struct pollfd){.fd = d->sfd, .events = POLLIN};
@@ -1217,15 +1273,27 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 p[n++] = (struct pollfd){.fd = d->parser, .events = POLLIN};
                 for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
                         struct client *c = &d->clients[i];
-                        p[n++] = (struct pollfd){.fd = c->fd, .events = c->out ? POLLOUT : POLLIN};
+                        /* a client waiting on a kill is not read meanwhile */
+                        p[n++] = (struct pollfd){.fd = c->n_kill ? -1 : c->fd,
+                                                 .events = c->out ? POLLOUT : POLLIN};
                         if (c->fd >= 0) {
                                 int64_t left = c->deadline > now ? c->deadline - now : 0;
                                 if (wake < 0 || left < wake)
                                         wake = left;
                         }
                 }
-                if (poll(p, n, wake > INT32_MAX ? INT32_MAX : (int)wake) < 0 && errno != EINTR)
+                size_t nbase = n;
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
+                        struct client *c = &d->clients[i];
+                        kill_at[i] = n;
+                        for (size_t k = 0; c->fd >= 0 && k < c->n_kill; k++)
+                                p[n++] = (struct pollfd){.fd = c->kill_fds[k], .events = POLLIN};
+                }
+                (void)nbase;
+                if (poll(p, n, wake > INT32_MAX ? INT32_MAX : (int)wake) < 0 && errno != EINTR) {
+                        free(p);
                         break;
+                }
                 if (p[0].revents) {
                         struct signalfd_siginfo si;
                         while (read(d->sfd, &si, sizeof si) == (ssize_t)sizeof si)
@@ -1241,6 +1309,10 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                         struct client *c = &d->clients[i];
                         if (c->fd < 0)
                                 continue;
+                        if (c->n_kill) {
+                                kill_progress(c, p + kill_at[i]);
+                                continue;
+                        }
                         if (p[3 + i].revents)
                                 on_client(d, c, p[3 + i].revents);
                         else if (now >= c->deadline) {
@@ -1253,6 +1325,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 }
                 if (p[1].revents)
                         on_accept(d);
+                free(p);
         }
         stop_runs(d);
         for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)

@@ -23,6 +23,7 @@
 #define DAEMON_PER_UID_MAX 16    /* connections at once per uid (root: no limit) */
 #define DAEMON_ROOT_SLOTS  16    /* the last free slots are kept for root */
 #define DAEMON_CLIENT_MS   10000 /* a client has this long to send its request */
+#define DAEMON_KILL_MS     30000 /* a kill not confirmed by then is reported */
 #define DAEMON_LOGS_MAX    1000  /* run logs kept in STATE_DIR/logs */
 
 struct dconf;

@@ -245,6 +245,23 @@ api GET /v1/runs
 is "$API_S" 200 "40 idle connections of uid 65534: root is still served"
 out=$(as_user curl -s -m 5 --unix-socket "$SOCK" -w '%{http_code}' -o /dev/null http://ringfence/v1/runs)
 like "$out" '^(503|000)$' "... and uid 65534's own next request is refused, 503 or reset (its connections are capped: $out)"
+# a kill waiting on a slow run does not hold the daemon for anyone else
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"slow\",\"workspace\":\"$WS\"}"
+RS=$(run_of "$API_B")
+wait_registered "$RS"
+spid=$(grep -o '"pid":[0-9]*' <<<"$(curl -s --unix-socket "$SOCK" "http://ringfence/v1/runs/$RS")" | head -n 1 | cut -d: -f2)
+kill -STOP "$spid"
+curl -s -m 20 --unix-socket "$SOCK" -d '{}' "http://ringfence/v1/runs/$RS/kill" >"$WS.slowkill" &
+register_pid $!
+sleep 0.3
+t0=$(date +%s%N)
+api GET /v1/audit
+t1=$(date +%s%N)
+is "$API_S" 200 "while a kill waits on a stopped supervisor, the daemon serves others ($(((t1 - t0) / 1000000)) ms)"
+kill -CONT "$spid"
+for _ in $(seq 1 200); do [ -s "$WS.slowkill" ] && break; sleep 0.05; done
+like "$(cat "$WS.slowkill")" "\"killed\":\[\"$RS\"\]" "... and the kill completes once the supervisor runs again"
+
 # the parser dies: a new one serves, the runs go on
 kill -KILL "$(pgrep -P "$DPID" -x ringfence | head -n 1)" 2>/dev/null
 sleep 0.3
