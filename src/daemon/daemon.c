@@ -1263,7 +1263,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
                         nk += d->clients[i].fd >= 0 ? d->clients[i].n_kill : 0;
                 struct pollfd *p = calloc(3 + DAEMON_CLIENTS_MAX + nk, sizeof *p);
-                size_t kill_at[DAEMON_CLIENTS_MAX];
+                size_t kill_at[DAEMON_CLIENTS_MAX], kill_polled[DAEMON_CLIENTS_MAX];
                 if (!p)
                         break;
                 size_t n = 0;
@@ -1286,6 +1286,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
                         struct client *c = &d->clients[i];
                         kill_at[i] = n;
+                        kill_polled[i] = c->fd >= 0 ? c->n_kill : 0;
                         for (size_t k = 0; c->fd >= 0 && k < c->n_kill; k++)
                                 p[n++] = (struct pollfd){.fd = c->kill_fds[k], .events = POLLIN};
                 }
@@ -1310,7 +1311,9 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                         if (c->fd < 0)
                                 continue;
                         if (c->n_kill) {
-                                kill_progress(c, p + kill_at[i]);
+                                /* a kill begun in this round was not polled yet */
+                                kill_progress(c,
+                                              kill_polled[i] == c->n_kill ? p + kill_at[i] : NULL);
                                 continue;
                         }
                         if (p[3 + i].revents)
