@@ -117,20 +117,6 @@ static void age(int64_t started_ms, char *buf, size_t len)
                 snprintf(buf, len, "%lldh", (long long)s / 3600);
 }
 
-/* The run's state as its supervisor says it ("running", "paused", ...). */
-static void state_of(const char *state_dir, const struct run_info *r, bool live, char *out,
-                     size_t len)
-{
-        char reply[CONTROL_MSG_MAX];
-        snprintf(out, len, "%s", live ? "?" : "lost");
-        if (live && registry_request(state_dir, r->run, "status", reply, sizeof reply, 1000) == 0 &&
-            !strncmp(reply, "ok ", 3)) {
-                const char *sp = strchr(reply + 3, ' ');
-                size_t n = sp ? (size_t)(sp - reply - 3) : strlen(reply + 3);
-                snprintf(out, len, "%.*s", (int)n, reply + 3);
-        }
-}
-
 static void json_str(const char *k, const char *v, bool last)
 {
         char esc[4 * REGISTRY_FIELD_MAX + 8];
@@ -151,7 +137,7 @@ static int do_ps(const char *state_dir, bool json)
         for (size_t i = 0; i < c.n; i++) {
                 const struct run_info *r = &c.v[i];
                 char st[32], a[16];
-                state_of(state_dir, r, c.live[i], st, sizeof st);
+                registry_state(state_dir, r->run, c.live[i], st, sizeof st, NULL, 0);
                 age(r->started_ms, a, sizeof a);
                 if (json) {
                         printf("{");
@@ -513,7 +499,7 @@ int cmd_ctl(int argc, char **argv)
         char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX];
         if (!strcmp(verb, "inspect")) {
                 char st[32];
-                state_of(state_dir, &info, live, st, sizeof st);
+                registry_state(state_dir, info.run, live, st, sizeof st, NULL, 0);
                 printf("{");
                 json_str("agent", info.agent, false);
                 json_str("cgroup", info.cgroup, false);

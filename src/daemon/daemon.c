@@ -321,24 +321,6 @@ static void json_run(struct json_buf *j, const struct run_info *r, const char *s
         json_buf_append(j, num, strlen(num));
 }
 
-static void state_of(const struct daemon *d, const struct run_info *r, bool live, char *out,
-                     size_t len, char *status, size_t slen)
-{
-        char reply[CONTROL_MSG_MAX];
-        snprintf(out, len, "%s", live ? "?" : "lost");
-        if (status)
-                status[0] = '\0';
-        if (live &&
-            registry_request(d->state_dir, r->run, "status", reply, sizeof reply, 1000) == 0 &&
-            !strncmp(reply, "ok ", 3)) {
-                const char *sp = strchr(reply + 3, ' ');
-                snprintf(out, len, "%.*s", (int)(sp ? (size_t)(sp - reply - 3) : strlen(reply + 3)),
-                         reply + 3);
-                if (status && sp)
-                        snprintf(status, slen, "%s", sp + 1);
-        }
-}
-
 /* ---- the operations ------------------------------------------------------------------ */
 
 struct list_ctx {
@@ -354,7 +336,7 @@ static int list_cb(const struct run_info *info, bool live, void *ctx)
         if (!allowed(l->d, l->c, API_LIST_RUNS, info->agent))
                 return 0;
         char st[32];
-        state_of(l->d, info, live, st, sizeof st, NULL, 0);
+        registry_state(l->d->state_dir, info->run, live, st, sizeof st, NULL, 0);
         json_buf_append(&l->j, l->first ? "" : ",", l->first ? 0 : 1);
         l->first = false;
         json_run(&l->j, info, st);
@@ -382,7 +364,9 @@ static int old_cmp(const void *a, const void *b)
         return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
+/* registry_foreach: the ids of the live runs (of `agent`, when set) */
 struct live_runs {
+        const char *agent;
         char (*runs)[40];
         size_t n, cap;
 };
@@ -390,7 +374,7 @@ struct live_runs {
 static int live_cb(const struct run_info *info, bool live, void *ctx)
 {
         struct live_runs *a = ctx;
-        if (!live)
+        if (!live || (a->agent && strcmp(info->agent, a->agent)))
                 return 0;
         if (a->n == a->cap) {
                 size_t cap = a->cap ? 2 * a->cap : 64;
@@ -632,29 +616,6 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
         json_buf_done(&j);
 }
 
-struct agent_runs {
-        const char *agent;
-        char (*runs)[40];
-        size_t n, cap;
-};
-
-static int agent_cb(const struct run_info *info, bool live, void *ctx)
-{
-        struct agent_runs *a = ctx;
-        if (!live || strcmp(info->agent, a->agent))
-                return 0;
-        if (a->n == a->cap) {
-                size_t cap = a->cap ? 2 * a->cap : 16;
-                char(*nr)[40] = realloc(a->runs, cap * sizeof *nr);
-                if (!nr)
-                        return 1;
-                a->runs = nr;
-                a->cap = cap;
-        }
-        memcpy(a->runs[a->n++], info->run, 40);
-        return 0;
-}
-
 /*
  * A kill's confirmations: `p` (poll results for c->kill_fds, or NULL) read;
  * once every run has answered, gone quiet past the deadline, or was
@@ -714,7 +675,7 @@ static void op_kill(struct daemon *d, struct client *c, const struct api_req *q,
                     const struct find *one)
 {
         char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX];
-        struct agent_runs a = {.agent = q->agent};
+        struct live_runs a = {.agent = q->agent};
 
         snprintf(req, sizeof req, "kill-as %u%s%s", (unsigned)c->cred.uid, q->reason[0] ? " " : "",
                  q->reason);
@@ -740,7 +701,7 @@ static void op_kill(struct daemon *d, struct client *c, const struct api_req *q,
                         };
                         record(d, NULL, "control.block", f, ARRAY_SIZE(f));
                 }
-                registry_foreach(d->state_dir, agent_cb, &a);
+                registry_foreach(d->state_dir, live_cb, &a);
         }
         /* send every kill now; the loop collects the confirmations (the runs
          * die together, and the daemon serves others meanwhile) */
@@ -883,7 +844,8 @@ static void handle(struct daemon *d, struct client *c, const struct api_req *q)
         if (q->op == API_GET_RUN) {
                 char st[32], status[CONTROL_MSG_MAX];
                 struct json_buf j = {0};
-                state_of(d, &f.info, f.live, st, sizeof st, status, sizeof status);
+                registry_state(d->state_dir, f.info.run, f.live, st, sizeof st, status,
+                               sizeof status);
                 json_run(&j, &f.info, st);
                 if (status[0] == '{' && j.len && !j.error) {
                         j.len--; /* reopen the object: add the supervisor's view */

@@ -308,6 +308,23 @@ int registry_request(const char *state_dir, const char *run, const char *req, ch
         return 0;
 }
 
+void registry_state(const char *state_dir, const char *run, bool live, char *out, size_t len,
+                    char *status, size_t status_len)
+{
+        char reply[CONTROL_MSG_MAX];
+        snprintf(out, len, "%s", live ? "?" : "lost");
+        if (status)
+                status[0] = '\0';
+        if (!live || registry_request(state_dir, run, "status", reply, sizeof reply, 1000) < 0 ||
+            strncmp(reply, "ok ", 3))
+                return;
+        const char *sp = strchr(reply + 3, ' ');
+        snprintf(out, len, "%.*s", (int)(sp ? (size_t)(sp - reply - 3) : strlen(reply + 3)),
+                 reply + 3);
+        if (status && sp)
+                snprintf(status, status_len, "%s", sp + 1);
+}
+
 int registry_prune(const char *state_dir, const char *run)
 {
         if (!run_id_ok(run))

@@ -70,6 +70,15 @@ int registry_connect(const char *state_dir, const char *run);
 int registry_request(const char *state_dir, const char *run, const char *req, char *reply,
                      size_t size, int timeout_ms);
 
+/*
+ * registry_state — what run `run`'s supervisor says of it: its state
+ * ("starting", "running", "paused", ...) in `out`, and the JSON of its
+ * status reply in `status` (may be NULL). A run whose supervisor is gone
+ * (`live` false) or does not answer within 1 s: "lost" / "?".
+ */
+void registry_state(const char *state_dir, const char *run, bool live, char *out, size_t len,
+                    char *status, size_t status_len);
+
 /* registry_prune — remove the registration of a run whose supervisor is gone. 0 or -errno. */
 int registry_prune(const char *state_dir, const char *run);
 

@@ -637,7 +637,7 @@ static void sup_on_msg(struct sup *s)
 
 /* ---- the control channel (control.h) ------------------------------------------ */
 
-static void sup_egress_restart(struct sup *s);
+static void sup_egress_stop(struct sup *s);
 
 static const char *state_name(const struct sup *s)
 {
@@ -797,7 +797,7 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                 if (s->ev)
                         (void)audit_emit(s->ev, "egress.grant", NULL, NULL, f, ARRAY_SIZE(f),
                                          AUDIT_EMIT_DURABLE, &e);
-                sup_egress_restart(s);
+                sup_egress_stop(s);
                 ctl_reply(fd, "ok %s %s", add ? "allowed" : "revoked", req.arg);
                 break;
         }
@@ -861,19 +861,20 @@ static void sup_egress_start(struct sup *s)
          * serves them): `grant` restarts egress with another policy */
 }
 
-/* `grant`: the egress process in service, if any, goes (its connections
- * close; what it sent is recorded); the next connection starts one with the
- * changed policy. */
-static void sup_egress_restart(struct sup *s)
+/* The egress process in service, if any, goes (its connections close);
+ * what it sent before it went — a last response, a close — is still
+ * recorded. At the run's end, and for `grant`: the next connection then
+ * starts one with the changed policy. */
+static void sup_egress_stop(struct sup *s)
 {
-        if (s->egress_pid <= 0)
-                return;
-        (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
-        (void)waitpid(s->egress_pid, NULL, 0);
-        s->egress_pid = 0;
-        for (int k = 0; k < 4096 && s->ev && s->egress_events >= 0; k++)
-                if (egress_event_serve(s->egress_events, s->ev, &s->egress_async_fail) <= 0)
-                        break;
+        if (s->egress_pid > 0) {
+                (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
+                (void)waitpid(s->egress_pid, NULL, 0);
+                s->egress_pid = 0;
+                for (int k = 0; k < 4096 && s->ev && s->egress_events >= 0; k++)
+                        if (egress_event_serve(s->egress_events, s->ev, &s->egress_async_fail) <= 0)
+                                break;
+        }
         s->egress_pidfd = safe_close(s->egress_pidfd);
         s->egress_events = safe_close(s->egress_events);
 }
@@ -1068,19 +1069,7 @@ static void sup_free(struct sup *s)
                 s->ctls[i].fd = safe_close(s->ctls[i].fd);
         s->listen_http = safe_close(s->listen_http);
         s->listen_socks = safe_close(s->listen_socks);
-        if (s->egress_pid > 0) {
-                /* the run is over: so is its way out */
-                (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
-                (void)waitpid(s->egress_pid, NULL, 0);
-                s->egress_pid = 0;
-                /* what it sent before it went (records of what happened:
-                 * a last response, a close) is still recorded */
-                for (int k = 0; k < 4096 && s->ev && s->egress_events >= 0; k++)
-                        if (egress_event_serve(s->egress_events, s->ev, &s->egress_async_fail) <= 0)
-                                break;
-        }
-        s->egress_pidfd = safe_close(s->egress_pidfd);
-        s->egress_events = safe_close(s->egress_events);
+        sup_egress_stop(s); /* the run is over: so is its way out */
         safe_close(s->child.chan);
         safe_close(s->child.pidfd);
 }

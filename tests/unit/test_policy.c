@@ -182,8 +182,7 @@ static void test_top_level_errors(void)
              "p.json:1:27: secrets: expected an array of bindings, got an object");
         FAIL("{\"version\": 1, \"secrets\": [{\"name\": \"T\", \"deliver\": \"env\", "
              "\"from\": \"store:a\", \"exec\": [\"x\"]}]}",
-             -EINVAL,
-             "p.json:1:28: secrets[0]: exactly one of \"from\" and \"exec\"");
+             -EINVAL, "p.json:1:28: secrets[0]: exactly one of \"from\" and \"exec\"");
         FAIL("{\"version\": 1, \"version\": 1}", -EINVAL,
              "p.json:1:16: version: duplicate key (first at line 1, column 2)");
         FAIL("{\"version\": 1} x", -EINVAL, "p.json:1:16: trailing data after the JSON document");
