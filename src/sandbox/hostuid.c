@@ -11,6 +11,7 @@
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -51,10 +52,15 @@ int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err)
                                     strerror(-dfd));
         if (getrandom(&start, sizeof start, 0) != (ssize_t)sizeof start)
                 start = (uint32_t)getpid();
+#ifdef RF_TEST_BUILD
+        /* Test builds only: where the search starts, so a test can put an
+         * account on the uid the run gets (hostuid_vet must refuse it). */
+        const char *t = getenv("RINGFENCE_TEST_RUN_UID");
+        if (t)
+                start = (uint32_t)(strtoul(t, NULL, 10) - RF_RUN_UID_BASE);
+#endif
         for (uint32_t i = 0; i < RF_RUN_UID_COUNT; i++) {
                 uid_t u = (uid_t)(RF_RUN_UID_BASE + (start + i) % RF_RUN_UID_COUNT);
-                if (getpwuid(u))
-                        continue; /* a real account: never hand it to a run */
                 snprintf(name, sizeof name, "%u", (unsigned)u);
                 int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (fd < 0)
@@ -72,5 +78,18 @@ int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err)
                                             strerror(e));
         }
         return rf_error_set(err, -EBUSY, "no free run uid in [%u, %u)", RF_RUN_UID_BASE,
+                            RF_RUN_UID_BASE + RF_RUN_UID_COUNT);
+}
+
+int hostuid_vet(uid_t uid, struct rf_error *err)
+{
+        errno = 0;
+        struct passwd *pw = getpwuid(uid);
+        if (!pw)
+                return 0;
+        return rf_error_set(err, -EEXIST,
+                            "run uid %u belongs to the account '%s': no account may use "
+                            "[%u, %u) (build options run_uid_base, run_uid_count)",
+                            (unsigned)uid, pw->pw_name, RF_RUN_UID_BASE,
                             RF_RUN_UID_BASE + RF_RUN_UID_COUNT);
 }

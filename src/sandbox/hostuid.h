@@ -18,9 +18,18 @@
 #define RF_RUN_UID_LOCK_DIR "/run/ringfence/uids"
 
 /*
- * hostuid_allocate — pick a free uid in the configured range that no
- * passwd entry names, lock it, and return it in *uid with the lock fd in
- * *lock_fd (caller closes it when the run is over). Root only. Returns 0,
- * or -errno with `err` set (-EBUSY: the range is exhausted).
+ * hostuid_allocate — pick a free uid in the configured range, lock it, and
+ * return it in *uid with the lock fd in *lock_fd (caller closes it when the
+ * run is over). Root only. Returns 0, or -errno with `err` set (-EBUSY: the
+ * range is exhausted). The uid is not yet vetted: see hostuid_vet.
  */
 int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err);
+
+/*
+ * hostuid_vet — refuse a run uid that an account uses after all (any NSS
+ * source: the range is the operator's to keep free). A lookup that misses
+ * costs ~0.5 ms here (NSS loads its modules), so the supervisor calls this
+ * while init builds the root, before it lets the command start. Returns 0,
+ * or -EEXIST with `err` naming the account.
+ */
+int hostuid_vet(uid_t uid, struct rf_error *err);

@@ -135,6 +135,11 @@ static int mkdir_p_in_root(int rootfd, const char *path, mode_t mode)
         int dfd = -1, nfd;
         const char *s = path;
 
+        /* there already (a parent of many mounts): nothing to create */
+        if ((nfd = open_in_root(rootfd, path, O_PATH | O_DIRECTORY)) >= 0) {
+                close(nfd);
+                return 0;
+        }
         dfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
         if (dfd < 0)
                 return -1;
@@ -187,6 +192,11 @@ static int open_parent(int rootfd, const char *path, char *name, size_t name_len
         memcpy(parent, path, (size_t)(slash - path));
         parent[slash - path] = '\0';
         strcpy(name, slash + 1);
+        /* most parents exist already (/etc, /dev for the dozens of entries
+         * bound there): one openat2 instead of a walk that creates */
+        int fd = open_in_root(rootfd, parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
+        if (fd >= 0 || errno != ENOENT)
+                return fd;
         if (mkdir_p_in_root(rootfd, parent[0] ? parent : "/", 0755) < 0)
                 return -1;
         return open_in_root(rootfd, parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
@@ -1035,7 +1045,6 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         if (rf_msg_send(chan, &m, -1) < 0)
                 _exit(125);
         /* Trees the supervisor cloned for us (root runs), then GO. */
-        bool go_wait_cgroup = false;
         int trees[PLAN_OPS_MAX];
         for (size_t i = 0; i < PLAN_OPS_MAX; i++)
                 trees[i] = -1;
@@ -1044,10 +1053,8 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 int r = rf_msg_recv(chan, &m, &fd);
                 if (r <= 0)
                         _exit(125);
-                if (m.type == MSG_GO) {
-                        go_wait_cgroup = m.value != 0;
+                if (m.type == MSG_GO)
                         break;
-                }
                 if (m.type == MSG_SECRETS && fd >= 0 && !c.secrets) {
                         struct stat st;
                         if (fstat(fd, &st) < 0 || st.st_size < 8 || st.st_size > (8 << 20))
@@ -1097,14 +1104,15 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         secrets_env(&c);
         drop_privileges(&c);
 
-        /* The command starts only inside the run's cgroups. A signal the
-         * supervisor forwards meanwhile is kept for the command. */
+        /* The command starts only when the supervisor says so: inside the
+         * run's cgroups, with the run registered and its uid vetted. A
+         * signal the supervisor forwards meanwhile is kept for the command. */
         uint64_t pending = 0;
-        while (go_wait_cgroup) {
+        for (;;) {
                 int r = rf_msg_recv(chan, &m, NULL);
                 if (r <= 0)
                         _exit(125);
-                if (m.type == MSG_CGROUP_OK)
+                if (m.type == MSG_START)
                         break;
                 if (m.type == MSG_SIGNAL && m.value > 0 && m.value < 64)
                         pending |= 1ULL << m.value;
@@ -1163,6 +1171,15 @@ static int write_file(pid_t pid, const char *name, const char *data)
         if (n < 0)
                 return negative_errno();
         return n == (ssize_t)strlen(data) ? 0 : -EIO;
+}
+
+int sandbox_start(const struct rf_child *c, struct rf_error *err)
+{
+        struct rf_msg start = {.type = MSG_START};
+        int r = rf_msg_send(c->chan, &start, -1);
+        if (r < 0)
+                return rf_error_set(err, r, "cannot start the run's command: %s", strerror(-r));
+        return 0;
 }
 
 /*
@@ -1334,9 +1351,9 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
         }
         /* GO first, cgroups second: init builds the root while we migrate it
          * into the run's v1 cgroups (a migration can wait for an RCU grace
-         * period); it does not start the command before CGROUP_OK. */
-        struct rf_msg go = {
-                .type = MSG_GO, .rows = plan->ws_rows, .cols = plan->ws_cols, .value = cg != NULL};
+         * period); it does not start the command before START
+         * (sandbox_start). */
+        struct rf_msg go = {.type = MSG_GO, .rows = plan->ws_rows, .cols = plan->ws_cols};
         if ((r = rf_msg_send(out->chan, &go, -1)) < 0) {
                 rf_error_set(err, r, "cannot start the run's init: %s", strerror(-r));
                 goto kill;
@@ -1347,11 +1364,6 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                 if (r < 0) {
                         rf_error_set(err, r, "cannot set up %s (%s): %s", rf_step_what(STEP_CGROUP),
                                      rf_step_name(STEP_CGROUP), strerror(-r));
-                        goto kill;
-                }
-                struct rf_msg ok = {.type = MSG_CGROUP_OK};
-                if ((r = rf_msg_send(out->chan, &ok, -1)) < 0) {
-                        rf_error_set(err, r, "cannot start the run's init: %s", strerror(-r));
                         goto kill;
                 }
         }

@@ -6,8 +6,8 @@
  * it build the root described by the plan. From then on the supervisor
  * talks to init only through the message channel (msg.h):
  *
- *   S ──GO──▶ init: builds root, pivots, drops every capability,
- *                   forks the command (its own session), reports
+ *   S ──GO──▶ init: builds root, pivots, drops every capability
+ *   S ──START──▶ init: forks the command (its own session), reports
  *   S ◀─FAIL{step,errno} | PTY(fd) | EXEC_OK | EXIT(status)── init
  *   S ──SIGNAL(n)──▶ init: forwards n to the command's process group
  *
@@ -40,6 +40,15 @@ struct rf_child {
  */
 int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgroup *cg,
                   struct rf_child *out, struct rf_error *err);
+
+/*
+ * sandbox_start — let the run's command start: until then init builds the
+ * root and waits. The supervisor calls it once everything that must hold
+ * before the command runs does (init in its cgroups — sandbox_spawn saw to
+ * that —, the run registered, its host uid vetted). Returns 0, or -errno
+ * with `err` set (init is gone).
+ */
+int sandbox_start(const struct rf_child *c, struct rf_error *err);
 
 /* Probe which namespace the kernel refuses (after clone failed), for the
  * message. Returns an enum rf_step, or STEP_USERNS if none is singled out. */

@@ -45,6 +45,7 @@
 #include "egress/egress.h"
 #include "run.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/hostuid.h"
 #include "sandbox/launch.h"
 #include "sandbox/msg.h"
 #include "sandbox/steps.h"
@@ -492,13 +493,17 @@ static void broker_serve(struct rf_grants *g, struct broker_conn **cp)
 }
 
 /* Kill the whole run: its cgroups first (nothing escapes by forking), then
- * init, whose exit takes the pid namespace with it. */
+ * init, whose exit takes the pid namespace with it, and the egress process,
+ * whose exit then overlaps the namespace's (sup_egress_stop reaps it and
+ * still records what it sent). */
 static void sup_kill(struct sup *s)
 {
         if (s->cg && cgroup_get_mode(s->cg) != CGROUP_NONE)
                 (void)cgroup_kill(s->cg);
         if (!s->init_gone && s->child.pidfd >= 0)
                 (void)syscall(SYS_pidfd_send_signal, s->child.pidfd, SIGKILL, NULL, 0);
+        if (s->egress_pid > 0)
+                (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
 }
 
 static void sup_event(struct sup *s, enum run_event ev)
@@ -542,7 +547,7 @@ static void sup_on_msg(struct sup *s)
         int fd = -1;
         int r = rf_msg_recv(s->child.chan, &m, &fd);
 
-        /* init exiting with a message of ours unread (say CGROUP_OK, when a
+        /* init exiting with a message of ours unread (say START, when a
          * setup step failed first) makes the kernel report ECONNRESET once,
          * ahead of what init sent before it went: read again. */
         if (r == -ECONNRESET)
@@ -1157,7 +1162,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         if (r < 0)
                 goto refuse;
         /* registered while init builds the run's root (on the other CPU); a
-         * refusal here (say, the agent was blocked meanwhile) kills the run */
+         * refusal here (say, the agent was blocked meanwhile) kills the run
+         * before its command starts */
         if (rs->registered) {
                 if ((r = rs->registered(rs->registered_ctx, err)) < 0) {
                         sup_kill(&s);
@@ -1166,6 +1172,21 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         goto refuse;
                 }
                 s.ctl = registry_listen_fd(*rs->reg);
+        }
+        /* the run's host uid is vetted meanwhile too (an NSS lookup that
+         * misses loads modules: ~0.5 ms); only then may the command start */
+        if (plan->map_as_root && (r = hostuid_vet(plan->host_uid, err)) < 0) {
+                sup_kill(&s);
+                (void)waitpid(s.child.pid, NULL, 0);
+                s.init_gone = true;
+                goto refuse;
+        }
+        /* START cannot reach an init that already failed a setup step and
+         * went: the loop below reads why from the channel and reports it */
+        {
+                struct rf_error ignored = {0};
+                if (sandbox_start(&s.child, &ignored) < 0)
+                        sup_kill(&s);
         }
         sup_close_run_ends(&s);
 

@@ -22,6 +22,9 @@
 #    build, RINGFENCE_TEST_SKIP=seccomp) the bit does reach the host on a
 #    root-owned file — why the filter is needed.
 # Rootless (uid 65534): the run is 65534 inside and on the host.
+# A run uid that an account uses (an NSS userdb drop-in on the uid the test
+# build's RINGFENCE_TEST_RUN_UID points the search at) is refused with 125
+# before the command starts; the same uid without the account runs.
 # Fail closed (test build): RINGFENCE_TEST_FAIL=idmap refuses with 125 and
 # one line naming the idmap step.
 #
@@ -438,6 +441,45 @@ if [ "$have_test_bin" = 1 ]; then
 	like "$RF_ERR" '(^|[^a-z])idmap([^a-z]|$)' "RINGFENCE_TEST_FAIL=idmap: the stderr line names idmap"
 else
 	skip "RINGFENCE_TEST_FAIL=idmap refuses the run" "no test build (RF_TEST_BIN)"
+fi
+
+# ---- a run uid an account uses is refused before the command starts ----------------------
+# The range is the operator's to keep free; an account in it (here a systemd
+# userdb drop-in, an NSS source besides files) must stop the run: 125, one
+# line naming the uid and the account, and the command never ran. The test
+# build picks where the uid search starts (RINGFENCE_TEST_RUN_UID) so the
+# account is on the uid the run gets.
+
+if [ "$have_test_bin" = 1 ] && [ "$(id -u)" = 0 ] && getent passwd root >/dev/null &&
+	grep -q '^passwd:.*systemd' /etc/nsswitch.conf 2>/dev/null; then
+	acct_uid=$((UID_BASE + UID_COUNT - 1 - ($$ % 1000)))
+	acct_name="rftest$$"
+	made_userdb=0
+	[ -d /run/userdb ] || { mkdir -p /run/userdb && made_userdb=1; }
+	printf '{"userName":"%s","uid":%d,"gid":%d,"disposition":"regular"}\n' \
+		"$acct_name" "$acct_uid" "$acct_uid" >"/run/userdb/$acct_name.user"
+	ln -sf "$acct_name.user" "/run/userdb/$acct_uid.user"
+	if getent passwd "$acct_uid" >/dev/null; then
+		tb_run "RINGFENCE_TEST_RUN_UID=$acct_uid" -- -- sh -c "touch '$WS/marker-account-uid'"
+		is "$RF_RC" 125 "a run uid ($acct_uid) that an account uses: refused with 125"
+		if one_line "$RF_ERR"; then
+			ok "... one stderr line"
+		else
+			not_ok "... one stderr line" "stderr: $RF_ERR"
+		fi
+		like "$RF_ERR" "run uid $acct_uid belongs to the account '$acct_name'" "... naming the uid and the account"
+		check "... and the command did not run" test ! -e "$WS/marker-account-uid"
+	else
+		skip "a run uid an account uses is refused" "NSS does not see the userdb drop-in here"
+	fi
+	rm -f "/run/userdb/$acct_uid.user" "/run/userdb/$acct_name.user"
+	[ "$made_userdb" = 1 ] && rmdir /run/userdb
+	# control: the same uid without the account is the run's
+	tb_run "RINGFENCE_TEST_RUN_UID=$acct_uid" -- -- sh -c "touch '$WS/marker-free-uid'"
+	is "$RF_RC" 0 "control: the same run uid with no account: the run starts and exits 0"
+	check "... and the command ran" test -e "$WS/marker-free-uid"
+else
+	skip "a run uid an account uses is refused" "needs the test build, root and NSS with systemd userdb"
 fi
 
 # ---- rootless (uid 65534) -----------------------------------------------------------------
