@@ -260,6 +260,9 @@ rf_start() {
 	if [ "${#RF_ENV[@]}" -gt 0 ]; then
 		pre+=(env "${RF_ENV[@]}")
 	fi
+	if [ "${#RF_WRAP[@]}" -gt 0 ]; then
+		pre=("${RF_WRAP[@]}" "${pre[@]}")
+	fi
 	RF_CMDLINE="${pre[*]} $bin run --state-dir $RF_STATE $*"
 	RF_STARTED_BIN=$bin
 	# shellcheck disable=SC2164 # a missing cwd is part of what some tests check
@@ -271,6 +274,9 @@ rf_start() {
 	RF_PID=$!
 }
 RF_ENV=()
+# RF_WRAP: a command line rf_start puts in front of ringfence (it must end
+# by exec'ing its arguments), e.g. to start it in a mount namespace of its own
+RF_WRAP=()
 
 # rf_wait — wait for the run started by rf_start (at most RF_RUN_TIMEOUT s,
 # then it is killed and RF_RC=250); set RF_RC, RF_OUT, RF_ERR.

@@ -6,6 +6,7 @@
  * is rejected rather than guessed at. Fuzzed by tests/fuzz/fuzz_cgroup.c.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "cgroup.h"
@@ -85,7 +86,12 @@ int cgroup_parse_mountinfo_line(const char *line, size_t len, struct cgroup_moun
         if (!next_field(&s, end, &f, &flen)) /* super options */
                 return -EINVAL;
         out->super = f, out->super_len = flen;
-        if (out->root_len == 0 || out->root[0] != '/' || out->mountpoint_len == 0 ||
+        /* A root is a path — except where the fs shows an object, as nsfs
+         * does for `ip netns` mounts ("net:[4026532311]"): those lines are
+         * read, and only a cgroup mount must have a path there. */
+        bool cg = (out->fstype_len == 6 && memcmp(out->fstype, "cgroup", 6) == 0) ||
+                  (out->fstype_len == 7 && memcmp(out->fstype, "cgroup2", 7) == 0);
+        if (out->root_len == 0 || (cg && out->root[0] != '/') || out->mountpoint_len == 0 ||
             out->mountpoint[0] != '/')
                 return -EINVAL;
         return 0;

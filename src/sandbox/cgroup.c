@@ -121,24 +121,53 @@ struct found {
         char mount[_H_MAX][256], root[_H_MAX][256], own[_H_MAX][512];
 };
 
-static int read_whole(const char *path, char *buf, size_t len)
+/*
+ * Call `line` for each line of the /proc file at `path` (without its
+ * newline), reading it in pieces: a host with thousands of mounts has a
+ * mountinfo of megabytes, and a size cap there would make every run fail.
+ * Only a line longer than CGROUP_LINE_MAX is skipped (the parsers refuse
+ * those anyway). Returns 0 or -errno.
+ */
+static int for_each_line(const char *path, void (*line)(const char *l, size_t len, void *ctx),
+                         void *ctx)
 {
+        static char buf[64 * 1024];
+        _Static_assert(sizeof buf > 2 * CGROUP_LINE_MAX, "a whole line must fit with a read");
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
-        size_t off = 0;
+        size_t have = 0;
+        bool skipping = false; /* inside a line too long to keep */
         for (;;) {
-                ssize_t n = read(fd, buf + off, len - 1 - off);
+                ssize_t n = read(fd, buf + have, sizeof buf - have);
+                if (n < 0 && errno == EINTR)
+                        continue;
                 if (n < 0)
                         return negative_errno();
-                if (n == 0)
-                        break;
-                off += (size_t)n;
-                if (off >= len - 1)
-                        return -E2BIG;
+                have += (size_t)n;
+                size_t off = 0;
+                for (;;) {
+                        char *nl = memchr(buf + off, '\n', have - off);
+                        if (!nl)
+                                break;
+                        size_t len = (size_t)(nl - (buf + off));
+                        if (!skipping)
+                                line(buf + off, len, ctx);
+                        skipping = false;
+                        off += len + 1;
+                }
+                if (n == 0) {
+                        if (off < have && !skipping)
+                                line(buf + off, have - off, ctx); /* no newline at the end */
+                        return 0;
+                }
+                memmove(buf, buf + off, have - off);
+                have -= off;
+                if (have > CGROUP_LINE_MAX) {
+                        skipping = true;
+                        have = 0;
+                }
         }
-        buf[off] = '\0';
-        return (int)off;
 }
 
 /* Copy a field; one that does not fit is dropped (""), never cut: a cut
@@ -151,51 +180,49 @@ static void copy_field(char *dst, size_t dlen, const char *s, size_t len)
         dst[len] = '\0';
 }
 
+/* A mountinfo line: where each hierarchy is mounted, from which root. */
+static void found_mount(const char *line, size_t len, void *ctx)
+{
+        struct found *f = ctx;
+        struct cgroup_mount_line m;
+        if (cgroup_parse_mountinfo_line(line, len, &m) < 0)
+                return;
+        for (int h = 0; h < _H_MAX; h++) {
+                bool match = h == H_V2
+                                     ? m.fstype_len == 7 && memcmp(m.fstype, "cgroup2", 7) == 0
+                                     : m.fstype_len == 6 && memcmp(m.fstype, "cgroup", 6) == 0 &&
+                                               cgroup_list_has(m.super, m.super_len, hier_ctrl[h]);
+                if (match && !f->mount[h][0]) {
+                        copy_field(f->mount[h], sizeof f->mount[h], m.mountpoint, m.mountpoint_len);
+                        copy_field(f->root[h], sizeof f->root[h], m.root, m.root_len);
+                }
+        }
+}
+
+/* A /proc/self/cgroup line: our own cgroup in a hierarchy. */
+static void found_own(const char *line, size_t len, void *ctx)
+{
+        struct found *f = ctx;
+        struct cgroup_proc_line c;
+        if (cgroup_parse_proc_line(line, len, &c) < 0)
+                return;
+        for (int h = 0; h < _H_MAX; h++) {
+                bool match =
+                        h == H_V2 ? c.id == 0 && c.controllers_len == 0
+                                  : cgroup_list_has(c.controllers, c.controllers_len, hier_ctrl[h]);
+                if (match)
+                        copy_field(f->own[h], sizeof f->own[h], c.path, c.path_len);
+        }
+}
+
 static int discover(struct found *f)
 {
-        static char buf[256 * 1024];
         int r;
 
         memset(f, 0, sizeof *f);
-        if ((r = read_whole("/proc/self/mountinfo", buf, sizeof buf)) < 0)
+        if ((r = for_each_line("/proc/self/mountinfo", found_mount, f)) < 0)
                 return r;
-        for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-                nl = strchr(line, '\n');
-                size_t len = nl ? (size_t)(nl - line) : strlen(line);
-                struct cgroup_mount_line m;
-                if (cgroup_parse_mountinfo_line(line, len, &m) < 0)
-                        continue;
-                for (int h = 0; h < _H_MAX; h++) {
-                        bool match =
-                                h == H_V2
-                                        ? m.fstype_len == 7 && memcmp(m.fstype, "cgroup2", 7) == 0
-                                        : m.fstype_len == 6 && memcmp(m.fstype, "cgroup", 6) == 0 &&
-                                                  cgroup_list_has(m.super, m.super_len,
-                                                                  hier_ctrl[h]);
-                        if (match && !f->mount[h][0]) {
-                                copy_field(f->mount[h], sizeof f->mount[h], m.mountpoint,
-                                           m.mountpoint_len);
-                                copy_field(f->root[h], sizeof f->root[h], m.root, m.root_len);
-                        }
-                }
-        }
-        if ((r = read_whole("/proc/self/cgroup", buf, sizeof buf)) < 0)
-                return r;
-        for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-                nl = strchr(line, '\n');
-                size_t len = nl ? (size_t)(nl - line) : strlen(line);
-                struct cgroup_proc_line c;
-                if (cgroup_parse_proc_line(line, len, &c) < 0)
-                        continue;
-                for (int h = 0; h < _H_MAX; h++) {
-                        bool match = h == H_V2 ? c.id == 0 && c.controllers_len == 0
-                                               : cgroup_list_has(c.controllers, c.controllers_len,
-                                                                 hier_ctrl[h]);
-                        if (match)
-                                copy_field(f->own[h], sizeof f->own[h], c.path, c.path_len);
-                }
-        }
-        return 0;
+        return for_each_line("/proc/self/cgroup", found_own, f);
 }
 
 /* Open our own cgroup directory in hierarchy h (as seen through its mount). */

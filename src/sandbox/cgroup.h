@@ -79,8 +79,10 @@ int cgroup_parse_proc_line(const char *line, size_t len, struct cgroup_proc_line
 /*
  * cgroup_parse_mountinfo_line — parse one /proc/self/mountinfo line
  * (without the newline): fields 4 (root) and 5 (mount point), and after
- * the " - " separator the fs type and super options. Pure. Returns 0,
- * -EINVAL if malformed, -E2BIG if too long.
+ * the " - " separator the fs type and super options. The root must be an
+ * absolute path for cgroup and cgroup2 mounts; other fs types may show an
+ * object there (nsfs: "net:[4026532311]"). Pure. Returns 0, -EINVAL if
+ * malformed, -E2BIG if too long.
  */
 int cgroup_parse_mountinfo_line(const char *line, size_t len, struct cgroup_mount_line *out);
 

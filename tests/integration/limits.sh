@@ -332,6 +332,30 @@ if [ "$have_cgroups" = 1 ]; then
 	rf_run -- "$PY" forks.py
 	is "$RF_RC:$(first_line "$RF_OUT")" "0:forked=100 eagain=0 other=0" "control: without --pids all 100 forks succeed"
 
+	# A host with thousands of mounts (container hosts): mountinfo runs to
+	# megabytes, and the run must still find its cgroups (ringfence reads
+	# it in pieces). 3,000 tmpfs mounts in a mount namespace of the test's
+	# own (gone with it), then the same limit as above.
+	manymnt=$(mktemp -d /tmp/rf-manymounts.XXXXXX)
+	# shellcheck disable=SC2016 # expanded by the wrapper's shell
+	RF_WRAP=(unshare -m --propagation private sh -c 'd=$1; shift; i=0
+		while [ $i -lt 3000 ]; do
+			mkdir "$d/mount-point-$i" && mount -t tmpfs -o size=4k rf-many-mounts "$d/mount-point-$i" || exit 99
+			i=$((i + 1))
+		done
+		wc -c </proc/self/mountinfo >"$d/size"; exec "$@"' sh "$manymnt")
+	rf_run --pids 32 -- /bin/sh -c 'exec '"$PY"' forks.py'
+	RF_WRAP=()
+	size=$(cat "$manymnt/size" 2>/dev/null || echo 0)
+	if [ "$size" -gt 262144 ]; then
+		ok "3,000 mounts: mountinfo is $size bytes (more than the 256 KiB read once at a time)"
+	else
+		not_ok "3,000 mounts: mountinfo is more than 256 KiB" "size: $size, rc $RF_RC: $RF_ERR"
+	fi
+	is "$RF_RC" 137 "... --pids 32 + 100 forks: killed at the pids limit (137): the run found its cgroups"
+	like "$RF_ERR" 'pids limit \(32 processes\)' "... stderr names the pids limit"
+	rm -rf -- "$manymnt"
+
 	# a loop that keeps retrying (and ignores SIGTERM) is ended at the
 	# limit, long before its --timeout
 	new_idfile

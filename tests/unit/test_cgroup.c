@@ -203,6 +203,9 @@ static void test_mountinfo_line(void)
         /* the kernel escapes spaces as \040; the parser hands them back as is */
         mi_ok("50 31 0:40 / /mnt/my\\040cg rw - cgroup2 none rw", "/", "/mnt/my\\040cg", "cgroup2",
               "rw");
+        /* an `ip netns` mount: nsfs shows the namespace where the root is */
+        mi_ok("612 26 0:4 net:[4026532400] /run/netns/rfb1c rw - nsfs nsfs rw", "net:[4026532400]",
+              "/run/netns/rfb1c", "nsfs", "rw");
         /* runs of spaces between fields are tolerated */
         mi_ok("41  31 0:38 /  /sys/fs/cgroup/unified rw  -  cgroup2 cgroup2  rw", "/",
               "/sys/fs/cgroup/unified", "cgroup2", "rw");
@@ -229,7 +232,9 @@ static void test_mountinfo_line(void)
         MI_BAD("41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 ", -EINVAL,
                "no super options, trailing space");
         MI_BAD("41 31 0:38 a /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw", -EINVAL,
-               "relative root");
+               "relative root (cgroup2)");
+        MI_BAD("41 31 0:38 net:[1] /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory", -EINVAL,
+               "an object as the root of a cgroup mount");
         MI_BAD("41 31 0:38 / sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw", -EINVAL,
                "relative mount point");
         MI_BAD("41 31 0:38 / - rw - cgroup2 cgroup2 rw", -EINVAL, "mount point \"-\"");
