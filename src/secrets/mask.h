@@ -33,8 +33,10 @@
 #define MASK_VALUES_MAX 64
 #define MASK_VALUE_MIN                                                                             \
         4 /* shorter values are neither masked nor redacted (they would match everywhere) */
-#define MASK_VALUE_MAX 4096 /* longer values are neither masked nor redacted */
-#define MASK_TEXT      "***"
+#define MASK_VALUE_MAX                                                                             \
+        16384 /* longer values are neither masked nor redacted (a PEM key of RSA-8192 is ~6.4 KiB) \
+               */
+#define MASK_TEXT "***"
 
 /* One secret value. Everything is borrowed; `name` is used by redact only. */
 struct mask_value {

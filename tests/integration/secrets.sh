@@ -351,8 +351,18 @@ is "$RF_ERR" "x *** y" "... and in stderr"
 rf_run --secret T=store:tok -- /bin/sh -c 'printf "%s" "$T" | wc -c'
 is "$RF_OUT" "${#VAL}" "control: without --mask-output the run's output is its own"
 
+# A PEM-sized value (a ~6 KiB key, 64-column lines) printed whole is masked too.
+PEMBODY=$(head -c 4500 /dev/urandom | base64 -w 64)
+PEM=$(printf -- '-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----' "$PEMBODY")
+printf '%s' "$PEM" | "$RF" secret set --state-dir "$RF_STATE" pem >/dev/null 2>&1
+rf_run --mask-output --secret-file key.pem=store:pem -- cat /run/secrets/key.pem
+is "$RF_OUT" "***" "--mask-output: a ${#PEM}-byte PEM key the run prints whole is masked"
+rf_run --secret-file key.pem=store:pem -- /bin/sh -c 'wc -c </run/secrets/key.pem'
+is "$RF_OUT" "${#PEM}" "control: without --mask-output the key reaches the run's output whole (${#PEM} bytes)"
+
 # ---- afterwards: no plaintext anywhere on disk ----------------------------------------------
-for v in "$VAL" "$VAL2" "$VAL3" "$VALX"; do
+# (the PEM key by its random lines: grep -F takes each line as a pattern)
+for v in "$VAL" "$VAL2" "$VAL3" "$VALX" "$PEMBODY"; do
 	hits=$(grep -rlaF -D skip -- "$v" "$RF_STATE" /tmp 2>/dev/null | head -n 3)
 	is "$hits" "" "plaintext ${v:0:2}…: not in the state dir, the audit log, /tmp or ringfence's output"
 done
