@@ -544,10 +544,13 @@ static void secrets_in_root(const struct child *c, int rootfd)
         const struct rf_plan *p = c->plan;
 
         if (p->secrets_files) {
-                char size[24];
-                fmt_u64(size, sizeof size, c->secrets_len + (64u << 10));
-                const char *opts[] = {"size", size, "mode", "0700", NULL, NULL};
-                int mnt = new_fs(c, STEP_SECRETS, "tmpfs", opts,
+                /* ramfs, not tmpfs: its pages are never swapped out, so a
+                 * value never reaches a swap device (tmpfs's noswap is for
+                 * the initial user namespace only). It has no size limit,
+                 * but only init writes it, once, the values it was given;
+                 * the run's view is read-only. */
+                const char *opts[] = {"mode", "0700", NULL, NULL};
+                int mnt = new_fs(c, STEP_SECRETS, "ramfs", opts,
                                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
                 if (mkdirat(rootfd, "run/secrets", 0755) < 0 && errno != EEXIST)
                         child_fail(c, STEP_SECRETS, errno);

@@ -66,7 +66,8 @@ rf_run --secret T=store:tok --secret-file db.pem=store:tok --secret-broker api=s
 		echo "$RINGFENCE_BROKER"
 		ln /run/secrets/db.pem /run/secrets/copy 2>&1 | sed "s/.*: //"
 		: >/run/secrets/new 2>&1 | sed "s/.*: //"; echo x >/run/secrets/new 2>/dev/null || echo refused
-		ringfence-secret tok; echo "rc=$?"; echo "$RINGFENCE_RUN_ID"'
+		ringfence-secret tok; echo "rc=$?"; echo "$RINGFENCE_RUN_ID"
+		stat -f -c %T /run/secrets'
 is "$RF_RC" 0 "a run with env, file and broker grants: exit 0 ($(first_line "$RF_ERR"))"
 is "$(sed -n 1p <<<"$RF_OUT")" "$(sha "$VAL")" "env delivery: \$T holds the value"
 is "$(sed -n 2p <<<"$RF_OUT")" "$(sha "$VAL")" "file delivery: /run/secrets/db.pem holds the value"
@@ -78,6 +79,7 @@ is "$(sed -n 7p <<<"$RF_OUT")" refused "no new file in /run/secrets"
 is "$(sed -n 8p <<<"$RF_OUT")" rc=1 "the broker refuses a name not granted to the run (ringfence-secret exits 1)"
 like "$RF_ERR" "tok: unknown" "... saying 'unknown'"
 A=$(sed -n 9p <<<"$RF_OUT")
+is "$(sed -n 10p <<<"$RF_OUT")" ramfs "/run/secrets is a ramfs: its pages are never swapped out"
 n=$(records | grep "\"run\":\"$A\"" | grep -c '"event":"secret.grant"')
 is "$n" 3 "secret.grant recorded for each binding"
 g=$(records | grep "\"run\":\"$A\"" | grep '"event":"secret.grant"' | grep '"name":"api"')
