@@ -70,11 +70,14 @@ struct client {
         char *out;
         size_t out_len, out_off;
         int64_t deadline;
-        /* a kill in progress: the runs' control sockets, answered in the loop */
-        int *kill_fds;
-        char (*kill_runs)[40];
-        size_t n_kill;
-        bool kill_one; /* one run was named: no confirmation is an error */
+        /* control requests in progress (a kill of one or many runs, or one
+         * pause, resume, grant or revoke): the runs' control sockets, whose
+         * answers the loop collects — a slow supervisor blocks no one */
+        int *ctl_fds;
+        char (*ctl_runs)[40];
+        size_t n_ctl;
+        bool ctl_one;    /* one run was named: no confirmation is an error */
+        bool ctl_result; /* not a kill: the one answer is the response */
         struct json_buf killed;
         bool killed_any;
 };
@@ -144,10 +147,10 @@ static const char *reason_phrase(int s)
 static void client_close(struct client *c)
 {
         safe_close(c->fd);
-        for (size_t i = 0; i < c->n_kill; i++)
-                safe_close(c->kill_fds[i]);
-        free(c->kill_fds);
-        free(c->kill_runs);
+        for (size_t i = 0; i < c->n_ctl; i++)
+                safe_close(c->ctl_fds[i]);
+        free(c->ctl_fds);
+        free(c->ctl_runs);
         json_buf_done(&c->killed);
         free(c->in);
         free(c->out);
@@ -616,34 +619,84 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
         json_buf_done(&j);
 }
 
+/* The requests are answered (or given up): nothing left to poll. */
+static void ctl_end(struct client *c)
+{
+        for (size_t i = 0; i < c->n_ctl; i++)
+                safe_close(c->ctl_fds[i]);
+        free(c->ctl_fds);
+        free(c->ctl_runs);
+        c->ctl_fds = NULL;
+        c->ctl_runs = NULL;
+        c->n_ctl = 0;
+        c->ctl_result = false;
+        c->deadline = now_ms() + DAEMON_CLIENT_MS; /* for writing the answer */
+}
+
+/* One control request's answer becomes the response: 200 with the
+ * supervisor's result, 409 with its refusal, 500 when it gave none. */
+static void ctl_result_progress(struct client *c, const struct pollfd *p, bool late)
+{
+        char reply[CONTROL_MSG_MAX], run[40];
+        ssize_t k = -1;
+        if (p && p[0].revents) {
+                k = recv(c->ctl_fds[0], reply, sizeof reply - 1, MSG_DONTWAIT);
+                if (k < 0 && errno == EAGAIN && !late)
+                        return;
+        } else if (!late)
+                return;
+        snprintf(run, sizeof run, "%s", c->ctl_runs[0]);
+        ctl_end(c);
+        if (k <= 0) {
+                respond_error(c, 500, "run %s: %s", run,
+                              k == 0 ? "its supervisor went away" : "no answer in time");
+                return;
+        }
+        reply[k] = '\0';
+        if (strncmp(reply, "ok", 2)) {
+                respond_error(c, 409, "run %s: %s", run, k > 4 ? reply + 4 : reply);
+                return;
+        }
+        struct json_buf j = {0};
+        json_buf_append(&j, "{\"result\":", 10);
+        json_buf_append_string(&j, k > 3 ? reply + 3 : "", k > 3 ? strlen(reply + 3) : 0);
+        json_buf_append(&j, "}", 1);
+        respond(c, 200, j.error ? "{}" : j.data);
+        json_buf_done(&j);
+}
+
 /*
- * A kill's confirmations: `p` (poll results for c->kill_fds, or NULL) read;
+ * A kill's confirmations: `p` (poll results for c->ctl_fds, or NULL) read;
  * once every run has answered, gone quiet past the deadline, or was
  * unreachable, the client gets the list of runs killed.
  */
-static void kill_progress(struct client *c, const struct pollfd *p)
+static void ctl_progress(struct client *c, const struct pollfd *p)
 {
         char reply[CONTROL_MSG_MAX];
         bool pending = false, late = now_ms() >= c->deadline;
-        for (size_t i = 0; i < c->n_kill; i++) {
-                if (c->kill_fds[i] < 0)
+        if (c->ctl_result) {
+                ctl_result_progress(c, p, late);
+                return;
+        }
+        for (size_t i = 0; i < c->n_ctl; i++) {
+                if (c->ctl_fds[i] < 0)
                         continue;
                 if ((p && p[i].revents) || late) {
                         ssize_t k = late && !(p && p[i].revents)
                                             ? -1
-                                            : recv(c->kill_fds[i], reply, sizeof reply - 1,
+                                            : recv(c->ctl_fds[i], reply, sizeof reply - 1,
                                                    MSG_DONTWAIT);
                         if (k < 0 && errno == EAGAIN && !late) {
                                 pending = true;
                                 continue;
                         }
-                        c->kill_fds[i] = safe_close(c->kill_fds[i]);
+                        c->ctl_fds[i] = safe_close(c->ctl_fds[i]);
                         /* "ok killed", or its supervisor gone with its run */
                         if (k == 0 || (k > 0 && !strncmp(reply, "ok", 2))) {
                                 json_buf_append(&c->killed, c->killed_any ? "," : "",
                                                 c->killed_any ? 1 : 0);
-                                json_buf_append_string(&c->killed, c->kill_runs[i],
-                                                       strlen(c->kill_runs[i]));
+                                json_buf_append_string(&c->killed, c->ctl_runs[i],
+                                                       strlen(c->ctl_runs[i]));
                                 c->killed_any = true;
                         }
                 } else
@@ -653,14 +706,9 @@ static void kill_progress(struct client *c, const struct pollfd *p)
                 return;
         json_buf_append(&c->killed, "]}", 2);
         char run[40];
-        snprintf(run, sizeof run, "%s", c->n_kill ? c->kill_runs[0] : "");
-        bool ok = c->killed_any || !c->kill_one;
-        free(c->kill_fds);
-        free(c->kill_runs);
-        c->kill_fds = NULL;
-        c->kill_runs = NULL;
-        c->n_kill = 0;
-        c->deadline = now_ms() + DAEMON_CLIENT_MS; /* for writing the answer */
+        snprintf(run, sizeof run, "%s", c->n_ctl ? c->ctl_runs[0] : "");
+        bool ok = c->killed_any || !c->ctl_one;
+        ctl_end(c);
         if (!ok)
                 respond_error(c, 500, "run %s did not confirm the kill", run);
         else
@@ -705,24 +753,24 @@ static void op_kill(struct daemon *d, struct client *c, const struct api_req *q,
         }
         /* send every kill now; the loop collects the confirmations (the runs
          * die together, and the daemon serves others meanwhile) */
-        c->kill_fds = calloc(a.n ? a.n : 1, sizeof *c->kill_fds);
-        if (!c->kill_fds) {
+        c->ctl_fds = calloc(a.n ? a.n : 1, sizeof *c->ctl_fds);
+        if (!c->ctl_fds) {
                 free(a.runs);
                 respond_error(c, 500, "out of memory");
                 return;
         }
         for (size_t i = 0; i < a.n; i++) {
-                c->kill_fds[i] = registry_connect(d->state_dir, a.runs[i]);
-                if (c->kill_fds[i] >= 0 && send(c->kill_fds[i], req, strlen(req), MSG_NOSIGNAL) < 0)
-                        c->kill_fds[i] = safe_close(c->kill_fds[i]);
+                c->ctl_fds[i] = registry_connect(d->state_dir, a.runs[i]);
+                if (c->ctl_fds[i] >= 0 && send(c->ctl_fds[i], req, strlen(req), MSG_NOSIGNAL) < 0)
+                        c->ctl_fds[i] = safe_close(c->ctl_fds[i]);
         }
-        c->kill_runs = a.runs;
-        c->n_kill = a.n;
-        c->kill_one = one != NULL;
+        c->ctl_runs = a.runs;
+        c->n_ctl = a.n;
+        c->ctl_one = one != NULL;
         c->deadline = now_ms() + DAEMON_KILL_MS;
         json_buf_append(&c->killed, "{\"killed\":[", 11);
         (void)reply;
-        kill_progress(c, NULL);
+        ctl_progress(c, NULL);
 }
 
 static void op_block(struct daemon *d, struct client *c, const struct api_req *q, bool block)
@@ -790,7 +838,7 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
 static void handle(struct daemon *d, struct client *c, const struct api_req *q)
 {
         struct find f = {.run = q->run};
-        char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX];
+        char req[CONTROL_MSG_MAX];
 
         switch (q->op) {
         case API_LIST_RUNS:
@@ -884,19 +932,32 @@ static void handle(struct daemon *d, struct client *c, const struct api_req *q)
                 snprintf(req, sizeof req, "revoke-secret %s", q->secret);
         else
                 snprintf(req, sizeof req, "%s", q->op == API_PAUSE_RUN ? "pause" : "resume");
-        int r = registry_request(d->state_dir, q->run, req, reply, sizeof reply, 5000);
-        if (r < 0)
-                respond_error(c, 500, "run %s: %s", q->run, strerror(-r));
-        else if (strncmp(reply, "ok", 2))
-                respond_error(c, 409, "run %s: %s", q->run, reply + 4);
-        else {
-                struct json_buf j = {0};
-                json_buf_append(&j, "{\"result\":", 10);
-                json_buf_append_string(&j, reply + 3, strlen(reply + 3));
-                json_buf_append(&j, "}", 1);
-                respond(c, 200, j.error ? "{}" : j.data);
-                json_buf_done(&j);
+        /* sent now, answered in the loop (ctl_result_progress) */
+        c->ctl_fds = calloc(1, sizeof *c->ctl_fds);
+        c->ctl_runs = calloc(1, sizeof *c->ctl_runs);
+        if (!c->ctl_fds || !c->ctl_runs) {
+                free(c->ctl_fds);
+                free(c->ctl_runs);
+                c->ctl_fds = NULL;
+                c->ctl_runs = NULL;
+                respond_error(c, 500, "out of memory");
+                return;
         }
+        snprintf(c->ctl_runs[0], sizeof c->ctl_runs[0], "%s", q->run);
+        c->ctl_fds[0] = registry_connect(d->state_dir, q->run);
+        int e = c->ctl_fds[0] < 0 ? -c->ctl_fds[0] : 0;
+        if (!e && send(c->ctl_fds[0], req, strlen(req), MSG_NOSIGNAL) < 0)
+                e = errno;
+        if (e) {
+                c->n_ctl = 1;
+                ctl_end(c);
+                respond_error(c, 500, "run %s: %s", q->run, strerror(e));
+                return;
+        }
+        c->n_ctl = 1;
+        c->ctl_one = true;
+        c->ctl_result = true;
+        c->deadline = now_ms() + DAEMON_CTL_MS;
 }
 
 /* ---- the loop ---------------------------------------------------------------------- */
@@ -1224,9 +1285,9 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
         while (!d->stopping) {
                 size_t nk = 0;
                 for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
-                        nk += d->clients[i].fd >= 0 ? d->clients[i].n_kill : 0;
+                        nk += d->clients[i].fd >= 0 ? d->clients[i].n_ctl : 0;
                 struct pollfd *p = calloc(3 + DAEMON_CLIENTS_MAX + nk, sizeof *p);
-                size_t kill_at[DAEMON_CLIENTS_MAX], kill_polled[DAEMON_CLIENTS_MAX];
+                size_t ctl_at[DAEMON_CLIENTS_MAX], ctl_polled[DAEMON_CLIENTS_MAX];
                 if (!p)
                         break;
                 size_t n = 0;
@@ -1236,8 +1297,8 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 p[n++] = (struct pollfd){.fd = d->parser, .events = POLLIN};
                 for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
                         struct client *c = &d->clients[i];
-                        /* a client waiting on a kill is not read meanwhile */
-                        p[n++] = (struct pollfd){.fd = c->n_kill ? -1 : c->fd,
+                        /* a client waiting on its control requests is not read meanwhile */
+                        p[n++] = (struct pollfd){.fd = c->n_ctl ? -1 : c->fd,
                                                  .events = c->out ? POLLOUT : POLLIN};
                         if (c->fd >= 0) {
                                 int64_t left = c->deadline > now ? c->deadline - now : 0;
@@ -1248,10 +1309,10 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 size_t nbase = n;
                 for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
                         struct client *c = &d->clients[i];
-                        kill_at[i] = n;
-                        kill_polled[i] = c->fd >= 0 ? c->n_kill : 0;
-                        for (size_t k = 0; c->fd >= 0 && k < c->n_kill; k++)
-                                p[n++] = (struct pollfd){.fd = c->kill_fds[k], .events = POLLIN};
+                        ctl_at[i] = n;
+                        ctl_polled[i] = c->fd >= 0 ? c->n_ctl : 0;
+                        for (size_t k = 0; c->fd >= 0 && k < c->n_ctl; k++)
+                                p[n++] = (struct pollfd){.fd = c->ctl_fds[k], .events = POLLIN};
                 }
                 (void)nbase;
                 if (poll(p, n, wake > INT32_MAX ? INT32_MAX : (int)wake) < 0 && errno != EINTR) {
@@ -1273,10 +1334,9 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                         struct client *c = &d->clients[i];
                         if (c->fd < 0)
                                 continue;
-                        if (c->n_kill) {
+                        if (c->n_ctl) {
                                 /* a kill begun in this round was not polled yet */
-                                kill_progress(c,
-                                              kill_polled[i] == c->n_kill ? p + kill_at[i] : NULL);
+                                ctl_progress(c, ctl_polled[i] == c->n_ctl ? p + ctl_at[i] : NULL);
                                 continue;
                         }
                         if (p[3 + i].revents)

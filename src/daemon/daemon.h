@@ -24,6 +24,7 @@
 #define DAEMON_ROOT_SLOTS  16    /* the last free slots are kept for root */
 #define DAEMON_CLIENT_MS   10000 /* a client has this long to send its request */
 #define DAEMON_KILL_MS     30000 /* a kill not confirmed by then is reported */
+#define DAEMON_CTL_MS      5000  /* a pause, resume, grant or revoke unanswered by then: 500 */
 #define DAEMON_LOGS_MAX    1000  /* run logs kept in STATE_DIR/logs */
 
 struct dconf;

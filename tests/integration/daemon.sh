@@ -108,6 +108,39 @@ api GET "/v1/runs/$R1"
 like "$API_B" '"state":"paused"' "... paused"
 api POST "/v1/runs/$R1/resume"
 is "$API_S" 200 "resume: 200"
+
+# A supervisor that does not answer blocks no one: the daemon sends the
+# pause and collects the answer in its loop, serving other clients
+# meanwhile, and gives up with 500 after DAEMON_CTL_MS (5 s).
+spid=$(grep -o '"pid":[0-9]*' "$RF_STATE/runs/$R1/info.json" | head -n 1 | cut -d: -f2)
+if [ -n "$spid" ] && kill -STOP "$spid"; then
+	rm -f "$WS.pause-late"
+	(
+		api POST "/v1/runs/$R1/pause"
+		printf '%s %s\n' "$API_S" "$API_B" >"$WS.pause-late"
+	) &
+	pp=$!
+	sleep 0.5 # the pause request is on its way (not a timing assertion)
+	api GET /v1/runs/01234567-89ab-7def-8123-456789abcdef
+	is "$API_S" 404 "while a pause waits on a stopped supervisor, another client is answered (404)"
+	check "... before the pause has its answer" test ! -e "$WS.pause-late"
+	wait "$pp"
+	like "$(cat "$WS.pause-late" 2>/dev/null)" '^500 .*no answer in time' \
+		"... and the pause gets 500 'no answer in time'"
+	kill -CONT "$spid"
+	# the stopped supervisor still holds the request: it pauses the run once
+	# it runs again; resume it then
+	for _ in $(seq 1 100); do
+		api GET "/v1/runs/$R1"
+		grep -q '"state":"paused"' <<<"$API_B" && break
+		sleep 0.05
+	done
+	api POST "/v1/runs/$R1/resume"
+	api GET "/v1/runs/$R1"
+	like "$API_B" '"state":"running"' "... and once it runs again the run is resumed and running"
+else
+	for _ in 1 2 3 4; do not_ok "a stopped supervisor blocks no one" "no supervisor pid for $R1"; done
+fi
 api POST "/v1/runs/$R1/kill" '{"reason":"api says stop"}'
 is "$API_S" 200 "kill: 200"
 is "$API_B" "{\"killed\":[\"$R1\"]}" "... names the run"
