@@ -105,11 +105,10 @@ static struct conn *open_conn(int cfd, const struct sockaddr_in *up)
         fcntl(u, F_SETFL, O_NONBLOCK);
         c->fd[0] = cfd;
         c->fd[1] = u;
-        c->d[0] = (struct dir){.from = cfd, .to = u};
-        c->d[1] = (struct dir){.from = u, .to = cfd};
+        c->d[0] = (struct dir){.from = cfd, .to = u, .p = {-1, -1}};
+        c->d[1] = (struct dir){.from = u, .to = cfd, .p = {-1, -1}};
         for (int i = 0; i < 2; i++) {
                 if (pipe2(c->d[i].p, O_NONBLOCK | O_CLOEXEC) < 0) {
-                        c->d[i].p[0] = c->d[i].p[1] = -1;
                         drop(c);
                         return NULL;
                 }

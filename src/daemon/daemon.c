@@ -639,17 +639,27 @@ static void ctl_result_progress(struct client *c, const struct pollfd *p, bool l
 {
         char reply[CONTROL_MSG_MAX], run[40];
         ssize_t k = -1;
+        int e = ETIMEDOUT;
         if (p && p[0].revents) {
                 k = recv(c->ctl_fds[0], reply, sizeof reply - 1, MSG_DONTWAIT);
                 if (k < 0 && errno == EAGAIN && !late)
                         return;
+                if (k < 0 && errno != EAGAIN)
+                        e = errno;
         } else if (!late)
                 return;
         snprintf(run, sizeof run, "%s", c->ctl_runs[0]);
         ctl_end(c);
         if (k <= 0) {
-                respond_error(c, 500, "run %s: %s", run,
-                              k == 0 ? "its supervisor went away" : "no answer in time");
+                if (k == 0)
+                        respond_error(c, 500, "run %s: its supervisor went away", run);
+                else if (e == ETIMEDOUT)
+                        respond_error(c, 500,
+                                      "run %s: no answer in time (the request may still take "
+                                      "effect when its supervisor runs again)",
+                                      run);
+                else
+                        respond_error(c, 500, "run %s: %s", run, strerror(e));
                 return;
         }
         reply[k] = '\0';

@@ -43,6 +43,7 @@
 #include "egress/http.h"
 #include "egress/socks.h"
 #include "egress/tls.h"
+#include "secrets/mask.h"
 #include "shared/json.h"
 #include "shared/macro.h"
 
@@ -259,6 +260,8 @@ static void conn_to(struct conn *c, enum cstate s)
 
 /* ---- events ---------------------------------------------------------------- */
 
+#define EVENT_STR_MAX 1024 /* bytes of a string field; a longer one is cut and marked */
+
 struct evf {
         const char *k;
         const char *s; /* string, or NULL for the integer */
@@ -322,9 +325,19 @@ static int64_t event_send(const char *name, const char *key, const struct evf *f
                         json_buf_append(&b, ",", 1);
                 json_buf_append_string(&b, f[i].k, strlen(f[i].k));
                 json_buf_append(&b, ":", 1);
-                if (f[i].s)
-                        json_buf_append_string(&b, f[i].s, strnlen(f[i].s, 1024));
-                else {
+                if (f[i].s) {
+                        /* a longer string is cut, and says so: the supervisor
+                         * then also redacts a value's start left at the cut */
+                        size_t l = strnlen(f[i].s, EVENT_STR_MAX + 1);
+                        if (l > EVENT_STR_MAX) {
+                                char cut[EVENT_STR_MAX + sizeof REDACT_CUT_MARK];
+                                memcpy(cut, f[i].s, EVENT_STR_MAX);
+                                memcpy(cut + EVENT_STR_MAX, REDACT_CUT_MARK,
+                                       sizeof REDACT_CUT_MARK);
+                                json_buf_append_string(&b, cut, sizeof cut - 1);
+                        } else
+                                json_buf_append_string(&b, f[i].s, l);
+                } else {
                         char num[32];
                         int l = snprintf(num, sizeof num, "%" PRId64, f[i].i);
                         json_buf_append(&b, num, (size_t)l);

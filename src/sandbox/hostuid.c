@@ -8,7 +8,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,15 +83,39 @@ int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err)
                             RF_RUN_UID_BASE + RF_RUN_UID_COUNT);
 }
 
+/* errno after a lookup that returned NULL: "no such entry" (getpwuid(3)
+ * lists these), or an error of the lookup itself? */
+static bool not_found(int e)
+{
+        return e == 0 || e == ENOENT || e == ESRCH || e == EBADF || e == EPERM;
+}
+
 int hostuid_vet(uid_t uid, struct rf_error *err)
 {
+        /* the run's host gid is the same number: a group there would give
+         * the run that group's files */
         errno = 0;
         struct passwd *pw = getpwuid(uid);
-        if (!pw)
-                return 0;
-        return rf_error_set(err, -EEXIST,
-                            "run uid %u belongs to the account '%s': no account may use "
-                            "[%u, %u) (build options run_uid_base, run_uid_count)",
-                            (unsigned)uid, pw->pw_name, RF_RUN_UID_BASE,
-                            RF_RUN_UID_BASE + RF_RUN_UID_COUNT);
+        if (pw)
+                return rf_error_set(err, -EEXIST,
+                                    "run uid %u belongs to the account '%s': no account or group "
+                                    "may use [%u, %u) (build options run_uid_base, run_uid_count)",
+                                    (unsigned)uid, pw->pw_name, RF_RUN_UID_BASE,
+                                    RF_RUN_UID_BASE + RF_RUN_UID_COUNT);
+        /* an NSS source that failed (sssd down, no fds) proves nothing: refuse */
+        if (!not_found(errno))
+                return rf_error_set(err, -errno, "cannot check run uid %u against the accounts: %s",
+                                    (unsigned)uid, strerror(errno));
+        errno = 0;
+        struct group *gr = getgrgid((gid_t)uid);
+        if (gr)
+                return rf_error_set(err, -EEXIST,
+                                    "run gid %u belongs to the group '%s': no account or group "
+                                    "may use [%u, %u) (build options run_uid_base, run_uid_count)",
+                                    (unsigned)uid, gr->gr_name, RF_RUN_UID_BASE,
+                                    RF_RUN_UID_BASE + RF_RUN_UID_COUNT);
+        if (!not_found(errno))
+                return rf_error_set(err, -errno, "cannot check run gid %u against the groups: %s",
+                                    (unsigned)uid, strerror(errno));
+        return 0;
 }

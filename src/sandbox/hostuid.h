@@ -26,10 +26,12 @@
 int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err);
 
 /*
- * hostuid_vet — refuse a run uid that an account uses after all (any NSS
- * source: the range is the operator's to keep free). A lookup that misses
- * costs ~0.5 ms here (NSS loads its modules), so the supervisor calls this
- * while init builds the root, before it lets the command start. Returns 0,
- * or -EEXIST with `err` naming the account.
+ * hostuid_vet — refuse a run uid that an account, or a run gid (the same
+ * number) that a group, uses after all (any NSS source: the range is the
+ * operator's to keep free), and refuse when a source fails to answer. A
+ * lookup that misses costs ~0.5 ms here (NSS loads its modules), so the
+ * supervisor calls this while init builds the root, before it lets the
+ * command start. Returns 0, -EEXIST with `err` naming the account or
+ * group, or the lookup's -errno.
  */
 int hostuid_vet(uid_t uid, struct rf_error *err);

@@ -532,7 +532,7 @@ static void write_all(const struct child *c, int fd, const unsigned char *d, siz
 }
 
 /*
- * File deliveries: a tmpfs at /run/secrets (0700, the run user's), each
+ * File deliveries: a ramfs at /run/secrets (0700, the run user's), each
  * file 0400; the run's mount of it is then made read-only (the run can
  * neither add links to a value nor chmod its way around), and a writable
  * clone of it goes to the supervisor, which unlinks a file when its grant

@@ -45,6 +45,7 @@
  * masker_wipe). Masking is best effort, see mask.h.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,10 +278,101 @@ static size_t redact_pass(const unsigned char *s, size_t len, const struct mask_
         return o;
 }
 
+/* s[i..i+l) equals the first l bytes of v, ASCII case aside */
+static bool starts_value(const unsigned char *s, size_t l, const struct mask_value *v)
+{
+        size_t j = 0;
+        while (j < l && ascii_lower(v->p[j]) == ascii_lower(s[j]))
+                j++;
+        return j == l;
+}
+
+/*
+ * Where a cut may have left the start of a value at the end of s[0..len):
+ * the earliest t such that s[t..len), at least MASK_VALUE_MIN bytes, is a
+ * proper prefix of a usable value (*which: that value), moved left over
+ * any whole value that t would split. len if there is none.
+ */
+static size_t cut_tail(const unsigned char *s, size_t len, const struct mask_value *v, size_t n,
+                       size_t *which)
+{
+        size_t t = len;
+
+        for (size_t k = 0; k < n; k++) {
+                if (!value_usable(&v[k]))
+                        continue;
+                size_t from = len > v[k].len - 1 ? len - (v[k].len - 1) : 0;
+                for (size_t i = from; i < t && len - i >= MASK_VALUE_MIN; i++)
+                        if (starts_value(s + i, len - i, &v[k])) {
+                                t = i;
+                                *which = k;
+                                break;
+                        }
+        }
+        for (bool moved = t < len; moved;) {
+                moved = false;
+                for (size_t k = 0; k < n && !moved; k++) {
+                        if (!value_usable(&v[k]))
+                                continue;
+                        size_t from = t > v[k].len - 1 ? t - (v[k].len - 1) : 0;
+                        for (size_t a = from; a < t && a + v[k].len <= len; a++)
+                                if (starts_value(s + a, v[k].len, &v[k])) {
+                                        t = a;
+                                        moved = true;
+                                        break;
+                                }
+                }
+        }
+        return t;
+}
+
+static int redact_plain(const unsigned char *s, size_t len, const struct mask_value *v, size_t n,
+                        char **ret, size_t *ret_len);
+
 int redact(const char *s_, size_t len, const struct mask_value *v, size_t n, char **ret,
            size_t *ret_len)
 {
         const unsigned char *s = (const unsigned char *)s_;
+        const size_t ml = sizeof REDACT_CUT_MARK - 1;
+        size_t which = 0, t;
+
+        *ret = NULL;
+        if (ret_len)
+                *ret_len = 0;
+        if (len < ml || memcmp(s + len - ml, REDACT_CUT_MARK, ml) != 0 ||
+            (t = cut_tail(s, len - ml, v, n, &which)) == len - ml)
+                return redact_plain(s, len, v, n, ret, ret_len);
+        /* s[0..t) redacted, then the value's name for the rest, then the mark */
+        char *head = NULL;
+        size_t hl = 0;
+        int r = redact_plain(s, t, v, n, &head, &hl);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                hl = t; /* nothing matched before the tail: s[0..t) as is */
+        const char *name = v[which].name ? v[which].name : "";
+        size_t nl = strlen(name), total = hl + 9 + nl + ml;
+        char *buf = malloc(total + 1);
+        if (!buf) {
+                free(head);
+                return -ENOMEM;
+        }
+        memcpy(buf, head ? head : (const char *)s, hl);
+        memcpy(buf + hl, "[secret:", 8);
+        memcpy(buf + hl + 8, name, nl);
+        buf[hl + 8 + nl] = ']';
+        memcpy(buf + hl + 9 + nl, REDACT_CUT_MARK, ml);
+        buf[total] = '\0';
+        free(head);
+        *ret = buf;
+        if (ret_len)
+                *ret_len = total;
+        return 1;
+}
+
+static int redact_plain(const unsigned char *s, size_t len, const struct mask_value *v, size_t n,
+                        char **ret, size_t *ret_len)
+{
         unsigned char first[32] = {0};
         size_t matches, total;
 

@@ -37,6 +37,9 @@
         16384 /* longer values are neither masked nor redacted (a PEM key of RSA-8192 is ~6.4 KiB) \
                */
 #define MASK_TEXT "***"
+/* A recorder that cuts a long string ends it with this; redact() then also
+ * hides what the cut left of a value's start there. */
+#define REDACT_CUT_MARK "...(cut)"
 
 /* One secret value. Everything is borrowed; `name` is used by redact only. */
 struct mask_value {
@@ -91,7 +94,10 @@ void masker_wipe(struct masker *m);
  * matched; 1 and *ret = a malloc'd NUL-terminated copy with *ret_len its
  * length (the caller frees it); -ENOMEM. A NUL byte inside s is copied as
  * is (the caller decides). Output length is bounded:
- * len + (number of matches) * (9 + strlen(name) + 1). Pure.
+ * len + (number of matches) * (9 + strlen(name) + 1). A string ending in
+ * REDACT_CUT_MARK was cut by its recorder: a tail before the mark that
+ * begins a value (at least MASK_VALUE_MIN bytes of it) is replaced by
+ * "[secret:NAME]" too, together with any whole value it overlaps. Pure.
  */
 int redact(const char *s, size_t len, const struct mask_value *v, size_t n, char **ret,
            size_t *ret_len);

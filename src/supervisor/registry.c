@@ -274,7 +274,9 @@ int registry_connect(const char *state_dir, const char *run)
                 return -ENOENT;
         struct sockaddr_un a;
         fd_path(&a, rd, "control.sock");
-        int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        /* non-blocking: a supervisor that does not accept (stopped, busy)
+         * fills its queue, and a blocking connect would then wait for it */
+        int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (s < 0)
                 return negative_errno();
         if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {

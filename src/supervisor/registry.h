@@ -58,8 +58,10 @@ struct registry *registry_remove(struct registry *r);
 typedef int (*registry_cb)(const struct run_info *info, bool live, void *ctx);
 int registry_foreach(const char *state_dir, registry_cb cb, void *ctx);
 
-/* registry_connect — a socket connected to run `run`'s control channel,
- * or -ENOENT / -ECONNREFUSED / -errno. */
+/* registry_connect — a non-blocking socket connected to run `run`'s
+ * control channel (poll it for the answer), or -ENOENT / -ECONNREFUSED /
+ * -EAGAIN (the supervisor's queue is full: it is not accepting) / -errno.
+ * Never waits. */
 int registry_connect(const char *state_dir, const char *run);
 
 /*

@@ -1161,9 +1161,17 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         plan->secrets_fd = safe_close(plan->secrets_fd);
         if (r < 0)
                 goto refuse;
-        /* registered while init builds the run's root (on the other CPU); a
-         * refusal here (say, the agent was blocked meanwhile) kills the run
-         * before its command starts */
+        /* while init builds the run's root (on the other CPU): the run's host
+         * uid is vetted (an NSS lookup that misses loads modules: ~0.5 ms)
+         * — before registration, whose callback lets a --detach caller go */
+        if (plan->map_as_root && (r = hostuid_vet(plan->host_uid, err)) < 0) {
+                sup_kill(&s);
+                (void)waitpid(s.child.pid, NULL, 0);
+                s.init_gone = true;
+                goto refuse;
+        }
+        /* then registered; a refusal here (say, the agent was blocked
+         * meanwhile) kills the run before its command starts */
         if (rs->registered) {
                 if ((r = rs->registered(rs->registered_ctx, err)) < 0) {
                         sup_kill(&s);
@@ -1172,14 +1180,6 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         goto refuse;
                 }
                 s.ctl = registry_listen_fd(*rs->reg);
-        }
-        /* the run's host uid is vetted meanwhile too (an NSS lookup that
-         * misses loads modules: ~0.5 ms); only then may the command start */
-        if (plan->map_as_root && (r = hostuid_vet(plan->host_uid, err)) < 0) {
-                sup_kill(&s);
-                (void)waitpid(s.child.pid, NULL, 0);
-                s.init_gone = true;
-                goto refuse;
         }
         /* START cannot reach an init that already failed a setup step and
          * went: the loop below reads why from the channel and reports it */

@@ -15,8 +15,9 @@
  *     to 100000 must be accepted; an accepted id is the digits' value,
  *     never a wrapped one); the borrowed fields are exactly the model's;
  *   - mountinfo lines: fields 4 and 5, and the first and third field after
- *     the first lone "-" from field 6 on, are exactly the model's; root
- *     and mount point start with '/';
+ *     the first lone "-" from field 6 on, are exactly the model's; the
+ *     mount point starts with '/', and so does the root of a cgroup or
+ *     cgroup2 mount;
  *   - list_has agrees with a plain split-on-comma model for controller
  *     names, and finds every non-empty element of a list (that has no
  *     NUL) in that list.
@@ -168,8 +169,13 @@ static void check_mountinfo(const char *line, size_t len)
         for (size_t i = 5; i < n && !sep; i++)
                 if (f[i].len == 1 && f[i].p[0] == '-')
                         sep = i;
-        /* fs type, source and super options follow the separator */
-        bool well_formed = n >= 5 && sep && sep + 3 < n && f[3].p[0] == '/' && f[4].p[0] == '/';
+        /* fs type, source and super options follow the separator; the root
+         * is a path for cgroup mounts (nsfs shows "net:[...]" there) */
+        bool cg = sep && sep + 1 < n &&
+                  ((f[sep + 1].len == 6 && memcmp(f[sep + 1].p, "cgroup", 6) == 0) ||
+                   (f[sep + 1].len == 7 && memcmp(f[sep + 1].p, "cgroup2", 7) == 0));
+        bool well_formed =
+                n >= 5 && sep && sep + 3 < n && (!cg || f[3].p[0] == '/') && f[4].p[0] == '/';
 
         if (r < 0) {
                 CHECK(!well_formed);

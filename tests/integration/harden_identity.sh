@@ -469,10 +469,25 @@ if [ "$have_test_bin" = 1 ] && [ "$(id -u)" = 0 ] && getent passwd root >/dev/nu
 		fi
 		like "$RF_ERR" "run uid $acct_uid belongs to the account '$acct_name'" "... naming the uid and the account"
 		check "... and the command did not run" test ! -e "$WS/marker-account-uid"
+		tb_run "RINGFENCE_TEST_RUN_UID=$acct_uid" -- --detach -- sh -c "touch '$WS/marker-account-detach'"
+		is "$RF_RC" 125 "... with --detach too: the caller gets 125, not a run id (the uid is vetted before it goes)"
+		check "... and that command did not run either" test ! -e "$WS/marker-account-detach"
 	else
 		skip "a run uid an account uses is refused" "NSS does not see the userdb drop-in here"
 	fi
 	rm -f "/run/userdb/$acct_uid.user" "/run/userdb/$acct_name.user"
+	# a group on the run's gid (the same number) is refused the same way
+	printf '{"groupName":"%s","gid":%d}\n' "$acct_name" "$acct_uid" >"/run/userdb/$acct_name.group"
+	ln -sf "$acct_name.group" "/run/userdb/$acct_uid.group"
+	if getent group "$acct_uid" >/dev/null; then
+		tb_run "RINGFENCE_TEST_RUN_UID=$acct_uid" -- -- sh -c "touch '$WS/marker-group-gid'"
+		is "$RF_RC" 125 "a run gid ($acct_uid) that a group uses: refused with 125"
+		like "$RF_ERR" "run gid $acct_uid belongs to the group '$acct_name'" "... naming the gid and the group"
+		check "... and the command did not run" test ! -e "$WS/marker-group-gid"
+	else
+		skip "a run gid a group uses is refused" "NSS does not see the userdb group drop-in here"
+	fi
+	rm -f "/run/userdb/$acct_uid.group" "/run/userdb/$acct_name.group"
 	[ "$made_userdb" = 1 ] && rmdir /run/userdb
 	# control: the same uid without the account is the run's
 	tb_run "RINGFENCE_TEST_RUN_UID=$acct_uid" -- -- sh -c "touch '$WS/marker-free-uid'"

@@ -346,6 +346,18 @@ req=$(records | grep "\"run\":\"$R\"" | grep '"event":"egress.request"')
 like "$req" '"path":"/api/\[secret:T\]/x"' "a value in a request path is redacted in egress.request"
 unlike "$(records | grep "\"run\":\"$R\"")" "$VAL" "... the run's records hold no plaintext"
 
+# A request path longer than the 1 KiB a record keeps, cut inside the value:
+# what the cut left of it is redacted too (the cut is marked "...(cut)").
+pad=$(printf 'x%.0s' $(seq 1 1013))
+rf_run --secret T=store:tok --allow-host "127.0.0.1:$PORT" -- /bin/sh -c \
+	"curl -s -m 5 -o /dev/null --noproxy '' -x http://127.0.0.1:3128 \"http://127.0.0.1:$PORT/api/$pad\$T/more\"
+	 echo \"\$RINGFENCE_RUN_ID\""
+R=$(tail -n 1 <<<"$RF_OUT")
+req=$(records | grep "\"run\":\"$R\"" | grep '"event":"egress.request"')
+like "$req" '"path":"/api/x{1013}\[secret:T\]\.\.\.\(cut\)"' \
+	"a value cut by the record's 1 KiB limit: its start is redacted, the cut marked"
+unlike "$req" "${VAL:0:6}" "... no byte of it left in the record"
+
 rf_run --mask-output --secret T=store:tok -- /bin/sh -c \
 	'h=${T%??????????}; t=${T#"$h"}; printf "a %s" "$h"; sleep 0.3; printf "%s b\n" "$t"; echo "x $T y" >&2'
 is "$RF_OUT" "a *** b" "--mask-output: a value written in two pieces is masked in stdout"

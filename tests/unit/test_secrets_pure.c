@@ -417,6 +417,62 @@ static void test_redact(void)
         is_int(redact("secret42", 8, NULL, 0, &r, &rl), 0, "no values: 0");
 }
 
+/* A string its recorder cut ends in REDACT_CUT_MARK: what the cut left of
+ * a value's start is redacted too, and nothing else is. */
+static void test_redact_cut(void)
+{
+        struct mask_value v[] = {mv("TOKEN-0123456789", "T"), mv("abcdefgh", "A"),
+                                 mv("efghXYZ1", "B")};
+        char *r = NULL;
+        size_t rl = 0;
+        const char *s = "/api/TOKEN-01" REDACT_CUT_MARK;
+
+        is_int(redact(s, strlen(s), v, 1, &r, &rl), 1, "cut: the start of a value before the mark");
+        is_str(r, "/api/[secret:T]" REDACT_CUT_MARK, "... is redacted, the mark kept");
+        is_int(rl, r ? strlen(r) : 0, "... *ret_len is its length");
+        free(r);
+
+        s = "/api/TOKEN-01";
+        is_int(redact(s, strlen(s), v, 1, &r, &rl), 0,
+               "control: the same start without the mark is the run's own");
+
+        s = "/api/toke" REDACT_CUT_MARK;
+        is_int(redact(s, strlen(s), v, 1, &r, &rl), 1,
+               "cut: case-insensitive, MASK_VALUE_MIN bytes are enough");
+        is_str(r, "/api/[secret:T]" REDACT_CUT_MARK, "... redacted");
+        free(r);
+
+        s = "/api/TOK" REDACT_CUT_MARK;
+        is_int(redact(s, strlen(s) - 1, v, 1, &r, &rl), 0,
+               "a string that only nearly ends in the mark is not treated as cut");
+
+        s = "/api/TOK"
+            "x" REDACT_CUT_MARK;
+        is_int(redact(s, strlen(s), v, 1, &r, &rl), 0, "a tail that is no value's start: 0");
+
+        s = "/api/TOK" REDACT_CUT_MARK;
+        is_int(redact(s, strlen(s), v, 1, &r, &rl), 0,
+               "fewer than MASK_VALUE_MIN bytes of a value: left (they would match everywhere)");
+
+        s = "/a/TOKEN-0123456789/TOKE" REDACT_CUT_MARK;
+        is_int(redact(s, strlen(s), v, 1, &r, &rl), 1, "a whole value and a cut one");
+        is_str(r, "/a/[secret:T]/[secret:T]" REDACT_CUT_MARK, "... both redacted");
+        free(r);
+
+        /* "efgh" at the end starts B, but splits a whole A: A goes too */
+        s = "--abcdefgh" REDACT_CUT_MARK;
+        is_int(redact(s, strlen(s), v, ARRAY_SIZE(v), &r, &rl), 1,
+               "a tail that would split a whole value");
+        is_str(r, "--[secret:B]" REDACT_CUT_MARK,
+               "... takes that value in (no byte of either left)");
+        free(r);
+
+        s = "TOKE" REDACT_CUT_MARK;
+        is_int(redact(s, strlen(s), v, 1, &r, &rl), 1, "the whole string the start of a value");
+        is_str(r, "[secret:T]" REDACT_CUT_MARK, "... redacted");
+        free(r);
+}
+
 /* ---- broker protocol ---- */
 
 static int req(const char *s, size_t len, struct broker_req *q)
@@ -584,6 +640,7 @@ int main(void)
         test_mask_property();
         test_mask_large();
         test_redact();
+        test_redact_cut();
         test_names();
         test_req();
         test_reply();
