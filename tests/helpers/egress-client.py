@@ -11,7 +11,9 @@ Prints one result line first: the HTTP status line, "socks REP=N", "closed",
   raw TEXT                     send TEXT (\\r\\n escapes) and print the answer's first line
   connect HOST:PORT SNI        CONNECT, then a TLS ClientHello naming SNI ("-" for none)
   connect-plain HOST:PORT      CONNECT, then "ping\\n", expect it echoed
+  raw-all TEXT                 send TEXT (\\r\\n escapes) and print the whole answer
   socks HOST PORT              SOCKS5 CONNECT by name, then "ping\\n" echoed
+  socks-ip IPV4 PORT           SOCKS5 CONNECT by IPv4 address, then "ping\\n" echoed
   socks-tls HOST PORT SNI      SOCKS5 CONNECT by name, then a TLS ClientHello naming SNI
   direct IP PORT               a plain TCP connect that bypasses the proxy
 """
@@ -89,6 +91,23 @@ def main():
             s = proxy()
             s.sendall(sys.argv[2].encode().decode("unicode_escape").encode("latin-1"))
             print(first_line(recv_all(s)))
+        elif cmd == "raw-all":
+            s = proxy()
+            s.sendall(sys.argv[2].encode().decode("unicode_escape").encode("latin-1"))
+            sys.stdout.write(recv_all(s).decode("latin-1"))
+        elif cmd == "socks-ip":
+            s = socket.create_connection(("127.0.0.1", 1080), timeout=10)
+            s.sendall(b"\x05\x01\x00")
+            if s.recv(2) != b"\x05\x00":
+                print("socks greeting refused")
+                return
+            s.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(sys.argv[2])
+                      + int(sys.argv[3]).to_bytes(2, "big"))
+            rep = s.recv(10)
+            print("socks REP=%d" % (rep[1] if len(rep) > 1 else -1))
+            if len(rep) > 1 and rep[1] == 0:
+                s.sendall(b"ping\n")
+                print("echo ok" if s.recv(5) == b"ping\n" else "echo wrong")
         elif cmd == "connect":
             s = proxy()
             target = sys.argv[2]

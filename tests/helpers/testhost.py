@@ -10,8 +10,10 @@ serves, until killed:
     appends the request line and headers to LOG_DIR/http.log;
   * TCP on :4443 — accepts, logs "connection" to LOG_DIR/tcp.log, echoes
     what it reads (a tunnel test writes a line and reads it back);
-  * DNS on UDP :53 — answers A queries from DNS_TABLE (lines "name address"),
-    NXDOMAIN for other names, and logs every query name to LOG_DIR/dns.log.
+  * DNS on UDP :53 — answers A queries from DNS_TABLE (lines "name address",
+    or "name a1,a2,...": each A query gets the next one, a rebinding
+    resolver), NXDOMAIN for other names, and logs every query name to
+    LOG_DIR/dns.log.
 Writes LOG_DIR/ready once every socket is listening.
 """
 import os
@@ -26,7 +28,10 @@ with open(table_path) as f:
     for line in f:
         parts = line.split()
         if len(parts) == 2:
-            table[parts[0].lower().rstrip(".")] = parts[1]
+            # "NAME A1,A2,...": each query gets the next address in turn
+            # (a rebinding resolver)
+            table[parts[0].lower().rstrip(".")] = parts[1].split(",")
+rotation = {}
 
 
 def log(name, text):
@@ -118,7 +123,13 @@ def serve_dns():
                 continue
             log("dns.log", name)
             question = msg[12:end + 4]
-            addr = table.get(name.lower())
+            addrs = table.get(name.lower())
+            addr = None
+            if addrs:
+                k = rotation.get(name.lower(), 0)
+                addr = addrs[k % len(addrs)]
+                if qtype == 1:  # A queries turn the wheel, AAAA ones do not
+                    rotation[name.lower()] = k + 1
             answers = b""
             rcode = 0 if addr else 3
             if addr and qtype == 1:

@@ -20,7 +20,12 @@
 # and a denied name gets reply 2; a direct connection bypassing the proxy
 # fails (ENETUNREACH: the run's namespace has only loopback); every
 # decision is recorded (egress.allow / egress.deny / egress.request) and the
-# log verifies; no egress process outlives its run.
+# log verifies; no egress process outlives its run. Also: CONNECT and SOCKS5
+# to an IP literal need an IP rule; the allowed address in hex or decimal
+# spelling is still refused; CONNECT to the run's own proxy is refused; a
+# name with no rule is never looked up; with a rebinding resolver each
+# connection dials the address it checked (never the metadata one); a
+# baggage naming another run never reaches the host.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -51,6 +56,7 @@ TH=$REPLY
 cat >"$TH/table" <<TABLE
 svc.test $net.2
 meta.test 169.254.169.254
+rebind.test $net.2,169.254.169.254
 TABLE
 printf 'nameserver %s\n' "$net.2" >"$TH/resolv.conf"
 ip netns exec "$HNS" python3 "$RF_SRC/tests/helpers/testhost.py" "$TH" "$TH/table" >/dev/null 2>&1 &
@@ -170,6 +176,71 @@ ec socks-tls svc.test 4443 svc.test
 check "SOCKS5 with the matching SNI reaches the test host" test -e "$TH/tcp.log"
 ec socks other.test 4443
 is "$RF_OUT" "socks REP=2" "SOCKS5 to a name without a rule: reply 2 (not allowed by ruleset)"
+
+# ---- IP literals through CONNECT and SOCKS; other spellings; chaining ------------------------
+EROPTS=(--allow-host svc.test:4443)
+ec connect-plain "$net.2:4443"
+is "$RF_OUT" "HTTP/1.1 403 Forbidden" "CONNECT to an IP literal without an IP rule: 403"
+ec socks-ip "$net.2" 4443
+is "$RF_OUT" "socks REP=2" "SOCKS5 CONNECT to an IPv4 address without an IP rule: reply 2"
+cat >"$WS.ip.json" <<JSON
+{"version": 1, "network": {"allow": ["$net.2:4443", "$net.2:8080"], "plain_ports": [4443]}}
+JSON
+EROPTS=(-p "$WS.ip.json")
+ec connect-plain "$net.2:4443"
+is "$RF_OUT" "HTTP/1.1 200 Connection established
+echo ok" "control: with an IP rule the same CONNECT tunnels"
+ec socks-ip "$net.2" 4443
+is "$RF_OUT" "socks REP=0
+echo ok" "control: ... and so does the SOCKS5 CONNECT"
+rm -f "$TH/http.log"
+ec get "http://0x0a.231.${net##*.}.2:8080/"
+like "$(first_line "$RF_OUT")" '^HTTP/1.1 40[03] ' "the allowed address in hex spelling is still refused"
+dec=$(( (10 << 24) + (231 << 16) + (${net##*.} << 8) + 2 ))
+ec get "http://$dec:8080/"
+like "$(first_line "$RF_OUT")" '^HTTP/1.1 40[03] ' "... and in decimal spelling ($dec)"
+ec get "http://$net.2:8080/"
+is "$(first_line "$RF_OUT")" "HTTP/1.1 200 OK" "control: the canonical spelling is allowed"
+is "$(grep -c '^GET ' "$TH/http.log" 2>/dev/null)" 1 "... and only it reached the test host"
+EROPTS=(--allow-host svc.test:4443)
+ec connect-plain 127.0.0.1:3128
+is "$RF_OUT" "HTTP/1.1 403 Forbidden" "chaining: CONNECT to the run's own proxy (127.0.0.1:3128) is refused"
+
+# ---- DNS: a denied name is never looked up; a rebinding resolver ---------------------------------
+EROPTS=()
+ec get "http://exfil-$id.test:8080/"
+is "$(first_line "$RF_OUT")" "HTTP/1.1 403 Forbidden" "a name with no rule: 403"
+unlike "$(cat "$TH/dns.log" 2>/dev/null)" "exfil-$id" "... and it was never looked up (no DNS query carries it)"
+# rebind.test answers the test host, then 169.254.169.254, in turn: each
+# connection dials exactly the address it checked, never the metadata one
+EROPTS=(--allow-host rebind.test:8080 --allow-host "$net.0/24:8080")
+ok200=0 meta=0 other=0
+for _ in 1 2 3 4; do
+	ec get "http://rebind.test:8080/"
+	case $(first_line "$RF_OUT") in
+	"HTTP/1.1 200 OK") ok200=$((ok200 + 1)) ;;
+	*) if grep -q 'the address is metadata' <<<"$RF_OUT"; then meta=$((meta + 1)); else other=$((other + 1)); fi ;;
+	esac
+done
+if [ "$ok200" -ge 1 ] && [ "$meta" -ge 1 ] && [ "$other" = 0 ]; then
+	ok "a rebinding resolver: answered with the test host ($ok200×, 200) and the metadata address ($meta×, refused), nothing else"
+else
+	not_ok "a rebinding resolver: both answers seen, each handled" "200: $ok200, metadata: $meta, other: $other"
+fi
+allows=$(records | grep '"event":"egress.allow"' | grep '"host":"rebind.test"')
+is "$(grep -c . <<<"$allows")" "$ok200" "... one egress.allow per 200"
+unlike "$allows" '169\.254\.169\.254' "... and none of them dialled the metadata address"
+
+# ---- the run's identity on the wire cannot be forged -------------------------------------------
+EROPTS=(--add-host "svc.test:$net.2" --allow-host svc.test:8080)
+fake=00000000-0000-0000-0000-000000000000
+ec raw-all "GET http://svc.test:8080/id HTTP/1.1\r\nHost: svc.test:8080\r\nbaggage: ringfence.run=$fake,ringfence.agent=root\r\ntraceparent: 00-0123456789abcdef0123456789abcdef-0123456789abcdef-01\r\nConnection: close\r\n\r\n"
+run=$(records | grep '"event":"egress.request"' | grep '"path":"/id"' | tail -n 1 | grep -o '"run":"[^"]*"' | cut -d'"' -f4)
+unlike "$RF_OUT" "ringfence.run=$fake" "a baggage naming another run does not reach the host"
+like "$RF_OUT" "baggage: ringfence.run=$run,ringfence.agent=agent" "... the run's own id and agent do"
+is "$(grep -c 'ringfence.run=' <<<"$RF_OUT")" 1 "... once"
+like "$RF_OUT" 'traceparent: 00-0123456789abcdef0123456789abcdef-[0-9a-f]{16}-01' "the run's traceparent is the parent (its trace id kept)"
+unlike "$RF_OUT" 'traceparent: 00-0123456789abcdef0123456789abcdef-0123456789abcdef-01' "... with a new span id"
 
 # ---- bypassing the proxy ------------------------------------------------------------------------
 EROPTS=()
