@@ -127,6 +127,8 @@ socket-packet-hibits          errno=EPERM           =  socket(1<<32 | AF_PACKET)
 socket-inet-raw               errno=EPERM           =  socket(AF_INET, SOCK_RAW)
 socket-inet-raw-hibits        errno=EPERM           =  socket(AF_INET, 1<<32 | SOCK_RAW)
 socket-inet6-raw              errno=EPERM           =  socket(AF_INET6, SOCK_RAW)
+socket-inet-ping              errno=EPERM           ~  socket(AF_INET, SOCK_DGRAM, ICMP): an ICMP "ping" socket
+socket-inet6-ping             errno=EPERM           ~  socket(AF_INET6, SOCK_DGRAM, ICMPV6)
 socket-inet-packet            errno=EPERM           =  socket(AF_INET, SOCK_PACKET)
 socket-inet-sctp              errno=EPERM           ~  socket(AF_INET, SOCK_SEQPACKET, SCTP)
 socket-vsock                  errno=EPERM           ~  socket(AF_VSOCK)

@@ -674,6 +674,14 @@ static long socket_inet6_raw(void)
 {
         return sock(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6);
 }
+static long socket_inet_ping(void)
+{
+        return sock(AF_INET, SOCK_DGRAM, IPPROTO_ICMP);
+}
+static long socket_inet6_ping(void)
+{
+        return sock(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6);
+}
 static long socket_inet_packet(void)
 {
         return sock(AF_INET, SOCK_PACKET, 0);
@@ -1078,6 +1086,8 @@ static const struct attempt attempts[] = {
         A("socket-inet-raw", socket_inet_raw),
         A("socket-inet-raw-hibits", socket_inet_raw_hibits),
         A("socket-inet6-raw", socket_inet6_raw),
+        A("socket-inet-ping", socket_inet_ping),
+        A("socket-inet6-ping", socket_inet6_ping),
         A("socket-inet-packet", socket_inet_packet),
         A("socket-inet-sctp", socket_inet_sctp),
         A("socket-vsock", socket_vsock),
