@@ -35,12 +35,15 @@ for t in build-asan/tests/fuzz/fuzz_*; do
 	corpus=tests/fuzz/corpus/${name#fuzz_}
 	work=$(mktemp -d /tmp/rf-fuzz.XXXXXX)
 	[ -d "$corpus" ] && cp -r "$corpus"/. "$work"/ 2>/dev/null
-	if "$t" -runs=20000 -max_len=4096 "$work" >"$work.log" 2>&1; then
+	# a crashing input is kept in /tmp (named in the output), never in the tree
+	if "$t" -runs=20000 -max_len=4096 -artifact_prefix="$work.crash-" "$work" >"$work.log" 2>&1; then
 		echo "ok - fuzz $name"
 		total_p=$((total_p + 1))
+		rm -f "$work".crash-*
 	else
 		echo "not ok - fuzz $name"
 		tail -n 30 "$work.log"
+		ls "$work".crash-* 2>/dev/null | sed 's/^/# kept: /'
 		total_f=$((total_f + 1))
 	fi
 	rm -rf "$work" "$work.log"
