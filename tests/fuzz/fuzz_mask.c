@@ -18,7 +18,9 @@
  * Checked: the stream fed in pseudo-random chunks (some empty) gives exactly
  * the output of one final feed; that equals a naive leftmost-longest
  * reference; no kept value survives masking; redact leaves no value, returns
- * 0 exactly when the reference finds nothing, and stays within its bound.
+ * 0 exactly when the reference finds nothing, and stays within its bound;
+ * on a string ending in REDACT_CUT_MARK it keeps the mark and leaves no
+ * value's start before it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -177,6 +179,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t k = 0; k < nv; k++)
                 if (kept(&v[k]) && occurs(res, res_len, v[k].p, v[k].len, true))
                         abort();
+        /* a string its recorder cut (it ends in REDACT_CUT_MARK): the result
+         * ends in the mark too, and when nothing was redacted no value's
+         * start (MASK_VALUE_MIN bytes or more) was left right before it */
+        const size_t ml = sizeof REDACT_CUT_MARK - 1;
+        if (len >= ml && memcmp(s + len - ml, REDACT_CUT_MARK, ml) == 0) {
+                if (res_len < ml || memcmp(res + res_len - ml, REDACT_CUT_MARK, ml) != 0)
+                        abort();
+                for (size_t k = 0; rr == 0 && k < nv; k++)
+                        for (size_t l = MASK_VALUE_MIN;
+                             kept(&v[k]) && l < v[k].len && l <= len - ml; l++)
+                                if (occurs(s + len - ml - l, l, v[k].p, l, true))
+                                        abort();
+        }
         free(r);
 out:
         free(s);
