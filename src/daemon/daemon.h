@@ -25,7 +25,8 @@
 #define DAEMON_CLIENT_MS   10000 /* a client has this long to send its request */
 #define DAEMON_KILL_MS     30000 /* a kill not confirmed by then is reported */
 #define DAEMON_CTL_MS      5000  /* a pause, resume, grant or revoke unanswered by then: 500 */
-#define DAEMON_LOGS_MAX    1000  /* run logs kept in STATE_DIR/logs */
+#define DAEMON_LOGS_MAX    1000  /* run logs kept in STATE_DIR/logs (checked every */
+#define DAEMON_PRUNE_EVERY 32    /* ... this many starts) */
 
 struct dconf;
 
