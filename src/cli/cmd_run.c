@@ -60,6 +60,7 @@ enum {
         OPT_RUN_ID,
         OPT_DETACH,
         OPT_LOG_MAX,
+        OPT_EXPECT_WORKSPACE,
 };
 
 static const struct option run_options[] = {
@@ -90,6 +91,7 @@ static const struct option run_options[] = {
         {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"detach", no_argument, NULL, OPT_DETACH},
         {"log-max", required_argument, NULL, OPT_LOG_MAX},
+        {"expect-workspace", required_argument, NULL, OPT_EXPECT_WORKSPACE},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -132,6 +134,8 @@ static void run_usage(FILE *f)
               "      --timeout DURATION    kill the run after N(ms|s|m|h); exit 124\n"
               "      --memory SIZE --pids N --cpus X   resource limits\n"
               "      --state-dir DIR       ringfence instance (also RINGFENCE_STATE_DIR)\n"
+              "      --expect-workspace DEV:INO  refuse unless the workspace is this inode\n"
+              "                            (the daemon passes the one it checked)\n"
               "  -h, --help                this help\n"
               "\n"
               "Exit status: the command's; 128+N if it died of signal N; 124 on timeout;\n"
@@ -163,6 +167,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         case OPT_RUN_ID:
         case OPT_DETACH:
         case OPT_LOG_MAX:
+        case OPT_EXPECT_WORKSPACE:
                 return 0; /* cmd_run's own */
         case 'p':
                 free(*policy_file);
@@ -424,7 +429,8 @@ int cmd_run(int argc, char **argv)
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
-        bool mask_output = false, detach = false;
+        bool mask_output = false, detach = false, expect_ws = false;
+        unsigned long long expect_dev = 0, expect_ino = 0;
         uint64_t log_max = 0;
         char given_id[RF_RUN_ID_LEN + 1] = "";
         _cleanup_(plan_freep) struct rf_plan *plan = NULL;
@@ -483,6 +489,20 @@ int cmd_run(int argc, char **argv)
                                 return RF_EXIT_REFUSED;
                         }
                         snprintf(given_id, sizeof given_id, "%s", optarg);
+                }
+                if (c == OPT_EXPECT_WORKSPACE) {
+                        /* the daemon checked this inode as the caller's own:
+                         * the run must get that very directory */
+                        char *end = NULL;
+                        errno = 0;
+                        expect_dev = strtoull(optarg, &end, 10);
+                        if (end && *end == ':')
+                                expect_ino = strtoull(end + 1, &end, 10);
+                        if (errno || !end || *end || end == optarg) {
+                                cli_error("run: --expect-workspace: DEV:INO, two numbers");
+                                return RF_EXIT_REFUSED;
+                        }
+                        expect_ws = true;
                 }
                 if (c == OPT_KEY_FILE) {
                         free(key_file);
@@ -630,6 +650,9 @@ int cmd_run(int argc, char **argv)
                 .identity_token = token,
                 .secrets_files = grants && grants->any_file,
                 .secrets_broker = grants && grants->any_broker,
+                .expect_ws = expect_ws,
+                .expect_ws_dev = (dev_t)expect_dev,
+                .expect_ws_ino = (ino_t)expect_ino,
         };
         r = plan_build(&in, &plan, &err);
         explicit_bzero(token, sizeof token);

@@ -21,6 +21,8 @@
  * reads). One request per connection.
  */
 #include <dirent.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -254,37 +256,60 @@ static bool allowed(const struct daemon *d, const struct client *c, enum api_op 
 /*
  * May the caller run in `path`? Checked in a child that resolves and opens
  * the path with the caller's file-system identity (fsuid, fsgid, its
- * groups) while its real and effective uid stay root — so the caller cannot
- * signal or stop it — and then requires the directory to be the caller's
+ * groups) and no capabilities, while its real and effective uid stay root
+ * — so the caller cannot signal or stop it —, through no symlink and no
+ * /proc magic link; then it requires the directory to be the caller's
  * own: a run started by root acts, inside, as its workspace's owner, so a
  * directory the caller may merely write (/tmp, a group directory) would
- * lend it another user's identity. 0, a positive errno, or NOT_OWNER.
+ * lend it another user's identity. The inode checked goes back in *dev,
+ * *ino: the run must get that very directory (--expect-workspace), not
+ * whatever the path names by then. 0, a positive errno, or NOT_OWNER.
  */
 #define NOT_OWNER       200
 #define CALLER_CHECK_MS 5000
 
-static int usable_by_caller(const struct client *c, const char *path)
+static int usable_by_caller(const struct client *c, const char *path, dev_t *dev, ino_t *ino)
 {
         gid_t g[256];
         size_t n = groups_of(c, g, 256);
-        pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
-        if (pid < 0)
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0)
                 return errno;
+        pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+        if (pid < 0) {
+                int e = errno;
+                close(pfd[0]);
+                close(pfd[1]);
+                return e;
+        }
         if (pid == 0) {
+                close(pfd[0]);
                 if (setgroups(n, g) < 0)
                         _exit(EPERM);
                 (void)setfsgid(c->cred.gid);
                 (void)setfsuid(c->cred.uid);
                 if ((uid_t)setfsuid((uid_t)-1) != c->cred.uid)
                         _exit(EPERM);
-                int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                /* no capability left (CAP_SYS_PTRACE would follow a root
+                 * process's /proc/PID/cwd; CAP_DAC_* are gone with fsuid) */
+                struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+                struct __user_cap_data_struct none[2] = {{0}};
+                if (syscall(SYS_capset, &h, none) < 0)
+                        _exit(EPERM);
+                struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                                       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+                int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
                 struct stat st;
                 if (fd < 0 || fstat(fd, &st) < 0)
-                        _exit(errno);
+                        _exit(errno); /* ELOOP: a symlink on the way */
                 if (st.st_uid != c->cred.uid)
                         _exit(NOT_OWNER);
-                _exit(faccessat(fd, ".", R_OK | W_OK | X_OK, AT_EACCESS) < 0 ? errno : 0);
+                if (faccessat(fd, ".", R_OK | W_OK | X_OK, AT_EACCESS) < 0)
+                        _exit(errno);
+                uint64_t id[2] = {st.st_dev, st.st_ino};
+                _exit(write(pfd[1], id, sizeof id) == (ssize_t)sizeof id ? 0 : EIO);
         }
+        close(pfd[1]);
         /* a deadline: the check never holds the daemon */
         int st = 0;
         int64_t end = now_ms() + CALLER_CHECK_MS;
@@ -292,16 +317,29 @@ static int usable_by_caller(const struct client *c, const char *path)
                 pid_t w = waitpid(pid, &st, WNOHANG);
                 if (w == pid)
                         break;
-                if (w < 0 && errno != EINTR)
+                if (w < 0 && errno != EINTR) {
+                        close(pfd[0]);
                         return EIO;
+                }
                 if (now_ms() >= end) {
                         kill(pid, SIGKILL);
                         (void)waitpid(pid, NULL, 0);
+                        close(pfd[0]);
                         return ETIMEDOUT;
                 }
                 nanosleep(&(struct timespec){0, 1000000}, NULL);
         }
-        return WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
+        uint64_t id[2];
+        ssize_t k = read(pfd[0], id, sizeof id);
+        close(pfd[0]);
+        int r = WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
+        if (r == 0 && k != (ssize_t)sizeof id)
+                r = EIO;
+        if (r == 0) {
+                *dev = (dev_t)id[0];
+                *ino = (ino_t)id[1];
+        }
+        return r;
 }
 
 static void json_run(struct json_buf *j, const struct run_info *r, const char *state)
@@ -491,7 +529,9 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
                         return;
                 }
         /* the workspace, as the caller */
-        int e = c->cred.uid == 0 ? 0 : usable_by_caller(c, q->workspace);
+        dev_t ws_dev = 0;
+        ino_t ws_ino = 0;
+        int e = c->cred.uid == 0 ? 0 : usable_by_caller(c, q->workspace, &ws_dev, &ws_ino);
         if (e == NOT_OWNER) {
                 respond_error(c, 403,
                               "workspace %s: not owned by uid %u (a run acts as its workspace's "
@@ -549,6 +589,13 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
         av[n++] = q->agent;
         av[n++] = "--workspace";
         av[n++] = q->workspace;
+        char expect[48];
+        if (c->cred.uid != 0) {
+                snprintf(expect, sizeof expect, "%llu:%llu", (unsigned long long)ws_dev,
+                         (unsigned long long)ws_ino);
+                av[n++] = "--expect-workspace";
+                av[n++] = expect;
+        }
         av[n++] = "--mask-output";
         av[n++] = "--log-max";
         av[n++] = "64M";
@@ -868,6 +915,10 @@ static void handle(struct daemon *d, struct client *c, const struct api_req *q)
                 if (!allowed(d, c, API_KILL_AGENT, q->agent))
                         respond_error(c, 403, "uid %u may not kill runs of agent %s",
                                       (unsigned)c->cred.uid, q->agent);
+                else if (q->block && !allowed(d, c, API_BLOCK_AGENT, q->agent))
+                        /* "block": true blocks the agent for everyone: the block right */
+                        respond_error(c, 403, "uid %u may not block agent %s",
+                                      (unsigned)c->cred.uid, q->agent);
                 else
                         op_kill(d, c, q, NULL);
                 return;
@@ -942,13 +993,16 @@ static void handle(struct daemon *d, struct client *c, const struct api_req *q)
                         return;
                 }
         }
+        /* "as UID": the supervisor records the caller, not the daemon */
         if (q->op == API_GRANT_RUN)
-                snprintf(req, sizeof req, "%s %s", q->allow ? "allow-host" : "revoke-host",
-                         q->rule);
+                snprintf(req, sizeof req, "as %u %s %s", (unsigned)c->cred.uid,
+                         q->allow ? "allow-host" : "revoke-host", q->rule);
         else if (q->op == API_REVOKE_SECRET)
-                snprintf(req, sizeof req, "revoke-secret %s", q->secret);
+                snprintf(req, sizeof req, "as %u revoke-secret %s", (unsigned)c->cred.uid,
+                         q->secret);
         else
-                snprintf(req, sizeof req, "%s", q->op == API_PAUSE_RUN ? "pause" : "resume");
+                snprintf(req, sizeof req, "as %u %s", (unsigned)c->cred.uid,
+                         q->op == API_PAUSE_RUN ? "pause" : "resume");
         /* sent now, answered in the loop (ctl_result_progress) */
         c->ctl_fds = calloc(1, sizeof *c->ctl_fds);
         c->ctl_runs = calloc(1, sizeof *c->ctl_runs);

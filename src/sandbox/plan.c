@@ -794,6 +794,14 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
         if (stat(p->workspace, &st) < 0)
                 return rf_error_set(err, negative_errno(), "workspace %s: %s", p->workspace,
                                     strerror(errno));
+        /* the directory whose owner the run acts as, and no other: a path
+         * swapped since (renameat2 RENAME_EXCHANGE by whoever may write its
+         * parent) would lend the run another owner's identity; the child
+         * checks the inode it opens against this one (OPF_VERIFY) */
+        if (st.st_dev != p->ws_dev || st.st_ino != p->ws_ino)
+                return rf_error_set(err, -ESTALE,
+                                    "workspace %s: changed while the run was planned (refused)",
+                                    p->workspace);
         m[n].mode = S_IFDIR;
         m[n].dev = st.st_dev;
         m[n].ino = st.st_ino;
@@ -1083,6 +1091,15 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 goto fail;
         if ((r = refuse_symlinks("workspace", ws, buf, err)) < 0)
                 goto fail;
+        if (in->expect_ws && (st.st_dev != in->expect_ws_dev || st.st_ino != in->expect_ws_ino)) {
+                r = rf_error_set(err, -ESTALE,
+                                 "workspace %s: not the directory that was checked (it changed "
+                                 "since; refused)",
+                                 buf);
+                goto fail;
+        }
+        p->ws_dev = st.st_dev;
+        p->ws_ino = st.st_ino;
         if ((r = plan_identity(p, &st, err)) < 0)
                 goto fail;
         /* A workspace that contains the run's home provides it: no private

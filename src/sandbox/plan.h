@@ -117,8 +117,10 @@ struct rf_plan {
          * this run's own (hostuid.c) — never host 0. */
         uid_t host_uid, uid; /* host side of the map; uid inside the run */
         gid_t host_gid, gid;
-        bool map_as_root;   /* root caller: run uid allocated, trees cloned by the supervisor */
-        int uid_lock_fd;    /* owned: holds the run uid allocation (-1 rootless) */
+        bool map_as_root; /* root caller: run uid allocated, trees cloned by the supervisor */
+        int uid_lock_fd;  /* owned: holds the run uid allocation (-1 rootless) */
+        dev_t ws_dev;     /* the workspace's inode, as stat'ed for its owner */
+        ino_t ws_ino;
         uid_t ws_owner_uid; /* the workspace's owner on the host */
         gid_t ws_owner_gid;
         struct plan_created created[PLAN_CREATED_MAX]; /* placeholders, oldest first */
@@ -176,6 +178,9 @@ struct plan_input {
         const char *identity_token; /* the run's identity token, or NULL: delivered
                                      * at /run/ringfence/identity (0444, the run's
                                      * own root; no other run can see it) */
+        bool expect_ws;             /* the workspace must be this inode (the daemon */
+        dev_t expect_ws_dev;        /* checked it as the caller's own) */
+        ino_t expect_ws_ino;
 };
 
 /*

@@ -27,12 +27,42 @@ const char *control_op_name(enum control_op op)
         return (unsigned)op < _CTL_MAX ? verbs[op] : "?";
 }
 
+static int parse_one(const char *buf, size_t len, struct control_req *req, const char **why);
+
 int control_req_parse(const char *buf, size_t len, struct control_req *req, const char **why)
 {
         memset(req, 0, sizeof *req);
         req->actor = -1;
         if (len == 0 || len > CONTROL_MSG_MAX) {
                 *why = "empty or oversized request";
+                return -EBADMSG;
+        }
+        if (len < 3 || memcmp(buf, "as ", 3) != 0)
+                return parse_one(buf, len, req, why);
+        /* "as UID REQUEST": whom a root peer (the daemon) acts for */
+        size_t i = 3;
+        long long uid = 0;
+        while (i < len && i < 13 && buf[i] >= '0' && buf[i] <= '9')
+                uid = uid * 10 + (buf[i++] - '0');
+        if (i == 3 || uid > 0xfffffffeLL || i >= len || buf[i] != ' ') {
+                *why = "as UID REQUEST";
+                return -EBADMSG;
+        }
+        int r = parse_one(buf + i + 1, len - i - 1, req, why);
+        if (r < 0)
+                return r;
+        if (req->op == CTL_KILL_AS) {
+                *why = "as UID REQUEST: one actor only";
+                return -EBADMSG;
+        }
+        req->actor = (long)uid;
+        return 0;
+}
+
+static int parse_one(const char *buf, size_t len, struct control_req *req, const char **why)
+{
+        if (len == 0) {
+                *why = "empty request";
                 return -EBADMSG;
         }
         const char *sp = memchr(buf, ' ', len);

@@ -15,6 +15,8 @@
  *   revoke-secret NAME     → ok revoked N
  *   allow-host RULE        → ok allowed RULE  (the run's next egress process has it;
  *   revoke-host RULE       → ok revoked RULE   its open egress connections are closed)
+ *   as UID REQUEST         → REQUEST, recording UID as the actor: only from a root peer
+ *                            (the daemon, acting for its API caller)
  *   (anything else)        → err MESSAGE
  *
  * The peer is identified by SO_PEERCRED: root or the supervisor's own uid.
@@ -45,13 +47,14 @@ struct control_req {
         enum control_op op;
         char arg[CONTROL_ARG_MAX + 1]; /* kill: the reason ("" none); revoke-secret: the name;
                                         * allow-host / revoke-host: the rule, canonical */
-        long actor;                    /* kill-as: whom a root peer acts for; -1 none */
+        long actor;                    /* kill-as, as: whom a root peer acts for; -1 none */
 };
 
 /*
  * control_req_parse — one request datagram: a verb, then for kill an
  * optional " REASON" (printable UTF-8, no control characters, at most
- * CONTROL_REASON_MAX bytes), for revoke-secret " NAME" (secret_name_valid).
+ * CONTROL_REASON_MAX bytes), for revoke-secret " NAME" (secret_name_valid);
+ * or "as UID " and one such request (not kill-as), which sets req->actor.
  * 0, or -EBADMSG with *why a static explanation. Pure.
  */
 int control_req_parse(const char *buf, size_t len, struct control_req *req, const char **why);

@@ -733,6 +733,15 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                 close(fd);
                 return;
         }
+        if (req.actor >= 0 && who.uid != 0) {
+                ctl_reply(fd, "err permission denied: acting for another uid is for root peers");
+                close(fd);
+                return;
+        }
+        /* who the records name: the peer, or whom a root peer acts for */
+        struct ucred actor = who;
+        if (req.actor >= 0)
+                actor = (struct ucred){.pid = 0, .uid = (uid_t)req.actor, .gid = 0};
         switch (req.op) {
         case CTL_STATUS:
                 ctl_reply(fd,
@@ -741,17 +750,8 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                           state_name(s), state_name(s), (int)s->child.pid, (int)s->egress_pid,
                           s->paused ? "true" : "false", s->grants ? s->grants->n : 0);
                 break;
-        case CTL_KILL_AS:
-                if (who.uid != 0) {
-                        ctl_reply(fd, "err permission denied: kill-as is for root peers");
-                        break;
-                }
-                /* the daemon, acting for its caller */
-                __attribute__((fallthrough));
+        case CTL_KILL_AS: /* the daemon, acting for its caller (checked above) */
         case CTL_KILL: {
-                struct ucred actor = who;
-                if (req.op == CTL_KILL_AS)
-                        actor = (struct ucred){.pid = 0, .uid = (uid_t)req.actor, .gid = 0};
                 ctl_record(s, "run.kill", &actor, req.arg);
                 s->paused = false;
                 sup_event(s, EV_KILL);
@@ -778,7 +778,7 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                         break;
                 }
                 s->paused = pause;
-                ctl_record(s, pause ? "run.pause" : "run.resume", &who, "");
+                ctl_record(s, pause ? "run.pause" : "run.resume", &actor, "");
                 ctl_reply(fd, "ok %s", state_name(s));
                 break;
         }
@@ -795,7 +795,7 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                         break;
                 }
                 struct audit_field f[] = {
-                        {.key = "actor_uid", .type = AUDIT_UINT, .u = who.uid},
+                        {.key = "actor_uid", .type = AUDIT_UINT, .u = actor.uid},
                         {.key = "change", .type = AUDIT_STR, .s = add ? "allow" : "revoke"},
                         {.key = "rule", .type = AUDIT_STR, .s = req.arg},
                 };
@@ -808,7 +808,7 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
         }
         case CTL_REVOKE_SECRET: {
                 char reason[64];
-                snprintf(reason, sizeof reason, "revoked by uid %u", (unsigned)who.uid);
+                snprintf(reason, sizeof reason, "revoked by uid %u", (unsigned)actor.uid);
                 ctl_reply(fd, "ok revoked %d", grants_revoke(s->grants, req.arg, reason));
                 break;
         }

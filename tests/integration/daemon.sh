@@ -246,6 +246,19 @@ api_nb POST "/v1/runs/$RA/kill"
 is "$API_S" 404 "... cannot kill them (404: it is not told they exist)"
 api GET "/v1/runs/$RA"
 like "$API_B" '"state":"running"' "... and the run is untouched"
+api_nb POST "/v1/runs/$NB/pause"
+is "$API_S" 200 "uid 65534 pauses its own agent's run"
+like "$(records | grep "\"run\":\"$NB\"" | grep '"event":"run.pause"')" '"actor_uid":65534' \
+	"... recorded with the caller (65534) as the actor, not the daemon"
+api_nb POST "/v1/runs/$NB/resume"
+like "$(records | grep "\"run\":\"$NB\"" | grep '"event":"run.resume"')" '"actor_uid":65534' \
+	"... and so is its resume"
+api_nb POST /v1/agents/nb/kill '{"block":true,"reason":"for everyone"}'
+is "$API_S" 403 "uid 65534 may kill agent nb's runs but not block nb: kill with block is 403"
+like "$API_B" "may not block agent nb" "... naming the missing right"
+is "$(records | grep '"event":"control.block"' | grep -c '"agent":"nb"')" 0 "... and no block was recorded"
+api GET "/v1/runs/$NB"
+like "$API_B" '"state":"running"' "... nor any run killed"
 api_nb POST "/v1/runs/$NB/kill" '{"reason":"mine"}'
 is "$API_S" 200 "uid 65534 kills its own agent's run"
 like "$(records | grep "\"run\":\"$NB\"" | grep '"event":"run.kill"')" '"actor_uid":65534' \
@@ -259,6 +272,16 @@ chmod 1777 "$STICKY"
 api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$STICKY\"}"
 is "$API_S" 403 "uid 65534: a root-owned 1777 workspace is refused (a run acts as its workspace's owner)"
 like "$API_B" "not owned by uid 65534" "... saying so"
+# the check follows no symlink and no /proc magic link (no owner oracle
+# through a root process's cwd), and holds no capability
+ln -s "$NBWS" "$WS.nblink"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$WS.nblink\"}"
+is "$API_S" 403 "uid 65534: a workspace path through a symlink is refused (403)"
+like "$API_B" "symbolic links" "... by the check itself (ELOOP), before any run"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"/proc/$DPID/cwd/.\"}"
+is "$API_S" 403 "uid 65534: the daemon's /proc/PID/cwd as a workspace is refused (403)"
+unlike "$API_B" "not owned" "... without saying whose it is (no magic link followed)"
+rm -f "$WS.nblink"
 # one uid cannot take every connection: root is still served
 python3 - "$SOCK" "$WS.idle" <<'PY' &
 import os, socket, sys, time

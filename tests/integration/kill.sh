@@ -311,4 +311,41 @@ is "$RF_OUT" "done" "... with its own output"
 out=$("$RF" audit verify --state-dir "$RF_STATE" 2>&1)
 is "$?" 0 "the audit chain verifies ($out)"
 
+# ---- "as UID REQUEST" (acting for another uid) is for root peers only ------------------------
+if is_root; then
+	rf_mktemp /tmp
+	AS_D=$REPLY
+	chmod 0755 "$AS_D"
+	mkdir "$AS_D/ws" "$AS_D/state"
+	chown 65534:65534 "$AS_D/ws" "$AS_D/state"
+	cp "$RF_BIN" "$AS_D/ringfence" && chmod 0755 "$AS_D/ringfence"
+	(cd "$AS_D/ws" && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		env HOME=/nonexistent "$AS_D/ringfence" run --state-dir "$AS_D/state" --agent asu -- \
+		/bin/sh -c "touch '$AS_D/ws/ready'; while [ ! -e '$AS_D/ws/stop' ]; do sleep 0.05; done") \
+		>/dev/null 2>"$AS_D/err" &
+	AS_PID=$!
+	register_pid "$AS_PID"
+	if wait_for "$AS_D/ws/ready"; then
+		ASR=$(ls "$AS_D/state/runs" | head -n 1)
+		send() { # send WHO REQUEST: one request to the run's control socket, the reply
+			local -a pre=()
+			[ "$1" = user ] && pre=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+			"${pre[@]}" /usr/bin/python3 -c "import socket,sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(sys.argv[1]); s.send(sys.argv[2].encode()); print(s.recv(1024).decode())" \
+				"$AS_D/state/runs/$ASR/control.sock" "$2" 2>&1
+		}
+		like "$(send user 'as 0 status')" '^err permission denied: acting for another uid is for root peers' \
+			"the run's own uid (not root) may not act for another uid: 'as 0 status' refused"
+		like "$(send user 'as 0 kill')" '^err permission denied' "... nor 'as 0 kill'"
+		like "$(send user 'status')" '^ok running' "control: its own plain status is answered"
+		like "$(send root 'as 65534 status')" '^ok running' "control: root may act for another uid"
+	else
+		not_ok "a rootless run for the 'as' checks starts" "$(cat "$AS_D/err")"
+	fi
+	touch "$AS_D/ws/stop"
+	wait "$AS_PID" 2>/dev/null
+else
+	for _ in 1 2 3 4; do skip "'as UID' from a non-root peer" "needs root (a second uid)"; done
+fi
+
 done_testing

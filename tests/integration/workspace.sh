@@ -107,4 +107,18 @@ else
 		"rc=$rc, marker written: $([ -e "$marker" ] && echo yes || echo no)"
 fi
 
+# ---- --expect-workspace: the inode the daemon checked, and no other ------------------------
+new_workspace
+id=$(stat -c '%d:%i' "$WS")
+rf_run --expect-workspace "$id" -w "$WS" -- /bin/sh -c "touch '$WS/expect-ok'"
+is "$RF_RC" 0 "--expect-workspace with the workspace's own DEV:INO: the run starts"
+check "... and the command ran" test -e "$WS/expect-ok"
+other=$(stat -c '%d:%i' /tmp)
+rf_run --expect-workspace "$other" -w "$WS" -- /bin/sh -c "touch '$WS/expect-bad'"
+is "$RF_RC" 125 "another inode (a path swapped after the daemon's check): refused with 125"
+like "$RF_ERR" 'not the directory that was checked' "... saying so"
+check "... and the command did not run" test ! -e "$WS/expect-bad"
+rf_run --expect-workspace "x:1" -w "$WS" -- true
+is "$RF_RC" 125 "--expect-workspace that is not DEV:INO: 125"
+
 done_testing

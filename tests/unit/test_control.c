@@ -35,6 +35,22 @@ int main(void)
         is_int(parse("kill-as x", &r), -EBADMSG, "kill-as without a uid: refused");
         is_int(parse("revoke-secret db.pem", &r), 0, "revoke-secret NAME");
         ok(r.op == CTL_REVOKE_SECRET && !strcmp(r.arg, "db.pem"), "... the name");
+        is_int(parse("as 1000 pause", &r), 0, "as UID pause");
+        ok(r.op == CTL_PAUSE && r.actor == 1000, "... CTL_PAUSE acting for 1000");
+        is_int(parse("as 0 allow-host api.example.com:443", &r), 0, "as UID allow-host RULE");
+        ok(r.op == CTL_ALLOW_HOST && r.actor == 0 && !strcmp(r.arg, "api.example.com:443"),
+           "... the rule and the actor");
+        is_int(parse("as 65534 revoke-secret db.pem", &r), 0, "as UID revoke-secret NAME");
+        ok(r.op == CTL_REVOKE_SECRET && r.actor == 65534, "... acting for 65534");
+        is_int(parse("pause", &r), 0, "a plain request");
+        is_int((int)r.actor, -1, "... names no actor");
+        is_int(parse("as 1000 as 5 pause", &r), -EBADMSG, "as inside as: refused");
+        is_int(parse("as 1000 kill-as 5", &r), -EBADMSG, "as with kill-as (two actors): refused");
+        is_int(parse("as 1000", &r), -EBADMSG, "as without a request: refused");
+        is_int(parse("as  pause", &r), -EBADMSG, "as without a uid: refused");
+        is_int(parse("as 4294967295 pause", &r), -EBADMSG, "as (uid_t)-1: refused");
+        is_int(parse("as 12345678901 pause", &r), -EBADMSG, "as with 11 digits: refused");
+        is_int(parse("as 1000 pause now", &r), -EBADMSG, "as with a bad request: refused");
 
         static const char *const bad[] = {
                 "",
