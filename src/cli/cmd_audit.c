@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,7 +275,12 @@ static int audit_follow(const char *state_dir, struct filter *f, unsigned seg, l
                         seg++;
                         continue;
                 }
-                nanosleep(&(struct timespec){0, 200000000}, NULL);
+                /* wait a little for more, and stop when no one reads any more
+                 * (a closed pipe or socket: the daemon's audit stream ends
+                 * with its client, not at the next record) */
+                struct pollfd out = {.fd = STDOUT_FILENO, .events = 0};
+                if (poll(&out, 1, 200) > 0 && (out.revents & (POLLHUP | POLLERR)))
+                        return 0;
         }
 }
 

@@ -153,6 +153,10 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                            !strcmp(m->key, "on_behalf_of")) {
                         if (!text_ok(m, API_NAME_MAX) || m->len == 0)
                                 return say(why, wl, 400, "%s: printable text, 1-256 bytes", m->key);
+                        /* an agent is named in URLs too (kill, block by agent):
+                         * a run whose agent no URL can name would be out of reach */
+                        if (m->key[0] == 'a' && !agent_ok(m->str, m->len))
+                                return say(why, wl, 400, "agent: 1-256 of A-Z a-z 0-9 . _ -");
                         char *dst = m->key[0] == 'a'   ? r->agent
                                     : m->key[0] == 't' ? r->task
                                                        : r->on_behalf_of;

@@ -101,6 +101,10 @@ struct daemon {
         uint32_t next_id;
         struct child_run runs[4096];
         bool stopping;
+        struct {
+                pid_t pid; /* 0: free */
+                uid_t uid;
+        } streams[DAEMON_STREAMS_MAX]; /* audit streams: children that write to a client */
         unsigned starts;  /* runs started: the logs are pruned every DAEMON_PRUNE_EVERY */
         uid_t parser_uid; /* the parser's own uid (root daemons) */
         int parser_uid_lock;
@@ -860,6 +864,20 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
 {
         static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
                                    "Connection: close\r\n\r\n";
+        /* a stream outlives the connection slot it came from: its own caps */
+        size_t mine = 0, slot = DAEMON_STREAMS_MAX;
+        for (size_t i = 0; i < DAEMON_STREAMS_MAX; i++) {
+                if (d->streams[i].pid > 0 && d->streams[i].uid == c->cred.uid)
+                        mine++;
+                if (d->streams[i].pid <= 0 && slot == DAEMON_STREAMS_MAX)
+                        slot = i;
+        }
+        if (mine >= DAEMON_STREAMS_PER_UID || (slot == DAEMON_STREAMS_MAX) ||
+            (c->cred.uid != 0 && slot >= DAEMON_STREAMS_MAX - DAEMON_STREAMS_PER_UID)) {
+                respond_error(c, 503, "too many audit streams (%zu of this uid's %d)", mine,
+                              DAEMON_STREAMS_PER_UID);
+                return;
+        }
         pid_t me = getpid(), pid = fork();
         if (pid < 0) {
                 respond_error(c, 500, "fork: %s", strerror(errno));
@@ -890,12 +908,8 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
                 execv(d->self, (char *const *)av);
                 _exit(127);
         }
-        for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
-                if (d->runs[i].pid <= 0) {
-                        d->runs[i].pid = pid; /* reaped like a run, with no run id */
-                        d->runs[i].run[0] = '\0';
-                        break;
-                }
+        d->streams[slot].pid = pid;
+        d->streams[slot].uid = c->cred.uid;
         client_close(c); /* the child has the connection now */
 }
 
@@ -1229,6 +1243,9 @@ static void reap(struct daemon *d)
                         d->parser_pid = 0; /* on_parser sees its socket close and restarts it */
                         continue;
                 }
+                for (size_t i = 0; i < DAEMON_STREAMS_MAX; i++)
+                        if (d->streams[i].pid == pid)
+                                d->streams[i].pid = 0;
                 for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
                         if (d->runs[i].pid == pid) {
                                 if (d->runs[i].run[0]) {

@@ -206,6 +206,25 @@ is "$API_S" 200 "while a client sits on half a request, others are served (in $(
 api GET /v1/audit
 is "$API_S" 200 "GET /v1/audit: 200"
 like "$API_B" '"event":"control.start"' "... the records, as JSON lines"
+# streams are capped per uid (4) and end with their client
+streams() { ps -o args= --ppid "$DPID" | grep -c -- ' audit .*--follow'; }
+spids=()
+for i in 1 2 3 4; do
+	curl -s -N -m 60 --unix-socket "$SOCK" "http://ringfence/v1/audit?follow=1" >"$WS.stream$i" &
+	register_pid $!
+	spids+=($!)
+done
+for _ in $(seq 1 100); do [ "$(streams)" = 4 ] && break; sleep 0.05; done
+is "$(streams)" 4 "four audit streams of one uid are served"
+api GET "/v1/audit?follow=1"
+is "$API_S" 503 "... a fifth is refused (503)"
+like "$API_B" "too many audit streams" "... saying why"
+kill "${spids[@]}" 2>/dev/null
+wait "${spids[@]}" 2>/dev/null
+for _ in $(seq 1 100); do [ "$(streams)" = 0 ] && break; sleep 0.05; done
+is "$(streams)" 0 "... and once their clients are gone the streams end (no new record needed)"
+api GET /v1/audit
+is "$API_S" 200 "... after which a stream is served again"
 
 # ---- a second uid --------------------------------------------------------------------------------
 api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"ringfence-secret TOK >/dev/null && echo read; sleep 300\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"secrets\":[\"tok\"]}"

@@ -76,6 +76,11 @@ static void test_routes(void)
                  "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\",\"secrets\":[\"../k\"]}",
                  400},
                 {"POST", "/v1/agents/a%2fb/kill", NULL, 400},
+                /* an agent no URL could name (kill or block it by agent) */
+                {"POST", "/v1/runs", "{\"argv\":[\"x\"],\"agent\":\"x y\",\"workspace\":\"/w\"}",
+                 400},
+                {"POST", "/v1/runs", "{\"argv\":[\"x\"],\"agent\":\"a/b\",\"workspace\":\"/w\"}",
+                 400},
                 {"GET", "/v1/agents/a/kill", NULL, 405},
                 {"GET", "/v1/audit?follow=2", NULL, 400},
                 {"POST", "/v1/agents/a/kill", "{\"reason\":\"\\u001b[2J\"}", 400},
