@@ -185,6 +185,7 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
 
         memset(c, 0, sizeof *c);
         c->socket_mode = 0600;
+        c->runs_per_uid = DCONF_RUNS_PER_UID;
         if (json_parse(buf, len, &doc, &err) < 0)
                 return say(why, wl, "%s", err.msg);
         if (doc->type != JSON_OBJECT)
@@ -225,6 +226,13 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
                                         if (e->type != JSON_STRING ||
                                             parse_duration(e->str, &c->max_timeout_ms) < 0)
                                                 r = say(why, wl, "ceiling.max_timeout: a duration");
+                                } else if (!strcmp(e->key, "runs_per_uid")) {
+                                        uint64_t runs = 0;
+                                        if (json_number_uint64(e, &runs) < 0 || runs == 0 ||
+                                            runs > 4096)
+                                                r = say(why, wl,
+                                                        "ceiling.runs_per_uid: 1 to 4096 runs");
+                                        c->runs_per_uid = (unsigned)runs;
                                 } else
                                         r = say(why, wl, "ceiling: unknown key \"%.64s\"", e->key);
                         }

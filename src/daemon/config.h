@@ -47,6 +47,8 @@ struct dconf_secret {
         size_t n_uids;
 };
 
+#define DCONF_RUNS_PER_UID 1024 /* ceiling.runs_per_uid by default */
+
 struct dconf {
         char *socket; /* NULL: STATE_DIR/control.sock */
         unsigned socket_mode;
@@ -55,6 +57,7 @@ struct dconf {
         char **allow_hosts; /* the ceiling */
         size_t n_allow_hosts;
         uint64_t max_timeout_ms; /* 0: none */
+        unsigned runs_per_uid;   /* live runs a uid other than root may have started */
         struct dconf_secret secrets[DCONF_SECRETS_MAX];
         size_t n_secrets;
 };

@@ -86,6 +86,7 @@ struct client {
 
 struct child_run {
         pid_t pid;
+        uid_t uid; /* who started it */
         char run[RF_RUN_ID_LEN + 1];
 };
 
@@ -499,6 +500,15 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
                 respond_error(c, 409, "%s", why);
                 return;
         }
+        /* one uid cannot take the whole run table (4096) from the others */
+        size_t live = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
+                live += d->runs[i].pid > 0 && d->runs[i].run[0] && d->runs[i].uid == c->cred.uid;
+        if (c->cred.uid != 0 && live >= conf->runs_per_uid) {
+                respond_error(c, 503, "uid %u has %zu runs going (ceiling.runs_per_uid)",
+                              (unsigned)c->cred.uid, live);
+                return;
+        }
         /* the operator's ceiling: a request can only narrow it */
         for (size_t i = 0; i < q->n_allow_hosts; i++) {
                 bool in = false;
@@ -659,6 +669,7 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
                 _exit(127);
         }
         d->runs[slot].pid = pid;
+        d->runs[slot].uid = c->cred.uid;
         memcpy(d->runs[slot].run, run, sizeof run);
         struct audit_field f[] = {
                 {.key = "actor_uid", .type = AUDIT_UINT, .u = c->cred.uid},

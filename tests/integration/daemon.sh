@@ -43,7 +43,7 @@ cat >"$WS.conf" <<JSON
 {"version": 1, "socket": "$SOCK", "socket_mode": "0666",
  "grants": [{"uid": 65534, "agents": ["nb"],
              "actions": ["start-run", "list-runs", "get-run", "kill", "pause", "resume"]}],
- "ceiling": {"allow_hosts": ["api.example.test:443"], "max_timeout": "1h"},
+ "ceiling": {"allow_hosts": ["api.example.test:443"], "max_timeout": "1h", "runs_per_uid": 2},
  "secrets": {"tok": {"name": "TOK", "deliver": "broker", "from": "store:tok",
                      "agents": ["nb"], "uids": [65534]},
              "rt": {"name": "RT", "deliver": "env", "from": "store:rt", "uids": [0]}}}
@@ -233,6 +233,24 @@ NB=$(run_of "$API_B")
 wait_registered "$NB"
 for _ in $(seq 1 100); do grep -q read "$RF_STATE/logs/$NB.log" 2>/dev/null && break; sleep 0.05; done
 like "$(cat "$RF_STATE/logs/$NB.log")" "read" "... which reads its secret through the broker"
+# ceiling.runs_per_uid is 2 here: a second run, then no third while both go
+api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\"}"
+is "$API_S" 201 "uid 65534's second run at once: 201"
+NB2=$(run_of "$API_B")
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\"}"
+is "$API_S" 503 "... a third while both go: 503 (ceiling.runs_per_uid 2)"
+like "$API_B" "runs going" "... saying why"
+api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$WS\"}"
+is "$API_S" 201 "... while root still starts runs (it is not counted)"
+wait_registered "$NB2"
+api_nb POST "/v1/runs/$NB2/kill"
+is "$API_S" 200 "... and once uid 65534 kills one of its runs"
+for _ in $(seq 1 100); do
+	api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\"}"
+	[ "$API_S" = 201 ] && break
+	sleep 0.05
+done
+is "$API_S" 201 "... it may start another"
 api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"other\",\"workspace\":\"$NBWS\"}"
 is "$API_S" 403 "uid 65534 cannot start runs for an agent it does not own"
 api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"secrets\":[\"rt\"]}"

@@ -110,6 +110,7 @@ static void test_config(void)
         is_int(dconf_parse(text, strlen(text), &c, why, sizeof why), 0, "a configuration (%s)",
                why);
         is_int((int)c.socket_mode, 0666, "socket_mode");
+        is_int((int)c.runs_per_uid, DCONF_RUNS_PER_UID, "runs_per_uid: the default");
         gid_t g50 = 50, g1 = 1;
         ok(dconf_allowed(&c, 1000, &g1, 1, API_START_RUN, "claude"), "uid 1000 starts claude runs");
         ok(!dconf_allowed(&c, 1000, &g1, 1, API_START_RUN, "other"), "... not other's");
@@ -125,6 +126,10 @@ static void test_config(void)
         ok(c.secrets[1].binding && strstr(c.secrets[1].binding, "\"exec\":[\"vault\",\"kv\"]"),
            "an exec provider from the operator's configuration");
         dconf_clear(&c);
+        const char *few = "{\"version\":1,\"ceiling\":{\"runs_per_uid\":3}}";
+        is_int(dconf_parse(few, strlen(few), &c, why, sizeof why), 0, "ceiling.runs_per_uid");
+        is_int((int)c.runs_per_uid, 3, "... 3");
+        dconf_clear(&c);
 
         static const char *const bad[] = {
                 "{}",
@@ -136,6 +141,9 @@ static void test_config(void)
                 ("{\"version\":1,\"secrets\":{\"x\":{\"name\":\"X\",\"deliver\":\"env\","
                  "\"from\":\"store:x\"}}}"),
                 "{\"version\":1,\"colour\":1}",
+                "{\"version\":1,\"ceiling\":{\"runs_per_uid\":0}}",
+                "{\"version\":1,\"ceiling\":{\"runs_per_uid\":4097}}",
+                "{\"version\":1,\"ceiling\":{\"runs_per_uid\":\"10\"}}",
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
                 ok(dconf_parse(bad[i], strlen(bad[i]), &c, why, sizeof why) < 0, "refused: %s (%s)",
