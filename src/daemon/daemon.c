@@ -82,6 +82,11 @@ struct client {
         bool ctl_result; /* not a kill: the one answer is the response */
         struct json_buf killed;
         bool killed_any;
+        /* a start waiting on its workspace check (a child as the caller):
+         * the request, the child and the pipe it answers on */
+        struct api_req *start;
+        pid_t check_pid;
+        int check_fd;
 };
 
 struct child_run {
@@ -155,6 +160,13 @@ static const char *reason_phrase(int s)
 static void client_close(struct client *c)
 {
         safe_close(c->fd);
+        if (c->start) {
+                if (c->check_pid > 0)
+                        kill(c->check_pid, SIGKILL); /* reaped by reap() */
+                safe_close(c->check_fd);
+                api_req_clear(c->start);
+                free(c->start);
+        }
         for (size_t i = 0; i < c->n_ctl; i++)
                 safe_close(c->ctl_fds[i]);
         free(c->ctl_fds);
@@ -164,6 +176,7 @@ static void client_close(struct client *c)
         free(c->out);
         memset(c, 0, sizeof *c);
         c->fd = -1;
+        c->check_fd = -1;
 }
 
 /* Queue the response and try to write it now; the loop writes the rest. */
@@ -266,15 +279,25 @@ static bool allowed(const struct daemon *d, const struct client *c, enum api_op 
  * /proc magic link; then it requires the directory to be the caller's
  * own: a run started by root acts, inside, as its workspace's owner, so a
  * directory the caller may merely write (/tmp, a group directory) would
- * lend it another user's identity. The inode checked goes back in *dev,
- * *ino: the run must get that very directory (--expect-workspace), not
- * whatever the path names by then. 0, a positive errno, or NOT_OWNER.
+ * lend it another user's identity. The child answers on a pipe with a
+ * struct check_answer: 0, a positive errno, or NOT_OWNER, and the inode it
+ * checked — the run must get that very directory (--expect-workspace), not
+ * whatever the path names by then. The loop waits for the answer (at most
+ * CALLER_CHECK_MS) while it serves others: a lookup the caller can stall
+ * (a FUSE or NFS path) holds only its own request.
  */
 #define NOT_OWNER       200
 #define CALLER_CHECK_MS 5000
 
-static int usable_by_caller(const struct client *c, const char *path, dev_t *dev, ino_t *ino)
+struct check_answer {
+        int32_t err;
+        uint64_t dev, ino;
+};
+
+/* Start the check child for c->start; 0, or a positive errno. */
+static int check_start(struct client *c)
 {
+        const char *path = c->start->workspace;
         gid_t g[256];
         size_t n = groups_of(c, g, 256);
         int pfd[2];
@@ -288,63 +311,47 @@ static int usable_by_caller(const struct client *c, const char *path, dev_t *dev
                 return e;
         }
         if (pid == 0) {
+                struct check_answer a = {.err = 0};
                 close(pfd[0]);
+#ifdef RF_TEST_BUILD
+                /* Test builds only: a lookup that hangs (a stalled FUSE or NFS
+                 * path), to show it holds nothing but its own request */
+                if (getenv("RINGFENCE_TEST_CHECK_STALL"))
+                        pause();
+#endif
                 if (setgroups(n, g) < 0)
-                        _exit(EPERM);
+                        a.err = EPERM;
                 (void)setfsgid(c->cred.gid);
                 (void)setfsuid(c->cred.uid);
-                if ((uid_t)setfsuid((uid_t)-1) != c->cred.uid)
-                        _exit(EPERM);
+                if (!a.err && (uid_t)setfsuid((uid_t)-1) != c->cred.uid)
+                        a.err = EPERM;
                 /* no capability left (CAP_SYS_PTRACE would follow a root
                  * process's /proc/PID/cwd; CAP_DAC_* are gone with fsuid) */
                 struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
                 struct __user_cap_data_struct none[2] = {{0}};
-                if (syscall(SYS_capset, &h, none) < 0)
-                        _exit(EPERM);
+                if (!a.err && syscall(SYS_capset, &h, none) < 0)
+                        a.err = EPERM;
                 struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
                                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-                int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+                int fd = a.err ? -1 : (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
                 struct stat st;
-                if (fd < 0 || fstat(fd, &st) < 0)
-                        _exit(errno); /* ELOOP: a symlink on the way */
-                if (st.st_uid != c->cred.uid)
-                        _exit(NOT_OWNER);
-                if (faccessat(fd, ".", R_OK | W_OK | X_OK, AT_EACCESS) < 0)
-                        _exit(errno);
-                uint64_t id[2] = {st.st_dev, st.st_ino};
-                _exit(write(pfd[1], id, sizeof id) == (ssize_t)sizeof id ? 0 : EIO);
+                if (!a.err && (fd < 0 || fstat(fd, &st) < 0))
+                        a.err = errno; /* ELOOP: a symlink on the way */
+                else if (!a.err && st.st_uid != c->cred.uid)
+                        a.err = NOT_OWNER;
+                else if (!a.err && faccessat(fd, ".", R_OK | W_OK | X_OK, AT_EACCESS) < 0)
+                        a.err = errno;
+                else if (!a.err) {
+                        a.dev = st.st_dev;
+                        a.ino = st.st_ino;
+                }
+                _exit(write(pfd[1], &a, sizeof a) == (ssize_t)sizeof a ? 0 : 1);
         }
         close(pfd[1]);
-        /* a deadline: the check never holds the daemon */
-        int st = 0;
-        int64_t end = now_ms() + CALLER_CHECK_MS;
-        for (;;) {
-                pid_t w = waitpid(pid, &st, WNOHANG);
-                if (w == pid)
-                        break;
-                if (w < 0 && errno != EINTR) {
-                        close(pfd[0]);
-                        return EIO;
-                }
-                if (now_ms() >= end) {
-                        kill(pid, SIGKILL);
-                        (void)waitpid(pid, NULL, 0);
-                        close(pfd[0]);
-                        return ETIMEDOUT;
-                }
-                nanosleep(&(struct timespec){0, 1000000}, NULL);
-        }
-        uint64_t id[2];
-        ssize_t k = read(pfd[0], id, sizeof id);
-        close(pfd[0]);
-        int r = WIFEXITED(st) ? WEXITSTATUS(st) : EPERM;
-        if (r == 0 && k != (ssize_t)sizeof id)
-                r = EIO;
-        if (r == 0) {
-                *dev = (dev_t)id[0];
-                *ino = (ino_t)id[1];
-        }
-        return r;
+        c->check_pid = pid;
+        c->check_fd = pfd[0];
+        c->deadline = now_ms() + CALLER_CHECK_MS;
+        return 0;
 }
 
 static void json_run(struct json_buf *j, const struct run_info *r, const char *state)
@@ -486,19 +493,25 @@ static void prune_logs(const struct daemon *d)
         closedir(dd);
 }
 
-static void op_start(struct daemon *d, struct client *c, const struct api_req *q)
+/*
+ * What a start must pass — before its workspace check and again after it
+ * (the agent may have been blocked meanwhile). 0 with *timeout_ret and
+ * sec[0..q->n_secrets) set, or -1 with the refusal sent.
+ */
+static int start_admissible(struct daemon *d, struct client *c, const struct api_req *q,
+                            uint64_t *timeout_ret, const struct dconf_secret **sec)
 {
         const struct dconf *conf = d->conf;
-        char why[512], run[RF_RUN_ID_LEN + 1];
+        char why[512];
 
         if (!allowed(d, c, API_START_RUN, q->agent)) {
                 respond_error(c, 403, "uid %u may not start runs of agent %s",
                               (unsigned)c->cred.uid, q->agent);
-                return;
+                return -1;
         }
         if (registry_blocked(d->state_dir, q->agent, why, sizeof why) != 0) {
                 respond_error(c, 409, "%s", why);
-                return;
+                return -1;
         }
         /* one uid cannot take the whole run table (4096) from the others */
         size_t live = 0;
@@ -507,7 +520,7 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
         if (c->cred.uid != 0 && live >= conf->runs_per_uid) {
                 respond_error(c, 503, "uid %u has %zu runs going (ceiling.runs_per_uid)",
                               (unsigned)c->cred.uid, live);
-                return;
+                return -1;
         }
         /* the operator's ceiling: a request can only narrow it */
         for (size_t i = 0; i < q->n_allow_hosts; i++) {
@@ -519,45 +532,43 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
                                       "allow_hosts: %s is beyond the operator's ceiling "
                                       "(ceiling.allow_hosts)",
                                       q->allow_hosts[i]);
-                        return;
+                        return -1;
                 }
         }
         uint64_t timeout = 0;
         if (q->timeout[0] && parse_duration(q->timeout, &timeout) < 0) {
                 respond_error(c, 400, "timeout: a duration such as \"10m\"");
-                return;
+                return -1;
         }
         if (conf->max_timeout_ms && (!timeout || timeout > conf->max_timeout_ms)) {
                 if (timeout) {
                         respond_error(c, 403, "timeout: longer than the ceiling's max_timeout");
-                        return;
+                        return -1;
                 }
                 timeout = conf->max_timeout_ms;
         }
         /* secrets: only the operator's, each on its ACL */
-        const struct dconf_secret *sec[API_SECRETS_MAX];
         for (size_t i = 0; i < q->n_secrets; i++)
                 if (!(sec[i] = dconf_secret_for(conf, q->secrets[i], q->agent, c->cred.uid))) {
                         respond_error(c, 403, "secret %s: not granted to uid %u for agent %s",
                                       q->secrets[i], (unsigned)c->cred.uid, q->agent);
-                        return;
+                        return -1;
                 }
-        /* the workspace, as the caller */
-        dev_t ws_dev = 0;
-        ino_t ws_ino = 0;
-        int e = c->cred.uid == 0 ? 0 : usable_by_caller(c, q->workspace, &ws_dev, &ws_ino);
-        if (e == NOT_OWNER) {
-                respond_error(c, 403,
-                              "workspace %s: not owned by uid %u (a run acts as its workspace's "
-                              "owner)",
-                              q->workspace, (unsigned)c->cred.uid);
+        *timeout_ret = timeout;
+        return 0;
+}
+
+/* Start the run: the request is admissible and its workspace, for a caller
+ * other than root, is the inode ws_dev:ws_ino it checked. */
+static void start_go(struct daemon *d, struct client *c, const struct api_req *q, dev_t ws_dev,
+                     ino_t ws_ino)
+{
+        char run[RF_RUN_ID_LEN + 1];
+        uint64_t timeout = 0;
+        const struct dconf_secret *sec[API_SECRETS_MAX];
+
+        if (start_admissible(d, c, q, &timeout, sec) < 0)
                 return;
-        }
-        if (e) {
-                respond_error(c, 403, "workspace %s: uid %u cannot use it: %s", q->workspace,
-                              (unsigned)c->cred.uid, strerror(e));
-                return;
-        }
         if (rf_run_id_new(run) < 0) {
                 respond_error(c, 500, "cannot make a run id");
                 return;
@@ -686,6 +697,71 @@ static void op_start(struct daemon *d, struct client *c, const struct api_req *q
         json_buf_append(&j, "}", 1);
         respond(c, 201, j.error ? "{}" : j.data);
         json_buf_done(&j);
+}
+
+/* A start: admissible now, then (a caller other than root) its workspace is
+ * checked as the caller in a child while the loop goes on (check_progress). */
+static void op_start(struct daemon *d, struct client *c, struct api_req *q)
+{
+        uint64_t timeout;
+        const struct dconf_secret *sec[API_SECRETS_MAX];
+
+        if (start_admissible(d, c, q, &timeout, sec) < 0)
+                return;
+        if (c->cred.uid == 0) {
+                start_go(d, c, q, 0, 0);
+                return;
+        }
+        if (!(c->start = malloc(sizeof *c->start))) {
+                respond_error(c, 500, "out of memory");
+                return;
+        }
+        *c->start = *q; /* the request is the client's now: its arrays too */
+        q->argv = q->secrets = q->allow_hosts = NULL;
+        q->argc = q->n_secrets = q->n_allow_hosts = 0;
+        int e = check_start(c);
+        if (e) {
+                api_req_clear(c->start);
+                free(c->start);
+                c->start = NULL;
+                respond_error(c, 500, "cannot check the workspace: %s", strerror(e));
+        }
+}
+
+/* The workspace check's answer (revents: of c->check_fd this round, 0 if
+ * not polled): the start goes on, or is refused; or, without an answer by
+ * the deadline, refused and the child killed. */
+static void check_progress(struct daemon *d, struct client *c, short revents)
+{
+        struct check_answer a = {.err = EIO};
+        ssize_t k = -1;
+        bool late = now_ms() >= c->deadline;
+        if (revents) {
+                k = read(c->check_fd, &a, sizeof a);
+                if (k < 0 && errno == EAGAIN && !late)
+                        return;
+        } else if (!late)
+                return;
+        int e = k == (ssize_t)sizeof a ? a.err : late ? ETIMEDOUT : EIO;
+        if (k != (ssize_t)sizeof a && c->check_pid > 0)
+                kill(c->check_pid, SIGKILL); /* reaped by reap() */
+        c->check_fd = safe_close(c->check_fd);
+        c->check_pid = 0;
+        struct api_req *q = c->start;
+        c->start = NULL;
+        c->deadline = now_ms() + DAEMON_CLIENT_MS; /* for writing the answer */
+        if (e == NOT_OWNER)
+                respond_error(c, 403,
+                              "workspace %s: not owned by uid %u (a run acts as its workspace's "
+                              "owner)",
+                              q->workspace, (unsigned)c->cred.uid);
+        else if (e)
+                respond_error(c, 403, "workspace %s: uid %u cannot use it: %s", q->workspace,
+                              (unsigned)c->cred.uid, strerror(e));
+        else
+                start_go(d, c, q, (dev_t)a.dev, (ino_t)a.ino);
+        api_req_clear(q);
+        free(q);
 }
 
 /* The requests are answered (or given up): nothing left to poll. */
@@ -924,7 +1000,7 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
         client_close(c); /* the child has the connection now */
 }
 
-static void handle(struct daemon *d, struct client *c, const struct api_req *q)
+static void handle(struct daemon *d, struct client *c, struct api_req *q)
 {
         struct find f = {.run = q->run};
         char req[CONTROL_MSG_MAX];
@@ -1232,6 +1308,7 @@ static void on_accept(struct daemon *d)
                 }
                 memset(c, 0, sizeof *c);
                 c->fd = fd;
+                c->check_fd = -1;
                 c->cred = cred;
                 socklen_t gl = sizeof c->groups;
                 if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &gl) == 0)
@@ -1314,7 +1391,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
         d->conf = conf;
         d->listen = d->parser = d->sfd = -1;
         for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
-                d->clients[i].fd = -1;
+                d->clients[i].fd = d->clients[i].check_fd = -1;
         ssize_t sl = readlink("/proc/self/exe", d->self, sizeof d->self - 1);
         if (sl <= 0) {
                 fprintf(stderr, "ringfence: daemon: cannot find its own binary: %m\n");
@@ -1396,9 +1473,12 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 p[n++] = (struct pollfd){.fd = d->parser, .events = POLLIN};
                 for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
                         struct client *c = &d->clients[i];
-                        /* a client waiting on its control requests is not read meanwhile */
-                        p[n++] = (struct pollfd){.fd = c->n_ctl ? -1 : c->fd,
-                                                 .events = c->out ? POLLOUT : POLLIN};
+                        /* a client waiting on its control requests or on its
+                         * workspace check is not read meanwhile; for the
+                         * check, its slot watches the check's pipe */
+                        p[n++] = c->start ? (struct pollfd){.fd = c->check_fd, .events = POLLIN}
+                                          : (struct pollfd){.fd = c->n_ctl ? -1 : c->fd,
+                                                            .events = c->out ? POLLOUT : POLLIN};
                         if (c->fd >= 0) {
                                 int64_t left = c->deadline > now ? c->deadline - now : 0;
                                 if (wake < 0 || left < wake)
@@ -1433,6 +1513,12 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                         struct client *c = &d->clients[i];
                         if (c->fd < 0)
                                 continue;
+                        if (c->start) {
+                                /* a check begun this round was not polled yet */
+                                check_progress(d, c,
+                                               p[3 + i].fd == c->check_fd ? p[3 + i].revents : 0);
+                                continue;
+                        }
                         if (c->n_ctl) {
                                 /* a kill begun in this round was not polled yet */
                                 ctl_progress(c, ctl_polled[i] == c->n_ctl ? p + ctl_at[i] : NULL);

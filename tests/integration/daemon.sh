@@ -430,4 +430,40 @@ check "... removing its socket" test ! -e "$SOCK"
 out=$("$RF" audit verify --state-dir "$RF_STATE" 2>&1)
 is "$?" 0 "the audit chain verifies ($out)"
 
+# ---- a workspace check that hangs holds only its own request (test build) ---------------------
+# RINGFENCE_TEST_CHECK_STALL (test builds only) makes the check child hang
+# like a lookup on a stalled FUSE or NFS path would.
+if [ -n "$RF_TEST_BIN" ] && [ -x "$RF_TEST_BIN" ]; then
+	SOCK2=$SOCKDIR/stall.sock
+	sed "s|\"socket\": \"$SOCK\"|\"socket\": \"$SOCK2\"|" "$WS.conf" >"$WS.stall.conf"
+	chmod 0644 "$WS.stall.conf"
+	RINGFENCE_TEST_CHECK_STALL=1 "$RF_TEST_BIN" daemon --state-dir "$RF_STATE" \
+		--config "$WS.stall.conf" 2>>"$WS.daemon.err" &
+	D2=$!
+	register_pid "$D2"
+	for _ in $(seq 1 200); do
+		curl -s -m 1 --unix-socket "$SOCK2" http://ringfence/v1/runs >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	rm -f "$WS.stalled"
+	(
+		out=$(as_user curl -s -m 20 -w '\n%{http_code}' --unix-socket "$SOCK2" \
+			-d "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\"}" \
+			http://ringfence/v1/runs)
+		printf '%s\n' "$out" >"$WS.stalled"
+	) &
+	sp=$!
+	sleep 0.5 # the start is waiting on its check (not a timing assertion)
+	out=$(curl -s -m 5 -w '%{http_code}' -o /dev/null --unix-socket "$SOCK2" http://ringfence/v1/runs)
+	is "$out" 200 "while a workspace check hangs, the daemon answers another client (200)"
+	check "... before the hanging start has its answer" test ! -e "$WS.stalled"
+	wait "$sp"
+	is "$(tail -n 1 "$WS.stalled")" 403 "... and the hanging start is refused once its check times out (403)"
+	like "$(cat "$WS.stalled")" "timed out" "... saying so"
+	kill -TERM "$D2"
+	wait "$D2" 2>/dev/null
+else
+	for _ in 1 2 3 4; do skip "a hanging workspace check" "no test build (RF_TEST_BIN)"; done
+fi
+
 done_testing
