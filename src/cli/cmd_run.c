@@ -61,6 +61,7 @@ enum {
         OPT_DETACH,
         OPT_LOG_MAX,
         OPT_EXPECT_WORKSPACE,
+        OPT_CALLER_UID,
 };
 
 static const struct option run_options[] = {
@@ -92,6 +93,7 @@ static const struct option run_options[] = {
         {"detach", no_argument, NULL, OPT_DETACH},
         {"log-max", required_argument, NULL, OPT_LOG_MAX},
         {"expect-workspace", required_argument, NULL, OPT_EXPECT_WORKSPACE},
+        {"caller-uid", required_argument, NULL, OPT_CALLER_UID},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -136,6 +138,7 @@ static void run_usage(FILE *f)
               "      --state-dir DIR       ringfence instance (also RINGFENCE_STATE_DIR)\n"
               "      --expect-workspace DEV:INO  refuse unless the workspace is this inode\n"
               "                            (the daemon passes the one it checked)\n"
+              "      --caller-uid UID      root only: whom the run is started for (ps shows it)\n"
               "  -h, --help                this help\n"
               "\n"
               "Exit status: the command's; 128+N if it died of signal N; 124 on timeout;\n"
@@ -168,6 +171,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         case OPT_DETACH:
         case OPT_LOG_MAX:
         case OPT_EXPECT_WORKSPACE:
+        case OPT_CALLER_UID:
                 return 0; /* cmd_run's own */
         case 'p':
                 free(*policy_file);
@@ -431,6 +435,7 @@ int cmd_run(int argc, char **argv)
                             *trigger_token = NULL, *key_file = NULL;
         bool mask_output = false, detach = false, expect_ws = false;
         unsigned long long expect_dev = 0, expect_ino = 0;
+        long long caller_uid = -1;
         uint64_t log_max = 0;
         char given_id[RF_RUN_ID_LEN + 1] = "";
         _cleanup_(plan_freep) struct rf_plan *plan = NULL;
@@ -489,6 +494,22 @@ int cmd_run(int argc, char **argv)
                                 return RF_EXIT_REFUSED;
                         }
                         snprintf(given_id, sizeof given_id, "%s", optarg);
+                }
+                if (c == OPT_CALLER_UID) {
+                        /* the daemon starts runs for its callers: ps and the
+                         * API show the caller, not root */
+                        char *end = NULL;
+                        errno = 0;
+                        unsigned long v = strtoul(optarg, &end, 10);
+                        if (getuid() != 0) {
+                                cli_error("run: --caller-uid: only root may name another caller");
+                                return RF_EXIT_REFUSED;
+                        }
+                        if (errno || !end || *end || end == optarg || v >= 0xffffffffUL) {
+                                cli_error("run: --caller-uid: a uid");
+                                return RF_EXIT_REFUSED;
+                        }
+                        caller_uid = (long long)v;
                 }
                 if (c == OPT_EXPECT_WORKSPACE) {
                         /* the daemon checked this inode as the caller's own:
@@ -775,7 +796,8 @@ int cmd_run(int argc, char **argv)
                 audit_emitter_set_redact(ev, grants_redact, grants);
         }
         /* Reachable from now on: `ringfence ps`, `kill`, `pause`, ... */
-        struct run_info info = {.uid = getuid(), .pid = (uint64_t)getpid()};
+        struct run_info info = {.uid = caller_uid >= 0 ? (uint64_t)caller_uid : getuid(),
+                                .pid = (uint64_t)getpid()};
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
         info.started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;

@@ -614,7 +614,10 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
         av[n++] = q->agent;
         av[n++] = "--workspace";
         av[n++] = q->workspace;
-        char expect[48];
+        char expect[48], caller[16];
+        snprintf(caller, sizeof caller, "%u", (unsigned)c->cred.uid);
+        av[n++] = "--caller-uid";
+        av[n++] = caller;
         if (c->cred.uid != 0) {
                 snprintf(expect, sizeof expect, "%llu:%llu", (unsigned long long)ws_dev,
                          (unsigned long long)ws_ino);

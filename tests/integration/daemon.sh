@@ -233,6 +233,11 @@ NB=$(run_of "$API_B")
 wait_registered "$NB"
 for _ in $(seq 1 100); do grep -q read "$RF_STATE/logs/$NB.log" 2>/dev/null && break; sleep 0.05; done
 like "$(cat "$RF_STATE/logs/$NB.log")" "read" "... which reads its secret through the broker"
+api GET "/v1/runs/$NB"
+like "$API_B" '"uid":65534' "the run shows whom it was started for (uid 65534), not the daemon"
+out=$(as_user "$RF" run --caller-uid 0 -- true 2>&1)
+is "$?" 125 "--caller-uid from anyone but root: 125"
+like "$out" "only root may name another caller" "... saying so"
 # ceiling.runs_per_uid is 2 here: a second run, then no third while both go
 api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\"}"
 is "$API_S" 201 "uid 65534's second run at once: 201"
