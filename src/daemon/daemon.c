@@ -69,6 +69,7 @@ struct client {
         char *in;
         size_t in_len, sent_len; /* bytes read; bytes the parser has seen */
         bool parsing;            /* the parser has our latest bytes */
+        bool parse_wait;         /* bytes for the parser, held: it serves another uid now */
         char *out;
         size_t out_len, out_off;
         int64_t deadline;
@@ -113,6 +114,8 @@ struct daemon {
         } streams[DAEMON_STREAMS_MAX]; /* audit streams: children that write to a client */
         unsigned starts;  /* runs started: the logs are pruned every DAEMON_PRUNE_EVERY */
         uid_t parser_uid; /* the parser's own uid (root daemons) */
+        uid_t parser_for; /* whose bytes the parser has seen (when !parser_fresh) */
+        bool parser_fresh;
         int parser_uid_lock;
 };
 
@@ -1150,6 +1153,21 @@ static struct client *client_by_id(struct daemon *d, uint32_t id)
  * it was parsing for get 503; the others are re-parsed by the new one as
  * they send more.
  */
+/* A new parser, which has seen no one's bytes (the old one, if any, is gone). */
+static void parser_fresh_start(struct daemon *d)
+{
+        pid_t p = parser_spawn(&d->parser, d->parser_uid);
+        if (p < 0) {
+                fprintf(stderr, "ringfence: daemon: cannot restart the request parser: %s\n",
+                        strerror((int)-p));
+                d->stopping = true;
+                return;
+        }
+        d->parser_pid = p;
+        d->parser_fresh = true;
+        (void)fcntl(d->parser, F_SETFL, O_NONBLOCK);
+}
+
 static void parser_restart(struct daemon *d, const char *why)
 {
         fprintf(stderr, "ringfence: daemon: restarting the request parser: %s\n", why);
@@ -1162,21 +1180,41 @@ static void parser_restart(struct daemon *d, const char *why)
         for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
                 if (d->clients[i].fd >= 0 && d->clients[i].parsing)
                         respond_error(&d->clients[i], 503, "the request parser restarted");
-        pid_t p = parser_spawn(&d->parser, d->parser_uid);
-        if (p < 0) {
-                fprintf(stderr, "ringfence: daemon: cannot restart the request parser: %s\n",
-                        strerror((int)-p));
-                d->stopping = true;
-                return;
-        }
-        d->parser_pid = p;
-        (void)fcntl(d->parser, F_SETFL, O_NONBLOCK);
+        parser_fresh_start(d);
 }
 
-/* Hand the client's bytes so far to the parser. */
+/*
+ * Hand the client's bytes so far to the parser. The parser only ever holds
+ * one caller's bytes: before another uid's it is replaced by a fresh one,
+ * once no request of the previous uid is being parsed (the client waits,
+ * parse_wait, meanwhile). So a parser that a request has subverted can
+ * answer for no other caller's connection.
+ */
 static void to_parser(struct daemon *d, struct client *c)
 {
         static char buf[DAEMON_REQ_MAX + 8];
+        if (!d->parser_fresh && d->parser_for != c->cred.uid) {
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
+                        if (d->clients[i].fd >= 0 && d->clients[i].parsing) {
+                                c->parse_wait = true;
+                                return;
+                        }
+                d->parser = safe_close(d->parser);
+                if (d->parser_pid > 0) {
+                        kill(d->parser_pid, SIGKILL);
+                        (void)waitpid(d->parser_pid, NULL, 0);
+                        d->parser_pid = 0;
+                }
+                parser_fresh_start(d);
+                if (d->parser < 0) {
+                        c->parse_wait = false;
+                        respond_error(c, 503, "the request parser is gone");
+                        return;
+                }
+        }
+        c->parse_wait = false;
+        d->parser_fresh = false;
+        d->parser_for = c->cred.uid;
         memcpy(buf, &c->id, 4);
         memcpy(buf + 4, c->in, c->in_len);
         if (send(d->parser, buf, c->in_len + 4, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
@@ -1205,7 +1243,7 @@ static void on_parser(struct daemon *d)
         /* only for a connection that is waiting on it: a parser gone wrong
          * cannot speak for another client */
         struct client *c = client_by_id(d, h.conn);
-        if (!c || !c->parsing) {
+        if (!c || !c->parsing || c->cred.uid != d->parser_for) {
                 api_req_clear(&q);
                 if (c)
                         parser_restart(d, "it answered for a connection it was not asked about");
@@ -1432,6 +1470,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 fprintf(stderr, "ringfence: daemon: no uid for the request parser: %s\n", err.msg);
                 return 1;
         }
+        d->parser_fresh = true;
         if ((d->parser_pid = parser_spawn(&d->parser, d->parser_uid)) < 0) {
                 fprintf(stderr, "ringfence: daemon: cannot start the request parser: %s\n",
                         strerror((int)-d->parser_pid));
@@ -1471,6 +1510,14 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                         break;
                 size_t n = 0;
                 int64_t now = now_ms(), wake = -1;
+                /* requests held while the parser served another uid */
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
+                        if (d->clients[i].fd >= 0 && d->clients[i].parse_wait &&
+                            !d->clients[i].parsing)
+                                to_parser(d, &d->clients[i]);
+                for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
+                        if (d->clients[i].fd >= 0 && d->clients[i].parse_wait)
+                                wake = 10;
                 p[n++] = (struct pollfd){.fd = d->sfd, .events = POLLIN};
                 p[n++] = (struct pollfd){.fd = d->listen, .events = POLLIN};
                 p[n++] = (struct pollfd){.fd = d->parser, .events = POLLIN};

@@ -88,6 +88,19 @@ check "the request parser runs as a uid of its own ($puid: not root, not nobody)
 like "$st" $'NoNewPrivs:\t1' "... with no_new_privs"
 like "$st" $'Seccomp:\t2' "... under a seccomp filter"
 like "$st" $'CapBnd:\t0000000000000000' "... and no capabilities, bounding set included"
+# the parser only ever holds one caller's bytes: another uid gets a fresh one
+parser_pid() { ps -o pid=,uid= --ppid "$DPID" | awk -v u="$puid" '$2 == u { print $1 }' | head -n 1; }
+api GET /v1/runs
+P1=$(parser_pid)
+api_nb GET /v1/runs
+P2=$(parser_pid)
+api_nb GET /v1/runs
+P3=$(parser_pid)
+api GET /v1/runs
+P4=$(parser_pid)
+check "a request of another uid is parsed by a fresh parser ($P1 -> $P2)" test -n "$P1" -a -n "$P2" -a "$P1" != "$P2"
+is "$P3" "$P2" "... the same uid's next request by the same one"
+check "... and root's next request by a fresh one again ($P3 -> $P4)" test -n "$P4" -a "$P4" != "$P3"
 
 # ---- the API, as root ---------------------------------------------------------------------------
 api GET /v1/runs
@@ -361,7 +374,9 @@ for _ in $(seq 1 200); do [ -s "$WS.slowkill" ] && break; sleep 0.05; done
 like "$(cat "$WS.slowkill")" "\"killed\":\[\"$RS\"\]" "... and the kill completes once the supervisor runs again"
 
 # the parser dies: a new one serves, the runs go on
-kill -KILL "$(pgrep -P "$DPID" -x ringfence | head -n 1)" 2>/dev/null
+pp=$(parser_pid) # by its uid: the daemon's other children are runs
+check "the parser is found by its uid ($pp)" test -n "$pp"
+if [ -n "$pp" ]; then kill -KILL "$pp"; fi
 sleep 0.3
 api GET /v1/runs
 is "$API_S" 200 "after the parser is killed, the daemon serves with a new one"
