@@ -496,6 +496,24 @@ static void prune_logs(const struct daemon *d)
         closedir(dd);
 }
 
+/* Fork a child of the daemon that dies with it (PDEATHSIG, also when the
+ * daemon died before that was set): its pid, 0 in the child, or -1 with
+ * c answered 500. */
+static pid_t fork_tied(struct client *c)
+{
+        pid_t me = getpid(), pid = fork();
+        if (pid < 0) {
+                respond_error(c, 500, "fork: %s", strerror(errno));
+                return -1;
+        }
+        if (pid == 0) {
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (getppid() != me)
+                        _exit(125);
+        }
+        return pid;
+}
+
 /*
  * What a start must pass — before its workspace check and again after it
  * (the agent may have been blocked meanwhile). 0 with *timeout_ret and
@@ -662,16 +680,11 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 respond_error(c, 503, "too many runs");
                 return;
         }
-        pid_t me = getpid(), pid = fork();
-        if (pid < 0) {
-                respond_error(c, 500, "fork: %s", strerror(errno));
+        pid_t pid = fork_tied(c);
+        if (pid < 0)
                 return;
-        }
         if (pid == 0) {
                 /* the run's supervisor: dies with the daemon (and its run with it) */
-                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                if (getppid() != me)
-                        _exit(125);
                 (void)setsid();
                 int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
                 int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -971,15 +984,10 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
                               DAEMON_STREAMS_PER_UID);
                 return;
         }
-        pid_t me = getpid(), pid = fork();
-        if (pid < 0) {
-                respond_error(c, 500, "fork: %s", strerror(errno));
+        pid_t pid = fork_tied(c);
+        if (pid < 0)
                 return;
-        }
         if (pid == 0) {
-                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                if (getppid() != me)
-                        _exit(1);
                 int fl = fcntl(c->fd, F_GETFL);
                 (void)fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
                 if (write(c->fd, head, sizeof head - 1) != (ssize_t)(sizeof head - 1) ||
@@ -1153,6 +1161,17 @@ static struct client *client_by_id(struct daemon *d, uint32_t id)
  * it was parsing for get 503; the others are re-parsed by the new one as
  * they send more.
  */
+/* The parser goes: its socket closed, the process killed and reaped. */
+static void parser_stop(struct daemon *d)
+{
+        d->parser = safe_close(d->parser);
+        if (d->parser_pid > 0) {
+                kill(d->parser_pid, SIGKILL);
+                (void)waitpid(d->parser_pid, NULL, 0);
+                d->parser_pid = 0;
+        }
+}
+
 /* A new parser, which has seen no one's bytes (the old one, if any, is gone). */
 static void parser_fresh_start(struct daemon *d)
 {
@@ -1171,12 +1190,7 @@ static void parser_fresh_start(struct daemon *d)
 static void parser_restart(struct daemon *d, const char *why)
 {
         fprintf(stderr, "ringfence: daemon: restarting the request parser: %s\n", why);
-        d->parser = safe_close(d->parser);
-        if (d->parser_pid > 0) {
-                kill(d->parser_pid, SIGKILL);
-                (void)waitpid(d->parser_pid, NULL, 0);
-                d->parser_pid = 0;
-        }
+        parser_stop(d);
         for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
                 if (d->clients[i].fd >= 0 && d->clients[i].parsing)
                         respond_error(&d->clients[i], 503, "the request parser restarted");
@@ -1199,12 +1213,7 @@ static void to_parser(struct daemon *d, struct client *c)
                                 c->parse_wait = true;
                                 return;
                         }
-                d->parser = safe_close(d->parser);
-                if (d->parser_pid > 0) {
-                        kill(d->parser_pid, SIGKILL);
-                        (void)waitpid(d->parser_pid, NULL, 0);
-                        d->parser_pid = 0;
-                }
+                parser_stop(d);
                 parser_fresh_start(d);
                 if (d->parser < 0) {
                         c->parse_wait = false;
@@ -1594,11 +1603,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                         client_close(&d->clients[i]);
         (void)unlink(d->sock_path);
         safe_close(d->listen);
-        safe_close(d->parser);
-        if (d->parser_pid > 0) {
-                kill(d->parser_pid, SIGKILL);
-                (void)waitpid(d->parser_pid, NULL, 0);
-        }
+        parser_stop(d);
         reap(d);
         audit_close(d->log);
         close(lock);

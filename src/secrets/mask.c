@@ -220,6 +220,15 @@ void masker_wipe(struct masker *m)
         explicit_bzero(m, sizeof *m);
 }
 
+/* s[0..l) equals the first l bytes of v, ASCII case aside */
+static bool starts_value(const unsigned char *s, size_t l, const struct mask_value *v)
+{
+        size_t j = 0;
+        while (j < l && ascii_lower(v->p[j]) == ascii_lower(s[j]))
+                j++;
+        return j == l;
+}
+
 /* The length of the longest value matching s[0..rem) without regard to ASCII case, and which. */
 static size_t redact_match(const unsigned char *s, size_t rem, const struct mask_value *v, size_t n,
                            size_t *which)
@@ -229,10 +238,7 @@ static size_t redact_match(const unsigned char *s, size_t rem, const struct mask
         for (size_t k = 0; k < n; k++) {
                 if (!value_usable(&v[k]) || v[k].len > rem || v[k].len <= best)
                         continue;
-                size_t j = 0;
-                while (j < v[k].len && ascii_lower(v[k].p[j]) == ascii_lower(s[j]))
-                        j++;
-                if (j == v[k].len) {
+                if (starts_value(s, v[k].len, &v[k])) {
                         best = v[k].len;
                         *which = k;
                 }
@@ -276,15 +282,6 @@ static size_t redact_pass(const unsigned char *s, size_t len, const struct mask_
                 i += l;
         }
         return o;
-}
-
-/* s[i..i+l) equals the first l bytes of v, ASCII case aside */
-static bool starts_value(const unsigned char *s, size_t l, const struct mask_value *v)
-{
-        size_t j = 0;
-        while (j < l && ascii_lower(v->p[j]) == ascii_lower(s[j]))
-                j++;
-        return j == l;
 }
 
 /*

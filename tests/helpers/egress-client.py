@@ -66,6 +66,20 @@ def proxy():
     return socket.create_connection(("127.0.0.1", 3128), timeout=10)
 
 
+def socks(addr, port):
+    """SOCKS5 CONNECT to addr (ATYP and address bytes) and port; prints the
+    reply code and returns the socket if the proxy connected, else None."""
+    s = socket.create_connection(("127.0.0.1", 1080), timeout=10)
+    s.sendall(b"\x05\x01\x00")
+    if s.recv(2) != b"\x05\x00":
+        print("socks greeting refused")
+        return None
+    s.sendall(b"\x05\x01\x00" + addr + port.to_bytes(2, "big"))
+    rep = s.recv(10)
+    print("socks REP=%d" % (rep[1] if len(rep) > 1 else -1))
+    return s if len(rep) > 1 and rep[1] == 0 else None
+
+
 def get_req(url, host=None):
     rest = url.split("://", 1)[1]
     authority = rest.split("/", 1)[0]
@@ -96,16 +110,8 @@ def main():
             s.sendall(sys.argv[2].encode().decode("unicode_escape").encode("latin-1"))
             sys.stdout.write(recv_all(s).decode("latin-1"))
         elif cmd == "socks-ip":
-            s = socket.create_connection(("127.0.0.1", 1080), timeout=10)
-            s.sendall(b"\x05\x01\x00")
-            if s.recv(2) != b"\x05\x00":
-                print("socks greeting refused")
-                return
-            s.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(sys.argv[2])
-                      + int(sys.argv[3]).to_bytes(2, "big"))
-            rep = s.recv(10)
-            print("socks REP=%d" % (rep[1] if len(rep) > 1 else -1))
-            if len(rep) > 1 and rep[1] == 0:
+            s = socks(b"\x01" + socket.inet_aton(sys.argv[2]), int(sys.argv[3]))
+            if s:
                 s.sendall(b"ping\n")
                 print("echo ok" if s.recv(5) == b"ping\n" else "echo wrong")
         elif cmd == "connect":
@@ -136,31 +142,15 @@ def main():
                 got = s.recv(5)
                 print("echo ok" if got == b"ping\n" else "closed" if not got else "echo wrong")
         elif cmd == "socks":
-            s = socket.create_connection(("127.0.0.1", 1080), timeout=10)
-            s.sendall(b"\x05\x01\x00")
-            if s.recv(2) != b"\x05\x00":
-                print("socks greeting refused")
-                return
             host = sys.argv[2].encode()
-            port = int(sys.argv[3])
-            s.sendall(b"\x05\x01\x00\x03" + bytes([len(host)]) + host + port.to_bytes(2, "big"))
-            rep = s.recv(10)
-            print("socks REP=%d" % (rep[1] if len(rep) > 1 else -1))
-            if len(rep) > 1 and rep[1] == 0:
+            s = socks(b"\x03" + bytes([len(host)]) + host, int(sys.argv[3]))
+            if s:
                 s.sendall(b"ping\n")
                 print("echo ok" if s.recv(5) == b"ping\n" else "echo wrong")
         elif cmd == "socks-tls":
-            s = socket.create_connection(("127.0.0.1", 1080), timeout=10)
-            s.sendall(b"\x05\x01\x00")
-            if s.recv(2) != b"\x05\x00":
-                print("socks greeting refused")
-                return
             host = sys.argv[2].encode()
-            port = int(sys.argv[3])
-            s.sendall(b"\x05\x01\x00\x03" + bytes([len(host)]) + host + port.to_bytes(2, "big"))
-            rep = s.recv(10)
-            print("socks REP=%d" % (rep[1] if len(rep) > 1 else -1))
-            if len(rep) > 1 and rep[1] == 0:
+            s = socks(b"\x03" + bytes([len(host)]) + host, int(sys.argv[3]))
+            if s:
                 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
                 ctx.check_hostname = False
                 ctx.verify_mode = ssl.CERT_NONE
