@@ -37,6 +37,12 @@
  *   - Host characters: [A-Za-z0-9._-] only, no empty label (one trailing
  *     dot allowed); ports 1..65535, decimal, no leading zero, not empty.
  *     IPv6 literals are checked against the RFC 4291 text grammar.
+ *   - HTTP/1.0 requests (Python <= 3.11 and socat send CONNECT as 1.0)
+ *     are read with the same rules, except that a Host header is optional
+ *     (the absolute target names the host; one that is present must
+ *     agree), Transfer-Encoding is refused (1.0 has no chunked framing:
+ *     RFC 9112 6.1) and `close` is set (one request per connection). The
+ *     local API (origin form) still takes HTTP/1.1 only.
  *   - CONNECT: a Host header is optional; if present it must name the same
  *     host, and its port, if it has one, the same port (clients differ on
  *     whether they write ":443"). Transfer-Encoding or a non-zero
@@ -499,10 +505,12 @@ static int parse_request_line(const char *buf, size_t eol, struct http_request *
         size_t vn = eol - i;
         if (vn == 8 && memcmp(v, "HTTP/1.1", 8) == 0)
                 return 0;
-        if (vn == 8 && memcmp(v, "HTTP/1.0", 8) == 0)
-                return fail(why, "HTTP/1.0 request refused (HTTP/1.1 only)");
+        if (vn == 8 && memcmp(v, "HTTP/1.0", 8) == 0) {
+                r->http10 = true; /* the caller decides whether it serves 1.0 */
+                return 0;
+        }
         if (vn >= 5 && memcmp(v, "HTTP/", 5) == 0 && !memchr(v, ' ', vn))
-                return fail(why, "HTTP version other than 1.1");
+                return fail(why, "HTTP version other than 1.1 or 1.0");
         return fail(why, "malformed request line (version)");
 }
 
@@ -586,6 +594,8 @@ static int request_parse(const char *buf, size_t len, struct http_request *r, co
                 return k;
         if (origin && r->connect)
                 return fail(why, "CONNECT is not served here");
+        if (origin && r->http10)
+                return fail(why, "HTTP/1.0 request refused (HTTP/1.1 only)");
         k = origin ? parse_origin_target(buf, t0, t1, r, why) : parse_target(buf, t0, t1, r, why);
         if (k < 0)
                 return k;
@@ -625,13 +635,18 @@ static int request_parse(const char *buf, size_t len, struct http_request *r, co
 
         if (cl_count && te_count)
                 return fail(why, "both Content-Length and Transfer-Encoding");
+        if (r->http10 && te_count)
+                return fail(why, "Transfer-Encoding in an HTTP/1.0 request");
+        if (r->http10)
+                r->close = true; /* no keep-alive for 1.0 clients: one request each */
         if (r->connect && (r->chunked || r->content_length > 0))
                 return fail(why, "CONNECT with a request body");
 
         if (origin) {
                 /* a local API: Host is whatever the client says */
         } else if (!host) {
-                if (!r->connect)
+                /* HTTP/1.0 has no Host requirement; the target names the host */
+                if (!r->connect && !r->http10)
                         return fail(why, "missing Host header");
         } else {
                 struct authority ha;

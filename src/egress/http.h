@@ -7,7 +7,8 @@
  * reason): bare LF or CR, obs-fold (a line starting with SP/HTAB), a
  * header name that is not a token, whitespace before the colon, NUL or
  * other control bytes (HTAB allowed in values), HTTP versions other than
- * 1.1 (1.0 too), more than HTTP_HEADERS_MAX headers, a head over
+ * 1.1 and 1.0 (http_origin_request_parse: 1.1 only), Transfer-Encoding in
+ * an HTTP/1.0 request, more than HTTP_HEADERS_MAX headers, a head over
  * HTTP_HEAD_MAX bytes (-E2BIG), two Content-Length headers (even equal)
  * or a list value, Content-Length that is not 1..18 digits,
  * Transfer-Encoding other than exactly "chunked" (case-insensitive), both
@@ -19,9 +20,10 @@
  * TLS goes through CONNECT). The authority must have no userinfo ('@'), no
  * percent-encoding, no empty host; IPv6 literals in brackets. host is
  * returned as written (lower-cased); the caller canonicalises and decides.
- * For absolute form a Host header is required and must name the same
- * host and port (case-insensitive; the default port 80 may be omitted on
- * either side).
+ * For absolute form a Host header is required (optional in HTTP/1.0) and
+ * must name the same host and port (case-insensitive; the default port 80
+ * may be omitted on either side). An HTTP/1.0 request sets `http10` and
+ * `close` (one request per connection; Connection: keep-alive ignored).
  */
 #pragma once
 
@@ -51,7 +53,8 @@ struct http_request {
         struct http_span path;        /* absolute form: from '/' (or "/" if empty: len 0) */
         int64_t content_length;       /* -1: none */
         bool chunked;
-        bool close; /* "Connection: close" */
+        bool close;  /* "Connection: close", or an HTTP/1.0 request */
+        bool http10; /* the request line says HTTP/1.0 */
         struct http_header headers[HTTP_HEADERS_MAX];
         size_t n_headers;
         size_t head_len; /* bytes of the head, CRLFCRLF included */

@@ -143,6 +143,9 @@ struct conn {
         char rule[RULE_TEXT_MAX + 8]; /* "allow <rule>" / "deny <rule>" */
         bool static_host;             /* the name is an operator-declared --add-host */
         bool ip_rule;                 /* an IP/CIDR allow rule covers the address */
+        bool port_rule;               /* the allow rule deciding names explicit ports */
+        bool sniff;   /* tunnel: the client's first bytes not yet judged (TLS or plain) */
+        bool replied; /* the client has its 200 / SOCKS success: no error answer now */
         /* resolver */
         uint16_t qid[2];
         bool qdone[2];
@@ -397,43 +400,142 @@ static void client_send(struct conn *c, const char *s, size_t len)
         c->u2c.len += len;
 }
 
-/* Refuse: record egress.deny (coalesced per host:port), answer, drain. */
-static void deny(struct conn *c, const char *reason, const char *rule, int http_status,
-                 enum socks_reply socks_code)
+/*
+ * What would allow a refused destination, as the operator would write it.
+ * A hint is given only when it names something not already in force:
+ * ALLOW_NAME only when no allow rule matched the name and port, the
+ * address hints only when no IP/CIDR rule covers the address (or the
+ * decision would have gone the other way).
+ */
+enum hint {
+        HINT_NONE,         /* nothing allows it (a malformed request, fronting, ...) */
+        HINT_ALLOW_NAME,   /* --allow-host NAME:PORT */
+        HINT_ALLOW_ADDR,   /* --allow-host ADDR:PORT (an IP literal) */
+        HINT_ADDR_OR_HOST, /* --allow-host ADDR:PORT or --add-host NAME:ADDR */
+        HINT_ADD_HOST,     /* --add-host NAME:ADDR (the name does not resolve) */
+        HINT_DENY_RULE,    /* a deny rule decided: no flag overrides it */
+        HINT_PLAIN,        /* a plain protocol where only TLS is allowed */
+};
+
+/* addr_text as a rule's address: IPv6 in brackets (a port follows). */
+static void addr_rule_text(const struct conn *c, char *out, size_t n)
 {
-        char key[300];
+        snprintf(out, n, strchr(c->addr_text, ':') ? "[%s]" : "%s", c->addr_text);
+}
+
+/*
+ * The flag (or the policy change) that would allow c's destination, into
+ * fix ("" for HINT_NONE). Short: it goes into egress.deny's "fix" field,
+ * the end-of-run summary and the 403 body.
+ */
+static void hint_text(const struct conn *c, enum hint h, char *fix, size_t n)
+{
+        char a[80];
+        addr_rule_text(c, a, sizeof a);
+        switch (h) {
+        case HINT_ALLOW_NAME:
+                snprintf(fix, n, "--allow-host %s:%u", c->host, c->port);
+                break;
+        case HINT_ALLOW_ADDR:
+                snprintf(fix, n, "--allow-host %s:%u", a, c->port);
+                break;
+        case HINT_ADDR_OR_HOST:
+                snprintf(fix, n, "--allow-host %s:%u or --add-host %s:%s", a, c->port, c->host,
+                         c->addr_text);
+                break;
+        case HINT_ADD_HOST:
+                snprintf(fix, n, "--add-host %s:ADDR if the name has a fixed address", c->host);
+                break;
+        case HINT_DENY_RULE:
+                snprintf(fix, n,
+                         "remove \"%s\" from network.deny (deny rules win over allow rules)",
+                         !strncmp(c->rule, "deny ", 5) ? c->rule + 5 : "?");
+                break;
+        case HINT_PLAIN:
+                if (c->port == 443)
+                        snprintf(fix, n, "list 443 in network.plain_ports");
+                else
+                        snprintf(fix, n,
+                                 "--allow-host %s:%u (a rule naming the port allows plain TCP)",
+                                 c->host, c->port);
+                break;
+        case HINT_NONE:
+        default:
+                fix[0] = '\0';
+                break;
+        }
+}
+
+static const char *status_text(int http_status)
+{
+        switch (http_status) {
+        case 403:
+                return "Forbidden";
+        case 502:
+                return "Bad Gateway";
+        case 504:
+                return "Gateway Timeout";
+        default:
+                return "Bad Request";
+        }
+}
+
+/*
+ * Refuse: record egress.deny (coalesced per host:port) with the reason and
+ * the fix, answer (unless the client already has its 200 / SOCKS success:
+ * then the connection just closes), drain. An empty c->host is a request
+ * that named no destination (malformed): its answer gives no hint.
+ */
+static void deny(struct conn *c, const char *reason, const char *rule, int http_status,
+                 enum socks_reply socks_code, enum hint h)
+{
+        char key[300], fix[RULE_TEXT_MAX + 400];
+        hint_text(c, h, fix, sizeof fix);
         snprintf(key, sizeof key, "%s:%u", c->host, c->port);
         struct evf f[] = {
                 {"host", c->host, 0},      {"port", NULL, c->port},
                 {"addr", c->addr_text, 0}, {"rule", rule ? rule : "(none)", 0},
                 {"reason", reason, 0},     {"proto", proto_name[c->proto], 0},
+                {"fix", fix, 0},
         };
         event_async("egress.deny", key, f, ARRAY_SIZE(f));
-        if (c->proto == PR_SOCKS) {
+        if (c->replied) {
+                /* the tunnel is open on the client's side: no answer fits in it */
+        } else if (c->proto == PR_SOCKS) {
                 uint8_t rep[10];
                 socks_reply_build(socks_code, rep);
                 client_send(c, (const char *)rep, sizeof rep);
         } else {
-                char body[1024], msg[1400];
+                char body[2048], msg[2400];
                 char rulepart[RULE_TEXT_MAX + 16] = "";
+                int bl;
                 if (rule)
                         snprintf(rulepart, sizeof rulepart, " (rule %s)", rule);
-                int bl = snprintf(body, sizeof body,
-                                  "ringfence: egress to %s:%u refused: %s%s.\n"
-                                  "To allow it, add \"%s:%u\" to network.allow in the run's "
-                                  "policy, or run with --allow-host %s:%u.\n",
-                                  c->host[0] ? c->host : "?", c->port, reason, rulepart, c->host,
-                                  c->port, c->host, c->port);
+                if (!c->host[0])
+                        bl = snprintf(body, sizeof body, "ringfence: request refused: %s.\n",
+                                      reason);
+                else if (h == HINT_ALLOW_NAME)
+                        bl = snprintf(body, sizeof body,
+                                      "ringfence: egress to %s:%u refused: %s%s.\n"
+                                      "To allow it, add \"%s:%u\" to network.allow in the run's "
+                                      "policy, or run with %s.\n",
+                                      c->host, c->port, reason, rulepart, c->host, c->port, fix);
+                else if (fix[0])
+                        bl = snprintf(body, sizeof body,
+                                      "ringfence: egress to %s:%u refused: %s%s.\n"
+                                      "To allow it, %s%s.\n",
+                                      c->host, c->port, reason, rulepart,
+                                      fix[0] == '-' ? "run with " : "", fix);
+                else
+                        bl = snprintf(body, sizeof body,
+                                      "ringfence: egress to %s:%u refused: %s%s.\n", c->host,
+                                      c->port, reason, rulepart);
                 if (bl < 0 || (size_t)bl >= sizeof body)
                         bl = (int)strlen(body);
                 int ml = snprintf(msg, sizeof msg,
                                   "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
                                   "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-                                  http_status,
-                                  http_status == 403   ? "Forbidden"
-                                  : http_status == 502 ? "Bad Gateway"
-                                                       : "Bad Request",
-                                  bl, body);
+                                  http_status, status_text(http_status), bl, body);
                 if (ml > 0)
                         client_send(c, msg, (size_t)ml < sizeof msg ? (size_t)ml : sizeof msg - 1);
         }
@@ -454,7 +556,7 @@ static bool port_plain(uint16_t port)
  * By name (before any lookup): deny rules first, then the static hosts,
  * then allow rules. Returns true when the name may proceed (c->rule set).
  */
-static bool decide_name(struct conn *c, const char **reason)
+static bool decide_name(struct conn *c, const char **reason, enum hint *hint)
 {
         const struct egress_config *g = E.cfg;
         for (size_t i = 0; i < g->n_deny; i++)
@@ -462,28 +564,40 @@ static bool decide_name(struct conn *c, const char **reason)
                     net_rule_match_host(&g->deny[i], c->host, c->port)) {
                         snprintf(c->rule, sizeof c->rule, "deny %s", g->deny[i].text);
                         *reason = "a deny rule matches";
+                        *hint = HINT_DENY_RULE;
                         return false;
                 }
         for (size_t i = 0; i < g->n_allow; i++)
                 if ((g->allow[i].kind == RULE_HOST || g->allow[i].kind == RULE_SUFFIX) &&
                     net_rule_match_host(&g->allow[i], c->host, c->port)) {
                         snprintf(c->rule, sizeof c->rule, "allow %s", g->allow[i].text);
+                        c->port_rule = g->allow[i].n_ports > 0;
                         return true;
                 }
         *reason = "no allow rule matches (default: no egress)";
+        *hint = HINT_ALLOW_NAME;
         c->rule[0] = '\0';
         return false;
 }
 
-/* An address, once known: deny IP rules, classification, allow IP rules. */
-static bool decide_addr(struct conn *c, int family, const uint8_t addr[16], const char **reason)
+/*
+ * An address, once known: deny IP rules, allow IP rules, then (for a name
+ * not declared with --add-host) its class and whether it is the host's
+ * own. On a refusal *hint says what would allow it: an IP rule for the
+ * address, or (a name) declaring the name's address with --add-host.
+ */
+static bool decide_addr(struct conn *c, int family, const uint8_t addr[16], const char **reason,
+                        enum hint *hint)
 {
+        char text[64];
+        addr_format(addr, family, text, sizeof text);
         const struct egress_config *g = E.cfg;
         for (size_t i = 0; i < g->n_deny; i++)
                 if ((g->deny[i].kind == RULE_IP || g->deny[i].kind == RULE_CIDR) &&
                     net_rule_match_addr(&g->deny[i], addr, family, c->port)) {
                         snprintf(c->rule, sizeof c->rule, "deny %s", g->deny[i].text);
                         *reason = "a deny rule matches the address";
+                        *hint = HINT_DENY_RULE;
                         return false;
                 }
         for (size_t i = 0; i < g->n_allow; i++)
@@ -491,21 +605,26 @@ static bool decide_addr(struct conn *c, int family, const uint8_t addr[16], cons
                     net_rule_match_addr(&g->allow[i], addr, family, c->port)) {
                         snprintf(c->rule, sizeof c->rule, "allow %s", g->allow[i].text);
                         c->ip_rule = true;
+                        c->port_rule = g->allow[i].n_ports > 0;
                         return true; /* an explicit IP/CIDR allow covers any class */
                 }
         if (c->static_host)
                 return true; /* the operator declared this name's address */
         enum addr_class k = addr_classify(addr, family);
         if (k != ADDR_PUBLIC) {
-                static char why[64];
-                snprintf(why, sizeof why, "the address is %s", addr_class_name(k));
+                static char why[128];
+                snprintf(why, sizeof why, "the address is %s (%s)", addr_class_name(k), text);
                 *reason = why;
+                *hint = HINT_ADDR_OR_HOST;
                 return false;
         }
         for (size_t i = 0; i < g->n_own; i++)
                 if (g->own_family[i] == family &&
                     !memcmp(g->own[i], addr, family == AF_INET ? 4 : 16)) {
-                        *reason = "the address is this host's own";
+                        static char why[128];
+                        snprintf(why, sizeof why, "the address is this host's own (%s)", text);
+                        *reason = why;
+                        *hint = HINT_ADDR_OR_HOST;
                         return false;
                 }
         return true;
@@ -547,36 +666,77 @@ static void start_resolve(struct conn *c)
         conn_to(c, CS_RESOLVE);
         dns_send(c);
         if (c->dfd < 0)
-                deny(c, "no nameserver is reachable", NULL, 403, SOCKS_HOST_UNREACHABLE);
+                deny(c, "the name does not resolve: no nameserver is reachable", NULL, 502,
+                     SOCKS_HOST_UNREACHABLE, HINT_ADD_HOST);
 }
 
 static void have_address(struct conn *c);
 
+/*
+ * Why the resolver gave no address: its answer for A (and AAAA), by name.
+ * A query still unanswered counts as "no answer" (the deadline passed).
+ */
+static const char *no_address_reason(const struct conn *c)
+{
+        static char why[160];
+        static const char *const rcode_name[] = {
+                [0] = "NOERROR",  [1] = "FORMERR", [2] = "SERVFAIL",
+                [3] = "NXDOMAIN", [4] = "NOTIMP",  [5] = "REFUSED",
+        };
+        char part[2][48];
+        for (int q = 0; q < 2; q++) {
+                uint8_t rc = c->ans[q].rcode;
+                if (!c->qdone[q])
+                        snprintf(part[q], sizeof part[q], "no answer (timeout)");
+                else if (rc == 0)
+                        snprintf(part[q], sizeof part[q], "NOERROR without an address");
+                else if (rc < ARRAY_SIZE(rcode_name))
+                        snprintf(part[q], sizeof part[q], "%s", rcode_name[rc]);
+                else
+                        snprintf(part[q], sizeof part[q], "rcode %u", rc);
+        }
+        if (!strcmp(part[0], part[1]))
+                snprintf(why, sizeof why, "the name does not resolve: %s", part[0]);
+        else
+                snprintf(why, sizeof why, "the name does not resolve: %s (A), %s (AAAA)", part[0],
+                         part[1]);
+        return why;
+}
+
 static void resolved(struct conn *c)
 {
-        const char *reason = "the name does not resolve";
+        const char *reason = NULL;
+        enum hint hint = HINT_NONE;
         char name_rule[sizeof c->rule];
+        bool name_port_rule = c->port_rule;
         c->dfd = unwatch_close(c, W_DNS, c->dfd);
         memcpy(name_rule, c->rule, sizeof name_rule);
         for (int q = 0; q < 2; q++)
                 for (size_t i = 0; i < c->ans[q].n; i++) {
                         const char *why = NULL;
-                        memcpy(c->rule, name_rule, sizeof c->rule); /* each address on its own */
-                        if (decide_addr(c, c->ans[q].family[i], c->ans[q].addr[i], &why)) {
+                        /* each address on its own */
+                        memcpy(c->rule, name_rule, sizeof c->rule);
+                        c->port_rule = name_port_rule;
+                        addr_format(c->ans[q].addr[i], c->ans[q].family[i], c->addr_text,
+                                    sizeof c->addr_text);
+                        if (decide_addr(c, c->ans[q].family[i], c->ans[q].addr[i], &why, &hint)) {
                                 c->family = c->ans[q].family[i];
                                 memcpy(c->addr, c->ans[q].addr[i], 16);
-                                addr_format(c->addr, c->family, c->addr_text, sizeof c->addr_text);
                                 have_address(c);
                                 return;
                         }
                         reason = why;
-                        addr_format(c->ans[q].addr[i], c->ans[q].family[i], c->addr_text,
-                                    sizeof c->addr_text);
                         if (!strncmp(c->rule, "deny ", 5))
                                 goto refuse; /* an address of the name is denied: so is the name */
                 }
+        if (!reason) {
+                /* no address at all: the resolver's answer, as a gateway error */
+                c->addr_text[0] = '\0';
+                deny(c, no_address_reason(c), NULL, 502, SOCKS_HOST_UNREACHABLE, HINT_ADD_HOST);
+                return;
+        }
 refuse:
-        deny(c, reason, c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED);
+        deny(c, reason, c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED, hint);
 }
 
 static void on_dns(struct conn *c)
@@ -608,12 +768,8 @@ static void dns_timeout(struct conn *c)
                 if (c->dfd >= 0)
                         return;
         }
-        if (c->qdone[0] || c->qdone[1]) {
-                resolved(c);
-                return;
-        }
-        c->addr_text[0] = '\0';
-        deny(c, "name resolution timed out", NULL, 403, SOCKS_HOST_UNREACHABLE);
+        /* what did answer decides; none: resolved() says the resolver timed out */
+        resolved(c);
 }
 
 /*
@@ -641,6 +797,46 @@ static void record_close(struct conn *c)
 /* ---- dialling --------------------------------------------------------------------- */
 
 static int64_t record_request(struct conn *c, bool sync);
+
+/*
+ * The allowed upstream did not take the connection (errno e): a gateway
+ * error naming the address, never a policy hint (the rule is in force).
+ * Refused → 502, timed out → 504, unreachable and the rest → 502.
+ */
+static void upstream_failed(struct conn *c, int e)
+{
+        char why[160], a[80];
+        int status = 502;
+        enum socks_reply rep = SOCKS_HOST_UNREACHABLE;
+        const char *what;
+
+        addr_rule_text(c, a, sizeof a);
+        switch (e) {
+        case ECONNREFUSED:
+                what = "refused the connection";
+                rep = SOCKS_CONN_REFUSED;
+                break;
+        case ETIMEDOUT:
+                what = "did not answer (connect timed out)";
+                status = 504;
+                break;
+        case ENETUNREACH:
+                what = "is unreachable (no route to its network)";
+                rep = SOCKS_NET_UNREACHABLE;
+                break;
+        case EHOSTUNREACH:
+                what = "is unreachable (no route to the host)";
+                break;
+        default:
+                what = "could not be connected to";
+                rep = SOCKS_GENERAL_FAILURE;
+                break;
+        }
+        snprintf(why, sizeof why, "the upstream %s:%u %s", a, c->port, what);
+        c->ufd = unwatch_close(c, W_UP, c->ufd);
+        c->allowed = false;
+        deny(c, why, c->rule, status, rep, HINT_NONE);
+}
 
 static void dial(struct conn *c)
 {
@@ -673,7 +869,7 @@ static void dial(struct conn *c)
                 deny(c,
                      r == -EDQUOT ? "the run is over its audit budget"
                                   : "the connection could not be recorded",
-                     c->rule, 403, SOCKS_GENERAL_FAILURE);
+                     c->rule, 403, SOCKS_GENERAL_FAILURE, HINT_NONE);
                 return;
         }
         c->allowed = true;
@@ -698,8 +894,7 @@ static void dial(struct conn *c)
         }
         if (c->ufd < 0 ||
             (connect(c->ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS)) {
-                c->ufd = unwatch_close(c, W_UP, c->ufd);
-                deny(c, "the connection failed", c->rule, 502, SOCKS_CONN_REFUSED);
+                upstream_failed(c, errno);
                 return;
         }
         snprintf(c->cur_host, sizeof c->cur_host, "%s", c->host);
@@ -711,17 +906,29 @@ static void dial(struct conn *c)
 /* Forward the current request head, rewritten for the origin server. */
 static void send_request_head(struct conn *c);
 
+/*
+ * A tunnel (CONNECT or SOCKS alike) is one of three kinds:
+ *   - to a port in network.plain_ports: dialled, then opened, bytes as they come;
+ *   - allowed by a rule that names the port (--allow-host db.internal:5432),
+ *     port 443 excepted: dialled, then opened, and the client's first
+ *     bytes judged before any goes up (tunnel_sniff): a stream that opens
+ *     like TLS must be a ClientHello naming the host; anything else is
+ *     the plain protocol the rule's port was allowed for;
+ *   - otherwise (a rule for any port, or 443): a TLS port. Answered first,
+ *     the ClientHello read and its SNI checked, then dialled.
+ */
 static void have_address(struct conn *c)
 {
-        if ((c->proto == PR_CONNECT || c->proto == PR_SOCKS) && !port_plain(c->port)) {
-                /* a tunnel to a TLS port (CONNECT or SOCKS alike): answer
-                 * first, read the ClientHello, check its SNI, then dial */
+        bool tunnel = c->proto == PR_CONNECT || c->proto == PR_SOCKS;
+        c->sniff = tunnel && !port_plain(c->port) && c->port_rule && c->port != 443;
+        if (tunnel && !port_plain(c->port) && !c->sniff) {
                 if (c->proto == PR_SOCKS) {
                         uint8_t rep[10];
                         socks_reply_build(SOCKS_OK, rep);
                         client_send(c, (const char *)rep, sizeof rep);
                 } else
                         client_send(c, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+                c->replied = true;
                 conn_to(c, CS_SNI);
                 return;
         }
@@ -735,15 +942,18 @@ static void route(struct conn *c)
         uint8_t addr[16];
         int family;
 
-        c->static_host = c->ip_rule = false;
+        c->static_host = c->ip_rule = c->port_rule = false;
         c->addr_text[0] = '\0';
         if (net_ip_parse(c->host, strlen(c->host), false, addr, &family) == 0) {
                 /* an IP literal: only an IP/CIDR rule may allow it */
                 addr_format(addr, family, c->addr_text, sizeof c->addr_text);
                 c->rule[0] = '\0';
-                if (!decide_addr(c, family, addr, &reason) || !c->ip_rule) {
+                enum hint hint = HINT_ALLOW_ADDR;
+                if (!decide_addr(c, family, addr, &reason, &hint) || !c->ip_rule) {
+                        /* a literal has no name to declare: only an IP rule helps */
                         deny(c, reason ? reason : "IP literals need an IP or CIDR allow rule",
-                             c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED);
+                             c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED,
+                             hint == HINT_DENY_RULE ? HINT_DENY_RULE : HINT_ALLOW_ADDR);
                         return;
                 }
                 c->family = family;
@@ -755,12 +965,13 @@ static void route(struct conn *c)
         if (net_host_canonical(c->host, strlen(c->host), canon, &reason) < 0 ||
             net_host_is_ip_spelling(canon)) {
                 deny(c, reason ? reason : "an IP address in an unusual spelling", NULL, 403,
-                     SOCKS_NOT_ALLOWED);
+                     SOCKS_NOT_ALLOWED, HINT_NONE);
                 return;
         }
         snprintf(c->host, sizeof c->host, "%s", canon);
-        if (!decide_name(c, &reason)) {
-                deny(c, reason, c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED);
+        enum hint hint = HINT_NONE;
+        if (!decide_name(c, &reason, &hint)) {
+                deny(c, reason, c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED, hint);
                 return;
         }
         for (size_t i = 0; i < E.cfg->n_hosts; i++)
@@ -769,8 +980,8 @@ static void route(struct conn *c)
                         c->family = E.cfg->hosts[i].family;
                         memcpy(c->addr, E.cfg->hosts[i].addr, 16);
                         addr_format(c->addr, c->family, c->addr_text, sizeof c->addr_text);
-                        if (!decide_addr(c, c->family, c->addr, &reason)) {
-                                deny(c, reason, c->rule, 403, SOCKS_NOT_ALLOWED);
+                        if (!decide_addr(c, c->family, c->addr, &reason, &hint)) {
+                                deny(c, reason, c->rule, 403, SOCKS_NOT_ALLOWED, hint);
                                 return;
                         }
                         have_address(c);
@@ -788,7 +999,8 @@ static void on_head(struct conn *c)
         if (r == 0) {
                 if (c->in_len >= HTTP_HEAD_MAX) {
                         c->proto = PR_HTTP;
-                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);
+                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
+                             HINT_NONE);
                 }
                 return;
         }
@@ -796,7 +1008,7 @@ static void on_head(struct conn *c)
                 c->proto = PR_HTTP;
                 c->host[0] = '\0';
                 deny(c, r == -E2BIG ? "request head too large" : why, NULL, 400,
-                     SOCKS_GENERAL_FAILURE);
+                     SOCKS_GENERAL_FAILURE, HINT_NONE);
                 return;
         }
         const struct http_request *rq = &c->rq;
@@ -905,7 +1117,8 @@ static void send_request_head(struct conn *c)
 
         if (!c->req_recorded && record_request(c, true) <= 0) {
                 c->ufd = unwatch_close(c, W_UP, c->ufd);
-                deny(c, "the request could not be recorded", c->rule, 403, SOCKS_GENERAL_FAILURE);
+                deny(c, "the request could not be recorded", c->rule, 403, SOCKS_GENERAL_FAILURE,
+                     HINT_NONE);
                 return;
         }
         c->req_recorded = false;
@@ -913,10 +1126,22 @@ static void send_request_head(struct conn *c)
          * any trace headers of the run's, then ringfence's attribution */
         struct relay *o = &c->c2u;
         o->off = 0;
-        int n = snprintf(o->d, RELAY_BUF, "%s %.*s HTTP/1.1\r\n", c->method,
+        /* an HTTP/1.0 request goes up as 1.0: the answer then has no
+         * chunked framing the client could not read, and ends the connection;
+         * one without a Host gets one from its target (RFC 9112 3.2) */
+        int n = snprintf(o->d, RELAY_BUF, "%s %.*s HTTP/1.%c\r\n", c->method,
                          (int)(rq->path.len ? rq->path.len : 1),
-                         rq->path.len ? c->in + rq->path.off : "/");
+                         rq->path.len ? c->in + rq->path.off : "/", rq->http10 ? '0' : '1');
         size_t len = n > 0 ? (size_t)n : 0;
+        if (!http_header_find(rq, c->in, "host")) {
+                char port[8] = "";
+                if (c->port != 80)
+                        snprintf(port, sizeof port, ":%u", c->port);
+                n = snprintf(o->d + len, RELAY_BUF - len,
+                             rq->host_is_ipv6 ? "Host: [%s]%s\r\n" : "Host: %s%s\r\n", c->host,
+                             port);
+                len += n > 0 ? (size_t)n : 0;
+        }
         for (size_t i = 0; i < rq->n_headers; i++) {
                 const struct http_header *h = &rq->headers[i];
                 const char *name = c->in + h->name.off;
@@ -927,7 +1152,8 @@ static void send_request_head(struct conn *c)
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
                         /* never forward a head with a header left out */
                         c->ufd = unwatch_close(c, W_UP, c->ufd);
-                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);
+                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
+                             HINT_NONE);
                         return;
                 }
                 len += (size_t)n;
@@ -938,7 +1164,7 @@ static void send_request_head(struct conn *c)
                 c->trace, c->span, E.cfg->run_id, E.cfg->agent);
         if (n < 0 || (size_t)n >= RELAY_BUF - len) {
                 c->ufd = unwatch_close(c, W_UP, c->ufd);
-                deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE);
+                deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE, HINT_NONE);
                 return;
         }
         o->len = len + (size_t)n;
@@ -1088,7 +1314,7 @@ static void on_socks(struct conn *c)
         if (r < 0 || rq.cmd != 1) {
                 c->host[0] = '\0';
                 deny(c, r < 0 ? "malformed SOCKS request" : "only CONNECT is served", NULL, 400,
-                     r < 0 ? rep : SOCKS_CMD_UNSUPPORTED);
+                     r < 0 ? rep : SOCKS_CMD_UNSUPPORTED, HINT_NONE);
                 return;
         }
         memmove(c->in, c->in + r, c->in_len - (size_t)r);
@@ -1282,39 +1508,75 @@ static void quota_check(struct conn *c)
         }
 }
 
-static void on_sni(struct conn *c)
+/*
+ * Judge a tunnel's first client bytes buf[0..len) against c->host.
+ * `must_tls`: a TLS port, where anything but a ClientHello naming the host
+ * is refused; otherwise (a rule naming the port) a stream that does not
+ * open like TLS (first byte not a TLS record type, 20..24) is plain and
+ * passes, and one that does is held to the same SNI rule. Returns 1 to
+ * pass, 0 to wait for more bytes, -1 refused (egress.deny recorded, the
+ * connection to close: the client already has its 200).
+ */
+static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, size_t cap,
+                             bool must_tls)
 {
         char sni[TLS_SNI_MAX + 1];
         const char *why = "";
-        enum tls_sni_result r = tls_client_hello_sni((uint8_t *)c->in, c->in_len, sni, &why);
+        if (len == 0)
+                return 0;
+        if (!must_tls && (buf[0] < 20 || buf[0] > 24))
+                return 1; /* a plain protocol, on the port the rule names */
+        enum tls_sni_result r = tls_client_hello_sni(buf, len, sni, &why);
         if (r == TLS_NEED_MORE) {
-                if (c->in_len >= sizeof c->in)
-                        r = TLS_MALFORMED;
-                else
-                        return;
+                if (len < cap)
+                        return 0;
+                r = TLS_MALFORMED;
         }
         const char *reason = NULL;
+        enum hint hint = HINT_NONE;
         if (r == TLS_SNI_ABSENT)
                 reason = "the TLS ClientHello names no server (SNI)";
-        else if (r == TLS_NOT_TLS)
-                reason = "not TLS; list the port in network.plain_ports to allow other protocols";
+        else if (r == TLS_NOT_TLS && must_tls) {
+                reason = "not TLS; only TLS with the host's name passes on this port";
+                hint = HINT_PLAIN;
+        } else if (r == TLS_NOT_TLS)
+                reason = "a TLS record that is not a ClientHello opens the stream";
         else if (r == TLS_MALFORMED)
                 reason = "malformed TLS ClientHello";
         else if (strcmp(sni, c->host) != 0)
                 reason = "the TLS SNI differs from the CONNECT host (domain fronting)";
-        if (reason) {
-                char key[300];
-                snprintf(key, sizeof key, "%s:%u", c->host, c->port);
-                struct evf f[] = {{"host", c->host, 0},
-                                  {"port", NULL, c->port},
-                                  {"sni", r == TLS_SNI_FOUND ? sni : "", 0},
-                                  {"reason", reason, 0},
-                                  {"proto", proto_name[c->proto], 0}};
-                event_async("egress.deny", key, f, ARRAY_SIZE(f));
-                c->st = CS_DEAD; /* the 200 is out: just close the tunnel */
-                return;
-        }
-        dial(c);
+        if (!reason)
+                return 1;
+        char key[300], fix[RULE_TEXT_MAX + 400];
+        hint_text(c, hint, fix, sizeof fix);
+        snprintf(key, sizeof key, "%s:%u", c->host, c->port);
+        struct evf f[] = {{"host", c->host, 0},
+                          {"port", NULL, c->port},
+                          {"sni", r == TLS_SNI_FOUND ? sni : "", 0},
+                          {"reason", reason, 0},
+                          {"proto", proto_name[c->proto], 0},
+                          {"fix", fix, 0}};
+        event_async("egress.deny", key, f, ARRAY_SIZE(f));
+        c->st = CS_DEAD; /* the 200 is out: just close the tunnel */
+        return -1;
+}
+
+static void on_sni(struct conn *c)
+{
+        if (judge_first_bytes(c, (const uint8_t *)c->in, c->in_len, sizeof c->in, true) > 0)
+                dial(c);
+}
+
+/*
+ * A tunnel opened by a rule naming its port: hold the client's bytes (in
+ * c2u) until judge_first_bytes() passes them; nothing goes up before.
+ */
+static void tunnel_sniff(struct conn *c)
+{
+        int k = judge_first_bytes(c, (const uint8_t *)c->c2u.d + c->c2u.off, c->c2u.len,
+                                  RELAY_BUF - c->c2u.off, false);
+        if (k > 0)
+                c->sniff = false;
 }
 
 static void conn_step(struct conn *c, short cre, short ure, short dre)
@@ -1382,22 +1644,23 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 int e = 0;
                 socklen_t l = sizeof e;
                 if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e) {
-                        c->ufd = unwatch_close(c, W_UP, c->ufd);
-                        c->allowed = false;
-                        deny(c, "the connection failed", c->rule, 502, SOCKS_CONN_REFUSED);
+                        upstream_failed(c, e ? e : errno);
                         return;
                 }
                 c->deadline = now_ms() + EGRESS_IDLE_MS;
                 if (c->proto == PR_SOCKS) {
-                        if (port_plain(c->port)) {
+                        if (!c->replied) {
                                 uint8_t rep[10];
                                 socks_reply_build(SOCKS_OK, rep);
                                 client_send(c, (const char *)rep, sizeof rep);
+                                c->replied = true;
                         }
                         conn_to(c, CS_TUNNEL);
                 } else if (c->proto == PR_CONNECT) {
-                        if (port_plain(c->port))
+                        if (!c->replied) {
                                 client_send(c, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+                                c->replied = true;
+                        }
                         conn_to(c, CS_TUNNEL);
                 } else {
                         send_request_head(c);
@@ -1409,6 +1672,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         c->c2u.len = c->in_len;
                         c->in_len = 0;
                 }
+                if (c->st == CS_TUNNEL && c->sniff)
+                        tunnel_sniff(c); /* they may be all the client sends first */
                 return;
         }
         if (c->st == CS_BODY)
@@ -1451,8 +1716,10 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 } else if (c->st == CS_RESP)
                         on_response_bytes(c, start);
         }
+        if (c->st == CS_TUNNEL && c->sniff)
+                tunnel_sniff(c);
         /* write what there is now, not only after the next poll says so */
-        if (c->ufd >= 0 && c->c2u.len && c->st != CS_DIAL && c->st != CS_DEAD)
+        if (c->ufd >= 0 && c->c2u.len && c->st != CS_DIAL && c->st != CS_DEAD && !c->sniff)
                 if (relay_write(c->ufd, &c->c2u) < 0)
                         c->st = CS_DEAD;
         if (c->u2c.len && c->st != CS_DEAD)
@@ -1494,7 +1761,7 @@ static void conn_watch(struct conn *c)
                       (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
                      c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
         bool wr_client = c->u2c.len || c->pd.len;
-        bool wr_up = c->c2u.len || c->pu.len || c->st == CS_DIAL;
+        bool wr_up = (c->c2u.len && !c->sniff) || c->pu.len || c->st == CS_DIAL;
         watch(c, W_CLIENT, c->cfd, (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
         watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
         watch(c, W_DNS, c->dfd, EPOLLIN);
@@ -1511,11 +1778,14 @@ static void conn_expire(struct conn *c, int64_t now)
         if (c->st == CS_RESOLVE && now >= c->dns_deadline)
                 dns_timeout(c);
         else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {
-                if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
-                    c->st == CS_DIAL || c->st == CS_DRAIN || c->st == CS_SNI)
+                if (c->st == CS_DIAL)
+                        upstream_failed(c, ETIMEDOUT); /* a 504, or the SOCKS reply */
+                else if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
+                         c->st == CS_DRAIN || c->st == CS_SNI)
                         c->st = CS_DEAD;
                 else
-                        deny(c, "timed out waiting for the request", NULL, 400, SOCKS_TTL_EXPIRED);
+                        deny(c, "timed out waiting for the request", NULL, 400, SOCKS_TTL_EXPIRED,
+                             HINT_NONE);
         }
 }
 

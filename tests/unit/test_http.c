@@ -97,7 +97,8 @@ static bool same_request(const struct http_request *a, const struct http_request
             a->connect != b->connect || a->host_is_ipv6 != b->host_is_ipv6 ||
             a->path.off != b->path.off || a->path.len != b->path.len ||
             a->method.len != b->method.len || a->content_length != b->content_length ||
-            a->chunked != b->chunked || a->close != b->close || a->n_headers != b->n_headers)
+            a->chunked != b->chunked || a->close != b->close || a->http10 != b->http10 ||
+            a->n_headers != b->n_headers)
                 return false;
         for (size_t i = 0; i < a->n_headers; i++)
                 if (memcmp(&a->headers[i], &b->headers[i], sizeof a->headers[i]) != 0)
@@ -372,8 +373,6 @@ static void test_refusals(void)
         refused(HDR("NoColon" CRLF), "without a colon", "header line without a colon");
 
         /* request line */
-        refused("GET http://a.example/ HTTP/1.0" CRLF "Host: a.example" CRLF CRLF, "HTTP/1.0",
-                "HTTP/1.0 request");
         refused("GET http://a.example/ HTTP/1.2" CRLF "Host: a.example" CRLF CRLF,
                 "version other than 1.1", "HTTP/1.2 request");
         refused("GET http://a.example/ HTTP/2.0" CRLF "Host: a.example" CRLF CRLF,
@@ -819,10 +818,72 @@ static void test_chunked(void)
            "... is sticky: later feeds are refused too");
 }
 
+/*
+ * HTTP/1.0 (issue 13): Python <= 3.11 (urllib, requests, pip) and socat's
+ * PROXY: send "CONNECT host:port HTTP/1.0"; old clients send absolute-form
+ * 1.0 requests without Host. Both are read; the 1.0-specific refusals hold.
+ */
+static void test_http10(void)
+{
+        static struct http_request r;
+        const char *why = NULL;
+        const char *s = "CONNECT pypi.example:443 HTTP/1.0" CRLF CRLF;
+
+        is_int(req(s, &r, &why), strlen(s), "HTTP/1.0 CONNECT (Python 3.11 urllib's exact bytes)");
+        ok(r.connect && r.http10 && r.close, "... connect, http10, close");
+        is_str(r.host, "pypi.example", "... host");
+        is_int(r.port, 443, "... port");
+        request_every_split(s, "HTTP/1.0 CONNECT");
+
+        s = "CONNECT db.example:5432 HTTP/1.0" CRLF "Host: db.example:5432" CRLF CRLF;
+        is_int(req(s, &r, &why), strlen(s), "HTTP/1.0 CONNECT with a Host (socat PROXY:)");
+        is_int(r.port, 5432, "... port 5432");
+
+        s = "GET http://a.example:8080/x?y HTTP/1.0" CRLF "User-Agent: old" CRLF CRLF;
+        is_int(req(s, &r, &why), strlen(s), "HTTP/1.0 absolute form without Host");
+        ok(!r.connect && r.http10 && r.close, "... http10, close (one request per connection)");
+        is_str(r.host, "a.example", "... host from the target");
+        is_int(r.port, 8080, "... port from the target");
+        ok(span_is(s, r.path, "/x?y"), "... path");
+        request_every_split(s, "HTTP/1.0 absolute form");
+
+        s = "GET http://a.example/ HTTP/1.0" CRLF "Host: a.example" CRLF
+            "Connection: keep-alive" CRLF CRLF;
+        is_int(req(s, &r, &why), strlen(s), "HTTP/1.0 with a matching Host and keep-alive");
+        ok(r.close, "... still one request per connection");
+
+        s = "GET http://a.example/ HTTP/1.1" CRLF "Host: a.example" CRLF CRLF;
+        is_int(req(s, &r, &why), strlen(s), "control: HTTP/1.1");
+        ok(!r.http10 && !r.close, "... not http10, keep-alive");
+
+        refused("GET http://a.example/ HTTP/1.0" CRLF "Host: b.example" CRLF CRLF, "another host",
+                "HTTP/1.0 whose Host names another host");
+        refused("GET http://a.example/ HTTP/1.1" CRLF CRLF, "missing Host",
+                "HTTP/1.1 without Host (control: only 1.0 may omit it)");
+        refused("POST http://a.example/ HTTP/1.0" CRLF "Transfer-Encoding: chunked" CRLF CRLF,
+                "Transfer-Encoding in an HTTP/1.0", "HTTP/1.0 with Transfer-Encoding");
+        refused("CONNECT a.example:443 HTTP/1.0" CRLF "Content-Length: 5" CRLF CRLF,
+                "CONNECT with a request body", "HTTP/1.0 CONNECT with a body");
+        refused("CONNECT a.example HTTP/1.0" CRLF CRLF, "without a port",
+                "HTTP/1.0 CONNECT without a port");
+        refused("GET http://a.example/ HTTP/1.00" CRLF CRLF, "version other than 1.1", "HTTP/1.00");
+        refused("GET http://a.example/ http/1.0" CRLF CRLF, "malformed request line",
+                "lower-case http/1.0");
+
+        /* the daemon's local API stays HTTP/1.1 only */
+        s = "GET /v1/runs HTTP/1.0" CRLF CRLF;
+        int k = http_origin_request_parse(s, strlen(s), &r, &why);
+        ok(k == -EBADMSG && why && strstr(why, "HTTP/1.0"), "origin form (local API): 1.0 refused");
+        s = "GET /v1/runs HTTP/1.1" CRLF CRLF;
+        is_int(http_origin_request_parse(s, strlen(s), &r, &why), strlen(s),
+               "control: origin form 1.1 read");
+}
+
 int main(void)
 {
         test_absolute_form();
         test_connect();
+        test_http10();
         test_incomplete_and_limits();
         test_refusals();
         test_smuggling();
