@@ -62,6 +62,7 @@ enum {
         OPT_LOG_MAX,
         OPT_EXPECT_WORKSPACE,
         OPT_CALLER_UID,
+        OPT_QUIET,
 };
 
 static const struct option run_options[] = {
@@ -94,6 +95,7 @@ static const struct option run_options[] = {
         {"log-max", required_argument, NULL, OPT_LOG_MAX},
         {"expect-workspace", required_argument, NULL, OPT_EXPECT_WORKSPACE},
         {"caller-uid", required_argument, NULL, OPT_CALLER_UID},
+        {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -139,6 +141,7 @@ static void run_usage(FILE *f)
               "      --expect-workspace DEV:INO  refuse unless the workspace is this inode\n"
               "                            (the daemon passes the one it checked)\n"
               "      --caller-uid UID      root only: whom the run is started for (ps shows it)\n"
+              "      --quiet               no end-of-run summary of refused egress on stderr\n"
               "  -h, --help                this help\n"
               "\n"
               "Exit status: the command's; 128+N if it died of signal N; 124 on timeout;\n"
@@ -172,6 +175,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         case OPT_LOG_MAX:
         case OPT_EXPECT_WORKSPACE:
         case OPT_CALLER_UID:
+        case OPT_QUIET:
                 return 0; /* cmd_run's own */
         case 'p':
                 free(*policy_file);
@@ -433,7 +437,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
-        bool mask_output = false, detach = false, expect_ws = false;
+        bool mask_output = false, detach = false, expect_ws = false, quiet = false;
         unsigned long long expect_dev = 0, expect_ino = 0;
         long long caller_uid = -1;
         uint64_t log_max = 0;
@@ -477,6 +481,8 @@ int cmd_run(int argc, char **argv)
                         mask_output = true;
                 if (c == OPT_DETACH)
                         detach = true;
+                if (c == OPT_QUIET)
+                        quiet = true;
                 if (c == OPT_LOG_MAX && (parse_size(optarg, &log_max) < 0 || !log_max)) {
                         cli_error("run: --log-max %s: a size such as 64M", optarg);
                         return RF_EXIT_REFUSED;
@@ -818,7 +824,14 @@ int cmd_run(int argc, char **argv)
                                         .grants = grants,
                                         .mask_output = mask_output,
                                         .log_max = log_max};
+        /* what the egress process refused, for one summary at the end */
+        struct egress_refusals refusals = {0};
+        egress_refusals_track(&refusals, grants ? grants_redact : NULL, grants);
         int status = supervisor_run(plan, cg, &services, &err);
+        egress_refusals_track(NULL, NULL, NULL);
+        if (!quiet)
+                egress_refusals_print(&refusals, stderr);
+        egress_refusals_free(&refusals);
         egress_config_free(&egress);
         rc.reg = registry_remove(rc.reg);
         clock_gettime(CLOCK_MONOTONIC, &t1);

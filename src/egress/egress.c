@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <ifaddrs.h>
 #include <linux/audit.h>
@@ -366,6 +367,181 @@ static const struct {
         {"egress.close", NULL},   {"egress.limit", "refusals by limit"},
 };
 
+/* ---- the refusals of the run, for its end-of-run summary ------------------------ */
+
+static struct {
+        struct egress_refusals *t;
+        int (*redact)(void *, const char *, char **);
+        void *ctx;
+} tally;
+
+void egress_refusals_track(struct egress_refusals *t, int (*redact)(void *, const char *, char **),
+                           void *ctx)
+{
+        tally.t = t;
+        tally.redact = redact;
+        tally.ctx = ctx;
+}
+
+/* s (NULL: "") into out[n], redacted; cut at n - 1 bytes. */
+static void tally_copy(char *out, size_t n, const char *s)
+{
+        char *red = NULL;
+        if (!s)
+                s = "";
+        if (tally.redact && tally.redact(tally.ctx, s, &red) > 0 && red)
+                s = red;
+        snprintf(out, n, "%s", s);
+        free(red);
+}
+
+/* One egress.deny with these fields (host, port, reason, fix), counted. */
+static void tally_add(const struct audit_field *f, size_t nf)
+{
+        struct egress_refusals *t = tally.t;
+        const char *host = NULL, *reason = NULL, *fix = NULL;
+        int64_t port = 0;
+        if (!t)
+                return;
+        for (size_t i = 0; i < nf; i++) {
+                if (!strcmp(f[i].key, "host") && f[i].type == AUDIT_STR)
+                        host = f[i].s;
+                else if (!strcmp(f[i].key, "port") && f[i].type == AUDIT_INT)
+                        port = f[i].i;
+                else if (!strcmp(f[i].key, "reason") && f[i].type == AUDIT_STR)
+                        reason = f[i].s;
+                else if (!strcmp(f[i].key, "fix") && f[i].type == AUDIT_STR)
+                        fix = f[i].s;
+        }
+        struct egress_refusal e = {.count = 1};
+        char h[EGRESS_DEST_MAX];
+        tally_copy(h, sizeof h - 8, host);
+        if (h[0])
+                snprintf(e.dest, sizeof e.dest, strchr(h, ':') ? "[%s]:%" PRId64 : "%s:%" PRId64, h,
+                         port);
+        else
+                snprintf(e.dest, sizeof e.dest, "(malformed request)");
+        tally_copy(e.reason, sizeof e.reason, reason);
+        tally_copy(e.fix, sizeof e.fix, fix);
+        t->total++;
+        for (size_t i = 0; i < t->n; i++)
+                if (!strcmp(t->v[i].dest, e.dest) && !strcmp(t->v[i].reason, e.reason) &&
+                    !strcmp(t->v[i].fix, e.fix)) {
+                        t->v[i].count++;
+                        return;
+                }
+        if (!t->v && !(t->v = calloc(EGRESS_REFUSALS_MAX, sizeof *t->v))) {
+                t->overflow++;
+                return;
+        }
+        if (t->n == EGRESS_REFUSALS_MAX) {
+                t->overflow++;
+                return;
+        }
+        t->v[t->n++] = e;
+}
+
+/*
+ * s escaped for a terminal into out (4 * strlen(s) + 1 bytes): printable
+ * ASCII and well-formed UTF-8 above U+009F as they are; C0 controls, DEL,
+ * C1 (U+0080..U+009F) and bytes of invalid UTF-8 as \xNN, a backslash as
+ * \\. A small local copy: src/shared has no display escaper yet.
+ */
+static void display_escape(const char *s, char *out)
+{
+        static const char hexd[] = "0123456789abcdef";
+        const unsigned char *p = (const unsigned char *)s;
+        char *o = out;
+        while (*p) {
+                unsigned char c = *p;
+                size_t len = 0;
+                uint32_t cp = 0;
+                if (c >= 0xc2 && c <= 0xdf)
+                        len = 2, cp = c & 0x1f;
+                else if (c >= 0xe0 && c <= 0xef)
+                        len = 3, cp = c & 0x0f;
+                else if (c >= 0xf0 && c <= 0xf4)
+                        len = 4, cp = c & 0x07;
+                if (len) {
+                        size_t k = 1;
+                        for (; k < len && (p[k] & 0xc0) == 0x80; k++)
+                                cp = cp << 6 | (p[k] & 0x3f);
+                        bool good = k == len && !(len == 3 && cp < 0x800) &&
+                                    !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+                                    !(cp >= 0xd800 && cp <= 0xdfff) && cp > 0x9f;
+                        if (good) {
+                                memcpy(o, p, len);
+                                o += len;
+                                p += len;
+                                continue;
+                        }
+                } else if (c >= 0x20 && c < 0x7f) {
+                        if (c == '\\')
+                                *o++ = '\\';
+                        *o++ = (char)c;
+                        p++;
+                        continue;
+                }
+                *o++ = '\\';
+                *o++ = 'x';
+                *o++ = hexd[c >> 4];
+                *o++ = hexd[c & 15];
+                p++;
+        }
+        *o = '\0';
+}
+
+/* Most refusals first; equal counts in the order they came. */
+static int by_count(const void *a, const void *b)
+{
+        const struct egress_refusal *x = *(const struct egress_refusal *const *)a,
+                                    *y = *(const struct egress_refusal *const *)b;
+        if (x->count != y->count)
+                return x->count > y->count ? -1 : 1;
+        return x < y ? -1 : x > y;
+}
+
+void egress_refusals_print(const struct egress_refusals *t, FILE *f)
+{
+        if (!t || t->total == 0)
+                return;
+        const struct egress_refusal *order[EGRESS_REFUSALS_MAX];
+        size_t n = t->v ? t->n : 0;
+        for (size_t i = 0; i < n; i++)
+                order[i] = &t->v[i];
+        qsort(order, n, sizeof order[0], by_count);
+        fprintf(f,
+                "ringfence: egress refused %" PRIu64 " time%s during the run "
+                "(destination, count, reason, what would allow it):\n",
+                t->total, t->total == 1 ? "" : "s");
+        size_t shown = n < EGRESS_SUMMARY_SHOWN ? n : EGRESS_SUMMARY_SHOWN;
+        for (size_t i = 0; i < shown; i++) {
+                char d[4 * EGRESS_DEST_MAX], r[4 * EGRESS_REASON_MAX], x[4 * EGRESS_FIX_MAX];
+                display_escape(order[i]->dest, d);
+                display_escape(order[i]->reason, r);
+                display_escape(order[i]->fix, x);
+                fprintf(f, "  %s  %" PRIu64 "x  %s%s%s\n", d, order[i]->count, r,
+                        x[0] ? "  -> " : "", x);
+        }
+        uint64_t rest = t->overflow;
+        for (size_t i = shown; i < n; i++)
+                rest += order[i]->count;
+        if (rest)
+                fprintf(f,
+                        "  and %" PRIu64 " more refusal%s of %zu%s other destination%s "
+                        "(`ringfence audit` lists every egress.deny)\n",
+                        rest, rest == 1 ? "" : "s", n - shown, t->overflow ? "+" : "",
+                        n - shown == 1 && !t->overflow ? "" : "s");
+}
+
+void egress_refusals_free(struct egress_refusals *t)
+{
+        free(t->v);
+        t->v = NULL;
+        t->n = 0;
+        t->total = t->overflow = 0;
+}
+
 int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
 {
         char msg[EGRESS_EVENT_MAX + 1];
@@ -416,6 +592,8 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
                                                         key && what ? key->str : NULL, what, f, nf,
                                                         0, &err)
                                            : 1;
+                        if (ok && !strcmp(ev->str, "egress.deny"))
+                                tally_add(f, nf); /* refused, whether recorded or not */
                 }
         }
         const struct json_node *async = o ? json_object_get(o, "async") : NULL;

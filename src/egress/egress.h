@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -138,3 +139,55 @@ size_t resolv_conf_parse(const char *text, size_t len, struct sockaddr_storage n
  */
 struct audit_emitter;
 int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail);
+
+/*
+ * The end-of-run summary of refusals (issue 13): agents often swallow a
+ * 403 and retry; the operator still sees, once, what was refused, why, how
+ * often and what would allow it.
+ *
+ * Counted per (destination, reason) from the egress.deny records the
+ * supervisor serves, whatever the audit log coalesced; at most
+ * EGRESS_REFUSALS_MAX pairs (the egress process is run-controlled: later
+ * new pairs are only counted in `overflow`).
+ */
+#define EGRESS_REFUSALS_MAX  256
+#define EGRESS_SUMMARY_SHOWN 16 /* lines printed; the rest are "and N more" */
+#define EGRESS_DEST_MAX      300
+#define EGRESS_REASON_MAX    200
+#define EGRESS_FIX_MAX       400
+
+struct egress_refusal {
+        char dest[EGRESS_DEST_MAX];     /* "host:port", or "(malformed request)" */
+        char reason[EGRESS_REASON_MAX]; /* as the egress process said it */
+        char fix[EGRESS_FIX_MAX];       /* what would allow it, or "" */
+        uint64_t count;
+};
+
+struct egress_refusals {
+        struct egress_refusal *v; /* owned, EGRESS_REFUSALS_MAX slots once one came */
+        size_t n;
+        uint64_t total;    /* every refusal counted */
+        uint64_t overflow; /* refusals of pairs beyond EGRESS_REFUSALS_MAX */
+};
+
+/*
+ * egress_refusals_track — from now on, egress_event_serve() (in this
+ * process: the supervisor serves one run) counts each egress.deny into *t,
+ * its strings passed through `redact` first (the run's bound secrets:
+ * audit_redact_fn; NULL none). t NULL: stop. t is borrowed.
+ */
+void egress_refusals_track(struct egress_refusals *t, int (*redact)(void *, const char *, char **),
+                           void *ctx);
+
+/*
+ * egress_refusals_print — nothing if no refusal was counted; else one
+ * summary to f: a header, the EGRESS_SUMMARY_SHOWN most frequent
+ * (destination, reason) pairs with their count and fix, then "and N more".
+ * Run-controlled bytes (host names from SOCKS5, reasons) are escaped:
+ * controls, DEL, C1 and invalid UTF-8 become \xNN. Called by the CLI once
+ * the run has ended (not with --quiet).
+ */
+void egress_refusals_print(const struct egress_refusals *t, FILE *f);
+
+/* egress_refusals_free — free what t holds; t may be reused. */
+void egress_refusals_free(struct egress_refusals *t);

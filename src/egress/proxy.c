@@ -144,8 +144,10 @@ struct conn {
         bool static_host;             /* the name is an operator-declared --add-host */
         bool ip_rule;                 /* an IP/CIDR allow rule covers the address */
         bool port_rule;               /* the allow rule deciding names explicit ports */
-        bool sniff;   /* tunnel: the client's first bytes not yet judged (TLS or plain) */
-        bool replied; /* the client has its 200 / SOCKS success: no error answer now */
+        bool sniff;      /* tunnel: the client's first bytes not yet judged (TLS or plain) */
+        bool replied;    /* the client has its 200 / SOCKS success: no error answer now */
+        bool client_eof; /* tunnel: the client shut its sending side */
+        bool up_shut;    /* ... and the upstream got the same (shutdown SHUT_WR) */
         /* resolver */
         uint16_t qid[2];
         bool qdone[2];
@@ -539,6 +541,9 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
                 if (ml > 0)
                         client_send(c, msg, (size_t)ml < sizeof msg ? (size_t)ml : sizeof msg - 1);
         }
+        /* the answer gets its own time to leave (a refusal at a deadline,
+         * the 504, would otherwise be cut at once) */
+        c->deadline = now_ms() + EGRESS_HEAD_MS;
         conn_to(c, CS_DRAIN);
 }
 
@@ -1417,15 +1422,17 @@ static void on_accept(int lfd, bool socks)
         }
 }
 
-/* Read from fd into relay o; counts toward the quota. 0 ok, -1 EOF/error. */
+/* Read from fd into relay o; counts toward the quota. 0 ok, -1 EOF, -2 error. */
 static int relay_read(int fd, struct relay *o, uint64_t *count)
 {
         size_t room = RELAY_BUF - o->off - o->len;
         if (room == 0)
                 return 0;
         ssize_t n = read(fd, o->d + o->off + o->len, room);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+        if (n == 0)
                 return -1;
+        if (n < 0 && errno != EAGAIN && errno != EINTR)
+                return -2;
         if (n > 0) {
                 o->len += (size_t)n;
                 *count += (uint64_t)n;
@@ -1462,7 +1469,7 @@ static int spipe_open(struct spipe *p)
         return 0;
 }
 
-/* fd → pipe, at most max bytes: > 0 moved, 0 nothing now, -1 EOF or error. */
+/* fd → pipe, at most max bytes: > 0 moved, 0 nothing now, -1 EOF, -2 error. */
 static ssize_t spipe_in(struct spipe *p, int fd, size_t max, uint64_t *count)
 {
         if (spipe_open(p) < 0)
@@ -1474,7 +1481,9 @@ static ssize_t spipe_in(struct spipe *p, int fd, size_t max, uint64_t *count)
                 E.bytes += (uint64_t)n;
                 return n;
         }
-        return n < 0 && (errno == EAGAIN || errno == EINTR) ? 0 : -1;
+        if (n == 0)
+                return -1;
+        return errno == EAGAIN || errno == EINTR ? 0 : -2;
 }
 
 /* pipe → fd, as much as goes now: 0, or -1 on error. */
@@ -1573,8 +1582,13 @@ static void on_sni(struct conn *c)
  */
 static void tunnel_sniff(struct conn *c)
 {
+        if (c->client_eof && c->c2u.len == 0) {
+                c->sniff = false; /* nothing sent at all: nothing to judge */
+                return;
+        }
+        /* after the client's EOF no more bytes come: what is held is all */
         int k = judge_first_bytes(c, (const uint8_t *)c->c2u.d + c->c2u.off, c->c2u.len,
-                                  RELAY_BUF - c->c2u.off, false);
+                                  c->client_eof ? c->c2u.len : RELAY_BUF - c->c2u.off, false);
         if (k > 0)
                 c->sniff = false;
 }
@@ -1624,15 +1638,23 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         if (c->c2u.len == 0 && (c->up >= SPLICE_AFTER || c->pu.r >= 0)) {
                                 if (c->c2u.off > 0)
                                         c->c2u.off = 0;
-                                if (c->pu.len < SPLICE_MAX &&
-                                    spipe_in(&c->pu, c->cfd, SPLICE_MAX - c->pu.len, &c->up) < 0) {
+                                ssize_t k = 0;
+                                if (c->pu.len < SPLICE_MAX)
+                                        k = spipe_in(&c->pu, c->cfd, SPLICE_MAX - c->pu.len,
+                                                     &c->up);
+                                if (k == -1)
+                                        c->client_eof = true; /* half-close: see below */
+                                else if (k < 0) {
                                         (void)spipe_out(&c->pu, c->ufd);
                                         c->st = CS_DRAIN;
                                 }
                         } else {
                                 if (c->c2u.len == 0)
                                         c->c2u.off = 0;
-                                if (relay_read(c->cfd, &c->c2u, &c->up) < 0)
+                                int k = relay_read(c->cfd, &c->c2u, &c->up);
+                                if (k == -1)
+                                        c->client_eof = true; /* half-close: see below */
+                                else if (k < 0)
                                         c->st = CS_DRAIN;
                         }
                         break;
@@ -1729,6 +1751,14 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 c->st = CS_DEAD;
         if (c->pd.len && c->u2c.len == 0 && c->st != CS_DEAD && spipe_out(&c->pd, c->cfd) < 0)
                 c->st = CS_DEAD;
+        /* the client finished sending (socat, `nc -N`): once its bytes are
+         * up, the server gets the same half-close and its answer still
+         * comes back; the server's EOF then ends the tunnel */
+        if (c->st == CS_TUNNEL && c->client_eof && !c->up_shut && !c->sniff && c->c2u.len == 0 &&
+            c->pu.len == 0) {
+                (void)shutdown(c->ufd, SHUT_WR);
+                c->up_shut = true;
+        }
         /* a spliced body is complete once its last byte left the pipe */
         if (c->st == CS_RESP && !c->resp_in_head && c->resp_left == 0 && c->pd.len == 0 &&
             c->u2c.len == 0) {
@@ -1755,8 +1785,8 @@ static void conn_watch(struct conn *c)
 {
         bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || c->st == CS_HEAD ||
                          c->st == CS_SNI || (c->st == CS_BODY && c->in_len < sizeof c->in) ||
-                         (c->st == CS_TUNNEL && c->c2u.off + c->c2u.len < RELAY_BUF &&
-                          c->pu.len < SPLICE_MAX);
+                         (c->st == CS_TUNNEL && !c->client_eof &&
+                          c->c2u.off + c->c2u.len < RELAY_BUF && c->pu.len < SPLICE_MAX);
         bool rd_up = (c->st == CS_TUNNEL ||
                       (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
                      c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;

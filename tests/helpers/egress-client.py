@@ -16,6 +16,9 @@ Prints one result line first: the HTTP status line, "socks REP=N", "closed",
   socks-ip IPV4 PORT           SOCKS5 CONNECT by IPv4 address, then "ping\\n" echoed
   socks-tls HOST PORT SNI      SOCKS5 CONNECT by name, then a TLS ClientHello naming SNI
   direct IP PORT               a plain TCP connect that bypasses the proxy
+  connect-banner HOST:PORT     CONNECT, then read the line the server sends first
+  socks-banner HOST PORT       SOCKS5 CONNECT by name, then the server's first line
+  socks-many N SUFFIX          N SOCKS5 CONNECTs to h0.SUFFIX .. hN-1.SUFFIX port 443
 """
 import errno
 import socket
@@ -44,7 +47,7 @@ def recv_head(s):
 
 def recv_all(s, limit=65536):
     out = b""
-    s.settimeout(10)
+    s.settimeout(20)  # beyond the proxy's 10 s connect deadline: a 504 arrives
     try:
         while len(out) < limit:
             d = s.recv(65536)
@@ -63,7 +66,7 @@ def recv_all(s, limit=65536):
 
 
 def proxy():
-    return socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    return socket.create_connection(("127.0.0.1", 3128), timeout=20)
 
 
 def socks(addr, port):
@@ -159,6 +162,25 @@ def main():
                     print("tls ok")
                 except (ssl.SSLError, OSError) as e:
                     print("tls failed: %s" % type(e).__name__)
+        elif cmd == "connect-banner":
+            s = proxy()
+            target = sys.argv[2]
+            s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+            status = first_line(recv_head(s))
+            print(status)
+            if " 200 " in status + " ":
+                got = s.recv(64)
+                print(got.decode("latin-1").strip() if got else "closed")
+        elif cmd == "socks-banner":
+            host = sys.argv[2].encode()
+            s = socks(b"\x03" + bytes([len(host)]) + host, int(sys.argv[3]))
+            if s:
+                got = s.recv(64)
+                print(got.decode("latin-1").strip() if got else "closed")
+        elif cmd == "socks-many":
+            for i in range(int(sys.argv[2])):
+                host = ("h%d.%s" % (i, sys.argv[3])).encode()
+                socks(b"\x03" + bytes([len(host)]) + host, 443)
         elif cmd == "direct":
             socket.create_connection((sys.argv[2], int(sys.argv[3])), timeout=5)
             print("connected")
