@@ -610,7 +610,8 @@ static bool decide_addr(struct conn *c, int family, const uint8_t addr[16], cons
                     net_rule_match_addr(&g->allow[i], addr, family, c->port)) {
                         snprintf(c->rule, sizeof c->rule, "allow %s", g->allow[i].text);
                         c->ip_rule = true;
-                        c->port_rule = g->allow[i].n_ports > 0;
+                        /* the name's rule or this one may name the port */
+                        c->port_rule = c->port_rule || g->allow[i].n_ports > 0;
                         return true; /* an explicit IP/CIDR allow covers any class */
                 }
         if (c->static_host)
