@@ -15,10 +15,17 @@
  *    and the host's own addresses unless an IP/CIDR allow rule covers
  *    them, and dials exactly the address it checked (no second lookup);
  *  - decides with deny-wins rules (rules.h); a refusal is an HTTP 403 (or
- *    a SOCKS reply 0x02) naming the host, the rule and how to ask for more;
- *  - for CONNECT to a port not listed in network.plain_ports, reads the TLS
- *    ClientHello before dialling and refuses a missing SNI or one that
- *    differs from the CONNECT host (domain fronting);
+ *    a SOCKS reply 0x02) naming the host, the rule and what would allow it
+ *    (never a rule already in force); a name that does not resolve is a
+ *    502 naming the resolver's answer, an allowed upstream that refuses a
+ *    502 and one that does not answer a 504;
+ *  - for a tunnel (CONNECT, SOCKS5) to a port not listed in
+ *    network.plain_ports and not named by the allowing rule (or to 443),
+ *    reads the TLS ClientHello before dialling and refuses a missing SNI
+ *    or one that differs from the host (domain fronting); on a port the
+ *    rule names, dials first and holds the client's first bytes: a stream
+ *    that opens like TLS gets the same SNI check before any byte goes up,
+ *    any other is the plain protocol the port was allowed for;
  *  - checks every request of a keep-alive connection, adds `traceparent`
  *    and `baggage` to plain-HTTP requests;
  *  - records every decision through the supervisor (egress.allow /

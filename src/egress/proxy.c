@@ -13,11 +13,15 @@
  *   read the request (head / SOCKS request) → decide by name (deny wins,
  *   then static hosts, then allow rules; IP literals only by IP/CIDR
  *   rules) → resolve (static host, literal, or DNS) → classify every
- *   address, keep the first acceptable one → [CONNECT to a TLS port: 200,
+ *   address, keep the first acceptable one → [a tunnel to a TLS port: 200,
  *   read the ClientHello, SNI must equal the host] → record egress.allow
- *   (refuse if it cannot be recorded) → dial exactly that address → relay.
+ *   (refuse if it cannot be recorded) → dial exactly that address → relay
+ *   [a tunnel on a port its rule names: the first client bytes are held
+ *   until judged plain, or a ClientHello naming the host].
  * Every refusal is recorded as egress.deny (coalesced per host and port)
- * and answered (403 with an explanation, or the SOCKS reply code).
+ * with its reason and what would allow it (`fix`), and answered: 400, 403,
+ * 502, 504 with an explanation (deny()), or the SOCKS reply code. HTTP/1.0
+ * clients are served (http.h); their requests go up as HTTP/1.0.
  */
 #include <errno.h>
 #include <fcntl.h>
