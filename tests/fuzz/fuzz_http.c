@@ -11,7 +11,9 @@
  *     has a why; 0 only while fewer than HTTP_HEAD_MAX bytes are given;
  *   - a parsed head: head_len <= len and <= HTTP_HEAD_MAX, ends in CRLFCRLF,
  *     and every span lies inside it; host is a NUL-terminated lower-case
- *     string; a request with content_length >= 0 is never chunked;
+ *     string; a request with content_length >= 0 is never chunked; an
+ *     absolute-form request has a Host unless it is HTTP/1.0, and an
+ *     HTTP/1.0 one is `close` and never chunked;
  *   - prefixes: no prefix shorter than head_len parses, and a prefix that
  *     parses implies the whole input parses to the same head (every prefix
  *     of a short input; a sample of a long one);
@@ -102,9 +104,11 @@ static void check_request(const char *buf, size_t len, int k, const struct http_
                 abort();
         if (r->connect && (r->chunked || r->content_length > 0))
                 abort();
+        if (r->http10 && (!r->close || r->chunked))
+                abort(); /* 1.0: one request per connection, no chunked framing */
         if (!r->connect) {
-                if (!http_header_find(r, buf, "host"))
-                        abort();
+                if (!r->http10 && !http_header_find(r, buf, "host"))
+                        abort(); /* only HTTP/1.0 may leave Host out */
                 if (r->path.len > 0 && buf[r->path.off] != '/')
                         abort();
         }
