@@ -1298,6 +1298,34 @@ static void on_response_bytes(struct conn *c, size_t start)
 
 /* ---- SOCKS ------------------------------------------------------------------------- */
 
+/*
+ * A SOCKS5 name is any bytes but NUL. One that is not UTF-8 could not be
+ * recorded (an audit record is JSON text: its egress.deny would be lost),
+ * so the non-ASCII bytes of such a name are kept as the text "\xNN" (cut
+ * to fit); it is refused by canonicalisation either way.
+ */
+static void socks_host_copy(struct conn *c, const char *name)
+{
+        static const char hexd[] = "0123456789abcdef";
+        size_t len = strlen(name), o = 0;
+        if (json_utf8_valid(name, len, NULL)) {
+                snprintf(c->host, sizeof c->host, "%s", name);
+                return;
+        }
+        for (size_t i = 0; i < len && o + 5 <= sizeof c->host; i++) {
+                unsigned char b = (unsigned char)name[i];
+                if (b < 0x80) {
+                        c->host[o++] = (char)b;
+                } else {
+                        c->host[o++] = '\\';
+                        c->host[o++] = 'x';
+                        c->host[o++] = hexd[b >> 4];
+                        c->host[o++] = hexd[b & 15];
+                }
+        }
+        c->host[o] = '\0';
+}
+
 static void on_socks(struct conn *c)
 {
         if (c->st == CS_SOCKS_GREET) {
@@ -1331,7 +1359,7 @@ static void on_socks(struct conn *c)
         c->in_len -= (size_t)r;
         c->port = rq.port;
         if (rq.atyp == 3)
-                snprintf(c->host, sizeof c->host, "%s", rq.host);
+                socks_host_copy(c, rq.host);
         else
                 addr_format(rq.addr, rq.atyp == 1 ? AF_INET : AF_INET6, c->host, sizeof c->host);
         route(c);

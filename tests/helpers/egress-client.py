@@ -21,6 +21,7 @@ Prints one result line first: the HTTP status line, "socks REP=N", "closed",
   socks-many N SUFFIX          N SOCKS5 CONNECTs to h0.SUFFIX .. hN-1.SUFFIX port 443
 """
 import errno
+import os
 import socket
 import ssl
 import sys
@@ -145,7 +146,7 @@ def main():
                 got = s.recv(5)
                 print("echo ok" if got == b"ping\n" else "closed" if not got else "echo wrong")
         elif cmd == "socks":
-            host = sys.argv[2].encode()
+            host = os.fsencode(sys.argv[2])  # any bytes, as the test passed them
             s = socks(b"\x03" + bytes([len(host)]) + host, int(sys.argv[3]))
             if s:
                 s.sendall(b"ping\n")

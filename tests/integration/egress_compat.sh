@@ -140,6 +140,10 @@ unlike "$RF_ERR" 'egress refused' "... prints no summary"
 er "${EROPTS[@]}" -- python3 "$WS/ec.py" socks $'\e]0;pwned\a\e[2Jx.test' 443
 like "$RF_ERR" '\\x1b\]0;pwned\\x07\\x1b\[2Jx.test:443' "a SOCKS5 name with ESC sequences is escaped in the summary"
 is "$(tr -cd '\033\007' <<<"$RF_ERR" | wc -c)" 0 "... no raw ESC or BEL reaches the terminal"
+er "${EROPTS[@]}" -- python3 "$WS/ec.py" socks $'bad\xff\xfe.test' 443
+is "$RF_OUT" "socks REP=2" "a SOCKS5 name that is not UTF-8: refused (reply 2)"
+like "$(records | grep '"event":"egress.deny"' | tail -n 1)" '"host":"bad\\\\xff\\\\xfe.test"' "... and recorded (its bytes as \\xNN), not lost"
+like "$RF_ERR" 'bad\\\\xff\\\\xfe.test:443  1x' "... and in the summary"
 er "${EROPTS[@]}" -- python3 "$WS/ec.py" socks-many 20 many.test
 like "$RF_ERR" 'egress refused 20 times' "20 refused destinations: counted"
 is "$(grep -c 'many.test:443  1x' <<<"$RF_ERR")" 16 "... 16 of them listed"
