@@ -56,6 +56,7 @@ enum {
         OPT_SECRET_FILE,
         OPT_SECRET_BROKER,
         OPT_MASK_OUTPUT,
+        OPT_RAW_TERMINAL,
         OPT_KEY_FILE,
         OPT_RUN_ID,
         OPT_DETACH,
@@ -88,6 +89,7 @@ static const struct option run_options[] = {
         {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
         {"secret-broker", required_argument, NULL, OPT_SECRET_BROKER},
         {"mask-output", no_argument, NULL, OPT_MASK_OUTPUT},
+        {"raw-terminal", no_argument, NULL, OPT_RAW_TERMINAL},
         {"key-file", required_argument, NULL, OPT_KEY_FILE},
         {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"detach", no_argument, NULL, OPT_DETACH},
@@ -128,6 +130,10 @@ static void run_usage(FILE *f)
               "                            SOURCE: store:NAME[@VERSION] | exec:CMD ARG... |\n"
               "                            env:VAR (development only); see docs/SECRETS.md\n"
               "      --mask-output         bound values in the run's output become ***\n"
+              "      --raw-terminal        pass the run's output to the terminal unfiltered:\n"
+              "                            it may then set the clipboard (OSC 52) and title,\n"
+              "                            and make the terminal answer queries (default:\n"
+              "                            those sequences are dropped; see ringfence(1))\n"
               "      --detach              run in the background; print the run id (output:\n"
               "                            STATE_DIR/logs/RUN.log, secrets masked, 64M at most;\n"
               "                            see ringfence wait, logs)\n"
@@ -167,6 +173,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         switch (c) {
         case OPT_KEY_FILE:
         case OPT_MASK_OUTPUT:
+        case OPT_RAW_TERMINAL:
         case OPT_RUN_ID:
         case OPT_DETACH:
         case OPT_LOG_MAX:
@@ -433,7 +440,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
-        bool mask_output = false, detach = false, expect_ws = false;
+        bool mask_output = false, detach = false, expect_ws = false, raw_terminal = false;
         unsigned long long expect_dev = 0, expect_ino = 0;
         long long caller_uid = -1;
         uint64_t log_max = 0;
@@ -475,6 +482,8 @@ int cmd_run(int argc, char **argv)
                 }
                 if (c == OPT_MASK_OUTPUT)
                         mask_output = true;
+                if (c == OPT_RAW_TERMINAL)
+                        raw_terminal = true;
                 if (c == OPT_DETACH)
                         detach = true;
                 if (c == OPT_LOG_MAX && (parse_size(optarg, &log_max) < 0 || !log_max)) {
@@ -817,6 +826,7 @@ int cmd_run(int argc, char **argv)
                                         .egress = &egress,
                                         .grants = grants,
                                         .mask_output = mask_output,
+                                        .raw_terminal = raw_terminal,
                                         .log_max = log_max};
         int status = supervisor_run(plan, cg, &services, &err);
         egress_config_free(&egress);
