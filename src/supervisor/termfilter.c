@@ -451,8 +451,8 @@ static const struct csi_rule {
         {0, '*', 'y', CV_DROP},     /* DECRQCRA: a checksum of what is on screen */
 };
 
-/* Count a query if it may pass; false: drop it. Only 7-bit forms are
- * tracked (a UTF-8 terminal would not answer an 8-bit one). */
+/* Count a query if it may pass; false: drop it. Only 7-bit forms pass
+ * (a UTF-8 terminal would not answer an 8-bit one). */
 static bool query_pass(struct termfilter *f, const struct termfilter_parser *p,
                        enum termfilter_query q)
 {
@@ -466,7 +466,9 @@ static bool csi_keep(struct termfilter *f, const struct termfilter_parser *p)
 {
         struct csi c;
 
-        if (!csi_parse(p->seq, p->len, &c))
+        /* 8-bit CSI: a UTF-8 terminal does not take 0x9b as one, and a
+         * byte 0x80..0x9f outside a character is never passed on */
+        if (p->seq[0] != 0x1b || !csi_parse(p->seq, p->len, &c))
                 return false;
         enum csi_verdict v = CV_KEEP;
         for (size_t i = 0; i < sizeof csi_rules / sizeof csi_rules[0]; i++)

@@ -31,12 +31,15 @@
  *   - malformed or overlong sequences (over TERMFILTER_SEQ_MAX bytes);
  *   - 8-bit C1 controls. The operator's terminal is taken to decode UTF-8:
  *     a byte 0x80..0x9F that continues a well-formed UTF-8 character (per
- *     Unicode table 3-7) is text; any other such byte is a C1 control,
- *     handled as its 7-bit form (0x9B CSI, 0x9D OSC, 0x90/0x98/0x9E/0x9F
- *     strings, 0x9C ST) and the others dropped. Text reaches the terminal
- *     whole: a multi-byte character is held until complete, and of a
- *     malformed one the bytes 0x80..0x9F are dropped, so no byte a
- *     C1-interpreting terminal could act on is ever passed on as text.
+ *     Unicode table 3-7) is text; any other such byte is a C1 control and
+ *     is dropped with the sequence it introduces, parsed as its 7-bit form
+ *     would be (0x9B CSI to its final byte; 0x9D OSC, 0x90/0x98/0x9E/0x9F
+ *     strings to their terminator, 0x9C ST included). Text reaches the
+ *     terminal whole: a multi-byte character is held until complete, and
+ *     of a malformed one the bytes 0x80..0x9F are dropped. So a byte
+ *     0x80..0x9F is passed on only inside a well-formed character. (A
+ *     terminal that takes 8-bit C1 controls instead of decoding UTF-8 is
+ *     not supported: it could act on such a byte inside a character.)
  *
  * Read-only queries that TUIs rely on at start pass and are counted: DA1
  * (CSI c, CSI 0 c), DA2 (CSI > c), DSR (CSI 5 n), cursor position (CSI 6 n,
