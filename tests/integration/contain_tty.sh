@@ -13,7 +13,8 @@
 # ms later are consumed by ringfence, not left for the next program on the
 # terminal; control: the same queries printed by a host program leave the
 # replies there. Without a pty but with a terminal on stdout, the same
-# sequences and the queries are dropped.
+# sequences and the queries are dropped; so they are when `ringfence logs`
+# shows a detached run's log on a terminal.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -174,6 +175,23 @@ if has_bytes "$TT/nopty-q" '\033[1mQ'; then
 	ok "... while the SGR and text next to them arrive"
 else
 	not_ok "... while the SGR and text next to them arrive" "$(seen "$TT/nopty-q")"
+fi
+
+# a detached run's log, shown on a terminal by `ringfence logs`
+logs_id=$(cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --detach -- /bin/sh "$WS/emit.sh" </dev/null)
+"$RF_BIN" wait --state-dir "$RF_STATE" "$logs_id" >/dev/null 2>&1 # the run is over (its status is not the point)
+ft "$TT/logs-raw" 150 "$RF_BIN" logs --state-dir "$RF_STATE" --raw-terminal "$logs_id"
+if has_bytes "$TT/logs-raw" '\033]52;c;ZXZpbA==\a'; then
+	ok "control: the log holds the run's OSC 52 (logs --raw-terminal shows it)"
+else
+	not_ok "control: the log holds the run's OSC 52 (logs --raw-terminal shows it)" "$ft_out $(seen "$TT/logs-raw")"
+fi
+ft "$TT/logs" 150 "$RF_BIN" logs --state-dir "$RF_STATE" "$logs_id"
+if has_bytes "$TT/logs" 'A\033[1;31mBCDEF\033[0m\033[5;5HG' && ! has_bytes "$TT/logs" '\033]52;' &&
+	! has_bytes "$TT/logs" '\033P' && ! has_bytes "$TT/logs" '\033_'; then
+	ok "ringfence logs to a terminal filters the log as a live run's output is filtered"
+else
+	not_ok "ringfence logs to a terminal filters the log as a live run's output is filtered" "$(seen "$TT/logs")"
 fi
 
 done_testing
