@@ -153,6 +153,7 @@ int main(void)
                 snprintf(want, sizeof want, "a\033[1mbc\033[0md");
                 ok(out_is(in, want, true), "dropped: %s; the text and SGR around it kept",
                    dropped[i].what);
+                ok(split_same(in, strlen(in), true), "... the same when split anywhere");
         }
 
         /* ---- kept, byte for byte ---- */
@@ -181,7 +182,9 @@ int main(void)
                 {"\xe2\x9d", "a character split at the end... (held)"},
         };
         for (size_t i = 0; i + 1 < ARRAY_SIZE(kept); i++)
-                ok(out_is(kept[i].in, kept[i].in, true), "kept: %s", kept[i].what);
+                ok(out_is(kept[i].in, kept[i].in, true) &&
+                           split_same(kept[i].in, strlen(kept[i].in), true),
+                   "kept: %s (also split anywhere)", kept[i].what);
         ok(out_is("\xe2\x9d", "", true), "an incomplete character is held, not passed");
         ok(out_is("\xe2\x9d"
                   "A",
@@ -231,6 +234,7 @@ int main(void)
                 size_t n = filt(&f, q, strlen(q), out);
                 ok(n == strlen(q) && !memcmp(out, q, n) && termfilter_pending(&f) == 1,
                    "query %s passes, one pending", queries[i].what);
+                ok(split_same(q, strlen(q), true), "... also split anywhere");
                 termfilter_input(&f, "ab", 2);
                 is_int(termfilter_pending(&f), 1, "... typed keys do not answer it");
                 termfilter_input(&f, queries[i].reply, strlen(queries[i].reply));
