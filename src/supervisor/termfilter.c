@@ -700,13 +700,32 @@ void termfilter_init(struct termfilter *f, bool track_queries)
         f->track = track_queries;
 }
 
+/* The table's shortcut for the common case: in the ground state with no
+ * character pending, every byte below 0x80 but ESC is text or a C0 control
+ * that passes unchanged and leaves the state as it is. */
+static size_t plain_run(const struct termfilter_parser *p, const unsigned char *b, size_t n)
+{
+        size_t j = 0;
+        if (p->state != TS_GROUND || p->utf8_need)
+                return 0;
+        while (j < n && b[j] < 0x80 && b[j] != 0x1b)
+                j++;
+        return j;
+}
+
 size_t termfilter_output(struct termfilter *f, const void *in, size_t n, void *out)
 {
         struct sink s = {.o = out};
         const unsigned char *b = in;
 
-        for (size_t i = 0; i < n; i++)
-                step(f, &f->out, &s, b[i]);
+        for (size_t i = 0; i < n;) {
+                size_t k = plain_run(&f->out, b + i, n - i);
+                if (k) {
+                        emit(&s, b + i, k);
+                        i += k;
+                } else
+                        step(f, &f->out, &s, b[i++]);
+        }
         return s.n;
 }
 
@@ -715,8 +734,13 @@ void termfilter_input(struct termfilter *f, const void *in, size_t n)
         struct sink s = {0};
         const unsigned char *b = in;
 
-        for (size_t i = 0; i < n; i++)
-                step(f, &f->in, &s, b[i]);
+        for (size_t i = 0; i < n;) {
+                size_t k = plain_run(&f->in, b + i, n - i);
+                if (k)
+                        i += k;
+                else
+                        step(f, &f->in, &s, b[i++]);
+        }
 }
 
 unsigned termfilter_pending(const struct termfilter *f)
