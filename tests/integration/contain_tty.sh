@@ -97,8 +97,7 @@ fi
 # ---- the run's terminal output -------------------------------------------------
 if ! command -v python3 >/dev/null; then
 	skip "the run's terminal output is filtered" "python3 is not installed (tests/helpers/fake-term.py)"
-	done_testing
-	exit
+	done_testing # (exits)
 fi
 FAKE_TERM=$RF_SRC/tests/helpers/fake-term.py
 rf_mktemp /tmp
@@ -161,6 +160,7 @@ fi
 like "$ft_out" 'leaked=$' "... and nothing is left over"
 
 # no pty (stdin is not a terminal), stdout is one: filtered, queries dropped
+# shellcheck disable=SC2016 # (expanded by the inner sh)
 ft "$TT/nopty" 150 /bin/sh -c 'exec "$0" run --state-dir "$1" -- /bin/sh "$2" </dev/null; ' \
 	"$RF_BIN" "$RF_STATE" "$WS/emit.sh"
 if has_bytes "$TT/nopty" 'A\033[1;31mBCDEF\033[0m\033[5;5HG' && ! has_bytes "$TT/nopty" '\033]52;'; then
@@ -168,6 +168,7 @@ if has_bytes "$TT/nopty" 'A\033[1;31mBCDEF\033[0m\033[5;5HG' && ! has_bytes "$TT
 else
 	not_ok "without a pty, output to a terminal is filtered too" "$(seen "$TT/nopty")"
 fi
+# shellcheck disable=SC2016 # (expanded by the inner sh)
 ft "$TT/nopty-q" 150 /bin/sh -c 'exec "$0" run --state-dir "$1" -- /bin/sh "$2" </dev/null; ' \
 	"$RF_BIN" "$RF_STATE" "$WS/query.sh"
 like "$ft_out" 'queries=0' "... and queries are dropped (nobody would read the replies)"
