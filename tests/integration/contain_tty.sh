@@ -13,7 +13,8 @@
 # ms later are consumed by ringfence, not left for the next program on the
 # terminal; control: the same queries printed by a host program leave the
 # replies there. Without a pty but with a terminal on stdout, the same
-# sequences and the queries are dropped; so they are when `ringfence logs`
+# sequences and the queries are dropped; with --mask-output values are
+# masked and sequences still dropped; and so they are when `ringfence logs`
 # shows a detached run's log on a terminal.
 #
 # shellcheck source=tests/lib.sh
@@ -176,6 +177,18 @@ if has_bytes "$TT/nopty-q" '\033[1mQ'; then
 	ok "... while the SGR and text next to them arrive"
 else
 	not_ok "... while the SGR and text next to them arrive" "$(seen "$TT/nopty-q")"
+fi
+
+# --mask-output on a pty: masked first, then filtered
+# shellcheck disable=SC2016 # (expanded by the run's sh)
+printf '%s\n' 'printf "v=%s \033]52;c;eA==\a end\n" "$TOK"' >"$WS/secret.sh"
+RF_TTY_SECRET=hunter2-tty-secret ft "$TT/masked" 150 "$RF_BIN" run --state-dir "$RF_STATE" \
+	--secret TOK=env:RF_TTY_SECRET --mask-output -- /bin/sh "$WS/secret.sh"
+if has_bytes "$TT/masked" 'v=***  end' && ! has_bytes "$TT/masked" 'hunter2' &&
+	! has_bytes "$TT/masked" '\033]52;'; then
+	ok "--mask-output on a pty: the bound value is masked and OSC 52 dropped"
+else
+	not_ok "--mask-output on a pty: the bound value is masked and OSC 52 dropped" "$ft_out $(seen "$TT/masked")"
 fi
 
 # a detached run's log, shown on a terminal by `ringfence logs`
