@@ -287,6 +287,7 @@ static enum tf_class class_fresh(struct termfilter_parser *p, unsigned char b)
                 return class_ascii(b);
         if (b < 0xa0)
                 return class_c1(b);
+        p->utf8_c1 = b == 0xc2;
         p->utf8_lo = 0x80;
         p->utf8_hi = 0xbf;
         if (b >= 0xc2 && b <= 0xdf)
@@ -577,8 +578,17 @@ static void step(struct termfilter *f, struct termfilter_parser *p, struct sink 
                 p->utf8_need--;
                 p->utf8_lo = 0x80;
                 p->utf8_hi = 0xbf;
-                cls = TC_TEXT;
-                cont = true;
+                if (p->utf8_c1 && b < 0xa0) {
+                        /* U+0080..U+009F: a C1 control encoded in UTF-8,
+                         * which some terminals (xterm) act on as on the
+                         * 8-bit byte: handled as that byte, the C2 with it */
+                        p->utf8_c1 = false;
+                        p->utf8_len = 0;
+                        cls = class_c1(b);
+                } else {
+                        cls = TC_TEXT;
+                        cont = true;
+                }
         } else {
                 if (p->utf8_need) { /* a character cut short */
                         p->utf8_need = 0;

@@ -37,7 +37,9 @@
  *     strings to their terminator, 0x9C ST included). Text reaches the
  *     terminal whole: a multi-byte character is held until complete, and
  *     of a malformed one the bytes 0x80..0x9F are dropped. So a byte
- *     0x80..0x9F is passed on only inside a well-formed character. (A
+ *     0x80..0x9F is passed on only inside a well-formed character.
+ *     U+0080..U+009F, the C1 controls encoded in UTF-8 (C2 80..C2 9F),
+ *     which xterm acts on, are handled as the 8-bit bytes. (A
  *     terminal that takes 8-bit C1 controls instead of decoding UTF-8 is
  *     not supported: it could act on such a byte inside a character.)
  *
@@ -95,6 +97,7 @@ struct termfilter_parser {
         uint8_t utf8_need;        /* continuation bytes still expected */
         uint8_t utf8_lo, utf8_hi; /* the range the next one must be in */
         uint8_t utf8_len;         /* bytes in utf8[] (output, ground only) */
+        bool utf8_c1;             /* the pending character began with C2 */
         bool bad;                 /* the sequence in progress is dropped */
         uint16_t len;             /* bytes in seq[] */
         unsigned char utf8[4];    /* an incomplete character, held */

@@ -19,7 +19,7 @@
  *     ESC sequence with a final byte, or a colour query OSC 1x;? ending in
  *     BEL or ST (never another OSC, DCS, SOS, PM or APC, never a dropped
  *     window op); a byte 0x80..0x9f only inside a well-formed UTF-8
- *     character;
+ *     character, and never as U+0080..U+009F (C2 80..C2 9F);
  *   - replies only ever lower the pending count.
  */
 #include <stdint.h>
@@ -139,6 +139,8 @@ static void check_output(const unsigned char *o, size_t n)
                         }
                 } else if (b >= 0x80 && b <= 0x9f) {
                         abort(); /* a lone C1 control */
+                } else if (b == 0xc2 && i + 1 < n && o[i + 1] >= 0x80 && o[i + 1] < 0xa0) {
+                        abort(); /* a C1 control encoded in UTF-8 */
                 } else if (b >= 0xc2 && b <= 0xdf) {
                         need = 1;
                 } else if (b >= 0xe0 && b <= 0xef) {

@@ -120,6 +120,23 @@ int main(void)
                  "21t",
                  "8-bit CSI 21 t"},
                 {"\x85\x8d\x9a", "lone C1 controls (NEL, RI, DECID)"},
+                {"\xc2\x9d"
+                 "52;c;ZXZpbA==\xc2\x9c",
+                 "OSC 52 in C1 encoded as UTF-8 (U+009D ... U+009C)"},
+                {"\xc2\x9d"
+                 "0;t\a",
+                 "OSC 0 as U+009D ending in BEL"},
+                {"\xc2\x9b"
+                 "21t",
+                 "CSI 21 t as U+009B"},
+                {"\xc2\x90$qm\xc2\x9c", "DCS as U+0090"},
+                {"\xc2\x9f"
+                 "apc\x1b\\",
+                 "APC as U+009F ending in ESC \\"},
+                {"\xc2\x85\xc2\x9a", "NEL, DECID as U+0085, U+009A"},
+                {"\xc2\x9b"
+                 "31m",
+                 "even an SGR as U+009B"},
                 {"\033[21t", "CSI 21 t (title report)"},
                 {"\033[20t", "CSI 20 t (icon label report)"},
                 {"\033[22;0t", "CSI 22 t (title push)"},
@@ -177,6 +194,7 @@ int main(void)
                 {"\033[2 q\033[!p\033[\"p", "cursor style, soft reset"},
                 {"\033[4 t", "CSI 4 SP t (not a window op)"},
                 {"\033[>0t\033[>1T", "XTSMTITLE / XTRMTITLE (modes only)"},
+                {"\xc2\xa0\xc2\xa9\xc2\xbf", "U+00A0..U+00BF (C2 A0..C2 BF) are text"},
                 {"caf\xc3\xa9 \xe2\x9c\x93 \xe2\x9d\x8c \xf0\x9f\x98\x80 \xc4\x9d",
                  "UTF-8 with continuation bytes 0x80-0x9f (✓ ❌ 😀 ĝ)"},
                 {"\xe2\x9d", "a character split at the end... (held)"},
