@@ -40,7 +40,7 @@ enum tf_class {
         TC_PARAM,     /* 0x30..0x3f */
         TC_LBRACKET,  /* '[': ESC [ is CSI */
         TC_RBRACKET,  /* ']': ESC ] is OSC */
-        TC_STRINTRO,  /* 'P' 'X' '^' '_': DCS, SOS, PM, APC */
+        TC_STRINTRO,  /* 'P' 'X' '^' '_': DCS, SOS, PM, APC; 'k': screen/tmux name */
         TC_BACKSLASH, /* '\\': ESC \ is ST */
         TC_FINAL,     /* other 0x40..0x7e */
         TC_DEL,       /* 0x7f */
@@ -250,6 +250,7 @@ static enum tf_class class_ascii(unsigned char b)
         case 'X':
         case '^':
         case '_':
+        case 'k': /* ESC k NAME ST: screen's and tmux's window name */
                 return TC_STRINTRO;
         case '\\':
                 return TC_BACKSLASH;

@@ -20,7 +20,8 @@
  * It drops:
  *
  *   - every OSC string except the colour queries OSC 10/11/12 ; ? ;
- *   - every DCS, SOS, PM and APC string (DECRQSS and XTGETTCAP queries too);
+ *   - every DCS, SOS, PM and APC string (DECRQSS and XTGETTCAP queries too),
+ *     and ESC k … ST (screen's and tmux's window name), parsed as a string;
  *   - CSI t window operations (title reports 20/21, title stack 22/23,
  *     resize, move, iconify), except the size reports 14/16/18;
  *   - queries whose replies are not tracked: DA3 (CSI = c), DECREQTPARM

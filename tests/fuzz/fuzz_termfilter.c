@@ -128,8 +128,8 @@ static void check_output(const unsigned char *o, size_t n)
                                         i++;
                                 else if (o[i] != 0x07)
                                         abort();
-                        } else if (c == 'P' || c == 'X' || c == '^' || c == '_' || c == '\\' ||
-                                   c == 'Z') {
+                        } else if (c == 'P' || c == 'X' || c == '^' || c == '_' || c == 'k' ||
+                                   c == '\\' || c == 'Z') {
                                 abort();
                         } else {
                                 while (c >= 0x20 && c <= 0x2f && i + 1 < n)

@@ -102,6 +102,7 @@ int main(void)
                 {"\033_Gf=100;AAAA\033\\", "APC (kitty graphics)"},
                 {"\033^private\033\\", "PM"},
                 {"\033Xsos\033\\", "SOS"},
+                {"\033kwindow-name\033\\", "ESC k (screen/tmux window name)"},
                 {"\x9d"
                  "52;c;ZXZpbA==\x9c",
                  "8-bit OSC 52 with 8-bit ST"},
