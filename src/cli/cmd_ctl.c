@@ -30,6 +30,7 @@
 #include "shared/macro.h"
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
+#include "supervisor/termfilter.h"
 
 #define KILL_WAIT_MS 30000 /* a run whose supervisor does not confirm by then is reported */
 
@@ -44,7 +45,9 @@ static void ctl_usage(FILE *f)
               "                             the run's open egress connections are closed)\n"
               "       ringfence block --agent A [--reason TEXT] | unblock --agent A\n"
               "       ringfence wait RUN          (exit with the run's status)\n"
-              "       ringfence logs RUN [--follow]\n"
+              "       ringfence logs RUN [--follow] [--raw-terminal]\n"
+              "                            (to a terminal, the output is filtered as a live\n"
+              "                             run's is; --raw-terminal: as it was written)\n"
               "\n"
               "RUN: a run id or a unique prefix of one (8 characters or more).\n"
               "kill stops the run's whole process tree at once (cgroup.kill, or the\n"
@@ -291,10 +294,28 @@ static int do_wait(const char *state_dir, const char *run)
         return e.status;
 }
 
-/* `logs RUN [--follow]`: a detached or daemon run's output. */
-static int do_logs(const char *state_dir, const char *run, bool follow)
+/* Write a run's logged output; to a terminal through `tf` (or NULL: as is). */
+static bool logs_write(struct termfilter *tf, const char *b, size_t n)
+{
+        static char shown[65536 + TERMFILTER_SEQ_MAX];
+        if (tf) {
+                n = termfilter_output(tf, b, n, shown);
+                b = shown;
+        }
+        return fwrite(b, 1, n, stdout) == n;
+}
+
+/* `logs RUN [--follow] [--raw-terminal]`: a detached or daemon run's output.
+ * To a terminal it passes the filter a live run's terminal output passes
+ * (supervisor/termfilter.h), queries included: nobody reads the replies. */
+static int do_logs(const char *state_dir, const char *run, bool follow, bool raw)
 {
         char p[4200], buf[65536];
+        struct termfilter filter, *tf = NULL;
+        if (!raw && isatty(STDOUT_FILENO)) {
+                termfilter_init(&filter, false);
+                tf = &filter;
+        }
         snprintf(p, sizeof p, "%s/logs/%s.log", state_dir, run);
         _cleanup_close_ int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
@@ -304,7 +325,7 @@ static int do_logs(const char *state_dir, const char *run, bool follow)
         for (;;) {
                 ssize_t n;
                 while ((n = read(fd, buf, sizeof buf)) > 0)
-                        if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+                        if (!logs_write(tf, buf, (size_t)n))
                                 return 1;
                 fflush(stdout);
                 if (!follow)
@@ -312,7 +333,7 @@ static int do_logs(const char *state_dir, const char *run, bool follow)
                 char reply[CONTROL_MSG_MAX];
                 if (registry_request(state_dir, run, "status", reply, sizeof reply, 1000) < 0) {
                         while ((n = read(fd, buf, sizeof buf)) > 0)
-                                (void)!fwrite(buf, 1, (size_t)n, stdout);
+                                (void)!logs_write(tf, buf, (size_t)n);
                         return 0; /* the run is over */
                 }
                 nanosleep(&(struct timespec){0, 100000000}, NULL);
@@ -330,6 +351,7 @@ int cmd_ctl(int argc, char **argv)
                 {"secret", required_argument, NULL, 's'},
                 {"json", no_argument, NULL, 'j'},
                 {"follow", no_argument, NULL, 'f'},
+                {"raw-terminal", no_argument, NULL, 'T'},
                 {"allow-host", required_argument, NULL, 'H'},
                 {"revoke-host", required_argument, NULL, 'R'},
                 {"revoke-secret", required_argument, NULL, 's'},
@@ -338,7 +360,7 @@ int cmd_ctl(int argc, char **argv)
         };
         const char *verb = argv[0], *sd = NULL, *agent = NULL, *reason = NULL, *secret = NULL,
                    *allow_host = NULL, *revoke_host = NULL;
-        bool all = false, block = false, json = false, follow = false;
+        bool all = false, block = false, json = false, follow = false, raw_terminal = false;
         _cleanup_free_ char *state_dir = NULL;
         struct rf_error err = {0};
         int c, r;
@@ -370,6 +392,9 @@ int cmd_ctl(int argc, char **argv)
                         break;
                 case 'f':
                         follow = true;
+                        break;
+                case 'T':
+                        raw_terminal = true;
                         break;
                 case 'H':
                         allow_host = optarg;
@@ -439,7 +464,7 @@ int cmd_ctl(int argc, char **argv)
                                 return 1;
                 }
                 return verb[0] == 'w' ? do_wait(state_dir, whole)
-                                      : do_logs(state_dir, whole, follow);
+                                      : do_logs(state_dir, whole, follow, raw_terminal);
         }
         struct collect col = {0};
         registry_foreach(state_dir, collect_cb, &col);

@@ -56,6 +56,7 @@ enum {
         OPT_SECRET_FILE,
         OPT_SECRET_BROKER,
         OPT_MASK_OUTPUT,
+        OPT_RAW_TERMINAL,
         OPT_KEY_FILE,
         OPT_RUN_ID,
         OPT_DETACH,
@@ -89,6 +90,7 @@ static const struct option run_options[] = {
         {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
         {"secret-broker", required_argument, NULL, OPT_SECRET_BROKER},
         {"mask-output", no_argument, NULL, OPT_MASK_OUTPUT},
+        {"raw-terminal", no_argument, NULL, OPT_RAW_TERMINAL},
         {"key-file", required_argument, NULL, OPT_KEY_FILE},
         {"run-id", required_argument, NULL, OPT_RUN_ID},
         {"detach", no_argument, NULL, OPT_DETACH},
@@ -130,6 +132,10 @@ static void run_usage(FILE *f)
               "                            SOURCE: store:NAME[@VERSION] | exec:CMD ARG... |\n"
               "                            env:VAR (development only); see docs/SECRETS.md\n"
               "      --mask-output         bound values in the run's output become ***\n"
+              "      --raw-terminal        pass the run's output to the terminal unfiltered:\n"
+              "                            it may then set the clipboard (OSC 52) and title,\n"
+              "                            and make the terminal answer queries (default:\n"
+              "                            those sequences are dropped; see ringfence(1))\n"
               "      --detach              run in the background; print the run id (output:\n"
               "                            STATE_DIR/logs/RUN.log, secrets masked, 64M at most;\n"
               "                            see ringfence wait, logs)\n"
@@ -170,6 +176,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         switch (c) {
         case OPT_KEY_FILE:
         case OPT_MASK_OUTPUT:
+        case OPT_RAW_TERMINAL:
         case OPT_RUN_ID:
         case OPT_DETACH:
         case OPT_LOG_MAX:
@@ -437,7 +444,8 @@ int cmd_run(int argc, char **argv)
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
-        bool mask_output = false, detach = false, expect_ws = false, quiet = false;
+        bool mask_output = false, detach = false, expect_ws = false, quiet = false,
+             raw_terminal = false;
         unsigned long long expect_dev = 0, expect_ino = 0;
         long long caller_uid = -1;
         uint64_t log_max = 0;
@@ -479,6 +487,8 @@ int cmd_run(int argc, char **argv)
                 }
                 if (c == OPT_MASK_OUTPUT)
                         mask_output = true;
+                if (c == OPT_RAW_TERMINAL)
+                        raw_terminal = true;
                 if (c == OPT_DETACH)
                         detach = true;
                 if (c == OPT_QUIET)
@@ -823,6 +833,7 @@ int cmd_run(int argc, char **argv)
                                         .egress = &egress,
                                         .grants = grants,
                                         .mask_output = mask_output,
+                                        .raw_terminal = raw_terminal,
                                         .log_max = log_max};
         /* what the egress process refused, for one summary at the end */
         struct egress_refusals refusals = {0};

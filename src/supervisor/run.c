@@ -53,6 +53,7 @@
 #include "secrets/secmem.h"
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
+#include "supervisor/termfilter.h"
 #include "shared/macro.h"
 
 #define PUMP_BUF (64 * 1024)
@@ -87,15 +88,65 @@ struct pump {
         uint64_t *file_written; /* output to a regular file under --log-max: bytes written
                                  * by all such pumps; else NULL */
         uint64_t file_max;
-        bool wipe; /* the run has grants: bytes are zeroed once passed on, so no
-                    * value it prints lingers in this heap (or in a later fork) */
+        bool wipe;             /* the run has grants: bytes are zeroed once passed on, so no
+                                * value it prints lingers in this heap (or in a later fork) */
+        struct termfilter *tf; /* output: what may reach a terminal (owned, or NULL
+                                * under --raw-terminal); the pty's input: the same
+                                * filter, borrowed, which counts the replies */
         size_t off, len;
         char buf[PUMP_BUF];
 };
 
 static bool pump_wants_read(const struct pump *p)
 {
-        return !p->in_eof && p->len + (p->mask ? MASK_VALUE_MAX : 0) < PUMP_BUF && p->in >= 0;
+        size_t reserve =
+                (p->mask ? MASK_VALUE_MAX : 0) + (p->tf && p->is_output ? TERMFILTER_SEQ_MAX : 0);
+        return !p->in_eof && p->len + reserve < PUMP_BUF && p->in >= 0;
+}
+
+/* Output bound for a terminal: read, mask (if --mask-output), then filter
+ * (termfilter.h) into the buffer, which the filter's bound keeps in room. */
+static void pump_read_filtered(struct pump *p)
+{
+        unsigned char raw[16384], mid[sizeof raw + MASK_VALUE_MAX];
+        size_t reserve = TERMFILTER_SEQ_MAX + (p->mask ? MASK_VALUE_MAX : 0);
+        size_t room = PUMP_BUF - p->len, len = 0;
+        bool eof = false;
+
+        if (room <= reserve)
+                return;
+        ssize_t n = read(p->in, raw, room - reserve < sizeof raw ? room - reserve : sizeof raw);
+        if (n > 0)
+                len = (size_t)n;
+        else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+                eof = true; /* EOF, or EIO on a pty whose slave is gone */
+        else
+                return;
+        const unsigned char *src = raw;
+        if (p->mask) {
+                len = masker_feed(p->mask, raw, len, mid, eof);
+                src = mid;
+        }
+        p->len += termfilter_output(p->tf, src, len, p->buf + p->len);
+        explicit_bzero(raw, n > 0 ? (size_t)n : 0);
+        if (p->mask)
+                explicit_bzero(mid, len);
+        p->in_eof = p->in_eof || eof;
+}
+
+/* The run is gone: what the masker held back goes out (through the filter). */
+static void pump_flush_masker(struct pump *p)
+{
+        unsigned char mid[MASK_VALUE_MAX];
+
+        p->off = 0;
+        if (!p->tf) {
+                p->len = masker_feed(p->mask, NULL, 0, p->buf, true);
+                return;
+        }
+        size_t m = masker_feed(p->mask, NULL, 0, mid, true);
+        p->len = termfilter_output(p->tf, mid, m, p->buf);
+        explicit_bzero(mid, m);
 }
 
 /* Masked reading: the raw bytes pass through the masker into the buffer
@@ -131,6 +182,12 @@ static void pump_read(struct pump *p)
                         explicit_bzero(p->buf + p->len, p->off);
         }
         p->off = 0;
+        if (p->tf && p->is_output) {
+                pump_read_filtered(p);
+                if (p->out_dead)
+                        p->len = 0;
+                return;
+        }
         if (p->mask) {
                 pump_read_masked(p);
                 if (p->out_dead)
@@ -138,6 +195,8 @@ static void pump_read(struct pump *p)
                 return;
         }
         ssize_t n = read(p->in, p->buf + p->len, PUMP_BUF - p->len);
+        if (n > 0 && p->tf) /* the pty's input: replies the run is owed */
+                termfilter_input(p->tf, p->buf + p->len, (size_t)n);
         if (n > 0)
                 p->len += (size_t)n;
         else if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -216,11 +275,8 @@ static void pump_final_drain(struct pump *p, int sfd)
                         if (p->in_eof)
                                 return;
                         pump_read(p);
-                        if (p->len == 0 && p->mask && p->mask->n_pending) {
-                                /* the run is gone: what was held back goes out */
-                                p->len = masker_feed(p->mask, NULL, 0, p->buf, true);
-                                p->off = 0;
-                        }
+                        if (p->len == 0 && p->mask && p->mask->n_pending)
+                                pump_flush_masker(p);
                         if (p->len == 0)
                                 return; /* EAGAIN: nothing left that the run wrote */
                 }
@@ -1060,6 +1116,10 @@ static void sup_free(struct sup *s)
                         masker_wipe(s->pumps[i]->mask);
                         s->pumps[i]->mask = secmem_free(s->pumps[i]->mask);
                 }
+                if (s->pumps[i]->tf && s->pumps[i]->is_output) {
+                        explicit_bzero(s->pumps[i]->tf, sizeof *s->pumps[i]->tf);
+                        free(s->pumps[i]->tf);
+                }
                 free(s->pumps[i]);
         }
         for (int i = 0; i < 3; i++)
@@ -1077,6 +1137,86 @@ static void sup_free(struct sup *s)
         sup_egress_stop(s); /* the run is over: so is its way out */
         safe_close(s->child.chan);
         safe_close(s->child.pidfd);
+}
+
+/*
+ * The terminal filter (termfilter.h; not under --raw-terminal): on the
+ * pty's output, and on any output that is a terminal (a run without a pty
+ * whose stdout or stderr is one). Queries pass and are tracked only where
+ * the replies come back through us: the pty's output to a terminal, whose
+ * input pump (our stdin, a terminal in pty mode) then shares the filter.
+ * Elsewhere queries are dropped, as their replies would go to whoever reads
+ * that terminal next.
+ */
+static int sup_add_termfilters(struct sup *s, bool pty)
+{
+        struct pump *in = NULL;
+
+        for (size_t i = 0; i < s->n_pumps; i++) {
+                struct pump *p = s->pumps[i];
+                if (!p->is_output) {
+                        in = p;
+                        continue;
+                }
+                bool tty = p->out >= 0 && isatty(p->out);
+                if (!pty && !tty)
+                        continue;
+                p->tf = malloc(sizeof *p->tf);
+                if (!p->tf)
+                        return -ENOMEM;
+                termfilter_init(p->tf, pty && tty && in);
+                if (pty && tty && in)
+                        in->tf = p->tf;
+        }
+        return 0;
+}
+
+/*
+ * The run has ended. Replies its terminal still owes to queries the run
+ * printed would be read by the next program on that terminal (the
+ * operator's shell): read and drop our stdin until each has come, or
+ * TERMFILTER_REPLY_WAIT_MS have passed (a terminal that does not answer
+ * some query costs that once), or a terminating signal comes. Keys typed
+ * in that window are dropped with them.
+ */
+static void sup_drain_replies(struct sup *s, int sfd)
+{
+        struct termfilter *tf = NULL;
+
+        for (size_t i = 0; i < s->n_pumps; i++)
+                if (!s->pumps[i]->is_output && s->pumps[i]->tf)
+                        tf = s->pumps[i]->tf;
+        if (!tf || !s->term.raw)
+                return;
+        int64_t deadline = sup_now_ms() + TERMFILTER_REPLY_WAIT_MS;
+        while (termfilter_pending(tf) > 0) {
+                int64_t left = deadline - sup_now_ms();
+                if (left <= 0)
+                        return;
+                struct pollfd w[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                                      {.fd = sfd, .events = POLLIN}};
+                if (poll(w, 2, (int)left) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return;
+                }
+                if (w[1].revents) {
+                        struct signalfd_siginfo si;
+                        if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si &&
+                            (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
+                             si.ssi_signo == SIGHUP || si.ssi_signo == SIGQUIT))
+                                return;
+                }
+                if (w[0].revents & POLLIN) {
+                        char buf[1024];
+                        ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+                        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                                return;
+                        if (n > 0)
+                                termfilter_input(tf, buf, (size_t)n);
+                } else if (w[0].revents)
+                        return; /* the terminal hung up */
+        }
 }
 
 /* --mask-output: a masker per output stream, in secret memory */
@@ -1215,6 +1355,10 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         rf_error_set(err, r, "out of memory");
                         sup_kill(&s);
                 }
+                if (!rs->raw_terminal && (r = sup_add_termfilters(&s, false)) < 0) {
+                        rf_error_set(err, r, "out of memory");
+                        sup_kill(&s);
+                }
                 if (rs->mask_output && s.grants && (r = sup_add_maskers(&s)) < 0) {
                         rf_error_set(err, r, "cannot lock memory for --mask-output: %s",
                                      strerror(-r));
@@ -1229,6 +1373,10 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         copy_winsize(s.master);
                         if (sup_add_pump(&s, STDIN_FILENO, s.master, false, false) < 0 ||
                             sup_add_pump(&s, s.master, out1, true, false) < 0) {
+                                rf_error_set(err, -ENOMEM, "out of memory");
+                                sup_kill(&s);
+                        }
+                        if (!rs->raw_terminal && sup_add_termfilters(&s, true) < 0) {
                                 rf_error_set(err, -ENOMEM, "out of memory");
                                 sup_kill(&s);
                         }
@@ -1402,6 +1550,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 sup_kill(&s);
                 (void)waitpid(s.child.pid, &s.init_status, 0);
         }
+        sup_drain_replies(&s, sfd);
         term_restore(&s.term);
         /* An OOM kill the notification did not deliver still decides. */
         struct rf_cgroup_stats st;

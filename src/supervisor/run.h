@@ -48,7 +48,8 @@ struct run_services {
         struct egress_config *egress; /* NULL: connections are refused; `grant` edits it */
         struct rf_grants *grants;     /* the run's secrets (broker, revocation), or NULL */
         bool mask_output;             /* bound values in stdout/stderr become *** */
-        uint64_t log_max; /* output to a regular file stops (with a note) past this; 0 none */
+        bool raw_terminal; /* --raw-terminal: the run's output reaches a terminal unfiltered */
+        uint64_t log_max;  /* output to a regular file stops (with a note) past this; 0 none */
         /* once init exists: register the run (its control socket in *reg);
          * a failure kills the run before the command starts. NULL: none */
         int (*registered)(void *ctx, struct rf_error *err);
