@@ -189,6 +189,30 @@ EOF
 )
 NAMES=$(printf '%s\n' "$EXPECT" | awk '{print $1}')
 
+# The other ABIs are a host assumption: some hosts cannot make an i386
+# system call at all (a hypervisor whose IA-32 emulation faults on
+# `int $0x80`: SIGSEGV before any filter runs), and x32 is usually compiled
+# out (ENOSYS). So each is first tried outside any sandbox, and its result
+# shown. Where the host itself gets a signal, the call never reaches a
+# seccomp filter and the cases are skipped with that reason; wherever the
+# host answers (a pid, ENOSYS, EFAULT), the filter's SIGSYS is asserted.
+ABI_CASES="x32-getpid x32-mount i386-getpid"
+declare -A ABI_HOST=() ABI_SKIP=()
+while read -r name result; do
+	[ -n "$name" ] && ABI_HOST["$name"]=$result
+done <<<"$("$SC_PROBE" try $ABI_CASES)"
+for name in $ABI_CASES; do
+	diag "control outside the sandbox: $name -> ${ABI_HOST[$name]:-missing}"
+	case ${ABI_HOST[$name]:-missing} in
+	signal=* | missing | probe-error=*)
+		case $name in
+		i386-*) ABI_SKIP["$name"]="host cannot make i386 syscalls: control got ${ABI_HOST[$name]#signal=}" ;;
+		*) ABI_SKIP["$name"]="host cannot make x32 syscalls: control got ${ABI_HOST[$name]#signal=}" ;;
+		esac
+		;;
+	esac
+done
+
 # install_sc_probe — copy sc-probe into $WS (SCP is its path there).
 install_sc_probe() {
 	if ! cp "$SC_PROBE" "$WS/sc-probe" || ! chmod 0755 "$WS/sc-probe"; then
@@ -214,6 +238,10 @@ check_batch() {
 	local who=$1 name want mark what
 	local -n _got=$2
 	while read -r name want mark what; do
+		if [ -n "${ABI_SKIP[$name]:-}" ]; then
+			skip "$who: $what -> $want" "${ABI_SKIP[$name]}"
+			continue
+		fi
 		is "${_got[$name]:-missing}" "$want" "$who: $what -> $want"
 	done <<<"$EXPECT"
 }
@@ -229,6 +257,10 @@ no_setid_on_host() {
 killed_abi() {
 	local a
 	for a in x32-getpid i386-getpid; do
+		if [ -n "${ABI_SKIP[$a]:-}" ]; then
+			skip "$1: $a in the command itself: killed by SIGSYS, run exits 159" "${ABI_SKIP[$a]}"
+			continue
+		fi
 		rf_run -- "$SCP" "do" "$a"
 		is "$RF_RC" 159 "$1: $a in the command itself: killed by SIGSYS, run exits 159"
 	done
@@ -354,6 +386,10 @@ unset RF_RUN_BIN
 is "${off[unshare-user]:-missing}" ok "layer off: unshare(CLONE_NEWUSER) succeeds (the test can go red)"
 double="" envdep=""
 while read -r name want mark what; do
+	if [ -n "${ABI_SKIP[$name]:-}" ]; then
+		skip "layer off: $what is answered differently" "${ABI_SKIP[$name]}"
+		continue
+	fi
 	case $mark in
 	'!') isnt "${off[$name]:-missing}" "${on[$name]:-missing}" \
 		"layer off: $what is answered differently (${off[$name]:-missing}): the refusal was the filter's" ;;
