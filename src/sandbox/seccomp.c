@@ -109,7 +109,8 @@
 enum sc_verdict {
         SC_ALLOW,
         SC_EPERM,
-        SC_NOTIFY, /* answered by the run's init (seccomp_umask_answer) */
+        SC_NOTIFY,     /* answered by the run's init (seccomp_umask_answer) */
+        SC_EOPNOTSUPP, /* as a filesystem without the feature would answer */
         _SC_VERDICT_MAX,
         _SC_VERDICT_INVALID = -EINVAL,
 };
@@ -276,16 +277,7 @@ static const int sc_refuse[] = {
         SCMP_SYS(swapoff), SCMP_SYS(acct), SCMP_SYS(quotactl), SCMP_SYS(quotactl_fd),
         SCMP_SYS(syslog), SCMP_SYS(settimeofday), SCMP_SYS(clock_settime), SCMP_SYS(clock_adjtime),
         SCMP_SYS(adjtimex), SCMP_SYS(iopl), SCMP_SYS(ioperm), SCMP_SYS(vhangup),
-        SCMP_SYS(sethostname), SCMP_SYS(setdomainname),
-
-        /* Writing extended attributes. The filter cannot read the name, and
-         * "system.posix_acl_access"/"_default" would grant other users write
-         * access that no mode bit shows (and removing an ACL can widen the
-         * owning group's access to the old mask). Nothing an agent runs
-         * needs to write xattrs: cp -a, tar --xattrs, rsync -X and Python's
-         * shutil.copystat copy them when present and carry on without. */
-        SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr), SCMP_SYS(removexattr),
-        SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr)};
+        SCMP_SYS(sethostname), SCMP_SYS(setdomainname)};
 
 /*
  * Left to the default ENOSYS on purpose (listed so the decision is stated;
@@ -411,6 +403,21 @@ static const struct sc_rule sc_rules[] = {
         OWNER_ONLY_MODE(fchmod, 1),
         OWNER_ONLY_MODE(fchmodat, 2),
 
+        /* Writing extended attributes, whatever the arguments. The filter
+         * cannot read the name, and "system.posix_acl_access"/"_default"
+         * would give other users access no mode bit shows (removing an ACL
+         * can widen the owning group's to the old mask). EOPNOTSUPP, not
+         * EPERM: it is what a filesystem without xattrs answers, and what
+         * cp -a/-p, tar --xattrs, rsync -X and shutil.copystat take as
+         * "nothing to copy" (gnulib's ACL copy then falls back to chmod;
+         * with EPERM `cp -a` fails). Reading xattrs stays allowed. */
+        RULE(setxattr, SC_EOPNOTSUPP),
+        RULE(lsetxattr, SC_EOPNOTSUPP),
+        RULE(fsetxattr, SC_EOPNOTSUPP),
+        RULE(removexattr, SC_EOPNOTSUPP),
+        RULE(lremovexattr, SC_EOPNOTSUPP),
+        RULE(fremovexattr, SC_EOPNOTSUPP),
+
         /* No setuid/setgid file or directory can be made (see the header);
          * their group/other write bits are the umask's to clear (programs
          * pass 0666/0777 and rely on it). */
@@ -516,6 +523,7 @@ static int sc_add_rules(scmp_filter_ctx ctx, struct rf_error *err)
                 [SC_ALLOW] = SCMP_ACT_ALLOW,
                 [SC_EPERM] = SCMP_ACT_ERRNO(EPERM),
                 [SC_NOTIFY] = SCMP_ACT_NOTIFY,
+                [SC_EOPNOTSUPP] = SCMP_ACT_ERRNO(EOPNOTSUPP),
         };
         struct sc_entry e[ARRAY_SIZE(sc_allow) + ARRAY_SIZE(sc_refuse) + ARRAY_SIZE(sc_rules)];
         size_t n = 0;

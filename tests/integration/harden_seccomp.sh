@@ -152,6 +152,22 @@ chmod-setuid-hibits           errno=EPERM           !  chmod (1<<32 | 04755)
 fchmod-setuid                 errno=EPERM           !  fchmod 04755
 fchmodat-setgid               errno=EPERM           !  fchmodat 02755
 fchmodat2-setuid              errno=ENOSYS          ~  fchmodat2 04755 (newer than the table)
+chmod-group-write             errno=EPERM           !  chmod 0664 (group write)
+chmod-other-write-hibits      errno=EPERM           !  chmod (1<<32 | 0646) (other write)
+fchmod-world-write            errno=EPERM           !  fchmod 0666
+fchmodat-group-write          errno=EPERM           !  fchmodat 0620
+chmod-owner-only              ok                    c  control: chmod 0700
+umask-zero                    ok                    c  control: umask(0) answers (the old umask; nothing changes)
+umask-lax-hibits              errno=EPERM           !  umask(1<<32 | 007): asks for bits the kept 022 lacks
+umask-strict                  ok                    c  control: umask(077)
+setxattr-user                 errno=EOPNOTSUPP      !  setxattr(user.x)
+fsetxattr-acl                 errno=EOPNOTSUPP      !  fsetxattr(system.posix_acl_access, other::rwx)
+removexattr-acl               errno=EOPNOTSUPP      !  removexattr(system.posix_acl_access)
+fcntl-setlease                errno=EPERM           !  fcntl(F_SETLEASE, F_RDLCK)
+fcntl-setlease-hibits         errno=EPERM           !  fcntl(1<<32 | F_SETLEASE)
+fcntl-notify                  errno=EPERM           !  fcntl(F_NOTIFY) (dnotify)
+fcntl-setlk                   ok                    c  control: fcntl(F_SETLK, F_RDLCK)
+fcntl-getlease                ok                    c  control: fcntl(F_GETLEASE)
 open-creat-setuid             errno=EPERM           !  open(O_CREAT, 04755)
 openat-creat-setgid           errno=EPERM           !  openat(O_CREAT|O_EXCL, 02755)
 openat-tmpfile-setuid         errno=EPERM           !  openat(O_TMPFILE, 04755)
@@ -166,7 +182,8 @@ open-creat-plain              ok                    c  control: open(O_CREAT, 06
 openat-rdonly-junk-mode       ok                    c  control: openat(O_RDONLY) with setuid bits in the unused mode
 openat-tmpfile-plain          ok                    c  control: openat(O_TMPFILE, 0600)
 mkdir-plain                   ok                    c  control: mkdir 0755
-mknod-fifo                    ok                    c  control: mknod(S_IFIFO | 0644)
+mknod-fifo                    errno=EACCES          c  mknod(S_IFIFO) in the workspace: Landlock's refusal, not the filter's
+mknod-fifo-vartmp             ok                    c  control: mknod(S_IFIFO) in the run's own /var/tmp
 x32-getpid                    signal=SIGSYS         !  x32 getpid (0x40000000 | nr)
 x32-mount                     signal=SIGSYS         !  x32 mount
 i386-getpid                   signal=SIGSYS         !  i386 getpid through int $0x80
