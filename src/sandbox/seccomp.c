@@ -35,12 +35,13 @@
  *    glibc's umask() returns the raw -1, which the read idiom then sets
  *    as a umask of 0777 (node, pip and coreutils read it that way).
  *    openat2 (mode in a struct) stays ENOSYS; xattr writes (POSIX ACLs)
- *    are refused; FIFOs and sockets in the workspace are Landlock's
+ *    get EOPNOTSUPP (see the table); FIFOs and sockets in the workspace are Landlock's
  *    (landlock.c).
  *  - Only the native ABI (x86_64). Any other audit arch (i386 via int 0x80)
  *    hits SCMP_FLTATR_ACT_BADARCH = KILL_PROCESS; libseccomp's x86_64 filter
  *    also sends every number with the x32 bit (0x40000000) there. The run
- *    dies with SIGSYS (exit 159); tests/integration/harden_seccomp.sh pins both.
+ *    dies with SIGSYS (exit 159); tests/integration/harden_seccomp.sh pins both
+ *    wherever the host itself can make such a call (its control outside).
  *
  * How argument rules are written. Arguments the kernel reads as `int` or
  * `unsigned int` (fd, cmd, family, mode, flags) are compared on their low 32

@@ -6,7 +6,9 @@
 # numbers, high bits in 32-bit arguments — and the test asserts the answer
 # that comes from the filter: EPERM for the named refusals, ENOSYS for what
 # the allowlist leaves out (clone3, openat2, a syscall newer than the
-# table), SIGSYS (exit 159) for any other ABI. Legitimate controls run in
+# table), SIGSYS (exit 159) for any other ABI (each first tried outside
+# any sandbox: a host that cannot make an i386 or x32 call at all skips
+# those cases, saying so). Legitimate controls run in
 # the same batch (fork, threads, TCP over loopback, chmod 0755, the
 # personality query), then real workloads (coreutils, python3, git, cc,
 # make, node).
