@@ -217,6 +217,7 @@ NAMES=$(printf '%s\n' "$EXPECT" | awk '{print $1}')
 # host answers (a pid, ENOSYS, EFAULT), the filter's SIGSYS is asserted.
 ABI_CASES="x32-getpid x32-mount i386-getpid"
 declare -A ABI_HOST=() ABI_SKIP=()
+# shellcheck disable=SC2086 # ABI_CASES is a word list
 while read -r name result; do
 	[ -n "$name" ] && ABI_HOST["$name"]=$result
 done <<<"$("$SC_PROBE" try $ABI_CASES)"

@@ -83,6 +83,7 @@ one_caller() {
 	# Group/other write on a file, by every route to chmod.
 	touch "$WS/f" && chmod 0644 "$WS/f"
 	[ "$who" = root ] || chown 65534:65534 "$WS/f"
+	# shellcheck disable=SC2016 # expanded by the shell inside the run
 	rf_run -- /bin/sh -c 'for v in chmod fchmod proc; do
 			for m in 0664 0646 0666 0777 0620; do ./rf-probe chmod-via $v f $m; done; done
 		./rf-probe chmod-via fchmodat2 f 0666
