@@ -22,8 +22,9 @@
  *      /dev/tty                               + ioctl_dev
  *      /dev/pts (devpts)                      + read_dir, ioctl_dev
  *      /proc                                  read_file, read_dir, write_file, truncate
- *      writable places (tmpfs, --rw, the      every handled right
- *        workspace)
+ *      writable places (tmpfs, --rw, the      every handled right, except
+ *        workspace)                             make_fifo/make_sock in host
+ *                                               binds (below)
  *
  *    Symlinks, plain directories and read-only re-binds get no rule: a path
  *    walk needs no Landlock right, and a rule on a mount covers what lies
@@ -46,6 +47,14 @@
  *    are left to the mounts (read-only) and to file ownership. Listing any
  *    directory is allowed (read_dir on "/"); reading, writing and executing
  *    are not, outside the places above.
+ *  - No FIFO and no socket is made where the host can see it: a writable
+ *    bind (the workspace, --rw) gets no make_fifo/make_sock, so mkfifo,
+ *    mknod(S_IFIFO/S_IFSOCK) and bind() of a pathname socket there fail
+ *    with EACCES. A host tool that opens a FIFO blocks forever; a host
+ *    tool that connects to a socket (git's fsmonitor IPC in .git) would
+ *    talk to the run. Rights add up along a path, so a private tmpfs that
+ *    holds such a bind (the workspace under /tmp or the run's HOME) loses
+ *    the two rights as well; the other tmpfs mounts keep them.
  *  - Scopes: the command cannot signal the run's init or anything outside
  *    its own Landlock domain (EPERM), and cannot connect to abstract unix
  *    sockets created outside it (EPERM) — in case the network namespace
@@ -164,6 +173,8 @@ struct ll_ruleset_attr {
 #define LL_PTS       (LL_TERMINAL | LL_READ_DIR)
 #define LL_PROC      (LL_READ | LL_WRITE_FILE | LL_TRUNCATE)
 #define LL_ALL       UINT64_MAX /* masked down to the handled rights */
+/* Special files that would block or talk to host programs (see the header). */
+#define LL_MAKE_SPECIAL (LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_SOCK)
 
 /* Filesystem rights of an ABI (ABI 1: bits 0-12; then REFER, TRUNCATE, IOCTL_DEV). */
 static uint64_t ll_handled_fs(int abi)
@@ -337,6 +348,15 @@ int landlock_plan(struct rf_plan *p, struct rf_error *err)
                 bool optional = op->kind == OP_BIND && (op->flags & OPF_OPTIONAL);
                 if ((r = ll_rule_set(ll, op->dst, access, optional)) < 0)
                         return rf_error_set(err, r, "too many Landlock rules");
+        }
+        /* No FIFO or socket in a host bind, nor in any place above one. */
+        for (size_t i = 0; i < p->n_ops; i++) {
+                const struct plan_op *op = &p->ops[i];
+                if (op->kind != OP_BIND || (op->flags & (OPF_RDONLY | OPF_DEVICE)))
+                        continue;
+                for (size_t k = 0; k < ll->n_rules; k++)
+                        if (path_is_beneath(op->dst, ll->rules[k].path))
+                                ll->rules[k].access &= ~LL_MAKE_SPECIAL;
         }
         /* file secrets: a read-only tmpfs init mounts at STEP_SECRETS */
         if (p->secrets_files &&

@@ -817,6 +817,48 @@ static int exec_command(const struct rf_plan *p, char *const *envp)
 struct exec_report {
         int32_t step, err;
 };
+/* exec_report.step of the message that carries the seccomp listener. */
+#define REPORT_LISTENER (-1)
+
+/* Send `rep` over the report socket, with `fd` attached if >= 0. */
+static ssize_t report_send(int sock, const struct exec_report *rep, int fd)
+{
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {(void *)rep, sizeof *rep};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+        if (fd >= 0) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = sizeof cbuf;
+                struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+        }
+        return RETRY_EINTR(sendmsg(sock, &mh, MSG_NOSIGNAL));
+}
+
+/* Receive one report; *fd gets an attached descriptor or -1. Returns the
+ * bytes read (0: the command exec'd, the socket closed), or -1. */
+static ssize_t report_recv(int sock, struct exec_report *rep, int *fd)
+{
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {rep, sizeof *rep};
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = cbuf,
+                            .msg_controllen = sizeof cbuf};
+        ssize_t n = RETRY_EINTR(recvmsg(sock, &mh, MSG_CMSG_CLOEXEC));
+
+        *fd = -1;
+        if (n >= 0)
+                for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+                            cm->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
+                                memcpy(fd, CMSG_DATA(cm), sizeof *fd);
+        return n;
+}
 
 static _noreturn_ void command_child(const struct child *c, int slave, const int stdio[3],
                                      int report)
@@ -883,6 +925,10 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                 if (setrlimit(RLIMIT_NPROC, &rl) < 0)
                         CFAIL(STEP_RLIMITS);
         }
+        /* The workspace stays its owner's: created files and directories
+         * never get group/other write (the filter keeps the umask's 022,
+         * see seccomp.c). The caller's stricter bits stay. */
+        umask(umask(022) | 022);
         /* The last two layers, in this order: Landlock needs its own
          * syscalls, which the seccomp filter then no longer allows. */
         if (!skipped(p, STEP_LANDLOCK)) {
@@ -898,17 +944,23 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                         errno = -r;
                         CFAIL(STEP_SECCOMP);
                 }
+                /* init answers the umask() calls the filter hands on */
+                rep = (struct exec_report){REPORT_LISTENER, 0};
+                if (report_send(report, &rep, r) < 0)
+                        CFAIL(STEP_SECCOMP);
+                close(r);
         }
         errno = -exec_command(p, c->envp ? c->envp : p->envp);
         rep = (struct exec_report){STEP_EXEC, errno};
 fail:
-        (void)!write(report, &rep, sizeof rep);
+        (void)report_send(report, &rep, -1);
         _exit(127);
 #undef CFAIL
 }
 
-/* pid 1 of the run after the command started: reap, forward, report. */
-static _noreturn_ void init_loop(const struct child *c, pid_t cmd)
+/* pid 1 of the run after the command started: reap, forward, report, and
+ * answer the seccomp filter's umask() notifications (listener, or -1). */
+static _noreturn_ void init_loop(const struct child *c, pid_t cmd, int listener)
 {
         sigset_t chld;
         struct rf_msg m;
@@ -929,10 +981,17 @@ static _noreturn_ void init_loop(const struct child *c, pid_t cmd)
                                  * run with it (pid namespace teardown). */
                                 _exit(0);
                         }
-                struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN},
-                                        {.fd = c->chan, .events = POLLIN}};
-                if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+                struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
+                                        {.fd = c->chan, .events = POLLIN},
+                                        {.fd = listener, .events = POLLIN}};
+                if (poll(pfd, 3, -1) < 0 && errno != EINTR)
                         _exit(125);
+                if (pfd[2].revents & POLLIN) {
+                        if (seccomp_umask_answer(listener) < 0)
+                                listener = safe_close(listener); /* callers get ENOSYS */
+                } else if (pfd[2].revents) {
+                        listener = safe_close(listener); /* no filtered process left */
+                }
                 if (pfd[0].revents) {
                         struct signalfd_siginfo si;
                         while (read(sfd, &si, sizeof si) > 0)
@@ -1123,7 +1182,8 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                         child_fail(&c, STEP_CGROUP, EPROTO);
         }
 
-        TRY(&c, STEP_EXEC, pipe2(report, O_CLOEXEC));
+        /* a socket, not a pipe: it also carries the seccomp listener */
+        TRY(&c, STEP_EXEC, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report));
         pid_t cmd = fork();
         if (cmd < 0)
                 child_fail(&c, STEP_EXEC, errno);
@@ -1144,7 +1204,12 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                         safe_close(stdio[i]);
 
         struct exec_report rep;
-        ssize_t n = RETRY_EINTR(read(report[0], &rep, sizeof rep));
+        int listener = -1, fd;
+        ssize_t n;
+        while ((n = report_recv(report[0], &rep, &fd)) == (ssize_t)sizeof rep &&
+               rep.step == REPORT_LISTENER && fd >= 0 && listener < 0)
+                listener = fd;
+        safe_close(fd);
         close(report[0]);
         if (n == (ssize_t)sizeof rep) {
                 m = (struct rf_msg){.type = MSG_FAIL, .step = rep.step, .err = rep.err};
@@ -1157,7 +1222,7 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         for (int sig = 1; sig < 64; sig++)
                 if ((pending & (1ULL << sig)) && sig != SIGKILL && sig != SIGSTOP)
                         (void)kill(-cmd, sig);
-        init_loop(&c, cmd);
+        init_loop(&c, cmd, listener);
 }
 
 /* ---- parent side ----------------------------------------------------------- */

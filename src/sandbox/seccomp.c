@@ -18,10 +18,30 @@
  *    setuid/setgid mode bits in the chmod, open/creat, mkdir and mknod
  *    families (a root-owned workspace presented through an idmapped mount
  *    would otherwise let the run plant a setuid-root file on the host).
+ *  - The workspace stays its owner's: a run must not give anyone else
+ *    write access to anything in it (a world-writable .git/hooks is the
+ *    owner's next `git` running a stranger's hook). Modes that chmod sets
+ *    as given are checked: no S_IWGRP/S_IWOTH (EPERM). Modes of creating
+ *    calls (open/openat/creat with O_CREAT or O_TMPFILE, mkdir, mknod)
+ *    cannot be: programs pass 0666/0777 and rely on the umask, which the
+ *    kernel applies after the filter. So the umask keeps 022: init sets it
+ *    before exec (launch.c), and umask() calls that keep both bits go
+ *    through; one that would clear either (umask(0), umask(002), also the
+ *    `m = umask(0); umask(m)` idiom programs use to read it) is sent to
+ *    the run's init (SECCOMP_RET_USER_NOTIF), which answers it without
+ *    changing anything: it returns the current umask when the call asked
+ *    for no bit the umask lacks, EPERM otherwise (umask(007) under 022
+ *    cannot be given). A plain EPERM for every such call would not do:
+ *    glibc's umask() returns the raw -1, which the read idiom then sets
+ *    as a umask of 0777 (node, pip and coreutils read it that way).
+ *    openat2 (mode in a struct) stays ENOSYS; xattr writes (POSIX ACLs)
+ *    get EOPNOTSUPP (see the table); FIFOs and sockets in the workspace are Landlock's
+ *    (landlock.c).
  *  - Only the native ABI (x86_64). Any other audit arch (i386 via int 0x80)
  *    hits SCMP_FLTATR_ACT_BADARCH = KILL_PROCESS; libseccomp's x86_64 filter
  *    also sends every number with the x32 bit (0x40000000) there. The run
- *    dies with SIGSYS (exit 159); tests/integration/harden_seccomp.sh pins both.
+ *    dies with SIGSYS (exit 159); tests/integration/harden_seccomp.sh pins both
+ *    wherever the host itself can make such a call (its control outside).
  *
  * How argument rules are written. Arguments the kernel reads as `int` or
  * `unsigned int` (fd, cmd, family, mode, flags) are compared on their low 32
@@ -60,6 +80,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
@@ -68,6 +89,7 @@
 #include <seccomp.h> /* only the build-time generator links libseccomp */
 #endif
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -88,6 +110,8 @@
 enum sc_verdict {
         SC_ALLOW,
         SC_EPERM,
+        SC_NOTIFY,     /* answered by the run's init (seccomp_umask_answer) */
+        SC_EOPNOTSUPP, /* as a filesystem without the feature would answer */
         _SC_VERDICT_MAX,
         _SC_VERDICT_INVALID = -EINVAL,
 };
@@ -128,11 +152,10 @@ static const int sc_allow[] = {
         SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64),
         SCMP_SYS(pwrite64), SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(preadv2),
         SCMP_SYS(pwritev2), SCMP_SYS(lseek), SCMP_SYS(close), SCMP_SYS(close_range), SCMP_SYS(dup),
-        SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(fcntl), SCMP_SYS(flock), SCMP_SYS(fsync),
-        SCMP_SYS(fdatasync), SCMP_SYS(sync), SCMP_SYS(syncfs), SCMP_SYS(sync_file_range),
-        SCMP_SYS(fallocate), SCMP_SYS(ftruncate), SCMP_SYS(sendfile), SCMP_SYS(splice),
-        SCMP_SYS(tee), SCMP_SYS(vmsplice), SCMP_SYS(copy_file_range), SCMP_SYS(readahead),
-        SCMP_SYS(fadvise64),
+        SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(flock), SCMP_SYS(fsync), SCMP_SYS(fdatasync),
+        SCMP_SYS(sync), SCMP_SYS(syncfs), SCMP_SYS(sync_file_range), SCMP_SYS(fallocate),
+        SCMP_SYS(ftruncate), SCMP_SYS(sendfile), SCMP_SYS(splice), SCMP_SYS(tee),
+        SCMP_SYS(vmsplice), SCMP_SYS(copy_file_range), SCMP_SYS(readahead), SCMP_SYS(fadvise64),
 
         /* Paths: lookup, metadata, links, renames. Which paths exist and are
          * writable is the filesystem layers' business, not this one's. */
@@ -142,12 +165,10 @@ static const int sc_allow[] = {
         SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(rmdir), SCMP_SYS(link), SCMP_SYS(linkat),
         SCMP_SYS(unlink), SCMP_SYS(unlinkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
         SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getdents), SCMP_SYS(getdents64),
-        SCMP_SYS(truncate), SCMP_SYS(umask), SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown),
-        SCMP_SYS(fchownat), SCMP_SYS(utime), SCMP_SYS(utimes), SCMP_SYS(futimesat),
-        SCMP_SYS(utimensat), SCMP_SYS(getxattr), SCMP_SYS(lgetxattr), SCMP_SYS(fgetxattr),
-        SCMP_SYS(listxattr), SCMP_SYS(llistxattr), SCMP_SYS(flistxattr), SCMP_SYS(setxattr),
-        SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr), SCMP_SYS(removexattr), SCMP_SYS(lremovexattr),
-        SCMP_SYS(fremovexattr), SCMP_SYS(inotify_init), SCMP_SYS(inotify_init1),
+        SCMP_SYS(truncate), SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown), SCMP_SYS(fchownat),
+        SCMP_SYS(utime), SCMP_SYS(utimes), SCMP_SYS(futimesat), SCMP_SYS(utimensat),
+        SCMP_SYS(getxattr), SCMP_SYS(lgetxattr), SCMP_SYS(fgetxattr), SCMP_SYS(listxattr),
+        SCMP_SYS(llistxattr), SCMP_SYS(flistxattr), SCMP_SYS(inotify_init), SCMP_SYS(inotify_init1),
         SCMP_SYS(inotify_add_watch), SCMP_SYS(inotify_rm_watch),
 
         /* Memory, including PROT_EXEC (JITs, the dynamic loader) and
@@ -265,6 +286,9 @@ static const int sc_refuse[] = {
  *  - clone3: its flags live in a struct the filter cannot read; ENOSYS makes
  *    glibc fall back to clone, whose flags the rule below checks.
  *  - openat2: its mode lives in a struct too; callers fall back to openat.
+ *  - fchmodat2 (6.6), setxattrat/removexattrat (6.13), file_setattr (6.17):
+ *    newer than libseccomp 2.5.4's table, so not even nameable here; ENOSYS
+ *    makes glibc fall back to fchmodat / setxattr, which the rules check.
  */
 static const int sc_default[] = {SCMP_SYS(clone3), SCMP_SYS(openat2)};
 
@@ -283,12 +307,22 @@ static const int sc_default[] = {SCMP_SYS(clone3), SCMP_SYS(openat2)};
 #define RF_O_TMPFILE_BIT 020000000
 #define O_CREATING       (O_CREAT | RF_O_TMPFILE_BIT)
 #define SETID_BITS       (S_ISUID | S_ISGID)
+/* Write access for the group or for others: never given by a run (see
+ * "The workspace stays its owner's" in the header). */
+#define SHARE_W_BITS (S_IWGRP | S_IWOTH)
 
 /* A mode argument at position n without setuid/setgid bits: allowed;
  * with either: EPERM. */
 #define NO_SETID_MODE(sc, n)                                                                       \
         RULE(sc, SC_ALLOW, LACKS(n, SETID_BITS)), RULE(sc, SC_EPERM, HAS(n, S_ISUID)),             \
                 RULE(sc, SC_EPERM, HAS(n, S_ISGID))
+
+/* A mode that chmod sets as given (no umask applies): neither setuid/setgid
+ * nor group/other write; EPERM for any of the four bits. */
+#define OWNER_ONLY_MODE(sc, n)                                                                     \
+        RULE(sc, SC_ALLOW, LACKS(n, SETID_BITS | SHARE_W_BITS)),                                   \
+                RULE(sc, SC_EPERM, HAS(n, S_ISUID)), RULE(sc, SC_EPERM, HAS(n, S_ISGID)),          \
+                RULE(sc, SC_EPERM, HAS(n, S_IWGRP)), RULE(sc, SC_EPERM, HAS(n, S_IWOTH))
 
 /* open-like: flags at position f, mode at m. The mode counts only when the
  * call creates (O_CREAT or O_TMPFILE); the four rules are disjoint. */
@@ -350,10 +384,44 @@ static const struct sc_rule sc_rules[] = {
         SOCKET_RULES(socket),
         SOCKET_RULES(socketpair),
 
-        /* No setuid/setgid file or directory can be made (see the header). */
-        NO_SETID_MODE(chmod, 1),
-        NO_SETID_MODE(fchmod, 1),
-        NO_SETID_MODE(fchmodat, 2),
+        /* File leases: F_SETLEASE lets the run hold a host writer's open()
+         * of a workspace file for lease-break-time (5-45 s) each time.
+         * F_NOTIFY (dnotify) stalls nobody but is the legacy of inotify,
+         * which stays: nothing an agent runs uses it. Locks (F_SETLK,
+         * F_OFD_SETLK, flock) stay: they are advisory. */
+        RULE(fcntl, SC_EPERM, IS(1, F_SETLEASE)),
+        RULE(fcntl, SC_EPERM, IS(1, F_NOTIFY)),
+        RULE(fcntl, SC_ALLOW, OTHERWISE(1)),
+
+        /* The workspace stays its owner's (see the header): the umask keeps
+         * 022 (a call that would clear either bit is answered by init,
+         * which leaves the umask as it is), and chmod neither sets
+         * setuid/setgid nor gives group/other write. */
+        RULE(umask, SC_ALLOW, HAS(0, SHARE_W_BITS)),
+        RULE(umask, SC_NOTIFY, LACKS(0, S_IWGRP)),
+        RULE(umask, SC_NOTIFY, LACKS(0, S_IWOTH)),
+        OWNER_ONLY_MODE(chmod, 1),
+        OWNER_ONLY_MODE(fchmod, 1),
+        OWNER_ONLY_MODE(fchmodat, 2),
+
+        /* Writing extended attributes, whatever the arguments. The filter
+         * cannot read the name, and "system.posix_acl_access"/"_default"
+         * would give other users access no mode bit shows (removing an ACL
+         * can widen the owning group's to the old mask). EOPNOTSUPP, not
+         * EPERM: it is what a filesystem without xattrs answers, and what
+         * cp -a/-p, tar --xattrs, rsync -X and shutil.copystat take as
+         * "nothing to copy" (gnulib's ACL copy then falls back to chmod;
+         * with EPERM `cp -a` fails). Reading xattrs stays allowed. */
+        RULE(setxattr, SC_EOPNOTSUPP),
+        RULE(lsetxattr, SC_EOPNOTSUPP),
+        RULE(fsetxattr, SC_EOPNOTSUPP),
+        RULE(removexattr, SC_EOPNOTSUPP),
+        RULE(lremovexattr, SC_EOPNOTSUPP),
+        RULE(fremovexattr, SC_EOPNOTSUPP),
+
+        /* No setuid/setgid file or directory can be made (see the header);
+         * their group/other write bits are the umask's to clear (programs
+         * pass 0666/0777 and rely on it). */
         NO_SETID_MODE(creat, 1),
         NO_SETID_MODE(mkdir, 1),
         NO_SETID_MODE(mkdirat, 2),
@@ -365,7 +433,7 @@ static const struct sc_rule sc_rules[] = {
 
 /* Argument-checked syscalls that programs make often (every file open,
  * every isatty): placed first in the program. */
-static const int sc_hot[] = {SCMP_SYS(openat), SCMP_SYS(ioctl)};
+static const int sc_hot[] = {SCMP_SYS(openat), SCMP_SYS(ioctl), SCMP_SYS(fcntl)};
 
 /* ---- building ---------------------------------------------------------------- */
 
@@ -455,6 +523,8 @@ static int sc_add_rules(scmp_filter_ctx ctx, struct rf_error *err)
         static const uint32_t action[_SC_VERDICT_MAX] = {
                 [SC_ALLOW] = SCMP_ACT_ALLOW,
                 [SC_EPERM] = SCMP_ACT_ERRNO(EPERM),
+                [SC_NOTIFY] = SCMP_ACT_NOTIFY,
+                [SC_EOPNOTSUPP] = SCMP_ACT_ERRNO(EOPNOTSUPP),
         };
         struct sc_entry e[ARRAY_SIZE(sc_allow) + ARRAY_SIZE(sc_refuse) + ARRAY_SIZE(sc_rules)];
         size_t n = 0;
@@ -594,10 +664,67 @@ int seccomp_apply(const struct rf_plan *p)
                 .len = p->seccomp.len,
                 .filter = p->seccomp.filter,
         };
+        long fd;
 
         if (!p->seccomp.filter || p->seccomp.len == 0)
                 return -EINVAL;
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+        /* The listener (O_CLOEXEC) receives the umask() calls the filter
+         * hands on (SC_NOTIFY): the caller passes it to init. */
+        fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        if (fd < 0)
+                return -errno;
+        return (int)fd;
+}
+
+/* ---- answering (the run's init) ----------------------------------------------- */
+
+/* The "Umask:" line of /proc/PID/status (Linux >= 4.7), or -errno. */
+static int sc_read_umask(int pid)
+{
+        char path[40], buf[2048];
+        const char *at, *key = "\nUmask:\t";
+        int fd, mask = 0;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%d/status", pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return negative_errno();
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+        buf[n] = '\0';
+        if (!(at = strstr(buf, key)))
+                return -EIO;
+        for (at += strlen(key); *at >= '0' && *at <= '7'; at++)
+                mask = mask * 8 + (*at - '0');
+        if (*at != '\n' || mask > 0777)
+                return -EIO;
+        return mask;
+}
+
+int seccomp_umask_answer(int listener)
+{
+        struct seccomp_notif req;
+        struct seccomp_notif_resp resp;
+        int cur;
+
+        memset(&req, 0, sizeof req);
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+                /* ENOENT: the caller died (or was signalled) meanwhile */
+                return errno == ENOENT || errno == EINTR ? 0 : -errno;
+        memset(&resp, 0, sizeof resp);
+        resp.id = req.id;
+        resp.error = -EPERM;
+        if (req.data.nr == SYS_umask && req.data.arch == AUDIT_ARCH_X86_64 &&
+            (cur = sc_read_umask((int)req.pid)) >= 0 &&
+            /* the pid read above is still the caller */
+            ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0 &&
+            ((unsigned)req.data.args[0] & 0777 & ~(unsigned)cur) == 0) {
+                resp.error = 0;
+                resp.val = cur;
+        }
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
 }

@@ -30,7 +30,19 @@ int seccomp_build(struct rf_seccomp_plan *out, struct rf_error *err);
 /*
  * seccomp_apply — install p->seccomp in the calling process. Called by the
  * command child after no_new_privs, as the last step before exec; no
- * allocation (async-signal-safe). Returns 0 or -errno (-EINVAL if no
- * filter was built).
+ * allocation (async-signal-safe). Returns the filter's notification
+ * listener (an O_CLOEXEC fd the caller hands to init, see
+ * seccomp_umask_answer), or -errno (-EINVAL if no filter was built).
  */
 int seccomp_apply(const struct rf_plan *p);
+
+/*
+ * seccomp_umask_answer — receive and answer one notification from the
+ * listener seccomp_apply() returned: a umask() call that would clear S_IWGRP
+ * or S_IWOTH. The umask is left as it is; the call returns it when it asked
+ * for no bit the umask lacks (the `m = umask(0); umask(m)` read idiom,
+ * umask 0, umask 002), else fails with EPERM. Called by the run's init
+ * when the listener is readable; no allocation. Returns 0 (also when the
+ * caller died meanwhile) or -errno when the listener is unusable.
+ */
+int seccomp_umask_answer(int listener);

@@ -1137,6 +1137,193 @@ static int cmd_listen(int argc, char **argv)
         }
 }
 
+/* ---- who may write the workspace (harden_workspace.sh) ------------------- */
+
+static int parse_mode(const char *s, mode_t *out)
+{
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(s, &end, 8);
+        if (errno || end == s || *end || v < 0 || v > 07777)
+                return -1;
+        *out = (mode_t)v;
+        return 0;
+}
+
+/* chmod-via chmod|fchmod|proc|fchmodat2 PATH MODE — change a mode with the
+ * named call: chmod(2), fchmod(2) on an O_RDONLY fd, chmod(2) of
+ * /proc/self/fd/N of an O_PATH fd, or fchmodat2 with AT_SYMLINK_NOFOLLOW. */
+static int cmd_chmod_via(int argc, char **argv)
+{
+        char proc[64];
+        mode_t m;
+        long r;
+        int fd;
+
+        if (argc != 3 || parse_mode(argv[2], &m) < 0)
+                return usage("chmod-via chmod|fchmod|proc|fchmodat2 PATH MODE");
+        if (strcmp(argv[0], "chmod") == 0) {
+                r = syscall(SYS_chmod, argv[1], m);
+        } else if (strcmp(argv[0], "fchmodat2") == 0) {
+                r = syscall(452 /* fchmodat2 */, AT_FDCWD, argv[1], m, AT_SYMLINK_NOFOLLOW);
+        } else if (strcmp(argv[0], "fchmod") == 0 || strcmp(argv[0], "proc") == 0) {
+                bool viaproc = argv[0][0] == 'p';
+                fd = open(argv[1], (viaproc ? O_PATH : O_RDONLY) | O_CLOEXEC);
+                if (fd < 0)
+                        return fail(errno);
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+                r = viaproc ? syscall(SYS_chmod, proc, m) : syscall(SYS_fchmod, fd, m);
+        } else {
+                return usage("chmod-via chmod|fchmod|proc|fchmodat2 PATH MODE");
+        }
+        if (r < 0)
+                return fail(errno);
+        printf("ok\n");
+        return 0;
+}
+
+/* umask MASK — the raw umask(2); prints "ok OLD" (octal) or the errno. */
+static int cmd_umask(int argc, char **argv)
+{
+        mode_t m;
+        long r;
+
+        if (argc != 1 || parse_mode(argv[0], &m) < 0)
+                return usage("umask OCTAL");
+        r = syscall(SYS_umask, m);
+        if (r < 0)
+                return fail(errno);
+        printf("ok %04lo\n", r);
+        return 0;
+}
+
+/* umask-create MASK PATH open|mkdir|tmpfile — set the umask with umask(2)
+ * (its answer ignored, as programs do), create PATH with mode 0666/0777 (a
+ * file, a directory, or an O_TMPFILE linked at PATH) and print its mode. */
+static int cmd_umask_create(int argc, char **argv)
+{
+        char proc[64];
+        struct stat st;
+        mode_t m;
+        int fd = -1;
+
+        if (argc != 3 || parse_mode(argv[0], &m) < 0)
+                return usage("umask-create MASK PATH open|mkdir|tmpfile");
+        (void)syscall(SYS_umask, m);
+        if (strcmp(argv[2], "open") == 0) {
+                fd = open(argv[1], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+        } else if (strcmp(argv[2], "mkdir") == 0) {
+                if (mkdir(argv[1], 0777) < 0)
+                        return fail(errno);
+        } else if (strcmp(argv[2], "tmpfile") == 0) {
+                fd = open(".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+                if (fd < 0)
+                        return fail(errno);
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+                if (linkat(AT_FDCWD, proc, AT_FDCWD, argv[1], AT_SYMLINK_FOLLOW) < 0)
+                        return fail(errno);
+        } else {
+                return usage("umask-create MASK PATH open|mkdir|tmpfile");
+        }
+        if (strcmp(argv[2], "mkdir") != 0 && fd < 0)
+                return fail(errno);
+        if (stat(argv[1], &st) < 0)
+                return fail(errno);
+        printf("ok mode=%04o\n", (unsigned)(st.st_mode & 07777));
+        return 0;
+}
+
+/* setxattr PATH NAME — set NAME on PATH (no symlink follow for the value's
+ * sake: lsetxattr). A system.posix_acl_* name gets an ACL granting others
+ * rwx (user::rwx group::r-x other::rwx), any other name the value "1". */
+static int cmd_setxattr(int argc, char **argv)
+{
+        /* struct posix_acl_xattr_header + entries {tag, perm, id} (LE) */
+        static const unsigned char acl[] = {
+                2,    0, 0, 0,                         /* version 2 */
+                0x01, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, /* ACL_USER_OBJ rwx */
+                0x04, 0, 5, 0, 0xff, 0xff, 0xff, 0xff, /* ACL_GROUP_OBJ r-x */
+                0x20, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, /* ACL_OTHER rwx */
+        };
+        bool is_acl;
+
+        if (argc != 2)
+                return usage("setxattr PATH NAME");
+        is_acl = strncmp(argv[1], "system.posix_acl_", 17) == 0;
+        if (syscall(SYS_lsetxattr, argv[0], argv[1], is_acl ? (const void *)acl : "1",
+                    is_acl ? sizeof acl : (size_t)1, 0) < 0)
+                return fail(errno);
+        printf("ok\n");
+        return 0;
+}
+
+/* mknod PATH fifo|sock — the raw mknodat(2), mode 0600. */
+static int cmd_mknod(int argc, char **argv)
+{
+        mode_t type;
+
+        if (argc != 2)
+                return usage("mknod PATH fifo|sock");
+        if (strcmp(argv[1], "fifo") == 0)
+                type = S_IFIFO;
+        else if (strcmp(argv[1], "sock") == 0)
+                type = S_IFSOCK;
+        else
+                return usage("mknod PATH fifo|sock");
+        if (syscall(SYS_mknodat, AT_FDCWD, argv[0], type | 0600, 0) < 0)
+                return fail(errno);
+        printf("ok\n");
+        return 0;
+}
+
+/* unix-bind PATH — bind an AF_UNIX socket to a path (creates the inode). */
+static int cmd_unix_bind(int argc, char **argv)
+{
+        struct sockaddr_un un;
+        socklen_t len;
+        int s;
+
+        if (argc != 1 || !(len = make_unix(argv[0], &un)))
+                return usage("unix-bind PATH");
+        if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+                return fail(errno);
+        if (bind(s, (struct sockaddr *)&un, len) < 0)
+                return fail(errno);
+        printf("ok\n");
+        return 0;
+}
+
+/* fcntl PATH setlease|notify|setlk|getfl — one fcntl(2) on PATH (opened
+ * O_RDONLY): a read lease, a dnotify watch (PATH a directory), a read
+ * lock, or the status flags. */
+static int cmd_fcntl(int argc, char **argv)
+{
+        struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+        long r;
+        int fd;
+
+        if (argc != 2)
+                return usage("fcntl PATH setlease|notify|setlk|getfl");
+        if ((fd = open(argv[0], O_RDONLY | O_CLOEXEC)) < 0)
+                return fail(errno);
+        if (strcmp(argv[1], "setlease") == 0)
+                r = syscall(SYS_fcntl, fd, F_SETLEASE, F_RDLCK);
+        else if (strcmp(argv[1], "notify") == 0)
+                r = syscall(SYS_fcntl, fd, F_NOTIFY, DN_CREATE);
+        else if (strcmp(argv[1], "setlk") == 0)
+                r = syscall(SYS_fcntl, fd, F_SETLK, &fl);
+        else if (strcmp(argv[1], "getfl") == 0)
+                r = syscall(SYS_fcntl, fd, F_GETFL);
+        else
+                return usage("fcntl PATH setlease|notify|setlk|getfl");
+        if (r < 0)
+                return fail(errno);
+        printf("ok %ld\n", r);
+        return 0;
+}
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 static const struct {
@@ -1184,6 +1371,13 @@ static const struct {
         {"udp-send", cmd_udp_send, "IP PORT"},
         {"unix-connect", cmd_unix_connect, "PATH|@NAME"},
         {"listen", cmd_listen, "tcp IP PORT | unix PATH|@NAME"},
+        {"chmod-via", cmd_chmod_via, "chmod|fchmod|proc|fchmodat2 PATH MODE"},
+        {"umask", cmd_umask, "OCTAL"},
+        {"umask-create", cmd_umask_create, "MASK PATH open|mkdir|tmpfile"},
+        {"setxattr", cmd_setxattr, "PATH NAME"},
+        {"mknod", cmd_mknod, "PATH fifo|sock"},
+        {"unix-bind", cmd_unix_bind, "PATH"},
+        {"fcntl", cmd_fcntl, "PATH setlease|notify|setlk|getfl"},
 };
 
 int main(int argc, char **argv)

@@ -184,8 +184,10 @@ t symlink ln -s d2/h link
 t truncate sh -c 'truncate -s 0 d2/h && test ! -s d2/sub/g'
 t o-trunc sh -c 'echo again > d2/h'
 t chmod chmod 0600 d2/h
-t fifo mkfifo fifo
-t unix-socket python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.bind("sock")'
+# FIFOs and sockets: in the run's own /var/tmp, never in the workspace
+# (harden_workspace.sh)
+t fifo sh -c 'mkfifo /var/tmp/fifo && rm /var/tmp/fifo'
+t unix-socket python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.bind("/var/tmp/sock")'
 t remove rm -rf d1 d2 link fifo sock
 t exec-workspace sh -c '"$WSDIR/rf-probe" id | grep -q "^ok uid="'
 t tmp sh -c 'echo x > /tmp/x && cat /tmp/x && cp "$WSDIR/rf-probe" /tmp/p && /tmp/p id | grep -q "^ok uid="'

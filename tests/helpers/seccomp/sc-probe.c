@@ -791,6 +791,84 @@ static long fchmodat_setgid(void)
 {
         return syscall(SYS_fchmodat, AT_FDCWD, fresh_file("fchmodat-setgid"), 02755UL);
 }
+/* Group or other write: nobody but the owner may be given write access. */
+static long chmod_group_write(void)
+{
+        return syscall(SYS_chmod, fresh_file("chmod-group-write"), 0664UL);
+}
+static long chmod_other_write_hibits(void)
+{
+        return syscall(SYS_chmod, fresh_file("chmod-other-write"), HIGH_BITS | 0646UL);
+}
+static long fchmod_world_write(void)
+{
+        int fd = open(fresh_file("fchmod-world-write"), O_RDONLY | O_CLOEXEC);
+        return syscall(SYS_fchmod, fd, 0666UL);
+}
+static long fchmodat_group_write(void)
+{
+        return syscall(SYS_fchmodat, AT_FDCWD, fresh_file("fchmodat-group-write"), 0620UL);
+}
+static long chmod_owner_only(void)
+{
+        return syscall(SYS_chmod, fresh_file("chmod-owner-only"), 0700UL);
+}
+/* umask: 022 stays. umask(0) is answered by init (the old value, nothing
+ * changes); umask(007) asks for a bit 022 lacks and cannot be given. */
+static long umask_zero(void)
+{
+        return syscall(SYS_umask, 0UL);
+}
+static long umask_lax_hibits(void)
+{
+        return syscall(SYS_umask, HIGH_BITS | 0007UL);
+}
+static long umask_strict(void)
+{
+        return syscall(SYS_umask, 0077UL);
+}
+/* Extended attribute writes (POSIX ACLs among them). */
+static long setxattr_user(void)
+{
+        return syscall(SYS_setxattr, fresh_file("setxattr-user"), "user.x", "1", (size_t)1, 0);
+}
+static long fsetxattr_acl(void)
+{
+        static const unsigned char acl[] = {2, 0, 0, 0, 0x20, 0, 7, 0, 0xff, 0xff, 0xff, 0xff};
+        int fd = open(fresh_file("fsetxattr-acl"), O_RDONLY | O_CLOEXEC);
+        return syscall(SYS_fsetxattr, fd, "system.posix_acl_access", acl, sizeof acl, 0);
+}
+static long removexattr_acl(void)
+{
+        return syscall(SYS_removexattr, fresh_file("removexattr-acl"), "system.posix_acl_access");
+}
+/* File leases stall host writers; dnotify is inotify's legacy. */
+static long fcntl_setlease(void)
+{
+        int fd = open(fresh_file("fcntl-setlease"), O_RDONLY | O_CLOEXEC);
+        return syscall(SYS_fcntl, fd, F_SETLEASE, F_RDLCK);
+}
+static long fcntl_setlease_hibits(void)
+{
+        int fd = open(fresh_file("fcntl-setlease-hibits"), O_RDONLY | O_CLOEXEC);
+        return syscall(SYS_fcntl, fd, HIGH_BITS | F_SETLEASE, F_RDLCK);
+}
+static long fcntl_notify(void)
+{
+        int fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return syscall(SYS_fcntl, fd, F_NOTIFY, DN_CREATE);
+}
+static long fcntl_setlk(void)
+{
+        struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+        int fd = open(fresh_file("fcntl-setlk"), O_RDONLY | O_CLOEXEC);
+        return syscall(SYS_fcntl, fd, F_SETLK, &fl);
+}
+static long fcntl_getlease(void)
+{
+        int fd = open(fresh_file("fcntl-getlease"), O_RDONLY | O_CLOEXEC);
+        return syscall(SYS_fcntl, fd, F_GETLEASE);
+}
 static long fchmodat2_setuid(void)
 {
         return syscall(NR_fchmodat2, AT_FDCWD, fresh_file("fchmodat2-setuid"), 04755UL, 0);
@@ -859,6 +937,14 @@ static long mkdir_plain(void)
 static long mknod_fifo(void)
 {
         return syscall(SYS_mknod, fresh("mknod-fifo"), S_IFIFO | 0644UL, 0UL);
+}
+/* The run's own /var/tmp (a tmpfs the host never sees) keeps FIFOs. */
+static long mknod_fifo_vartmp(void)
+{
+        char p[64];
+
+        snprintf(p, sizeof p, "/var/tmp/sc-fifo.%d", (int)getpid());
+        return syscall(SYS_mknod, p, S_IFIFO | 0644UL, 0UL);
 }
 
 /* ---- other ABIs and unknown numbers ----------------------------------------------------- */
@@ -1112,6 +1198,22 @@ static const struct attempt attempts[] = {
         A("fchmod-setuid", fchmod_setuid),
         A("fchmodat-setgid", fchmodat_setgid),
         A("fchmodat2-setuid", fchmodat2_setuid),
+        A("chmod-group-write", chmod_group_write),
+        A("chmod-other-write-hibits", chmod_other_write_hibits),
+        A("fchmod-world-write", fchmod_world_write),
+        A("fchmodat-group-write", fchmodat_group_write),
+        A("chmod-owner-only", chmod_owner_only),
+        A("umask-zero", umask_zero),
+        A("umask-lax-hibits", umask_lax_hibits),
+        A("umask-strict", umask_strict),
+        A("setxattr-user", setxattr_user),
+        A("fsetxattr-acl", fsetxattr_acl),
+        A("removexattr-acl", removexattr_acl),
+        A("fcntl-setlease", fcntl_setlease),
+        A("fcntl-setlease-hibits", fcntl_setlease_hibits),
+        A("fcntl-notify", fcntl_notify),
+        A("fcntl-setlk", fcntl_setlk),
+        A("fcntl-getlease", fcntl_getlease),
         A("open-creat-setuid", open_creat_setuid),
         A("openat-creat-setgid", openat_creat_setgid),
         A("openat-tmpfile-setuid", openat_tmpfile_setuid),
@@ -1127,6 +1229,7 @@ static const struct attempt attempts[] = {
         A("openat-tmpfile-plain", openat_tmpfile_plain),
         A("mkdir-plain", mkdir_plain),
         A("mknod-fifo", mknod_fifo),
+        A("mknod-fifo-vartmp", mknod_fifo_vartmp),
 
         A("x32-getpid", x32_getpid),
         A("x32-mount", x32_mount),
