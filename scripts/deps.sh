@@ -7,8 +7,8 @@
 #   scripts/deps.sh --build    only what `make` needs
 set -eu
 
-build="gcc make meson ninja-build pkg-config libjansson-dev libseccomp-dev libsodium-dev libevent-dev"
-test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl"
+build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev"
+test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl"
 
 want="$build"
 [ "${1:-}" = "--build" ] || want="$build $test"
