@@ -139,7 +139,7 @@ static void print_line(const struct filter *f, const char *line, size_t len)
         struct rf_error err = {0};
 
         if (json_parse(line, len, &o, &err) < 0 || o->type != JSON_OBJECT) {
-                fprintf(stderr, "ringfence: audit: unreadable record skipped (%s)\n", err.msg);
+                cli_error("audit: unreadable record skipped (%s)", err.msg);
                 return;
         }
         const char *run = member_str(o, "run"), *event = member_str(o, "event"),
@@ -182,8 +182,16 @@ static void print_line(const struct filter *f, const char *line, size_t len)
         struct tm tm;
         if (gmtime_r(&secs, &tm))
                 strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        printf("%-8s %-20s %-36s %-14s", seq && seq->str ? seq->str : "?", when,
-               run && *run ? run : "-", event ? event : "?");
+        /* every string of the record is shown escaped (json.h): a host name
+         * or a command a run or a caller chose must not drive the terminal */
+        char shown_seq[32] = "", shown_run[64] = "", shown_event[64] = "";
+        json_escape_for_message(shown_seq, sizeof shown_seq, seq && seq->str ? seq->str : "?",
+                                seq && seq->str ? strlen(seq->str) : 1);
+        json_escape_for_message(shown_run, sizeof shown_run, run && *run ? run : "-",
+                                run && *run ? strlen(run) : 1);
+        json_escape_for_message(shown_event, sizeof shown_event, event ? event : "?",
+                                event ? strlen(event) : 1);
+        printf("%-8s %-20s %-36s %-14s", shown_seq, when, shown_run, shown_event);
         const struct json_node *m;
         JSON_FOREACH(m, o)
         {
@@ -194,10 +202,18 @@ static void print_line(const struct filter *f, const char *line, size_t len)
                         hide |= strcmp(m->key, skip[i]) == 0;
                 if (hide || (m->type == JSON_STRING && m->len == 0))
                         continue;
-                if (m->type == JSON_STRING || m->type == JSON_NUMBER)
-                        printf(" %s=%s", m->key, m->str);
-                else if (m->type == JSON_TRUE || m->type == JSON_FALSE)
-                        printf(" %s=%s", m->key, m->type == JSON_TRUE ? "true" : "false");
+                if (m->type != JSON_STRING && m->type != JSON_NUMBER && m->type != JSON_TRUE &&
+                    m->type != JSON_FALSE)
+                        continue;
+                putchar(' ');
+                (void)json_escape_fwrite(stdout, m->key, strlen(m->key), false);
+                putchar('=');
+                if (m->type == JSON_STRING)
+                        (void)json_escape_fwrite(stdout, m->str, m->len, false);
+                else if (m->type == JSON_NUMBER)
+                        (void)json_escape_fwrite(stdout, m->str, strlen(m->str), false);
+                else
+                        fputs(m->type == JSON_TRUE ? "true" : "false", stdout);
         }
         putchar('\n');
 }
