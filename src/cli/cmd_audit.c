@@ -460,14 +460,37 @@ int cmd_audit(int argc, char **argv)
                 return r;
         }
         if (!strcmp(sub, "verify")) {
-                uint64_t n = 0;
-                if (audit_verify(state_dir, head, pubkey, &n, &err) < 0) {
+                struct audit_verified v = {0};
+                if (audit_verify(state_dir, head, pubkey, &v, &err) < 0) {
                         cli_error("audit verify: %s", err.msg);
                         return 1;
                 }
-                printf("audit log intact: %" PRIu64 " records%s%s\n", n,
-                       head ? ", reaches the saved head" : "",
-                       pubkey ? ", signed by the pinned key" : "");
+                /* say exactly what was checked: a log whose last records were
+                 * cut is a whole, shorter chain, and only a head saved
+                 * elsewhere before the cut tells */
+                if (v.records)
+                        printf("audit log verified: records 1..%" PRIu64 " (last seq %" PRIu64
+                               ", hash %.16s...)",
+                               v.records, v.records, v.hash);
+                else
+                        printf("audit log verified: empty (no records)");
+                if (v.checkpoints)
+                        printf(", %" PRIu64 " signed checkpoints%s, the last at seq %" PRIu64,
+                               v.checkpoints, pubkey ? " by the pinned key" : "", v.checkpoint_seq);
+                else
+                        printf(", no signed checkpoint yet");
+                if (head) {
+                        printf(", reaches the saved head (seq %" PRIu64 ")\n", v.head_seq);
+                        if (v.records > v.head_seq)
+                                printf("records after seq %" PRIu64 " are only as good as the "
+                                       "log: anchor a newer head to cover them\n",
+                                       v.head_seq);
+                } else
+                        printf("\nnot checked: records cut from the end of the log. Without a "
+                               "saved head a log cut short is a shorter chain that still verifies. "
+                               "Anchor "
+                               "one off this host (ringfence audit head > head.json) and verify "
+                               "against it later (ringfence audit verify --head head.json)\n");
                 return 0;
         }
         if (!strcmp(sub, "head")) {

@@ -231,7 +231,8 @@ int json_escape_fwrite(FILE *f, const char *s, size_t len, bool keep_quotes)
         while (i < len) {
                 char tmp[16];
                 const char *unit;
-                size_t unit_len, n = escape_unit(u + i, len - i, keep_quotes, tmp, &unit, &unit_len);
+                size_t unit_len,
+                        n = escape_unit(u + i, len - i, keep_quotes, tmp, &unit, &unit_len);
 
                 if (fwrite(unit, 1, unit_len, f) != unit_len)
                         return -EIO;

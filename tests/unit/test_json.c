@@ -638,7 +638,8 @@ static void test_display(void)
         char *out = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&out, &len);
-        const char osc[] = "x\x1b]0;pwn\x07\xc2\x9b" "2J\\u001b\xff";
+        const char osc[] = "x\x1b]0;pwn\x07\xc2\x9b"
+                           "2J\\u001b\xff";
         is_int(json_escape_fwrite(f, osc, sizeof osc - 1, false), 0, "fwrite: 0");
         fclose(f);
         is_str(out, "x\\u001b]0;pwn\\u0007\\u009b2J\\\\u001b\\xff",
