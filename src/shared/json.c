@@ -412,9 +412,8 @@ static int fail_at(struct parser *ps, unsigned line, unsigned col, int code, con
                 return code;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        rf_error_vset(err, code, fmt, ap);
         va_end(ap);
-        err->code = code;
         err->line = line;
         err->col = col;
         render_keypath(ps, err->keypath, sizeof err->keypath);

@@ -654,6 +654,12 @@ static void test_display(void)
                "keep_quotes: quotes and backslash raw, controls and DEL still escaped");
         free(out);
 
+        char why[8] = "";
+        is_int(rf_why(why, sizeof why, -EINVAL, "%s", "too long a reason"), -EINVAL,
+               "rf_why returns its r");
+        is_str(why, "too lon", "... and wrote the message, truncated");
+        is_int(rf_why(NULL, 0, 404, "x"), 404, "rf_why with no buffer: just r");
+
         char col[8] = "";
         json_escape_for_message(col, sizeof col, "ab\x1b[31m", 7);
         is_str(col, "ab", "a cut never leaves half an escape (\\u001b does not fit)");
