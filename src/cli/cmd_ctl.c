@@ -166,17 +166,24 @@ static int do_ps(const char *state_dir, bool json)
         return 0;
 }
 
-/* Is `run` registered with its supervisor alive (holding its lock)? */
-static bool run_is_live(const char *state_dir, const char *run)
+enum reg_state { REG_ABSENT, REG_LIVE, REG_LOST };
+
+/* Is `run` registered, and is its supervisor alive (holding its lock)? */
+static enum reg_state run_reg_state(const char *state_dir, const char *run)
 {
         struct collect c = {0};
-        bool live = false;
+        enum reg_state st = REG_ABSENT;
         registry_foreach(state_dir, collect_cb, &c);
         for (size_t i = 0; i < c.n; i++)
                 if (!strcmp(c.v[i].run, run))
-                        live = c.live[i];
+                        st = c.live[i] ? REG_LIVE : REG_LOST;
         collect_free(&c);
-        return live;
+        return st;
+}
+
+static bool run_is_live(const char *state_dir, const char *run)
+{
+        return run_reg_state(state_dir, run) == REG_LIVE;
 }
 
 /* control.block / control.unblock: who, which agent, why. */
@@ -269,9 +276,11 @@ static int kill_runs(const char *state_dir, const struct collect *c, const bool 
 
 struct exit_scan {
         char needle[64];
-        int status; /* -1: not found yet */
+        int status;   /* -1: not found yet */
+        bool started; /* its run.start or control.start is the newest record */
 };
 
+/* Newest first: how the run ended, or that it started and has not ended. */
 static int exit_line(const char *line, size_t len, void *ctx)
 {
         struct exit_scan *e = ctx;
@@ -286,24 +295,55 @@ static int exit_line(const char *line, size_t len, void *ctx)
                 e->status = 125;
                 return 1;
         }
+        if (memmem(line, len, "\"event\":\"run.start\"", 19) ||
+            memmem(line, len, "\"event\":\"control.start\"", 23)) {
+                e->started = true;
+                return 1;
+        }
         return 0;
 }
 
-/* `wait RUN`: until the run is gone, then its exit status from the audit log. */
+#define WAIT_START_MS 30000 /* a started run not registered yet: how long to wait for it */
+
+static int64_t mono_ms(void)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * `wait RUN`: until the run is gone, then its exit status from the audit
+ * log. The supervisor leaves the registry only once run.exit is in the log
+ * (cmd_run.c), so a run no longer registered has its record. A run that
+ * has started but is not registered yet (the daemon answers a start before
+ * its run registers; a `run --run-id` in the background) is waited for, up
+ * to WAIT_START_MS; a registered run whose supervisor died is "lost".
+ */
 static int do_wait(const char *state_dir, const char *run)
 {
-        /* The supervisor leaves the registry only once run.exit is in the
-         * log (cmd_run.c), so "not live" means the record is there to read. */
-        while (run_is_live(state_dir, run))
+        int64_t t0 = mono_ms();
+        for (;;) {
+                enum reg_state st;
+                while ((st = run_reg_state(state_dir, run)) == REG_LIVE)
+                        nanosleep(&(struct timespec){0, 50000000}, NULL);
+                struct exit_scan e = {.status = -1};
+                snprintf(e.needle, sizeof e.needle, "\"run\":\"%s\"", run);
+                (void)audit_foreach_line_reverse(state_dir, exit_line, &e);
+                if (e.status >= 0)
+                        return e.status;
+                if (st == REG_LOST) {
+                        cli_error("wait: run %s was lost: its supervisor ended without "
+                                  "recording how the run ended",
+                                  run);
+                        return 1;
+                }
+                if (!e.started || mono_ms() - t0 > WAIT_START_MS) {
+                        cli_error("wait: no record of how run %s ended", run);
+                        return 1;
+                }
                 nanosleep(&(struct timespec){0, 50000000}, NULL);
-        struct exit_scan e = {.status = -1};
-        snprintf(e.needle, sizeof e.needle, "\"run\":\"%s\"", run);
-        (void)audit_foreach_line_reverse(state_dir, exit_line, &e);
-        if (e.status < 0) {
-                cli_error("wait: no record of how run %s ended", run);
-                return 1;
         }
-        return e.status;
 }
 
 /* `logs RUN [--follow]`: a detached or daemon run's output. */
