@@ -70,9 +70,9 @@ int main(int argc, char **argv)
         double t1 = now_s();
         log = audit_close(log);
 
-        uint64_t records = 0;
+        struct audit_verified v = {0};
         double t2 = now_s();
-        if (audit_verify(state, NULL, NULL, &records, &err) < 0) {
+        if (audit_verify(state, NULL, NULL, &v, &err) < 0) {
                 fprintf(stderr, "bench-audit: verify: %s\n", err.msg);
                 return 1;
         }
@@ -81,8 +81,8 @@ int main(int argc, char **argv)
         printf("append: %ld records in %.3f s = %.0f records/s (durable: group commit, flushed)\n",
                n, t1 - t0, (double)n / (t1 - t0));
         printf("verify: %" PRIu64 " records, %.1f MB in %.3f s = %.1f MB/s (%.0f records/s)\n",
-               records, (double)bytes / 1e6, t3 - t2, (double)bytes / 1e6 / (t3 - t2),
-               (double)records / (t3 - t2));
+               v.records, (double)bytes / 1e6, t3 - t2, (double)bytes / 1e6 / (t3 - t2),
+               (double)v.records / (t3 - t2));
         printf("state: %s\n", state);
         return 0;
 }

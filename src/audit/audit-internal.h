@@ -37,3 +37,15 @@ bool audit_is_hex(const char *s, size_t n);
  * sorted ascending, in a malloc'd array (*ret, *n). 0 or -errno.
  */
 int audit_list_segments(int dirfd, unsigned **ret, size_t *n);
+
+/*
+ * audit_key_read — the instance's Ed25519 secret key from `audit_dirfd`
+ * (STATE_DIR/audit, an open directory) into sk: "key", a regular file of
+ * exactly crypto_sign_SECRETKEYBYTES bytes, mode 0600 or stricter, not a
+ * symlink. 0, or -ENOENT (none yet; err untouched: the caller creates one
+ * or says so), -EBADMSG (malformed), -EPERM (others may read it), -EIO
+ * (short read) or -errno with err set; sk holds nothing of the key after a
+ * failure. The only reader (audit.c, token.c).
+ */
+int audit_key_read(int audit_dirfd, unsigned char sk[crypto_sign_SECRETKEYBYTES],
+                   struct rf_error *err);

@@ -34,6 +34,7 @@ struct walk {
         uint64_t want_seq;        /* saved head's seq, 0 if none */
         char want_hash[65];
         bool head_seen;
+        uint64_t n_checkpoints, checkpoint_seq; /* signed checkpoints seen, the last one's seq */
 };
 
 /* Read a small file (≤ max bytes) whole; NUL-terminated. */
@@ -131,6 +132,8 @@ static int check_line(struct walk *w, const char *line, size_t len, struct rf_er
                 int r = check_checkpoint(w, rec.seq, tree, err);
                 if (r < 0)
                         return r;
+                w->n_checkpoints++;
+                w->checkpoint_seq = rec.seq;
         }
         w->seq = rec.seq;
         memcpy(w->hash, rec.hash, sizeof w->hash);
@@ -181,7 +184,7 @@ static int walk_segment(struct walk *w, int dirfd, unsigned segno, bool last, st
 }
 
 int audit_verify(const char *state_dir, const char *head_file, const char *pubkey_file,
-                 uint64_t *n_records, struct rf_error *err)
+                 struct audit_verified *ret, struct rf_error *err)
 {
         struct walk w = {0};
         unsigned char pin[crypto_sign_PUBLICKEYBYTES], head_pk[crypto_sign_PUBLICKEYBYTES];
@@ -260,7 +263,12 @@ int audit_verify(const char *state_dir, const char *head_file, const char *pubke
                                     "seq %" PRIu64 ": truncated before seq %" PRIu64
                                     " (log ends at seq %" PRIu64 ")",
                                     w.seq + 1, w.want_seq, w.seq);
-        if (n_records)
-                *n_records = w.seq;
+        if (ret) {
+                *ret = (struct audit_verified){.records = w.seq,
+                                               .checkpoints = w.n_checkpoints,
+                                               .checkpoint_seq = w.checkpoint_seq,
+                                               .head_seq = head_file ? w.want_seq : 0};
+                memcpy(ret->hash, w.hash, sizeof ret->hash);
+        }
         return 0;
 }

@@ -710,40 +710,16 @@ static int write_file_atomic(int dirfd, const char *name, const void *data, size
         return r;
 }
 
-/*
- * Read the secret key (64 bytes, mode 0600 or stricter). -ENOENT if there
- * is none, -EPERM if others may read it, -EBADMSG if it is malformed.
- */
-static int read_key(int dirfd, unsigned char sk[crypto_sign_SECRETKEYBYTES], struct rf_error *err)
-{
-        _cleanup_close_ int fd = openat(dirfd, "key", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return errno == ENOENT ? -ENOENT
-                                       : rf_error_set(err, negative_errno(), "open audit key: %m");
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode) || st.st_size != crypto_sign_SECRETKEYBYTES)
-                return rf_error_set(err, -EBADMSG, "audit key is not a %d-byte file",
-                                    crypto_sign_SECRETKEYBYTES);
-        if (st.st_mode & 077)
-                return rf_error_set(err, -EPERM, "audit key is accessible to others (mode %03o)",
-                                    (unsigned)(st.st_mode & 0777));
-        if (RETRY_EINTR(read(fd, sk, crypto_sign_SECRETKEYBYTES)) != crypto_sign_SECRETKEYBYTES)
-                return rf_error_set(err, -EIO, "short read of audit key");
-        return 0;
-}
-
 static int load_or_create_key(struct audit_log *log, struct rf_error *err)
 {
-        int r = read_key(log->dirfd, log->sk, err);
+        int r = audit_key_read(log->dirfd, log->sk, err);
         if (r == -ENOENT) {
                 unsigned char pk[crypto_sign_PUBLICKEYBYTES];
                 crypto_sign_keypair(pk, log->sk);
                 r = write_file_atomic(log->dirfd, "key", log->sk, crypto_sign_SECRETKEYBYTES,
                                       false);
                 if (r == -EEXIST) /* another process won the race: use its key */
-                        r = read_key(log->dirfd, log->sk, err);
+                        r = audit_key_read(log->dirfd, log->sk, err);
                 else if (r < 0)
                         return rf_error_set(err, r, "create audit key: %s", strerror(-r));
         }
@@ -880,7 +856,7 @@ int audit_head(const char *state_dir, char *buf, size_t len, struct rf_error *er
         uint64_t seq = 0;
         char hash[65];
         memcpy(hash, audit_genesis_hash, sizeof hash);
-        int r = read_key(dirfd, sk, err);
+        int r = audit_key_read(dirfd, sk, err);
         if (r == -ENOENT)
                 r = rf_error_set(err, r, "no audit key");
         if (r >= 0)

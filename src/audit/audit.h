@@ -116,11 +116,23 @@ void audit_set_segment_max(struct audit_log *log, uint64_t bytes);
  * `head_file` (a saved `audit head` output) the log must reach that head
  * with the same hash (catches truncation); with `pubkey_file` the
  * checkpoints must be signed by that key (catches a replaced key).
- * Returns 0 if intact, else -EBADMSG with err->msg naming the first bad
- * seq and why ("seq 42: hash mismatch"); -errno on I/O errors.
+ * Returns 0 if intact, filling *ret (may be NULL) with how far it got,
+ * else -EBADMSG with err->msg naming the first bad seq and why ("seq 42:
+ * hash mismatch"); -errno on I/O errors.
+ *
+ * What it cannot see without `head_file`: records cut from the end. The
+ * chain of what is left is whole, and its last checkpoint still verifies,
+ * so only a head saved elsewhere before the cut tells (see AUDIT.md).
  */
+struct audit_verified {
+        uint64_t records;        /* records 1..records verified (the last seq; 0: empty log) */
+        char hash[65];           /* the hash of record `records` (the genesis hash if empty) */
+        uint64_t checkpoints;    /* signed checkpoints verified */
+        uint64_t checkpoint_seq; /* seq of the last signed checkpoint, 0 if none */
+        uint64_t head_seq;       /* the saved head's seq that was reached, 0 without one */
+};
 int audit_verify(const char *state_dir, const char *head_file, const char *pubkey_file,
-                 uint64_t *n_records, struct rf_error *err);
+                 struct audit_verified *ret, struct rf_error *err);
 
 /*
  * audit_head — write the signed head of the log (seq, hash, ts, key

@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit/audit-internal.h"
 #include "audit/token.h"
 #include "shared/json.h"
 #include "shared/macro.h"
@@ -300,7 +301,7 @@ static int b64url_decode(const char *s, size_t len, unsigned char *out, size_t c
 
 /* --- the key --- */
 
-/* Read STATE_DIR/audit/key (64 bytes, mode 0600 or stricter, no symlinks). */
+/* STATE_DIR/audit/key through the one reader (audit-key.c). */
 static int key_read(const char *state_dir, unsigned char sk[crypto_sign_SECRETKEYBYTES],
                     struct rf_error *err)
 {
@@ -313,23 +314,8 @@ static int key_read(const char *state_dir, unsigned char sk[crypto_sign_SECRETKE
                 openat(sfd, "audit", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0)
                 return rf_error_set(err, negative_errno(), "open %s/audit: %m", state_dir);
-        _cleanup_close_ int fd = openat(dfd, "key", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return rf_error_set(err, negative_errno(), "open audit key: %m");
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return rf_error_set(err, negative_errno(), "stat audit key: %m");
-        if (!S_ISREG(st.st_mode) || st.st_size != crypto_sign_SECRETKEYBYTES)
-                return rf_error_set(err, -EBADMSG, "audit key is not a %d-byte file",
-                                    crypto_sign_SECRETKEYBYTES);
-        if (st.st_mode & 077)
-                return rf_error_set(err, -EPERM, "audit key is accessible to others (mode %03o)",
-                                    (unsigned)(st.st_mode & 0777));
-        if (RETRY_EINTR(read(fd, sk, crypto_sign_SECRETKEYBYTES)) != crypto_sign_SECRETKEYBYTES) {
-                sodium_memzero(sk, crypto_sign_SECRETKEYBYTES);
-                return rf_error_set(err, -EIO, "short read of audit key");
-        }
-        return 0;
+        int r = audit_key_read(dfd, sk, err);
+        return r == -ENOENT ? rf_error_set(err, r, "no audit key in %s/audit", state_dir) : r;
 }
 
 int token_public_key(const char *state_dir, unsigned char pk[32], struct rf_error *err)

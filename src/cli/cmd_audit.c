@@ -139,7 +139,7 @@ static void print_line(const struct filter *f, const char *line, size_t len)
         struct rf_error err = {0};
 
         if (json_parse(line, len, &o, &err) < 0 || o->type != JSON_OBJECT) {
-                fprintf(stderr, "ringfence: audit: unreadable record skipped (%s)\n", err.msg);
+                cli_error("audit: unreadable record skipped (%s)", err.msg);
                 return;
         }
         const char *run = member_str(o, "run"), *event = member_str(o, "event"),
@@ -182,8 +182,16 @@ static void print_line(const struct filter *f, const char *line, size_t len)
         struct tm tm;
         if (gmtime_r(&secs, &tm))
                 strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        printf("%-8s %-20s %-36s %-14s", seq && seq->str ? seq->str : "?", when,
-               run && *run ? run : "-", event ? event : "?");
+        /* every string of the record is shown escaped (json.h): a host name
+         * or a command a run or a caller chose must not drive the terminal */
+        char shown_seq[32] = "", shown_run[64] = "", shown_event[64] = "";
+        json_escape_for_message(shown_seq, sizeof shown_seq, seq && seq->str ? seq->str : "?",
+                                seq && seq->str ? strlen(seq->str) : 1);
+        json_escape_for_message(shown_run, sizeof shown_run, run && *run ? run : "-",
+                                run && *run ? strlen(run) : 1);
+        json_escape_for_message(shown_event, sizeof shown_event, event ? event : "?",
+                                event ? strlen(event) : 1);
+        printf("%-8s %-20s %-36s %-14s", shown_seq, when, shown_run, shown_event);
         const struct json_node *m;
         JSON_FOREACH(m, o)
         {
@@ -194,10 +202,18 @@ static void print_line(const struct filter *f, const char *line, size_t len)
                         hide |= strcmp(m->key, skip[i]) == 0;
                 if (hide || (m->type == JSON_STRING && m->len == 0))
                         continue;
-                if (m->type == JSON_STRING || m->type == JSON_NUMBER)
-                        printf(" %s=%s", m->key, m->str);
-                else if (m->type == JSON_TRUE || m->type == JSON_FALSE)
-                        printf(" %s=%s", m->key, m->type == JSON_TRUE ? "true" : "false");
+                if (m->type != JSON_STRING && m->type != JSON_NUMBER && m->type != JSON_TRUE &&
+                    m->type != JSON_FALSE)
+                        continue;
+                putchar(' ');
+                (void)json_escape_fwrite(stdout, m->key, strlen(m->key), false);
+                putchar('=');
+                if (m->type == JSON_STRING)
+                        (void)json_escape_fwrite(stdout, m->str, m->len, false);
+                else if (m->type == JSON_NUMBER)
+                        (void)json_escape_fwrite(stdout, m->str, strlen(m->str), false);
+                else
+                        fputs(m->type == JSON_TRUE ? "true" : "false", stdout);
         }
         putchar('\n');
 }
@@ -444,14 +460,37 @@ int cmd_audit(int argc, char **argv)
                 return r;
         }
         if (!strcmp(sub, "verify")) {
-                uint64_t n = 0;
-                if (audit_verify(state_dir, head, pubkey, &n, &err) < 0) {
+                struct audit_verified v = {0};
+                if (audit_verify(state_dir, head, pubkey, &v, &err) < 0) {
                         cli_error("audit verify: %s", err.msg);
                         return 1;
                 }
-                printf("audit log intact: %" PRIu64 " records%s%s\n", n,
-                       head ? ", reaches the saved head" : "",
-                       pubkey ? ", signed by the pinned key" : "");
+                /* say exactly what was checked: a log whose last records were
+                 * cut is a whole, shorter chain, and only a head saved
+                 * elsewhere before the cut tells */
+                if (v.records)
+                        printf("audit log verified: records 1..%" PRIu64 " (last seq %" PRIu64
+                               ", hash %.16s...)",
+                               v.records, v.records, v.hash);
+                else
+                        printf("audit log verified: empty (no records)");
+                if (v.checkpoints)
+                        printf(", %" PRIu64 " signed checkpoints%s, the last at seq %" PRIu64,
+                               v.checkpoints, pubkey ? " by the pinned key" : "", v.checkpoint_seq);
+                else
+                        printf(", no signed checkpoint yet");
+                if (head) {
+                        printf(", reaches the saved head (seq %" PRIu64 ")\n", v.head_seq);
+                        if (v.records > v.head_seq)
+                                printf("records after seq %" PRIu64 " are only as good as the "
+                                       "log: anchor a newer head to cover them\n",
+                                       v.head_seq);
+                } else
+                        printf("\nnot checked: records cut from the end of the log. Without a "
+                               "saved head a log cut short is a shorter chain that still verifies. "
+                               "Anchor "
+                               "one off this host (ringfence audit head > head.json) and verify "
+                               "against it later (ringfence audit verify --head head.json)\n");
                 return 0;
         }
         if (!strcmp(sub, "head")) {

@@ -153,13 +153,40 @@ static int do_ps(const char *state_dir, bool json)
                         json_str("state", st, false);
                         json_str("task", r->task, false);
                         printf("\"uid\":%llu}\n", (unsigned long long)r->uid);
-                } else
-                        printf("%-36s  %-16.16s %-9s %6llu %8llu %5s  %.60s\n", r->run, r->agent,
-                               st, (unsigned long long)r->uid, (unsigned long long)r->pid, a,
-                               r->command);
+                } else {
+                        /* the command is the caller's argv[0] (a daemon caller's
+                         * too): shown escaped, cut only between whole escapes */
+                        char run[64] = "", agent[17] = "", state[32] = "", cmd[61] = "";
+                        json_escape_for_message(run, sizeof run, r->run, strlen(r->run));
+                        json_escape_for_message(agent, sizeof agent, r->agent, strlen(r->agent));
+                        json_escape_for_message(state, sizeof state, st, strlen(st));
+                        json_escape_for_message(cmd, sizeof cmd, r->command, strlen(r->command));
+                        printf("%-36s  %-16s %-9s %6llu %8llu %5s  %s\n", run, agent, state,
+                               (unsigned long long)r->uid, (unsigned long long)r->pid, a, cmd);
+                }
         }
         collect_free(&c);
         return 0;
+}
+
+enum reg_state { REG_ABSENT, REG_LIVE, REG_LOST };
+
+/* Is `run` registered, and is its supervisor alive (holding its lock)? */
+static enum reg_state run_reg_state(const char *state_dir, const char *run)
+{
+        struct collect c = {0};
+        enum reg_state st = REG_ABSENT;
+        registry_foreach(state_dir, collect_cb, &c);
+        for (size_t i = 0; i < c.n; i++)
+                if (!strcmp(c.v[i].run, run))
+                        st = c.live[i] ? REG_LIVE : REG_LOST;
+        collect_free(&c);
+        return st;
+}
+
+static bool run_is_live(const char *state_dir, const char *run)
+{
+        return run_reg_state(state_dir, run) == REG_LIVE;
 }
 
 /* control.block / control.unblock: who, which agent, why. */
@@ -220,8 +247,14 @@ static int kill_runs(const char *state_dir, const struct collect *c, const bool 
                 struct pollfd p = {.fd = fds[i], .events = POLLIN};
                 char reply[CONTROL_MSG_MAX];
                 ssize_t k = -1;
+                errno = 0;
                 if (poll(&p, 1, left > 0 ? left : 0) == 1)
                         k = recv(fds[i], reply, sizeof reply - 1, 0);
+                /* a run that ended on its own as the kill arrived: its
+                 * supervisor no longer accepts, and resets the connection
+                 * when it leaves the registry (after its run.exit) */
+                if (k < 0 && errno == ECONNRESET && !run_is_live(state_dir, c->v[i].run))
+                        k = 0;
                 close(fds[i]);
                 if (k > 0) {
                         reply[k] = '\0';
@@ -246,9 +279,11 @@ static int kill_runs(const char *state_dir, const struct collect *c, const bool 
 
 struct exit_scan {
         char needle[64];
-        int status; /* -1: not found yet */
+        int status;   /* -1: not found yet */
+        bool started; /* its run.start or control.start is the newest record */
 };
 
+/* Newest first: how the run ended, or that it started and has not ended. */
 static int exit_line(const char *line, size_t len, void *ctx)
 {
         struct exit_scan *e = ctx;
@@ -263,35 +298,55 @@ static int exit_line(const char *line, size_t len, void *ctx)
                 e->status = 125;
                 return 1;
         }
+        if (memmem(line, len, "\"event\":\"run.start\"", 19) ||
+            memmem(line, len, "\"event\":\"control.start\"", 23)) {
+                e->started = true;
+                return 1;
+        }
         return 0;
 }
 
-/* `wait RUN`: until the run is gone, then its exit status from the audit log. */
+#define WAIT_START_MS 30000 /* a started run not registered yet: how long to wait for it */
+
+static int64_t mono_ms(void)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * `wait RUN`: until the run is gone, then its exit status from the audit
+ * log. The supervisor leaves the registry only once run.exit is in the log
+ * (cmd_run.c), so a run no longer registered has its record. A run that
+ * has started but is not registered yet (the daemon answers a start before
+ * its run registers; a `run --run-id` in the background) is waited for, up
+ * to WAIT_START_MS; a registered run whose supervisor died is "lost".
+ */
 static int do_wait(const char *state_dir, const char *run)
 {
+        int64_t t0 = mono_ms();
         for (;;) {
-                struct find {
-                        const char *run;
-                        bool live;
-                } f = {run, false};
-                struct collect c = {0};
-                registry_foreach(state_dir, collect_cb, &c);
-                for (size_t i = 0; i < c.n; i++)
-                        if (!strcmp(c.v[i].run, f.run))
-                                f.live = c.live[i];
-                collect_free(&c);
-                if (!f.live)
-                        break;
+                enum reg_state st;
+                while ((st = run_reg_state(state_dir, run)) == REG_LIVE)
+                        nanosleep(&(struct timespec){0, 50000000}, NULL);
+                struct exit_scan e = {.status = -1};
+                snprintf(e.needle, sizeof e.needle, "\"run\":\"%s\"", run);
+                (void)audit_foreach_line_reverse(state_dir, exit_line, &e);
+                if (e.status >= 0)
+                        return e.status;
+                if (st == REG_LOST) {
+                        cli_error("wait: run %s was lost: its supervisor ended without "
+                                  "recording how the run ended",
+                                  run);
+                        return 1;
+                }
+                if (!e.started || mono_ms() - t0 > WAIT_START_MS) {
+                        cli_error("wait: no record of how run %s ended", run);
+                        return 1;
+                }
                 nanosleep(&(struct timespec){0, 50000000}, NULL);
         }
-        struct exit_scan e = {.status = -1};
-        snprintf(e.needle, sizeof e.needle, "\"run\":\"%s\"", run);
-        (void)audit_foreach_line_reverse(state_dir, exit_line, &e);
-        if (e.status < 0) {
-                cli_error("wait: no record of how run %s ended", run);
-                return 1;
-        }
-        return e.status;
 }
 
 /* Write a run's logged output; to a terminal through `tf` (or NULL: as is). */
@@ -440,7 +495,9 @@ int cmd_ctl(int argc, char **argv)
                 }
                 record_block(state_dir, verb[0] == 'b' ? "control.block" : "control.unblock", agent,
                              reason);
-                fprintf(stderr, "agent %s %s\n", agent, verb[0] == 'b' ? "blocked" : "unblocked");
+                fputs("agent ", stderr);
+                (void)json_escape_fwrite(stderr, agent, strlen(agent), false);
+                fprintf(stderr, " %s\n", verb[0] == 'b' ? "blocked" : "unblocked");
                 return 0;
         }
 
@@ -570,6 +627,9 @@ int cmd_ctl(int argc, char **argv)
                 cli_error("run %s: %s", info.run, reply);
                 return 1;
         }
-        printf("%s %s\n", info.run, reply + 3);
+        const char *said = reply[2] ? reply + 3 : "";
+        printf("%s ", info.run);
+        (void)json_escape_fwrite(stdout, said, strlen(said), false);
+        putchar('\n');
         return 0;
 }

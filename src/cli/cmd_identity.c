@@ -16,6 +16,7 @@
 #include "audit/audit.h"
 #include "audit/token.h"
 #include "cli.h"
+#include "shared/json.h"
 #include "shared/macro.h"
 
 struct end_scan {
@@ -90,7 +91,14 @@ int cmd_identity(int argc, char **argv)
                 cli_error("identity: invalid token: run %s has ended", c.run);
                 return 1;
         }
-        printf("valid: run=%s agent=%s on_behalf_of=%s task=%s project=%s aud=%s exp=%lld\n", c.run,
-               c.sub, c.on_behalf_of, c.task, c.project, c.aud, (long long)c.exp);
+        /* the claims are the run's caller's words (task, principal): escaped */
+        const char *k[] = {"run", "agent", "on_behalf_of", "task", "project", "aud"};
+        const char *v[] = {c.run, c.sub, c.on_behalf_of, c.task, c.project, c.aud};
+        fputs("valid:", stdout);
+        for (size_t i = 0; i < ARRAY_SIZE(k); i++) {
+                printf(" %s=", k[i]);
+                (void)json_escape_fwrite(stdout, v[i], strlen(v[i]), false);
+        }
+        printf(" exp=%lld\n", (long long)c.exp);
         return 0;
 }

@@ -844,7 +844,6 @@ int cmd_run(int argc, char **argv)
                 egress_refusals_print(&refusals, stderr);
         egress_refusals_free(&refusals);
         egress_config_free(&egress);
-        rc.reg = registry_remove(rc.reg);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         struct rf_error eerr = {0};
         if (audit_emitter_finish(ev, &eerr) < 0)
@@ -853,6 +852,10 @@ int cmd_run(int argc, char **argv)
         run_audit_exit(
                 alog, plan, status, err.msg, cg,
                 (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+        /* Only now does the run leave the registry (its lock released):
+         * `ringfence wait` takes "not live" to mean "run.exit is in the
+         * log", and the grants' revoke records and run.exit come above. */
+        rc.reg = registry_remove(rc.reg);
         audit_close(alog);
         cgroup_destroy(cg);
         plan_cleanup(plan); /* protected-path placeholders this run created */

@@ -1,5 +1,8 @@
 /*
  * common.c — error printing and state dir resolution for the CLI.
+ *
+ * Every error line goes through the display escaping (shared/json.h): no
+ * byte a run or a caller chose reaches the operator's terminal raw.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "shared/json.h"
 #include "shared/macro.h"
 
 void cli_error(const char *fmt, ...)
@@ -22,11 +26,12 @@ void cli_error(const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(buf, sizeof buf, fmt, ap);
         va_end(ap);
-        /* one line, whatever the message holds */
-        for (char *c = buf; *c; c++)
-                if (*c == '\n' || *c == '\r')
-                        *c = ' ';
-        fprintf(stderr, "ringfence: %s\n", buf);
+        /* one line, whatever the message holds, and nothing a terminal would
+         * act on: input quoted in it (a host name, a command, a reply) may
+         * carry control sequences or invalid UTF-8 (json.h's display escaping) */
+        fputs("ringfence: ", stderr);
+        (void)json_escape_fwrite(stderr, buf, strlen(buf), true);
+        fputc('\n', stderr);
 }
 
 void cli_print_error(const struct rf_error *err)

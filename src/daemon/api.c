@@ -23,17 +23,6 @@ const char *api_op_name(enum api_op op)
         return (unsigned)op < _API_OP_MAX ? op_names[op] : "?";
 }
 
-static int say(char *why, size_t len, int status, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int say(char *why, size_t len, int status, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-        return status;
-}
-
 static void strv_free(char **v, size_t n)
 {
         for (size_t i = 0; v && i < n; i++)
@@ -83,17 +72,17 @@ static int strv_from(const struct json_node *m, size_t max_n, size_t max_len, ch
                      size_t *n, char *why, size_t wl)
 {
         if (m->type != JSON_ARRAY || m->n_items > max_n)
-                return say(why, wl, 400, "%s: an array of at most %zu strings", m->key, max_n);
+                return rf_why(why, wl, 400, "%s: an array of at most %zu strings", m->key, max_n);
         *out = calloc(m->n_items + 1, sizeof **out);
         if (!*out)
-                return say(why, wl, 500, "out of memory");
+                return rf_why(why, wl, 500, "out of memory");
         for (size_t i = 0; i < m->n_items; i++) {
                 const struct json_node *e = m->items[i];
                 if (e->type != JSON_STRING || e->len > max_len)
-                        return say(why, wl, 400, "%s[%zu]: a string of at most %zu bytes", m->key,
-                                   i, max_len);
+                        return rf_why(why, wl, 400, "%s[%zu]: a string of at most %zu bytes",
+                                      m->key, i, max_len);
                 if (!((*out)[i] = strdup(e->str)))
-                        return say(why, wl, 500, "out of memory");
+                        return rf_why(why, wl, 500, "out of memory");
                 (*n)++;
         }
         return 0;
@@ -107,22 +96,22 @@ static int small_body(const struct json_node *o, struct api_req *r, bool want_bl
                 const struct json_node *m = o->items[i];
                 if (!strcmp(m->key, "reason")) {
                         if (!text_ok(m, 256))
-                                return say(why, wl, 400,
-                                           "reason: printable text, at most 256 bytes");
+                                return rf_why(why, wl, 400,
+                                              "reason: printable text, at most 256 bytes");
                         memcpy(r->reason, m->str, m->len + 1);
                 } else if (want_block && !strcmp(m->key, "block")) {
                         if (m->type != JSON_TRUE && m->type != JSON_FALSE)
-                                return say(why, wl, 400, "block: true or false");
+                                return rf_why(why, wl, 400, "block: true or false");
                         r->block = m->type == JSON_TRUE;
                 } else if (want_secret && !strcmp(m->key, "secret")) {
                         if (m->type != JSON_STRING || !secret_name_valid(m->str, m->len))
-                                return say(why, wl, 400, "secret: a secret name");
+                                return rf_why(why, wl, 400, "secret: a secret name");
                         memcpy(r->secret, m->str, m->len + 1);
                 } else
-                        return say(why, wl, 400, "unknown key \"%.64s\"", m->key);
+                        return rf_why(why, wl, 400, "unknown key \"%.64s\"", m->key);
         }
         if (want_secret && !r->secret[0])
-                return say(why, wl, 400, "secret: required");
+                return rf_why(why, wl, 400, "secret: required");
         return 0;
 }
 
@@ -132,7 +121,8 @@ static int grant_body(const struct json_node *o, struct api_req *r, char *why, s
         if (!o || o->n_items != 1 || o->items[0]->type != JSON_STRING ||
             o->items[0]->len >= sizeof r->rule ||
             (strcmp(o->items[0]->key, "allow_host") && strcmp(o->items[0]->key, "revoke_host")))
-                return say(why, wl, 400, "a body of one key: allow_host or revoke_host (a rule)");
+                return rf_why(why, wl, 400,
+                              "a body of one key: allow_host or revoke_host (a rule)");
         r->allow = !strcmp(o->items[0]->key, "allow_host");
         memcpy(r->rule, o->items[0]->str, o->items[0]->len + 1);
         return 0;
@@ -142,7 +132,7 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
 {
         int s;
         if (!o)
-                return say(why, wl, 400, "a JSON object body is required");
+                return rf_why(why, wl, 400, "a JSON object body is required");
         for (size_t i = 0; i < o->n_items; i++) {
                 const struct json_node *m = o->items[i];
                 if (!strcmp(m->key, "argv")) {
@@ -152,11 +142,12 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                 } else if (!strcmp(m->key, "agent") || !strcmp(m->key, "task") ||
                            !strcmp(m->key, "on_behalf_of")) {
                         if (!text_ok(m, API_NAME_MAX) || m->len == 0)
-                                return say(why, wl, 400, "%s: printable text, 1-256 bytes", m->key);
+                                return rf_why(why, wl, 400, "%s: printable text, 1-256 bytes",
+                                              m->key);
                         /* an agent is named in URLs too (kill, block by agent):
                          * a run whose agent no URL can name would be out of reach */
                         if (m->key[0] == 'a' && !agent_ok(m->str, m->len))
-                                return say(why, wl, 400, "agent: 1-256 of A-Z a-z 0-9 . _ -");
+                                return rf_why(why, wl, 400, "agent: 1-256 of A-Z a-z 0-9 . _ -");
                         char *dst = m->key[0] == 'a'   ? r->agent
                                     : m->key[0] == 't' ? r->task
                                                        : r->on_behalf_of;
@@ -164,11 +155,11 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                 } else if (!strcmp(m->key, "workspace")) {
                         if (m->type != JSON_STRING || m->len >= sizeof r->workspace ||
                             m->str[0] != '/')
-                                return say(why, wl, 400, "workspace: an absolute path");
+                                return rf_why(why, wl, 400, "workspace: an absolute path");
                         memcpy(r->workspace, m->str, m->len + 1);
                 } else if (!strcmp(m->key, "timeout")) {
                         if (m->type != JSON_STRING || m->len == 0 || m->len >= sizeof r->timeout)
-                                return say(why, wl, 400, "timeout: a duration such as \"10m\"");
+                                return rf_why(why, wl, 400, "timeout: a duration such as \"10m\"");
                         memcpy(r->timeout, m->str, m->len + 1);
                 } else if (!strcmp(m->key, "secrets")) {
                         if ((s = strv_from(m, API_SECRETS_MAX, 64, &r->secrets, &r->n_secrets, why,
@@ -176,24 +167,25 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                                 return s;
                         for (size_t k = 0; k < r->n_secrets; k++)
                                 if (!secret_name_valid(r->secrets[k], strlen(r->secrets[k])))
-                                        return say(why, wl, 400, "secrets[%zu]: a secret name", k);
+                                        return rf_why(why, wl, 400, "secrets[%zu]: a secret name",
+                                                      k);
                 } else if (!strcmp(m->key, "allow_hosts")) {
                         if ((s = strv_from(m, 256, 300, &r->allow_hosts, &r->n_allow_hosts, why,
                                            wl)))
                                 return s;
                 } else
-                        return say(why, wl, 400,
-                                   "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
-                                   "workspace, timeout, secrets, allow_hosts; exec providers "
-                                   "and policies come from the daemon's configuration)",
-                                   m->key);
+                        return rf_why(why, wl, 400,
+                                      "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
+                                      "workspace, timeout, secrets, allow_hosts; exec providers "
+                                      "and policies come from the daemon's configuration)",
+                                      m->key);
         }
         if (r->argc == 0)
-                return say(why, wl, 400, "argv: required, at least the command");
+                return rf_why(why, wl, 400, "argv: required, at least the command");
         if (!r->agent[0])
-                return say(why, wl, 400, "agent: required");
+                return rf_why(why, wl, 400, "agent: required");
         if (!r->workspace[0])
-                return say(why, wl, 400, "workspace: required");
+                return rf_why(why, wl, 400, "workspace: required");
         return 0;
 }
 
@@ -212,13 +204,13 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
         int s;
 
         if (bl > API_BODY_MAX)
-                return say(why, wl, 413, "the body is larger than %d bytes", API_BODY_MAX);
+                return rf_why(why, wl, 413, "the body is larger than %d bytes", API_BODY_MAX);
         if (bl) {
                 if (json_parse(body, bl, &doc, &err) < 0)
-                        return say(why, wl, 400, "body: %s", err.msg);
+                        return rf_why(why, wl, 400, "body: %s", err.msg);
                 if (doc->type != JSON_OBJECT) {
                         json_node_free(doc);
-                        return say(why, wl, 400, "body: a JSON object");
+                        return rf_why(why, wl, 400, "body: a JSON object");
                 }
         }
         /* split the path: /v1/<a>/<b>/<c> */
@@ -226,7 +218,7 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
         size_t sl[5], ns = 0;
         for (size_t i = 0; i < pl && ns < 5;) {
                 if (t[i] != '/') {
-                        s = say(why, wl, 404, "no such resource");
+                        s = rf_why(why, wl, 404, "no such resource");
                         goto out;
                 }
                 size_t j = i + 1;
@@ -236,7 +228,7 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                 sl[ns++] = j - i - 1;
                 i = j;
         }
-        s = say(why, wl, 404, "no such resource (see docs/API.md)");
+        s = rf_why(why, wl, 404, "no such resource (see docs/API.md)");
         if (ns < 2 || sl[0] != 2 || memcmp(seg[0], "v1", 2))
                 goto out;
         bool get = method_is(method, ml, "GET"), post = method_is(method, ml, "POST"),
@@ -246,21 +238,21 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                 if (ns == 2) {
                         r->op = get ? API_LIST_RUNS : API_START_RUN;
                         if (!get && !post) {
-                                s = say(why, wl, 405, "GET or POST /v1/runs");
+                                s = rf_why(why, wl, 405, "GET or POST /v1/runs");
                                 goto out;
                         }
                         s = post ? start_body(doc, r, why, wl) : 0;
                         goto out;
                 }
                 if (!run_id_ok(seg[2], sl[2])) {
-                        s = say(why, wl, 404, "no run %.*s (a run id has 36 characters)",
-                                (int)(sl[2] > 40 ? 40 : sl[2]), seg[2]);
+                        s = rf_why(why, wl, 404, "no run %.*s (a run id has 36 characters)",
+                                   (int)(sl[2] > 40 ? 40 : sl[2]), seg[2]);
                         goto out;
                 }
                 memcpy(r->run, seg[2], 36);
                 if (ns == 3) {
                         r->op = API_GET_RUN;
-                        s = get ? 0 : say(why, wl, 405, "GET /v1/runs/RUN");
+                        s = get ? 0 : rf_why(why, wl, 405, "GET /v1/runs/RUN");
                         goto out;
                 }
                 if (ns != 4)
@@ -274,7 +266,7 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                 if (r->op == _API_OP_INVALID)
                         goto out;
                 if (!post) {
-                        s = say(why, wl, 405, "POST /v1/runs/RUN/%.*s", (int)sl[3], seg[3]);
+                        s = rf_why(why, wl, 405, "POST /v1/runs/RUN/%.*s", (int)sl[3], seg[3]);
                         goto out;
                 }
                 s = r->op == API_GRANT_RUN
@@ -284,18 +276,19 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
         }
         if (SEG(1, "agents") && ns == 4) {
                 if (!agent_ok(seg[2], sl[2])) {
-                        s = say(why, wl, 400, "an agent in a URL is 1-256 of A-Z a-z 0-9 . _ -");
+                        s = rf_why(why, wl, 400, "an agent in a URL is 1-256 of A-Z a-z 0-9 . _ -");
                         goto out;
                 }
                 memcpy(r->agent, seg[2], sl[2]);
                 if (SEG(3, "kill")) {
                         r->op = API_KILL_AGENT;
                         s = post ? small_body(doc, r, true, false, why, wl)
-                                 : say(why, wl, 405, "POST /v1/agents/AGENT/kill");
+                                 : rf_why(why, wl, 405, "POST /v1/agents/AGENT/kill");
                 } else if (SEG(3, "block")) {
                         r->op = del ? API_UNBLOCK_AGENT : API_BLOCK_AGENT;
-                        s = put || del ? small_body(doc, r, false, false, why, wl)
-                                       : say(why, wl, 405, "PUT or DELETE /v1/agents/AGENT/block");
+                        s = put || del
+                                    ? small_body(doc, r, false, false, why, wl)
+                                    : rf_why(why, wl, 405, "PUT or DELETE /v1/agents/AGENT/block");
                 }
                 goto out;
         }
@@ -303,10 +296,10 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                 r->op = API_AUDIT;
                 r->follow = q && (size_t)(tl - pl) == 9 && !memcmp(q, "?follow=1", 9);
                 if (q && !r->follow) {
-                        s = say(why, wl, 400, "the only query is ?follow=1");
+                        s = rf_why(why, wl, 400, "the only query is ?follow=1");
                         goto out;
                 }
-                s = get ? 0 : say(why, wl, 405, "GET /v1/audit");
+                s = get ? 0 : rf_why(why, wl, 405, "GET /v1/audit");
         }
 #undef SEG
 out:

@@ -12,16 +12,6 @@
 #include "secrets/binding.h"
 #include "shared/json.h"
 
-static int say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int say(char *why, size_t len, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 static void strv_free(char **v, size_t n)
 {
         for (size_t i = 0; v && i < n; i++)
@@ -46,13 +36,15 @@ void dconf_clear(struct dconf *c)
 static int strv(const struct json_node *m, char ***out, size_t *n, char *why, size_t wl)
 {
         if (m->type != JSON_ARRAY || m->n_items > DCONF_LIST_MAX)
-                return say(why, wl, "%s: an array of at most %d strings", m->key, DCONF_LIST_MAX);
+                return rf_why(why, wl, -EINVAL, "%s: an array of at most %d strings", m->key,
+                              DCONF_LIST_MAX);
         if (!(*out = calloc(m->n_items + 1, sizeof **out)))
                 return -ENOMEM;
         for (size_t i = 0; i < m->n_items; i++) {
                 if (m->items[i]->type != JSON_STRING || m->items[i]->len == 0 ||
                     m->items[i]->len > 256)
-                        return say(why, wl, "%s[%zu]: a string of 1-256 bytes", m->key, i);
+                        return rf_why(why, wl, -EINVAL, "%s[%zu]: a string of 1-256 bytes", m->key,
+                                      i);
                 if (!((*out)[i] = strdup(m->items[i]->str)))
                         return -ENOMEM;
                 (*n)++;
@@ -64,7 +56,7 @@ static int id_of(const struct json_node *m, uint32_t *id, char *why, size_t wl)
 {
         uint64_t v;
         if (m->type != JSON_NUMBER || json_number_uint64(m, &v) < 0 || v > 0xfffffffeULL)
-                return say(why, wl, "%s: a number", m->key);
+                return rf_why(why, wl, -EINVAL, "%s: a number", m->key);
         *id = (uint32_t)v;
         return 0;
 }
@@ -73,13 +65,13 @@ static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *w
 {
         bool have_id = false;
         if (o->type != JSON_OBJECT)
-                return say(why, wl, "grants[]: an object");
+                return rf_why(why, wl, -EINVAL, "grants[]: an object");
         for (size_t i = 0; i < o->n_items; i++) {
                 const struct json_node *m = o->items[i];
                 int r;
                 if (!strcmp(m->key, "uid") || !strcmp(m->key, "gid")) {
                         if (have_id)
-                                return say(why, wl, "grants[]: one of uid and gid");
+                                return rf_why(why, wl, -EINVAL, "grants[]: one of uid and gid");
                         have_id = true;
                         g->is_gid = m->key[0] == 'g';
                         if ((r = id_of(m, &g->id, why, wl)) < 0)
@@ -89,7 +81,7 @@ static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *w
                                 return r;
                 } else if (!strcmp(m->key, "actions")) {
                         if (m->type != JSON_ARRAY)
-                                return say(why, wl, "actions: an array");
+                                return rf_why(why, wl, -EINVAL, "actions: an array");
                         for (size_t k = 0; k < m->n_items; k++) {
                                 const struct json_node *a = m->items[k];
                                 bool known = false;
@@ -99,17 +91,18 @@ static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *w
                                                 known = true;
                                         }
                                 if (!known)
-                                        return say(why, wl,
-                                                   "actions[%zu]: one of list-runs, get-run, "
-                                                   "start-run, kill, pause, resume, revoke, "
-                                                   "grant, block, audit",
-                                                   k);
+                                        return rf_why(why, wl, -EINVAL,
+                                                      "actions[%zu]: one of list-runs, get-run, "
+                                                      "start-run, kill, pause, resume, revoke, "
+                                                      "grant, block, audit",
+                                                      k);
                         }
                 } else
-                        return say(why, wl, "grants[]: unknown key \"%.64s\"", m->key);
+                        return rf_why(why, wl, -EINVAL, "grants[]: unknown key \"%.64s\"", m->key);
         }
         if (!have_id || !g->n_agents || !g->actions)
-                return say(why, wl, "grants[]: uid or gid, agents and actions are required");
+                return rf_why(why, wl, -EINVAL,
+                              "grants[]: uid or gid, agents and actions are required");
         return 0;
 }
 
@@ -120,7 +113,7 @@ static int parse_secret(const struct json_node *o, struct dconf_secret *s, char 
         int r = 0;
 
         if (o->type != JSON_OBJECT)
-                return say(why, wl, "secrets.%s: an object", o->key);
+                return rf_why(why, wl, -EINVAL, "secrets.%s: an object", o->key);
         if (!(s->key = strdup(o->key)))
                 return -ENOMEM;
         /* the binding's own keys go to the binding parser; the ACL stays here */
@@ -131,7 +124,7 @@ static int parse_secret(const struct json_node *o, struct dconf_secret *s, char 
                         r = strv(m, &s->agents, &s->n_agents, why, wl);
                 else if (!strcmp(m->key, "uids")) {
                         if (m->type != JSON_ARRAY || m->n_items > DCONF_LIST_MAX)
-                                r = say(why, wl, "uids: an array of numbers");
+                                r = rf_why(why, wl, -EINVAL, "uids: an array of numbers");
                         for (size_t k = 0; r == 0 && k < m->n_items; k++)
                                 r = id_of(m->items[k], &s->uids[s->n_uids++], why, wl);
                 } else {
@@ -147,8 +140,9 @@ static int parse_secret(const struct json_node *o, struct dconf_secret *s, char 
                                 json_buf_append(&j, "[", 1);
                                 for (size_t k = 0; k < m->n_items; k++) {
                                         if (m->items[k]->type != JSON_STRING) {
-                                                r = say(why, wl, "secrets.%s.%s: strings", o->key,
-                                                        m->key);
+                                                r = rf_why(why, wl, -EINVAL,
+                                                           "secrets.%s.%s: strings", o->key,
+                                                           m->key);
                                                 break;
                                         }
                                         if (k)
@@ -158,21 +152,23 @@ static int parse_secret(const struct json_node *o, struct dconf_secret *s, char 
                                 }
                                 json_buf_append(&j, "]", 1);
                         } else
-                                r = say(why, wl, "secrets.%s.%s: a string or an array", o->key,
-                                        m->key);
+                                r = rf_why(why, wl, -EINVAL, "secrets.%s.%s: a string or an array",
+                                           o->key, m->key);
                 }
         }
         json_buf_append(&j, "}", 1);
         struct secret_binding b;
         char bwhy[256];
         if (r == 0 && (j.error || secret_binding_parse(j.data, j.len, &b, bwhy, sizeof bwhy) < 0))
-                r = say(why, wl, "secrets.%s: %s", o->key, j.error ? "too large" : bwhy);
+                r = rf_why(why, wl, -EINVAL, "secrets.%s: %s", o->key,
+                           j.error ? "too large" : bwhy);
         if (r == 0) {
                 r = secret_binding_to_json(&b, &s->binding);
                 secret_binding_clear(&b);
         }
         if (r == 0 && !s->n_agents && !s->n_uids)
-                r = say(why, wl, "secrets.%s: an ACL (agents and/or uids) is required", o->key);
+                r = rf_why(why, wl, -EINVAL, "secrets.%s: an ACL (agents and/or uids) is required",
+                           o->key);
         json_buf_done(&j);
         return r;
 }
@@ -187,37 +183,39 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
         c->socket_mode = 0600;
         c->runs_per_uid = DCONF_RUNS_PER_UID;
         if (json_parse(buf, len, &doc, &err) < 0)
-                return say(why, wl, "%s", err.msg);
+                return rf_why(why, wl, -EINVAL, "%s", err.msg);
         if (doc->type != JSON_OBJECT)
-                r = say(why, wl, "the configuration is a JSON object");
+                r = rf_why(why, wl, -EINVAL, "the configuration is a JSON object");
         const struct json_node *v = json_object_get(doc, "version");
         uint64_t ver = 0;
         if (r == 0 && (!v || json_number_uint64(v, &ver) < 0 || ver != 1))
-                r = say(why, wl, "version: 1 is required");
+                r = rf_why(why, wl, -EINVAL, "version: 1 is required");
         for (size_t i = 0; r == 0 && i < doc->n_items; i++) {
                 const struct json_node *m = doc->items[i];
                 if (!strcmp(m->key, "version"))
                         continue;
                 if (!strcmp(m->key, "socket")) {
                         if (m->type != JSON_STRING || m->str[0] != '/' || m->len > 100)
-                                r = say(why, wl, "socket: an absolute path under 100 bytes");
+                                r = rf_why(why, wl, -EINVAL,
+                                           "socket: an absolute path under 100 bytes");
                         else if (!(c->socket = strdup(m->str)))
                                 r = -ENOMEM;
                 } else if (!strcmp(m->key, "socket_mode")) {
                         char *end = NULL;
                         unsigned long mode = m->type == JSON_STRING ? strtoul(m->str, &end, 8) : 0;
                         if (!end || *end || m->len != 4 || mode > 0777)
-                                r = say(why, wl, "socket_mode: four octal digits, e.g. \"0660\"");
+                                r = rf_why(why, wl, -EINVAL,
+                                           "socket_mode: four octal digits, e.g. \"0660\"");
                         c->socket_mode = (unsigned)mode;
                 } else if (!strcmp(m->key, "grants")) {
                         if (m->type != JSON_ARRAY || m->n_items > DCONF_GRANTS_MAX)
-                                r = say(why, wl, "grants: an array of at most %d",
-                                        DCONF_GRANTS_MAX);
+                                r = rf_why(why, wl, -EINVAL, "grants: an array of at most %d",
+                                           DCONF_GRANTS_MAX);
                         for (size_t k = 0; r == 0 && k < m->n_items; k++)
                                 r = parse_grant(m->items[k], &c->grants[c->n_grants++], why, wl);
                 } else if (!strcmp(m->key, "ceiling")) {
                         if (m->type != JSON_OBJECT)
-                                r = say(why, wl, "ceiling: an object");
+                                r = rf_why(why, wl, -EINVAL, "ceiling: an object");
                         for (size_t k = 0; r == 0 && k < m->n_items; k++) {
                                 const struct json_node *e = m->items[k];
                                 if (!strcmp(e->key, "allow_hosts"))
@@ -225,28 +223,30 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
                                 else if (!strcmp(e->key, "max_timeout")) {
                                         if (e->type != JSON_STRING ||
                                             parse_duration(e->str, &c->max_timeout_ms) < 0)
-                                                r = say(why, wl, "ceiling.max_timeout: a duration");
+                                                r = rf_why(why, wl, -EINVAL,
+                                                           "ceiling.max_timeout: a duration");
                                 } else if (!strcmp(e->key, "runs_per_uid")) {
                                         uint64_t runs = 0;
                                         if (json_number_uint64(e, &runs) < 0 || runs == 0 ||
                                             runs > 4096)
-                                                r = say(why, wl,
-                                                        "ceiling.runs_per_uid: 1 to 4096 runs");
+                                                r = rf_why(why, wl, -EINVAL,
+                                                           "ceiling.runs_per_uid: 1 to 4096 runs");
                                         c->runs_per_uid = (unsigned)runs;
                                 } else
-                                        r = say(why, wl, "ceiling: unknown key \"%.64s\"", e->key);
+                                        r = rf_why(why, wl, -EINVAL,
+                                                   "ceiling: unknown key \"%.64s\"", e->key);
                         }
                 } else if (!strcmp(m->key, "secrets")) {
                         if (m->type != JSON_OBJECT || m->n_items > DCONF_SECRETS_MAX)
-                                r = say(why, wl, "secrets: an object of at most %d",
-                                        DCONF_SECRETS_MAX);
+                                r = rf_why(why, wl, -EINVAL, "secrets: an object of at most %d",
+                                           DCONF_SECRETS_MAX);
                         for (size_t k = 0; r == 0 && k < m->n_items; k++)
                                 r = parse_secret(m->items[k], &c->secrets[c->n_secrets++], why, wl);
                 } else
-                        r = say(why, wl,
-                                "unknown key \"%.64s\" (version, socket, socket_mode, grants, "
-                                "ceiling, secrets)",
-                                m->key);
+                        r = rf_why(why, wl, -EINVAL,
+                                   "unknown key \"%.64s\" (version, socket, socket_mode, grants, "
+                                   "ceiling, secrets)",
+                                   m->key);
         }
         json_node_free(doc);
         if (r < 0)

@@ -58,9 +58,8 @@ static int ctx_fail(struct ctx *c, unsigned line, unsigned col, int code, const 
                 return code;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        rf_error_vset(err, code, fmt, ap);
         va_end(ap);
-        err->code = code;
         err->line = line;
         err->col = col;
         snprintf(err->file, sizeof err->file, "%s", c->filename ? c->filename : "");

@@ -41,18 +41,6 @@ void secret_binding_clear(struct secret_binding *b)
         memset(b, 0, sizeof *b);
 }
 
-static int say(char *why, size_t len, int r, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int say(char *why, size_t len, int r, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        if (why && len)
-                vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
 /* A name valid for its delivery: an environment variable (not one of
  * ringfence's own), or a file/broker name. */
 static bool target_valid(enum secret_delivery d, const char *s, const char **why)
@@ -171,10 +159,10 @@ static int duration_member(const struct json_node *m, uint64_t max, uint64_t *re
                            size_t why_len)
 {
         if (m->type != JSON_STRING || parse_duration(m->str, ret) < 0)
-                return say(why, why_len, -EINVAL, "%s: expected a duration such as \"10s\"",
-                           m->key);
+                return rf_why(why, why_len, -EINVAL, "%s: expected a duration such as \"10s\"",
+                              m->key);
         if (*ret == 0 || *ret > max)
-                return say(why, why_len, -ERANGE, "%s: out of range", m->key);
+                return rf_why(why, why_len, -ERANGE, "%s: out of range", m->key);
         return 0;
 }
 
@@ -182,20 +170,20 @@ static int strings_member(const struct json_node *m, size_t max, bool env_names,
                           size_t *n, char *why, size_t why_len)
 {
         if (m->type != JSON_ARRAY || m->n_items == 0)
-                return say(why, why_len, -EINVAL, "%s: expected a non-empty array of strings",
-                           m->key);
+                return rf_why(why, why_len, -EINVAL, "%s: expected a non-empty array of strings",
+                              m->key);
         if (m->n_items > max)
-                return say(why, why_len, -E2BIG, "%s: more than %zu entries", m->key, max);
+                return rf_why(why, why_len, -E2BIG, "%s: more than %zu entries", m->key, max);
         for (size_t i = 0; i < m->n_items; i++) {
                 const struct json_node *e = m->items[i];
                 if (e->type != JSON_STRING || !arg_ok(e->str, e->len) ||
                     (env_names && !env_name_valid(e->str)))
-                        return say(why, why_len, -EINVAL, "%s[%zu]: %s", m->key, i,
-                                   env_names ? "not a valid environment variable name"
-                                             : "expected a non-empty string");
+                        return rf_why(why, why_len, -EINVAL, "%s[%zu]: %s", m->key, i,
+                                      env_names ? "not a valid environment variable name"
+                                                : "expected a non-empty string");
                 int r = add_arg(v, n, max, e->str, e->len);
                 if (r < 0)
-                        return say(why, why_len, r, "out of memory");
+                        return rf_why(why, why_len, r, "out of memory");
         }
         return 0;
 }
@@ -207,8 +195,8 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
         int r;
 
         if (!obj || obj->type != JSON_OBJECT)
-                return say(why, why_len, -EINVAL,
-                           "expected an object {\"name\", \"deliver\", \"from\" or \"exec\"}");
+                return rf_why(why, why_len, -EINVAL,
+                              "expected an object {\"name\", \"deliver\", \"from\" or \"exec\"}");
         for (size_t i = 0; i < obj->n_items; i++) {
                 const struct json_node *m = obj->items[i];
                 if (!strcmp(m->key, "name"))
@@ -235,42 +223,42 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                             0)
                                 return r;
                 } else
-                        return say(why, why_len, -EINVAL,
-                                   "unknown key \"%.64s\" (name, deliver, from, exec, "
-                                   "pass_env, timeout, ttl)",
-                                   m->key);
+                        return rf_why(why, why_len, -EINVAL,
+                                      "unknown key \"%.64s\" (name, deliver, from, exec, "
+                                      "pass_env, timeout, ttl)",
+                                      m->key);
         }
         if (!name || name->type != JSON_STRING)
-                return say(why, why_len, -EINVAL, "name: required, a string");
+                return rf_why(why, why_len, -EINVAL, "name: required, a string");
         if (!deliver || deliver->type != JSON_STRING)
-                return say(why, why_len, -EINVAL,
-                           "deliver: required: \"env\", \"file\" or "
-                           "\"broker\"");
+                return rf_why(why, why_len, -EINVAL,
+                              "deliver: required: \"env\", \"file\" or "
+                              "\"broker\"");
         b->delivery = _SECRET_DELIVERY_MAX;
         for (int d = 0; d < _SECRET_DELIVERY_MAX; d++)
                 if (!strcmp(deliver->str, delivery_names[d]))
                         b->delivery = (enum secret_delivery)d;
         if (b->delivery == _SECRET_DELIVERY_MAX)
-                return say(why, why_len, -EINVAL, "deliver: \"env\", \"file\" or \"broker\"");
+                return rf_why(why, why_len, -EINVAL, "deliver: \"env\", \"file\" or \"broker\"");
         const char *w;
         if (name->len > SECRET_TARGET_MAX || !target_valid(b->delivery, name->str, &w))
-                return say(why, why_len, -EINVAL, "name \"%.64s\": %s", name->str,
-                           name->len > SECRET_TARGET_MAX ? "too long" : w);
+                return rf_why(why, why_len, -EINVAL, "name \"%.64s\": %s", name->str,
+                              name->len > SECRET_TARGET_MAX ? "too long" : w);
         memcpy(b->name, name->str, name->len + 1);
         if (!!from == !!exec)
-                return say(why, why_len, -EINVAL, "exactly one of \"from\" and \"exec\"");
+                return rf_why(why, why_len, -EINVAL, "exactly one of \"from\" and \"exec\"");
         if (from) {
                 if (from->type != JSON_STRING)
-                        return say(why, why_len, -EINVAL, "from: expected a string");
+                        return rf_why(why, why_len, -EINVAL, "from: expected a string");
                 if (!strncmp(from->str, "exec:", 5))
-                        return say(why, why_len, -EINVAL,
-                                   "from: in a policy, write a command as \"exec\": [argv]");
+                        return rf_why(why, why_len, -EINVAL,
+                                      "from: in a policy, write a command as \"exec\": [argv]");
                 if ((r = secret_source_parse(from->str, b, &w)) < 0)
-                        return say(why, why_len, r, "from: %s", w);
+                        return rf_why(why, why_len, r, "from: %s", w);
         } else
                 b->source = SOURCE_EXEC;
         if (b->source != SOURCE_EXEC && (b->n_pass_env || b->timeout_ms))
-                return say(why, why_len, -EINVAL, "pass_env and timeout apply to \"exec\" only");
+                return rf_why(why, why_len, -EINVAL, "pass_env and timeout apply to \"exec\" only");
         return 0;
 }
 
@@ -292,7 +280,7 @@ int secret_binding_parse(const char *text, size_t len, struct secret_binding *b,
         memset(b, 0, sizeof *b);
         int r = json_parse(text, len, &n, &err);
         if (r < 0)
-                return say(why, why_len, r, "%s", err.msg);
+                return rf_why(why, why_len, r, "%s", err.msg);
         r = secret_binding_from_json(n, b, why, why_len);
         json_node_free(n);
         return r;
@@ -377,16 +365,16 @@ int secret_binding_cli(enum secret_delivery d, const char *arg, char **ret, char
         int r;
 
         if (!eq || eq == arg || (size_t)(eq - arg) > SECRET_TARGET_MAX)
-                return say(why, why_len, -EINVAL, "expected NAME=SOURCE");
+                return rf_why(why, why_len, -EINVAL, "expected NAME=SOURCE");
         memcpy(b.name, arg, (size_t)(eq - arg));
         b.name[eq - arg] = '\0';
         if (!target_valid(d, b.name, &w))
-                return say(why, why_len, -EINVAL, "%s: %s", b.name, w);
+                return rf_why(why, why_len, -EINVAL, "%s: %s", b.name, w);
         if ((r = secret_source_parse(eq + 1, &b, &w)) < 0) {
                 secret_binding_clear(&b);
-                return say(why, why_len, r, "%s", w);
+                return rf_why(why, why_len, r, "%s", w);
         }
         r = secret_binding_to_json(&b, ret);
         secret_binding_clear(&b);
-        return r < 0 ? say(why, why_len, r, "out of memory") : 0;
+        return r < 0 ? rf_why(why, why_len, r, "out of memory") : 0;
 }

@@ -32,16 +32,6 @@ static int64_t now_ms(void)
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int say(char *why, size_t len, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-        return 0;
-}
-
 /* The first line of what the command wrote to stderr, printable ASCII only. */
 static void first_line(const char *in, size_t n, char *out, size_t size)
 {
@@ -206,7 +196,7 @@ static int resolve_exec(const struct secret_binding *b, unsigned char **value, s
                         n--;
                 if (n == 0) {
                         secmem_free(buf);
-                        say(why, why_len, "printed nothing");
+                        rf_why(why, why_len, 0, "printed nothing");
                         return rf_error_set(err, -ENODATA, "%s printed nothing", b->argv[0]);
                 }
                 *value = buf;
@@ -218,13 +208,13 @@ static int resolve_exec(const struct secret_binding *b, unsigned char **value, s
         char line[STDERR_KEEP + 1];
         first_line(ebuf, en, line, sizeof line);
         if (timed_out)
-                say(why, why_len, "timed out after %llu ms", (unsigned long long)timeout);
+                rf_why(why, why_len, 0, "timed out after %llu ms", (unsigned long long)timeout);
         else if (too_big)
-                say(why, why_len, "printed more than %d bytes", SECRET_VALUE_MAX);
+                rf_why(why, why_len, 0, "printed more than %d bytes", SECRET_VALUE_MAX);
         else if (WIFSIGNALED(status))
-                say(why, why_len, "killed by signal %d", WTERMSIG(status));
+                rf_why(why, why_len, 0, "killed by signal %d", WTERMSIG(status));
         else
-                say(why, why_len, "exited with status %d", WEXITSTATUS(status));
+                rf_why(why, why_len, 0, "exited with status %d", WEXITSTATUS(status));
         return rf_error_set(err, timed_out ? -ETIMEDOUT : -EIO, "%s %s%s%s", b->argv[0], why,
                             line[0] ? ": " : "", line);
 }
@@ -239,7 +229,7 @@ int provider_resolve(const struct secret_binding *b, const char *state_dir,
         case SOURCE_STORE: {
                 int r = store_get(state_dir, key, b->key, b->version, value, len, version, err);
                 if (r < 0)
-                        say(why, why_len, "%s", err->msg);
+                        rf_why(why, why_len, 0, "%s", err->msg);
                 return r;
         }
         case SOURCE_EXEC:
@@ -247,12 +237,12 @@ int provider_resolve(const struct secret_binding *b, const char *state_dir,
         case SOURCE_ENV: {
                 const char *v = getenv(b->key);
                 if (!v || !*v) {
-                        say(why, why_len, "variable %s is not set", b->key);
+                        rf_why(why, why_len, 0, "variable %s is not set", b->key);
                         return rf_error_set(err, -ENOENT, "%s", why);
                 }
                 size_t l = strlen(v);
                 if (l > SECRET_VALUE_MAX) {
-                        say(why, why_len, "value larger than %d bytes", SECRET_VALUE_MAX);
+                        rf_why(why, why_len, 0, "value larger than %d bytes", SECRET_VALUE_MAX);
                         return rf_error_set(err, -E2BIG, "%s", why);
                 }
                 unsigned char *m = secmem_alloc(l);

@@ -1,21 +1,39 @@
 /*
- * error.c — struct rf_error helpers (see error.h).
+ * error.c — struct rf_error helpers and the wrap helper rf_why (see error.h):
+ * the one place messages are formatted into an rf_error or a caller's buffer.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "error.h"
 
-int rf_error_set(struct rf_error *err, int code, const char *fmt, ...)
+int rf_error_vset(struct rf_error *err, int code, const char *fmt, va_list ap)
 {
         if (!err)
                 return code;
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
         err->code = code;
         return code;
+}
+
+int rf_error_set(struct rf_error *err, int code, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        rf_error_vset(err, code, fmt, ap);
+        va_end(ap);
+        return code;
+}
+
+int rf_why(char *why, size_t len, int r, const char *fmt, ...)
+{
+        if (!why || len == 0)
+                return r;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 void rf_error_format(const struct rf_error *err, char *buf, size_t len)

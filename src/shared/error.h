@@ -31,6 +31,21 @@ struct rf_error {
 int rf_error_set(struct rf_error *err, int code, const char *fmt, ...) _printf_(3, 4);
 
 /*
+ * rf_error_vset — rf_error_set() with a va_list: the one formatter of an
+ * rf_error's message (the JSON and policy parsers add their positions).
+ */
+int rf_error_vset(struct rf_error *err, int code, const char *fmt, va_list ap) _printf_(3, 0);
+
+/*
+ * rf_why — the wrap helper for code that reports into a caller's text
+ * buffer instead of an rf_error (the daemon's API and config, secret
+ * bindings and providers): printf into `why` (`len` bytes, truncated and
+ * NUL-terminated; `why` may be NULL or `len` 0) and return `r`, so a caller
+ * writes `return rf_why(why, len, -EINVAL, "...")` (or an HTTP status).
+ */
+int rf_why(char *why, size_t len, int r, const char *fmt, ...) _printf_(4, 5);
+
+/*
  * rf_error_format — write the one-line human form of `err` into buf:
  * "file:line:col: keypath: msg" with the parts that are set.
  */

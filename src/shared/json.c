@@ -161,43 +161,84 @@ bool json_text_is_safe(const char *s, size_t len)
         return true;
 }
 
+/*
+ * One unit of the display rendering of the bytes at u (len > 0): the
+ * characters to write in *unit (pointing into tmp or at u) and *unit_len;
+ * returns how many input bytes it covers. The one place that decides what
+ * reaches a terminal raw: backslash and '"' are escaped (unless keep_quotes),
+ * so every escape is unambiguous; \n \t \r, other controls (C0, DEL, C1) and the characters of
+ * cp_needs_escape() as \uXXXX; a byte that is not valid UTF-8 as \xNN.
+ */
+static size_t escape_unit(const unsigned char *u, size_t len, bool keep_quotes, char tmp[16],
+                          const char **unit, size_t *unit_len)
+{
+        uint32_t cp;
+        size_t n = utf8_decode(u, len, &cp);
+
+        *unit = tmp;
+        if (n == 0) {
+                *unit_len = (size_t)snprintf(tmp, 16, "\\x%02x", u[0]);
+                return 1;
+        }
+        if ((cp == '"' || cp == '\\') && !keep_quotes) {
+                tmp[0] = '\\';
+                tmp[1] = (char)cp;
+                *unit_len = 2;
+        } else if (cp == '\n') {
+                *unit = "\\n", *unit_len = 2;
+        } else if (cp == '\t') {
+                *unit = "\\t", *unit_len = 2;
+        } else if (cp == '\r') {
+                *unit = "\\r", *unit_len = 2;
+        } else if (cp_needs_escape(cp)) {
+                *unit_len = (size_t)snprintf(tmp, 16, "\\u%04" PRIx32, cp);
+        } else {
+                *unit = (const char *)u;
+                *unit_len = n;
+        }
+        return n;
+}
+
 void json_escape_for_message(char *buf, size_t size, const char *s, size_t len)
+{
+        const unsigned char *u = (const unsigned char *)s;
+        size_t i = 0, used;
+
+        if (size == 0)
+                return;
+        used = strnlen(buf, size);
+        if (used >= size)
+                return;
+        while (i < len) {
+                char tmp[16];
+                const char *unit;
+                size_t unit_len, n = escape_unit(u + i, len - i, false, tmp, &unit, &unit_len);
+
+                if (size - used <= unit_len)
+                        break; /* only whole units: never half an escape or character */
+                memcpy(buf + used, unit, unit_len);
+                used += unit_len;
+                i += n;
+        }
+        buf[used] = '\0';
+}
+
+int json_escape_fwrite(FILE *f, const char *s, size_t len, bool keep_quotes)
 {
         const unsigned char *u = (const unsigned char *)s;
         size_t i = 0;
 
-        if (size == 0)
-                return;
         while (i < len) {
                 char tmp[16];
-                uint32_t cp;
-                size_t n = utf8_decode(u + i, len - i, &cp);
-                const char *unit = tmp;
-                size_t unit_len;
+                const char *unit;
+                size_t unit_len,
+                        n = escape_unit(u + i, len - i, keep_quotes, tmp, &unit, &unit_len);
 
-                if (n == 0) {
-                        unit_len = (size_t)snprintf(tmp, sizeof tmp, "\\x%02x", u[i]);
-                        n = 1;
-                } else if (cp == '"' || cp == '\\') {
-                        tmp[0] = '\\';
-                        tmp[1] = (char)cp;
-                        unit_len = 2;
-                } else if (cp == '\n') {
-                        unit = "\\n", unit_len = 2;
-                } else if (cp == '\t') {
-                        unit = "\\t", unit_len = 2;
-                } else if (cp == '\r') {
-                        unit = "\\r", unit_len = 2;
-                } else if (cp_needs_escape(cp)) {
-                        unit_len = (size_t)snprintf(tmp, sizeof tmp, "\\u%04" PRIx32, cp);
-                } else {
-                        unit = s + i;
-                        unit_len = n;
-                }
-                if (!append_unit(buf, size, unit, unit_len))
-                        return;
+                if (fwrite(unit, 1, unit_len, f) != unit_len)
+                        return -EIO;
                 i += n;
         }
+        return 0;
 }
 
 static bool key_is_plain(const char *key, size_t len)
@@ -371,9 +412,8 @@ static int fail_at(struct parser *ps, unsigned line, unsigned col, int code, con
                 return code;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        rf_error_vset(err, code, fmt, ap);
         va_end(ap);
-        err->code = code;
         err->line = line;
         err->col = col;
         render_keypath(ps, err->keypath, sizeof err->keypath);

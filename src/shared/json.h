@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "shared/error.h"
 
@@ -174,8 +175,26 @@ bool json_text_is_safe(const char *s, size_t len);
  * backslash and '"' are written as JSON-style escapes, invalid UTF-8 bytes
  * as \xNN; everything else is copied. For putting untrusted text into error
  * messages that end up on a terminal.
+ *
+ * This is THE display escaping of ringfence: every human-readable output of
+ * a string that a run or a caller controls (the audit table, ps, error
+ * lines, the egress's and the daemon's refusal texts) goes through it or
+ * json_escape_fwrite(), so no terminal control sequence, bidi or line
+ * separator and no invalid UTF-8 reaches an operator's terminal, and every
+ * escape is unambiguous (backslash itself is escaped). Only whole escapes
+ * and whole characters are written: a cut never leaves half of one.
+ * JSON output does not use it (the JSON writer escapes by its own rules).
  */
 void json_escape_for_message(char *buf, size_t size, const char *s, size_t len);
+
+/*
+ * json_escape_fwrite — json_escape_for_message()'s rendering of `len` bytes
+ * at `s`, written to `f` without a length limit. With `keep_quotes`, '"' and
+ * backslash are written as they are: for a whole message line whose quoted
+ * pieces may already be escaped (the CLI's error line), where only what
+ * acts on a terminal must go. 0, or -EIO if a write failed.
+ */
+int json_escape_fwrite(FILE *f, const char *s, size_t len, bool keep_quotes);
 
 /*
  * Key paths, the "where" of an error message: "limits.pids",

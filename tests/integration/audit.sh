@@ -5,7 +5,8 @@
 # identity, in the state dir's log, and `ringfence audit verify` passes;
 # `audit --run ID --json` finds exactly that run's records; tampering with a
 # record (a flipped byte) makes verify fail naming the seq; a truncated tail
-# is caught with a saved head (`audit head`) and not without; the log lives
+# is caught with a saved head (`audit head`) and not without, and verify then
+# says how far it checked and how to anchor a head; the log lives
 # only in the state dir (not inside the run); a value passed with --env never
 # reaches the log; a run whose run.start cannot be written (a full disk, in a
 # private mount namespace of this test) is refused with 125 and the command
@@ -53,15 +54,22 @@ is "$RF_OUT" "errno=ENOENT" "inside a run the audit log does not exist (ENOENT)"
 "$RF_BIN" audit head --state-dir "$RF_STATE" >"$WS.head"
 rf_run -- /bin/true
 rf_run -- /bin/true
-"$RF_BIN" audit verify --state-dir "$RF_STATE" --head "$WS.head" >/dev/null 2>&1
+out=$("$RF_BIN" audit verify --state-dir "$RF_STATE" --head "$WS.head" 2>&1)
 is "$?" 0 "verify with a saved head: the log reaches it"
+like "$out" 'signed checkpoints, the last at seq [0-9]+, reaches the saved head \(seq [0-9]+\)' \
+	"... naming the last signed checkpoint and the head's seq ($out)"
 s=$(seg)
 cp "$s" "$WS.seg"
 head -n 2 "$WS.seg" >"$s"
-"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
+out=$("$RF_BIN" audit verify --state-dir "$RF_STATE" 2>&1)
 is "$?" 0 "a truncated tail passes without a saved head (why heads are anchored off-host)"
+like "$out" 'records 1\.\.2 \(last seq 2,' "... and verify says how far it checked: records 1..2 ($out)"
+unlike "$out" 'audit log intact' "... without calling the log intact"
+like "$out" 'not checked: records cut from the end' "... it says truncation of the tail is not seen without a head"
+like "$out" 'ringfence audit head > head\.json.*ringfence audit verify --head head\.json' "... and how to anchor one"
 err=$("$RF_BIN" audit verify --state-dir "$RF_STATE" --head "$WS.head" 2>&1 >/dev/null)
-like "$err" 'truncated|seq' "with the saved head, verify catches the truncation ($err)"
+is "$?" 1 "with the saved head, verify of the truncated log exits 1"
+like "$err" 'truncated before seq [0-9]+ \(log ends at seq 2\)' "... naming the truncation ($err)"
 cp "$WS.seg" "$s"
 
 # a flipped byte in a middle record

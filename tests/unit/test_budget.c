@@ -13,6 +13,16 @@
 #include "egress/dns.h"
 #include "tap.h"
 
+/* audit_verify's record count (the last seq verified). */
+static int verify_n(const char *state, const char *head, const char *pub, uint64_t *n,
+                    struct rf_error *err)
+{
+        struct audit_verified v = {0};
+        int r = audit_verify(state, head, pub, &v, err);
+        *n = v.records;
+        return r;
+}
+
 static void test_bucket(void)
 {
         struct audit_budget b;
@@ -184,7 +194,7 @@ static void test_emitter(void)
         is_int(count(state, "\"refused\":2,\"run\":\"run-a\""), 1, "... 2 refused");
         is_int(count(state, "hunter2"), 0, "the secret value is nowhere in the log");
         uint64_t n = 0;
-        is_int(audit_verify(state, NULL, NULL, &n, &err), 0, "the log verifies (%s)", err.msg);
+        is_int(verify_n(state, NULL, NULL, &n, &err), 0, "the log verifies (%s)", err.msg);
         audit_emitter_free(a);
         audit_emitter_free(b);
         audit_close(log);

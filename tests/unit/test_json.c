@@ -4,6 +4,7 @@
  * number accessors, and the writer/escaping helpers.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -630,6 +631,43 @@ static void test_writer(void)
         json_buf_done(&b);
 }
 
+/* The display escaping every human-readable output goes through (issue 13):
+ * what a run or a caller chose never drives the operator's terminal. */
+static void test_display(void)
+{
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        const char osc[] = "x\x1b]0;pwn\x07\xc2\x9b"
+                           "2J\\u001b\xff";
+        is_int(json_escape_fwrite(f, osc, sizeof osc - 1, false), 0, "fwrite: 0");
+        fclose(f);
+        is_str(out, "x\\u001b]0;pwn\\u0007\\u009b2J\\\\u001b\\xff",
+               "ESC, BEL, C1 CSI as \\uXXXX; a literal backslash doubled; a bad byte as \\xNN");
+        free(out);
+
+        f = open_memstream(&out, &len);
+        is_int(json_escape_fwrite(f, "say \"a\\b\"\x1b[2J\x7f\n", 15, true), 0,
+               "fwrite keep_quotes: 0");
+        fclose(f);
+        is_str(out, "say \"a\\b\"\\u001b[2J\\u007f\\n",
+               "keep_quotes: quotes and backslash raw, controls and DEL still escaped");
+        free(out);
+
+        char why[8] = "";
+        is_int(rf_why(why, sizeof why, -EINVAL, "%s", "too long a reason"), -EINVAL,
+               "rf_why returns its r");
+        is_str(why, "too lon", "... and wrote the message, truncated");
+        is_int(rf_why(NULL, 0, 404, "x"), 404, "rf_why with no buffer: just r");
+
+        char col[8] = "";
+        json_escape_for_message(col, sizeof col, "ab\x1b[31m", 7);
+        is_str(col, "ab", "a cut never leaves half an escape (\\u001b does not fit)");
+        char ok_[16] = "";
+        json_escape_for_message(ok_, sizeof ok_, "r\xc3\xa9sum\xc3\xa9", 8);
+        is_str(ok_, "r\xc3\xa9sum\xc3\xa9", "valid UTF-8 letters stay as they are");
+}
+
 int main(void)
 {
         test_scalars();
@@ -643,5 +681,6 @@ int main(void)
         test_numbers();
         test_utf8_and_escaping();
         test_writer();
+        test_display();
         return done();
 }

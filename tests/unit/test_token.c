@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit/audit.h"
 #include "audit/token.h"
@@ -328,11 +329,71 @@ static void test_tokens(void)
                "no state dir: %s", e2.msg);
 }
 
+/*
+ * One reader of the signing key (audit-key.c): the token's reader and the
+ * audit log's (audit_head signs with the key) refuse each bad key alike.
+ */
+static void test_one_key_reader(void)
+{
+        char *state = mk_state();
+        char key[600], saved[600], pub[600];
+        unsigned char pk[32];
+        char head[2048];
+        snprintf(key, sizeof key, "%s/audit/key", state);
+        snprintf(saved, sizeof saved, "%s/audit/key.saved", state);
+        snprintf(pub, sizeof pub, "%s/audit/key.pub", state);
+
+        struct rf_error e1 = {0}, e2 = {0};
+        is_int(token_public_key(state, pk, &e1), 0, "control: the token's reader reads the key");
+        is_int(audit_head(state, head, sizeof head, &e2), 0, "control: the log's reader too");
+
+        static const struct {
+                const char *what;
+                int want;
+        } cases[] = {
+                {"mode 0640", -EPERM},
+                {"63 bytes", -EBADMSG},
+                {"a symlink", -ELOOP},
+                {"absent", -ENOENT},
+        };
+        if (rename(key, saved) < 0) {
+                diag("rename: %m");
+                return;
+        }
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                char cmd[2048];
+                unlink(key);
+                if (i == 0)
+                        snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 0640 '%s'", saved, key,
+                                 key);
+                else if (i == 1)
+                        snprintf(cmd, sizeof cmd, "head -c 63 '%s' >'%s' && chmod 0600 '%s'", saved,
+                                 key, key);
+                else if (i == 2)
+                        snprintf(cmd, sizeof cmd, "ln -s '%s' '%s'", saved, key);
+                else
+                        snprintf(cmd, sizeof cmd, "true");
+                if (system(cmd) != 0)
+                        diag("setup of %s failed", cases[i].what);
+                struct rf_error a = {0}, b = {0};
+                int ra = token_public_key(state, pk, &a),
+                    rb = audit_head(state, head, sizeof head, &b);
+                is_int(ra, cases[i].want, "a key that is %s: the token's reader refuses (%s)",
+                       cases[i].what, a.msg);
+                is_int(rb, cases[i].want, "... and the log's reader alike (%s)", b.msg);
+        }
+        unlink(key);
+        if (rename(saved, key) < 0)
+                diag("rename back: %m");
+        rm_state(state);
+}
+
 int main(void)
 {
         if (sodium_init() < 0)
                 return 1;
         test_pae();
         test_tokens();
+        test_one_key_reader();
         return done();
 }
