@@ -31,6 +31,7 @@
 #include "secrets/grant.h"
 #include "secrets/secmem.h"
 #include "secrets/store.h"
+#include "shared/json.h"
 #include "shared/macro.h"
 #include "supervisor/registry.h"
 #include "supervisor/run.h"
@@ -371,7 +372,13 @@ static int detach_run(const char *state_dir, const char *run_id)
         if (f)
                 fclose(f);
         line[strcspn(line, "\n")] = '\0';
-        fprintf(stderr, "%s\n", line[0] ? line : "ringfence: the detached run did not start");
+        /* the log's last line is ours as a rule, but anything that wrote
+         * last (a provider's stderr) may hold terminal controls */
+        if (line[0])
+                (void)json_escape_fwrite(stderr, line, strlen(line), true);
+        else
+                fputs("ringfence: the detached run did not start", stderr);
+        fputc('\n', stderr);
         return RF_EXIT_REFUSED;
 }
 

@@ -441,54 +441,11 @@ static void tally_add(const struct audit_field *f, size_t nf)
         t->v[t->n++] = e;
 }
 
-/*
- * s escaped for a terminal into out (4 * strlen(s) + 1 bytes): printable
- * ASCII and well-formed UTF-8 above U+009F as they are; C0 controls, DEL,
- * C1 (U+0080..U+009F) and bytes of invalid UTF-8 as \xNN, a backslash as
- * \\. A small local copy: src/shared has no display escaper yet.
- */
-static void display_escape(const char *s, char *out)
+/* s escaped for a terminal (the one display escaper) into out[size]. */
+static void display_escape(const char *s, char *out, size_t size)
 {
-        static const char hexd[] = "0123456789abcdef";
-        const unsigned char *p = (const unsigned char *)s;
-        char *o = out;
-        while (*p) {
-                unsigned char c = *p;
-                size_t len = 0;
-                uint32_t cp = 0;
-                if (c >= 0xc2 && c <= 0xdf)
-                        len = 2, cp = c & 0x1f;
-                else if (c >= 0xe0 && c <= 0xef)
-                        len = 3, cp = c & 0x0f;
-                else if (c >= 0xf0 && c <= 0xf4)
-                        len = 4, cp = c & 0x07;
-                if (len) {
-                        size_t k = 1;
-                        for (; k < len && (p[k] & 0xc0) == 0x80; k++)
-                                cp = cp << 6 | (p[k] & 0x3f);
-                        bool good = k == len && !(len == 3 && cp < 0x800) &&
-                                    !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
-                                    !(cp >= 0xd800 && cp <= 0xdfff) && cp > 0x9f;
-                        if (good) {
-                                memcpy(o, p, len);
-                                o += len;
-                                p += len;
-                                continue;
-                        }
-                } else if (c >= 0x20 && c < 0x7f) {
-                        if (c == '\\')
-                                *o++ = '\\';
-                        *o++ = (char)c;
-                        p++;
-                        continue;
-                }
-                *o++ = '\\';
-                *o++ = 'x';
-                *o++ = hexd[c >> 4];
-                *o++ = hexd[c & 15];
-                p++;
-        }
-        *o = '\0';
+        out[0] = '\0';
+        json_escape_for_message(out, size, s, strlen(s));
 }
 
 /* Most refusals first; equal counts in the order they came. */
@@ -516,10 +473,11 @@ void egress_refusals_print(const struct egress_refusals *t, FILE *f)
                 t->total, t->total == 1 ? "" : "s");
         size_t shown = n < EGRESS_SUMMARY_SHOWN ? n : EGRESS_SUMMARY_SHOWN;
         for (size_t i = 0; i < shown; i++) {
-                char d[4 * EGRESS_DEST_MAX], r[4 * EGRESS_REASON_MAX], x[4 * EGRESS_FIX_MAX];
-                display_escape(order[i]->dest, d);
-                display_escape(order[i]->reason, r);
-                display_escape(order[i]->fix, x);
+                char d[6 * EGRESS_DEST_MAX + 1], r[6 * EGRESS_REASON_MAX + 1],
+                        x[6 * EGRESS_FIX_MAX + 1];
+                display_escape(order[i]->dest, d, sizeof d);
+                display_escape(order[i]->reason, r, sizeof r);
+                display_escape(order[i]->fix, x, sizeof x);
                 fprintf(f, "  %s  %" PRIu64 "x  %s%s%s\n", d, order[i]->count, r,
                         x[0] ? "  -> " : "", x);
         }

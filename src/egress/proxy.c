@@ -524,6 +524,10 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
                 socks_reply_build(socks_code, rep);
                 client_send(c, (const char *)rep, sizeof rep);
         } else {
+                /* Only HTTP gets a text body, and an HTTP target has no byte
+                 * <= 0x20 or >= 0x7f (http.c refuses the request before),
+                 * so the host quoted here is printable as it is; SOCKS5
+                 * names, which may hold any byte, get no body. */
                 char body[2048], msg[2400];
                 char rulepart[RULE_TEXT_MAX + 16] = "";
                 int bl;

@@ -138,7 +138,7 @@ er "${EROPTS[@]}" -- python3 "$WS/ec.py" get "http://svc.test:8080/"
 is "$(first_line "$RF_OUT")" "HTTP/1.1 200 OK" "a run without refusals (control: 200) ..."
 unlike "$RF_ERR" 'egress refused' "... prints no summary"
 er "${EROPTS[@]}" -- python3 "$WS/ec.py" socks $'\e]0;pwned\a\e[2Jx.test' 443
-like "$RF_ERR" '\\x1b\]0;pwned\\x07\\x1b\[2Jx.test:443' "a SOCKS5 name with ESC sequences is escaped in the summary"
+like "$RF_ERR" '\\u001b\]0;pwned\\u0007\\u001b\[2Jx.test:443' "a SOCKS5 name with ESC sequences is escaped in the summary"
 is "$(tr -cd '\033\007' <<<"$RF_ERR" | wc -c)" 0 "... no raw ESC or BEL reaches the terminal"
 er "${EROPTS[@]}" -- python3 "$WS/ec.py" socks $'bad\xff\xfe.test' 443
 is "$RF_OUT" "socks REP=2" "a SOCKS5 name that is not UTF-8: refused (reply 2)"
