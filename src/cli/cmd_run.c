@@ -664,8 +664,8 @@ int cmd_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
         const char *h = getenv("HOME");
-        struct passwd *pw = getpwuid(getuid());
-        if ((!h || h[0] != '/') && pw)
+        struct passwd *pw = !h || h[0] != '/' ? getpwuid(getuid()) : NULL;
+        if (pw)
                 h = pw->pw_dir;
         bool have_home = h && realpath(h, home);
         bool tty = isatty(STDIN_FILENO);
