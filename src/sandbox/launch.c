@@ -925,6 +925,60 @@ static int exec_command(const struct rf_plan *p, char *const *envp)
         return eacces ? -EACCES : -ENOENT;
 }
 
+/* A "SigIgn:\t" or "SigCgt:\t" mask of /proc/self/status text (16 hex
+ * digits, bit n-1 for signal n); false if absent or malformed. */
+static bool status_mask(const char *text, const char *key, uint64_t *mask)
+{
+        const char *q = strstr(text, key);
+        uint64_t v = 0;
+        int n = 0;
+
+        if (!q)
+                return false;
+        for (q += strlen(key); n < 16; q++, n++) {
+                char ch = *q;
+                unsigned d = ch >= '0' && ch <= '9'   ? (unsigned)(ch - '0')
+                             : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+                                                      : 16;
+                if (d == 16)
+                        return false;
+                v = v << 4 | d;
+        }
+        if (*q != '\n')
+                return false;
+        *mask = v;
+        return true;
+}
+
+/*
+ * Every signal back to SIG_DFL for the command. Only a disposition that is
+ * not SIG_DFL needs a call, and /proc/self/status names them all: ignored
+ * (SigIgn: from ringfence's caller, or SIGPIPE of the supervisor) or caught
+ * (SigCgt: none in this process, reset all the same). One read instead of
+ * a sigaction per signal; without a readable status, every signal.
+ */
+static void reset_signals(void)
+{
+        char buf[2048];
+        uint64_t ign, cgt;
+        ssize_t n = -1;
+
+        int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                n = read(fd, buf, sizeof buf - 1);
+                close(fd);
+        }
+        if (n <= 0 || (buf[n] = '\0', !status_mask(buf, "\nSigIgn:\t", &ign)) ||
+            !status_mask(buf, "\nSigCgt:\t", &cgt)) {
+                for (int s = 1; s < NSIG; s++)
+                        signal(s, SIG_DFL);
+                return;
+        }
+        for (int s = 1; s < NSIG && s <= 64; s++)
+                if ((ign | cgt) >> (s - 1) & 1)
+                        signal(s, SIG_DFL);
+}
+
 struct exec_report {
         int32_t step, err;
 };
@@ -942,8 +996,7 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                 goto fail;                                                                         \
         } while (0)
 
-        for (int s = 1; s < NSIG; s++)
-                signal(s, SIG_DFL);
+        reset_signals();
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
 

@@ -6,7 +6,8 @@
 # per capability the kernel has (not 64), and the run's /etc is populated
 # through one directory fd. Observed with strace -f (deterministic system
 # call order and counts, no timings); skipped where strace is missing or
-# cannot trace.
+# cannot trace. Also: the command starts with every signal at SIG_DFL even
+# when ringfence's caller ignored some.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -19,6 +20,19 @@ rf_run -- /bin/sh -c 'grep ^CapBnd: /proc/self/status'
 is "$RF_RC" 0 "control: a run starts and ends (exit 0)"
 like "$RF_OUT" '^CapBnd:[[:space:]]+0000000000000000$' \
 	"control: the command's capability bounding set is empty"
+
+# Signals ignored by ringfence's caller (and SIGPIPE, which the supervisor
+# ignores) are back to SIG_DFL in the command: the reset now reads the
+# non-default dispositions from /proc/self/status instead of one
+# sigaction per signal.
+(
+	trap '' INT HUP USR1 TERM PIPE
+	exec "$RF_BIN" run --state-dir "$RF_STATE" --workspace "$WS" -- \
+		/bin/sh -c 'grep ^SigIgn: /proc/self/status' </dev/null >"$WS/sigign" 2>&1
+)
+like "$(cat "$WS/sigign")" '^SigIgn:[[:space:]]+0000000000000000$' \
+	"signals the caller ignored (INT HUP USR1 TERM PIPE) are default in the command"
+rm -f "$WS/sigign"
 
 skip_traced() { # REASON: the traced cases do not apply here
 	local name
