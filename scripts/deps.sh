@@ -8,7 +8,7 @@
 set -eu
 
 build="gcc make meson ninja-build pkg-config libjansson-dev libseccomp-dev libsodium-dev libevent-dev"
-test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine"
+test="time clang libclang-rt-14-dev bubblewrap strace iproute2 util-linux procps python3 hyperfine"
 
 want="$build"
 [ "${1:-}" = "--build" ] || want="$build $test"
