@@ -8,7 +8,7 @@
 set -eu
 
 build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev"
-test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl"
+test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl strace"
 
 want="$build"
 [ "${1:-}" = "--build" ] || want="$build $test"

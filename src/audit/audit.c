@@ -63,7 +63,8 @@ struct audit_log {
 
         int64_t dirty_since_ms; /* monotonic ms of the oldest unsynced record, 0 if clean */
         int64_t last_checkpoint_ms;
-        int broken; /* first fdatasync error; every later call fails with it */
+        int broken;     /* first fdatasync error; every later call fails with it */
+        bool dir_dirty; /* audit_open created names in dirfd not yet synced */
 
         /* the signing key, in a page of its own: locked, out of core dumps,
          * and wiped in any child the process forks (the run's egress
@@ -685,7 +686,9 @@ void audit_set_segment_max(struct audit_log *log, uint64_t bytes)
 
 /* ---- opening ---------------------------------------------------------------- */
 
-/* Write `len` bytes to a new file `name` atomically (temp file + link/rename). */
+/* Write `len` bytes to a new file `name` atomically (temp file + link/rename).
+ * The file's data is synced; its directory entry is the caller's to sync
+ * (audit_open syncs the directory once for everything it created). */
 static int write_file_atomic(int dirfd, const char *name, const void *data, size_t len,
                              bool replace)
 {
@@ -705,8 +708,6 @@ static int write_file_atomic(int dirfd, const char *name, const void *data, size
                          : linkat(dirfd, tmp, dirfd, name, 0) < 0)
                 r = negative_errno();
         (void)unlinkat(dirfd, tmp, 0);
-        if (r == 0 && fsync(dirfd) < 0)
-                r = negative_errno();
         return r;
 }
 
@@ -718,6 +719,7 @@ static int load_or_create_key(struct audit_log *log, struct rf_error *err)
                 crypto_sign_keypair(pk, log->sk);
                 r = write_file_atomic(log->dirfd, "key", log->sk, crypto_sign_SECRETKEYBYTES,
                                       false);
+                log->dir_dirty |= r == 0;
                 if (r == -EEXIST) /* another process won the race: use its key */
                         r = audit_key_read(log->dirfd, log->sk, err);
                 else if (r < 0)
@@ -735,6 +737,7 @@ static int load_or_create_key(struct audit_log *log, struct rf_error *err)
         ssize_t k = fd < 0 ? -1 : RETRY_EINTR(read(fd, cur, sizeof cur));
         if (k != (ssize_t)strlen(line) || memcmp(cur, line, (size_t)k) != 0) {
                 r = write_file_atomic(log->dirfd, "key.pub", line, strlen(line), true);
+                log->dir_dirty |= r == 0;
                 if (r < 0)
                         return rf_error_set(err, r, "write audit key.pub: %s", strerror(-r));
         }
@@ -749,7 +752,12 @@ static int open_audit_dir(const char *state_dir, bool create, struct rf_error *e
         sfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (sfd < 0)
                 return rf_error_set(err, negative_errno(), "open state dir %s: %m", state_dir);
-        if (create && mkdirat(sfd, "audit", 0700) < 0 && errno != EEXIST)
+        if (create && mkdirat(sfd, "audit", 0700) == 0) {
+                /* made now: its name durable before anything in it is */
+                if (fsync(sfd) < 0)
+                        return rf_error_set(err, negative_errno(), "sync state dir %s: %m",
+                                            state_dir);
+        } else if (create && errno != EEXIST)
                 return rf_error_set(err, negative_errno(), "create %s/audit: %m", state_dir);
         int fd = openat(sfd, "audit", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
@@ -805,8 +813,15 @@ int audit_open(const char *state_dir, struct audit_log **ret, struct rf_error *e
                         r = log->segfd = open_segment(log->dirfd, log->seg, n == 0);
                         if (r < 0)
                                 rf_error_set(err, r, "open audit segment: %s", strerror(-r));
+                        log->dir_dirty |= n == 0;
                 }
         }
+        /* one directory sync for the key, key.pub and the first segment
+         * made here: a record is durable only with its segment's name, and
+         * nothing is signed with a key whose name may still be lost (other
+         * writers wait for the lock) */
+        if (r >= 0 && log->dir_dirty && fsync(log->dirfd) < 0)
+                r = rf_error_set(err, negative_errno(), "sync audit dir: %m");
         unlock_log(log);
         if (r < 0)
                 goto fail;

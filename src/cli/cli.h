@@ -41,8 +41,9 @@ struct rf_plan;
 struct rf_policy;
 struct rf_cgroup;
 
-/* run_audit.c: run.start (durable before the command can start; 0 or
- * -errno: then the run is refused), run.exit, run.refused. */
+/* run_audit.c: run.start (written, not yet durable: the caller commits it
+ * with audit_flush before the command can start; 0 or -errno: then the run
+ * is refused), run.exit, run.refused. */
 int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const struct rf_policy *pol,
                     struct rf_cgroup *cg, struct rf_error *err);
 void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,

@@ -392,13 +392,24 @@ struct reg_ctx {
         const char *state_dir;
         const struct run_info *info;
         struct registry *reg;
+        struct audit_log *alog; /* borrowed: run.start waits here for its commit */
 };
 
+/*
+ * Called by the supervisor once init is spawned and building the run's
+ * root, before the command may start: commit run.start (its fdatasync
+ * overlaps init's setup), then register the run. Any refusal here kills the
+ * run before its command starts.
+ */
 static int register_run(void *ctx, struct rf_error *err)
 {
         struct reg_ctx *rc = ctx;
         char why[RF_ERROR_MSG_MAX];
-        int r = registry_add(rc->state_dir, rc->info, &rc->reg, err);
+        int r = audit_flush(rc->alog);
+        if (r < 0)
+                return rf_error_set(err, r, "cannot write the audit log: sync run.start: %s",
+                                    strerror(-r));
+        r = registry_add(rc->state_dir, rc->info, &rc->reg, err);
         if (r < 0)
                 return r;
         if ((r = registry_blocked(rc->state_dir, rc->info->agent, why, sizeof why)) != 0)
@@ -676,8 +687,8 @@ int cmd_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
         const char *h = getenv("HOME");
-        struct passwd *pw = getpwuid(getuid());
-        if ((!h || h[0] != '/') && pw)
+        struct passwd *pw = !h || h[0] != '/' ? getpwuid(getuid()) : NULL;
+        if (pw)
                 h = pw->pw_dir;
         bool have_home = h && realpath(h, home);
         bool tty = isatty(STDIN_FILENO);
@@ -831,7 +842,7 @@ int cmd_run(int argc, char **argv)
         snprintf(info.task, sizeof info.task, "%s", pol->task ? pol->task : "");
         snprintf(info.command, sizeof info.command, "%s", plan->argv[0]);
         snprintf(info.cgroup, sizeof info.cgroup, "%s", cgroup_mode_name(cgroup_get_mode(cg)));
-        struct reg_ctx rc = {.state_dir = state_dir, .info = &info};
+        struct reg_ctx rc = {.state_dir = state_dir, .info = &info, .alog = alog};
         struct run_services services = {.timeout_ms = pol->timeout_ms,
                                         .registered = register_run,
                                         .registered_ctx = &rc,

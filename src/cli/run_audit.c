@@ -1,8 +1,12 @@
 /*
  * run_audit.c — what `ringfence run` records in the audit log.
  *
- * run.start is written and made durable before the command can start (the
- * run is refused with 125 if it cannot be); run.exit after the run is gone;
+ * run.start is written before the run is spawned and made durable before
+ * the command can start (the run is refused with 125 if it cannot be): its
+ * fdatasync runs while the run's init builds the root (cmd_run.c's
+ * registration callback commits it), so the disk flush, the largest single
+ * cost of a start, overlaps the sandbox's setup instead of preceding it.
+ * run.exit after the run is gone;
  * run.refused for a refusal once the log is open. Fields are ringfence's own
  * facts; of the command line only argv[0] is recorded (arguments may carry
  * values that must not reach disk).
@@ -88,7 +92,9 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
                 UINT("limit_cpus_milli", plan->limits.cpus_milli),
                 UINT("timeout_ms", pol->timeout_ms),
         };
-        int64_t r = audit_append(log, plan->run_id, "run.start", f, ARRAY_SIZE(f), true, err);
+        /* not durable yet: the caller commits it (audit_flush) before the
+         * command can start; a failed commit refuses the run */
+        int64_t r = audit_append(log, plan->run_id, "run.start", f, ARRAY_SIZE(f), false, err);
         return r < 0 ? (int)r : 0;
 }
 

@@ -390,7 +390,6 @@ int landlock_apply(const struct rf_plan *p)
                 return negative_errno();
         for (size_t i = 0; i < ll->n_rules; i++) {
                 const struct rf_landlock_rule *rule = &ll->rules[i];
-                struct stat st;
                 int fd = ll_open_rule_path(rule->path);
                 if (fd < 0) {
                         if (errno == ENOENT && rule->optional)
@@ -398,18 +397,33 @@ int landlock_apply(const struct rf_plan *p)
                         r = negative_errno();
                         goto out;
                 }
-                if (fstat(fd, &st) < 0) {
-                        r = negative_errno();
+                /* Directory-only rights on a file: the kernel refuses the
+                 * rule with EINVAL, and the file gets its file rights
+                 * instead. Tried rather than asked with fstat: most rule
+                 * paths are directories, and a file rule rarely carries
+                 * directory rights, so the retry is rare. The rule's other
+                 * EINVAL (rights the ruleset does not handle) is ruled out
+                 * first, so EINVAL here means "a file". */
+                if ((rule->access | ll->handled_fs) != ll->handled_fs) {
+                        r = -EINVAL;
                         safe_close(fd);
                         goto out;
                 }
-                struct landlock_path_beneath_attr pb = {
-                        .allowed_access =
-                                S_ISDIR(st.st_mode) ? rule->access : rule->access & LL_FILE_RIGHTS,
-                        .parent_fd = fd,
-                };
-                if (pb.allowed_access && syscall(__NR_landlock_add_rule, ruleset,
-                                                 LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
+                if (!rule->access) {
+                        safe_close(fd);
+                        continue;
+                }
+                struct landlock_path_beneath_attr pb = {.allowed_access = rule->access,
+                                                        .parent_fd = fd};
+                long k = syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb,
+                                 0);
+                if (k < 0 && errno == EINVAL && (rule->access & ~LL_FILE_RIGHTS)) {
+                        pb.allowed_access = rule->access & LL_FILE_RIGHTS;
+                        k = pb.allowed_access ? syscall(__NR_landlock_add_rule, ruleset,
+                                                        LANDLOCK_RULE_PATH_BENEATH, &pb, 0)
+                                              : 0;
+                }
+                if (k < 0) {
                         r = negative_errno();
                         safe_close(fd);
                         goto out;

@@ -43,6 +43,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <grp.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -128,18 +130,14 @@ static int open_in_root(int rootfd, const char *path, int flags)
         return sys_openat2(rootfd, path, flags | O_CLOEXEC, RESOLVE_STRICT | RESOLVE_BENEATH);
 }
 
-/* mkdir -p of an absolute path beneath rootfd; every component by fd. */
+/* mkdir -p of a path beneath rootfd; every component by fd. Returns the
+ * last directory's O_PATH fd (owned by the caller) or -1 with errno. */
 static int mkdir_p_in_root(int rootfd, const char *path, mode_t mode)
 {
         char comp[256];
         int dfd = -1, nfd;
         const char *s = path;
 
-        /* there already (a parent of many mounts): nothing to create */
-        if ((nfd = open_in_root(rootfd, path, O_PATH | O_DIRECTORY)) >= 0) {
-                close(nfd);
-                return 0;
-        }
         dfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
         if (dfd < 0)
                 return -1;
@@ -174,32 +172,97 @@ static int mkdir_p_in_root(int rootfd, const char *path, mode_t mode)
                 dfd = nfd;
                 s += len;
         }
-        close(dfd);
-        return 0;
+        return dfd;
 }
 
-/* Split "/a/b/c" into an fd for "/a/b" (created) and the last name "c". */
-static int open_parent(int rootfd, const char *path, char *name, size_t name_len)
-{
-        char parent[4096];
-        const char *slash = strrchr(path, '/');
+/*
+ * The directory of the new root that the last operations used, kept open:
+ * the plan's entries come grouped by directory (a dozen files in /etc, the
+ * devices and links in /dev), so each directory is opened once instead of
+ * once per entry. The fd is right only until something is mounted on that
+ * directory or one above it (the path then names another inode): such a
+ * mount forgets it (attach_dir, OP_RO_SELF). A file mount inside it leaves
+ * it as it is. No allocation.
+ */
+struct root_dir {
+        int fd;              /* O_PATH directory beneath the new root, or -1 */
+        char path[PATH_MAX]; /* its path, relative ("etc", "dev/pts"; "" is the root) */
+};
 
-        if (!slash || strlen(slash + 1) == 0 || strlen(slash + 1) >= name_len ||
-            (size_t)(slash - path) >= sizeof parent) {
+static void root_dir_forget(struct root_dir *d)
+{
+        if (d->fd >= 0)
+                close(d->fd);
+        d->fd = -1;
+        d->path[0] = '\0';
+}
+
+/*
+ * The directory `path` (relative to the root, "" for the root itself)
+ * beneath rootfd, created (mode) with its missing parents when `create`.
+ * Returns a borrowed fd (the cache's, or rootfd) or -1 with errno.
+ */
+static int root_dir_get(struct root_dir *d, int rootfd, const char *path, bool create, mode_t mode)
+{
+        size_t len = strlen(path);
+        int fd;
+
+        if (len == 0)
+                return rootfd;
+        if (len >= sizeof d->path) {
+                errno = ENAMETOOLONG;
+                return -1;
+        }
+        if (d->fd >= 0 && strcmp(d->path, path) == 0)
+                return d->fd;
+        /* in the root or in the directory held: one mkdirat + one openat2 */
+        const char *last = strrchr(path, '/');
+        size_t plen = last ? (size_t)(last - path) : 0;
+        int pfd = -1;
+        if (create && plen == 0)
+                pfd = rootfd;
+        else if (create && d->fd >= 0 && strlen(d->path) == plen &&
+                 strncmp(path, d->path, plen) == 0)
+                pfd = d->fd;
+        if (pfd >= 0) {
+                const char *base = last ? last + 1 : path;
+                if (mkdirat(pfd, base, mode) < 0 && errno != EEXIST)
+                        return -1;
+                fd = sys_openat2(pfd, base, O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                 RESOLVE_STRICT | RESOLVE_BENEATH);
+        } else {
+                fd = open_in_root(rootfd, path, O_PATH | O_DIRECTORY);
+                if (fd < 0 && errno == ENOENT && create)
+                        fd = mkdir_p_in_root(rootfd, path, mode);
+        }
+        if (fd < 0)
+                return -1;
+        root_dir_forget(d);
+        d->fd = fd;
+        memcpy(d->path, path, len + 1);
+        return fd;
+}
+
+/* Split "/a/b/c" into the directory "/a/b" (created; a borrowed fd, see
+ * root_dir_get) and the last name "c". */
+static int open_parent(struct root_dir *d, int rootfd, const char *path, char *name,
+                       size_t name_len)
+{
+        char parent[PATH_MAX];
+
+        while (*path == '/')
+                path++;
+        const char *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        size_t plen = slash ? (size_t)(slash - path) : 0;
+        if (!*base || strlen(base) >= name_len || plen >= sizeof parent) {
                 errno = EINVAL;
                 return -1;
         }
-        memcpy(parent, path, (size_t)(slash - path));
-        parent[slash - path] = '\0';
-        strcpy(name, slash + 1);
-        /* most parents exist already (/etc, /dev for the dozens of entries
-         * bound there): one openat2 instead of a walk that creates */
-        int fd = open_in_root(rootfd, parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
-        if (fd >= 0 || errno != ENOENT)
-                return fd;
-        if (mkdir_p_in_root(rootfd, parent[0] ? parent : "/", 0755) < 0)
-                return -1;
-        return open_in_root(rootfd, parent[0] ? parent : "/", O_PATH | O_DIRECTORY);
+        memcpy(parent, path, plen);
+        parent[plen] = '\0';
+        strcpy(name, base);
+        return root_dir_get(d, rootfd, parent, true, 0755);
 }
 
 static int set_tree_attr(int tree, uint64_t attr, bool recursive)
@@ -325,33 +388,66 @@ static void fmt_mode(char *buf, mode_t m)
         buf[5] = '\0';
 }
 
-static void attach(const struct child *c, int step, int tree, int rootfd, const char *dst)
+/* Is `m` the directory `h` or one above it (paths relative to the root)? */
+static bool at_or_above(const char *m, const char *h)
 {
-        int target = open_in_root(rootfd, dst, O_PATH);
-        if (target < 0)
-                child_fail(c, step, errno);
-        if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                child_fail(c, step, errno);
-        close(target);
-        close(tree);
+        size_t n = strlen(m);
+        return strncmp(h, m, n) == 0 && (n == 0 || h[n] == '\0' || h[n] == '/');
 }
 
-static void do_op(const struct child *c, const struct plan_op *op, int tree, int rootfd)
+/*
+ * Mount `tree` on the directory `dst` (created with its parents when
+ * `create`). The target comes from the held directory when it is dst or
+ * dst's parent; the held fd is forgotten when the mount covers it.
+ */
+static void attach_dir(const struct child *c, int step, int tree, struct root_dir *d, int rootfd,
+                       const char *dst, bool create)
+{
+        char name[256];
+        int target, owned = -1;
+
+        while (*dst == '/')
+                dst++;
+        if (d->fd >= 0 && strcmp(d->path, dst) == 0)
+                target = d->fd;
+        else {
+                int pfd = open_parent(d, rootfd, dst, name, sizeof name);
+                if (pfd < 0 || (create && mkdirat(pfd, name, 0755) < 0 && errno != EEXIST))
+                        child_fail(c, step, errno);
+                target = owned = sys_openat2(pfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                             RESOLVE_STRICT | RESOLVE_BENEATH);
+                if (target < 0)
+                        child_fail(c, step, errno);
+        }
+        if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                child_fail(c, step, errno);
+        close(tree);
+        if (owned >= 0)
+                close(owned);
+        if (d->fd >= 0 && at_or_above(dst, d->path))
+                root_dir_forget(d); /* covered now: the path names the new mount */
+}
+
+static void do_op(const struct child *c, const struct plan_op *op, int tree, struct root_dir *d,
+                  int rootfd)
 {
         char name[256], size[24], mode[8];
         int pfd, fd;
 
         switch (op->kind) {
-        case OP_DIR:
-                TRY(c, op->step, mkdir_p_in_root(rootfd, op->dst, op->mode));
+        case OP_DIR: {
+                const char *dst = op->dst;
+                while (*dst == '/')
+                        dst++;
+                TRY(c, op->step, root_dir_get(d, rootfd, dst, true, op->mode));
                 break;
+        }
         case OP_SYMLINK:
-                TRY(c, op->step, pfd = open_parent(rootfd, op->dst, name, sizeof name));
+                TRY(c, op->step, pfd = open_parent(d, rootfd, op->dst, name, sizeof name));
                 TRY(c, op->step, symlinkat(op->src, pfd, name));
-                close(pfd);
                 break;
         case OP_FILE:
-                TRY(c, op->step, pfd = open_parent(rootfd, op->dst, name, sizeof name));
+                TRY(c, op->step, pfd = open_parent(d, rootfd, op->dst, name, sizeof name));
                 fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                             op->mode);
                 if (fd < 0 && !(errno == EEXIST && !op->data))
@@ -363,22 +459,23 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, int
                         off += n > 0 ? (size_t)n : 0;
                 }
                 safe_close(fd);
-                close(pfd);
                 break;
         case OP_BIND:
                 if (tree < 0)
                         break; /* optional source absent */
-                if (op->mode == S_IFDIR)
-                        TRY(c, op->step, mkdir_p_in_root(rootfd, op->dst, 0755));
-                else {
-                        TRY(c, op->step, pfd = open_parent(rootfd, op->dst, name, sizeof name));
-                        fd = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-                        if (fd < 0)
-                                child_fail(c, op->step, errno);
-                        close(fd);
-                        close(pfd);
+                if (op->mode == S_IFDIR) {
+                        attach_dir(c, op->step, tree, d, rootfd, op->dst, true);
+                        break;
                 }
-                attach(c, op->step, tree, rootfd, op->dst);
+                /* a file: its mount point, created and used by the same fd;
+                 * the directory holding it stays as it was (not covered) */
+                TRY(c, op->step, pfd = open_parent(d, rootfd, op->dst, name, sizeof name));
+                fd = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd < 0 || move_mount(tree, "", fd, "",
+                                         MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                        child_fail(c, op->step, errno);
+                close(fd);
+                close(tree);
                 break;
         case OP_TMPFS: {
                 fmt_u64(size, sizeof size, op->size);
@@ -387,21 +484,23 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, int
                 uint64_t attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
                 if (op->step == STEP_DEV)
                         attr |= MOUNT_ATTR_NOEXEC;
-                attach(c, op->step, new_fs(c, op->step, "tmpfs", opts, attr), rootfd, op->dst);
+                attach_dir(c, op->step, new_fs(c, op->step, "tmpfs", opts, attr), d, rootfd,
+                           op->dst, false);
                 break;
         }
         case OP_PROC:
-                attach(c, op->step,
-                       new_fs(c, op->step, "proc", NULL,
-                              MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC),
-                       rootfd, op->dst);
+                attach_dir(c, op->step,
+                           new_fs(c, op->step, "proc", NULL,
+                                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC),
+                           d, rootfd, op->dst, false);
                 break;
         case OP_DEVPTS: {
                 const char *opts[] = {"newinstance", NULL,  "ptmxmode", "0666",
                                       "mode",        "620", NULL,       NULL};
-                attach(c, op->step,
-                       new_fs(c, op->step, "devpts", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC),
-                       rootfd, op->dst);
+                attach_dir(
+                        c, op->step,
+                        new_fs(c, op->step, "devpts", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC),
+                        d, rootfd, op->dst, false);
                 break;
         }
         case OP_RO_SELF:
@@ -424,6 +523,8 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, int
                         child_fail(c, op->step, errno);
                 close(tree);
                 close(fd);
+                if (d->fd >= 0 && at_or_above(op->dst + strspn(op->dst, "/"), d->path))
+                        root_dir_forget(d); /* covered now: the path names the mount */
                 break;
         case _OP_MAX:
         case _OP_INVALID:
@@ -464,11 +565,13 @@ static void build_root(const struct child *c, int trees[])
                 child_fail(c, STEP_ROOTFS, errno);
         close(mp);
 
+        struct root_dir held = {.fd = -1};
         for (size_t i = 0; i < p->n_ops; i++) {
                 if (p->ops[i].step != last_step)
                         step_begin(c, last_step = p->ops[i].step);
-                do_op(c, &p->ops[i], trees[i], rootfd);
+                do_op(c, &p->ops[i], trees[i], &held, rootfd);
         }
+        root_dir_forget(&held);
 
         step_begin(c, STEP_SECRETS);
         secrets_in_root(c, rootfd);
@@ -761,9 +864,17 @@ static void drop_privileges(const struct child *c)
         step_begin(c, STEP_CAPS);
         if (skipped(c->plan, STEP_CAPS))
                 goto nnp; /* test builds only: the caps layer switched off */
+        /* Capabilities are numbered 0..CAP_LAST_CAP of the running kernel
+         * without gaps, and PR_CAPBSET_DROP fails with EINVAL exactly for a
+         * number above it (cap_valid): the first EINVAL ends the set, so
+         * the loop stops there instead of trying every number up to 63.
+         * EINVAL on capability 0 would mean no capability was dropped. */
         for (int cap = 0; cap <= 63; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-                        child_fail(c, STEP_CAPS, errno);
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                        if (errno != EINVAL || cap == 0)
+                                child_fail(c, STEP_CAPS, errno);
+                        break;
+                }
         TRY(c, STEP_CAPS,
             prctl(PR_SET_SECUREBITS,
                   SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -812,6 +923,60 @@ static int exec_command(const struct rf_plan *p, char *const *envp)
                 s = e + 1;
         }
         return eacces ? -EACCES : -ENOENT;
+}
+
+/* A "SigIgn:\t" or "SigCgt:\t" mask of /proc/self/status text (16 hex
+ * digits, bit n-1 for signal n); false if absent or malformed. */
+static bool status_mask(const char *text, const char *key, uint64_t *mask)
+{
+        const char *q = strstr(text, key);
+        uint64_t v = 0;
+        int n = 0;
+
+        if (!q)
+                return false;
+        for (q += strlen(key); n < 16; q++, n++) {
+                char ch = *q;
+                unsigned d = ch >= '0' && ch <= '9'   ? (unsigned)(ch - '0')
+                             : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+                                                      : 16;
+                if (d == 16)
+                        return false;
+                v = v << 4 | d;
+        }
+        if (*q != '\n')
+                return false;
+        *mask = v;
+        return true;
+}
+
+/*
+ * Every signal back to SIG_DFL for the command. Only a disposition that is
+ * not SIG_DFL needs a call, and /proc/self/status names them all: ignored
+ * (SigIgn: from ringfence's caller, or SIGPIPE of the supervisor) or caught
+ * (SigCgt: none in this process, reset all the same). One read instead of
+ * a sigaction per signal; without a readable status, every signal.
+ */
+static void reset_signals(void)
+{
+        char buf[2048];
+        uint64_t ign, cgt;
+        ssize_t n = -1;
+
+        int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                n = read(fd, buf, sizeof buf - 1);
+                close(fd);
+        }
+        if (n <= 0 || (buf[n] = '\0', !status_mask(buf, "\nSigIgn:\t", &ign)) ||
+            !status_mask(buf, "\nSigCgt:\t", &cgt)) {
+                for (int s = 1; s < NSIG; s++)
+                        signal(s, SIG_DFL);
+                return;
+        }
+        for (int s = 1; s < NSIG && s <= 64; s++)
+                if ((ign | cgt) >> (s - 1) & 1)
+                        signal(s, SIG_DFL);
 }
 
 struct exec_report {
@@ -873,8 +1038,7 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                 goto fail;                                                                         \
         } while (0)
 
-        for (int s = 1; s < NSIG; s++)
-                signal(s, SIG_DFL);
+        reset_signals();
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
 

@@ -699,7 +699,8 @@ static int add_protected(struct rf_plan *p, const struct rf_policy *pol, struct 
          * of a git repository makes git run code later on the host. */
         snprintf(git, sizeof git, "%s/.git", p->workspace);
         bool defaults = !pol->protected_set || pol->n_protected > 0;
-        if (defaults && lstat(git, &st) == 0 && S_ISDIR(st.st_mode)) {
+        bool have_git = defaults && lstat(git, &st) == 0; /* one lstat for the three uses */
+        if (have_git && S_ISDIR(st.st_mode)) {
                 /* hooks; config (core.fsmonitor, hooksPath, filters);
                  * commondir, which can point git at another config ("."
                  * when missing: the repository itself, as if absent); the
@@ -717,16 +718,15 @@ static int add_protected(struct rf_plan *p, const struct rf_policy *pol, struct 
                         if ((r = protect_one(p, git_paths[i].path, git_paths[i].dir,
                                              git_paths[i].content, m, n, max, err)) < 0)
                                 return r;
-        } else if (defaults && lstat(git, &st) == 0 && S_ISREG(st.st_mode)) {
+        } else if (have_git && S_ISREG(st.st_mode)) {
                 /* a worktree or submodule checkout: ".git" is a "gitdir:"
                  * file; rewritten, it would point git at a config the run
                  * wrote. */
                 if ((r = protect_one(p, ".git", false, NULL, m, n, max, err)) < 0)
                         return r;
         }
-        if (defaults && lstat(git, &st) == 0 &&
-            ((r = protect_root_name(p, "HEAD", m, n, max, err)) < 0 ||
-             (r = protect_root_name(p, "config", m, n, max, err)) < 0))
+        if (have_git && ((r = protect_root_name(p, "HEAD", m, n, max, err)) < 0 ||
+                         (r = protect_root_name(p, "config", m, n, max, err)) < 0))
                 return r;
         for (size_t i = 0; i < pol->n_protected; i++)
                 if ((r = protect_one(p, pol->protected[i], pol -> protected_dir[i], NULL, m, n, max,
@@ -1039,7 +1039,8 @@ static int plan_identity(struct rf_plan *p, const struct stat *ws, struct rf_err
                 p->host_uid = p->uid = getuid();
                 p->host_gid = p->gid = getgid();
         }
-        struct passwd *pw = getpwuid(p->uid);
+        /* root is "root" whatever the host calls uid 0: no lookup */
+        struct passwd *pw = p->uid == 0 ? NULL : getpwuid(p->uid);
         const char *name = p->uid == 0                      ? "root"
                            : pw && passwd_safe(pw->pw_name) ? pw->pw_name
                                                             : "agent";
