@@ -16,7 +16,9 @@
 # files, A's broker socket and /run/secrets, the audit log); A's
 # supervisor cannot be read or dumped by the same uid (non-dumpable, no
 # core); a value hidden in a DNS name or a request path is redacted in
-# the records; --mask-output masks a value split across writes; after all
+# the records; --mask-output masks a value split across writes and its
+# base64 (three offsets, URL-safe), hex, HEX, URL and upper-cased forms,
+# keeping a near miss; after all
 # runs the plaintext is nowhere in the state dir, the audit log, /tmp or
 # ringfence's output files; the audit chain verifies.
 #
@@ -365,6 +367,45 @@ is "$RF_ERR" "x *** y" "... and in stderr"
 rf_run --secret T=store:tok -- /bin/sh -c 'printf "%s" "$T" | wc -c'
 is "$RF_OUT" "${#VAL}" "control: without --mask-output the run's output is its own"
 
+# Encodings of a value (issue 13): base64 (whole, and inside a longer
+# string at offsets 1 and 2 mod 3, and URL-safe), hex, HEX, URL percent-
+# encoding and the value upper-cased are masked too; a string that is not an
+# encoding of the value is kept. What a base64 form keeps is the encoding of
+# the bytes around the value ("x", "xy" before it, "!!", "!" after) and the
+# one character at each end that mixes their bits with the value's.
+MV="Mk/$(rnd 10)+q@Z%_w9"
+printf '%s' "$MV" | "$RF" secret set --state-dir "$RF_STATE" mtok >/dev/null 2>&1
+ENCS='b64() { printf "%s" "$1" | base64 -w0; }
+	urlenc() { local s=$1 o="" c i; for ((i = 0; i < ${#s}; i++)); do c=${s:i:1}
+		case $c in [A-Za-z0-9._~-]) o+=$c ;; *) o+=$(printf "%%%02X" "'"'"'$c") ;; esac; done; printf "%s" "$o"; }
+	hex=$(printf "%s" "$M" | od -An -tx1 | tr -d " \n")
+	echo "b64-0 $(b64 "$M")"
+	echo "b64-1 $(b64 "x$M!!")"
+	echo "b64-2 $(b64 "xy$M!")"
+	echo "b64url $(b64 "x$M!!" | tr "+/" "-_")"
+	echo "hex $hex"
+	echo "HEX $(printf "%s" "$hex" | tr a-f A-F)"
+	echo "url $(urlenc "$M")"
+	echo "upper $(printf "%s" "$M" | tr a-z A-Z)"
+	echo "ctl $(b64 "x${M%?}?!!")"'
+rf_run --secret M=store:mtok -- /bin/bash -c "$ENCS"
+plain=$RF_OUT
+hexv=$(printf '%s' "$MV" | od -An -tx1 | tr -d ' \n')
+is "$(grep '^hex ' <<<"$plain")" "hex $hexv" "control: without --mask-output the run prints the value's hex"
+is "$(grep '^b64-1 ' <<<"$plain")" "b64-1 $(printf 'x%s!!' "$MV" | base64 -w0)" "... and its base64 at offset 1"
+like "$(grep '^url ' <<<"$plain")" '^url Mk%2F[0-9a-f]{20}%2Bq%40Z%25_w9$' "... and its URL encoding"
+rf_run --mask-output --secret M=store:mtok -- /bin/bash -c "$ENCS"
+for l in b64-0 b64-1 b64-2 b64url; do
+	like "$(grep "^$l " <<<"$RF_OUT")" "^$l [A-Za-z0-9+/_-]{0,3}\\*\\*\\*[A-Za-z0-9+/_=-]{0,6}\$" \
+		"--mask-output masks the value's $l form (at most the edge characters are left)"
+done
+for l in hex HEX url upper; do
+	is "$(grep "^$l " <<<"$RF_OUT")" "$l ***" "--mask-output masks the value's $l form"
+done
+is "$(grep '^ctl ' <<<"$RF_OUT")" "$(grep '^ctl ' <<<"$plain")" \
+	"control: base64 of a string that differs from the value in one byte is kept intact"
+unlike "$RF_OUT" "${hexv:8:16}|${MV:3:20}" "... no stretch of the value or its hex is left"
+
 # A PEM-sized value (a ~6 KiB key, 64-column lines) printed whole is masked too.
 PEMBODY=$(head -c 4500 /dev/urandom | base64 -w 64)
 PEM=$(printf -- '-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----' "$PEMBODY")
@@ -376,7 +417,7 @@ is "$RF_OUT" "${#PEM}" "control: without --mask-output the key reaches the run's
 
 # ---- afterwards: no plaintext anywhere on disk ----------------------------------------------
 # (the PEM key by its random lines: grep -F takes each line as a pattern)
-for v in "$VAL" "$VAL2" "$VAL3" "$VALX" "$PEMBODY"; do
+for v in "$VAL" "$VAL2" "$VAL3" "$VALX" "$MV" "$PEMBODY"; do
 	hits=$(grep -rlaF -D skip -- "$v" "$RF_STATE" /tmp 2>/dev/null | head -n 3)
 	is "$hits" "" "plaintext ${v:0:2}…: not in the state dir, the audit log, /tmp or ringfence's output"
 done
