@@ -230,7 +230,7 @@ rf_start --agent holder --secret-broker k=store:ktok --allow-host "127.0.0.1:$PO
 	 sleep 300"
 H_PID=$RF_PID H_OUT=$_RF_OUTF H_ERR=$_RF_ERRF
 wait_for "$WS/h.read"
-for _ in $(seq 1 100); do
+for _ in $(seq 1 1200); do
 	[ "$(records | grep -c '"event":"egress.request"')" -gt 0 ] && break
 	sleep 0.05
 done
@@ -381,7 +381,7 @@ rf_start --agent granted -- /bin/sh -c "for n in 1 2 3; do while [ ! -e '$WS/go'
 	curl -s -m 5 -o /dev/null -w '%{http_code}' --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:$GP/ >'$WS/res'\$n.tmp
 	mv '$WS/res'\$n.tmp '$WS/res'\$n; done"
 G_PID=$RF_PID G_OUT=$_RF_OUTF G_ERR=$_RF_ERRF
-for _ in $(seq 1 100); do GR=$(run_of_agent granted); [ -n "$GR" ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do GR=$(run_of_agent granted); [ -n "$GR" ] && break; sleep 0.05; done
 touch "$WS/go1"
 wait_for "$WS/res1"
 is "$(cat "$WS/res1")" 403 "a run without the rule: its request is refused (403)"

@@ -122,13 +122,13 @@ is "$RF_OUT" "$(sha "$VAL2")" "control: store:tok2@1 still opens version 1"
 # ---- ttl: revoked mid-run ------------------------------------------------------------------
 cat >"$WS.ttl.json" <<'JSON'
 {"version": 1, "secrets": [
-  {"name": "short", "deliver": "broker", "from": "store:tok", "ttl": "1s"},
-  {"name": "short.txt", "deliver": "file", "from": "store:tok", "ttl": "1s"},
+  {"name": "short", "deliver": "broker", "from": "store:tok", "ttl": "5s"},
+  {"name": "short.txt", "deliver": "file", "from": "store:tok", "ttl": "5s"},
   {"name": "long", "deliver": "broker", "from": "store:tok2"}]}
 JSON
 rf_run -p "$WS.ttl.json" -- /bin/sh -c 'ringfence-secret short >/dev/null && echo read1
 	test -e /run/secrets/short.txt && echo file1
-	sleep 1.6
+	i=0; while [ -e /run/secrets/short.txt ] && [ $i -lt 1200 ]; do i=$((i + 1)); sleep 0.05; done
 	ringfence-secret short >/dev/null; echo "rc=$?"
 	cat /run/secrets/short.txt 2>&1 >/dev/null | sed "s/.*: //"
 	ringfence-secret long >/dev/null && echo long-ok; echo "$RINGFENCE_RUN_ID"'
@@ -217,14 +217,21 @@ like "$RF_OUT" '^SigBlk:[[:space:]]+0000000000000000$' "a provider starts with n
 
 # env: (development only): read once, marked so, wiped from ringfence's environment
 RF_ENV=(DEVTOKEN="$VAL3")
-rf_start --secret D=env:DEVTOKEN -- /bin/sh -c 'printf "%s" "$D" | sha256sum | cut -c1-64; sleep 3'
+rm -f "$WS/d.stop"
+rf_start --secret D=env:DEVTOKEN -- /bin/sh -c "printf '%s' \"\$D\" | sha256sum | cut -c1-64
+	while [ ! -e '$WS/d.stop' ]; do sleep 0.05; done"
 RF_ENV=()
-for _ in $(seq 1 60); do [ -s "$_RF_OUTF" ] && break; sleep 0.05; done
-if grep -qaF "$VAL3" "/proc/$RF_PID/environ" 2>/dev/null; then
+for _ in $(seq 1 1200); do [ -s "$_RF_OUTF" ] && break; sleep 0.05; done
+# (checked while ringfence is alive: a gone process would pass vacuously)
+if ! env_of=$(cat "/proc/$RF_PID/environ" 2>/dev/null) || [ ! -s "$_RF_OUTF" ]; then
+	not_ok "an env: source is wiped from ringfence's own environment once read" "the run did not start or ringfence is gone"
+elif grep -qaF "$VAL3" <<<"$env_of"; then
 	not_ok "an env: source is wiped from ringfence's own environment once read"
 else
 	ok "an env: source is wiped from ringfence's own environment once read"
 fi
+unset env_of
+touch "$WS/d.stop"
 rf_wait
 is "$RF_OUT" "$(sha "$VAL3")" "env: source delivered"
 like "$(records | grep '"event":"secret.grant"' | grep '"name":"D"')" '"dev_only":true' \
@@ -237,14 +244,19 @@ cat >"$WS.vt.json" <<JSON
   "pass_env": ["VAULT_ADDR"]}]}
 JSON
 RF_ENV=(VAULT_ADDR="$VT")
-rf_start -p "$WS.vt.json" -- /bin/sh -c "touch '$WS/vt.ready'; sleep 3"
+rm -f "$WS/vt.ready" "$WS/vt.stop"
+rf_start -p "$WS.vt.json" -- /bin/sh -c "touch '$WS/vt.ready'; while [ ! -e '$WS/vt.stop' ]; do sleep 0.05; done"
 RF_ENV=()
-for _ in $(seq 1 100); do [ -e "$WS/vt.ready" ] && break; sleep 0.05; done
-if grep -qaF "$VT" "/proc/$RF_PID/environ" 2>/dev/null; then
+for _ in $(seq 1 1200); do [ -e "$WS/vt.ready" ] && break; sleep 0.05; done
+if ! env_of=$(cat "/proc/$RF_PID/environ" 2>/dev/null) || [ ! -e "$WS/vt.ready" ]; then
+	not_ok "a pass_env variable (the provider's credential) is wiped from ringfence's environment" "the run did not start or ringfence is gone"
+elif grep -qaF "$VT" <<<"$env_of"; then
 	not_ok "a pass_env variable (the provider's credential) is wiped from ringfence's environment"
 else
 	ok "a pass_env variable (the provider's credential) is wiped from ringfence's environment"
 fi
+unset env_of
+touch "$WS/vt.stop"
 rf_wait
 
 # the master key may not be where the run can read it
@@ -260,7 +272,7 @@ rm -f "$WS/a.ready" "$WS/a.stop"
 rf_start --secret T=store:tok --secret-file db.pem=store:tok --secret-broker api=store:tok -- /bin/sh -c \
 	"echo \$\$ >'$WS/a.pid'; touch '$WS/a.ready'; while [ ! -e '$WS/a.stop' ]; do sleep 0.05; done"
 A_PID=$RF_PID A_OUTF=$_RF_OUTF
-for _ in $(seq 1 200); do [ -e "$WS/a.ready" ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -e "$WS/a.ready" ] && break; sleep 0.05; done
 check "run A holds its secrets and waits" test -e "$WS/a.ready"
 # the host pid of A's command (for /proc paths B might try)
 A_CMD=$(pgrep -P "$(pgrep -P "$A_PID" | head -n 1)" | head -n 1)
@@ -300,7 +312,7 @@ if as_user_setup; then
 	rm -f "$WS/u.ready"
 	RF_AS_USER=1 rf_start --secret T=store:utok -- /bin/sh -c "touch '$WS/u.ready'; sleep 30"
 	U_PID=$RF_PID
-	for _ in $(seq 1 200); do [ -e "$WS/u.ready" ] && break; sleep 0.05; done
+	for _ in $(seq 1 1200); do [ -e "$WS/u.ready" ] && break; sleep 0.05; done
 	is "$(as_user "$RF_PROBE" read "/proc/$U_PID/environ")" "errno=EACCES" \
 		"same uid: the supervisor's /proc/PID/environ is not readable (non-dumpable): EACCES"
 	is "$(as_user "$RF_PROBE" read "/proc/$U_PID/mem")" "errno=EACCES" \
@@ -311,14 +323,15 @@ if as_user_setup; then
 	as_user /bin/sh -c "cd '$WS' && ulimit -c unlimited && exec sleep 30" &
 	C_PID=$!
 	register_pid "$C_PID"
-	sleep 0.2
+	# until it is sleep (ulimit set, exec done): bounded, 60 s
+	for _ in $(seq 1 1200); do [ "$(cat "/proc/$C_PID/comm" 2>/dev/null)" = sleep ] && break; sleep 0.05; done
 	kill -SEGV "$C_PID"
 	wait "$C_PID" 2>/dev/null
 	sleep 0.2
 	control_cores=$(find "$WS" -maxdepth 1 -name 'core*' | wc -l)
 	find "$WS" -maxdepth 1 -name 'core*' -delete
 	as_user kill -SEGV "$U_PID"
-	for _ in $(seq 1 200); do kill -0 "$U_PID" 2>/dev/null || break; sleep 0.05; done
+	for _ in $(seq 1 1200); do kill -0 "$U_PID" 2>/dev/null || break; sleep 0.05; done
 	wait "$U_PID" 2>/dev/null
 	rc=$?
 	# 139: SIGSEGV; 134: a sanitizer build's handler turns it into abort()
