@@ -53,13 +53,14 @@ unpin_ns() {
 	[ -n "$NS_FD" ] && exec {NS_FD}<&-
 	NS_FD=""
 }
-# ns_procs — the host pids in the pinned namespace NS, one per line
+# ns_procs — the host pids in the pinned namespace NS, one per line (one
+# find for the whole of /proc: a readlink per process is too slow to poll)
 ns_procs() {
-	local p
+	local pat
 	[ -n "$NS" ] || return 0
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$NS" ] && printf '%s\n' "${p#/proc/}"
-	done
+	pat=${NS//\[/\\[}
+	pat=${pat//\]/\\]}
+	find /proc/[0-9]*/ns -maxdepth 1 -name pid -lname "$pat" 2>/dev/null | cut -d/ -f3
 }
 # ns_report — what is left in NS, for diagnostics
 ns_report() {
