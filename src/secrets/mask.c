@@ -170,8 +170,9 @@ static bool add_encodings(struct masker *m, const struct mask_value *v)
         unsigned char *p;
         size_t n = 0;
 
-        if (v->len > MASK_ENCODE_VALUE_MAX)
+        if (v->len > MASK_ENCODE_VALUE_MAX || m->n_encoded >= MASK_ENCODED_VALUES)
                 return false;
+        m->n_encoded++;
         /* hex (upper case too: matching folds case) */
         if (!(p = enc_room(m, 2 * v->len)))
                 return false;

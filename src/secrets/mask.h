@@ -35,8 +35,9 @@
  *     core shorter than MASK_B64_CORE_MIN characters is not kept (it would
  *     match by chance).
  * The encoded patterns live in the masker itself (MASK_ENCODED_BYTES in
- * all); values whose encodings no longer fit are masked as themselves only
- * (n_plain_only counts them). Matching folds ASCII case and treats '-' as
+ * all, for at most MASK_ENCODED_VALUES values); values whose encodings no
+ * longer fit are masked as themselves only (n_plain_only counts them). Matching folds ASCII case
+ * and treats '-' as
  * '+' and '_' as '/' (base64url vs base64), in values and encodings alike:
  * a string that differs from a value only that way is masked too.
  *
@@ -63,16 +64,20 @@
                */
 /* Encodings (hex, URL, base64) are masked for values up to this long
  * (tokens and passwords; a PEM key prints as itself). */
-#define MASK_ENCODE_VALUE_MAX 1024
+#define MASK_ENCODE_VALUE_MAX 512
 /* A base64 core shorter than this is not kept: 8 characters of a base64
  * alphabet folded to 38 classes already match one stream position in 4e12. */
 #define MASK_B64_CORE_MIN 8
 /* Room for the encoded patterns of all values: hex 2n + URL up to 3n +
- * base64 about 4n, i.e. ~9 KiB for a value of MASK_ENCODE_VALUE_MAX. */
-#define MASK_ENCODED_BYTES (32 * 1024)
+ * base64 about 4n, i.e. ~4.6 KiB for a value of MASK_ENCODE_VALUE_MAX and
+ * ~0.9 KiB for a 100-byte token. Kept small: the masker lives in locked
+ * memory, one per output stream, and RLIMIT_MEMLOCK can be 64 KiB. */
+#define MASK_ENCODED_BYTES (8 * 1024)
+/* At most this many values get their encodings masked (the first ones). */
+#define MASK_ENCODED_VALUES 16
 /* Forms per value: itself, hex, URL, three base64 cores. */
 #define MASK_FORMS        6
-#define MASK_PATTERNS_MAX (MASK_VALUES_MAX * MASK_FORMS)
+#define MASK_PATTERNS_MAX (MASK_VALUES_MAX + MASK_ENCODED_VALUES * (MASK_FORMS - 1))
 #define MASK_TEXT         "***"
 /* A recorder that cuts a long string ends it with this; redact() then also
  * hides what the cut left of a value's start there. */
@@ -97,6 +102,7 @@ struct masker {
         size_t n;                               /* patterns */
         size_t n_values;                        /* values kept */
         size_t n_plain_only;     /* values kept whose encodings are not masked (size) */
+        size_t n_encoded;        /* values whose encodings were tried */
         size_t max_len;          /* longest pattern */
         unsigned char first[32]; /* bitset of the bytes that can begin a pattern */
         unsigned char enc[MASK_ENCODED_BYTES];
@@ -109,8 +115,8 @@ struct masker {
  * masker_init — keep the values of v[0..n) whose length is within
  * [MASK_VALUE_MIN, MASK_VALUE_MAX] (borrowed: they must outlive the
  * masker); at most MASK_VALUES_MAX; and the encoded patterns of those up
- * to MASK_ENCODE_VALUE_MAX bytes, in order, while MASK_ENCODED_BYTES
- * lasts. Returns how many values were kept. Cost: O(patterns^2) compares
+ * to MASK_ENCODE_VALUE_MAX bytes, in order, while MASK_ENCODED_BYTES and
+ * MASK_ENCODED_VALUES last. Returns how many values were kept. Cost: O(patterns^2) compares
  * of lengths once (at most MASK_PATTERNS_MAX patterns).
  */
 size_t masker_init(struct masker *m, const struct mask_value *v, size_t n);

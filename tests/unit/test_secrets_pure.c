@@ -487,6 +487,31 @@ static void test_mask_encode_limits(void)
         }
         free(out);
         is_int(missed, 0, "... and every one of them is masked as itself");
+
+        /* more values than MASK_ENCODED_VALUES: the first ones get encodings */
+        static char toks[MASK_ENCODED_VALUES + 4][24];
+        struct mask_value ts[MASK_ENCODED_VALUES + 4];
+        for (size_t k = 0; k < ARRAY_LEN(ts); k++) {
+                snprintf(toks[k], sizeof toks[k], "tok%02zu-%08zx", k, k * 2654435761u);
+                ts[k] = mv(toks[k], "t");
+        }
+        masker_init(&m, ts, ARRAY_LEN(ts));
+        is_int(m.n_plain_only, 4, "%zu values: %d of them with encodings (MASK_ENCODED_VALUES)",
+               ARRAY_LEN(ts), MASK_ENCODED_VALUES);
+        char hex[48], got[64 + MASK_VALUE_MAX];
+        for (size_t i = 0; i < strlen(toks[0]); i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)toks[0][i]);
+        size_t o = masker_feed(&m, hex, strlen(hex), got, true);
+        ok(o == 3 && !memcmp(got, "***", 3), "... the first value's hex is masked");
+        for (size_t i = 0; i < strlen(toks[MASK_ENCODED_VALUES]); i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)toks[MASK_ENCODED_VALUES][i]);
+        masker_init(&m, ts, ARRAY_LEN(ts));
+        o = masker_feed(&m, hex, strlen(hex), got, true);
+        ok(o == strlen(hex), "... a value past the limit: its hex is not (a named limit)");
+        masker_init(&m, ts, ARRAY_LEN(ts));
+        o = masker_feed(&m, toks[MASK_ENCODED_VALUES], strlen(toks[MASK_ENCODED_VALUES]), got,
+                        true);
+        ok(o == 3 && !memcmp(got, "***", 3), "... but the value itself is");
         masker_wipe(&m);
 }
 
