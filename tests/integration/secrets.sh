@@ -323,8 +323,13 @@ if as_user_setup; then
 	as_user /bin/sh -c "cd '$WS' && ulimit -c unlimited && exec sleep 30" &
 	C_PID=$!
 	register_pid "$C_PID"
-	# until it is sleep (ulimit set, exec done): bounded, 60 s
-	for _ in $(seq 1 1200); do [ "$(cat "/proc/$C_PID/comm" 2>/dev/null)" = sleep ] && break; sleep 0.05; done
+	# until it is sleep (ulimit set, exec done) or gone (the ulimit refused):
+	# bounded, 60 s
+	for _ in $(seq 1 1200); do
+		c=$(cat "/proc/$C_PID/comm" 2>/dev/null) || break
+		[ "$c" = sleep ] && break
+		sleep 0.05
+	done
 	kill -SEGV "$C_PID"
 	wait "$C_PID" 2>/dev/null
 	sleep 0.2
