@@ -310,7 +310,9 @@ is "$RF_RC" 0 "run A ends normally"
 if as_user_setup; then
 	printf '%s' "$VAL" | as_user "$_RF_USER_BIN" secret set --state-dir "$RF_STATE" utok >/dev/null 2>&1
 	rm -f "$WS/u.ready"
-	RF_AS_USER=1 rf_start --secret T=store:utok -- /bin/sh -c "touch '$WS/u.ready'; sleep 30"
+	rm -f "$WS/u.stop"
+	RF_AS_USER=1 rf_start --secret T=store:utok -- /bin/sh -c "touch '$WS/u.ready'
+		while [ ! -e '$WS/u.stop' ]; do sleep 0.05; done" # (until SIGSEGV ends it)
 	U_PID=$RF_PID
 	for _ in $(seq 1 1200); do [ -e "$WS/u.ready" ] && break; sleep 0.05; done
 	is "$(as_user "$RF_PROBE" read "/proc/$U_PID/environ")" "errno=EACCES" \
@@ -339,6 +341,7 @@ if as_user_setup; then
 	for _ in $(seq 1 1200); do kill -0 "$U_PID" 2>/dev/null || break; sleep 0.05; done
 	wait "$U_PID" 2>/dev/null
 	rc=$?
+	touch "$WS/u.stop" # (a supervisor that survived lets its run end)
 	# 139: SIGSEGV; 134: a sanitizer build's handler turns it into abort()
 	like "$rc" "^($((128 + 11))|$((128 + 6)))\$" "a supervisor killed by SIGSEGV dies of it ($rc)..."
 	sleep 0.2
@@ -405,7 +408,7 @@ ENCS='b64() { printf "%s" "$1" | base64 -w0; }
 	echo "HEX $(printf "%s" "$hex" | tr a-f A-F)"
 	echo "url $(urlenc "$M")"
 	echo "upper $(printf "%s" "$M" | tr a-z A-Z)"
-	echo "ctl $(b64 "x${M%?}?!!")"'
+	echo "ctl $(b64 "x${M:0:3}Z${M:4}!!")"'
 rf_run --secret M=store:mtok -- /bin/bash -c "$ENCS"
 plain=$RF_OUT
 hexv=$(printf '%s' "$MV" | od -An -tx1 | tr -d ' \n')
@@ -421,7 +424,7 @@ for l in hex HEX url upper; do
 	is "$(grep "^$l " <<<"$RF_OUT")" "$l ***" "--mask-output masks the value's $l form"
 done
 is "$(grep '^ctl ' <<<"$RF_OUT")" "$(grep '^ctl ' <<<"$plain")" \
-	"control: base64 of a string that differs from the value in one byte is kept intact"
+	"control: base64 of a string that differs from the value in one byte (its 4th, high bits too) is kept intact"
 unlike "$RF_OUT" "${hexv:8:16}|${MV:3:20}" "... no stretch of the value or its hex is left"
 
 # A PEM-sized value (a ~6 KiB key, 64-column lines) printed whole is masked too.
