@@ -17,10 +17,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -207,23 +210,67 @@ static void record_block(const char *state_dir, const char *event, const char *a
 }
 
 /*
+ * The run's pid-namespace init as a pidfd (O_CLOEXEC), taken from its
+ * status before the kill is asked for; -1 if the status does not name it.
+ * While the supervisor lives, init is its unreaped child, so the pid
+ * names that process. The kernel lets a pid namespace's init exit only
+ * after every other process of the namespace is gone, so the pidfd turning
+ * readable means nothing of the run's namespace is left.
+ */
+static int init_pidfd(const char *state_dir, const char *run)
+{
+        char reply[CONTROL_MSG_MAX];
+        if (registry_request(state_dir, run, "status", reply, sizeof reply, 1000) < 0 ||
+            strncmp(reply, "ok ", 3) != 0)
+                return -1;
+        const char *p = strstr(reply, "\"init_pid\":");
+        long pid = p ? strtol(p + sizeof "\"init_pid\":" - 1, NULL, 10) : 0;
+        if (pid <= 0 || pid > INT32_MAX)
+                return -1;
+        return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+}
+
+/* ms left of KILL_WAIT_MS since t0 */
+static int kill_ms_left(const struct timespec *t0)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        int left = KILL_WAIT_MS -
+                   (int)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
+        return left > 0 ? left : 0;
+}
+
+/*
  * Kill the runs picked by `pick` (true for each index to kill): every
  * request is sent first, then the confirmations are awaited together, so
  * many runs die at once rather than one after another.
+ *
+ * A kill returns once nothing of the run is left. The supervisor confirms
+ * with "ok killed" after reaping init (and the egress process). When it
+ * cannot confirm — it went away (crashed, SIGKILLed) without answering, or
+ * answered "ok killing" (no room to hold the request) — the run still dies
+ * (PDEATHSIG, cgroup.kill), but asynchronously: then the kill waits for
+ * the run's init to exit (its pidfd, taken before asking), bounded by
+ * KILL_WAIT_MS, rather than trusting that it is already gone.
  */
 static int kill_runs(const char *state_dir, const struct collect *c, const bool *pick,
                      const char *reason)
 {
         char req[CONTROL_MSG_MAX];
         int *fds = calloc(c->n ? c->n : 1, sizeof *fds), failed = 0, n = 0;
-        if (!fds)
+        int *inits = calloc(c->n ? c->n : 1, sizeof *inits);
+        if (!fds || !inits) {
+                free(fds);
+                free(inits);
                 return 1;
+        }
         snprintf(req, sizeof req, reason && *reason ? "kill %s" : "kill", reason);
         for (size_t i = 0; i < c->n; i++) {
-                fds[i] = -1;
+                fds[i] = inits[i] = -1;
                 if (!pick[i])
                         continue;
                 n++;
+                inits[i] = init_pidfd(state_dir, c->v[i].run);
                 /* connect and send now; read the answer below */
                 int s = registry_connect(state_dir, c->v[i].run);
                 if (s < 0 || send(s, req, strlen(req), MSG_NOSIGNAL) < 0) {
@@ -236,19 +283,18 @@ static int kill_runs(const char *state_dir, const struct collect *c, const bool 
                 }
                 fds[i] = s;
         }
-        struct timespec t0, t;
+        struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (size_t i = 0; i < c->n; i++) {
-                if (fds[i] < 0)
+                if (fds[i] < 0) {
+                        inits[i] = safe_close(inits[i]);
                         continue;
-                clock_gettime(CLOCK_MONOTONIC, &t);
-                int left = KILL_WAIT_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 +
-                                                (t.tv_nsec - t0.tv_nsec) / 1000000);
+                }
                 struct pollfd p = {.fd = fds[i], .events = POLLIN};
                 char reply[CONTROL_MSG_MAX];
                 ssize_t k = -1;
                 errno = 0;
-                if (poll(&p, 1, left > 0 ? left : 0) == 1)
+                if (poll(&p, 1, kill_ms_left(&t0)) == 1)
                         k = recv(fds[i], reply, sizeof reply - 1, 0);
                 /* a run that ended on its own as the kill arrived: its
                  * supervisor no longer accepts, and resets the connection
@@ -256,22 +302,37 @@ static int kill_runs(const char *state_dir, const struct collect *c, const bool 
                 if (k < 0 && errno == ECONNRESET && !run_is_live(state_dir, c->v[i].run))
                         k = 0;
                 close(fds[i]);
-                if (k > 0) {
+                if (k > 0)
                         reply[k] = '\0';
-                        if (!strncmp(reply, "ok", 2)) {
-                                printf("killed %s\n", c->v[i].run);
+                bool confirmed = k > 0 && !strcmp(reply, "ok killed");
+                bool accepted = k == 0 || (k > 0 && !strncmp(reply, "ok", 2));
+                if (accepted && !confirmed && inits[i] >= 0) {
+                        /* not confirmed: wait for init itself (see above) */
+                        struct pollfd q = {.fd = inits[i], .events = POLLIN};
+                        if (poll(&q, 1, kill_ms_left(&t0)) != 1) {
+                                cli_error("run %s: its supervisor %s, and the run is not gone "
+                                          "within %d s",
+                                          c->v[i].run, k == 0 ? "went away" : "did not confirm",
+                                          KILL_WAIT_MS / 1000);
+                                inits[i] = safe_close(inits[i]);
+                                failed++;
                                 continue;
                         }
-                        cli_error("run %s: %s", c->v[i].run, reply);
-                } else if (k == 0)
-                        /* the supervisor went away without answering: its run went with it */
+                }
+                inits[i] = safe_close(inits[i]);
+                if (accepted) {
                         printf("killed %s\n", c->v[i].run);
+                        continue;
+                }
+                if (k > 0)
+                        cli_error("run %s: %s", c->v[i].run, reply);
                 else
                         cli_error("run %s: no confirmation within %d s", c->v[i].run,
                                   KILL_WAIT_MS / 1000);
-                failed += k != 0;
+                failed++;
         }
         free(fds);
+        free(inits);
         if (n == 0)
                 fprintf(stderr, "ringfence: no running runs matched\n");
         return failed ? 1 : 0;

@@ -2,15 +2,25 @@
  * mask.c — streaming masking of secret values in a run's output, and
  * redaction of run-controlled strings before they are recorded.
  *
- * Design. The masker sees the output as one stream cut into arbitrary
- * reads. At every position it decides, from the bytes at and after it:
+ * Design. masker_init turns the values into patterns: each value itself
+ * and, for values up to MASK_ENCODE_VALUE_MAX bytes, its hex form, its URL
+ * percent-encoding and its three base64 cores (mask.h), written into the
+ * masker's own enc[] (a fixed MASK_ENCODED_BYTES: no allocation, nothing
+ * outside the caller's locked memory). Patterns are compared through
+ * mask_fold (ASCII case, the base64url alphabet), which covers upper- and
+ * lower-cased values, upper-case hex and URL-safe base64 without more
+ * patterns.
  *
- *   - the byte begins no value (its bit is clear in `first`): emit it;
+ * The masker sees the output as one stream cut into arbitrary reads. At
+ * every position it decides, from the bytes at and after it:
+ *
+ *   - the byte begins no pattern (its bit is clear in `first`): emit it;
  *   - fewer than max_len bytes are left, they are a proper prefix of some
- *     value and more output may come: stop, hold back everything from here
- *     (the next read decides). The held-back tail is shorter than max_len;
- *   - some value matches completely: emit MASK_TEXT for the longest one and
- *     continue after it;
+ *     pattern and more output may come: stop, hold back everything from
+ *     here (the next read decides). The held-back tail is shorter than
+ *     max_len;
+ *   - some pattern matches completely: emit MASK_TEXT for the longest one
+ *     and continue after it;
  *   - otherwise emit the byte and move on one.
  *
  * A decision at a position never depends on bytes more than max_len ahead,
@@ -23,17 +33,20 @@
  * The held-back bytes and the first max_len bytes of the next read are
  * joined in a stack buffer to decide the positions inside the held-back
  * part; from the first position past it, scanning continues in the read
- * itself, so a 64 KiB read is not copied. Values are kept sorted by first
- * byte, then longest first, so the first full match at a position is the
- * longest one.
+ * itself, so a 64 KiB read is not copied. Patterns are kept sorted by
+ * folded first byte, then longest first, so the first full match at a
+ * position is the longest one.
  *
- * Cost: positions whose byte begins no value cost one bit test. At the
- * others only the values beginning with that byte are compared (v[] is
- * sorted by first byte; a binary search finds them), longest first; for
- * realistic, high-entropy secrets each memcmp fails within a byte or two.
- * Secrets made of one repeated byte cost up to (values x length) per
- * position; they are not worth masking, and the operator chooses the
- * values, not the run. A masker never holds more than max_len - 1 bytes.
+ * Cost: positions whose byte begins no pattern cost one bit test. At the
+ * others only the patterns beginning with that (folded) byte are compared
+ * (v[] is sorted; a binary search finds them), longest first; for
+ * realistic, high-entropy secrets each compare fails within a byte or two,
+ * and output made of base64 or hex, where most bytes begin some pattern,
+ * costs about MASK_FORMS x values / 16 short compares per byte — linear in
+ * the output, never quadratic. Secrets made of one repeated byte cost up
+ * to (patterns x length) per position; they are not worth masking, and the
+ * operator chooses the values, not the run. A masker never holds more than
+ * max_len - 1 bytes.
  *
  * redact applies the same leftmost-longest rule to a whole string, with
  * ASCII case folding, in two passes (measure, then fill) so exactly one
@@ -72,40 +85,185 @@ static unsigned char ascii_lower(unsigned char c)
         return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
 }
 
+unsigned char mask_fold(unsigned char c)
+{
+        return c == '-' ? '+' : c == '_' ? '/' : ascii_lower(c);
+}
+
+/* a[0..n) and b[0..n) are equal after mask_fold */
+static bool eq_folded(const unsigned char *a, const unsigned char *b, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (a[i] != b[i] && mask_fold(a[i]) != mask_fold(b[i]))
+                        return false;
+        return true;
+}
+
+/* ---- the patterns ---- */
+
+static const char hexdig[] = "0123456789abcdef";
+static const char b64dig[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* RFC 3986 unreserved: what percent-encoding leaves as is */
+static bool url_plain(unsigned char c)
+{
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/*
+ * Add p[0..len) as a pattern unless it is out of bounds or already there
+ * (compared folded). Returns true if it was added.
+ */
+static bool add_pattern(struct masker *m, const unsigned char *p, size_t len)
+{
+        if (len < MASK_VALUE_MIN || len > MASK_VALUE_MAX || m->n >= MASK_PATTERNS_MAX)
+                return false;
+        for (size_t k = 0; k < m->n; k++)
+                if (m->v[k].len == len && eq_folded(m->v[k].p, p, len))
+                        return false;
+        m->v[m->n++] = (struct mask_value){.p = p, .len = len};
+        if (len > m->max_len)
+                m->max_len = len;
+        return true;
+}
+
+/* Room for `len` more encoded bytes? Then where they go. */
+static unsigned char *enc_room(struct masker *m, size_t len)
+{
+        return len <= sizeof m->enc - m->enc_used ? m->enc + m->enc_used : NULL;
+}
+
+/* Keep the `len` bytes just written at enc_room() as a pattern. */
+static void enc_keep(struct masker *m, unsigned char *p, size_t len)
+{
+        if (add_pattern(m, p, len))
+                m->enc_used += len;
+        else
+                explicit_bzero(p, len);
+}
+
+/*
+ * The base64 characters of (a zero bytes ++ v[0..len)) whose 6 bits all
+ * lie within v: the ones any base64 encoding of a stream holding v at an
+ * offset ≡ a (mod 3) contains, whatever surrounds it. Written to out
+ * (room for 4 * len / 3 + 1); returns how many.
+ */
+static size_t b64_core(const unsigned char *v, size_t len, unsigned a, unsigned char *out)
+{
+        size_t from = (8 * (size_t)a + 5) / 6, to = (8 * ((size_t)a + len)) / 6, o = 0;
+
+        for (size_t k = from; k < to; k++) {
+                size_t bit = 6 * k, byte = bit / 8;
+                /* bytes of the shifted stream: a zero bytes, then v */
+                unsigned hi = byte >= a ? v[byte - a] : 0;
+                unsigned lo = byte + 1 >= a && byte + 1 - a < len ? v[byte + 1 - a] : 0;
+                unsigned w = (hi << 8) | lo;
+                out[o++] = (unsigned char)b64dig[(w >> (10 - bit % 8)) & 63];
+        }
+        return o;
+}
+
+/* The encoded patterns of v: false if they did not all fit. */
+static bool add_encodings(struct masker *m, const struct mask_value *v)
+{
+        unsigned char *p;
+        size_t n = 0;
+
+        if (v->len > MASK_ENCODE_VALUE_MAX || m->n_encoded >= MASK_ENCODED_VALUES)
+                return false;
+        m->n_encoded++;
+        /* hex (upper case too: matching folds case) */
+        if (!(p = enc_room(m, 2 * v->len)))
+                return false;
+        for (size_t i = 0; i < v->len; i++) {
+                p[2 * i] = (unsigned char)hexdig[v->p[i] >> 4];
+                p[2 * i + 1] = (unsigned char)hexdig[v->p[i] & 15];
+        }
+        enc_keep(m, p, 2 * v->len);
+        /* URL percent-encoding, when it differs from the value */
+        for (size_t i = 0; i < v->len; i++)
+                n += url_plain(v->p[i]) ? 1 : 3;
+        if (n > v->len) {
+                if (!(p = enc_room(m, n)))
+                        return false;
+                n = 0;
+                for (size_t i = 0; i < v->len; i++) {
+                        if (url_plain(v->p[i])) {
+                                p[n++] = v->p[i];
+                                continue;
+                        }
+                        p[n++] = '%';
+                        p[n++] = (unsigned char)hexdig[v->p[i] >> 4];
+                        p[n++] = (unsigned char)hexdig[v->p[i] & 15];
+                }
+                enc_keep(m, p, n);
+        }
+        /* base64 at the three offsets (URL-safe too: matching folds -_ to +/) */
+        for (unsigned a = 0; a < 3; a++) {
+                if (!(p = enc_room(m, 4 * v->len / 3 + 2)))
+                        return false;
+                n = b64_core(v->p, v->len, a, p);
+                if (n >= MASK_B64_CORE_MIN)
+                        enc_keep(m, p, n);
+                else
+                        explicit_bzero(p, n);
+        }
+        return true;
+}
+
+/* v[] sorted by folded first byte, then longest first: the patterns that
+ * can match at a position are one run of v[], tried longest first. */
+static bool pattern_before(const struct mask_value *x, const struct mask_value *y)
+{
+        unsigned char fx = mask_fold(x->p[0]), fy = mask_fold(y->p[0]);
+        return fx < fy || (fx == fy && x->len > y->len);
+}
+
 size_t masker_init(struct masker *m, const struct mask_value *v, size_t n)
 {
         memset(m, 0, sizeof *m);
-        for (size_t i = 0; i < n && m->n < MASK_VALUES_MAX; i++) {
+        /* the values first, so a value is never crowded out by encodings */
+        for (size_t i = 0; i < n && m->n_values < MASK_VALUES_MAX; i++)
+                if (value_usable(&v[i])) {
+                        (void)add_pattern(m, v[i].p, v[i].len);
+                        m->n_values++;
+                }
+        size_t kept = 0;
+        for (size_t i = 0; i < n && kept < m->n_values; i++) {
                 if (!value_usable(&v[i]))
                         continue;
-                /*
-                 * insertion keeps v[] sorted by first byte, then longest first
-                 * (stable among equals): the values that can match at a
-                 * position are one run of v[], tried longest first
-                 */
-                size_t k = m->n;
-                while (k > 0 && (m->v[k - 1].p[0] > v[i].p[0] ||
-                                 (m->v[k - 1].p[0] == v[i].p[0] && m->v[k - 1].len < v[i].len))) {
+                kept++;
+                m->n_plain_only += !add_encodings(m, &v[i]);
+        }
+        /* insertion sort: at most MASK_PATTERNS_MAX, once per run */
+        for (size_t i = 1; i < m->n; i++) {
+                struct mask_value x = m->v[i];
+                size_t k = i;
+                while (k > 0 && pattern_before(&x, &m->v[k - 1])) {
                         m->v[k] = m->v[k - 1];
                         k--;
                 }
-                m->v[k] = v[i];
-                m->n++;
-                if (v[i].len > m->max_len)
-                        m->max_len = v[i].len;
-                bit_set(m->first, v[i].p[0]);
+                m->v[k] = x;
         }
-        return m->n;
+        /* every byte that folds to a pattern's folded first byte */
+        unsigned char f[32] = {0};
+        for (size_t k = 0; k < m->n; k++)
+                bit_set(f, mask_fold(m->v[k].p[0]));
+        for (unsigned c = 0; c < 256; c++)
+                if (bit_test(f, mask_fold((unsigned char)c)))
+                        bit_set(m->first, (unsigned char)c);
+        return m->n_values;
 }
 
-/* The first index in v[] of the values beginning with byte c (binary search). */
+/* The first index in v[] of the patterns beginning with c, folded (binary search). */
 static size_t group_start(const struct masker *m, unsigned char c)
 {
         size_t lo = 0, hi = m->n;
 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
-                if (m->v[mid].p[0] < c)
+                if (mask_fold(m->v[mid].p[0]) < c)
                         lo = mid + 1;
                 else
                         hi = mid;
@@ -113,20 +271,22 @@ static size_t group_start(const struct masker *m, unsigned char c)
         return lo;
 }
 
-/* Is p[0..rem) (rem >= 1) a proper prefix of some value? */
+/* Is p[0..rem) (rem >= 1) a proper prefix of some pattern? */
 static bool prefix_of_some(const struct masker *m, const unsigned char *p, size_t rem)
 {
-        for (size_t k = group_start(m, p[0]); k < m->n && m->v[k].p[0] == p[0]; k++)
-                if (m->v[k].len > rem && memcmp(m->v[k].p, p, rem) == 0)
+        unsigned char c = mask_fold(p[0]);
+        for (size_t k = group_start(m, c); k < m->n && mask_fold(m->v[k].p[0]) == c; k++)
+                if (m->v[k].len > rem && eq_folded(m->v[k].p, p, rem))
                         return true;
         return false;
 }
 
-/* The length of the longest value that matches at p[0..rem) (rem >= 1), or 0. */
+/* The length of the longest pattern that matches at p[0..rem) (rem >= 1), or 0. */
 static size_t longest_match(const struct masker *m, const unsigned char *p, size_t rem)
 {
-        for (size_t k = group_start(m, p[0]); k < m->n && m->v[k].p[0] == p[0]; k++)
-                if (m->v[k].len <= rem && memcmp(m->v[k].p, p, m->v[k].len) == 0)
+        unsigned char c = mask_fold(p[0]);
+        for (size_t k = group_start(m, c); k < m->n && mask_fold(m->v[k].p[0]) == c; k++)
+                if (m->v[k].len <= rem && eq_folded(m->v[k].p, p, m->v[k].len))
                         return m->v[k].len; /* longest first within the group */
         return 0;
 }

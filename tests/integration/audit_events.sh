@@ -53,7 +53,7 @@ rf_start -p "$WS.budget.json" --agent flooder -- /bin/sh -c \
 	"echo \"\$RINGFENCE_RUN_ID\"; '$PROBE' dns flood.example 300 distinct; touch '$WS/flood.done';
 	 while [ ! -e '$WS/flood.stop' ]; do sleep 0.05; done"
 A_PID=$RF_PID A_OUTF=$_RF_OUTF A_ERRF=$_RF_ERRF
-for _ in $(seq 1 400); do [ -e "$WS/flood.done" ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -e "$WS/flood.done" ] && break; sleep 0.05; done
 check "the flooding run sent its 300 queries" test -e "$WS/flood.done"
 # a second run while the first one is throttled and still running
 rf_run --agent bystander -- /bin/sh -c "echo \"\$RINGFENCE_RUN_ID\"; '$PROBE' dns bystander.example 1"
@@ -111,7 +111,7 @@ check "... and the command did not run" test ! -e "$WS/ran"
 rf_start --agent tokener --audience platform.example -- /bin/sh -c \
 	"cat /run/ringfence/identity >'$WS/tok'; echo \"\$RINGFENCE_RUN_ID\"; while [ ! -e '$WS/tok.stop' ]; do sleep 0.05; done"
 T_PID=$RF_PID T_OUTF=$_RF_OUTF T_ERRF=$_RF_ERRF
-for _ in $(seq 1 100); do [ -s "$WS/tok" ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -s "$WS/tok" ] && break; sleep 0.05; done
 tok=$(cat "$WS/tok" 2>/dev/null)
 like "$("$RF_BIN" identity verify --state-dir "$RF_STATE" "$tok" 2>&1)" 'aud=platform.example' \
 	"--audience sets the token's aud"

@@ -79,7 +79,7 @@ as_user_setup && export RF_AS_USER=1
 rf_start -- /bin/sh -c ": >'$WS/running'; while [ ! -e '$WS/go' ]; do sleep 0.05; done"
 sup=$RF_PID
 # Wait (bounded) until the command runs: the supervisor is set up by then.
-for _ in $(seq 1 400); do
+for _ in $(seq 1 1200); do
 	[ -e "$WS/running" ] && break
 	kill -0 "$sup" 2>/dev/null || break
 	sleep 0.05

@@ -31,7 +31,7 @@ is "$RF_OUT" "ok" "control: kill(own child, 0) works"
 rf_mktemp /tmp
 host_catch=$REPLY/host-caught
 start_bg CATCHER "$RF_PROBE" catch 28 "$host_catch"
-for _ in $(seq 1 200); do [ -e "$host_catch.ready" ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -e "$host_catch.ready" ] && break; sleep 0.05; done
 [ -e "$host_catch.ready" ] || bail_out "the host-side signal catcher did not start"
 rf_run -- /bin/sh -c "'$PROBE' catch 28 '$WS/inner-caught' >/dev/null &
 	while [ ! -e '$WS/inner-caught.ready' ]; do sleep 0.05; done

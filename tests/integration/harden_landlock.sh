@@ -292,7 +292,8 @@ else
 fi
 cat >"$WS/abstract-inner.sh" <<'EOF'
 "$1" listen unix "$2" >/dev/null &
-for i in 1 2 3 4 5 6 7 8 9 10; do "$1" unix-connect "$2" >/dev/null && break; sleep 0.1; done
+i=0 # until the listener is up: bounded at 60 s (a loaded host)
+while [ $i -lt 600 ] && ! "$1" unix-connect "$2" >/dev/null; do i=$((i + 1)); sleep 0.1; done
 "$1" unix-connect "$2"
 kill $!
 EOF

@@ -17,6 +17,12 @@
 # when it can reach it); a supervisor killed with SIGKILL takes its run
 # with it and shows as lost; the audit chain verifies.
 #
+# Counting a run's processes: by its pid namespace, held open by the test
+# (pin_ns) while it counts, since the kernel hands a freed namespace's
+# inode number to the next namespace created anywhere on the host. Waits
+# are polls bounded at 60 s (a loaded 2-CPU host, a sanitizer build); no
+# sleep stands in for an event.
+#
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bin
@@ -26,19 +32,47 @@ RF=$RF_BIN
 records() { cat "$RF_STATE"/audit/audit-*.jsonl; }
 ps_json() { "$RF" ps --state-dir "$RF_STATE" --json; }
 run_of_agent() { ps_json | grep "\"agent\":\"$1\"" | grep -o '"run":"[^"]*"' | cut -d'"' -f4; }
-# the host pids in run $1's pid namespace (its init's)
-ns_pids() {
-	local init ns p
+# pin_ns RUN — hold run RUN's pid namespace open (fd $NS_FD) and set NS to
+# its name ("pid:[INODE]"). The kernel reuses a namespace's inode number as
+# soon as the namespace is freed, so without the pin a pid namespace created
+# afterwards anywhere on the host (another sandbox, another test suite)
+# could carry the same name and its processes would count as the run's. A
+# held namespace file keeps the number taken; it keeps no process alive.
+NS_FD=""
+pin_ns() {
+	local init
+	NS=""
 	init=$("$RF" inspect --state-dir "$RF_STATE" "$1" | grep -o '"init_pid":[0-9]*' | cut -d: -f2)
-	[ -n "$init" ] || return 0
-	ns=$(readlink "/proc/$init/ns/pid") || return 0
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] && printf '%s\n' "${p#/proc/}"
-	done
-	printf 'ns %s\n' "$ns" >&2
+	[ -n "$init" ] || return 1
+	exec {NS_FD}<"/proc/$init/ns/pid" || return 1
+	NS=$(readlink "/proc/$init/ns/pid")
+	# the pin is the namespace the name was read from
+	[ "$(readlink "/proc/self/fd/$NS_FD")" = "$NS" ]
 }
-wait_for() { # wait_for FILE: up to 10 s
-	for _ in $(seq 1 200); do [ -e "$1" ] && return 0; sleep 0.05; done
+unpin_ns() {
+	[ -n "$NS_FD" ] && exec {NS_FD}<&-
+	NS_FD=""
+}
+# ns_procs — the host pids in the pinned namespace NS, one per line (one
+# find for the whole of /proc: a readlink per process is too slow to poll)
+ns_procs() {
+	local pat
+	[ -n "$NS" ] || return 0
+	pat=${NS//\[/\\[}
+	pat=${pat//\]/\\]}
+	find /proc/[0-9]*/ns -maxdepth 1 -name pid -lname "$pat" 2>/dev/null | cut -d/ -f3
+}
+# ns_report — what is left in NS, for diagnostics
+ns_report() {
+	local p
+	for p in $(ns_procs); do
+		printf 'pid %s: %s| %s| %s\n' "$p" "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" \
+			"$(grep -E '^(State|PPid|NSpid):' "/proc/$p/status" 2>/dev/null | tr '\n\t' '  ')" \
+			"$(grep -m1 ringfence "/proc/$p/cgroup" 2>/dev/null)"
+	done
+}
+wait_for() { # wait_for FILE: up to 60 s (a loaded machine, a sanitizer build)
+	for _ in $(seq 1 1200); do [ -e "$1" ] && return 0; sleep 0.05; done
 	return 1
 }
 alive_in() { # alive_in NS PIDS...: how many of PIDS still live in NS
@@ -59,8 +93,8 @@ BIG=$(run_of_agent big)
 OTHER=$(run_of_agent other)
 check "both runs are registered" test -n "$BIG" -a -n "$OTHER"
 is "$(ps_json | grep -c '"state":"running"')" 2 "ps lists both runs, running"
-pids=$(ns_pids "$BIG" 2>"$WS/ns")
-ns=$(sed -n 's/^ns //p' "$WS/ns")
+check "the big run's pid namespace is pinned for counting" pin_ns "$BIG"
+pids=$(ns_procs)
 n=$(printf '%s\n' "$pids" | grep -c .)
 check "the big run has init, its shell and 50 sleeps ($n processes)" test "$n" -ge 52
 out=$("$RF" kill --state-dir "$RF_STATE" --reason "test: stop it" "$BIG" 2>&1)
@@ -68,7 +102,11 @@ out=$("$RF" kill --state-dir "$RF_STATE" --reason "test: stop it" "$BIG" 2>&1)
 is "$?" 0 "ringfence kill RUN: exit 0 ($out)"
 # kill returns once the run is gone: nothing of its namespace is left now
 # shellcheck disable=SC2086
-is "$(alive_in "$ns" $pids)" 0 "no process of the killed run survives (checked as soon as kill returned)"
+is "$(alive_in "$NS" $pids)" 0 "no process of the killed run survives (checked as soon as kill returned)"
+left=$(ns_procs | grep -c .)
+is "$left" 0 "... nor any other process of its pid namespace"
+[ "$left" = 0 ] || diag "$(ns_report)"
+unpin_ns
 RF_PID=$BIG_PID _RF_OUTF=$BIG_OUT _RF_ERRF=$BIG_ERR
 rf_wait
 is "$RF_RC" 137 "ringfence run of the killed run exits 137"
@@ -95,8 +133,11 @@ c2=$(cat "$WS/count")
 is "$c2" "$c1" "paused: the run's counter does not move"
 is "$(ps_json | grep "\"run\":\"$CNT\"" | grep -c '"state":"paused"')" 1 "ps shows it paused"
 "$RF" resume --state-dir "$RF_STATE" "$CNT" >/dev/null 2>&1
-sleep 0.5
-c3=$(cat "$WS/count")
+for _ in $(seq 1 1200); do # until it moves: up to 60 s on a loaded machine
+	c3=$(cat "$WS/count")
+	[ "${c3:-0}" -gt "${c2:-0}" ] && break
+	sleep 0.05
+done
 check "resumed: the counter moves again ($c2 -> $c3)" test "${c3:-0}" -gt "${c2:-0}"
 like "$(records | grep "\"run\":\"$CNT\"" | grep -c '"event":"run.pause"\|"event":"run.resume"')" '^2$' \
 	"run.pause and run.resume are recorded"
@@ -112,16 +153,22 @@ like "$k" '"reason":"@1000 not me"' "... it stays the reason"
 rf_start --agent forker --pids 20000 -- /bin/sh -c "touch '$WS/fork.ready'; while :; do sleep 30 & done"
 F_PID=$RF_PID F_OUT=$_RF_OUTF F_ERR=$_RF_ERRF
 wait_for "$WS/fork.ready"
-sleep 0.5
 FRK=$(run_of_agent forker)
-pids=$(ns_pids "$FRK" 2>"$WS/ns")
-ns=$(sed -n 's/^ns //p' "$WS/ns")
+check "the forking run's pid namespace is pinned for counting" pin_ns "$FRK"
+# it is forking: wait (bounded) until it has at least 50 processes
+for _ in $(seq 1 1200); do
+	n=$(ns_procs | grep -c .)
+	[ "$n" -ge 50 ] && break
+	sleep 0.05
+done
+check "the forking run has forked ($n processes)" test "$n" -ge 50
 "$RF" kill --state-dir "$RF_STATE" "$FRK" >/dev/null 2>&1
 is "$?" 0 "kill of a run that keeps forking: exit 0"
 # any pid in that namespace, whether listed before or forked during the kill
-left=0
-for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] && left=$((left + 1)); done
-is "$left" 0 "... nothing of its namespace is left, including processes forked during the kill ($(printf '%s\n' "$pids" | grep -c .) seen before)"
+left=$(ns_procs | grep -c .)
+is "$left" 0 "... nothing of its namespace is left, including processes forked during the kill ($n seen before)"
+[ "$left" = 0 ] || diag "$(ns_report)"
+unpin_ns
 RF_PID=$F_PID _RF_OUTF=$F_OUT _RF_ERRF=$F_ERR
 rf_wait
 is "$RF_RC" 137 "... its ringfence run exits 137"
@@ -184,7 +231,7 @@ rf_start --agent holder --secret-broker k=store:ktok --allow-host "127.0.0.1:$PO
 	 sleep 300"
 H_PID=$RF_PID H_OUT=$_RF_OUTF H_ERR=$_RF_ERRF
 wait_for "$WS/h.read"
-for _ in $(seq 1 100); do
+for _ in $(seq 1 1200); do
 	[ "$(records | grep -c '"event":"egress.request"')" -gt 0 ] && break
 	sleep 0.05
 done
@@ -228,18 +275,91 @@ rf_start --agent crash -- /bin/sh -c "touch '$WS/crash.ready'; sleep 300"
 C_PID=$RF_PID
 wait_for "$WS/crash.ready"
 CR=$(run_of_agent crash)
-pids=$(ns_pids "$CR" 2>"$WS/ns")
-ns=$(sed -n 's/^ns //p' "$WS/ns")
+check "the crash run's pid namespace is pinned for counting" pin_ns "$CR"
 kill -KILL "$C_PID"
 wait "$C_PID" 2>/dev/null
-for _ in $(seq 1 100); do
-	# shellcheck disable=SC2086
-	[ "$(alive_in "$ns" $pids)" = 0 ] && break
+# the kernel kills the run asynchronously (PDEATHSIG, then the namespace):
+# wait for it, bounded (60 s)
+for _ in $(seq 1 1200); do
+	[ "$(ns_procs | grep -c .)" = 0 ] && break
 	sleep 0.05
 done
-# shellcheck disable=SC2086
-is "$(alive_in "$ns" $pids)" 0 "a supervisor killed with SIGKILL: its run dies with it (no orphan)"
+left=$(ns_procs | grep -c .)
+is "$left" 0 "a supervisor killed with SIGKILL: its run dies with it (no orphan)"
+[ "$left" = 0 ] || diag "$(ns_report)"
+unpin_ns
 is "$(ps_json | grep "\"run\":\"$CR\"" | grep -c '"state":"lost"')" 1 "ps shows that run as lost"
+
+# ---- kill returns only once the namespace is empty, also when the supervisor dies meanwhile ----
+# A process put into the run's pid namespace from the host (nsenter) has its
+# parent outside: killed, it stays a zombie until that parent reaps it, and
+# the kernel lets the namespace's init exit only after that. With the parent
+# stopped, the run's namespace provably stays populated, so a kill that
+# returns before the parent is continued returned early. Twice: with the
+# supervisor alive (it confirms only after reaping init), and with the
+# supervisor SIGKILLed while the kill waits (no confirmation comes: the
+# kill must wait for the run's init itself).
+held_run() { # held_run NAME: a run with a host-parented process in its pid namespace
+	rf_start --agent "$1" -- /bin/sh -c "touch '$WS/$1.ready'; sleep 300"
+	HL_PID=$RF_PID HL_OUT=$_RF_OUTF HL_ERR=$_RF_ERRF
+	wait_for "$WS/$1.ready" || return 1
+	HL=$(run_of_agent "$1")
+	pin_ns "$HL" || return 1
+	local init
+	init=$("$RF" inspect --state-dir "$RF_STATE" "$HL" | grep -o '"init_pid":[0-9]*' | cut -d: -f2)
+	nsenter -t "$init" -p -- sleep 300 &
+	NE=$!
+	register_pid "$NE"
+	for _ in $(seq 1 1200); do # init, its shell, sleep, and the entered sleep
+		[ "$(ns_procs | grep -c .)" -ge 4 ] && break
+		sleep 0.05
+	done
+	[ "$(ns_procs | grep -c .)" -ge 4 ] && kill -STOP "$NE"
+}
+# not_returned PID: PID (a `ringfence kill`) is still running 3 s later. (An
+# observation window, not a synchronisation: the namespace stays populated
+# until the test continues the parent, so a kill that is gone returned early;
+# 3 s of wall clock, well inside the kill's own 30 s bound.)
+not_returned() {
+	kill -0 "$1" 2>/dev/null || return 1
+	sleep 3
+	kill -0 "$1" 2>/dev/null
+}
+if ! command -v nsenter >/dev/null; then
+	for _ in 1 2 3 4 5; do skip "kill vs a held namespace" "no nsenter on this host"; done
+else
+	for mode in alive crashed; do
+		if ! held_run "held-$mode"; then
+			not_ok "a run with a host-parented process in its namespace ($mode)" "$(ns_report)"
+			continue
+		fi
+		"$RF" kill --state-dir "$RF_STATE" "$HL" >"$WS/held.kill" 2>&1 &
+		K=$!
+		for _ in $(seq 1 1200); do # the supervisor has the request
+			records | grep "\"run\":\"$HL\"" | grep -q '"event":"run.kill"' && break
+			sleep 0.05
+		done
+		if [ "$mode" = crashed ]; then
+			kill -KILL "$HL_PID"
+			wait "$HL_PID" 2>/dev/null
+		fi
+		n=$(ns_procs | grep -c .)
+		check "supervisor $mode: while a zombie of the run waits for its stopped parent, kill has not returned ($n left in the namespace)" not_returned "$K"
+		kill -CONT "$NE"
+		wait "$K"
+		rc=$?
+		left=$(ns_procs | grep -c .)
+		is "$rc:$left" 0:0 "supervisor $mode: once the parent reaps it, kill returns 0 and nothing of the namespace is left"
+		[ "$left" = 0 ] || diag "$(ns_report)" "$(cat "$WS/held.kill")"
+		wait "$NE" 2>/dev/null
+		unpin_ns
+		RF_PID=$HL_PID _RF_OUTF=$HL_OUT _RF_ERRF=$HL_ERR
+		if [ "$mode" = alive ]; then
+			rf_wait
+			is "$RF_RC" 137 "supervisor alive: its ringfence run exits 137"
+		fi
+	done
+fi
 
 # ---- grant: a live run's egress changes on its next connection ------------------------------
 rf_mktemp /tmp
@@ -264,7 +384,7 @@ rf_start --agent granted -- /bin/sh -c "for n in 1 2 3; do while [ ! -e '$WS/go'
 	curl -s -m 5 -o /dev/null -w '%{http_code}' --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:$GP/ >'$WS/res'\$n.tmp
 	mv '$WS/res'\$n.tmp '$WS/res'\$n; done"
 G_PID=$RF_PID G_OUT=$_RF_OUTF G_ERR=$_RF_ERRF
-for _ in $(seq 1 100); do GR=$(run_of_agent granted); [ -n "$GR" ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do GR=$(run_of_agent granted); [ -n "$GR" ] && break; sleep 0.05; done
 touch "$WS/go1"
 wait_for "$WS/res1"
 is "$(cat "$WS/res1")" 403 "a run without the rule: its request is refused (403)"

@@ -16,7 +16,9 @@
 # files, A's broker socket and /run/secrets, the audit log); A's
 # supervisor cannot be read or dumped by the same uid (non-dumpable, no
 # core); a value hidden in a DNS name or a request path is redacted in
-# the records; --mask-output masks a value split across writes; after all
+# the records; --mask-output masks a value split across writes and its
+# base64 (three offsets, URL-safe), hex, HEX, URL and upper-cased forms,
+# keeping a near miss; after all
 # runs the plaintext is nowhere in the state dir, the audit log, /tmp or
 # ringfence's output files; the audit chain verifies.
 #
@@ -120,13 +122,13 @@ is "$RF_OUT" "$(sha "$VAL2")" "control: store:tok2@1 still opens version 1"
 # ---- ttl: revoked mid-run ------------------------------------------------------------------
 cat >"$WS.ttl.json" <<'JSON'
 {"version": 1, "secrets": [
-  {"name": "short", "deliver": "broker", "from": "store:tok", "ttl": "1s"},
-  {"name": "short.txt", "deliver": "file", "from": "store:tok", "ttl": "1s"},
+  {"name": "short", "deliver": "broker", "from": "store:tok", "ttl": "5s"},
+  {"name": "short.txt", "deliver": "file", "from": "store:tok", "ttl": "5s"},
   {"name": "long", "deliver": "broker", "from": "store:tok2"}]}
 JSON
 rf_run -p "$WS.ttl.json" -- /bin/sh -c 'ringfence-secret short >/dev/null && echo read1
 	test -e /run/secrets/short.txt && echo file1
-	sleep 1.6
+	i=0; while [ -e /run/secrets/short.txt ] && [ $i -lt 1200 ]; do i=$((i + 1)); sleep 0.05; done
 	ringfence-secret short >/dev/null; echo "rc=$?"
 	cat /run/secrets/short.txt 2>&1 >/dev/null | sed "s/.*: //"
 	ringfence-secret long >/dev/null && echo long-ok; echo "$RINGFENCE_RUN_ID"'
@@ -215,14 +217,21 @@ like "$RF_OUT" '^SigBlk:[[:space:]]+0000000000000000$' "a provider starts with n
 
 # env: (development only): read once, marked so, wiped from ringfence's environment
 RF_ENV=(DEVTOKEN="$VAL3")
-rf_start --secret D=env:DEVTOKEN -- /bin/sh -c 'printf "%s" "$D" | sha256sum | cut -c1-64; sleep 3'
+rm -f "$WS/d.stop"
+rf_start --secret D=env:DEVTOKEN -- /bin/sh -c "printf '%s' \"\$D\" | sha256sum | cut -c1-64
+	while [ ! -e '$WS/d.stop' ]; do sleep 0.05; done"
 RF_ENV=()
-for _ in $(seq 1 60); do [ -s "$_RF_OUTF" ] && break; sleep 0.05; done
-if grep -qaF "$VAL3" "/proc/$RF_PID/environ" 2>/dev/null; then
+for _ in $(seq 1 1200); do [ -s "$_RF_OUTF" ] && break; sleep 0.05; done
+# (checked while ringfence is alive: a gone process would pass vacuously)
+if ! env_of=$(cat "/proc/$RF_PID/environ" 2>/dev/null) || [ ! -s "$_RF_OUTF" ]; then
+	not_ok "an env: source is wiped from ringfence's own environment once read" "the run did not start or ringfence is gone"
+elif grep -qaF "$VAL3" <<<"$env_of"; then
 	not_ok "an env: source is wiped from ringfence's own environment once read"
 else
 	ok "an env: source is wiped from ringfence's own environment once read"
 fi
+unset env_of
+touch "$WS/d.stop"
 rf_wait
 is "$RF_OUT" "$(sha "$VAL3")" "env: source delivered"
 like "$(records | grep '"event":"secret.grant"' | grep '"name":"D"')" '"dev_only":true' \
@@ -235,14 +244,19 @@ cat >"$WS.vt.json" <<JSON
   "pass_env": ["VAULT_ADDR"]}]}
 JSON
 RF_ENV=(VAULT_ADDR="$VT")
-rf_start -p "$WS.vt.json" -- /bin/sh -c "touch '$WS/vt.ready'; sleep 3"
+rm -f "$WS/vt.ready" "$WS/vt.stop"
+rf_start -p "$WS.vt.json" -- /bin/sh -c "touch '$WS/vt.ready'; while [ ! -e '$WS/vt.stop' ]; do sleep 0.05; done"
 RF_ENV=()
-for _ in $(seq 1 100); do [ -e "$WS/vt.ready" ] && break; sleep 0.05; done
-if grep -qaF "$VT" "/proc/$RF_PID/environ" 2>/dev/null; then
+for _ in $(seq 1 1200); do [ -e "$WS/vt.ready" ] && break; sleep 0.05; done
+if ! env_of=$(cat "/proc/$RF_PID/environ" 2>/dev/null) || [ ! -e "$WS/vt.ready" ]; then
+	not_ok "a pass_env variable (the provider's credential) is wiped from ringfence's environment" "the run did not start or ringfence is gone"
+elif grep -qaF "$VT" <<<"$env_of"; then
 	not_ok "a pass_env variable (the provider's credential) is wiped from ringfence's environment"
 else
 	ok "a pass_env variable (the provider's credential) is wiped from ringfence's environment"
 fi
+unset env_of
+touch "$WS/vt.stop"
 rf_wait
 
 # the master key may not be where the run can read it
@@ -258,7 +272,7 @@ rm -f "$WS/a.ready" "$WS/a.stop"
 rf_start --secret T=store:tok --secret-file db.pem=store:tok --secret-broker api=store:tok -- /bin/sh -c \
 	"echo \$\$ >'$WS/a.pid'; touch '$WS/a.ready'; while [ ! -e '$WS/a.stop' ]; do sleep 0.05; done"
 A_PID=$RF_PID A_OUTF=$_RF_OUTF
-for _ in $(seq 1 200); do [ -e "$WS/a.ready" ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -e "$WS/a.ready" ] && break; sleep 0.05; done
 check "run A holds its secrets and waits" test -e "$WS/a.ready"
 # the host pid of A's command (for /proc paths B might try)
 A_CMD=$(pgrep -P "$(pgrep -P "$A_PID" | head -n 1)" | head -n 1)
@@ -296,9 +310,11 @@ is "$RF_RC" 0 "run A ends normally"
 if as_user_setup; then
 	printf '%s' "$VAL" | as_user "$_RF_USER_BIN" secret set --state-dir "$RF_STATE" utok >/dev/null 2>&1
 	rm -f "$WS/u.ready"
-	RF_AS_USER=1 rf_start --secret T=store:utok -- /bin/sh -c "touch '$WS/u.ready'; sleep 30"
+	rm -f "$WS/u.stop"
+	RF_AS_USER=1 rf_start --secret T=store:utok -- /bin/sh -c "touch '$WS/u.ready'
+		while [ ! -e '$WS/u.stop' ]; do sleep 0.05; done" # (until SIGSEGV ends it)
 	U_PID=$RF_PID
-	for _ in $(seq 1 200); do [ -e "$WS/u.ready" ] && break; sleep 0.05; done
+	for _ in $(seq 1 1200); do [ -e "$WS/u.ready" ] && break; sleep 0.05; done
 	is "$(as_user "$RF_PROBE" read "/proc/$U_PID/environ")" "errno=EACCES" \
 		"same uid: the supervisor's /proc/PID/environ is not readable (non-dumpable): EACCES"
 	is "$(as_user "$RF_PROBE" read "/proc/$U_PID/mem")" "errno=EACCES" \
@@ -309,16 +325,23 @@ if as_user_setup; then
 	as_user /bin/sh -c "cd '$WS' && ulimit -c unlimited && exec sleep 30" &
 	C_PID=$!
 	register_pid "$C_PID"
-	sleep 0.2
+	# until it is sleep (ulimit set, exec done) or gone (the ulimit refused):
+	# bounded, 60 s
+	for _ in $(seq 1 1200); do
+		c=$(cat "/proc/$C_PID/comm" 2>/dev/null) || break
+		[ "$c" = sleep ] && break
+		sleep 0.05
+	done
 	kill -SEGV "$C_PID"
 	wait "$C_PID" 2>/dev/null
 	sleep 0.2
 	control_cores=$(find "$WS" -maxdepth 1 -name 'core*' | wc -l)
 	find "$WS" -maxdepth 1 -name 'core*' -delete
 	as_user kill -SEGV "$U_PID"
-	for _ in $(seq 1 200); do kill -0 "$U_PID" 2>/dev/null || break; sleep 0.05; done
+	for _ in $(seq 1 1200); do kill -0 "$U_PID" 2>/dev/null || break; sleep 0.05; done
 	wait "$U_PID" 2>/dev/null
 	rc=$?
+	touch "$WS/u.stop" # (a supervisor that survived lets its run end)
 	# 139: SIGSEGV; 134: a sanitizer build's handler turns it into abort()
 	like "$rc" "^($((128 + 11))|$((128 + 6)))\$" "a supervisor killed by SIGSEGV dies of it ($rc)..."
 	sleep 0.2
@@ -365,6 +388,45 @@ is "$RF_ERR" "x *** y" "... and in stderr"
 rf_run --secret T=store:tok -- /bin/sh -c 'printf "%s" "$T" | wc -c'
 is "$RF_OUT" "${#VAL}" "control: without --mask-output the run's output is its own"
 
+# Encodings of a value (issue 13): base64 (whole, and inside a longer
+# string at offsets 1 and 2 mod 3, and URL-safe), hex, HEX, URL percent-
+# encoding and the value upper-cased are masked too; a string that is not an
+# encoding of the value is kept. What a base64 form keeps is the encoding of
+# the bytes around the value ("x", "xy" before it, "!!", "!" after) and the
+# one character at each end that mixes their bits with the value's.
+MV="Mk/$(rnd 10)+q@Z%_w9"
+printf '%s' "$MV" | "$RF" secret set --state-dir "$RF_STATE" mtok >/dev/null 2>&1
+ENCS='b64() { printf "%s" "$1" | base64 -w0; }
+	urlenc() { local s=$1 o="" c i; for ((i = 0; i < ${#s}; i++)); do c=${s:i:1}
+		case $c in [A-Za-z0-9._~-]) o+=$c ;; *) o+=$(printf "%%%02X" "'"'"'$c") ;; esac; done; printf "%s" "$o"; }
+	hex=$(printf "%s" "$M" | od -An -tx1 | tr -d " \n")
+	echo "b64-0 $(b64 "$M")"
+	echo "b64-1 $(b64 "x$M!!")"
+	echo "b64-2 $(b64 "xy$M!")"
+	echo "b64url $(b64 "x$M!!" | tr "+/" "-_")"
+	echo "hex $hex"
+	echo "HEX $(printf "%s" "$hex" | tr a-f A-F)"
+	echo "url $(urlenc "$M")"
+	echo "upper $(printf "%s" "$M" | tr a-z A-Z)"
+	echo "ctl $(b64 "x${M:0:3}Z${M:4}!!")"'
+rf_run --secret M=store:mtok -- /bin/bash -c "$ENCS"
+plain=$RF_OUT
+hexv=$(printf '%s' "$MV" | od -An -tx1 | tr -d ' \n')
+is "$(grep '^hex ' <<<"$plain")" "hex $hexv" "control: without --mask-output the run prints the value's hex"
+is "$(grep '^b64-1 ' <<<"$plain")" "b64-1 $(printf 'x%s!!' "$MV" | base64 -w0)" "... and its base64 at offset 1"
+like "$(grep '^url ' <<<"$plain")" '^url Mk%2F[0-9a-f]{20}%2Bq%40Z%25_w9$' "... and its URL encoding"
+rf_run --mask-output --secret M=store:mtok -- /bin/bash -c "$ENCS"
+for l in b64-0 b64-1 b64-2 b64url; do
+	like "$(grep "^$l " <<<"$RF_OUT")" "^$l [A-Za-z0-9+/_-]{0,3}\\*\\*\\*[A-Za-z0-9+/_=-]{0,6}\$" \
+		"--mask-output masks the value's $l form (at most the edge characters are left)"
+done
+for l in hex HEX url upper; do
+	is "$(grep "^$l " <<<"$RF_OUT")" "$l ***" "--mask-output masks the value's $l form"
+done
+is "$(grep '^ctl ' <<<"$RF_OUT")" "$(grep '^ctl ' <<<"$plain")" \
+	"control: base64 of a string that differs from the value in one byte (its 4th, high bits too) is kept intact"
+unlike "$RF_OUT" "${hexv:8:16}|${MV:3:20}" "... no stretch of the value or its hex is left"
+
 # A PEM-sized value (a ~6 KiB key, 64-column lines) printed whole is masked too.
 PEMBODY=$(head -c 4500 /dev/urandom | base64 -w 64)
 PEM=$(printf -- '-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----' "$PEMBODY")
@@ -376,7 +438,7 @@ is "$RF_OUT" "${#PEM}" "control: without --mask-output the key reaches the run's
 
 # ---- afterwards: no plaintext anywhere on disk ----------------------------------------------
 # (the PEM key by its random lines: grep -F takes each line as a pattern)
-for v in "$VAL" "$VAL2" "$VAL3" "$VALX" "$PEMBODY"; do
+for v in "$VAL" "$VAL2" "$VAL3" "$VALX" "$MV" "$PEMBODY"; do
 	hits=$(grep -rlaF -D skip -- "$v" "$RF_STATE" /tmp 2>/dev/null | head -n 3)
 	is "$hits" "" "plaintext ${v:0:2}…: not in the state dir, the audit log, /tmp or ringfence's output"
 done

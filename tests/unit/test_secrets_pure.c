@@ -19,6 +19,8 @@
 
 /* ---- helpers ---- */
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 static struct mask_value mv(const char *s, const char *name)
 {
         return (struct mask_value){.p = (const unsigned char *)s, .len = strlen(s), .name = name};
@@ -372,6 +374,147 @@ static void test_mask_large(void)
         free(b);
 }
 
+/* ---- encodings of a value (issue 13: base64, hex, URL, case) ---- */
+
+static void test_mask_encodings(void)
+{
+        /* printable, with bytes that URL-encoding and base64 treat specially */
+        struct mask_value v[] = {mv("Tok3n_s3cr3t/v@lue+42", "tok")};
+        static const struct {
+                const char *in, *want, *what;
+        } c[] = {
+                {"b64:VG9rM25fczNjcjN0L3ZAbHVlKzQy\n", "b64:***\n", "base64 of the value"},
+                {"b64:YVRvazNuX3MzY3IzdC92QGx1ZSs0Mnp6\n", "b64:YV***np6\n",
+                 "base64 with the value at offset 1 (mod 3) of a longer string"},
+                {"b64:YWJUb2szbl9zM2NyM3QvdkBsdWUrNDJ6\n", "b64:YWJ***J6\n", "... at offset 2"},
+                {"546f6b336e5f7333637233742f76406c75652b3432", "***", "hex"},
+                {"546F6B336E5F7333637233742F76406C75652B3432", "***", "HEX"},
+                {"q=Tok3n_s3cr3t%2Fv%40lue%2B42&x", "q=***&x", "URL-encoded"},
+                {"q=Tok3n_s3cr3t%2fv%40lue%2b42&x", "q=***&x", "URL-encoded, lower-case escapes"},
+                {"TOK3N_S3CR3T/V@LUE+42", "***", "UPPER-cased"},
+                {"tok3n_s3cr3t/v@lue+42", "***", "lower-cased"},
+                /* controls: near misses and unrelated encodings stay */
+                {"b64:VG9rM25fczNjcjN0L3ZAbHVlKzQz\n", "b64:VG9rM25fczNjcjN0L3ZAbHVlKzQz\n",
+                 "control: base64 of a value differing in its last byte is kept"},
+                {"aGVsbG8gd29ybGQsIG5vdGhpbmcgc2VjcmV0IGhlcmU=",
+                 "aGVsbG8gd29ybGQsIG5vdGhpbmcgc2VjcmV0IGhlcmU=",
+                 "control: unrelated base64 is kept"},
+                {"546f6b336e5f7333637233742f76406c75652b3433",
+                 "546f6b336e5f7333637233742f76406c75652b3433",
+                 "control: hex of another value is kept"},
+        };
+        for (size_t i = 0; i < ARRAY_LEN(c); i++) {
+                char *o = mask1(v, 1, c[i].in);
+                is_str(o, c[i].want, "%s", c[i].what);
+                free(o);
+        }
+
+        /* binary: base64 with + and /, and its URL-safe form with - and _ */
+        struct mask_value b[] = {{.p = (const unsigned char *)"\xfb\xff\xbf\xfb\xff\xbfkey\x01",
+                                  .len = 10,
+                                  .name = "bin"}};
+        static const struct {
+                const char *in, *want;
+        } d[] = {
+                {"+/+/+/+/a2V5ASE=", "***SE="},         {"-_-_-_-_a2V5ASE=", "***SE="},
+                {"ePv/v/v/v2tleQEh", "eP***Eh"},        {"ePv_v_v_v2tleQEh", "eP***Eh"},
+                {"eHn7/7/7/79rZXkBIQ==", "eHn***IQ=="}, {"eHn7_7_7_79rZXkBIQ==", "eHn***IQ=="},
+                {"fbffbffbffbf6b657901", "***"},
+        };
+        size_t bad = 0;
+        for (size_t i = 0; i < ARRAY_LEN(d); i++) {
+                char *o = mask1(b, 1, d[i].in);
+                if (strcmp(o, d[i].want) != 0) {
+                        diag("'%s' -> '%s', want '%s'", d[i].in, o, d[i].want);
+                        bad++;
+                }
+                free(o);
+        }
+        is_int(bad, 0, "a binary value: base64 and base64url at the 3 offsets, hex");
+
+        /* an encoding split at every position across two feeds */
+        const char *s = "b64:YVRvazNuX3MzY3IzdC92QGx1ZSs0Mnp6\n";
+        size_t len = strlen(s);
+        bad = 0;
+        for (size_t k = 0; k <= len; k++) {
+                struct masker m;
+                masker_init(&m, v, 1);
+                char *o = feed_cuts(&m, s, len, &k, 1, NULL);
+                bad += strcmp(o, "b64:YV***np6\n") != 0;
+                free(o);
+        }
+        is_int(bad, 0, "an encoded value split at every position across two feeds");
+}
+
+static void test_mask_encode_limits(void)
+{
+        static struct masker m;
+        /* longer than MASK_ENCODE_VALUE_MAX: masked as itself only */
+        static unsigned char big[MASK_ENCODE_VALUE_MAX + 1];
+        for (size_t i = 0; i < sizeof big; i++)
+                big[i] = (unsigned char)('a' + (i * 7 + i / 26) % 26);
+        struct mask_value v = {.p = big, .len = sizeof big, .name = "big"};
+        is_int(masker_init(&m, &v, 1), 1, "a value over MASK_ENCODE_VALUE_MAX is kept");
+        ok(m.n == 1 && m.n_plain_only == 1, "... as itself only (%zu patterns)", m.n);
+
+        /* a value of exactly MASK_ENCODE_VALUE_MAX bytes: all six forms */
+        v.len = MASK_ENCODE_VALUE_MAX;
+        masker_init(&m, &v, 1);
+        ok(m.n == 5 && m.n_plain_only == 0,
+           "a value of MASK_ENCODE_VALUE_MAX: itself, hex and 3 base64 cores (%zu)", m.n);
+
+        /* more values than the encodings' room: every value is still masked */
+        static unsigned char vals[MASK_VALUES_MAX][MASK_ENCODE_VALUE_MAX];
+        struct mask_value vs[MASK_VALUES_MAX];
+        for (size_t k = 0; k < MASK_VALUES_MAX; k++) {
+                for (size_t i = 0; i < MASK_ENCODE_VALUE_MAX; i++)
+                        vals[k][i] = (unsigned char)('a' + (i * 7 + k * 3 + i / 26) % 26);
+                vals[k][0] = (unsigned char)('A' + k % 26);
+                vals[k][1] = (unsigned char)('0' + k / 26);
+                vs[k] = (struct mask_value){.p = vals[k], .len = MASK_ENCODE_VALUE_MAX};
+        }
+        is_int(masker_init(&m, vs, MASK_VALUES_MAX), MASK_VALUES_MAX,
+               "MASK_VALUES_MAX values of MASK_ENCODE_VALUE_MAX bytes: all kept");
+        ok(m.n_plain_only > 0 && m.n_plain_only < MASK_VALUES_MAX &&
+                   m.enc_used <= MASK_ENCODED_BYTES,
+           "... %zu of them without encodings (MASK_ENCODED_BYTES)", m.n_plain_only);
+        size_t missed = 0;
+        unsigned char *out = malloc(MASK_ENCODE_VALUE_MAX + MASK_VALUE_MAX);
+        for (size_t k = 0; k < MASK_VALUES_MAX; k++) {
+                masker_init(&m, vs, MASK_VALUES_MAX);
+                size_t o = masker_feed(&m, vals[k], MASK_ENCODE_VALUE_MAX, out, true);
+                missed += !(o == 3 && memcmp(out, "***", 3) == 0);
+        }
+        free(out);
+        is_int(missed, 0, "... and every one of them is masked as itself");
+
+        /* more values than MASK_ENCODED_VALUES: the first ones get encodings */
+        static char toks[MASK_ENCODED_VALUES + 4][24];
+        struct mask_value ts[MASK_ENCODED_VALUES + 4];
+        for (size_t k = 0; k < ARRAY_LEN(ts); k++) {
+                snprintf(toks[k], sizeof toks[k], "tok%02zu-%08zx", k, k * 2654435761u);
+                ts[k] = mv(toks[k], "t");
+        }
+        masker_init(&m, ts, ARRAY_LEN(ts));
+        is_int(m.n_plain_only, 4, "%zu values: %d of them with encodings (MASK_ENCODED_VALUES)",
+               ARRAY_LEN(ts), MASK_ENCODED_VALUES);
+        char hex[48], got[64 + MASK_VALUE_MAX];
+        for (size_t i = 0; i < strlen(toks[0]); i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)toks[0][i]);
+        size_t o = masker_feed(&m, hex, strlen(hex), got, true);
+        ok(o == 3 && !memcmp(got, "***", 3), "... the first value's hex is masked");
+        for (size_t i = 0; i < strlen(toks[MASK_ENCODED_VALUES]); i++)
+                snprintf(hex + 2 * i, 3, "%02x", (unsigned char)toks[MASK_ENCODED_VALUES][i]);
+        masker_init(&m, ts, ARRAY_LEN(ts));
+        o = masker_feed(&m, hex, strlen(hex), got, true);
+        ok(o == strlen(hex), "... a value past the limit: its hex is not (a named limit)");
+        masker_init(&m, ts, ARRAY_LEN(ts));
+        o = masker_feed(&m, toks[MASK_ENCODED_VALUES], strlen(toks[MASK_ENCODED_VALUES]), got,
+                        true);
+        ok(o == 3 && !memcmp(got, "***", 3), "... but the value itself is");
+        masker_wipe(&m);
+}
+
 /* ---- redact ---- */
 
 static void test_redact(void)
@@ -639,6 +782,8 @@ int main(void)
         test_mask_binary();
         test_mask_property();
         test_mask_large();
+        test_mask_encodings();
+        test_mask_encode_limits();
         test_redact();
         test_redact_cut();
         test_names();
