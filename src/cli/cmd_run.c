@@ -742,11 +742,15 @@ int cmd_run(int argc, char **argv)
         if (!(cgroup_enforced(cg) & CGROUP_REQ_PIDS))
                 plan->nproc_fallback = plan->limits.pids;
         unsigned missing = ~cgroup_enforced(cg) & (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS);
-        if (missing && note_once(state_dir, cgroup_get_mode(cg) == CGROUP_NONE ? "cgroup-none"
-                                                                               : "cgroup-v1-asked"))
+        enum cgroup_mode mode = cgroup_get_mode(cg);
+        if (missing && note_once(state_dir, mode == CGROUP_NONE  ? "cgroup-none"
+                                            : mode == CGROUP_V2 ? "cgroup-v2-undelegated"
+                                                                : "cgroup-v1-asked"))
                 cli_error("note: %s: %s%s%s (said once per state dir)",
-                          cgroup_get_mode(cg) == CGROUP_NONE
-                                  ? "no writable cgroup"
+                          mode == CGROUP_NONE ? "no writable cgroup"
+                          : mode == CGROUP_V2
+                                  ? "the parent cgroup does not delegate the memory and "
+                                    "pids controllers"
                                   : "cgroup v1 controllers serve only limits asked for",
                           (missing & CGROUP_REQ_PIDS)
                                   ? "the default pids limit falls back to RLIMIT_NPROC"
