@@ -261,6 +261,16 @@ static int host_out_fd(int fd)
         return open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
+/* Read one signal from sfd: true if it asks the relay to stop (INT, TERM,
+ * HUP, QUIT). */
+static bool signalfd_says_stop(int sfd)
+{
+        struct signalfd_siginfo si;
+        return read(sfd, &si, sizeof si) == (ssize_t)sizeof si &&
+               (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP ||
+                si.ssi_signo == SIGQUIT);
+}
+
 /*
  * Once init is gone the run is gone: whatever is still buffered in its
  * pipes or pty is written out, but we never wait for EOF — a process
@@ -288,13 +298,8 @@ static void pump_final_drain(struct pump *p, int sfd)
                                       {.fd = sfd, .events = POLLIN}};
                 if (poll(w, 2, -1) < 0 && errno != EINTR)
                         return;
-                if (w[1].revents) {
-                        struct signalfd_siginfo si;
-                        if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si &&
-                            (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
-                             si.ssi_signo == SIGHUP || si.ssi_signo == SIGQUIT))
-                                return;
-                }
+                if (w[1].revents && signalfd_says_stop(sfd))
+                        return;
                 if (w[0].revents & (POLLERR | POLLHUP))
                         p->out_dead = true, p->len = 0;
                 else if (w[0].revents)
@@ -1200,13 +1205,8 @@ static void sup_drain_replies(struct sup *s, int sfd)
                                 continue;
                         return;
                 }
-                if (w[1].revents) {
-                        struct signalfd_siginfo si;
-                        if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si &&
-                            (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
-                             si.ssi_signo == SIGHUP || si.ssi_signo == SIGQUIT))
-                                return;
-                }
+                if (w[1].revents && signalfd_says_stop(sfd))
+                        return;
                 if (w[0].revents & POLLIN) {
                         char buf[1024];
                         ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
