@@ -96,7 +96,8 @@ wait_for() { for _ in $(seq 1 600); do [ -e "$1" ] && return 0; sleep 0.05; done
 wait_registered() { for _ in $(seq 1 600); do [ -d "$RF_STATE/runs/$1" ] && return 0; sleep 0.05; done; return 1; }
 # the daemon's own report (GET /v1/daemon) of SOCK (or $2): one field
 dstate() { # dstate FIELD [SOCKET]
-	curl -s -m 20 --unix-socket "${2:-$SOCK}" http://ringfence/v1/daemon |
+	local sock=${2:-}
+	curl -s -m 20 --unix-socket "${sock:-$SOCK}" http://ringfence/v1/daemon |
 		grep -o "\"$1\":[a-z0-9]*" | cut -d: -f2
 }
 # wait_quiescent [RUNS]: until the daemon reports no other client, no
@@ -104,12 +105,12 @@ dstate() { # dstate FIELD [SOCKET]
 # QUIET_FDS is then its open fds. Bounded (60 s): a client that sends
 # nothing is dropped after 10 s.
 wait_quiescent() {
-	local out
+	local out want=${1:-}
 	QUIET_FDS=""
 	for _ in $(seq 1 1200); do
 		out=$(curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/daemon)
 		if grep -q '"quiescent":true' <<<"$out" &&
-			{ [ -z "$1" ] || grep -q "\"runs\":$1[,}]" <<<"$out"; }; then
+			{ [ -z "$want" ] || grep -q "\"runs\":$want[,}]" <<<"$out"; }; then
 			QUIET_FDS=$(grep -o '"fds":[0-9]*' <<<"$out" | cut -d: -f2)
 			QUIET_RUNS=$(grep -o '"runs":[0-9]*' <<<"$out" | cut -d: -f2)
 			return 0
@@ -121,7 +122,7 @@ wait_quiescent() {
 # wait_pending N [SOCKET]: until N requests of other clients are in progress
 wait_pending() {
 	for _ in $(seq 1 600); do
-		[ "$(dstate pending "$2")" -ge "$1" ] 2>/dev/null && return 0
+		[ "$(dstate pending "${2:-}")" -ge "$1" ] 2>/dev/null && return 0
 		sleep 0.05
 	done
 	return 1
@@ -156,7 +157,7 @@ check "... and root's next request by a fresh one again ($P3 -> $P4)" test -n "$
 api GET /v1/runs
 is "$API_S" 200 "GET /v1/runs: 200"
 is "$API_B" '{"runs":[]}' "... no runs yet"
-api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/r1.ready'; sleep 300\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"echo r1-output; touch '$WS/r1.ready'; sleep 300\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
 is "$API_S" 201 "POST /v1/runs: 201"
 R1=$(run_of "$API_B")
 wait_for "$WS/r1.ready"
@@ -212,7 +213,7 @@ like "$k" '"reason":"api says stop"' "run.kill records the reason given through 
 like "$k" '"actor_uid":0' "... and the API caller as the actor"
 like "$(records | grep "\"run\":\"$R1\"" | grep '"event":"control.start"')" '"actor_uid":0' \
 	"control.start records who started it"
-check "the run's output went to its log" test -s "$RF_STATE/logs/$R1.log"
+like "$(cat "$RF_STATE/logs/$R1.log" 2>/dev/null)" "r1-output" "the run's output went to its log"
 
 # kill an agent, with block
 for i in 1 2; do
