@@ -582,10 +582,13 @@ ns=$(readlink "/proc/$init/ns/pid")
 cgdir=$(grep -o '^0::.*' /proc/self/cgroup | cut -d: -f3)
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null
+check "the run's pid namespace is known ($ns)" test -n "$ns"
+# processes in that namespace, counted in one pass (a readlink per process
+# takes minutes on a loaded host with a thousand processes)
+in_ns() { ls -l /proc/[0-9]*/ns/pid 2>/dev/null | grep -cF -- "$ns"; }
 left=1
 for _ in $(seq 1 600); do
-	left=0
-	for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] && left=$((left + 1)); done
+	left=$(in_ns)
 	[ "$left" = 0 ] && break
 	sleep 0.05
 done
