@@ -157,7 +157,7 @@ check "... and root's next request by a fresh one again ($P3 -> $P4)" test -n "$
 api GET /v1/runs
 is "$API_S" 200 "GET /v1/runs: 200"
 is "$API_B" '{"runs":[]}' "... no runs yet"
-api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"echo r1-output; touch '$WS/r1.ready'; sleep 300\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"echo r1-output; touch '$WS/r1.ready'; sleep 3600\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
 is "$API_S" 201 "POST /v1/runs: 201"
 R1=$(run_of "$API_B")
 wait_for "$WS/r1.ready"
@@ -217,7 +217,7 @@ like "$(cat "$RF_STATE/logs/$R1.log" 2>/dev/null)" "r1-output" "the run's output
 
 # kill an agent, with block
 for i in 1 2; do
-	api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/b$i.ready'; sleep 300\"],\"agent\":\"beta\",\"workspace\":\"$WS\"}"
+	api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/b$i.ready'; sleep 3600\"],\"agent\":\"beta\",\"workspace\":\"$WS\"}"
 	eval "B$i=\$(run_of \"\$API_B\")"
 done
 wait_for "$WS/b1.ready" && wait_for "$WS/b2.ready"
@@ -296,7 +296,7 @@ api GET /v1/audit
 is "$API_S" 200 "... after which a stream is served again"
 
 # ---- a second uid --------------------------------------------------------------------------------
-api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"ringfence-secret TOK >/dev/null && echo read; sleep 300\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"secrets\":[\"tok\"]}"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"ringfence-secret TOK >/dev/null && echo read; sleep 3600\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"secrets\":[\"tok\"]}"
 is "$API_S" 201 "uid 65534 starts a run of its agent, with its secret ($API_B)"
 NB=$(run_of "$API_B")
 wait_registered "$NB"
@@ -308,7 +308,7 @@ out=$(as_user "$RF" run --caller-uid 0 -- true 2>&1)
 is "$?" 125 "--caller-uid from anyone but root: 125"
 like "$out" "only root may name another caller" "... saying so"
 # ceiling.runs_per_uid is 2 here: a second run, then no third while both go
-api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\"}"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 3600\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\"}"
 is "$API_S" 201 "uid 65534's second run at once: 201"
 NB2=$(run_of "$API_B")
 api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\"}"
@@ -335,11 +335,11 @@ is "$API_S" 403 "... cannot have the daemon use a workspace it cannot use itself
 like "$API_B" "cannot use it: Permission denied" "... checked with its own credentials"
 api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"allow_hosts\":[\"evil.test:443\"]}"
 is "$API_S" 403 "... cannot reach beyond the operator's ceiling"
-api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"curl -s -o /dev/null -x http://127.0.0.1:3128 http://x.test/; touch '$WS/ra.ready'; sleep 300\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"curl -s -o /dev/null -x http://127.0.0.1:3128 http://x.test/; touch '$WS/ra.ready'; sleep 3600\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
 RA=$(run_of "$API_B")
 wait_registered "$RA"
 wait_for "$WS/ra.ready"
-api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"gamma\",\"workspace\":\"$WS\"}"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 3600\"],\"agent\":\"gamma\",\"workspace\":\"$WS\"}"
 RG=$(run_of "$API_B")
 wait_registered "$RG"
 api POST "/v1/runs/$RG/grant" '{"allow_host": "127.0.0.1:9"}'
@@ -506,7 +506,7 @@ out=$(as_user curl -s -m 5 --unix-socket "$SOCK" -w '%{http_code}' -o /dev/null 
 like "$out" '^(503|000)$' "... and uid 65534's own next request is refused, 503 or reset (its connections are capped: $out)"
 touch "$WS.idle.done"
 # a kill waiting on a slow run does not hold the daemon for anyone else
-api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 300\"],\"agent\":\"slow\",\"workspace\":\"$WS\"}"
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"sleep 3600\"],\"agent\":\"slow\",\"workspace\":\"$WS\"}"
 RS=$(run_of "$API_B")
 wait_registered "$RS"
 spid=$(grep -o '"pid":[0-9]*' <<<"$(curl -s --unix-socket "$SOCK" "http://ringfence/v1/runs/$RS")" | head -n 1 | cut -d: -f2)
