@@ -24,6 +24,7 @@
 
 #include "audit/audit.h"
 #include "cli.h"
+#include "daemon/scope.h"
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "shared/macro.h"
@@ -34,6 +35,8 @@ struct filter {
         const char *run, *agent, *event, *obo, *chain;
         int64_t since_ms, until_ms;
         bool json, follow;
+        /* --scope (the daemon's audit streams): what its caller may read */
+        struct audit_scope *scope;
         /* --agent: the runs whose run.start names the agent (first pass) */
         char (*runs)[40];
         size_t n_runs;
@@ -142,6 +145,9 @@ static void print_line(const struct filter *f, const char *line, size_t len)
                 cli_error("audit: unreadable record skipped (%s)", err.msg);
                 return;
         }
+        /* first, on every record in order: the scope learns runs from them */
+        if (f->scope && !audit_scope_visible(f->scope, o))
+                return;
         const char *run = member_str(o, "run"), *event = member_str(o, "event"),
                    *agent = member_str(o, "agent");
         const struct json_node *seq = json_object_get(o, "seq"), *ts = json_object_get(o, "ts");
@@ -329,6 +335,7 @@ int cmd_audit(int argc, char **argv)
                 {"head", required_argument, NULL, 'H'},
                 {"pubkey", required_argument, NULL, 'P'},
                 {"state-dir", required_argument, NULL, 'S'},
+                {"scope", required_argument, NULL, 'X'},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -389,6 +396,13 @@ int cmd_audit(int argc, char **argv)
                         break;
                 case 'f':
                         f.follow = true;
+                        break;
+                case 'X': /* the daemon's: only the records its caller may read */
+                        f.scope = audit_scope_free(f.scope);
+                        if (audit_scope_parse(optarg, strlen(optarg), &f.scope) < 0) {
+                                cli_error("audit: --scope: not a scope (daemon/scope.h)");
+                                return CLI_EXIT_USAGE;
+                        }
                         break;
                 case 'h':
                         puts("Usage: ringfence audit [--run ID] [--agent A] [--on-behalf-of P] "
@@ -457,6 +471,7 @@ int cmd_audit(int argc, char **argv)
                 if (r == 0 && f.follow)
                         r = audit_follow(state_dir, &f, fseg, foff);
                 free(f.runs);
+                audit_scope_free(f.scope);
                 return r;
         }
         if (!strcmp(sub, "verify")) {

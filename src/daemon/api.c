@@ -16,6 +16,7 @@ static const char *const op_names[_API_OP_MAX] = {
         [API_KILL_RUN] = "kill",        [API_PAUSE_RUN] = "pause",     [API_RESUME_RUN] = "resume",
         [API_REVOKE_SECRET] = "revoke", [API_KILL_AGENT] = "kill",     [API_BLOCK_AGENT] = "block",
         [API_UNBLOCK_AGENT] = "block",  [API_AUDIT] = "audit",         [API_GRANT_RUN] = "grant",
+        [API_DAEMON_STATUS] = "status",
 };
 
 const char *api_op_name(enum api_op op)
@@ -161,6 +162,17 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                         if (m->type != JSON_STRING || m->len == 0 || m->len >= sizeof r->timeout)
                                 return rf_why(why, wl, 400, "timeout: a duration such as \"10m\"");
                         memcpy(r->timeout, m->str, m->len + 1);
+                } else if (!strcmp(m->key, "memory") || !strcmp(m->key, "cpus") ||
+                           !strcmp(m->key, "pids")) {
+                        /* a string or a number, kept as text: the daemon parses it */
+                        char *dst = m->key[0] == 'm'   ? r->memory
+                                    : m->key[0] == 'c' ? r->cpus
+                                                       : r->pids;
+                        if ((m->type != JSON_STRING && m->type != JSON_NUMBER) || m->len == 0 ||
+                            m->len >= sizeof r->memory || !json_text_is_safe(m->str, m->len))
+                                return rf_why(why, wl, 400,
+                                              "%s: a size, a count or a number of CPUs", m->key);
+                        memcpy(dst, m->str, m->len + 1);
                 } else if (!strcmp(m->key, "secrets")) {
                         if ((s = strv_from(m, API_SECRETS_MAX, 64, &r->secrets, &r->n_secrets, why,
                                            wl)))
@@ -174,11 +186,13 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                                            wl)))
                                 return s;
                 } else
-                        return rf_why(why, wl, 400,
-                                      "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
-                                      "workspace, timeout, secrets, allow_hosts; exec providers "
-                                      "and policies come from the daemon's configuration)",
-                                      m->key);
+                        return rf_why(
+                                why, wl, 400,
+                                "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
+                                "workspace, timeout, memory, pids, cpus, secrets, allow_hosts; "
+                                "exec providers and policies come from the daemon's "
+                                "configuration)",
+                                m->key);
         }
         if (r->argc == 0)
                 return rf_why(why, wl, 400, "argv: required, at least the command");
@@ -290,6 +304,11 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                                     ? small_body(doc, r, false, false, why, wl)
                                     : rf_why(why, wl, 405, "PUT or DELETE /v1/agents/AGENT/block");
                 }
+                goto out;
+        }
+        if (SEG(1, "daemon") && ns == 2 && !q) {
+                r->op = API_DAEMON_STATUS;
+                s = get ? 0 : rf_why(why, wl, 405, "GET /v1/daemon");
                 goto out;
         }
         if (SEG(1, "audit") && ns == 2) {

@@ -14,6 +14,8 @@
  *   PUT    /v1/agents/AGENT/block        {"reason": "..."}
  *   DELETE /v1/agents/AGENT/block
  *   GET    /v1/audit[?follow=1]          audit records as JSON lines (chunked)
+ *   GET    /v1/daemon                    the daemon's own state: children, clients,
+ *                                        work in progress, open fds ("quiescent")
  *
  * api_route() turns (method, target, body) into a struct api_req or an
  * HTTP status with a precise message. It runs in the daemon's unprivileged
@@ -44,6 +46,7 @@ enum api_op {
         API_UNBLOCK_AGENT,
         API_AUDIT,
         API_GRANT_RUN,
+        API_DAEMON_STATUS,
         _API_OP_MAX,
         _API_OP_INVALID = -22,
 };
@@ -63,6 +66,9 @@ struct api_req {
         char workspace[4096];
         char task[API_NAME_MAX + 1], on_behalf_of[API_NAME_MAX + 1];
         char timeout[32]; /* a duration as given ("10m"), or "" */
+        char memory[32];  /* limits asked for, as given ("512M", "1.5", "256"), or "": */
+        char cpus[32];    /* the daemon parses them and holds them to the grant's */
+        char pids[32];    /* ceiling (a request can only narrow it) */
         char **secrets;   /* names of operator-configured secrets; owned */
         size_t n_secrets;
         char **allow_hosts; /* network rules asked for (narrowed by the ceiling) */

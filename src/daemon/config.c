@@ -61,6 +61,39 @@ static int id_of(const struct json_node *m, uint32_t *id, char *why, size_t wl)
         return 0;
 }
 
+/* "memory", "pids", "cpus", "timeout", "log_bytes", "state_bytes" of a
+ * grant's "limits" or of the ceiling; `timeout` false for the ceiling (its
+ * key is max_timeout). 1 if `m` was one of them, 0 if not, or -EINVAL. */
+static int limit_key(const struct json_node *m, struct dconf_limits *l, bool timeout, char *why,
+                     size_t wl)
+{
+        const char *v = m->type == JSON_STRING || m->type == JSON_NUMBER ? m->str : NULL;
+        uint64_t x = 0;
+        if (!strcmp(m->key, "memory") || !strcmp(m->key, "log_bytes") ||
+            !strcmp(m->key, "state_bytes")) {
+                if (!v || parse_size(v, &x) < 0 || x < 4096)
+                        return rf_why(why, wl, -EINVAL, "%s: a size of at least 4K, e.g. \"2G\"",
+                                      m->key);
+                *(m->key[0] == 'm'   ? &l->memory
+                  : m->key[0] == 'l' ? &l->log_bytes
+                                     : &l->state_bytes) = x;
+        } else if (!strcmp(m->key, "pids")) {
+                if (!v || json_number_uint64(m, &x) < 0 || x == 0 || x > POLICY_PIDS_MAX)
+                        return rf_why(why, wl, -EINVAL, "pids: a number of processes");
+                l->pids = x;
+        } else if (!strcmp(m->key, "cpus")) {
+                if (!v || parse_cpus(v, &x) < 0 || x == 0 || x > POLICY_CPUS_MILLI_MAX)
+                        return rf_why(why, wl, -EINVAL, "cpus: a number of CPUs such as \"1.5\"");
+                l->cpus_milli = x;
+        } else if (timeout && !strcmp(m->key, "timeout")) {
+                if (m->type != JSON_STRING || parse_duration(m->str, &x) < 0 || !x)
+                        return rf_why(why, wl, -EINVAL, "timeout: a duration such as \"1h\"");
+                l->timeout_ms = x;
+        } else
+                return 0;
+        return 1;
+}
+
 static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *why, size_t wl)
 {
         bool have_id = false;
@@ -79,6 +112,23 @@ static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *w
                 } else if (!strcmp(m->key, "agents")) {
                         if ((r = strv(m, &g->agents, &g->n_agents, why, wl)) < 0)
                                 return r;
+                } else if (!strcmp(m->key, "all_uids")) {
+                        if (m->type != JSON_TRUE && m->type != JSON_FALSE)
+                                return rf_why(why, wl, -EINVAL, "all_uids: true or false");
+                        g->all_uids = m->type == JSON_TRUE;
+                } else if (!strcmp(m->key, "limits")) {
+                        if (m->type != JSON_OBJECT)
+                                return rf_why(why, wl, -EINVAL, "limits: an object");
+                        for (size_t k = 0; k < m->n_items; k++) {
+                                if ((r = limit_key(m->items[k], &g->limits, true, why, wl)) < 0)
+                                        return r;
+                                if (r == 0)
+                                        return rf_why(
+                                                why, wl, -EINVAL,
+                                                "limits: unknown key \"%.64s\" (memory, pids, "
+                                                "cpus, timeout, log_bytes, state_bytes)",
+                                                m->items[k]->key);
+                        }
                 } else if (!strcmp(m->key, "actions")) {
                         if (m->type != JSON_ARRAY)
                                 return rf_why(why, wl, -EINVAL, "actions: an array");
@@ -94,7 +144,7 @@ static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *w
                                         return rf_why(why, wl, -EINVAL,
                                                       "actions[%zu]: one of list-runs, get-run, "
                                                       "start-run, kill, pause, resume, revoke, "
-                                                      "grant, block, audit",
+                                                      "grant, block, audit, status",
                                                       k);
                         }
                 } else
@@ -182,6 +232,10 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
         memset(c, 0, sizeof *c);
         c->socket_mode = 0600;
         c->runs_per_uid = DCONF_RUNS_PER_UID;
+        c->limits = (struct dconf_limits){.memory = DCONF_DEFAULT_MEMORY,
+                                          .pids = DCONF_DEFAULT_PIDS,
+                                          .log_bytes = DCONF_DEFAULT_LOG_BYTES,
+                                          .state_bytes = DCONF_DEFAULT_STATE_BYTES};
         if (json_parse(buf, len, &doc, &err) < 0)
                 return rf_why(why, wl, -EINVAL, "%s", err.msg);
         if (doc->type != JSON_OBJECT)
@@ -232,9 +286,11 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
                                                 r = rf_why(why, wl, -EINVAL,
                                                            "ceiling.runs_per_uid: 1 to 4096 runs");
                                         c->runs_per_uid = (unsigned)runs;
-                                } else
+                                } else if ((r = limit_key(e, &c->limits, false, why, wl)) == 0)
                                         r = rf_why(why, wl, -EINVAL,
                                                    "ceiling: unknown key \"%.64s\"", e->key);
+                                else if (r == 1)
+                                        r = 0;
                         }
                 } else if (!strcmp(m->key, "secrets")) {
                         if (m->type != JSON_OBJECT || m->n_items > DCONF_SECRETS_MAX)
@@ -262,18 +318,48 @@ static bool agent_listed(char *const *v, size_t n, const char *agent)
         return false;
 }
 
+/* Is the grant for this uid (or one of its groups)? */
+static bool grant_covers(const struct dconf_grant *g, uid_t uid, const gid_t *gids, size_t n_gids)
+{
+        bool who = !g->is_gid && g->id == uid;
+        for (size_t k = 0; g->is_gid && k < n_gids; k++)
+                who |= gids[k] == g->id;
+        return who;
+}
+
 bool dconf_allowed(const struct dconf *c, uid_t uid, const gid_t *gids, size_t n_gids,
                    enum api_op op, const char *agent)
 {
-        if (uid == 0)
-                return true;
-        if ((unsigned)op >= _API_OP_MAX)
-                return false;
+        return uid == 0 || dconf_grant_for(c, uid, gids, n_gids, op, agent);
+}
+
+struct dconf_limits dconf_limits_for(const struct dconf *c, uid_t uid, const gid_t *gids,
+                                     size_t n_gids, const char *agent)
+{
+        struct dconf_limits l = c->limits;
+        l.timeout_ms = c->max_timeout_ms;
+        const struct dconf_grant *g =
+                uid == 0 ? NULL : dconf_grant_for(c, uid, gids, n_gids, API_START_RUN, agent);
+        if (g) {
+                const struct dconf_limits *o = &g->limits;
+                l.memory = o->memory ? o->memory : l.memory;
+                l.pids = o->pids ? o->pids : l.pids;
+                l.cpus_milli = o->cpus_milli ? o->cpus_milli : l.cpus_milli;
+                l.timeout_ms = o->timeout_ms ? o->timeout_ms : l.timeout_ms;
+                l.log_bytes = o->log_bytes ? o->log_bytes : l.log_bytes;
+                l.state_bytes = o->state_bytes ? o->state_bytes : l.state_bytes;
+        }
+        return l;
+}
+
+const struct dconf_grant *dconf_grant_for(const struct dconf *c, uid_t uid, const gid_t *gids,
+                                          size_t n_gids, enum api_op op, const char *agent)
+{
+        if (uid == 0 || (unsigned)op >= _API_OP_MAX)
+                return NULL;
         for (size_t i = 0; i < c->n_grants; i++) {
                 const struct dconf_grant *g = &c->grants[i];
-                bool who = !g->is_gid && g->id == uid;
-                for (size_t k = 0; g->is_gid && k < n_gids; k++)
-                        who |= gids[k] == g->id;
+                bool who = grant_covers(g, uid, gids, n_gids);
                 /* kill runs and kill an agent's runs are the same action */
                 unsigned want = 1u << op;
                 if (op == API_KILL_AGENT)
@@ -282,9 +368,9 @@ bool dconf_allowed(const struct dconf *c, uid_t uid, const gid_t *gids, size_t n
                         want |= 1u << API_BLOCK_AGENT;
                 if (who && (g->actions & want) &&
                     (!agent || agent_listed(g->agents, g->n_agents, agent)))
-                        return true;
+                        return g;
         }
-        return false;
+        return NULL;
 }
 
 const struct dconf_secret *dconf_secret_for(const struct dconf *c, const char *key,
@@ -301,4 +387,33 @@ const struct dconf_secret *dconf_secret_for(const struct dconf *c, const char *k
                 return ok_agent && ok_uid ? s : NULL;
         }
         return NULL;
+}
+
+bool dconf_audit_scope(const struct dconf *c, uid_t uid, const gid_t *gids, size_t n_gids,
+                       struct json_buf *j)
+{
+        char num[32];
+        if (uid == 0)
+                return false;
+        snprintf(num, sizeof num, "{\"uid\":%u", (unsigned)uid);
+        json_buf_append(j, num, strlen(num));
+        for (int all = 0; all < 2; all++) {
+                bool first = true;
+                json_buf_append(j, all ? ",\"all\":[" : ",\"own\":[", 8);
+                for (size_t i = 0; i < c->n_grants; i++) {
+                        const struct dconf_grant *g = &c->grants[i];
+                        if (!grant_covers(g, uid, gids, n_gids) ||
+                            !(g->actions & (1u << API_AUDIT)) || g->all_uids != (all == 1))
+                                continue;
+                        for (size_t k = 0; k < g->n_agents; k++) {
+                                if (!first)
+                                        json_buf_append(j, ",", 1);
+                                first = false;
+                                json_buf_append_string(j, g->agents[k], strlen(g->agents[k]));
+                        }
+                }
+                json_buf_append(j, "]", 1);
+        }
+        json_buf_append(j, "}", 1);
+        return true;
 }

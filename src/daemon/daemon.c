@@ -48,12 +48,14 @@
 #include "audit/audit.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/scope.h"
 #include "daemon/wire.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/hostuid.h"
 #include "sandbox/plan.h"
 #include "shared/json.h"
+#include "shared/lockdown.h"
 #include "shared/macro.h"
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
@@ -92,7 +94,8 @@ struct client {
 
 struct child_run {
         pid_t pid;
-        uid_t uid; /* who started it */
+        uid_t uid;        /* who started it */
+        uint64_t log_cap; /* its --log-max: reserved against its uid's state_bytes */
         char run[RF_RUN_ID_LEN + 1];
 };
 
@@ -297,58 +300,67 @@ struct check_answer {
         uint64_t dev, ino;
 };
 
+/* rf_fork_tied's prepare step for the check child: the caller's
+ * file-system identity and groups, while it still may set them. */
+static int check_prepare(void *ctx)
+{
+        struct client *c = ctx;
+        gid_t g[256];
+        size_t n = groups_of(c, g, 256);
+        if (setgroups(n, g) < 0)
+                return -EPERM;
+        (void)setfsgid(c->cred.gid);
+        (void)setfsuid(c->cred.uid);
+        if ((uid_t)setfsuid((uid_t)-1) != c->cred.uid)
+                return -EPERM;
+        return 0;
+}
+
 /* Start the check child for c->start; 0, or a positive errno. */
 static int check_start(struct client *c)
 {
         const char *path = c->start->workspace;
-        gid_t g[256];
-        size_t n = groups_of(c, g, 256);
         int pfd[2];
         if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0)
                 return errno;
-        pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+        /* no capability left (CAP_SYS_PTRACE would follow a root process's
+         * /proc/PID/cwd; CAP_DAC_* are gone with fsuid), tied to the
+         * daemon, nothing open but its answer pipe (fd 3) */
+        struct rf_lockdown how = {.what = "workspace check",
+                                  .arrange_fds = true,
+                                  .fds = {-1, -1, -1, pfd[1]},
+                                  .n_fds = 4,
+                                  .prepare = check_prepare,
+                                  .ctx = c,
+                                  .drop_caps = true};
+        pid_t pid = rf_fork_tied(&how, NULL);
         if (pid < 0) {
-                int e = errno;
-                close(pfd[0]);
-                close(pfd[1]);
-                return e;
+                close_pair(pfd);
+                return (int)-pid;
         }
         if (pid == 0) {
                 struct check_answer a = {.err = 0};
-                close(pfd[0]);
 #ifdef RF_TEST_BUILD
                 /* Test builds only: a lookup that hangs (a stalled FUSE or NFS
                  * path), to show it holds nothing but its own request */
                 if (getenv("RINGFENCE_TEST_CHECK_STALL"))
                         pause();
 #endif
-                if (setgroups(n, g) < 0)
-                        a.err = EPERM;
-                (void)setfsgid(c->cred.gid);
-                (void)setfsuid(c->cred.uid);
-                if (!a.err && (uid_t)setfsuid((uid_t)-1) != c->cred.uid)
-                        a.err = EPERM;
-                /* no capability left (CAP_SYS_PTRACE would follow a root
-                 * process's /proc/PID/cwd; CAP_DAC_* are gone with fsuid) */
-                struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-                struct __user_cap_data_struct none[2] = {{0}};
-                if (!a.err && syscall(SYS_capset, &h, none) < 0)
-                        a.err = EPERM;
-                struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-                                       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-                int fd = a.err ? -1 : (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+                struct open_how oh = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                                      .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+                int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &oh, sizeof oh);
                 struct stat st;
-                if (!a.err && (fd < 0 || fstat(fd, &st) < 0))
+                if (fd < 0 || fstat(fd, &st) < 0)
                         a.err = errno; /* ELOOP: a symlink on the way */
-                else if (!a.err && st.st_uid != c->cred.uid)
+                else if (st.st_uid != c->cred.uid)
                         a.err = NOT_OWNER;
-                else if (!a.err && faccessat(fd, ".", R_OK | W_OK | X_OK, AT_EACCESS) < 0)
+                else if (faccessat(fd, ".", R_OK | W_OK | X_OK, AT_EACCESS) < 0)
                         a.err = errno;
-                else if (!a.err) {
+                else {
                         a.dev = st.st_dev;
                         a.ino = st.st_ino;
                 }
-                _exit(write(pfd[1], &a, sizeof a) == (ssize_t)sizeof a ? 0 : 1);
+                _exit(write(3, &a, sizeof a) == (ssize_t)sizeof a ? 0 : 1);
         }
         close(pfd[1]);
         c->check_pid = pid;
@@ -496,31 +508,113 @@ static void prune_logs(const struct daemon *d)
         closedir(dd);
 }
 
-/* Fork a child of the daemon that dies with it (PDEATHSIG, also when the
- * daemon died before that was set): its pid, 0 in the child, or -1 with
- * c answered 500. */
-static pid_t fork_tied(struct client *c)
+/* Fork a child of the daemon that dies with it, as `how` says
+ * (rf_fork_tied): its pid, 0 in the child, or -1 with c answered 500. */
+static pid_t fork_tied(struct client *c, const struct rf_lockdown *how)
 {
-        pid_t me = getpid(), pid = fork();
+        int step = 0;
+        pid_t pid = rf_fork_tied(how, &step);
         if (pid < 0) {
-                respond_error(c, 500, "fork: %s", strerror(errno));
+                respond_error(c, 500, "cannot start the %s (%s): %s", how->what,
+                              rf_lockdown_step_name(step), strerror((int)-pid));
                 return -1;
-        }
-        if (pid == 0) {
-                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                if (getppid() != me)
-                        _exit(125);
         }
         return pid;
 }
 
+/* What a start gets: the limits it asked for, held to its ceiling. */
+struct start_limits {
+        uint64_t memory, pids, cpus_milli, timeout_ms, log_max;
+};
+
+#define DAEMON_LOG_MIN 4096 /* a start needs this much of its uid's state_bytes left */
+
+/*
+ * Bytes of STATE_DIR/logs that count against `uid` (logs it owns: a
+ * non-root caller's run log is chowned to it at start): the logs of its
+ * runs that are over, plus, for each run still going, its whole --log-max
+ * (reserved: the run may still write that much).
+ */
+static uint64_t state_bytes_of(const struct daemon *d, uid_t uid)
+{
+        uint64_t used = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
+                if (d->runs[i].pid > 0 && d->runs[i].run[0] && d->runs[i].uid == uid)
+                        used += d->runs[i].log_cap;
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/logs", d->state_dir);
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *dd = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!dd) {
+                safe_close(dfd);
+                return used;
+        }
+        struct dirent *e;
+        while ((e = readdir(dd))) {
+                struct stat st;
+                if (strlen(e->d_name) != RF_RUN_ID_LEN + 4 ||
+                    fstatat(dirfd(dd), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISREG(st.st_mode) || st.st_uid != uid)
+                        continue;
+                bool live = false;
+                for (size_t i = 0; i < ARRAY_SIZE(d->runs) && !live; i++)
+                        live = d->runs[i].pid > 0 && d->runs[i].uid == uid &&
+                               !strncmp(d->runs[i].run, e->d_name, RF_RUN_ID_LEN);
+                if (!live)
+                        used += (uint64_t)st.st_size;
+        }
+        closedir(dd);
+        return used;
+}
+
+/* One limit of a start: what the request asked for (`asked`, text, may be
+ * ""), held to `ceiling` (0: none) for a caller other than root. 0 with
+ * *out set, or -1 with the refusal sent. */
+static int start_limit(struct client *c, const char *key, const char *asked, uint64_t ceiling,
+                       const char *ceiling_text, uint64_t *out)
+{
+        uint64_t v = 0;
+        int r = 0;
+        if (!asked[0]) {
+                *out = ceiling;
+                return 0;
+        }
+        if (!strcmp(key, "memory"))
+                r = parse_size(asked, &v);
+        else if (!strcmp(key, "cpus"))
+                r = parse_cpus(asked, &v);
+        else {
+                char *end = NULL;
+                errno = 0;
+                unsigned long long x = strtoull(asked, &end, 10);
+                r = errno || !end || *end || asked[0] == '-' ? -EINVAL : 0;
+                v = x;
+        }
+        if (r < 0 || v == 0) {
+                respond_error(c, 400, "%s: %s is not a %s", key, asked,
+                              key[0] == 'm'   ? "size such as \"512M\""
+                              : key[0] == 'c' ? "number of CPUs such as \"1.5\""
+                                              : "number of processes");
+                return -1;
+        }
+        if (c->cred.uid != 0 && ceiling && v > ceiling) {
+                respond_error(c, 403,
+                              "%s: %s is above uid %u's ceiling of %s (a request can only "
+                              "narrow it: the grant's or the ceiling's %s)",
+                              key, asked, (unsigned)c->cred.uid, ceiling_text, key);
+                return -1;
+        }
+        *out = v;
+        return 0;
+}
+
 /*
  * What a start must pass — before its workspace check and again after it
- * (the agent may have been blocked meanwhile). 0 with *timeout_ret and
+ * (the agent may have been blocked meanwhile). 0 with *lim and
  * sec[0..q->n_secrets) set, or -1 with the refusal sent.
  */
 static int start_admissible(struct daemon *d, struct client *c, const struct api_req *q,
-                            uint64_t *timeout_ret, const struct dconf_secret **sec)
+                            struct start_limits *lim, const struct dconf_secret **sec)
 {
         const struct dconf *conf = d->conf;
         char why[512];
@@ -556,17 +650,53 @@ static int start_admissible(struct daemon *d, struct client *c, const struct api
                         return -1;
                 }
         }
+        /* resources: the grant's limits (or the ceiling's), which a request
+         * can only lower; every API run gets a memory and a pids limit */
+        gid_t g[DAEMON_GROUPS_MAX + 1];
+        size_t ng = groups_of(c, g, DAEMON_GROUPS_MAX + 1);
+        struct dconf_limits l = dconf_limits_for(conf, c->cred.uid, g, ng, q->agent);
+        char mem_text[32], cpu_text[32], pid_text[32];
+        snprintf(mem_text, sizeof mem_text, "%lluK", (unsigned long long)(l.memory >> 10));
+        snprintf(cpu_text, sizeof cpu_text, "%llu.%03llu", (unsigned long long)l.cpus_milli / 1000,
+                 (unsigned long long)l.cpus_milli % 1000);
+        snprintf(pid_text, sizeof pid_text, "%llu", (unsigned long long)l.pids);
+        if (start_limit(c, "memory", q->memory, l.memory, mem_text, &lim->memory) < 0 ||
+            start_limit(c, "pids", q->pids, l.pids, pid_text, &lim->pids) < 0 ||
+            start_limit(c, "cpus", q->cpus, l.cpus_milli, cpu_text, &lim->cpus_milli) < 0)
+                return -1;
         uint64_t timeout = 0;
         if (q->timeout[0] && parse_duration(q->timeout, &timeout) < 0) {
                 respond_error(c, 400, "timeout: a duration such as \"10m\"");
                 return -1;
         }
-        if (conf->max_timeout_ms && (!timeout || timeout > conf->max_timeout_ms)) {
+        if (l.timeout_ms && (!timeout || timeout > l.timeout_ms)) {
                 if (timeout) {
-                        respond_error(c, 403, "timeout: longer than the ceiling's max_timeout");
+                        respond_error(c, 403,
+                                      "timeout: longer than the ceiling's max_timeout (or the "
+                                      "grant's limits.timeout)");
                         return -1;
                 }
-                timeout = conf->max_timeout_ms;
+                if (!timeout)
+                        timeout = l.timeout_ms;
+        }
+        lim->timeout_ms = timeout;
+        /* the log: its cap, within what is left of the uid's state_bytes
+         * (root's runs are not counted: a uid that filled its share cannot
+         * keep root from starting runs) */
+        lim->log_max = l.log_bytes;
+        if (c->cred.uid != 0) {
+                uint64_t used = state_bytes_of(d, c->cred.uid);
+                uint64_t left = used < l.state_bytes ? l.state_bytes - used : 0;
+                if (left < DAEMON_LOG_MIN) {
+                        respond_error(c, 403,
+                                      "uid %u's run logs take %llu of its %llu bytes of the state "
+                                      "dir (limits.state_bytes): no room for another run's log",
+                                      (unsigned)c->cred.uid, (unsigned long long)used,
+                                      (unsigned long long)l.state_bytes);
+                        return -1;
+                }
+                if (lim->log_max > left)
+                        lim->log_max = left;
         }
         /* secrets: only the operator's, each on its ACL */
         for (size_t i = 0; i < q->n_secrets; i++)
@@ -575,7 +705,6 @@ static int start_admissible(struct daemon *d, struct client *c, const struct api
                                       q->secrets[i], (unsigned)c->cred.uid, q->agent);
                         return -1;
                 }
-        *timeout_ret = timeout;
         return 0;
 }
 
@@ -585,10 +714,10 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                      ino_t ws_ino)
 {
         char run[RF_RUN_ID_LEN + 1];
-        uint64_t timeout = 0;
+        struct start_limits lim = {0};
         const struct dconf_secret *sec[API_SECRETS_MAX];
 
-        if (start_admissible(d, c, q, &timeout, sec) < 0)
+        if (start_admissible(d, c, q, &lim, sec) < 0)
                 return;
         if (rf_run_id_new(run) < 0) {
                 respond_error(c, 500, "cannot make a run id");
@@ -645,9 +774,26 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 av[n++] = "--expect-workspace";
                 av[n++] = expect;
         }
+        /* the limits, always given: on a cgroup v1 host the memory
+         * controller serves only a limit asked for */
+        char mem[32], pids[32], cpus[32], logmax[32];
+        snprintf(mem, sizeof mem, "%llu", (unsigned long long)lim.memory);
+        snprintf(pids, sizeof pids, "%llu", (unsigned long long)lim.pids);
+        snprintf(logmax, sizeof logmax, "%llu", (unsigned long long)lim.log_max);
+        av[n++] = "--memory";
+        av[n++] = mem;
+        av[n++] = "--pids";
+        av[n++] = pids;
+        if (lim.cpus_milli) {
+                snprintf(cpus, sizeof cpus, "%llu.%03llu",
+                         (unsigned long long)lim.cpus_milli / 1000,
+                         (unsigned long long)lim.cpus_milli % 1000);
+                av[n++] = "--cpus";
+                av[n++] = cpus;
+        }
         av[n++] = "--mask-output";
         av[n++] = "--log-max";
-        av[n++] = "64M";
+        av[n++] = logmax;
         if (q->task[0]) {
                 av[n++] = "--task";
                 av[n++] = q->task;
@@ -656,8 +802,8 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 av[n++] = "--on-behalf-of";
                 av[n++] = q->on_behalf_of;
         }
-        if (timeout) {
-                snprintf(tbuf, sizeof tbuf, "%llums", (unsigned long long)timeout);
+        if (lim.timeout_ms) {
+                snprintf(tbuf, sizeof tbuf, "%llums", (unsigned long long)lim.timeout_ms);
                 av[n++] = "--timeout";
                 av[n++] = tbuf;
         }
@@ -680,17 +826,30 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 respond_error(c, 503, "too many runs");
                 return;
         }
-        pid_t pid = fork_tied(c);
+        /* the run's supervisor: dies with the daemon (and its run with it);
+         * stdin /dev/null, its output to the log */
+        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        /* a caller's log is its own (file owner): what counts against its
+         * state_bytes; the logs directory stays root's 0700 */
+        if (nul < 0 || lf < 0 || (c->cred.uid != 0 && fchown(lf, c->cred.uid, (gid_t)-1) < 0)) {
+                respond_error(c, 500, "cannot open the run's log: %s", strerror(errno));
+                safe_close(nul);
+                safe_close(lf);
+                return;
+        }
+        struct rf_lockdown how = {.what = "run's supervisor",
+                                  .arrange_fds = true,
+                                  .fds = {nul, lf, lf},
+                                  .n_fds = 3,
+                                  .keep_dumpable = true};
+        pid_t pid = fork_tied(c, &how);
+        safe_close(nul);
+        safe_close(lf);
         if (pid < 0)
                 return;
         if (pid == 0) {
-                /* the run's supervisor: dies with the daemon (and its run with it) */
                 (void)setsid();
-                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-                int lf = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (nul < 0 || lf < 0 || dup2(nul, 0) < 0 || dup2(lf, 1) < 0 || dup2(lf, 2) < 0)
-                        _exit(125);
-                (void)syscall(SYS_close_range, 3U, ~0U, 0);
                 sigset_t none;
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
@@ -700,6 +859,7 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
         }
         d->runs[slot].pid = pid;
         d->runs[slot].uid = c->cred.uid;
+        d->runs[slot].log_cap = lim.log_max;
         memcpy(d->runs[slot].run, run, sizeof run);
         struct audit_field f[] = {
                 {.key = "actor_uid", .type = AUDIT_UINT, .u = c->cred.uid},
@@ -722,10 +882,10 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
  * checked as the caller in a child while the loop goes on (check_progress). */
 static void op_start(struct daemon *d, struct client *c, struct api_req *q)
 {
-        uint64_t timeout;
+        struct start_limits lim;
         const struct dconf_secret *sec[API_SECRETS_MAX];
 
-        if (start_admissible(d, c, q, &timeout, sec) < 0)
+        if (start_admissible(d, c, q, &lim, sec) < 0)
                 return;
         if (c->cred.uid == 0) {
                 start_go(d, c, q, 0, 0);
@@ -984,34 +1144,105 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
                               DAEMON_STREAMS_PER_UID);
                 return;
         }
-        pid_t pid = fork_tied(c);
-        if (pid < 0)
+        /* what the caller may read: its grants' agents, its own runs
+         * unless a grant says all_uids (daemon/scope.h); root: everything */
+        gid_t g[DAEMON_GROUPS_MAX + 1];
+        size_t ng = groups_of(c, g, DAEMON_GROUPS_MAX + 1);
+        struct json_buf scope = {0};
+        bool scoped = dconf_audit_scope(d->conf, c->cred.uid, g, ng, &scope);
+        if (scoped && (scope.error || scope.len > SCOPE_SPEC_MAX)) {
+                json_buf_done(&scope);
+                respond_error(c, 500, "cannot describe the caller's audit scope");
                 return;
+        }
+        /* the stream: the connection as its stdout, no capability (it
+         * reads the log the daemon's uid owns), tied to the daemon */
+        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (nul < 0) {
+                json_buf_done(&scope);
+                respond_error(c, 500, "/dev/null: %s", strerror(errno));
+                return;
+        }
+        struct rf_lockdown how = {.what = "audit stream",
+                                  .arrange_fds = true,
+                                  .fds = {nul, c->fd, nul},
+                                  .n_fds = 3,
+                                  .drop_caps = true};
+        pid_t pid = fork_tied(c, &how);
+        safe_close(nul);
+        if (pid < 0) {
+                json_buf_done(&scope);
+                return;
+        }
         if (pid == 0) {
-                int fl = fcntl(c->fd, F_GETFL);
-                (void)fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
-                if (write(c->fd, head, sizeof head - 1) != (ssize_t)(sizeof head - 1) ||
-                    dup2(c->fd, 1) < 0)
+                int fl = fcntl(1, F_GETFL);
+                (void)fcntl(1, F_SETFL, fl & ~O_NONBLOCK);
+                if (write(1, head, sizeof head - 1) != (ssize_t)(sizeof head - 1))
                         _exit(1);
-                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (nul >= 0) {
-                        dup2(nul, 0);
-                        dup2(nul, 2);
-                }
-                (void)syscall(SYS_close_range, 3U, ~0U, 0);
                 sigset_t none;
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 signal(SIGPIPE, SIG_DFL); /* a client that goes away ends it */
-                const char *av[] = {"ringfence",  "audit",  "--state-dir",
-                                    d->state_dir, "--json", follow ? "--follow" : NULL,
-                                    NULL};
+                const char *av[8];
+                size_t n = 0;
+                av[n++] = "ringfence";
+                av[n++] = "audit";
+                av[n++] = "--state-dir";
+                av[n++] = d->state_dir;
+                av[n++] = "--json";
+                if (scoped) {
+                        av[n++] = "--scope";
+                        av[n++] = scope.data;
+                }
+                if (follow)
+                        av[n++] = "--follow";
+                av[n] = NULL;
                 execv(d->self, (char *const *)av);
                 _exit(127);
         }
+        json_buf_done(&scope);
         d->streams[slot].pid = pid;
         d->streams[slot].uid = c->cred.uid;
         client_close(c); /* the child has the connection now */
+}
+
+/*
+ * GET /v1/daemon: what the daemon holds now, so a caller (a test, a
+ * monitor) can wait for a quiescent daemon instead of guessing with
+ * sleeps: "quiescent" is no client but the asker, no request in
+ * progress (parse, workspace check, control answer, unsent response) and
+ * no audit stream. Runs may go on: they are counted, not waited for. "fds"
+ * is the daemon's open descriptors but the asker's connection.
+ */
+static void op_status(struct daemon *d, struct client *me)
+{
+        size_t clients = 0, pending = 0, runs = 0, streams = 0, checks = 0, fds = 0;
+        for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++) {
+                const struct client *c = &d->clients[i];
+                if (c->fd < 0 || c == me)
+                        continue;
+                clients++;
+                pending += c->parsing || c->parse_wait || c->n_ctl || c->start || c->out;
+                checks += c->start != NULL;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
+                runs += d->runs[i].pid > 0;
+        for (size_t i = 0; i < DAEMON_STREAMS_MAX; i++)
+                streams += d->streams[i].pid > 0;
+        DIR *dd = opendir("/proc/self/fd");
+        for (struct dirent *e; dd && (e = readdir(dd));)
+                fds += e->d_name[0] != '.';
+        if (dd) {
+                closedir(dd);
+                fds -= fds > 1 ? 2 : fds; /* the directory's own fd, the asker's connection */
+        }
+        char out[512];
+        snprintf(out, sizeof out,
+                 "{\"checks\":%zu,\"clients\":%zu,\"fds\":%zu,\"parser_pid\":%lld,"
+                 "\"pending\":%zu,\"quiescent\":%s,\"runs\":%zu,\"streams\":%zu}",
+                 checks, clients, fds, (long long)d->parser_pid, pending,
+                 !clients && !pending && !streams ? "true" : "false", runs, streams);
+        respond(me, 200, out);
 }
 
 static void handle(struct daemon *d, struct client *c, struct api_req *q)
@@ -1051,6 +1282,13 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
                                       (unsigned)c->cred.uid);
                 else
                         op_audit(d, c, q->follow);
+                return;
+        case API_DAEMON_STATUS:
+                if (!allowed(d, c, API_DAEMON_STATUS, NULL))
+                        respond_error(c, 403, "uid %u may not read the daemon's state",
+                                      (unsigned)c->cred.uid);
+                else
+                        op_status(d, c);
                 return;
         case API_GET_RUN:
         case API_KILL_RUN:

@@ -5,12 +5,11 @@
  * privileged daemon, OpenBSD-style: forked at start, it becomes a uid of
  * its own (when started as root: allocated from the run uid range, so no
  * other process can signal it), drops every capability, sets no_new_privs and
- * installs a seccomp allowlist of a few system calls (read and write on
- * its socket, memory, exit). It holds no secret and no file: it receives
- * a connection's bytes with a connection id and answers "more", an error,
- * or the routed request (wire.h). A bug here can forge at most a request
- * for the connection it was handed, which the daemon still authorises with
- * that connection's SO_PEERCRED identity.
+ * installs a seccomp allowlist (all of it rf_fork_tied, shared/lockdown.h) of a few system calls
+ * (read and write on its socket, memory, exit). It holds no secret and no file: it receives a
+ * connection's bytes with a connection id and answers "more", an error, or the routed request
+ * (wire.h). A bug here can forge at most a request for the connection it was handed, which the
+ * daemon still authorises with that connection's SO_PEERCRED identity.
  */
 #include <errno.h>
 #include <grp.h>
@@ -30,52 +29,35 @@
 #include "daemon/daemon.h"
 #include "daemon/wire.h"
 #include "egress/http.h"
+#include "shared/lockdown.h"
 #include "shared/macro.h"
 
 #define ALLOW(nr)                                                                                  \
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
-static int lockdown(uid_t uid)
-{
-        /* the bounding set first: dropping it needs CAP_SETPCAP, which the
-         * uid change below takes away */
-        for (int cap = 0; cap <= 63; cap++)
-                (void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
-        if (geteuid() == 0) {
-                /* a uid of its own (allocated like a run's): no other process
-                 * on the host runs as it, so none can signal or trace it */
-                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-                    setresuid(uid, uid, uid) < 0)
-                        return -errno;
-        }
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                return -errno;
-        struct sock_filter f[] = {
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                ALLOW(__NR_read),
-                ALLOW(__NR_write),
-                ALLOW(__NR_recvfrom),
-                ALLOW(__NR_sendto),
-                ALLOW(__NR_brk),
-                ALLOW(__NR_mmap),
-                ALLOW(__NR_munmap),
-                ALLOW(__NR_mremap),
-                ALLOW(__NR_madvise),
-                ALLOW(__NR_exit),
-                ALLOW(__NR_exit_group),
-                ALLOW(__NR_rt_sigreturn),
-                ALLOW(__NR_futex),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        };
-        struct sock_fprog prog = {.len = (unsigned short)ARRAY_SIZE(f), .filter = f};
-        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
-                return -errno;
-        return 0;
-}
+/* Its seccomp allowlist: read and write on its socket, memory, exit. */
+static const struct sock_filter parser_filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        ALLOW(__NR_read),
+        ALLOW(__NR_write),
+        ALLOW(__NR_close), /* rf_fork_tied's last step: its report fd */
+        ALLOW(__NR_recvfrom),
+        ALLOW(__NR_sendto),
+        ALLOW(__NR_brk),
+        ALLOW(__NR_mmap),
+        ALLOW(__NR_munmap),
+        ALLOW(__NR_mremap),
+        ALLOW(__NR_madvise),
+        ALLOW(__NR_exit),
+        ALLOW(__NR_exit_group),
+        ALLOW(__NR_rt_sigreturn),
+        ALLOW(__NR_futex),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
 
 /* One connection's bytes so far → more / error / request. */
 static int parse_one(uint32_t conn, const char *in, size_t len, char *out, size_t size)
@@ -124,12 +106,10 @@ static int parse_one(uint32_t conn, const char *in, size_t len, char *out, size_
         return n;
 }
 
-static _noreturn_ void parser_main(int sock, uid_t uid)
+static _noreturn_ void parser_main(int sock)
 {
         static char in[DAEMON_REQ_MAX + 8], out[WIRE_MAX];
 
-        if (lockdown(uid) < 0)
-                _exit(1);
         for (;;) {
                 ssize_t n = recv(sock, in, sizeof in, 0);
                 if (n <= 0)
@@ -158,21 +138,27 @@ pid_t parser_spawn(int *sock, uid_t uid)
         int sz = 512 * 1024;
         (void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
         (void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
-        pid_t pid = fork();
+        /* a uid of its own (allocated like a run's, when the daemon is
+         * root): no other process on the host runs as it, so none can
+         * signal or trace it; nothing but its socket (fd 3) */
+        struct sock_fprog prog = {.len = (unsigned short)ARRAY_SIZE(parser_filter),
+                                  .filter = (struct sock_filter *)parser_filter};
+        struct rf_lockdown how = {.what = "request parser",
+                                  .arrange_fds = true,
+                                  .fds = {-1, -1, -1, sv[1]},
+                                  .n_fds = 4,
+                                  .set_ids = true,
+                                  .uid = uid,
+                                  .gid = uid,
+                                  .drop_caps = true,
+                                  .seccomp = &prog};
+        pid_t pid = rf_fork_tied(&how, NULL);
         if (pid < 0) {
-                int e = -errno;
                 close_pair(sv);
-                return e;
+                return pid;
         }
-        if (pid == 0) {
-                (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                close(sv[0]);
-                /* nothing but its socket */
-                if (dup2(sv[1], 3) < 0)
-                        _exit(1);
-                (void)syscall(SYS_close_range, 4U, ~0U, 0);
-                parser_main(3, uid);
-        }
+        if (pid == 0)
+                parser_main(3);
         close(sv[1]);
         *sock = sv[0];
         return pid;

@@ -37,6 +37,9 @@ int wire_pack(const struct wire_head *h, const struct api_req *req, char *buf, s
                 memcpy(w.task, req->task, sizeof w.task);
                 memcpy(w.on_behalf_of, req->on_behalf_of, sizeof w.on_behalf_of);
                 memcpy(w.timeout, req->timeout, sizeof w.timeout);
+                memcpy(w.memory, req->memory, sizeof w.memory);
+                memcpy(w.cpus, req->cpus, sizeof w.cpus);
+                memcpy(w.pids, req->pids, sizeof w.pids);
                 w.argc = (uint32_t)req->argc;
                 w.n_secrets = (uint32_t)req->n_secrets;
                 w.n_hosts = (uint32_t)req->n_allow_hosts;
@@ -81,7 +84,8 @@ int wire_unpack(const char *buf, size_t len, struct wire_head *h, struct api_req
         if (h->strings_len != len - sizeof *h || !TERMINATED(h->why) || !TERMINATED(h->run) ||
             !TERMINATED(h->agent) || !TERMINATED(h->reason) || !TERMINATED(h->secret) ||
             !TERMINATED(h->rule) || !TERMINATED(h->workspace) || !TERMINATED(h->task) ||
-            !TERMINATED(h->on_behalf_of) || !TERMINATED(h->timeout) ||
+            !TERMINATED(h->on_behalf_of) || !TERMINATED(h->timeout) || !TERMINATED(h->memory) ||
+            !TERMINATED(h->cpus) || !TERMINATED(h->pids) ||
             (h->kind != WIRE_MORE && h->kind != WIRE_ERROR && h->kind != WIRE_REQUEST))
                 return -EBADMSG;
         if (h->kind == WIRE_ERROR && (h->status < 400 || h->status > 599))
@@ -103,6 +107,9 @@ int wire_unpack(const char *buf, size_t len, struct wire_head *h, struct api_req
         memcpy(req->task, h->task, sizeof req->task);
         memcpy(req->on_behalf_of, h->on_behalf_of, sizeof req->on_behalf_of);
         memcpy(req->timeout, h->timeout, sizeof req->timeout);
+        memcpy(req->memory, h->memory, sizeof req->memory);
+        memcpy(req->cpus, h->cpus, sizeof req->cpus);
+        memcpy(req->pids, h->pids, sizeof req->pids);
         const char *p = buf + sizeof *h, *end = buf + len;
         int r;
         if ((r = take_strv(&p, end, h->argc, API_ARGV_MAX, &req->argv, &req->argc)) < 0 ||

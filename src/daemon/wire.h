@@ -35,6 +35,7 @@ struct wire_head {
         char workspace[4096];
         char task[API_NAME_MAX + 1], on_behalf_of[API_NAME_MAX + 1];
         char timeout[32];
+        char memory[32], cpus[32], pids[32];
         uint32_t argc, n_secrets, n_hosts;
         uint32_t strings_len; /* bytes of strings after the head */
 };

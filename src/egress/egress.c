@@ -2,7 +2,8 @@
  * egress.c — the run's egress process: its configuration, its lockdown,
  * and the supervisor's end of its event channel. The loop is proxy.c.
  *
- * Lockdown, in the child, before it reads a byte from the run:
+ * Lockdown, in the child, before it reads a byte from the run (rf_fork_tied,
+ * shared/lockdown.h, the routine every helper process uses):
  *   1. PR_SET_PDEATHSIG(SIGKILL), and a check that the supervisor did not
  *      already go (it dies with the run's supervisor);
  *   2. every fd closed but the two listeners and the event channel;
@@ -39,6 +40,7 @@
 #include "audit/emit.h"
 #include "egress/addr.h"
 #include "egress/egress-internal.h"
+#include "shared/lockdown.h"
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "shared/macro.h"
@@ -193,9 +195,10 @@ void egress_config_free(struct egress_config *c)
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
-static int install_seccomp(void)
+/* The egress process's seccomp allowlist (installed by rf_fork_tied). */
+static const struct sock_fprog *egress_filter(void)
 {
-        struct sock_filter f[] = {
+        static const struct sock_filter f[] = {
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
@@ -265,28 +268,40 @@ static int install_seccomp(void)
                 ALLOW_NR(__NR_exit_group),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
         };
-        struct sock_fprog prog = {.len = ARRAY_SIZE(f), .filter = f};
-        return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ? negative_errno() : 0;
+        static const struct sock_fprog prog = {.len = ARRAY_SIZE(f),
+                                               .filter = (struct sock_filter *)f};
+        return &prog;
 }
 
-static int drop_privileges(void)
+/* What the egress child does while it may still open files and raise
+ * rlimits (rf_fork_tied's prepare step): fds 3, 4, 5 are its two listeners
+ * and the event channel by then. */
+struct egress_prep {
+        const struct egress_config *c;
+        struct egress_config *mine;
+};
+
+static int egress_prepare(void *ctx)
 {
-        /* the bounding set first: dropping it needs CAP_SETPCAP, which the
-         * uid change below takes away */
-        for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && geteuid() == 0)
-                        return negative_errno();
-        if (geteuid() == 0) {
-                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-                    setresuid(65534, 65534, 65534) < 0)
-                        return negative_errno();
+        struct egress_prep *p = ctx;
+        sigset_t all;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        /* the host's nameservers and addresses, read while files still open */
+        if (!(p->mine = malloc(sizeof *p->mine)))
+                return -ENOMEM;
+        *p->mine = *p->c;
+        read_host_facts(p->mine);
+        /* file descriptors for the connections allowed (a client, an
+         * upstream, a DNS socket and two pipes each), and no more — set
+         * while root may still raise the hard limit */
+        struct rlimit nofile = {.rlim_cur = 16 + 6 * (rlim_t)p->mine->max_conns,
+                                .rlim_max = 16 + 6 * (rlim_t)p->mine->max_conns};
+        if (setrlimit(RLIMIT_NOFILE, &nofile) < 0 && getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+                nofile.rlim_cur = nofile.rlim_max; /* unprivileged: as many as allowed */
+                (void)setrlimit(RLIMIT_NOFILE, &nofile);
         }
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-        struct __user_cap_data_struct d[2] = {0};
-        if (syscall(SYS_capset, &h, d) < 0)
-                return negative_errno();
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                return negative_errno();
         return 0;
 }
 
@@ -294,65 +309,36 @@ pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int
                    int *pidfd)
 {
         int sp[2];
-        pid_t parent = getpid();
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return negative_errno();
-        pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD | CLONE_PIDFD, NULL, pidfd, NULL, 0);
+        /* tied to the supervisor, root's uid and gid become nobody, no
+         * capability, no_new_privs, the seccomp allowlist above: all of it
+         * rf_fork_tied (shared/lockdown.h), which returns once it is done */
+        struct egress_prep prep = {.c = c};
+        struct rf_lockdown how = {.what = "egress process",
+                                  .arrange_fds = true,
+                                  .fds = {-1, -1, -1, http_fd, socks_fd, sp[1]},
+                                  .n_fds = 6,
+                                  .prepare = egress_prepare,
+                                  .ctx = &prep,
+                                  .set_ids = true,
+                                  .uid = 65534,
+                                  .gid = 65534,
+                                  .drop_caps = true,
+                                  .seccomp = egress_filter(),
+                                  .pidfd = pidfd};
+        pid_t pid = rf_fork_tied(&how, NULL);
         if (pid < 0) {
-                int r = negative_errno();
-                close(sp[0]);
-                close(sp[1]);
-                return r;
+                close_pair(sp);
+                return pid;
         }
         if (pid > 0) {
                 close(sp[1]);
                 *events_fd = sp[0];
                 return pid;
         }
-        /* the egress process */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-                _exit(1);
-        sigset_t all;
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        signal(SIGPIPE, SIG_IGN);
-        /* only the two listeners and the event channel stay, as fds 3, 4, 5
-         * (each copied above 5 first, so the renumbering cannot collide) */
-        int keep[] = {http_fd, socks_fd, sp[1]};
-        for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-                if ((keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 6)) < 0)
-                        _exit(1);
-        for (int i = 0; i < 3; i++)
-                if (dup3(keep[i], 3 + i, O_CLOEXEC) < 0)
-                        _exit(1);
-        if (syscall(SYS_close_range, 0, 2, 0) < 0 || syscall(SYS_close_range, 6, ~0U, 0) < 0)
-                _exit(1);
-        http_fd = 3, socks_fd = 4, sp[1] = 5;
-        /* the host's nameservers and addresses, read while files still open */
-        struct egress_config *mine = malloc(sizeof *mine);
-        if (!mine)
-                _exit(1);
-        *mine = *c;
-        read_host_facts(mine);
-        c = mine;
-        /* file descriptors for the connections allowed (a client, an
-         * upstream, a DNS socket and two pipes each), and no more — set
-         * while root may still raise the hard limit */
-        struct rlimit nofile = {.rlim_cur = 16 + 6 * (rlim_t)c->max_conns,
-                                .rlim_max = 16 + 6 * (rlim_t)c->max_conns};
-        if (setrlimit(RLIMIT_NOFILE, &nofile) < 0 && getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
-                nofile.rlim_cur = nofile.rlim_max; /* unprivileged: as many as allowed */
-                (void)setrlimit(RLIMIT_NOFILE, &nofile);
-        }
-        if (drop_privileges() < 0)
-                _exit(1);
-        /* the uid change cleared the parent-death signal: arm it again */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-                _exit(1);
-        if (install_seccomp() < 0)
-                _exit(1);
-        egress_loop(c, http_fd, socks_fd, sp[1]);
+        egress_loop(prep.mine, 3, 4, 5);
 }
 
 /* ---- the supervisor's end of the event channel ------------------------------------ */

@@ -18,6 +18,7 @@
 #include "secrets/provider.h"
 #include "secrets/secmem.h"
 #include "secrets/store.h"
+#include "shared/lockdown.h"
 #include "shared/macro.h"
 
 #define EXEC_PATH   "PATH=/usr/local/bin:/usr/bin:/bin"
@@ -48,12 +49,11 @@ static void first_line(const char *in, size_t n, char *out, size_t size)
         out[o] = '\0';
 }
 
-static _noreturn_ void exec_child(const struct secret_binding *b, int out, int errfd)
+/* rf_fork_tied's prepare step for a provider: its own process group and
+ * the default signal dispositions, while it is still being set up. */
+static int provider_prepare(void *ctx)
 {
-        char *envp[SECRET_PASS_ENV_MAX + 3];
-        size_t n = 0;
-
-        (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        (void)ctx;
         (void)setpgid(0, 0);
         /* not ringfence's blocked signals and ignored ones: a provider (and
          * what it starts) can be interrupted like any command */
@@ -63,10 +63,16 @@ static _noreturn_ void exec_child(const struct secret_binding *b, int out, int e
                 if (sig != SIGKILL && sig != SIGSTOP)
                         signal(sig, SIG_DFL);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
-                _exit(126);
-        (void)syscall(SYS_close_range, 3U, ~0U, 0);
+        return 0;
+}
+
+/* The provider, locked down already (rf_fork_tied: stdio set, nothing
+ * else open, no capability, no_new_privs): a clean environment and exec. */
+static _noreturn_ void exec_child(const struct secret_binding *b)
+{
+        char *envp[SECRET_PASS_ENV_MAX + 3];
+        size_t n = 0;
+
         envp[n++] = (char *)EXEC_PATH;
         static char home[4200];
         const char *h = getenv("HOME");
@@ -109,16 +115,32 @@ static int resolve_exec(const struct secret_binding *b, unsigned char **value, s
                 secmem_free(buf);
                 return r;
         }
-        pid_t pid = fork();
+        /* tied to its parent, stdio only, every capability dropped
+         * (bounding set included) and no_new_privs: a provider resolves a
+         * value with the invoker's identity, never with ringfence's
+         * privileges (shared/lockdown.h) */
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        struct rf_lockdown how = {.what = "secret provider",
+                                  .arrange_fds = true,
+                                  .fds = {nul, out[1], errp[1]},
+                                  .n_fds = 3,
+                                  .prepare = provider_prepare,
+                                  .drop_caps = true,
+                                  .keep_dumpable = true};
+        int step = 0;
+        pid_t pid = nul < 0 ? negative_errno() : rf_fork_tied(&how, &step);
+        safe_close(nul);
         if (pid < 0) {
-                r = rf_error_set(err, negative_errno(), "fork: %m");
+                r = rf_error_set(err, pid, "cannot start the provider (%s): %s",
+                                 nul < 0 ? "/dev/null" : rf_lockdown_step_name(step),
+                                 strerror((int)-pid));
                 close_pair(out);
                 close_pair(errp);
                 secmem_free(buf);
                 return r;
         }
         if (pid == 0)
-                exec_child(b, out[1], errp[1]);
+                exec_child(b);
         (void)setpgid(pid, pid); /* both sides: no race with the kill below */
         out[1] = safe_close(out[1]);
         errp[1] = safe_close(errp[1]);

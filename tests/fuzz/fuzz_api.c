@@ -1,7 +1,8 @@
 /*
  * fuzz_api.c — the daemon's request path on arbitrary bytes: the origin-
  * form HTTP parser and the API router (as the parser process runs them),
- * the operator configuration parser, and the wire unpacker the privileged
+ * the operator configuration parser (and the audit scope it gives a
+ * caller, which must parse back), and the wire unpacker the privileged
  * side uses on what the parser sends. The first byte picks which.
  */
 #include <stdint.h>
@@ -10,8 +11,10 @@
 
 #include "daemon/api.h"
 #include "daemon/config.h"
+#include "daemon/scope.h"
 #include "daemon/wire.h"
 #include "egress/http.h"
+#include "shared/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,8 +49,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 1: {
                 struct dconf c;
-                if (dconf_parse(in, len, &c, why, sizeof why) == 0)
+                if (dconf_parse(in, len, &c, why, sizeof why) == 0) {
+                        /* every caller's audit scope is one the stream can read */
+                        struct json_buf j = {0};
+                        gid_t g = 100;
+                        if (dconf_audit_scope(&c, 1000, &g, 1, &j) && !j.error) {
+                                struct audit_scope *s = NULL;
+                                if (audit_scope_parse(j.data, j.len, &s) < 0)
+                                        abort();
+                                audit_scope_free(s);
+                        }
+                        json_buf_done(&j);
+                        (void)dconf_limits_for(&c, 1000, &g, 1, "a");
                         dconf_clear(&c);
+                }
                 return 0;
         }
         default: {

@@ -9,7 +9,9 @@
 
 #include "daemon/api.h"
 #include "daemon/config.h"
+#include "daemon/scope.h"
 #include "daemon/wire.h"
+#include "shared/json.h"
 #include "tap.h"
 
 static int route(const char *m, const char *t, const char *body, struct api_req *r, char *why)
@@ -54,6 +56,34 @@ static void test_routes(void)
         is_int(r.op, API_UNBLOCK_AGENT, "... unblock");
         is_int(route("GET", "/v1/audit?follow=1", NULL, &r, why), 0, "GET /v1/audit?follow=1");
         ok(r.op == API_AUDIT && r.follow, "... follow");
+        api_req_clear(&r);
+        is_int(route("GET", "/v1/daemon", NULL, &r, why), 0, "GET /v1/daemon");
+        is_int(r.op, API_DAEMON_STATUS, "... the daemon's state");
+        api_req_clear(&r);
+        is_int(route("POST", "/v1/daemon", NULL, &r, why), 405, "POST /v1/daemon: 405");
+        is_int(route("POST", "/v1/runs",
+                     "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\","
+                     "\"memory\":\"512M\",\"pids\":64,\"cpus\":\"1.5\"}",
+                     &r, why),
+               0, "a start asking for memory, pids and cpus (%s)", why);
+        ok(!strcmp(r.memory, "512M") && !strcmp(r.pids, "64") && !strcmp(r.cpus, "1.5"),
+           "... kept as given, for the daemon to hold to the ceiling");
+        {
+                static char wbuf[WIRE_MAX];
+                struct wire_head h = {.conn = 7, .kind = WIRE_REQUEST}, h2;
+                struct api_req r2;
+                int n = wire_pack(&h, &r, wbuf, sizeof wbuf);
+                ok(n > 0 && wire_unpack(wbuf, (size_t)n, &h2, &r2) == 0 &&
+                           !strcmp(r2.memory, "512M") && !strcmp(r2.pids, "64") &&
+                           !strcmp(r2.cpus, "1.5"),
+                   "... and across the parser's wire");
+                api_req_clear(&r2);
+        }
+        api_req_clear(&r);
+        is_int(route("POST", "/v1/runs",
+                     "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\",\"memory\":[1]}", &r,
+                     why),
+               400, "memory: not a string or number: 400");
 
         static const struct {
                 const char *m, *t, *body;
@@ -178,10 +208,125 @@ static void test_wire(void)
         api_req_clear(&r);
 }
 
+/* Resource limits: defaults, the ceiling's, a grant's key by key. */
+static void test_limits(void)
+{
+        struct dconf c;
+        char why[256];
+        const char *text =
+                "{\"version\":1,\"ceiling\":{\"memory\":\"1G\",\"log_bytes\":\"8M\"},"
+                "\"grants\":[{\"uid\":1000,\"agents\":[\"a\"],\"actions\":[\"start-run\"],"
+                "\"limits\":{\"memory\":\"128M\",\"pids\":64,\"cpus\":\"1.5\","
+                "\"timeout\":\"10m\",\"state_bytes\":\"24K\"}}]}";
+        is_int(dconf_parse(text, strlen(text), &c, why, sizeof why), 0, "limits (%s)", why);
+        struct dconf_limits l = dconf_limits_for(&c, 1000, NULL, 0, "a");
+        ok(l.memory == 128ULL << 20 && l.pids == 64 && l.cpus_milli == 1500 &&
+                   l.timeout_ms == 600000 && l.state_bytes == 24576,
+           "a grant's limits replace the ceiling's");
+        ok(l.log_bytes == 8ULL << 20, "... key by key (log_bytes: the ceiling's)");
+        l = dconf_limits_for(&c, 0, NULL, 0, "a");
+        ok(l.memory == 1ULL << 30 && l.pids == DCONF_DEFAULT_PIDS && !l.cpus_milli,
+           "root: the ceiling's, defaults where it names none");
+        l = dconf_limits_for(&c, 1000, NULL, 0, "b");
+        ok(l.memory == 1ULL << 30, "another agent's start (no grant): the ceiling's");
+        dconf_clear(&c);
+        const char *none = "{\"version\":1}";
+        is_int(dconf_parse(none, strlen(none), &c, why, sizeof why), 0, "no ceiling");
+        l = dconf_limits_for(&c, 0, NULL, 0, "a");
+        ok(l.memory == DCONF_DEFAULT_MEMORY && l.log_bytes == 4ULL << 20 &&
+                   l.state_bytes == DCONF_DEFAULT_STATE_BYTES,
+           "... safe defaults: a memory limit, a 4 MiB log, a state dir share");
+        dconf_clear(&c);
+        static const char *const bad[] = {
+                "{\"version\":1,\"ceiling\":{\"memory\":\"lots\"}}",
+                "{\"version\":1,\"ceiling\":{\"log_bytes\":\"1\"}}",
+                "{\"version\":1,\"ceiling\":{\"timeout\":\"1h\"}}",
+                ("{\"version\":1,\"grants\":[{\"uid\":1,\"agents\":[\"a\"],\"actions\":"
+                 "[\"kill\"],\"limits\":{\"disk\":\"1G\"}}]}"),
+                ("{\"version\":1,\"grants\":[{\"uid\":1,\"agents\":[\"a\"],\"actions\":"
+                 "[\"kill\"],\"all_uids\":1}]}"),
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+                ok(dconf_parse(bad[i], strlen(bad[i]), &c, why, sizeof why) < 0, "refused: %s (%s)",
+                   bad[i], why);
+}
+
+static bool sees(struct audit_scope *s, const char *line)
+{
+        struct json_node *o = NULL;
+        struct rf_error err = {0};
+        if (json_parse(line, strlen(line), &o, &err) < 0)
+                return false;
+        bool v = audit_scope_visible(s, o);
+        json_node_free(o);
+        return v;
+}
+
+/* Audit read scopes: the grants' agents, the caller's own runs. */
+static void test_scope(void)
+{
+        struct dconf c;
+        char why[256];
+        const char *text = "{\"version\":1,\"grants\":["
+                           "{\"uid\":1000,\"agents\":[\"x\"],\"actions\":[\"audit\"]},"
+                           "{\"gid\":50,\"agents\":[\"z\"],\"actions\":[\"audit\"],"
+                           "\"all_uids\":true}]}";
+        is_int(dconf_parse(text, strlen(text), &c, why, sizeof why), 0, "audit grants (%s)", why);
+        struct json_buf j = {0};
+        ok(!dconf_audit_scope(&c, 0, NULL, 0, &j), "root: no scope");
+        gid_t g50 = 50;
+        ok(dconf_audit_scope(&c, 1000, &g50, 1, &j) && !j.error, "uid 1000 in group 50: a scope");
+        is_str(j.data, "{\"uid\":1000,\"own\":[\"x\"],\"all\":[\"z\"]}", "... its text");
+        struct audit_scope *s = NULL;
+        is_int(audit_scope_parse(j.data, j.len, &s), 0, "... parses");
+        json_buf_done(&j);
+        dconf_clear(&c);
+        /* uid 1000's run of x (through the daemon), uid 2000's run of x,
+         * a CLI run of x by uid 1000, a run of y, one of z by anyone */
+        ok(sees(s,
+                "{\"event\":\"control.start\",\"run\":\"r1\",\"agent\":\"x\",\"actor_uid\":1000}"),
+           "its own run of x: control.start");
+        ok(sees(s, "{\"event\":\"run.start\",\"run\":\"r1\",\"agent\":\"x\",\"started_by\":\"uid:0("
+                   "root)\"}"),
+           "... its run.start (started by the daemon, as root)");
+        ok(sees(s, "{\"event\":\"egress.deny\",\"run\":\"r1\"}"), "... and its other records");
+        ok(!sees(s,
+                 "{\"event\":\"control.start\",\"run\":\"r2\",\"agent\":\"x\",\"actor_uid\":2000}"),
+           "another uid's run of x: not shown");
+        ok(!sees(s, "{\"event\":\"run.start\",\"run\":\"r2\",\"agent\":\"x\",\"started_by\":\"uid:"
+                    "0(root)\"}"),
+           "... nor its run.start");
+        ok(!sees(s, "{\"event\":\"egress.deny\",\"run\":\"r2\"}"), "... nor its other records");
+        ok(sees(s, "{\"event\":\"run.start\",\"run\":\"r3\",\"agent\":\"x\",\"started_by\":\"uid:"
+                   "1000(me)\"}"),
+           "its command-line run of x");
+        ok(!sees(s,
+                 "{\"event\":\"control.start\",\"run\":\"r4\",\"agent\":\"y\",\"actor_uid\":1000}"),
+           "its run of an agent no grant names: not shown");
+        ok(sees(s,
+                "{\"event\":\"control.start\",\"run\":\"r5\",\"agent\":\"z\",\"actor_uid\":2000}"),
+           "all_uids: another uid's run of z");
+        ok(!sees(s, "{\"event\":\"egress.deny\",\"run\":\"r9\"}"),
+           "a run never seen start: not shown");
+        ok(sees(s, "{\"event\":\"control.block\",\"agent\":\"z\"}"),
+           "a record of no run naming an all_uids agent: shown");
+        ok(!sees(s, "{\"event\":\"control.block\",\"agent\":\"x\"}"),
+           "... naming an own-runs agent: not shown");
+        ok(!sees(s, "{\"event\":\"secret.set\",\"name\":\"k\"}"), "... naming none: not shown");
+        s = audit_scope_free(s);
+        static const char *const bad[] = {"{}", "{\"uid\":1,\"own\":[1]}", "{\"uid\":1,\"x\":[]}",
+                                          "[]"};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+                ok(audit_scope_parse(bad[i], strlen(bad[i]), &s) < 0 && !s, "scope refused: %s",
+                   bad[i]);
+}
+
 int main(void)
 {
         test_routes();
         test_config();
         test_wire();
+        test_limits();
+        test_scope();
         return done();
 }
