@@ -584,6 +584,9 @@ like "$est" $'CapBnd:\t0000000000000000' "... an empty bounding set"
 like "$est" $'NoNewPrivs:\t1' "... no_new_privs"
 like "$est" $'Seccomp:\t2' "... and its seccomp filter"
 ns=$(readlink "/proc/$init/ns/pid")
+# held open while counting, so the kernel cannot hand its inode number to
+# another, newer namespace (which would be counted as "left")
+exec {nsfd}<"/proc/$init/ns/pid"
 cgdir=$(grep -o '^0::.*' /proc/self/cgroup | cut -d: -f3)
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null
@@ -598,6 +601,7 @@ for _ in $(seq 1 600); do
 	sleep 0.05
 done
 is "$left" 0 "a daemon killed with SIGKILL: no process of its runs is left"
+exec {nsfd}<&-
 gone() { local st; st=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null); [ -z "$st" ] || [ "$st" = Z ]; }
 for _ in $(seq 1 600); do gone "$egress" && gone "$sup" && break; sleep 0.05; done
 check "... nor its supervisor ($sup)" gone "$sup"
