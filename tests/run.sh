@@ -22,7 +22,7 @@
 #   N passed, N failed, N skipped
 # and the exit status is non-zero iff anything failed.
 #
-# Environment: RF_TEST_TIMEOUT (seconds per script, default 300),
+# Environment: RF_TEST_TIMEOUT (seconds per script, default 900: a hang guard, not a time budget),
 # RF_TEST_FILTER (run only scripts/executables whose name matches this ERE),
 # RF_TEST_VERBOSE=1 (print every script's full TAP).
 
@@ -48,7 +48,7 @@ if [ $# -eq 2 ]; then
 	}
 fi
 
-TIMEOUT=${RF_TEST_TIMEOUT:-300}
+TIMEOUT=${RF_TEST_TIMEOUT:-900}
 FILTER=${RF_TEST_FILTER:-}
 
 is_test_build() {

@@ -951,6 +951,23 @@ static bool status_mask(const char *text, const char *key, uint64_t *mask)
 }
 
 /*
+ * Signal s back to SIG_DFL, by the system call: glibc's signal() refuses
+ * its own real-time signals (32 and 33, EINVAL), and a caller that ignores
+ * them would otherwise hand that on to the command. SIGKILL and SIGSTOP
+ * fail with EINVAL, as they should.
+ */
+static void signal_default(int s)
+{
+        struct {
+                void *handler;
+                unsigned long flags;
+                void *restorer;
+                uint64_t mask;
+        } ksa = {.handler = SIG_DFL};
+        (void)syscall(SYS_rt_sigaction, s, &ksa, NULL, sizeof ksa.mask);
+}
+
+/*
  * Every signal back to SIG_DFL for the command. Only a disposition that is
  * not SIG_DFL needs a call, and /proc/self/status names them all: ignored
  * (SigIgn: from ringfence's caller, or SIGPIPE of the supervisor) or caught
@@ -969,14 +986,11 @@ static void reset_signals(void)
                 close(fd);
         }
         if (n <= 0 || (buf[n] = '\0', !status_mask(buf, "\nSigIgn:\t", &ign)) ||
-            !status_mask(buf, "\nSigCgt:\t", &cgt)) {
-                for (int s = 1; s < NSIG; s++)
-                        signal(s, SIG_DFL);
-                return;
-        }
-        for (int s = 1; s < NSIG && s <= 64; s++)
+            !status_mask(buf, "\nSigCgt:\t", &cgt))
+                ign = cgt = ~(uint64_t)0;
+        for (int s = 1; s <= 64; s++)
                 if ((ign | cgt) >> (s - 1) & 1)
-                        signal(s, SIG_DFL);
+                        signal_default(s);
 }
 
 struct exec_report {
