@@ -5,13 +5,14 @@
  * bucket; the slots are a fixed array, so neither memory nor the number of
  * summary records grows with what the run sends.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "audit/budget.h"
 
 void audit_budget_init(struct audit_budget *b, const struct audit_budget_cfg *cfg, int64_t now_ms)
 {
-        memset(b, 0, sizeof *b);
+        memset(b, 0, offsetof(struct audit_budget, slot));
         if (cfg)
                 b->cfg = *cfg;
         if (!b->cfg.rate)
@@ -45,16 +46,22 @@ static bool slot_matches(const struct audit_coalesced *s, const char *event, con
 static struct audit_coalesced *slot_find(struct audit_budget *b, const char *event, const char *key,
                                          int64_t now_ms)
 {
-        for (size_t i = 0; i < AUDIT_COALESCE_SLOTS; i++)
+        for (size_t i = 0; i < b->n_slots; i++)
                 if (slot_matches(&b->slot[i], event, key) && now_ms < b->slot[i].until_ms)
                         return &b->slot[i];
         return NULL;
 }
 
-/* A free slot, else the one whose window ends first. */
+/* A free slot, else a never used one, else the one whose window ends
+ * first. */
 static struct audit_coalesced *slot_take(struct audit_budget *b)
 {
         struct audit_coalesced *old = &b->slot[0];
+        for (size_t i = 0; i < b->n_slots; i++)
+                if (!b->slot[i].used)
+                        return &b->slot[i];
+        if (b->n_slots < AUDIT_COALESCE_SLOTS)
+                return &b->slot[b->n_slots++];
         for (size_t i = 0; i < AUDIT_COALESCE_SLOTS; i++) {
                 if (!b->slot[i].used)
                         return &b->slot[i];
@@ -112,7 +119,7 @@ enum audit_verdict audit_budget_admit(struct audit_budget *b, const char *event,
 
 struct audit_coalesced *audit_budget_expired(struct audit_budget *b, int64_t now_ms)
 {
-        for (size_t i = 0; i < AUDIT_COALESCE_SLOTS; i++) {
+        for (size_t i = 0; i < b->n_slots; i++) {
                 struct audit_coalesced *s = &b->slot[i];
                 if (!s->used || now_ms < s->until_ms)
                         continue;
@@ -133,7 +140,7 @@ void audit_budget_summary_done(struct audit_budget *b, struct audit_coalesced *s
 int64_t audit_budget_next_ms(const struct audit_budget *b, int64_t now_ms)
 {
         int64_t best = -1;
-        for (size_t i = 0; i < AUDIT_COALESCE_SLOTS; i++) {
+        for (size_t i = 0; i < b->n_slots; i++) {
                 const struct audit_coalesced *s = &b->slot[i];
                 if (!s->used || s->count == 0)
                         continue;

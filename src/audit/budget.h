@@ -66,6 +66,9 @@ struct audit_budget {
         uint64_t written, coalesced, refused; /* totals for the run's summary */
         bool throttled;                       /* refusing since the last written record */
         bool throttle_new;                    /* throttled just began: the caller records it */
+        size_t n_slots; /* slot[0, n_slots) have been taken at least once; the rest are
+                         * never read (not even zeroed: a run that records nothing
+                         * coalescible touches none of their pages) */
         struct audit_coalesced slot[AUDIT_COALESCE_SLOTS];
 };
 

@@ -8,6 +8,7 @@
  * episode (an episode ends only with a written record, which costs a token).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,11 @@
 struct audit_emitter {
         struct audit_log *log;
         char run[AUDIT_RUN_MAX];
-        struct audit_budget budget;
         const char *what[AUDIT_COALESCE_SLOTS];
         bool finished;
         audit_redact_fn redact; /* or NULL */
         void *redact_ctx;
+        struct audit_budget budget; /* last: its unused slots are never touched */
 };
 
 static int64_t mono_ms(void)
@@ -59,9 +60,13 @@ static size_t estimate(const char *event, const struct audit_field *f, size_t n)
 int audit_emitter_new(struct audit_log *log, const char *run, const struct audit_budget_cfg *cfg,
                       struct audit_emitter **ret)
 {
-        struct audit_emitter *e = calloc(1, sizeof *e);
+        /* ~130 KiB, most of it coalescing slots a run may never use: only
+         * what comes before them is zeroed (audit_budget_init zeroes the
+         * budget's own head), so a start faults in none of their pages */
+        struct audit_emitter *e = malloc(sizeof *e);
         if (!e)
                 return -ENOMEM;
+        memset(e, 0, offsetof(struct audit_emitter, budget));
         e->log = log;
         snprintf(e->run, sizeof e->run, "%s", run ? run : "");
         audit_budget_init(&e->budget, cfg, mono_ms());
@@ -207,7 +212,7 @@ int64_t audit_emit(struct audit_emitter *e, const char *event, const char *coale
                                    flags & AUDIT_EMIT_DURABLE, err);
         if (seq > 0 && coalesce_key) {
                 /* remember how to name the repeats of the slot just opened */
-                for (size_t i = 0; i < AUDIT_COALESCE_SLOTS; i++) {
+                for (size_t i = 0; i < e->budget.n_slots; i++) {
                         const struct audit_coalesced *s = &e->budget.slot[i];
                         if (s->used && s->count == 0 && !strcmp(s->event, event) &&
                             !strcmp(s->key, coalesce_key) && s->until_ms > now) {
