@@ -743,7 +743,7 @@ int cmd_run(int argc, char **argv)
                 plan->nproc_fallback = plan->limits.pids;
         unsigned missing = ~cgroup_enforced(cg) & (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS);
         enum cgroup_mode mode = cgroup_get_mode(cg);
-        if (missing && note_once(state_dir, mode == CGROUP_NONE  ? "cgroup-none"
+        if (missing && note_once(state_dir, mode == CGROUP_NONE ? "cgroup-none"
                                             : mode == CGROUP_V2 ? "cgroup-v2-undelegated"
                                                                 : "cgroup-v1-asked"))
                 cli_error("note: %s: %s%s%s (said once per state dir)",

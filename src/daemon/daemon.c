@@ -1183,7 +1183,7 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 signal(SIGPIPE, SIG_DFL); /* a client that goes away ends it */
-                const char *av[9]; /* the most: 8 arguments and the NULL */
+                const char *av[9];        /* the most: 8 arguments and the NULL */
                 size_t n = 0;
                 av[n++] = "ringfence";
                 av[n++] = "audit";

@@ -126,8 +126,7 @@ int main(void)
         free(s);
 
         /* escaping: ESC, BEL, DEL, C1 (U+009B CSI); valid UTF-8 kept */
-        send_event("egress.deny", "\x1b]0;pwned\x07x\x7f\xc2\x9b.example", 1080, "bad name",
-                   "");
+        send_event("egress.deny", "\x1b]0;pwned\x07x\x7f\xc2\x9b.example", 1080, "bad name", "");
         send_event("egress.deny", "caf\xc3\xa9.example", 443, "no allow rule matches", "");
         send_event("egress.deny", "back\\slash", 443, "no allow rule matches", "");
         s = summary(&t);
