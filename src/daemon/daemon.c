@@ -18,7 +18,11 @@
  *
  * Clients have DAEMON_CLIENT_MS to send a request; responses are written
  * without blocking (what does not fit is kept and written as the client
- * reads). One request per connection.
+ * reads). One request per connection. An answer given before the whole
+ * request was read (413, a malformed head) is followed by a lingering
+ * close: the write side is shut and what the client still sends is read
+ * and dropped (at most DAEMON_LINGER_MAX bytes, DAEMON_LINGER_MS) so its
+ * send does not fail with ECONNRESET before it reads the answer.
  */
 #include <dirent.h>
 #include <linux/capability.h>
@@ -75,6 +79,8 @@ struct client {
         char *out;
         size_t out_len, out_off;
         int64_t deadline;
+        bool linger; /* after the answer: drain the unread request, then close */
+        size_t drained;
         /* control requests in progress (a kill of one or many runs, or one
          * pause, resume, grant or revoke): the runs' control sockets, whose
          * answers the loop collects — a slow supervisor blocks no one */
@@ -185,6 +191,21 @@ static void client_close(struct client *c)
         c->check_fd = -1;
 }
 
+/* The answer is written: close, or for a lingering client shut the write
+ * side, drop its input buffers and keep reading until it closes. */
+static void client_done(struct client *c)
+{
+        if (!c->linger || shutdown(c->fd, SHUT_WR) < 0) {
+                client_close(c);
+                return;
+        }
+        free(c->in);
+        free(c->out);
+        c->in = c->out = NULL;
+        c->in_len = c->sent_len = c->out_len = c->out_off = 0;
+        c->deadline = now_ms() + DAEMON_LINGER_MS;
+}
+
 /* Queue the response and try to write it now; the loop writes the rest. */
 static void respond(struct client *c, int status, const char *json)
 {
@@ -200,6 +221,7 @@ static void respond(struct client *c, int status, const char *json)
                 client_close(c);
                 return;
         }
+        c->parse_wait = false; /* answered: nothing more goes to the parser */
         memcpy(c->out, head, (size_t)hl);
         memcpy(c->out + hl, json, bl);
         c->out[hl + bl] = '\n';
@@ -208,8 +230,10 @@ static void respond(struct client *c, int status, const char *json)
         ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0)
                 c->out_off = (size_t)n;
-        if (c->out_off == c->out_len || (n < 0 && errno != EAGAIN))
+        if (n < 0 && errno != EAGAIN)
                 client_close(c);
+        else if (c->out_off == c->out_len)
+                client_done(c);
 }
 
 static void respond_error(struct client *c, int status, const char *fmt, ...)
@@ -1500,9 +1524,10 @@ static void on_parser(struct daemon *d)
         if (h.kind == WIRE_MORE) {
                 if (c->in_len > c->sent_len)
                         to_parser(d, c);
-        } else if (h.kind == WIRE_ERROR)
+        } else if (h.kind == WIRE_ERROR) {
+                c->linger = true; /* the rest of the request may still come */
                 respond_error(c, h.status, "%s", h.why);
-        else
+        } else
                 handle(d, c, &q);
         api_req_clear(&q);
 }
@@ -1514,11 +1539,24 @@ static void on_client(struct daemon *d, struct client *c, short rev)
                                  MSG_NOSIGNAL | MSG_DONTWAIT);
                 if (n > 0)
                         c->out_off += (size_t)n;
-                if (c->out_off == c->out_len || (n < 0 && errno != EAGAIN) || (rev & POLLHUP))
+                if ((n < 0 && errno != EAGAIN) || (rev & POLLHUP))
+                        client_close(c);
+                else if (c->out_off == c->out_len)
+                        client_done(c);
+                return;
+        }
+        if (c->linger) { /* answered: drop what still comes, until it closes */
+                char sink[16384];
+                ssize_t n = recv(c->fd, sink, sizeof sink, MSG_DONTWAIT);
+                if (n > 0)
+                        c->drained += (size_t)n;
+                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
+                    c->drained >= DAEMON_LINGER_MAX)
                         client_close(c);
                 return;
         }
         if (c->in_len >= DAEMON_REQ_MAX) {
+                c->linger = true;
                 respond_error(c, 413, "the request is larger than %d bytes", DAEMON_REQ_MAX);
                 return;
         }
@@ -1824,8 +1862,8 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                         if (p[3 + i].revents)
                                 on_client(d, c, p[3 + i].revents);
                         else if (now >= c->deadline) {
-                                if (c->out)
-                                        client_close(c); /* a reader too slow: dropped */
+                                if (c->out || c->linger)
+                                        client_close(c); /* a reader too slow, or done lingering */
                                 else
                                         respond_error(c, 408, "no complete request within %d s",
                                                       DAEMON_CLIENT_MS / 1000);

@@ -24,10 +24,12 @@
 #define DAEMON_ROOT_SLOTS      16    /* the last free slots are kept for root */
 #define DAEMON_CLIENT_MS       10000 /* a client has this long to send its request */
 #define DAEMON_KILL_MS         30000 /* a kill not confirmed by then is reported */
-#define DAEMON_CTL_MS          5000  /* a pause, resume, grant or revoke unanswered by then: 500 */
-#define DAEMON_LOGS_MAX        1000  /* run logs kept in STATE_DIR/logs (checked every */
-#define DAEMON_PRUNE_EVERY     32    /* ... this many starts) */
-#define DAEMON_STREAMS_MAX     64    /* audit streams at once (the last 4 are root's) */
+#define DAEMON_LINGER_MS       2000  /* an answer given before the whole request was read: */
+#define DAEMON_LINGER_MAX      (1024 * 1024) /* ... what is read and dropped until close */
+#define DAEMON_CTL_MS          5000 /* a pause, resume, grant or revoke unanswered by then: 500 */
+#define DAEMON_LOGS_MAX        1000 /* run logs kept in STATE_DIR/logs (checked every */
+#define DAEMON_PRUNE_EVERY     32   /* ... this many starts) */
+#define DAEMON_STREAMS_MAX     64   /* audit streams at once (the last 4 are root's) */
 #define DAEMON_STREAMS_PER_UID 4
 
 struct dconf;
