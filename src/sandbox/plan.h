@@ -28,6 +28,9 @@
 #define RF_EGRESS_SOCKS_PORT 1080
 #define RF_EGRESS_HTTP_ADDR  "127.0.0.1:3128"
 #define RF_EGRESS_SOCKS_ADDR "127.0.0.1:1080"
+/* transparent capture (issue 14): the listeners the run's ruleset
+ * redirects TCP to, 127.0.0.1:3129 and [::1]:3129 */
+#define RF_EGRESS_CAPTURE_PORT 3129
 #define PLAN_ARGV_MAX        4096
 #define PLAN_ARG_BYTES       (1024 * 1024) /* total argv + envp bytes */
 #define RF_RUN_ID_LEN        36
