@@ -29,10 +29,20 @@ enum rf_msg_type {
         MSG_LISTEN,      /* init → S: an egress listener in the run's netns (fd); value = port */
         MSG_SECRETS,     /* S → init: the env and file deliveries (memfd), before GO */
         MSG_SECRETS_DIR, /* init → S: /run/secrets through a writable clone (dir fd): revocation */
-        MSG_BROKER, /* init → S: the listening broker socket, /run/ringfence/broker.sock (fd) */
+        MSG_BROKER,  /* init → S: the listening broker socket, /run/ringfence/broker.sock (fd) */
+        MSG_CAPTURE, /* init → S: capture is committed in the run's netns; value = CAPTURE_* */
+        MSG_NFLOG,   /* init → S: the NFLOG socket of the run's ruleset refusals (fd) */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };
+
+/* MSG_CAPTURE value: the families whose pool address, default route and
+ * redirect are in place (issue 14; src/egress/synth.h). MSG_LISTEN of the
+ * capture listeners: value = RF_EGRESS_CAPTURE_PORT (127.0.0.1) or
+ * RF_EGRESS_CAPTURE_PORT | CAPTURE_LISTEN_V6 ([::1]). */
+#define CAPTURE_V4        1
+#define CAPTURE_V6        2
+#define CAPTURE_LISTEN_V6 0x10000
 
 struct rf_msg {
         uint32_t type;       /* enum rf_msg_type */

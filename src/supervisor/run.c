@@ -442,6 +442,15 @@ struct sup {
         struct audit_emitter *ev;      /* borrowed: the run's events, or NULL */
         struct egress_config *egress;  /* borrowed: NULL = no egress process; `grant` edits it */
         int listen_http, listen_socks; /* owned until the egress process has them */
+        /* transparent capture (issue 14): CAPTURE_* from MSG_CAPTURE (0: no
+         * capture), the capture listeners (MSG_LISTEN, owned like the two
+         * above), the NFLOG socket of the ruleset's refusals (MSG_NFLOG),
+         * and the synthetic-address map channel (synth.h): the stub's end
+         * and the egress process's end, both owned */
+        unsigned capture;
+        int listen_cap4, listen_cap6;
+        int nflog;
+        int synth_tx, synth_rx;
         pid_t egress_pid;
         int egress_pidfd, egress_events; /* owned */
         int64_t egress_async_fail;       /* an unanswered egress record that failed */
@@ -654,9 +663,12 @@ static void sup_on_msg(struct sup *s)
                 /* each listener once, during setup; the egress process is
                  * started when the first connection arrives (sup_egress_start):
                  * a run that never uses the network never pays for it */
-                int *slot = m.value == RF_EGRESS_HTTP_PORT    ? &s->listen_http
-                            : m.value == RF_EGRESS_SOCKS_PORT ? &s->listen_socks
-                                                              : NULL;
+                int *slot = m.value == RF_EGRESS_HTTP_PORT      ? &s->listen_http
+                            : m.value == RF_EGRESS_SOCKS_PORT   ? &s->listen_socks
+                            : m.value == RF_EGRESS_CAPTURE_PORT ? &s->listen_cap4
+                            : m.value == (RF_EGRESS_CAPTURE_PORT | CAPTURE_LISTEN_V6)
+                                    ? &s->listen_cap6
+                                    : NULL;
                 if (!slot || *slot >= 0 || fd < 0 || s->state != RS_SETUP || s->egress_pid > 0) {
                         safe_close(fd);
                         s->state = RS_BROKEN;
@@ -671,6 +683,28 @@ static void sup_on_msg(struct sup *s)
                 }
                 break;
         }
+        case MSG_CAPTURE:
+                /* once, during setup, without a socket, for a run with egress */
+                if (fd >= 0 || s->capture || !s->egress || s->state != RS_SETUP ||
+                    !(m.value & (CAPTURE_V4 | CAPTURE_V6)) ||
+                    (m.value & ~(CAPTURE_V4 | CAPTURE_V6))) {
+                        safe_close(fd);
+                        s->state = RS_BROKEN;
+                        sup_kill(s);
+                        return;
+                }
+                s->capture = (unsigned)m.value;
+                break;
+        case MSG_NFLOG:
+                if (fd < 0 || s->nflog >= 0 || !s->egress || s->state != RS_SETUP) {
+                        safe_close(fd);
+                        s->state = RS_BROKEN;
+                        sup_kill(s);
+                        return;
+                }
+                s->nflog = fd;
+                (void)fcntl(fd, F_SETFL, O_NONBLOCK);
+                break;
         case MSG_SECRETS_DIR:
         case MSG_BROKER:
                 /* once each, during setup, when the run has such grants */
@@ -1144,7 +1178,12 @@ static void sup_free(struct sup *s)
                 s->ctls[i].fd = safe_close(s->ctls[i].fd);
         s->listen_http = safe_close(s->listen_http);
         s->listen_socks = safe_close(s->listen_socks);
+        s->listen_cap4 = safe_close(s->listen_cap4);
+        s->listen_cap6 = safe_close(s->listen_cap6);
+        s->nflog = safe_close(s->nflog);
         sup_egress_stop(s); /* the run is over: so is its way out */
+        s->synth_tx = safe_close(s->synth_tx);
+        s->synth_rx = safe_close(s->synth_rx);
         safe_close(s->child.chan);
         safe_close(s->child.pidfd);
 }
@@ -1253,6 +1292,11 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         .egress = rs->egress,
                         .listen_http = -1,
                         .listen_socks = -1,
+                        .listen_cap4 = -1,
+                        .listen_cap6 = -1,
+                        .nflog = -1,
+                        .synth_tx = -1,
+                        .synth_rx = -1,
                         .egress_pidfd = -1,
                         .egress_events = -1,
                         .ev = ev,
