@@ -8,7 +8,8 @@
 set -eu
 
 build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev"
-test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl strace"
+test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl strace
+	curl wget nodejs openjdk-17-jdk-headless openssh-server openssh-client"
 
 want="$build"
 [ "${1:-}" = "--build" ] || want="$build $test"
@@ -33,6 +34,12 @@ else
 fi
 echo "deps.sh: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+# openssh-server is there for the tests' own sshd (started with a config of
+# the test's, in a network namespace of the test's): the host's ssh service
+# must not start because of it (Debian's unit honours this file)
+case " $missing " in
+*" openssh-server "*) $SUDO mkdir -p /etc/ssh && $SUDO touch /etc/ssh/sshd_not_to_be_run ;;
+esac
 # shellcheck disable=SC2086
 $SUDO apt-get install -y --no-install-recommends $missing >/dev/null 2>&1 || {
 	$SUDO apt-get update >/dev/null

@@ -43,7 +43,7 @@ printf 'nameserver %s\n' "$net.2" >"$TH/resolv.conf"
 # the test host's TLS server (urllib through HTTPS_PROXY); without openssl those cases skip
 command -v openssl >/dev/null &&
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TH/key.pem" -out "$TH/cert.pem" \
-		-days 1 -subj /CN=svc.test >/dev/null 2>&1
+		-days 1 -subj /CN=svc.test -addext subjectAltName=DNS:svc.test >/dev/null 2>&1
 ip netns exec "$HNS" python3 "$RF_SRC/tests/helpers/testhost.py" "$TH" "$TH/table" >/dev/null 2>&1 &
 register_pid $!
 for _ in $(seq 1 100); do [ -e "$TH/ready" ] && break; sleep 0.05; done
