@@ -127,6 +127,29 @@ echo "  run 1, granted the token:"
 echo "  run 2, same agent, no grant:"
 "$RF" run --state-dir "$state" --workspace "$ws" --agent demo-agent --env "APIPORT=$apiport" \
 	--add-host "api.internal:127.0.0.1" --allow-host "api.internal:$apiport" -- ./use-token.sh
+if command -v node >/dev/null; then
+	echo "  run 3, a tool that ignores proxy settings (Node's fetch, every proxy variable removed):"
+	cat >"$ws/fetch.js" <<'NODE'
+const say = (what, s) => console.log("  agent> " + what.padEnd(46) + " " + s);
+(async () => {
+  for (const u of [`http://api.internal:${process.env.APIPORT}/`, "http://exfil.example/",
+                   "http://192.0.2.1/"]) {
+    try {
+      const r = await fetch(u);
+      say("fetch " + u, "worked: " + r.status + " " + (await r.text()).trim());
+    } catch (e) {
+      say("fetch " + u, "BLOCKED: " + (e.cause ? e.cause.code || e.cause.message : e.message));
+    }
+  }
+})();
+NODE
+	"$RF" run --state-dir "$state" --workspace "$ws" --agent demo-agent --env "APIPORT=$apiport" \
+		--add-host "api.internal:127.0.0.1" --allow-host "api.internal:$apiport" -- \
+		env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_proxy -u all_proxy \
+		node fetch.js
+	echo "  (the allowed API answers — 401 without the token; the other name does not resolve"
+	echo "   in the run, and an address literal is refused by the run's own ruleset)"
+fi
 echo "  what the audit log says about secrets and egress (never the token itself):"
 "$RF" audit --state-dir "$state" --agent demo-agent --json |
 	grep -E '"event":"(secret|egress)\.(grant|read|revoke|allow|deny)"' |
