@@ -33,6 +33,7 @@ rf_mktemp /tmp
 TH=$REPLY
 cat >"$TH/table" <<TABLE
 svc.test $net.2
+self.test $net.1
 meta.test 169.254.169.254
 rebind.test $net.2,169.254.169.254
 doc.test 192.0.2.10

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# capture_bypass.sh — bypass classes of SECURITY-CASES.md again, on the
+# captured path (issue 14), each next to a working control: rebinding,
+# the host's own addresses, another run's synthetic addresses, IP literal
+# spellings; refusals answer (ECONNREFUSED / ECONNRESET), never hang; and
+# nothing of the run's network is left after it.
+# (SNI fronting, Host mismatch, literals, metadata answers, pool addresses
+# never handed out and the egress listeners: capture_egress.sh; UDP and
+# the run's lack of CAP_NET_ADMIN: capture.sh; the resolver: capture_dns.sh.)
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+is_root || skip_all "needs root (network namespaces of the test's own)"
+command -v ip >/dev/null && command -v nsenter >/dev/null && command -v python3 >/dev/null ||
+	skip_all "needs ip, nsenter and python3"
+new_workspace
+# shellcheck source=tests/helpers/egress-net.bash
+. "$RF_SRC/tests/helpers/egress-net.bash"
+
+NP=(env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_proxy -u all_proxy
+	-u NO_PROXY -u no_proxy)
+# probe HOST PORT [PATH]: one HTTP GET by name or address, without a proxy;
+# prints the status line, or errno=NAME (a socket timeout: errno=TIMEOUT,
+# which no case here may give: a refusal answers)
+cat >"$WS/probe.py" <<'PY'
+import errno, socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+path = sys.argv[3] if len(sys.argv) > 3 else "/"
+try:
+    s = socket.create_connection((host, port), timeout=10)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n" % (path, host, port)).encode())
+    d = s.recv(4096)
+    print(d.split(b"\r\n", 1)[0].decode("latin-1") if d else "closed")
+except socket.timeout:
+    print("errno=TIMEOUT")
+except socket.gaierror as e:
+    print("gaierror=%s" % ("EAI_NONAME" if e.errno == socket.EAI_NONAME else e.errno))
+except OSError as e:
+    print("errno=%s" % errno.errorcode.get(e.errno, e.errno))
+PY
+probe() { # probe RUN-OPTIONS... -- HOST PORT [PATH]
+	local o=()
+	while [ "$1" != "--" ]; do o+=("$1"); shift; done
+	shift
+	er "${o[@]}" -- "${NP[@]}" python3 probe.py "$@"
+}
+
+probe --add-host "svc.test:$net.2" --allow-host svc.test -- svc.test 8080
+case "$RF_OUT" in
+"HTTP/1.1 200"*) ;;
+*) skip_all "this build does not capture (svc.test:8080 without a proxy: '$RF_OUT')" ;;
+esac
+ok "control: an allowed name without a proxy: 200"
+
+# ---- rebinding -------------------------------------------------------------------------------
+# rebind.test answers the test host, then 169.254.169.254, in turn; the run
+# only ever holds its pool address, and each connection is decided on the
+# host side with the address the egress process itself resolved and dials
+ok200=0 refused=0 other=""
+for _ in 1 2 3 4; do
+	probe --allow-host rebind.test:8080 --allow-host "$net.0/24:8080" -- rebind.test 8080
+	case "$RF_OUT" in
+	"HTTP/1.1 200"*) ok200=$((ok200 + 1)) ;;
+	"HTTP/1.1 403"* | errno=ECONNRESET) refused=$((refused + 1)) ;;
+	*) other="$other $RF_OUT" ;;
+	esac
+done
+if [ "$ok200" -ge 1 ] && [ "$refused" -ge 1 ] && [ -z "$other" ]; then
+	ok "a rebinding resolver on the captured path: the test host served ($ok200×), the metadata answer refused ($refused×)"
+else
+	not_ok "a rebinding resolver on the captured path" "200: $ok200, refused: $refused, other:$other"
+fi
+like "$(records | grep '"event":"egress.deny"' | grep -c '169.254.169.254')" '^[1-9]' \
+	"... each refusal recorded naming the metadata address"
+
+# ---- the host's own addresses ----------------------------------------------------------------
+# the client namespace's own address ($net.1) is the host's to the egress
+# process: refused as a literal without a rule (the ruleset), and behind an
+# allowed name that resolves to it (the egress process: the host's own
+# addresses are refused unless an IP rule covers them)
+probe --allow-host svc.test -- "$net.1" 8080
+is "$RF_OUT" "errno=ECONNREFUSED" "the host's own address as a literal: refused by the run's ruleset (ECONNREFUSED)"
+probe --allow-host self.test:8080 -- self.test 8080
+like "$RF_OUT" '^(HTTP/1.1 403|errno=ECONNRESET)' "an allowed name the resolver answers with the host's own address: refused ($RF_OUT)"
+
+# ---- another run's synthetic addresses -------------------------------------------------------
+# run A learns svc.test's pool address; run B, allowed the same name but
+# never having resolved it, connects to that address: refused
+er --add-host "svc.test:$net.2" --allow-host svc.test -- getent hosts svc.test
+addr=$(awk '{print $1; exit}' <<<"$RF_OUT")
+like "$addr" '^198\.1[89]\.' "run A: svc.test has pool address $addr"
+probe --add-host "svc.test:$net.2" --allow-host svc.test -- "$addr" 8080
+is "$RF_OUT" "errno=ECONNRESET" "run B, never told that address, connects to it: reset by the egress process"
+like "$(records | grep '"event":"egress.deny"' | tail -n 5)" "$addr" "... recorded with the address"
+
+# ---- IP literal spellings --------------------------------------------------------------------
+# the run's own resolver never sees a literal: the client turns it into an
+# address, which the ruleset decides as an address (no rule: refused;
+# a CIDR rule: decided by the egress process)
+IFS=. read -r a b c d <<<"$net.2"
+dec=$(((a << 24) | (b << 16) | (c << 8) | d))
+hex=$(printf '0x%02x.%d.%d.%d' "$a" "$b" "$c" "$d")
+for spelled in "$dec" "$hex" "::ffff:$net.2"; do
+	probe --allow-host svc.test -- "$spelled" 8080
+	like "$RF_OUT" '^errno=(ECONNREFUSED|ENETUNREACH)$' "the test host spelled $spelled, no rule for it: refused ($RF_OUT)"
+done
+probe --allow-host "$net.0/24:8080" -- "$dec" 8080
+like "$RF_OUT" '^HTTP/1.1 200' "control: spelled $dec with a CIDR rule covering it: 200"
+probe --allow-host "$net.0/24:8080" -- 2130706433 8080
+is "$RF_OUT" "errno=ECONNREFUSED" "2130706433 (127.0.0.1) is the run's own loopback: nothing listens there (ECONNREFUSED)"
+
+# ---- nothing is left -------------------------------------------------------------------------
+er --add-host "svc.test:$net.2" --allow-host svc.test -- sh -c 'readlink /proc/self/ns/net'
+nsid=$RF_OUT
+like "$nsid" '^net:\[[0-9]+\]$' "a run's network namespace: $nsid"
+left=""
+for p in /proc/[0-9]*; do
+	[ "$(readlink "$p/ns/net" 2>/dev/null)" = "$nsid" ] && left="$left ${p#/proc/}"
+done
+is "$left" "" "after the run no process is left in its network namespace (its ruleset and pool went with it)"
+
+done_testing
