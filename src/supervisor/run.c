@@ -1557,14 +1557,15 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         pump_settle(p);
                 }
                 if (pfd[6].revents && s.dns >= 0 &&
-                    dnsstub_serve(s.dns, &(struct dnsstub_ctx){
-                                                 .ev = ev,
-                                                 .capture = s.capture,
-                                                 .cfg = s.egress,
-                                                 .map = &s.synth,
-                                                 .synth_tx = s.synth_tx,
-                                                 .synth_rx_idle = s.egress_pid > 0 ? -1 : s.synth_rx,
-                                         }) < 0)
+                    dnsstub_serve(s.dns,
+                                  &(struct dnsstub_ctx){
+                                          .ev = ev,
+                                          .capture = s.capture,
+                                          .cfg = s.egress,
+                                          .map = &s.synth,
+                                          .synth_tx = s.synth_tx,
+                                          .synth_rx_idle = s.egress_pid > 0 ? -1 : s.synth_rx,
+                                  }) < 0)
                         s.dns = safe_close(s.dns);
                 if (s.grants) {
                         grants_tick(s.grants); /* ttl */
