@@ -101,12 +101,15 @@ const char *synth_lookup(const struct synth_map *m, int family, const uint8_t *a
 /*
  * synth_entry_encode / synth_entry_decode — one map datagram: u8 version
  * (1), u8 name length, v4 (4 bytes, network order), v6 (16 bytes), the
- * name (no NUL). decode is pure and fuzzed: it refuses (-EINVAL) a wrong
- * version or length, a name that is not canonical, addresses outside the
- * pool or the run's own, and a v4 and v6 whose host parts differ (both
- * are SYNTH_FIRST_HOST + the entry's index). synth_drain also refuses an
- * entry whose index is not the next one. encode returns the
- * length written (≤ SYNTH_ENTRY_MAX) or -EINVAL.
+ * name (no NUL). decode is pure and fuzzed (tests/fuzz/fuzz_synth.c): it
+ * refuses (-EINVAL) a wrong version or length, a name that is not
+ * canonical (or is an IP literal), addresses outside the pool, the pool's
+ * network address or the run's own, a host part beyond SYNTH_NAMES_MAX
+ * names, v6 host bits above the low 32, and a v4 and v6 whose host parts
+ * differ (both are SYNTH_FIRST_HOST + the entry's index). synth_add (so
+ * synth_drain) also refuses an entry out of sequence. encode refuses
+ * (-EINVAL) what decode would, or too little room; it returns the length
+ * written (≤ SYNTH_ENTRY_MAX).
  */
 int synth_entry_encode(const struct synth_entry *e, uint8_t *buf, size_t cap);
 int synth_entry_decode(const uint8_t *buf, size_t len, struct synth_entry *e);
