@@ -102,7 +102,6 @@ if [ "$pool" = "pool=" ] || [ -z "$pool" ]; then
 	diag "$RF_OUT" "$RF_ERR"
 	skip "the capture cases (12)" "the run shows no pool address: no transparent capture in this build or on this host"
 	done_testing
-	exit 0
 fi
 like "$pool" '^pool=v4' "the run carries its v4 pool address (198.18.0.1)"
 
