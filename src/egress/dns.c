@@ -100,6 +100,38 @@ int dns_refused(const uint8_t *msg, const struct dns_query *q, uint8_t *out, siz
         return (int)q->question_end;
 }
 
+int dns_answer(const uint8_t *msg, const struct dns_query *q, unsigned rcode, uint16_t rtype,
+               const uint8_t *rdata, size_t rdlen, uint32_t ttl, uint8_t *out, size_t cap)
+{
+        size_t rr = rdata ? 2 + 2 + 2 + 4 + 2 + rdlen : 0;
+        if (q->question_end < DNS_HDR + 5 || rcode > 15 || rdlen > 0xffff)
+                return -EINVAL;
+        if (cap < q->question_end + rr || q->question_end + rr > DNS_MSG_MAX)
+                return -ENOBUFS;
+        memcpy(out, msg, q->question_end);
+        out[2] = (uint8_t)((msg[2] & 0x79) | 0x80 | 0x04); /* QR, AA; opcode and RD kept */
+        out[3] = (uint8_t)(0x80 | rcode);                  /* RA */
+        memset(out + 6, 0, 6);
+        if (!rdata)
+                return (int)q->question_end;
+        out[7] = 1; /* ANCOUNT */
+        uint8_t *p = out + q->question_end;
+        *p++ = 0xc0; /* a pointer to the question's name, at offset 12 */
+        *p++ = DNS_HDR;
+        *p++ = (uint8_t)(rtype >> 8);
+        *p++ = (uint8_t)rtype;
+        *p++ = 0;
+        *p++ = 1; /* IN */
+        *p++ = (uint8_t)(ttl >> 24);
+        *p++ = (uint8_t)(ttl >> 16);
+        *p++ = (uint8_t)(ttl >> 8);
+        *p++ = (uint8_t)ttl;
+        *p++ = (uint8_t)(rdlen >> 8);
+        *p++ = (uint8_t)rdlen;
+        memcpy(p, rdata, rdlen);
+        return (int)(q->question_end + rr);
+}
+
 int dns_formerr(const uint8_t *msg, size_t len, uint8_t out[12])
 {
         if (len < DNS_HDR || (msg[2] & 0x80))

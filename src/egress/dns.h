@@ -40,6 +40,23 @@ int dns_query_parse(const uint8_t *msg, size_t len, struct dns_query *q, struct 
  */
 int dns_refused(const uint8_t *msg, const struct dns_query *q, uint8_t *out, size_t cap);
 
+#define DNS_RCODE_NOERROR  0
+#define DNS_RCODE_SERVFAIL 2
+#define DNS_RCODE_NXDOMAIN 3
+#define DNS_RCODE_REFUSED  5
+
+/*
+ * dns_answer — build into out the answer to `msg` (whose question q
+ * describes): its id, opcode and RD echoed with QR, AA and RA set, RCODE
+ * `rcode`, the question echoed, and when rdata is non-NULL one answer
+ * record for the question's name (a pointer to it), of type `rtype`,
+ * class IN, TTL `ttl`, with rdlen bytes of rdata. No other records (no
+ * SOA for negative answers: the stub answers at once, and nothing needs
+ * to cache its refusals). Returns the length or -ENOBUFS / -EINVAL.
+ */
+int dns_answer(const uint8_t *msg, const struct dns_query *q, unsigned rcode, uint16_t rtype,
+               const uint8_t *rdata, size_t rdlen, uint32_t ttl, uint8_t *out, size_t cap);
+
 /*
  * dns_formerr — the FORMERR answer to a message too broken to parse but
  * with a readable header (len >= 12): id and opcode echoed, no question.

@@ -26,10 +26,17 @@
  * Who writes what: the map is written only by the supervisor's stub
  * (synth_assign). Each new entry is sent to the run's egress process as
  * one datagram (synth_entry_encode) BEFORE the DNS answer goes to the
- * run, on a SOCK_SEQPACKET pair; the egress process drains that socket
- * (synth_drain) before it looks an address up, so an answer the run
- * holds always has its entry there. An egress process forked later
- * inherits the map as it was at the fork.
+ * run, on a SOCK_SEQPACKET pair (synth_channel, synth_flush); the egress
+ * process drains that socket (synth_drain) before it looks an address
+ * up, so an answer the run holds always has its entry there. An egress
+ * process forked later inherits the map as it was at the fork, and may
+ * then read again entries it already holds: an entry for an index it
+ * has is accepted only if it is identical (and changes nothing), one for
+ * the next index is added, any other breaks the channel (synth_add).
+ *
+ * Entries are sent in order: `sent` counts those on the channel. An
+ * entry assigned but not yet sent (the channel was full) is sent before
+ * any later one, and its name is answered only once it is.
  */
 #pragma once
 
@@ -58,9 +65,13 @@ struct synth_entry {
         uint8_t v6[16];              /* in the v6 pool */
 };
 
+#define SYNTH_CHANNEL_BUF (SYNTH_NAMES_MAX * 1024) /* SO_SNDBUF asked for: the whole map */
+
 struct synth_map {
         struct synth_entry *v; /* owned; index i holds host part SYNTH_FIRST_HOST + i */
         size_t n, cap;
+        size_t sent;    /* the supervisor's: entries [0, sent) are on the channel */
+        bool exhausted; /* the supervisor's: dns.exhausted was recorded */
 };
 
 /*
@@ -90,22 +101,65 @@ const char *synth_lookup(const struct synth_map *m, int family, const uint8_t *a
 /*
  * synth_entry_encode / synth_entry_decode — one map datagram: u8 version
  * (1), u8 name length, v4 (4 bytes, network order), v6 (16 bytes), the
- * name (no NUL). decode is pure and fuzzed: it refuses (-EINVAL) a wrong
- * version or length, a name that is not canonical, addresses outside the
- * pool or the run's own, and a v4 and v6 whose host parts differ (both
- * are SYNTH_FIRST_HOST + the entry's index). synth_drain also refuses an
- * entry whose index is not the next one. encode returns the
- * length written (≤ SYNTH_ENTRY_MAX) or -EINVAL.
+ * name (no NUL). decode is pure and fuzzed (tests/fuzz/fuzz_synth.c): it
+ * refuses (-EINVAL) a wrong version or length, a name that is not
+ * canonical (or is an IP literal), addresses outside the pool, the pool's
+ * network address or the run's own, a host part beyond SYNTH_NAMES_MAX
+ * names, v6 host bits above the low 32, and a v4 and v6 whose host parts
+ * differ (both are SYNTH_FIRST_HOST + the entry's index). synth_add (so
+ * synth_drain) also refuses an entry out of sequence. encode refuses
+ * (-EINVAL) what decode would, or too little room; it returns the length
+ * written (≤ SYNTH_ENTRY_MAX).
  */
 int synth_entry_encode(const struct synth_entry *e, uint8_t *buf, size_t cap);
 int synth_entry_decode(const uint8_t *buf, size_t len, struct synth_entry *e);
 
 /*
+ * synth_add — take one decoded entry into m (the egress process's side,
+ * through synth_drain): the entry of index m->n is appended (returns 1);
+ * one of an index m already holds must be identical (returns 0: already
+ * known, e.g. inherited at the fork); anything else — a later index, a
+ * different name or address for a known index, a name known under
+ * another index — is -EPROTO; -ENOMEM. Pure.
+ */
+int synth_add(struct synth_map *m, const struct synth_entry *e);
+
+/*
  * synth_drain — the egress process's side: read every datagram waiting on
- * `fd` (non-blocking) into m, in order. Returns the number read, or -errno
- * when the channel is broken (then the caller refuses every pool address).
+ * `fd` (read with MSG_DONTWAIT) into m, in order (synth_entry_decode, then
+ * synth_add). Returns the number of new entries, or -errno when the
+ * channel is broken: -EPROTO for a datagram that does not decode or is
+ * out of sequence, -EPIPE when the supervisor's end is closed (then the
+ * caller refuses every pool address it does not already hold).
  */
 int synth_drain(int fd, struct synth_map *m);
+
+/*
+ * synth_channel — the supervisor makes the map channel: a
+ * SOCK_SEQPACKET|SOCK_CLOEXEC socketpair; *tx (the stub's end) is
+ * non-blocking with a send buffer of SYNTH_CHANNEL_BUF asked for
+ * (SO_SNDBUFFORCE where allowed, else SO_SNDBUF, which the kernel caps);
+ * *rx goes to the egress process. 0 or -errno (nothing left open).
+ */
+int synth_channel(int *tx, int *rx);
+
+/*
+ * synth_flush — the supervisor's side: send the entries [m->sent, m->n)
+ * on `fd` in order, advancing m->sent. Returns 0 when every entry is on
+ * the channel, -EAGAIN when the channel is full (the rest stays pending),
+ * other -errno when it is broken.
+ */
+int synth_flush(int fd, struct synth_map *m);
+
+/*
+ * synth_forget_last — undo the latest synth_assign while it is not yet
+ * sent (m->n > m->sent): the stub could not record it, so the address is
+ * never answered and will be given to the next name. -EBUSY if sent.
+ */
+int synth_forget_last(struct synth_map *m);
+
+/* synth_index — the index of entry e of m (e from synth_assign). */
+size_t synth_index(const struct synth_map *m, const struct synth_entry *e);
 
 /* synth_map_free — free what m holds; m may be reused. */
 void synth_map_free(struct synth_map *m);

@@ -451,6 +451,7 @@ struct sup {
         int listen_cap4, listen_cap6;
         int nflog;
         int synth_tx, synth_rx;
+        struct synth_map synth; /* owned: the run's name ↔ address map, written by the stub */
         pid_t egress_pid;
         int egress_pidfd, egress_events; /* owned */
         int64_t egress_async_fail;       /* an unanswered egress record that failed */
@@ -694,6 +695,12 @@ static void sup_on_msg(struct sup *s)
                         return;
                 }
                 s->capture = (unsigned)m.value;
+                /* the map channel, before the run can ask a name (synth.h) */
+                if (synth_channel(&s->synth_tx, &s->synth_rx) < 0) {
+                        s->state = RS_BROKEN;
+                        sup_kill(s);
+                        return;
+                }
                 break;
         case MSG_NFLOG:
                 if (fd < 0 || s->nflog >= 0 || !s->egress || s->state != RS_SETUP) {
@@ -1184,6 +1191,7 @@ static void sup_free(struct sup *s)
         sup_egress_stop(s); /* the run is over: so is its way out */
         s->synth_tx = safe_close(s->synth_tx);
         s->synth_rx = safe_close(s->synth_rx);
+        synth_map_free(&s->synth);
         safe_close(s->child.chan);
         safe_close(s->child.pidfd);
 }
@@ -1548,7 +1556,16 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                 pump_write(p);
                         pump_settle(p);
                 }
-                if (pfd[6].revents && s.dns >= 0 && dnsstub_serve(s.dns, ev) < 0)
+                if (pfd[6].revents && s.dns >= 0 &&
+                    dnsstub_serve(s.dns,
+                                  &(struct dnsstub_ctx){
+                                          .ev = ev,
+                                          .capture = s.capture,
+                                          .cfg = s.egress,
+                                          .map = &s.synth,
+                                          .synth_tx = s.synth_tx,
+                                          .synth_rx_idle = s.egress_pid > 0 ? -1 : s.synth_rx,
+                                  }) < 0)
                         s.dns = safe_close(s.dns);
                 if (s.grants) {
                         grants_tick(s.grants); /* ttl */
