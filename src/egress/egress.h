@@ -107,13 +107,30 @@ void egress_config_free(struct egress_config *c);
  */
 int egress_config_allow(struct egress_config *c, const char *rule, bool add, struct rf_error *err);
 
+struct synth_map;
+
 /*
- * egress_spawn — fork the egress process serving listeners `http_fd` and
- * `socks_fd` with configuration c; its events come over *events_fd (a
- * SOCK_SEQPACKET socket, owned by the caller). Returns the child's pid
- * (> 0) with *pidfd set, or -errno. The caller's fds are not inherited.
+ * What the egress process serves, all borrowed from the supervisor (the
+ * child gets copies; -1: none): the proxy listeners, the capture
+ * listeners (127.0.0.1:3129, [::1]:3129) and the egress process's end of
+ * the synthetic-address map channel, with the map as it is at the fork
+ * (NULL: empty; the child keeps its inherited copy and adds what it
+ * drains from synth_rx).
  */
-pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int *events_fd,
+struct egress_fds {
+        int http, socks;
+        int cap4, cap6;
+        int synth_rx;
+        const struct synth_map *synth;
+};
+
+/*
+ * egress_spawn — fork the egress process serving the listeners of `fds`
+ * with configuration c; its events come over *events_fd (a SOCK_SEQPACKET
+ * socket, owned by the caller). Returns the child's pid (> 0) with *pidfd
+ * set, or -errno. The caller's fds are not inherited.
+ */
+pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, int *events_fd,
                    int *pidfd);
 
 /*
