@@ -318,20 +318,19 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
          * The child's fds: 3 HTTP, 4 SOCKS, 5 events, 6 and 7 the capture
          * listeners, 8 the synth map channel (each -1: closed) */
         struct egress_prep prep = {.c = c};
-        struct rf_lockdown how = {
-                .what = "egress process",
-                .arrange_fds = true,
-                .fds = {-1, -1, -1, fds->http, fds->socks, sp[1], fds->cap4, fds->cap6,
-                        fds->synth_rx},
-                .n_fds = 9,
-                .prepare = egress_prepare,
-                .ctx = &prep,
-                .set_ids = true,
-                .uid = 65534,
-                .gid = 65534,
-                .drop_caps = true,
-                .seccomp = egress_filter(),
-                .pidfd = pidfd};
+        struct rf_lockdown how = {.what = "egress process",
+                                  .arrange_fds = true,
+                                  .fds = {-1, -1, -1, fds->http, fds->socks, sp[1], fds->cap4,
+                                          fds->cap6, fds->synth_rx},
+                                  .n_fds = 9,
+                                  .prepare = egress_prepare,
+                                  .ctx = &prep,
+                                  .set_ids = true,
+                                  .uid = 65534,
+                                  .gid = 65534,
+                                  .drop_caps = true,
+                                  .seccomp = egress_filter(),
+                                  .pidfd = pidfd};
         pid_t pid = rf_fork_tied(&how, NULL);
         if (pid < 0) {
                 close_pair(sp);

@@ -624,7 +624,7 @@ static int request_parse(const char *buf, size_t len, struct http_request *r, co
                 return fail(why, "CONNECT is not served here");
         if (origin && r->http10)
                 return fail(why, "HTTP/1.0 request refused (HTTP/1.1 only)");
-        k = origin               ? parse_origin_target(buf, t0, t1, r, why)
+        k = origin                ? parse_origin_target(buf, t0, t1, r, why)
             : mode == RQ_CAPTURED ? parse_captured_target(buf, t0, t1, r, why)
                                   : parse_target(buf, t0, t1, r, why);
         if (k < 0)

@@ -170,10 +170,10 @@ struct conn {
         /* a captured connection (egress.h): its destination is fixed by the
          * address the run dialled, not by anything the client sends */
         bool captured;
-        bool cap_tls;      /* its first bytes were a TLS record: refusals get a TLS alert */
-        bool cap_plain_ok; /* a rule or network.plain_ports allows plain TCP to it */
-        bool cap_literal;  /* the destination is an IP literal (not a pool name) */
-        bool rst;          /* close with RST (SO_LINGER 0): the client sees ECONNRESET */
+        bool cap_tls;       /* its first bytes were a TLS record: refusals get a TLS alert */
+        bool cap_plain_ok;  /* a rule or network.plain_ports allows plain TCP to it */
+        bool cap_literal;   /* the destination is an IP literal (not a pool name) */
+        bool rst;           /* close with RST (SO_LINGER 0): the client sees ECONNRESET */
         char cap_name[256]; /* the name (or literal text) it was decided for */
         uint16_t cap_port;
         /* resolver */
@@ -558,6 +558,21 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
                  enum socks_reply socks_code, enum hint h)
 {
         char key[300], fix[RULE_TEXT_MAX + 400];
+        if (c->captured && c->proto == PR_CAPTURE && !c->cap_tls && c->in_len == 0 &&
+            (c->st == CS_CAPTURED || c->st == CS_RESOLVE)) {
+                /* refused before its first bytes were read: what the client
+                 * already sent picks the answer (an HTTP request its 403, a
+                 * ClientHello an alert); nothing yet: a reset, no waiting */
+                ssize_t n = read(c->cfd, c->in, sizeof c->in);
+                if (n > 0) {
+                        c->in_len = (size_t)n;
+                        enum captured_first k =
+                                captured_first_bytes((const uint8_t *)c->in, c->in_len);
+                        c->cap_tls = k == CAPF_TLS;
+                        if (k == CAPF_HTTP)
+                                c->proto = PR_HTTP;
+                }
+        }
         hint_text(c, h, fix, sizeof fix);
         snprintf(key, sizeof key, "%s:%u", c->host, c->port);
         struct evf f[] = {
@@ -929,12 +944,8 @@ static void dial(struct conn *c)
 
         snprintf(key, sizeof key, "%s:%u", c->host, c->port);
         struct evf f[] = {
-                {"host", c->host, 0},
-                {"port", NULL, c->port},
-                {"addr", c->addr_text, 0},
-                {"rule", c->rule, 0},
-                {"proto", conn_proto(c), 0},
-                {"via", via(c), 0},
+                {"host", c->host, 0}, {"port", NULL, c->port},     {"addr", c->addr_text, 0},
+                {"rule", c->rule, 0}, {"proto", conn_proto(c), 0}, {"via", via(c), 0},
         };
         int64_t r;
         if (c->proto == PR_HTTP) {
@@ -1569,8 +1580,7 @@ static void on_first(struct conn *c)
         switch (k) {
         case CAPF_TLS:
                 c->cap_tls = true;
-                if (judge_first_bytes(c, (const uint8_t *)c->in, c->in_len, sizeof c->in, true) >
-                    0)
+                if (judge_first_bytes(c, (const uint8_t *)c->in, c->in_len, sizeof c->in, true) > 0)
                         dial(c);
                 return;
         case CAPF_HTTP:
@@ -1893,9 +1903,10 @@ static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, siz
         else if (r == TLS_MALFORMED)
                 reason = "malformed TLS ClientHello";
         else if (strcmp(sni, c->host) != 0)
-                reason = c->captured ? "the TLS SNI differs from the name the connection is "
-                                       "for (domain fronting)"
-                                     : "the TLS SNI differs from the CONNECT host (domain fronting)";
+                reason = c->captured
+                                 ? "the TLS SNI differs from the name the connection is "
+                                   "for (domain fronting)"
+                                 : "the TLS SNI differs from the CONNECT host (domain fronting)";
         if (!reason)
                 return 1;
         char key[300], fix[RULE_TEXT_MAX + 400];
@@ -2140,7 +2151,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
 static void conn_watch(struct conn *c)
 {
         bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || c->st == CS_HEAD ||
-                         c->st == CS_SNI || c->st == CS_FIRST || (c->st == CS_BODY && c->in_len < sizeof c->in) ||
+                         c->st == CS_SNI || c->st == CS_FIRST ||
+                         (c->st == CS_BODY && c->in_len < sizeof c->in) ||
                          (c->st == CS_TUNNEL && !c->client_eof &&
                           c->c2u.off + c->c2u.len < RELAY_BUF && c->pu.len < SPLICE_MAX);
         bool rd_up = (c->st == CS_TUNNEL ||

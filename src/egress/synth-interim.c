@@ -78,8 +78,8 @@ int synth_drain(int fd, struct synth_map *m)
                 struct synth_entry e;
                 if (n == 0 || synth_entry_decode(buf, (size_t)n, &e) < 0)
                         return -EBADMSG;
-                uint8_t a4[4] = {(uint8_t)(e.v4 >> 24), (uint8_t)(e.v4 >> 16),
-                                 (uint8_t)(e.v4 >> 8), (uint8_t)e.v4};
+                uint8_t a4[4] = {(uint8_t)(e.v4 >> 24), (uint8_t)(e.v4 >> 16), (uint8_t)(e.v4 >> 8),
+                                 (uint8_t)e.v4};
                 if (host_part(AF_INET, a4) - SYNTH_FIRST_HOST != m->n)
                         return -EBADMSG;
                 if (m->n == m->cap) {

@@ -1491,10 +1491,10 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 /* the capture listeners also start the egress process */
                 size_t ncap = n;
                 bool cap_listening = s.egress && s.egress_pid == 0;
-                pfd[n++] = (struct pollfd){.fd = cap_listening ? s.listen_cap4 : -1,
-                                           .events = POLLIN};
-                pfd[n++] = (struct pollfd){.fd = cap_listening ? s.listen_cap6 : -1,
-                                           .events = POLLIN};
+                pfd[n++] =
+                        (struct pollfd){.fd = cap_listening ? s.listen_cap4 : -1, .events = POLLIN};
+                pfd[n++] =
+                        (struct pollfd){.fd = cap_listening ? s.listen_cap6 : -1, .events = POLLIN};
                 int64_t wake = ev ? audit_emitter_next_ms(ev) : -1;
                 int64_t gw = grants_next_ms(s.grants);
                 if (gw >= 0 && (wake < 0 || gw < wake))
