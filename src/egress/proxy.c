@@ -1760,11 +1760,8 @@ static void on_accept(int lfd, enum listener kind)
                 }
                 c->idx = E.n_conns;
                 E.conns[E.n_conns++] = c;
-                if (captured) {
+                if (captured)
                         captured_start(c, kind == L_CAP4 ? AF_INET : AF_INET6);
-                        conn_queue(c);
-                        continue;
-                }
                 /* the request usually follows the connect at once: read it
                  * in this round instead of waiting for the next */
                 c->rev[W_CLIENT] = EPOLLIN;
