@@ -576,16 +576,12 @@ static int parse_origin_target(const char *buf, size_t t0, size_t t1, struct htt
 /*
  * A captured connection's request (origin form sent to what the client
  * takes for the server): "/path[?query]" (visible ASCII, checked with the
- * request line), no fragment; "*" only for OPTIONS.
+ * request line), no fragment ("OPTIONS *" is not served: a path always
+ * starts with '/').
  */
 static int parse_captured_target(const char *buf, size_t t0, size_t t1, struct http_request *r,
                                  const char **why)
 {
-        if (t1 - t0 == 1 && buf[t0] == '*' && r->method.len == 7 &&
-            !memcmp(buf + r->method.off, "OPTIONS", 7)) {
-                r->path = (struct http_span){t0, 1};
-                return 0;
-        }
         if (buf[t0] != '/')
                 return fail(why, "the target of a request to a server must be a path");
         if (memchr(buf + t0, '#', t1 - t0))

@@ -82,7 +82,7 @@ int http_origin_request_parse(const char *buf, size_t len, struct http_request *
 /*
  * http_captured_request_parse — a request a client sent straight to what
  * it takes for the server (a captured connection, egress.h): origin form
- * "/path[?query]" (or "*" for OPTIONS), HTTP/1.1 or 1.0, CONNECT refused,
+ * "/path[?query]" (never "*"), HTTP/1.1 or 1.0, CONNECT refused,
  * a Host header required; r->host / r->port / r->host_has_port are the
  * Host header's (port 80 when it names none), for the caller to compare
  * with the destination. Otherwise the rules and returns of

@@ -141,6 +141,9 @@ static void test_captured_request(void)
         const char *connect = "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n";
         is_int(http_captured_request_parse(connect, strlen(connect), &r, &why), -EBADMSG,
                "CONNECT on a captured connection: refused");
+        const char *star = "OPTIONS * HTTP/1.1\r\nHost: a.test\r\n\r\n";
+        is_int(http_captured_request_parse(star, strlen(star), &r, &why), -EBADMSG,
+               "OPTIONS *: refused (a target is a path)");
         const char *abs = "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n";
         is_int(http_captured_request_parse(abs, strlen(abs), &r, &why), -EBADMSG,
                "absolute form: refused");
