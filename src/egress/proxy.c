@@ -100,7 +100,9 @@ static const bool next_state[_CS_MAX][_CS_MAX] = {
         [CS_DIAL] = {[CS_TUNNEL] = true, [CS_BODY] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_BODY] = {[CS_RESP] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_RESP] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
-        [CS_TUNNEL] = {[CS_DRAIN] = true, [CS_DEAD] = true},
+        /* CS_HEAD: a captured connection dialled first whose client then
+         * opened with an HTTP request (tunnel_sniff) */
+        [CS_TUNNEL] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_DRAIN] = {[CS_DEAD] = true},
 };
 
@@ -1944,6 +1946,27 @@ static void tunnel_sniff(struct conn *c)
         if (c->client_eof && c->c2u.len == 0) {
                 c->sniff = false; /* nothing sent at all: nothing to judge */
                 return;
+        }
+        if (c->captured) {
+                /* dialled first (a port a rule names), but the client opens
+                 * with an HTTP request before the server said anything: it
+                 * is served as one (Host checked, stamped, recorded) on
+                 * the connection already made */
+                enum captured_first f =
+                        captured_first_bytes((const uint8_t *)c->c2u.d + c->c2u.off, c->c2u.len);
+                if (f == CAPF_NEED_MORE && !c->client_eof && c->down == 0)
+                        return;
+                if (f == CAPF_HTTP && c->down == 0 && c->c2u.len <= sizeof c->in) {
+                        memcpy(c->in, c->c2u.d + c->c2u.off, c->c2u.len);
+                        c->in_len = c->c2u.len;
+                        c->c2u.off = c->c2u.len = 0;
+                        c->sniff = false;
+                        c->proto = PR_HTTP;
+                        conn_to(c, CS_HEAD);
+                        c->deadline = now_ms() + EGRESS_HEAD_MS;
+                        on_head(c);
+                        return;
+                }
         }
         /* after the client's EOF no more bytes come: what is held is all */
         int k = judge_first_bytes(c, (const uint8_t *)c->c2u.d + c->c2u.off, c->c2u.len,
