@@ -6,7 +6,8 @@
  * shared/lockdown.h, the routine every helper process uses):
  *   1. PR_SET_PDEATHSIG(SIGKILL), and a check that the supervisor did not
  *      already go (it dies with the run's supervisor);
- *   2. every fd closed but the two listeners and the event channel;
+ *   2. every fd closed but its listeners (proxy, capture), the event
+ *      channel and the resolver's map channel (synth.h);
  *   3. root: supplementary groups dropped, uid/gid nobody; everyone: every
  *      capability dropped (bounding set included), no_new_privs;
  *   4. a seccomp allowlist: sockets of AF_INET/AF_INET6 only, no open,

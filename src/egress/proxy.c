@@ -1,7 +1,13 @@
 /*
  * proxy.c — the egress process's event loop: HTTP forward proxy (absolute
  * form, keep-alive, every request checked), CONNECT tunnels with a TLS
- * SNI check, SOCKS5 CONNECT, its own asynchronous resolver. See egress.h.
+ * SNI check, SOCKS5 CONNECT, captured connections (the run's transparent
+ * path: original destination → name or literal, then TLS / HTTP / plain
+ * by the first bytes), its own asynchronous resolver. See egress.h.
+ *
+ * Every front-end ends in route(), the one decision (rules, resolution,
+ * address classes, egress.allow before the dial of the checked address);
+ * have_address() then does what the front-end needs before the dial.
  *
  * One poll loop over the two listeners, the event channel and every
  * connection's client, upstream and DNS sockets. A connection is a state
