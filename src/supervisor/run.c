@@ -942,10 +942,13 @@ static void ctl_accept(struct sup *s)
  */
 static void sup_egress_start(struct sup *s)
 {
-        /* the map channel: what waits in it is already in the map the new
-         * process inherits (a restarted one would read it twice) */
+        /* the run's name map as it is now, inherited by the egress process.
+         * TODO(lead, issue 14): &s->synth once dnssynth's map is in struct sup */
+        const struct synth_map *map = NULL;
+        /* what waits in the map channel is already in that map (a
+         * restarted egress process would read it twice): dropped */
         uint8_t stale[512];
-        while (s->synth_rx >= 0 && recv(s->synth_rx, stale, sizeof stale, MSG_DONTWAIT) >= 0)
+        while (map && s->synth_rx >= 0 && recv(s->synth_rx, stale, sizeof stale, MSG_DONTWAIT) > 0)
                 ;
         struct egress_fds fds = {
                 .http = s->listen_http,
@@ -953,8 +956,7 @@ static void sup_egress_start(struct sup *s)
                 .cap4 = s->listen_cap4,
                 .cap6 = s->listen_cap6,
                 .synth_rx = s->synth_rx,
-                /* TODO(lead, issue 14): &s->synth once dnssynth's map is in struct sup */
-                .synth = NULL,
+                .synth = map,
         };
         pid_t pid = egress_spawn(s->egress, &fds, &s->egress_events, &s->egress_pidfd);
         if (pid > 0) {
