@@ -22,9 +22,9 @@
 # out, the run's own address and the capture listener itself
 # (127.0.0.1:3129) are reset after accept (ECONNRESET); an allowed name
 # answering a metadata address is refused; plain TCP to a name:port a rule
-# names works (a client-first echo, a server-first banner) and to a port
-# no rule names is reset before anything reaches the test host; every
-# refusal is an egress.deny record.
+# names works (a client-first echo, a server-first banner, ssh-keyscan and
+# ssh to a test sshd on :22) and to a port no rule names is reset before
+# anything reaches the test host; every refusal is an egress.deny record.
 #
 # Skipped when the run holds no pool address (capture not built in, or
 # the policy's network.capture is "proxy-only").
@@ -46,7 +46,7 @@ NOPROXY=(env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_pr
 	-u NO_PROXY -u no_proxy)
 # explicit-port rules first: the first allow rule matching a name decides
 EROPTS=(--add-host "svc.test:$net.2" --allow-host svc.test:5432 --allow-host svc.test:2525
-	--allow-host svc.test --allow-host meta.test)
+	--allow-host svc.test:22 --allow-host svc.test --allow-host meta.test)
 cc() { er "${EROPTS[@]}" -- "${NOPROXY[@]}" python3 "$WS/cc.py" "$@"; }
 last_deny() { records | grep '"event":"egress.deny"' | tail -n 1; }
 
@@ -99,7 +99,7 @@ if [ -e "$WS/cert.pem" ]; then
 	n0=$(grep -c . "$TH/http.log" 2>/dev/null)
 	cc tls svc.test 8443 other.test "$WS/cert.pem"
 	like "$RF_OUT" 'tls alert .*ACCESS_DENIED' "SNI fronting (other.test on svc.test's address): a TLS alert, access denied"
-	like "$(last_deny)" '"sni":"other.test".*domain fronting.*"via":"capture"' "... recorded as egress.deny (domain fronting)"
+	like "$(last_deny)" 'domain fronting.*"sni":"other.test".*"via":"capture"' "... recorded as egress.deny (domain fronting)"
 	is "$(grep -c . "$TH/http.log" 2>/dev/null)" "$n0" "... and nothing reached the test host"
 else
 	skip "TLS control" "no openssl"
@@ -139,5 +139,31 @@ cc tcp svc.test 4443 'ping\n'
 is "$RF_OUT" "errno=ECONNRESET" "plain TCP to a port no rule names (svc.test allows any port for TLS/HTTP): reset"
 like "$(last_deny)" 'plain TCP needs a rule naming the port' "... recorded with the fix"
 check "... and the test host saw no connection" test ! -e "$TH/tcp.log"
+
+# ---- ssh to an allowed name:22 (a test sshd on the test host; both sides send their banner) -----
+if [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null && command -v ssh-keyscan >/dev/null; then
+	ssh-keygen -q -t ed25519 -N '' -f "$TH/hk" || bail_out "ssh-keygen failed"
+	# its privilege separation directory on a tmpfs of its own mount namespace
+	# shellcheck disable=SC2016
+	ip netns exec "$HNS" unshare -m sh -c 'mount -t tmpfs tmpfs /run && mkdir /run/sshd &&
+		exec /usr/sbin/sshd -D -e -f /dev/null -o ListenAddress="$0":22 -o HostKey="$1" \
+		-o PidFile=none' "$net.2" "$TH/hk" 2>"$TH/sshd.log" &
+	register_pid $!
+	for _ in $(seq 1 100); do
+		ip netns exec "$HNS" ss -ltn 2>/dev/null | grep -q "$net.2:22 " && break
+		sleep 0.05
+	done
+	er "${EROPTS[@]}" -- "${NOPROXY[@]}" ssh-keyscan -T 5 -t ed25519 svc.test
+	is "$(awk '{print $2, $3}' <<<"$RF_OUT")" "$(awk '{print $1, $2}' "$TH/hk.pub")" \
+		"ssh-keyscan to an allowed name:22: the test sshd's host key (the SSH handshake went through)"
+	er "${EROPTS[@]}" -- "${NOPROXY[@]}" ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no \
+		-o UserKnownHostsFile=/dev/null -o ConnectTimeout=5 nobody@svc.test true
+	like "$RF_ERR$RF_OUT" 'Permission denied \(publickey' "ssh to an allowed name:22: key exchange done, authentication refused by the server"
+	like "$(records | grep '"event":"egress.allow"' | tail -n 1)" '"port":22.*"via":"capture"' "... recorded as egress.allow via capture"
+else
+	skip "ssh-keyscan" "no sshd (Debian openssh-server) or ssh-keygen"
+	skip "ssh" "no sshd"
+	skip "... recorded" "no sshd"
+fi
 
 done_testing
