@@ -258,6 +258,7 @@ static struct {
 #define TAG_EVENTS 3
 #define TAG_CAP4   4
 #define TAG_CAP6   5
+#define TAG_SYNTH  6
 
 static void watch(struct conn *c, enum watched w, int fd, uint32_t ev)
 {
@@ -1607,6 +1608,21 @@ static void on_first(struct conn *c)
         }
 }
 
+/*
+ * Read what the run's resolver sent (synth.h) into this process's map: at
+ * every captured accept (an answer the run holds has its entry waiting
+ * by then) and whenever the channel is readable (so it never fills up).
+ * A broken channel: no pool address passes from then on.
+ */
+static void synth_take(void)
+{
+        if (E.synth_fd >= 0 && synth_drain(E.synth_fd, E.map) < 0) {
+                E.map_ok = false;
+                (void)epoll_ctl(E.epfd, EPOLL_CTL_DEL, E.synth_fd, NULL);
+                E.synth_fd = -1;
+        }
+}
+
 /* what <linux/netfilter_ipv4.h> and <linux/netfilter_ipv6/ip6_tables.h> call
  * SO_ORIGINAL_DST and IP6T_SO_ORIGINAL_DST (their headers pull in more) */
 #define RF_SO_ORIGINAL_DST 80
@@ -1642,10 +1658,7 @@ static void captured_start(struct conn *c, int family)
                 memcpy(addr, &s6->sin6_addr, 16);
                 port = ntohs(s6->sin6_port);
         }
-        if (E.synth_fd >= 0 && synth_drain(E.synth_fd, E.map) < 0) {
-                E.map_ok = false; /* a broken channel: no pool address passes from now on */
-                E.synth_fd = -1;
-        }
+        synth_take();
         struct captured_dest d;
         c->port = c->cap_port = port;
         addr_format(addr, od.ss_family, c->addr_text, sizeof c->addr_text);
@@ -2248,9 +2261,11 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
         E.epfd = epoll_create1(EPOLL_CLOEXEC);
         E.conns = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.conns);
         E.active = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.active);
-        struct epoll_event l3 = {.events = 0, .data.u64 = TAG_EVENTS};
+        struct epoll_event l3 = {.events = 0, .data.u64 = TAG_EVENTS},
+                           l4 = {.events = EPOLLIN, .data.u64 = TAG_SYNTH};
         if (E.epfd < 0 || !E.conns || !E.active || listeners_watch(lfd, EPOLL_CTL_ADD, true) < 0 ||
-            epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0)
+            epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0 ||
+            (E.synth_fd >= 0 && epoll_ctl(E.epfd, EPOLL_CTL_ADD, E.synth_fd, &l4) < 0))
                 _exit(1);
         /* an answer that does not come within 5 s ends the channel (event_send) */
         struct timeval tv = {.tv_sec = 5};
@@ -2278,6 +2293,8 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
                                     : tag == TAG_SOCKS ? L_SOCKS
                                     : tag == TAG_CAP4  ? L_CAP4
                                                        : L_CAP6] = true;
+                        else if (tag == TAG_SYNTH)
+                                synth_take();
                         else if (tag == TAG_EVENTS) {
                                 if (evs[i].events & (EPOLLHUP | EPOLLERR))
                                         _exit(0); /* the supervisor is gone: so is the run */
