@@ -6,7 +6,8 @@
  * shared/lockdown.h, the routine every helper process uses):
  *   1. PR_SET_PDEATHSIG(SIGKILL), and a check that the supervisor did not
  *      already go (it dies with the run's supervisor);
- *   2. every fd closed but the two listeners and the event channel;
+ *   2. every fd closed but its listeners (proxy, capture), the event
+ *      channel and the resolver's map channel (synth.h);
  *   3. root: supplementary groups dropped, uid/gid nobody; everyone: every
  *      capability dropped (bounding set included), no_new_privs;
  *   4. a seccomp allowlist: sockets of AF_INET/AF_INET6 only, no open,
@@ -274,8 +275,8 @@ static const struct sock_fprog *egress_filter(void)
 }
 
 /* What the egress child does while it may still open files and raise
- * rlimits (rf_fork_tied's prepare step): fds 3, 4, 5 are its two listeners
- * and the event channel by then. */
+ * rlimits (rf_fork_tied's prepare step): fds 3..8 are its listeners, the
+ * event channel and the map channel by then (egress_spawn). */
 struct egress_prep {
         const struct egress_config *c;
         struct egress_config *mine;
@@ -305,7 +306,7 @@ static int egress_prepare(void *ctx)
         return 0;
 }
 
-pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int *events_fd,
+pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, int *events_fd,
                    int *pidfd)
 {
         int sp[2];
@@ -314,12 +315,15 @@ pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int
                 return negative_errno();
         /* tied to the supervisor, root's uid and gid become nobody, no
          * capability, no_new_privs, the seccomp allowlist above: all of it
-         * rf_fork_tied (shared/lockdown.h), which returns once it is done */
+         * rf_fork_tied (shared/lockdown.h), which returns once it is done.
+         * The child's fds: 3 HTTP, 4 SOCKS, 5 events, 6 and 7 the capture
+         * listeners, 8 the synth map channel (each -1: closed) */
         struct egress_prep prep = {.c = c};
         struct rf_lockdown how = {.what = "egress process",
                                   .arrange_fds = true,
-                                  .fds = {-1, -1, -1, http_fd, socks_fd, sp[1]},
-                                  .n_fds = 6,
+                                  .fds = {-1, -1, -1, fds->http, fds->socks, sp[1], fds->cap4,
+                                          fds->cap6, fds->synth_rx},
+                                  .n_fds = 9,
                                   .prepare = egress_prepare,
                                   .ctx = &prep,
                                   .set_ids = true,
@@ -338,7 +342,19 @@ pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int
                 *events_fd = sp[0];
                 return pid;
         }
-        egress_loop(prep.mine, 3, 4, 5);
+        /* the map as the supervisor had it at the fork: this process's own
+         * copy from now on (its heap is this process's) */
+        struct synth_map map = {0};
+        if (fds->synth)
+                map = *fds->synth;
+        struct egress_fds mine = {
+                .http = fds->http >= 0 ? 3 : -1,
+                .socks = fds->socks >= 0 ? 4 : -1,
+                .cap4 = fds->cap4 >= 0 ? 6 : -1,
+                .cap6 = fds->cap6 >= 0 ? 7 : -1,
+                .synth_rx = fds->synth_rx >= 0 ? 8 : -1,
+        };
+        egress_loop(prep.mine, &mine, 5, &map);
 }
 
 /* ---- the supervisor's end of the event channel ------------------------------------ */

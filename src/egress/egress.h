@@ -3,8 +3,9 @@
  *
  * The run's init binds two listening sockets inside the run's network
  * namespace, 127.0.0.1:3128 (HTTP proxy, CONNECT included) and
- * 127.0.0.1:1080 (SOCKS5), and hands them to the supervisor (MSG_LISTEN).
- * The supervisor forks one egress process for the run with those sockets
+ * 127.0.0.1:1080 (SOCKS5), and hands them to the supervisor (MSG_LISTEN),
+ * with the capture listeners when capture is on (below). The supervisor
+ * forks one egress process for the run with those sockets
  * and this run's policy only (struct egress_config, built before the run
  * starts). The egress process lives in the host's network namespace,
  * outside the sandbox, and:
@@ -31,6 +32,25 @@
  *  - records every decision through the supervisor (egress.allow /
  *    egress.deny / egress.request / egress.response / egress.close) and
  *    waits for the answer: no record, no connection.
+ *
+ * Captured connections (issue 14; synth.h, captured.h): with capture on,
+ * init also binds 127.0.0.1:3129 and [::1]:3129, where the run's ruleset
+ * redirects TCP to the run's synthetic pool and to allowed CIDRs. The
+ * egress process reads the original destination (SO_ORIGINAL_DST /
+ * IP6T_SO_ORIGINAL_DST) and refuses loopback, the run's own pool address
+ * and the listener itself; turns a pool address back into the name the
+ * run's resolver handed it out for (the map, drained from the resolver's
+ * channel first), refusing one never handed out; and decides any other
+ * address as an IP literal (IP/CIDR rules only). Then the connection goes
+ * through the same decision as a CONNECT to name:port (route() in
+ * proxy.c: one function for every front-end, where credential injection
+ * will hook in). Its first bytes say what it carries: a ClientHello whose
+ * SNI must equal the name, an origin-form HTTP request whose Host must
+ * name the destination (then served like a proxied one), or plain TCP
+ * where a rule names the port or network.plain_ports lists it. A
+ * refusal is a reset (SO_LINGER 0: ECONNRESET), a 403 for an HTTP
+ * request, a TLS alert after a ClientHello; each an egress.deny with
+ * "via":"capture".
  *
  * Locked down before it reads a byte from the run: no capabilities,
  * no_new_privs, uid nobody when started by root, every fd closed but its
@@ -107,13 +127,30 @@ void egress_config_free(struct egress_config *c);
  */
 int egress_config_allow(struct egress_config *c, const char *rule, bool add, struct rf_error *err);
 
+struct synth_map;
+
 /*
- * egress_spawn — fork the egress process serving listeners `http_fd` and
- * `socks_fd` with configuration c; its events come over *events_fd (a
- * SOCK_SEQPACKET socket, owned by the caller). Returns the child's pid
- * (> 0) with *pidfd set, or -errno. The caller's fds are not inherited.
+ * What the egress process serves, all borrowed from the supervisor (the
+ * child gets copies; -1: none): the proxy listeners, the capture
+ * listeners (127.0.0.1:3129, [::1]:3129) and the egress process's end of
+ * the synthetic-address map channel, with the map as it is at the fork
+ * (NULL: empty; the child keeps its inherited copy and adds what it
+ * drains from synth_rx).
  */
-pid_t egress_spawn(const struct egress_config *c, int http_fd, int socks_fd, int *events_fd,
+struct egress_fds {
+        int http, socks;
+        int cap4, cap6;
+        int synth_rx;
+        const struct synth_map *synth;
+};
+
+/*
+ * egress_spawn — fork the egress process serving the listeners of `fds`
+ * with configuration c; its events come over *events_fd (a SOCK_SEQPACKET
+ * socket, owned by the caller). Returns the child's pid (> 0) with *pidfd
+ * set, or -errno. The caller's fds are not inherited.
+ */
+pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, int *events_fd,
                    int *pidfd);
 
 /*

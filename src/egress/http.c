@@ -573,9 +573,33 @@ static int parse_origin_target(const char *buf, size_t t0, size_t t1, struct htt
         return 0;
 }
 
-static int request_parse(const char *buf, size_t len, struct http_request *r, const char **why,
-                         bool origin)
+/*
+ * A captured connection's request (origin form sent to what the client
+ * takes for the server): "/path[?query]" (visible ASCII, checked with the
+ * request line), no fragment ("OPTIONS *" is not served: a path always
+ * starts with '/').
+ */
+static int parse_captured_target(const char *buf, size_t t0, size_t t1, struct http_request *r,
+                                 const char **why)
 {
+        if (buf[t0] != '/')
+                return fail(why, "the target of a request to a server must be a path");
+        if (memchr(buf + t0, '#', t1 - t0))
+                return fail(why, "fragment in request target");
+        r->path = (struct http_span){t0, t1 - t0};
+        return 0;
+}
+
+enum rq_mode {
+        RQ_PROXY,    /* absolute form or CONNECT; Host must agree with the target */
+        RQ_ORIGIN,   /* the daemon's API: origin form, 1.1, Host not compared */
+        RQ_CAPTURED, /* a captured connection: origin form, Host required and returned */
+};
+
+static int request_parse(const char *buf, size_t len, struct http_request *r, const char **why,
+                         enum rq_mode mode)
+{
+        bool origin = mode == RQ_ORIGIN;
         size_t head_len, t0, t1, cl_count = 0, te_count = 0;
         const struct http_header *host = NULL;
         int k;
@@ -592,11 +616,13 @@ static int request_parse(const char *buf, size_t len, struct http_request *r, co
         k = parse_request_line(buf, eol, r, &t0, &t1, why);
         if (k < 0)
                 return k;
-        if (origin && r->connect)
+        if (mode != RQ_PROXY && r->connect)
                 return fail(why, "CONNECT is not served here");
         if (origin && r->http10)
                 return fail(why, "HTTP/1.0 request refused (HTTP/1.1 only)");
-        k = origin ? parse_origin_target(buf, t0, t1, r, why) : parse_target(buf, t0, t1, r, why);
+        k = origin                ? parse_origin_target(buf, t0, t1, r, why)
+            : mode == RQ_CAPTURED ? parse_captured_target(buf, t0, t1, r, why)
+                                  : parse_target(buf, t0, t1, r, why);
         if (k < 0)
                 return k;
 
@@ -644,6 +670,19 @@ static int request_parse(const char *buf, size_t len, struct http_request *r, co
 
         if (origin) {
                 /* a local API: Host is whatever the client says */
+        } else if (mode == RQ_CAPTURED) {
+                /* the caller compares the Host with the destination's name */
+                struct authority ha;
+                if (!host)
+                        return fail(why, "missing Host header");
+                enum auth_err e =
+                        parse_authority(buf + host->value.off, host->value.len, false, &ha);
+                if (e != AE_OK)
+                        return fail(why, host_why[e]);
+                memcpy(r->host, ha.host, sizeof r->host);
+                r->host_is_ipv6 = ha.v6;
+                r->port = ha.port;
+                r->host_has_port = ha.has_port;
         } else if (!host) {
                 /* HTTP/1.0 has no Host requirement; the target names the host */
                 if (!r->connect && !r->http10)
@@ -667,12 +706,18 @@ static int request_parse(const char *buf, size_t len, struct http_request *r, co
 
 int http_request_parse(const char *buf, size_t len, struct http_request *r, const char **why)
 {
-        return request_parse(buf, len, r, why, false);
+        return request_parse(buf, len, r, why, RQ_PROXY);
+}
+
+int http_captured_request_parse(const char *buf, size_t len, struct http_request *r,
+                                const char **why)
+{
+        return request_parse(buf, len, r, why, RQ_CAPTURED);
 }
 
 int http_origin_request_parse(const char *buf, size_t len, struct http_request *r, const char **why)
 {
-        return request_parse(buf, len, r, why, true);
+        return request_parse(buf, len, r, why, RQ_ORIGIN);
 }
 
 /* See http.h. buf is the buffer r was parsed from; name is NUL-terminated. */

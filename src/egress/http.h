@@ -49,6 +49,7 @@ struct http_request {
         bool connect;                 /* method is CONNECT */
         char host[HTTP_HOST_MAX + 1]; /* lower case; IPv6 without brackets */
         bool host_is_ipv6;            /* was a bracketed literal */
+        bool host_has_port;           /* http_captured_request_parse: the Host named a port */
         uint16_t port;                /* explicit or 80 */
         struct http_span path;        /* absolute form: from '/' (or "/" if empty: len 0) */
         int64_t content_length;       /* -1: none */
@@ -77,6 +78,18 @@ int http_request_parse(const char *buf, size_t len, struct http_request *r, cons
 #define HTTP_ORIGIN_TARGET_MAX 2048
 int http_origin_request_parse(const char *buf, size_t len, struct http_request *r,
                               const char **why);
+
+/*
+ * http_captured_request_parse — a request a client sent straight to what
+ * it takes for the server (a captured connection, egress.h): origin form
+ * "/path[?query]" (never "*"), HTTP/1.1 or 1.0, CONNECT refused,
+ * a Host header required; r->host / r->port / r->host_has_port are the
+ * Host header's (port 80 when it names none), for the caller to compare
+ * with the destination. Otherwise the rules and returns of
+ * http_request_parse.
+ */
+int http_captured_request_parse(const char *buf, size_t len, struct http_request *r,
+                                const char **why);
 
 struct http_response {
         int status;             /* 100..599 */

@@ -1,7 +1,13 @@
 /*
  * proxy.c — the egress process's event loop: HTTP forward proxy (absolute
  * form, keep-alive, every request checked), CONNECT tunnels with a TLS
- * SNI check, SOCKS5 CONNECT, its own asynchronous resolver. See egress.h.
+ * SNI check, SOCKS5 CONNECT, captured connections (the run's transparent
+ * path: original destination → name or literal, then TLS / HTTP / plain
+ * by the first bytes), its own asynchronous resolver. See egress.h.
+ *
+ * Every front-end ends in route(), the one decision (rules, resolution,
+ * address classes, egress.allow before the dial of the checked address);
+ * have_address() then does what the front-end needs before the dial.
  *
  * One poll loop over the two listeners, the event channel and every
  * connection's client, upstream and DNS sockets. A connection is a state
@@ -42,6 +48,7 @@
 #include <unistd.h>
 
 #include "egress/addr.h"
+#include "egress/captured.h"
 #include "egress/dnsresp.h"
 #include "egress/egress-internal.h"
 #include "egress/http.h"
@@ -57,6 +64,8 @@ enum cstate {
         CS_SOCKS_GREET, /* SOCKS: reading the greeting */
         CS_SOCKS_REQ,   /* SOCKS: reading the request */
         CS_HEAD,        /* HTTP: reading a request head */
+        CS_CAPTURED,    /* captured: accepted, its original destination being decided */
+        CS_FIRST,       /* captured: decided, reading the first bytes (TLS / HTTP / other) */
         CS_RESOLVE,     /* waiting for DNS */
         CS_SNI,         /* CONNECT to a TLS port: 200 sent, reading the ClientHello */
         CS_DIAL,        /* non-blocking connect to the checked address */
@@ -82,12 +91,24 @@ static const bool next_state[_CS_MAX][_CS_MAX] = {
                      [CS_BODY] = true,
                      [CS_DRAIN] = true,
                      [CS_DEAD] = true},
-        [CS_RESOLVE] = {[CS_DIAL] = true, [CS_SNI] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_CAPTURED] = {[CS_RESOLVE] = true,
+                         [CS_FIRST] = true,
+                         [CS_DIAL] = true,
+                         [CS_DRAIN] = true,
+                         [CS_DEAD] = true},
+        [CS_FIRST] = {[CS_DIAL] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_RESOLVE] = {[CS_DIAL] = true,
+                        [CS_SNI] = true,
+                        [CS_FIRST] = true,
+                        [CS_DRAIN] = true,
+                        [CS_DEAD] = true},
         [CS_SNI] = {[CS_DIAL] = true, [CS_DEAD] = true},
         [CS_DIAL] = {[CS_TUNNEL] = true, [CS_BODY] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_BODY] = {[CS_RESP] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_RESP] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
-        [CS_TUNNEL] = {[CS_DRAIN] = true, [CS_DEAD] = true},
+        /* CS_HEAD: a captured connection dialled first whose client then
+         * opened with an HTTP request (tunnel_sniff) */
+        [CS_TUNNEL] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_DRAIN] = {[CS_DEAD] = true},
 };
 
@@ -101,12 +122,14 @@ enum proto {
         PR_HTTP,
         PR_CONNECT,
         PR_SOCKS,
+        PR_CAPTURE, /* a captured connection not (or not yet) HTTP: TLS or plain TCP */
 };
 
 static const char *const proto_name[] = {
         [PR_HTTP] = "http",
         [PR_CONNECT] = "connect",
         [PR_SOCKS] = "socks5",
+        [PR_CAPTURE] = "tcp",
 };
 
 struct relay {
@@ -152,6 +175,15 @@ struct conn {
         bool replied;    /* the client has its 200 / SOCKS success: no error answer now */
         bool client_eof; /* tunnel: the client shut its sending side */
         bool up_shut;    /* ... and the upstream got the same (shutdown SHUT_WR) */
+        /* a captured connection (egress.h): its destination is fixed by the
+         * address the run dialled, not by anything the client sends */
+        bool captured;
+        bool cap_tls;       /* its first bytes were a TLS record: refusals get a TLS alert */
+        bool cap_plain_ok;  /* a rule or network.plain_ports allows plain TCP to it */
+        bool cap_literal;   /* the destination is an IP literal (not a pool name) */
+        bool rst;           /* close with RST (SO_LINGER 0): the client sees ECONNRESET */
+        char cap_name[256]; /* the name (or literal text) it was decided for */
+        uint16_t cap_port;
         /* resolver */
         uint16_t qid[2];
         bool qdone[2];
@@ -208,6 +240,9 @@ static struct {
         uint64_t bytes;        /* both ways, for limits.egress_bytes */
         bool accept_paused;    /* out of fds: listeners not polled until a connection closes */
         int epfd;
+        struct synth_map *map; /* the run's name map (owned), grown from synth_fd */
+        int synth_fd;          /* the map channel, or -1 */
+        bool map_ok;           /* false once the channel broke: pool addresses refused */
 } E;
 
 /*
@@ -221,6 +256,9 @@ static struct {
 #define TAG_HTTP   1
 #define TAG_SOCKS  2
 #define TAG_EVENTS 3
+#define TAG_CAP4   4
+#define TAG_CAP6   5
+#define TAG_SYNTH  6
 
 static void watch(struct conn *c, enum watched w, int fd, uint32_t ev)
 {
@@ -406,7 +444,28 @@ static void event_deny_now(const char *key, const struct evf *f, size_t n)
         (void)evq_flush();
 }
 
+/* The path a connection came by, for its records. */
+static const char *via(const struct conn *c)
+{
+        return c->captured ? "capture" : "proxy";
+}
+
+/* Its protocol, for its records: a captured one says what it carried. */
+static const char *conn_proto(const struct conn *c)
+{
+        if (c->captured && c->proto != PR_HTTP)
+                return c->cap_tls ? "tls" : "tcp";
+        return proto_name[c->proto];
+}
+
 /* ---- answers to the client --------------------------------------------------- */
+
+/*
+ * A TLS fatal alert, access_denied (49), in a TLS 1.2 record: what a
+ * captured TLS client gets when its ClientHello is refused (its library
+ * then says "access denied" instead of a bare reset).
+ */
+static const char tls_alert_denied[] = {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x31};
 
 static void client_send(struct conn *c, const char *s, size_t len)
 {
@@ -508,17 +567,39 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
                  enum socks_reply socks_code, enum hint h)
 {
         char key[300], fix[RULE_TEXT_MAX + 400];
+        if (c->captured && c->proto == PR_CAPTURE && !c->cap_tls && c->in_len == 0 &&
+            (c->st == CS_CAPTURED || c->st == CS_RESOLVE)) {
+                /* refused before its first bytes were read: what the client
+                 * already sent picks the answer (an HTTP request its 403, a
+                 * ClientHello an alert); nothing yet: a reset, no waiting */
+                ssize_t n = read(c->cfd, c->in, sizeof c->in);
+                if (n > 0) {
+                        c->in_len = (size_t)n;
+                        enum captured_first k =
+                                captured_first_bytes((const uint8_t *)c->in, c->in_len);
+                        c->cap_tls = k == CAPF_TLS;
+                        if (k == CAPF_HTTP)
+                                c->proto = PR_HTTP;
+                }
+        }
         hint_text(c, h, fix, sizeof fix);
         snprintf(key, sizeof key, "%s:%u", c->host, c->port);
         struct evf f[] = {
                 {"host", c->host, 0},      {"port", NULL, c->port},
                 {"addr", c->addr_text, 0}, {"rule", rule ? rule : "(none)", 0},
-                {"reason", reason, 0},     {"proto", proto_name[c->proto], 0},
-                {"fix", fix, 0},
+                {"reason", reason, 0},     {"proto", conn_proto(c), 0},
+                {"fix", fix, 0},           {"via", via(c), 0},
         };
         event_deny_now(key, f, ARRAY_SIZE(f));
         if (c->replied) {
                 /* the tunnel is open on the client's side: no answer fits in it */
+        } else if (c->captured && c->proto != PR_HTTP) {
+                /* no HTTP request was read: a TLS alert after a ClientHello,
+                 * else a reset (ECONNRESET at once, never a hang) */
+                if (c->cap_tls && c->u2c.len == 0 && c->pd.len == 0)
+                        client_send(c, tls_alert_denied, sizeof tls_alert_denied);
+                else
+                        c->rst = true;
         } else if (c->proto == PR_SOCKS) {
                 uint8_t rep[10];
                 socks_reply_build(socks_code, rep);
@@ -872,11 +953,8 @@ static void dial(struct conn *c)
 
         snprintf(key, sizeof key, "%s:%u", c->host, c->port);
         struct evf f[] = {
-                {"host", c->host, 0},
-                {"port", NULL, c->port},
-                {"addr", c->addr_text, 0},
-                {"rule", c->rule, 0},
-                {"proto", proto_name[c->proto], 0},
+                {"host", c->host, 0}, {"port", NULL, c->port},     {"addr", c->addr_text, 0},
+                {"rule", c->rule, 0}, {"proto", conn_proto(c), 0}, {"via", via(c), 0},
         };
         int64_t r;
         if (c->proto == PR_HTTP) {
@@ -943,8 +1021,37 @@ static void send_request_head(struct conn *c);
  *   - otherwise (a rule for any port, or 443): a TLS port. Answered first,
  *     the ClientHello read and its SNI checked, then dialled.
  */
+static void on_first(struct conn *c);
+
 static void have_address(struct conn *c)
 {
+        if (c->captured) {
+                /*
+                 * A captured connection (egress.h): an HTTP request of a
+                 * keep-alive connection routed anew is dialled at once; on
+                 * a port a rule names (80 and 443 excepted: HTTP and TLS
+                 * speak first) or listed in network.plain_ports it is
+                 * dialled first and its first bytes held like a CONNECT's
+                 * to such a port (a server that speaks first, SMTP, an SSH
+                 * banner, is heard at once); anywhere else the first bytes
+                 * decide before anything is dialled (on_first).
+                 */
+                c->cap_plain_ok = port_plain(c->port) || (c->port_rule && c->port != 443);
+                if (c->proto == PR_HTTP) {
+                        dial(c);
+                        return;
+                }
+                if (c->cap_plain_ok && c->port != 80 && c->port != 443) {
+                        c->sniff = true;
+                        dial(c);
+                        return;
+                }
+                conn_to(c, CS_FIRST);
+                c->deadline = now_ms() + EGRESS_HEAD_MS;
+                if (c->in_len)
+                        on_first(c);
+                return;
+        }
         bool tunnel = c->proto == PR_CONNECT || c->proto == PR_SOCKS;
         c->sniff = tunnel && !port_plain(c->port) && c->port_rule && c->port != 443;
         if (tunnel && !port_plain(c->port) && !c->sniff) {
@@ -961,7 +1068,18 @@ static void have_address(struct conn *c)
         dial(c);
 }
 
-/* The destination is a name or a literal: classify literals, look names up. */
+/*
+ * THE decision, for every front-end (the HTTP proxy, CONNECT, SOCKS5 and
+ * captured connections alike): c->host (a name or an IP literal) and
+ * c->port are the destination. A literal is decided by IP/CIDR rules only;
+ * a name by deny rules, then the static hosts (--add-host), then allow
+ * rules, then resolved on the host's side and every address classified
+ * (decide_addr); the first acceptable address goes to have_address(),
+ * which chooses what the front-end does before the dial (read a
+ * ClientHello, an HTTP head, hold the first bytes), and dial() records
+ * egress.allow and connects to exactly that address. Credential
+ * injection hooks in here (issue 15). Every refusal is deny().
+ */
 static void route(struct conn *c)
 {
         const char *reason = NULL;
@@ -1018,9 +1136,79 @@ static void route(struct conn *c)
 
 /* ---- HTTP ----------------------------------------------------------------------- */
 
+/*
+ * A captured connection's HTTP request (origin form): its Host must name
+ * the destination the connection was decided for (the name the run
+ * resolved, or the literal it dialled) and its port, unless that is 80;
+ * then it is served like a proxied request: checked, stamped, recorded.
+ */
+static void on_head_captured(struct conn *c)
+{
+        const char *why = "malformed request";
+        int r = http_captured_request_parse(c->in, c->in_len, &c->rq, &why);
+        c->proto = PR_HTTP;
+        snprintf(c->host, sizeof c->host, "%s", c->cap_name);
+        c->port = c->cap_port;
+        if (r == 0) {
+                if (c->in_len >= HTTP_HEAD_MAX)
+                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
+                             HINT_NONE);
+                return;
+        }
+        if (r < 0) {
+                deny(c, r == -E2BIG ? "request head too large" : why, NULL, 400,
+                     SOCKS_GENERAL_FAILURE, HINT_NONE);
+                return;
+        }
+        const struct http_request *rq = &c->rq;
+        char said[NET_HOST_MAX + 1] = "";
+        const char *reason = NULL;
+        uint8_t a[16];
+        int fam;
+        if (c->cap_literal) {
+                if (net_ip_parse(rq->host, strlen(rq->host), false, a, &fam) == 0)
+                        addr_format(a, fam, said, sizeof said);
+        } else if (net_host_canonical(rq->host, strlen(rq->host), said, &reason) < 0)
+                said[0] = '\0';
+        if (strcmp(said, c->cap_name) != 0 ||
+            (rq->host_has_port ? rq->port != c->cap_port : c->cap_port != 80)) {
+                static char m[2 * NET_HOST_MAX + 120];
+                snprintf(m, sizeof m,
+                         "the Host header (%s%s%u) names another destination than the "
+                         "connection's (%s:%u)",
+                         rq->host, ":", rq->host_has_port ? rq->port : 80, c->cap_name,
+                         c->cap_port);
+                deny(c, m, NULL, 403, SOCKS_NOT_ALLOWED, HINT_NONE);
+                return;
+        }
+        snprintf(c->method, sizeof c->method, "%.*s",
+                 (int)(rq->method.len < 15 ? rq->method.len : 15), c->in + rq->method.off);
+        c->req_head = !strcmp(c->method, "HEAD");
+        c->client_close = rq->close;
+        c->req_left = rq->chunked ? -1 : rq->content_length > 0 ? rq->content_length : 0;
+        http_chunked_init(&c->req_ch);
+        if (c->ufd >= 0 && c->st == CS_HEAD) {
+                /* keep-alive: the same destination, allowed a moment ago */
+                send_request_head(c);
+                return;
+        }
+        if (c->st == CS_FIRST) {
+                dial(c); /* decided already (route), address checked */
+                return;
+        }
+        /* the upstream went: decide and resolve anew */
+        record_close(c);
+        c->ufd = unwatch_close(c, W_UP, c->ufd);
+        route(c);
+}
+
 static void on_head(struct conn *c)
 {
         const char *why = "malformed request";
+        if (c->captured) {
+                on_head_captured(c);
+                return;
+        }
         int r = http_request_parse(c->in, c->in_len, &c->rq, &why);
         if (r == 0) {
                 if (c->in_len >= HTTP_HEAD_MAX) {
@@ -1133,6 +1321,7 @@ static int64_t record_request(struct conn *c, bool sync)
                 {"method", c->method, 0},  {"host", c->host, 0},
                 {"port", NULL, c->port},   {"path", path[0] ? path : "/", 0},
                 {"trace_id", c->trace, 0}, {"span_id", c->span, 0},
+                {"via", via(c), 0},
         };
         return event_send("egress.request", NULL, f, ARRAY_SIZE(f), sync);
 }
@@ -1381,9 +1570,121 @@ static void on_socks(struct conn *c)
         route(c);
 }
 
+/* ---- captured connections ------------------------------------------------------------ */
+
+static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, size_t cap,
+                             bool must_tls);
+
+/*
+ * The first bytes of a captured connection decided (have_address put it
+ * in CS_FIRST): a ClientHello must name the destination; an HTTP request
+ * is served as one (on_head_captured); anything else is plain TCP, only
+ * where a rule naming the port or network.plain_ports allows it.
+ */
+static void on_first(struct conn *c)
+{
+        enum captured_first k = captured_first_bytes((const uint8_t *)c->in, c->in_len);
+        if (k == CAPF_NEED_MORE && c->in_len < sizeof c->in)
+                return;
+        switch (k) {
+        case CAPF_TLS:
+                c->cap_tls = true;
+                if (judge_first_bytes(c, (const uint8_t *)c->in, c->in_len, sizeof c->in, true) > 0)
+                        dial(c);
+                return;
+        case CAPF_HTTP:
+                on_head_captured(c);
+                return;
+        case CAPF_NEED_MORE:
+        case CAPF_OTHER:
+        default:
+                if (c->cap_plain_ok) {
+                        dial(c); /* held bytes go up once connected */
+                        return;
+                }
+                deny(c, "neither TLS nor HTTP; plain TCP needs a rule naming the port", c->rule,
+                     403, SOCKS_NOT_ALLOWED, HINT_PLAIN);
+                return;
+        }
+}
+
+/*
+ * Read what the run's resolver sent (synth.h) into this process's map: at
+ * every captured accept (an answer the run holds has its entry waiting
+ * by then) and whenever the channel is readable (so it never fills up).
+ * A broken channel: no pool address passes from then on.
+ */
+static void synth_take(void)
+{
+        if (E.synth_fd >= 0 && synth_drain(E.synth_fd, E.map) < 0) {
+                E.map_ok = false;
+                (void)epoll_ctl(E.epfd, EPOLL_CTL_DEL, E.synth_fd, NULL);
+                E.synth_fd = -1;
+        }
+}
+
+/* what <linux/netfilter_ipv4.h> and <linux/netfilter_ipv6/ip6_tables.h> call
+ * SO_ORIGINAL_DST and IP6T_SO_ORIGINAL_DST (their headers pull in more) */
+#define RF_SO_ORIGINAL_DST 80
+
+/*
+ * A connection accepted on a capture listener of `family`: its original
+ * destination (conntrack's; a connection the kernel did not translate
+ * has none that differs: its destination is the listener itself, and is
+ * refused as such), decided by captured_dest_decide against this
+ * process's map (drained first, so an answer the run holds has its entry
+ * here), then route() as any other destination.
+ */
+static void captured_start(struct conn *c, int family)
+{
+        struct sockaddr_storage od = {0};
+        socklen_t len = sizeof od;
+        uint8_t addr[16] = {0};
+        uint16_t port = 0;
+        c->captured = true;
+        c->proto = PR_CAPTURE;
+        if (getsockopt(c->cfd, family == AF_INET ? SOL_IP : SOL_IPV6, RF_SO_ORIGINAL_DST, &od,
+                       &len) < 0) {
+                len = sizeof od;
+                if (getsockname(c->cfd, (struct sockaddr *)&od, &len) < 0)
+                        od.ss_family = AF_UNSPEC;
+        }
+        if (od.ss_family == AF_INET) {
+                const struct sockaddr_in *s4 = (const struct sockaddr_in *)&od;
+                memcpy(addr, &s4->sin_addr, 4);
+                port = ntohs(s4->sin_port);
+        } else if (od.ss_family == AF_INET6) {
+                const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&od;
+                memcpy(addr, &s6->sin6_addr, 16);
+                port = ntohs(s6->sin6_port);
+        }
+        synth_take();
+        struct captured_dest d;
+        c->port = c->cap_port = port;
+        addr_format(addr, od.ss_family, c->addr_text, sizeof c->addr_text);
+        switch (captured_dest_decide(E.map, E.map_ok, od.ss_family, addr, port, &d)) {
+        case CAPD_NAME:
+                snprintf(c->host, sizeof c->host, "%s", d.name);
+                break;
+        case CAPD_LITERAL:
+                snprintf(c->host, sizeof c->host, "%s", c->addr_text);
+                c->cap_literal = true;
+                break;
+        case CAPD_REFUSE:
+        default:
+                snprintf(c->host, sizeof c->host, "%s",
+                         od.ss_family == AF_UNSPEC ? "(unknown)" : c->addr_text);
+                deny(c, d.reason ? d.reason : "no original destination", NULL, 403,
+                     SOCKS_NOT_ALLOWED, HINT_NONE);
+                return;
+        }
+        snprintf(c->cap_name, sizeof c->cap_name, "%s", c->host);
+        route(c);
+}
+
 /* ---- the loop ------------------------------------------------------------------------ */
 
-static struct conn *conn_new(int fd, bool socks)
+static struct conn *conn_new(int fd, bool socks, bool captured)
 {
         struct conn *c = n_conn_cache ? conn_cache[--n_conn_cache] : malloc(sizeof *c);
         if (!c)
@@ -1394,8 +1695,8 @@ static struct conn *conn_new(int fd, bool socks)
         c->cfd = fd;
         c->ufd = c->dfd = -1;
         c->pu.r = c->pu.w = c->pd.r = c->pd.w = -1;
-        c->st = socks ? CS_SOCKS_GREET : CS_HEAD;
-        c->proto = socks ? PR_SOCKS : PR_HTTP;
+        c->st = captured ? CS_CAPTURED : socks ? CS_SOCKS_GREET : CS_HEAD;
+        c->proto = captured ? PR_CAPTURE : socks ? PR_SOCKS : PR_HTTP;
         c->t0 = now_ms();
         c->deadline = c->t0 + EGRESS_HEAD_MS;
         return c;
@@ -1404,6 +1705,11 @@ static struct conn *conn_new(int fd, bool socks)
 static void conn_free(struct conn *c)
 {
         record_close(c);
+        if (c->rst) {
+                /* a refusal after accept: RST, so the client sees ECONNRESET at once */
+                struct linger l = {.l_onoff = 1, .l_linger = 0};
+                (void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        }
         unwatch_close(c, W_CLIENT, c->cfd);
         unwatch_close(c, W_UP, c->ufd);
         unwatch_close(c, W_DNS, c->dfd);
@@ -1426,8 +1732,16 @@ static void conn_queue(struct conn *c)
         }
 }
 
-static void on_accept(int lfd, bool socks)
+enum listener {
+        L_HTTP,
+        L_SOCKS,
+        L_CAP4,
+        L_CAP6,
+};
+
+static void on_accept(int lfd, enum listener kind)
 {
+        bool socks = kind == L_SOCKS, captured = kind == L_CAP4 || kind == L_CAP6;
         for (;;) {
                 int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd < 0) {
@@ -1442,7 +1756,10 @@ static void on_accept(int lfd, bool socks)
                         struct evf f[] = {{"limit", "egress_connections", 0},
                                           {"max", NULL, E.cfg->max_conns}};
                         event_async("egress.limit", "egress_connections", f, ARRAY_SIZE(f));
-                        if (socks)
+                        if (captured) {
+                                struct linger l = {.l_onoff = 1, .l_linger = 0};
+                                (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+                        } else if (socks)
                                 (void)!write(fd, "\x05\xff", 2);
                         else {
                                 static const char m[] =
@@ -1457,13 +1774,15 @@ static void on_accept(int lfd, bool socks)
                 /* a relay must not add Nagle's delay to what it forwards */
                 int one = 1;
                 (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                struct conn *c = conn_new(fd, socks);
+                struct conn *c = conn_new(fd, socks, captured);
                 if (!c) {
                         safe_close(fd);
                         return;
                 }
                 c->idx = E.n_conns;
                 E.conns[E.n_conns++] = c;
+                if (captured)
+                        captured_start(c, kind == L_CAP4 ? AF_INET : AF_INET6);
                 /* the request usually follows the connect at once: read it
                  * in this round instead of waiting for the next */
                 c->rev[W_CLIENT] = EPOLLIN;
@@ -1602,7 +1921,10 @@ static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, siz
         else if (r == TLS_MALFORMED)
                 reason = "malformed TLS ClientHello";
         else if (strcmp(sni, c->host) != 0)
-                reason = "the TLS SNI differs from the CONNECT host (domain fronting)";
+                reason = c->captured
+                                 ? "the TLS SNI differs from the name the connection is "
+                                   "for (domain fronting)"
+                                 : "the TLS SNI differs from the CONNECT host (domain fronting)";
         if (!reason)
                 return 1;
         char key[300], fix[RULE_TEXT_MAX + 400];
@@ -1612,10 +1934,19 @@ static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, siz
                           {"port", NULL, c->port},
                           {"sni", r == TLS_SNI_FOUND ? sni : "", 0},
                           {"reason", reason, 0},
-                          {"proto", proto_name[c->proto], 0},
-                          {"fix", fix, 0}};
+                          {"proto", conn_proto(c), 0},
+                          {"fix", fix, 0},
+                          {"via", via(c), 0}};
         event_deny_now(key, f, ARRAY_SIZE(f));
-        c->st = CS_DEAD; /* the 200 is out: just close the tunnel */
+        if (c->captured && c->u2c.len == 0 && c->pd.len == 0 && buf[0] == 22) {
+                /* a captured ClientHello: a TLS alert, then the close */
+                client_send(c, tls_alert_denied, sizeof tls_alert_denied);
+                c->deadline = now_ms() + EGRESS_HEAD_MS;
+                c->st = CS_DRAIN;
+        } else {
+                c->rst = c->captured;
+                c->st = CS_DEAD; /* the 200 is out: just close the tunnel */
+        }
         return -1;
 }
 
@@ -1635,6 +1966,27 @@ static void tunnel_sniff(struct conn *c)
                 c->sniff = false; /* nothing sent at all: nothing to judge */
                 return;
         }
+        if (c->captured) {
+                /* dialled first (a port a rule names), but the client opens
+                 * with an HTTP request before the server said anything: it
+                 * is served as one (Host checked, stamped, recorded) on
+                 * the connection already made */
+                enum captured_first f =
+                        captured_first_bytes((const uint8_t *)c->c2u.d + c->c2u.off, c->c2u.len);
+                if (f == CAPF_NEED_MORE && !c->client_eof && c->down == 0)
+                        return;
+                if (f == CAPF_HTTP && c->down == 0 && c->c2u.len <= sizeof c->in) {
+                        memcpy(c->in, c->c2u.d + c->c2u.off, c->c2u.len);
+                        c->in_len = c->c2u.len;
+                        c->c2u.off = c->c2u.len = 0;
+                        c->sniff = false;
+                        c->proto = PR_HTTP;
+                        conn_to(c, CS_HEAD);
+                        c->deadline = now_ms() + EGRESS_HEAD_MS;
+                        on_head(c);
+                        return;
+                }
+        }
         /* after the client's EOF no more bytes come: what is held is all */
         int k = judge_first_bytes(c, (const uint8_t *)c->c2u.d + c->c2u.off, c->c2u.len,
                                   c->client_eof ? c->c2u.len : RELAY_BUF - c->c2u.off, false);
@@ -1651,6 +2003,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 case CS_SOCKS_GREET:
                 case CS_SOCKS_REQ:
                 case CS_HEAD:
+                case CS_FIRST:
                 case CS_SNI: {
                         ssize_t n = read(c->cfd, c->in + c->in_len, sizeof c->in - c->in_len);
                         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -1661,6 +2014,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                                 c->in_len += (size_t)n;
                                 if (c->st == CS_HEAD)
                                         on_head(c);
+                                else if (c->st == CS_FIRST)
+                                        on_first(c);
                                 else if (c->st == CS_SNI)
                                         on_sni(c);
                                 else
@@ -1733,6 +2088,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                                 c->replied = true;
                         }
                         conn_to(c, CS_TUNNEL);
+                } else if (c->proto == PR_CAPTURE) {
+                        conn_to(c, CS_TUNNEL); /* the client thinks it is connected already */
                 } else {
                         send_request_head(c);
                 }
@@ -1833,7 +2190,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
 static void conn_watch(struct conn *c)
 {
         bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || c->st == CS_HEAD ||
-                         c->st == CS_SNI || (c->st == CS_BODY && c->in_len < sizeof c->in) ||
+                         c->st == CS_SNI || c->st == CS_FIRST ||
+                         (c->st == CS_BODY && c->in_len < sizeof c->in) ||
                          (c->st == CS_TUNNEL && !c->client_eof &&
                           c->c2u.off + c->c2u.len < RELAY_BUF && c->pu.len < SPLICE_MAX);
         bool rd_up = (c->st == CS_TUNNEL ||
@@ -1875,25 +2233,39 @@ static void conn_expire(struct conn *c, int64_t now)
  * (E.next_deadline is a lower bound: a deadline pushed later only makes
  * that look early, never late).
  */
-_Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int socks_fd,
-                           int events_fd)
+/* (Un)watch the listeners that exist (fd -1: none). */
+static int listeners_watch(const int lfd[4], int op, bool on)
+{
+        static const uint64_t tag[4] = {TAG_HTTP, TAG_SOCKS, TAG_CAP4, TAG_CAP6};
+        for (int i = 0; i < 4; i++) {
+                struct epoll_event e = {.events = on ? EPOLLIN : 0, .data.u64 = tag[i]};
+                if (lfd[i] >= 0 && epoll_ctl(E.epfd, op, lfd[i], &e) < 0)
+                        return -1;
+        }
+        return 0;
+}
+
+_Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_fds *fds,
+                           int events_fd, struct synth_map *map)
 {
         struct epoll_event evs[256];
         bool paused = false;
+        const int lfd[4] = {fds->http, fds->socks, fds->cap4, fds->cap6};
 
         E.cfg = cfg;
         E.events = events_fd;
+        E.map = map;
+        E.synth_fd = fds->synth_rx;
+        E.map_ok = true;
         E.next_deadline = -1;
         E.epfd = epoll_create1(EPOLL_CLOEXEC);
         E.conns = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.conns);
         E.active = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.active);
-        struct epoll_event l1 = {.events = EPOLLIN, .data.u64 = TAG_HTTP},
-                           l2 = {.events = EPOLLIN, .data.u64 = TAG_SOCKS},
-                           l3 = {.events = 0, .data.u64 = TAG_EVENTS};
-        if (E.epfd < 0 || !E.conns || !E.active ||
-            epoll_ctl(E.epfd, EPOLL_CTL_ADD, http_fd, &l1) < 0 ||
-            epoll_ctl(E.epfd, EPOLL_CTL_ADD, socks_fd, &l2) < 0 ||
-            epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0)
+        struct epoll_event l3 = {.events = 0, .data.u64 = TAG_EVENTS},
+                           l4 = {.events = EPOLLIN, .data.u64 = TAG_SYNTH};
+        if (E.epfd < 0 || !E.conns || !E.active || listeners_watch(lfd, EPOLL_CTL_ADD, true) < 0 ||
+            epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0 ||
+            (E.synth_fd >= 0 && epoll_ctl(E.epfd, EPOLL_CTL_ADD, E.synth_fd, &l4) < 0))
                 _exit(1);
         /* an answer that does not come within 5 s ends the channel (event_send) */
         struct timeval tv = {.tv_sec = 5};
@@ -1904,9 +2276,7 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                         E.accept_paused = false; /* nothing to wait for: try again */
                 if (paused != E.accept_paused) {
                         paused = E.accept_paused;
-                        l1.events = l2.events = paused ? 0 : EPOLLIN;
-                        (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, http_fd, &l1);
-                        (void)epoll_ctl(E.epfd, EPOLL_CTL_MOD, socks_fd, &l2);
+                        (void)listeners_watch(lfd, EPOLL_CTL_MOD, !paused);
                 }
                 (void)evq_flush(); /* nothing waits in the queue while this process does */
                 int64_t next = E.next_deadline;
@@ -1914,14 +2284,17 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                 int n = epoll_wait(E.epfd, evs, (int)ARRAY_SIZE(evs), timeout);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
-                bool acc_http = false, acc_socks = false;
+                bool acc[4] = {false, false, false, false};
                 E.n_active = 0;
                 for (int i = 0; i < n; i++) {
                         uint64_t tag = evs[i].data.u64;
-                        if (tag == TAG_HTTP)
-                                acc_http = true;
-                        else if (tag == TAG_SOCKS)
-                                acc_socks = true;
+                        if (tag >= TAG_HTTP && tag <= TAG_CAP6 && tag != TAG_EVENTS)
+                                acc[tag == TAG_HTTP    ? L_HTTP
+                                    : tag == TAG_SOCKS ? L_SOCKS
+                                    : tag == TAG_CAP4  ? L_CAP4
+                                                       : L_CAP6] = true;
+                        else if (tag == TAG_SYNTH)
+                                synth_take();
                         else if (tag == TAG_EVENTS) {
                                 if (evs[i].events & (EPOLLHUP | EPOLLERR))
                                         _exit(0); /* the supervisor is gone: so is the run */
@@ -1931,10 +2304,9 @@ _Noreturn void egress_loop(const struct egress_config *cfg, int http_fd, int soc
                                 conn_queue(c);
                         }
                 }
-                if (acc_http)
-                        on_accept(http_fd, false);
-                if (acc_socks)
-                        on_accept(socks_fd, true);
+                for (int l = L_HTTP; l <= L_CAP6; l++)
+                        if (acc[l])
+                                on_accept(lfd[l], (enum listener)l);
                 now = now_ms();
                 /* the deadlines, when the earliest of them has come */
                 if (E.next_deadline >= 0 && now >= E.next_deadline) {

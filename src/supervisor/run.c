@@ -949,8 +949,22 @@ static void ctl_accept(struct sup *s)
  */
 static void sup_egress_start(struct sup *s)
 {
-        pid_t pid = egress_spawn(s->egress, s->listen_http, s->listen_socks, &s->egress_events,
-                                 &s->egress_pidfd);
+        /* the run's name map as it is now, inherited by the egress process */
+        const struct synth_map *map = &s->synth;
+        /* what waits in the map channel is already in that map (a
+         * restarted egress process would read it twice): dropped */
+        uint8_t stale[512];
+        while (map && s->synth_rx >= 0 && recv(s->synth_rx, stale, sizeof stale, MSG_DONTWAIT) > 0)
+                ;
+        struct egress_fds fds = {
+                .http = s->listen_http,
+                .socks = s->listen_socks,
+                .cap4 = s->listen_cap4,
+                .cap6 = s->listen_cap6,
+                .synth_rx = s->synth_rx,
+                .synth = map,
+        };
+        pid_t pid = egress_spawn(s->egress, &fds, &s->egress_events, &s->egress_pidfd);
         if (pid > 0) {
                 s->egress_pid = pid;
                 /* its memory, pids and CPU count as the run's: it works for the
@@ -1449,7 +1463,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         break;
                 }
 
-                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX + 1 + CTL_CONNS_MAX];
+                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX + 1 + CTL_CONNS_MAX + 2];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -1483,6 +1497,13 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 pfd[n++] = (struct pollfd){.fd = s.ctl, .events = POLLIN};
                 for (size_t i = 0; i < CTL_CONNS_MAX; i++)
                         pfd[n++] = (struct pollfd){.fd = s.ctls[i].fd, .events = POLLIN};
+                /* the capture listeners also start the egress process */
+                size_t ncap = n;
+                bool cap_listening = s.egress && s.egress_pid == 0;
+                pfd[n++] =
+                        (struct pollfd){.fd = cap_listening ? s.listen_cap4 : -1, .events = POLLIN};
+                pfd[n++] =
+                        (struct pollfd){.fd = cap_listening ? s.listen_cap6 : -1, .events = POLLIN};
                 int64_t wake = ev ? audit_emitter_next_ms(ev) : -1;
                 int64_t gw = grants_next_ms(s.grants);
                 if (gw >= 0 && (wake < 0 || gw < wake))
@@ -1581,7 +1602,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         if (pfd[nb].revents && s.broker >= 0)
                                 broker_accept(s.grants, s.broker, s.bconns);
                 }
-                if ((pfd[8].revents || pfd[9].revents) && s.listen_http >= 0)
+                if (((pfd[8].revents || pfd[9].revents) && s.listen_http >= 0) ||
+                    ((pfd[ncap].revents || pfd[ncap + 1].revents) && s.egress_pid == 0))
                         sup_egress_start(&s);
                 /* the egress process's records: each answered before it acts
                  * (a non-blocking read says when none is left: no poll each) */

@@ -154,6 +154,13 @@ static void fuzz_heads(const uint8_t *data, size_t size)
         why = NULL;
         int ks = http_response_parse(buf, size, &s, &why);
         check_response(buf, size, ks, &s, why);
+        /* a captured connection's origin-form request (issue 14): the same
+         * invariants, and a Host it returns is a name the caller can compare */
+        why = NULL;
+        int kc = http_captured_request_parse(buf, size, &rp, &why);
+        check_request(buf, size, kc, &rp, why);
+        if (kc > 0 && (rp.connect || !rp.host[0] || rp.port == 0))
+                abort();
         free(buf);
 
         size_t n = size <= ALL_PREFIXES_MAX ? size : 48;
