@@ -728,7 +728,7 @@ int cmd_run(int argc, char **argv)
         struct rf_cgroup *cg = NULL;
         bool want_cgroup = true;
 #ifdef RF_TEST_BUILD
-        want_cgroup = !(plan->test_skip & (1u << STEP_CGROUP)); /* layer switch */
+        want_cgroup = !(plan->test_skip & (1ULL << STEP_CGROUP)); /* layer switch */
 #endif
         if (want_cgroup && (r = cgroup_create(plan->run_id, &plan->limits, &cg, &err)) < 0) {
                 run_audit_refused(alog, plan->run_id, "limits", err.msg);
