@@ -382,8 +382,13 @@ int capture_nflog_open(void)
         struct nfulnl_msg_config_mode mode = {.copy_range = htonl(RF_CAPTURE_NFLOG_RANGE),
                                               .copy_mode = NFULNL_COPY_PACKET};
         int r = nflog_config(s, NFULA_CFG_CMD, &cmd, sizeof cmd, 1);
+        /* one message per refusal, at once (the default queues up to 100
+         * for a second: a run that ends first would never see them) */
+        uint32_t qthresh = htonl(1);
         if (r == 0)
                 r = nflog_config(s, NFULA_CFG_MODE, &mode, sizeof mode, 2);
+        if (r == 0)
+                r = nflog_config(s, NFULA_CFG_QTHRESH, &qthresh, sizeof qthresh, 3);
         if (r == 0) {
                 int fl = 1;
                 /* refusals after the first burst are dropped by the rate
