@@ -1728,10 +1728,10 @@ static void test_network_capture(void)
         policy_free(p);
         is_int(policy_capture_from_name("Transparent"), _POLICY_CAPTURE_INVALID, "names are exact");
         FAIL("{\"version\":1,\"network\":{\"capture\":\"tproxy\"}}", -EINVAL,
-             "p.json:1:36: network.capture: must be \"transparent\" or \"proxy-only\"");
+             "p.json:1:35: network.capture: must be \"transparent\" or \"proxy-only\"");
         FAIL("{\"version\":1,\"network\":{\"capture\":true}}", -EINVAL,
-             "p.json:1:36: network.capture: expected a string (\"transparent\" or \"proxy-only\"), "
-             "got true");
+             "p.json:1:35: network.capture: expected a string (\"transparent\" or \"proxy-only\"), "
+             "got a boolean");
 }
 
 int main(void)
