@@ -117,7 +117,8 @@ like "$RF_ERR$RF_OUT" "Operation not permitted" "... EPERM"
 rf_mktemp /tmp
 sync_dir=$REPLY
 chmod 0777 "$sync_dir"
-rf_start --allow-host svc.test:8080 --rw "$sync_dir" -- /bin/sh -c \
+rf_start --allow-host svc.test:8080 --allow-host 10.77.0.0/16:5432 --allow-host '[2001:db8:77::]/48' \
+	--rw "$sync_dir" -- /bin/sh -c \
 	"python3 '$WS/cp.py' netns >'$sync_dir/netns'; python3 '$WS/cp.py' wait-go '$sync_dir'"
 for _ in $(seq 1 200); do [ -e "$sync_dir/ready" ] && break; sleep 0.05; done
 ino=$(cat "$sync_dir/netns" 2>/dev/null)
@@ -131,10 +132,14 @@ while [ "${#pids[@]}" -gt 0 ] && [ -z "$runpid" ]; do
 done
 if [ -n "$runpid" ] && [ -n "$ino" ]; then
 	if command -v nft >/dev/null; then
-		like "$(nsenter --net=/proc/"$runpid"/ns/net nft list table inet ringfence 2>&1)" \
-			'redirect to :3129' "control: root in the run's namespace sees the ruleset (nft list)"
+		rules=$(nsenter --net=/proc/"$runpid"/ns/net nft list table inet ringfence 2>&1)
+		like "$rules" 'ip daddr 198\.18\.0\.0/15 redirect to :3129' \
+			"control: root in the run's namespace sees the ruleset (nft list): the pool is redirected"
+		like "$rules" 'ip daddr 10\.77\.0\.0/16 redirect to :3129' "... and an allowed v4 CIDR"
+		like "$rules" 'ip6 daddr 2001:db8:77::/48 redirect to :3129' "... and an allowed v6 CIDR"
+		like "$rules" 'reject with tcp reset' "... and the rest of TCP is reset"
 	else
-		skip "nft list in the run's namespace" "no nft on this host"
+		for _ in 1 2 3 4; do skip "nft list in the run's namespace" "no nft on this host"; done
 	fi
 	is "$(nsenter --net=/proc/"$runpid"/ns/net python3 "$WS/cp.py" nft-deltable)" "ack=0" \
 		"control: the same DELTABLE sent by root from outside succeeds"
