@@ -22,8 +22,9 @@
  * template with the address and mask patched in, built by the supervisor
  * into the plan (capture_rules_build), so init only sends bytes.
  *
- * Threat notes: every netlink request asks for an ACK and init fails the
- * run (exit 125) on any error or missing ACK; the command is capability-
+ * Threat notes: every netlink request but the per-run rules asks for an
+ * ACK (those report errors only), the table is read back after the
+ * commit, and init fails the run (exit 125) on any error or missing ACK; the command is capability-
  * less in the namespace, so it cannot change the ruleset, the addresses or
  * the routes, nor read the NFLOG socket.
  */
@@ -49,8 +50,8 @@ struct rf_plan;
  * redirect rules (one per IP/CIDR allow rule of `pol`; host-name rules need
  * none), as netlink messages into *out (malloc'd, owned by the caller),
  * their count in *n_rules. *out is NULL when there are none. Returns 0,
- * -ENOMEM, or -EINVAL for an allow rule that does not parse (the policy
- * was validated: should not happen).
+ * -ENOMEM, -E2BIG past RF_CAPTURE_RULES_MAX rules, or -EINVAL for an allow
+ * rule that does not parse (the policy was validated: should not happen).
  */
 int capture_rules_build(const struct rf_policy *pol, unsigned char **out, size_t *len,
                         unsigned *n_rules);
@@ -66,8 +67,9 @@ bool capture_wanted(const struct rf_policy *pol);
  * capture_install — init's side, in the run's network namespace with its
  * capabilities there, after lo is up: addresses, routes, the ruleset
  * (p's per-run rules appended), committed and verified. `fail_commit`
- * (test builds only) appends a rule the kernel refuses, so the real
- * failure path of a commit is exercised. Sets *v6 when IPv6 is configured
+ * (honoured in test builds only; ignored in release builds) appends a
+ * rule the kernel refuses, so the real failure path of a commit is
+ * exercised. Sets *v6 when IPv6 is configured
  * too. No allocation; async-signal-safe. Returns 0 or -errno (the run
  * must then fail).
  */

@@ -832,9 +832,10 @@ static void egress_listeners(const struct child *c)
  * default routes and nftables ruleset, installed here while init still
  * holds CAP_NET_ADMIN over the run's network namespace, then the capture
  * listeners and the NFLOG socket of refusals handed to the supervisor.
- * Every netlink request is ACKed and checked: the command cannot start
- * (MSG_START comes after) unless the ruleset is committed, and once
- * drop_privileges() has run nothing in the run can change it. The last
+ * Every netlink reply is checked, and the table read back after the
+ * commit: the command cannot start (MSG_START comes after) unless the
+ * ruleset is committed, and once drop_privileges() has run nothing in the
+ * run can change it. The last
  * message, MSG_CAPTURE, says which families are in place.
  */
 static void capture(const struct child *c)

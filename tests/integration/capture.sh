@@ -53,7 +53,19 @@ else
 	skip "the v6 default route" "no IPv6 in the client namespace"
 fi
 
+# the most rules a policy may hold, all of them IP/CIDR: one transaction
+python3 -c '
+import json, sys
+rules = ["10.%d.%d.0/24" % (i // 200, i % 200) for i in range(128)]
+rules += ["2001:db8:%x::/48" % i for i in range(128)]
+json.dump({"version": 1, "network": {"allow": rules}}, open(sys.argv[1], "w"))' "$WS.many.json"
+CPOPTS=(-p "$WS.many.json")
+cpr addrs
+is "$RF_RC" 0 "256 IP/CIDR allow rules: the ruleset is committed (one transaction, no ACK overflow)"
+like "$RF_OUT" $'(^|\n)default4 198\\.18\\.0\\.1(\n|$)' "... and the run has its default route"
+
 # ---- TCP outside the pool and the allowed prefixes -------------------------------------------
+CPOPTS=(--allow-host svc.test:8080)
 is "$(host tcp "$net.2" 8080)" "connected" "control: the client namespace reaches $net.2:8080"
 cpr tcp "$net.2" 8080
 is "$RF_OUT" "errno=ECONNREFUSED" "TCP to the test host's real address (not allowed): ECONNREFUSED (a reset from the ruleset, not a hang)"
