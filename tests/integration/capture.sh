@@ -58,8 +58,8 @@ python3 -c '
 import json, sys
 rules = ["10.%d.%d.0/24" % (i // 200, i % 200) for i in range(128)]
 rules += ["2001:db8:%x::/48" % i for i in range(128)]
-json.dump({"version": 1, "network": {"allow": rules}}, open(sys.argv[1], "w"))' "$WS.many.json"
-CPOPTS=(-p "$WS.many.json")
+json.dump({"version": 1, "network": {"allow": rules}}, open(sys.argv[1], "w"))' "$WS/many.json"
+CPOPTS=(-p "$WS/many.json")
 cpr addrs
 is "$RF_RC" 0 "256 IP/CIDR allow rules: the ruleset is committed (one transaction, no ACK overflow)"
 like "$RF_OUT" $'(^|\n)default4 198\\.18\\.0\\.1(\n|$)' "... and the run has its default route"
