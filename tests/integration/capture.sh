@@ -20,8 +20,10 @@
 # an address change over rtnetlink is refused) while root from outside, in the same
 # namespace, sees the ruleset and may delete it (control); runs without
 # allow rules or with --capture proxy-only get neither ruleset nor pool
-# addresses (ENETUNREACH as before); in a test build, a ruleset commit the
-# kernel refuses ends the run with 125 and one line naming the step.
+# addresses (ENETUNREACH as before); nothing of the run's namespace is left
+# after the run; a policy of 256 IP/CIDR rules commits in one transaction;
+# in a test build, a ruleset commit the kernel refuses ends the run with 125
+# and one line naming the step.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -162,6 +164,13 @@ fi
 touch "$sync_dir/go"
 rf_wait
 is "$RF_OUT" "go" "... (the run itself went on)"
+# the ruleset and the pool live only in the run's namespace: once the run
+# has ended no process holds it
+left=""
+for p in /proc/[0-9]*; do
+	[ -n "$ino" ] && [ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" = "$ino" ] && left="$left ${p#/proc/}"
+done
+is "${ino:+checked}:$left" "checked:" "nothing is left of the run's namespace (ruleset, pool) after the run"
 
 # ---- no allow rule, or proxy-only: no ruleset, no pool ---------------------------------------------
 for opts in "" "--capture proxy-only --allow-host svc.test:8080"; do
