@@ -142,6 +142,7 @@ while [ "${#pids[@]}" -gt 0 ] && [ -z "$runpid" ]; do
 	p=${pids[0]}
 	pids=("${pids[@]:1}")
 	[ "$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null)" = "$ino" ] && runpid=$p
+	# shellcheck disable=SC2013 # the children files hold space-separated pids
 	for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do pids+=("$c"); done
 done
 if [ -n "$runpid" ] && [ -n "$ino" ]; then
