@@ -45,6 +45,7 @@ enum {
         OPT_AUDIENCE,
         OPT_ALLOW_HOST,
         OPT_ADD_HOST,
+        OPT_CAPTURE,
         OPT_TIMEOUT,
         OPT_STATE_DIR,
         OPT_MEMORY,
@@ -79,6 +80,7 @@ static const struct option run_options[] = {
         {"audience", required_argument, NULL, OPT_AUDIENCE},
         {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
         {"add-host", required_argument, NULL, OPT_ADD_HOST},
+        {"capture", required_argument, NULL, OPT_CAPTURE},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"state-dir", required_argument, NULL, OPT_STATE_DIR},
         {"memory", required_argument, NULL, OPT_MEMORY},
@@ -127,6 +129,10 @@ static void run_usage(FILE *f)
               "      --allow-host H[:PORTS] let the run reach H (name, *.suffix, IP, CIDR)\n"
               "                            through its egress proxy (default: nothing)\n"
               "      --add-host NAME:IP    a static name for the egress proxy (before DNS)\n"
+              "      --capture MODE        transparent (default): TCP to allowed names and\n"
+              "                            addresses is captured without proxy settings,\n"
+              "                            anything else refused at once; proxy-only: only\n"
+              "                            the proxies (network.capture in the policy)\n"
               "      --secret ENV=SOURCE   bind a secret as environment variable ENV\n"
               "      --secret-file NAME=SOURCE  ... as /run/secrets/NAME (0400, private tmpfs)\n"
               "      --secret-broker NAME=SOURCE  ... on demand: ringfence-secret NAME\n"
@@ -233,6 +239,14 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 if (r < 0 && err)
                         snprintf(err->keypath, sizeof err->keypath, "--add-host");
                 return r;
+        case OPT_CAPTURE:
+                o->net_capture = policy_capture_from_name(arg);
+                if (o->net_capture < 0) {
+                        o->net_capture = POLICY_CAPTURE_UNSET;
+                        return rf_error_set(err, -EINVAL,
+                                            "--capture %s: must be transparent or proxy-only", arg);
+                }
+                return 0;
         case OPT_AUDIENCE:
                 return policy_set_string(&o->audience, arg, POLICY_IDENT_MAX, err);
         case OPT_SECRET:
@@ -728,7 +742,7 @@ int cmd_run(int argc, char **argv)
         struct rf_cgroup *cg = NULL;
         bool want_cgroup = true;
 #ifdef RF_TEST_BUILD
-        want_cgroup = !(plan->test_skip & (1u << STEP_CGROUP)); /* layer switch */
+        want_cgroup = !(plan->test_skip & (1ULL << STEP_CGROUP)); /* layer switch */
 #endif
         if (want_cgroup && (r = cgroup_create(plan->run_id, &plan->limits, &cg, &err)) < 0) {
                 run_audit_refused(alog, plan->run_id, "limits", err.msg);

@@ -443,6 +443,11 @@ static void tally_add(const struct audit_field *f, size_t nf)
         t->v[t->n++] = e;
 }
 
+void egress_refusal_note(const struct audit_field *f, size_t nf)
+{
+        tally_add(f, nf);
+}
+
 /* s escaped for a terminal (the one display escaper) into out[size]. */
 static void display_escape(const char *s, char *out, size_t size)
 {

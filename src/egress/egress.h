@@ -224,6 +224,14 @@ void egress_refusals_track(struct egress_refusals *t, int (*redact)(void *, cons
                            void *ctx);
 
 /*
+ * egress_refusal_note — count one refusal that did not come through
+ * egress_event_serve (the run's ruleset refusals, supervisor/nflog.c):
+ * fields as an egress.deny's (host, port, reason, fix). Supervisor only.
+ */
+struct audit_field;
+void egress_refusal_note(const struct audit_field *f, size_t nf);
+
+/*
  * egress_refusals_print — nothing if no refusal was counted; else one
  * summary to f: a header, the EGRESS_SUMMARY_SHOWN most frequent
  * (destination, reason) pairs with their count and fix, then "and N more".

@@ -294,6 +294,8 @@ int policy_to_json(const struct rf_policy *p, char **ret)
 
         f = true;
         put_paths_member(&sec, &f, "allow", p->net_allow, p->n_net_allow);
+        if (p->net_capture != POLICY_CAPTURE_UNSET) /* unset: the default, transparent */
+                put_string_member(&sec, &f, "capture", policy_capture_name(p->net_capture));
         put_paths_member(&sec, &f, "deny", p->net_deny, p->n_net_deny);
         put_hosts_member(&sec, &f, p);
         put_ports_member(&sec, &f, "plain_ports", p->net_plain_ports, p->n_net_plain_ports);

@@ -627,6 +627,18 @@ static int parse_plain_ports(struct ctx *c, const struct json_node *v, const str
         return 0;
 }
 
+static int parse_capture(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_STRING, "a string (\"transparent\" or \"proxy-only\")");
+        if (r < 0)
+                return r;
+        enum policy_capture m = policy_capture_from_name(v->str);
+        if (m < 0)
+                return fail_value(c, v, -EINVAL, "must be \"transparent\" or \"proxy-only\"");
+        c->p->net_capture = m;
+        return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* secrets                                                                   */
 
@@ -730,6 +742,7 @@ static const struct field limits_fields[] = {
 
 static const struct field network_fields[] = {
         {.key = "allow", .parse = parse_net_allow},
+        {.key = "capture", .parse = parse_capture},
         {.key = "deny", .parse = parse_net_deny},
         {.key = "hosts", .parse = parse_net_hosts},
         {.key = "plain_ports", .parse = parse_plain_ports},

@@ -699,6 +699,8 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
         merge_u64(&m->event_bytes, overlay->event_bytes);
         merge_u64(&m->egress_bytes, overlay->egress_bytes);
         merge_u64(&m->egress_connections, overlay->egress_connections);
+        if (overlay->net_capture != POLICY_CAPTURE_UNSET)
+                m->net_capture = overlay->net_capture;
         for (size_t i = 0; i < overlay->n_net_plain_ports; i++)
                 if (!policy_net_port_listed(m, overlay->net_plain_ports[i])) {
                         if (m->n_net_plain_ports >= POLICY_NET_PLAIN_PORTS_MAX)
@@ -816,6 +818,20 @@ int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err
         p->secrets = n;
         p->secrets[p->n_secrets++] = canonical;
         return 0;
+}
+
+enum policy_capture policy_capture_from_name(const char *s)
+{
+        if (strcmp(s, "transparent") == 0)
+                return POLICY_CAPTURE_TRANSPARENT;
+        if (strcmp(s, "proxy-only") == 0)
+                return POLICY_CAPTURE_PROXY_ONLY;
+        return _POLICY_CAPTURE_INVALID;
+}
+
+const char *policy_capture_name(enum policy_capture c)
+{
+        return c == POLICY_CAPTURE_PROXY_ONLY ? "proxy-only" : "transparent";
 }
 
 int policy_apply_defaults(struct rf_policy *p)

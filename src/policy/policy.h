@@ -46,6 +46,23 @@
 #define POLICY_DEFAULT_HOME_SIZE (512ULL << 20)
 #define POLICY_DEFAULT_SHM_SIZE  (64ULL << 20)
 
+/* network.capture; POLICY_CAPTURE_UNSET means the default (transparent) */
+enum policy_capture {
+        POLICY_CAPTURE_UNSET = 0,
+        POLICY_CAPTURE_TRANSPARENT,
+        POLICY_CAPTURE_PROXY_ONLY,
+        _POLICY_CAPTURE_MAX,
+        _POLICY_CAPTURE_INVALID = -22,
+};
+
+/*
+ * policy_capture_from_name — "transparent" or "proxy-only" to its value,
+ * or _POLICY_CAPTURE_INVALID. policy_capture_name — the name of a value
+ * (UNSET reads "transparent", the default). Pure.
+ */
+enum policy_capture policy_capture_from_name(const char *s);
+const char *policy_capture_name(enum policy_capture c);
+
 /*
  * Everything a policy can say. All pointers are owned by the struct and
  * freed by policy_free(). Unset optional strings are NULL; unset numbers 0
@@ -112,6 +129,9 @@ struct rf_policy {
         size_t n_net_hosts;
         uint16_t net_plain_ports[POLICY_NET_PLAIN_PORTS_MAX];
         size_t n_net_plain_ports;
+        /* network.capture: "transparent" (default; a run with allow rules gets
+         * the capture ruleset, src/sandbox/capture.h) or "proxy-only" */
+        enum policy_capture net_capture;
         uint64_t egress_bytes; /* limits.egress_bytes: bytes both ways over the run; 0 = none */
         uint64_t egress_connections; /* limits.egress_connections: at once; 0 = default */
 

@@ -58,6 +58,7 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#include "capture.h"
 #include "landlock.h"
 #include "launch.h"
 #include "msg.h"
@@ -103,7 +104,7 @@ static void step_begin(const struct child *c, int step)
 
 static bool skipped(const struct rf_plan *p, int step)
 {
-        return (p->test_skip & (1u << step)) != 0;
+        return (p->test_skip & (1ULL << step)) != 0;
 }
 
 #define TRY(c, step, expr)                                                                         \
@@ -826,6 +827,54 @@ static void egress_listeners(const struct child *c)
         }
 }
 
+/*
+ * Transparent capture (issue 14, capture.h): the run's pool addresses,
+ * default routes and nftables ruleset, installed here while init still
+ * holds CAP_NET_ADMIN over the run's network namespace, then the capture
+ * listeners and the NFLOG socket of refusals handed to the supervisor.
+ * Every netlink reply is checked, and the table read back after the
+ * commit: the command cannot start (MSG_START comes after) unless the
+ * ruleset is committed, and once drop_privileges() has run nothing in the
+ * run can change it. The last
+ * message, MSG_CAPTURE, says which families are in place.
+ */
+static void capture(const struct child *c)
+{
+        bool v6 = false;
+        /* test builds: a batch the kernel refuses, so a failing commit is
+         * the real one, not a simulated errno */
+#ifdef RF_TEST_BUILD
+        bool fail_commit = c->plan->test_fail_step == STEP_CAPTURE;
+#else
+        bool fail_commit = false;
+#endif
+        int r = capture_install(c->plan, fail_commit, &v6);
+        if (r < 0)
+                child_fail(c, STEP_CAPTURE, -r);
+        for (int fam = 0; fam < (v6 ? 2 : 1); fam++) {
+                int s = capture_listener(fam == 1);
+                if (s < 0)
+                        child_fail(c, STEP_CAPTURE, -s);
+                struct rf_msg m = {.type = MSG_LISTEN,
+                                   .value = RF_EGRESS_CAPTURE_PORT | (fam ? CAPTURE_LISTEN_V6 : 0)};
+                r = rf_msg_send(c->chan, &m, s);
+                close(s);
+                if (r < 0)
+                        child_fail(c, STEP_CAPTURE, -r);
+        }
+        int s = capture_nflog_open();
+        if (s < 0)
+                child_fail(c, STEP_CAPTURE, -s);
+        struct rf_msg m = {.type = MSG_NFLOG};
+        r = rf_msg_send(c->chan, &m, s);
+        close(s);
+        if (r < 0)
+                child_fail(c, STEP_CAPTURE, -r);
+        m = (struct rf_msg){.type = MSG_CAPTURE, .value = CAPTURE_V4 | (v6 ? CAPTURE_V6 : 0)};
+        if ((r = rf_msg_send(c->chan, &m, -1)) < 0)
+                child_fail(c, STEP_CAPTURE, -r);
+}
+
 /* The run's terminal comes from its own devpts instance: TIOCSTI on it
  * reaches only this pty, which the supervisor relays. */
 static int make_pty(const struct child *c, unsigned short rows, unsigned short cols)
@@ -1335,6 +1384,8 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 dns_stub(&c);
                 step_begin(&c, STEP_EGRESS);
                 egress_listeners(&c);
+                if (p->capture)
+                        capture(&c);
         }
         int slave = -1;
         if (p->use_pty) {

@@ -34,6 +34,7 @@
 
 #include "secrets/broker.h"
 #include "hostuid.h"
+#include "capture.h"
 #include "landlock.h"
 #include "plan.h"
 #include "seccomp.h"
@@ -212,6 +213,7 @@ struct rf_plan *plan_free(struct rf_plan *p)
         free(p->argv);
         free(p->envp);
         free(p->seccomp.filter);
+        free(p->capture_rules);
         if (p->uid_lock_fd >= 0)
                 safe_close(p->uid_lock_fd);
         free(p);
@@ -1004,7 +1006,7 @@ static void plan_test_switches(struct rf_plan *p)
                         name[n] = '\0';
                         int st = rf_step_from_name(name);
                         if (st >= 0)
-                                p->test_skip |= 1u << st;
+                                p->test_skip |= 1ULL << st;
                         else
                                 p->test_switch_error = true;
                 }
@@ -1026,7 +1028,7 @@ static int plan_identity(struct rf_plan *p, const struct stat *ws, struct rf_err
         p->uid_lock_fd = -1;
         p->ws_owner_uid = ws->st_uid;
         p->ws_owner_gid = ws->st_gid;
-        if (getuid() == 0 && !(p->test_skip & (1u << STEP_IDMAP))) {
+        if (getuid() == 0 && !(p->test_skip & (1ULL << STEP_IDMAP))) {
                 uid_t h;
                 if ((r = hostuid_allocate(&h, &p->uid_lock_fd, err)) < 0)
                         return r;
@@ -1169,6 +1171,12 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                              (pol->pids ? CGROUP_REQ_PIDS : 0) |
                              (pol->cpus_milli ? CGROUP_REQ_CPU : 0);
         p->use_pty = in->use_pty;
+        p->capture = capture_wanted(pol);
+        if (p->capture && (r = capture_rules_build(pol, &p->capture_rules, &p->capture_rules_len,
+                                                   &p->capture_n_rules)) < 0) {
+                rf_error_set(err, r, "cannot plan the run's capture rules: %s", strerror(-r));
+                goto fail;
+        }
         *ret = p;
         return 0;
 fail:

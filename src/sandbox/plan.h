@@ -31,12 +31,12 @@
 /* transparent capture (issue 14): the listeners the run's ruleset
  * redirects TCP to, 127.0.0.1:3129 and [::1]:3129 */
 #define RF_EGRESS_CAPTURE_PORT 3129
-#define PLAN_ARGV_MAX        4096
-#define PLAN_ARG_BYTES       (1024 * 1024) /* total argv + envp bytes */
-#define RF_RUN_ID_LEN        36
-#define RF_HOSTNAME          "ringfence"
-#define PLAN_DEFAULT_FSIZE   (16ULL << 30) /* largest file a run may write (RLIMIT_FSIZE) */
-#define PLAN_DEFAULT_PIDS    4096          /* processes per run unless the policy says otherwise */
+#define PLAN_ARGV_MAX          4096
+#define PLAN_ARG_BYTES         (1024 * 1024) /* total argv + envp bytes */
+#define RF_RUN_ID_LEN          36
+#define RF_HOSTNAME            "ringfence"
+#define PLAN_DEFAULT_FSIZE     (16ULL << 30) /* largest file a run may write (RLIMIT_FSIZE) */
+#define PLAN_DEFAULT_PIDS      4096 /* processes per run unless the policy says otherwise */
 
 enum plan_op_kind {
         OP_DIR,     /* mkdir -p dst (mode) */
@@ -156,8 +156,18 @@ struct rf_plan {
         bool secrets_broker; /* /run/ringfence/broker.sock */
         int secrets_fd;      /* owned: the blob (memfd) for init, or -1; closed once sent */
 
+        /* transparent capture (capture.h): on iff network.capture is
+         * transparent and the policy has an allow rule; then init installs
+         * the ruleset at STEP_CAPTURE. capture_rules: the per-run redirect
+         * rules (one netlink message per allowed IP/CIDR), owned, NULL if
+         * none. */
+        bool capture;
+        unsigned char *capture_rules;
+        size_t capture_rules_len;
+        unsigned capture_n_rules;
+
         int test_fail_step;     /* test builds: inject a failure at this step (-1 none) */
-        unsigned test_skip;     /* test builds: 1 << STEP_* of layers left out */
+        uint64_t test_skip;     /* test builds: 1ULL << STEP_* of layers left out */
         bool test_switch_error; /* test builds: an unknown name was given */
 
         /* owned storage behind the pointers above */

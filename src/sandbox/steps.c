@@ -32,6 +32,9 @@ static const struct {
         [STEP_LOOPBACK] = {"loopback", "the loopback interface"},
         [STEP_DNS] = {"dns", "the run's DNS stub socket"},
         [STEP_EGRESS] = {"egress", "the run's egress proxy listeners"},
+        [STEP_CAPTURE] =
+                {"capture",
+                 "the run's transparent capture (pool addresses, routes, nftables ruleset)"},
         [STEP_PTY] = {"pty", "the run's terminal"},
         [STEP_RLIMITS] = {"rlimits", "resource limits"},
         [STEP_CAPS] = {"caps", "the capability drop"},

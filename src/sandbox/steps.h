@@ -32,6 +32,7 @@ enum rf_step {
         STEP_LOOPBACK,
         STEP_DNS,
         STEP_EGRESS,
+        STEP_CAPTURE,
         STEP_PTY,
         STEP_RLIMITS,
         STEP_CAPS,

@@ -43,6 +43,7 @@
 
 #include "audit/emit.h"
 #include "egress/dnsstub.h"
+#include "supervisor/nflog.h"
 #include "egress/egress.h"
 #include "run.h"
 #include "sandbox/cgroup.h"
@@ -450,6 +451,7 @@ struct sup {
         unsigned capture;
         int listen_cap4, listen_cap6;
         int nflog;
+        struct nflog_seen *nflog_seen; /* owned: destinations recorded once (nflog.c) */
         int synth_tx, synth_rx;
         struct synth_map synth; /* owned: the run's name ↔ address map, written by the stub */
         pid_t egress_pid;
@@ -1202,6 +1204,8 @@ static void sup_free(struct sup *s)
         s->listen_cap4 = safe_close(s->listen_cap4);
         s->listen_cap6 = safe_close(s->listen_cap6);
         s->nflog = safe_close(s->nflog);
+        free(s->nflog_seen);
+        s->nflog_seen = NULL;
         sup_egress_stop(s); /* the run is over: so is its way out */
         s->synth_tx = safe_close(s->synth_tx);
         s->synth_rx = safe_close(s->synth_rx);
@@ -1463,7 +1467,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         break;
                 }
 
-                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX + 1 + CTL_CONNS_MAX + 2];
+                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX + 1 + CTL_CONNS_MAX + 3];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -1504,6 +1508,9 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         (struct pollfd){.fd = cap_listening ? s.listen_cap4 : -1, .events = POLLIN};
                 pfd[n++] =
                         (struct pollfd){.fd = cap_listening ? s.listen_cap6 : -1, .events = POLLIN};
+                /* the run's ruleset refusals (transparent capture) */
+                size_t nl = n;
+                pfd[n++] = (struct pollfd){.fd = s.nflog, .events = POLLIN};
                 int64_t wake = ev ? audit_emitter_next_ms(ev) : -1;
                 int64_t gw = grants_next_ms(s.grants);
                 if (gw >= 0 && (wake < 0 || gw < wake))
@@ -1588,6 +1595,12 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                           .synth_rx_idle = s.egress_pid > 0 ? -1 : s.synth_rx,
                                   }) < 0)
                         s.dns = safe_close(s.dns);
+                if (pfd[nl].revents && s.nflog >= 0) {
+                        if (!s.nflog_seen)
+                                s.nflog_seen = calloc(1, sizeof *s.nflog_seen);
+                        if (!s.nflog_seen || nflog_serve(s.nflog, s.nflog_seen, ev) < 0)
+                                s.nflog = safe_close(s.nflog);
+                }
                 if (s.grants) {
                         grants_tick(s.grants); /* ttl */
                         now = sup_now_ms();
@@ -1638,6 +1651,9 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 sup_kill(&s);
                 (void)waitpid(s.child.pid, &s.init_status, 0);
         }
+        /* refusals logged just before the command ended are recorded too */
+        if (s.nflog >= 0 && (s.nflog_seen || (s.nflog_seen = calloc(1, sizeof *s.nflog_seen))))
+                (void)nflog_serve(s.nflog, s.nflog_seen, ev);
         sup_drain_replies(&s, sfd);
         term_restore(&s.term);
         /* An OOM kill the notification did not deliver still decides. */

@@ -1700,9 +1700,44 @@ static void test_network_section(void)
              "p.json:1:40: network.plain_ports[0]: must be a port between 1 and 65535");
 }
 
+static void test_network_capture(void)
+{
+        struct rf_policy *p = parse_ok("{\"version\":1,\"network\":{\"allow\":[\"a.test\"]}}",
+                                       "network.capture left out");
+        ok(p && p->net_capture == POLICY_CAPTURE_UNSET &&
+                   !strcmp(policy_capture_name(p->net_capture), "transparent"),
+           "network.capture: transparent by default");
+        char *j = p ? to_json(p) : NULL;
+        ok(j && !strstr(j, "capture"), "... and the default is not written out: %s", j ? j : "");
+        free(j);
+        policy_free(p);
+        p = parse_ok("{\"version\":1,\"network\":{\"capture\":\"proxy-only\"}}",
+                     "network.capture proxy-only");
+        ok(p && p->net_capture == POLICY_CAPTURE_PROXY_ONLY, "network.capture: proxy-only");
+        j = p ? to_json(p) : NULL;
+        ok(j && strstr(j, "\"network\":{\"capture\":\"proxy-only\"}"), "canonical JSON: %s",
+           j ? j : "");
+        free(j);
+        struct rf_policy *o = policy_new();
+        struct rf_error e = {0};
+        if (o)
+                o->net_capture = POLICY_CAPTURE_TRANSPARENT;
+        ok(p && o && policy_merge(p, o, &e) == 0 && p->net_capture == POLICY_CAPTURE_TRANSPARENT,
+           "an overlay's capture (--capture) replaces the file's");
+        policy_free(o);
+        policy_free(p);
+        is_int(policy_capture_from_name("Transparent"), _POLICY_CAPTURE_INVALID, "names are exact");
+        FAIL("{\"version\":1,\"network\":{\"capture\":\"tproxy\"}}", -EINVAL,
+             "p.json:1:35: network.capture: must be \"transparent\" or \"proxy-only\"");
+        FAIL("{\"version\":1,\"network\":{\"capture\":true}}", -EINVAL,
+             "p.json:1:35: network.capture: expected a string (\"transparent\" or \"proxy-only\"), "
+             "got a boolean");
+}
+
 int main(void)
 {
         test_network_section();
+        test_network_capture();
         test_audit_section();
         test_parse_good();
         test_top_level_errors();

@@ -1,0 +1,91 @@
+/*
+ * capture.h — transparent capture in the run's network namespace (issue 14).
+ *
+ * A run with capture on (network.capture = "transparent" and at least one
+ * allow rule) gets, while its init still holds the capabilities of its
+ * network namespace (STEP_CAPTURE, launch.c):
+ *
+ *   - 198.18.0.1/32 and fd52:6667:6e63::1/128 on lo, and default routes
+ *     `dev lo src` those addresses (v6 left out where the namespace has no
+ *     IPv6);
+ *   - the nftables ruleset of capture-gen.c (TCP to the synthetic pool and
+ *     to the allowed IP/CIDR rules redirected to :RF_EGRESS_CAPTURE_PORT,
+ *     everything else that is not local refused at once and logged to
+ *     NFLOG group RF_CAPTURE_NFLOG_GROUP, rate-limited);
+ *   - the capture listeners 127.0.0.1:3129 and [::1]:3129;
+ *   - an NFLOG socket bound to that group,
+ *
+ * all handed to the supervisor (MSG_LISTEN, MSG_NFLOG, MSG_CAPTURE) before
+ * the command may start. The ruleset is a batch of netlink messages
+ * generated at build time by capture-gen (libnftnl/libmnl, which ringfence
+ * itself does not link); the per-run rules are copies of a generated
+ * template with the address and mask patched in, built by the supervisor
+ * into the plan (capture_rules_build), so init only sends bytes.
+ *
+ * Threat notes: every netlink request but the per-run rules asks for an
+ * ACK (those report errors only), the table is read back after the
+ * commit, and init fails the run (exit 125) on any error or missing ACK; the command is capability-
+ * less in the namespace, so it cannot change the ruleset, the addresses or
+ * the routes, nor read the NFLOG socket.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+
+#define RF_CAPTURE_NFLOG_GROUP 1   /* the ruleset's NFLOG group (per netns) */
+#define RF_CAPTURE_LOG_RATE    20  /* refusals logged per second (and burst) */
+#define RF_CAPTURE_NFLOG_RANGE 128 /* bytes of a refused packet copied: IP + TCP/UDP headers */
+#define RF_CAPTURE_RULE_MAX                                                                        \
+        512 /* bytes of one per-run rule message (checked against the template) */
+#define RF_CAPTURE_RULES_MAX POLICY_NET_RULES_MAX /* per-run rules: one per allowed IP/CIDR */
+
+struct rf_plan;
+
+/*
+ * capture_rules_build — the supervisor's side, before clone: the per-run
+ * redirect rules (one per IP/CIDR allow rule of `pol`; host-name rules need
+ * none), as netlink messages into *out (malloc'd, owned by the caller),
+ * their count in *n_rules. *out is NULL when there are none. Returns 0,
+ * -ENOMEM, -E2BIG past RF_CAPTURE_RULES_MAX rules, or -EINVAL for an allow
+ * rule that does not parse (the policy was validated: should not happen).
+ */
+int capture_rules_build(const struct rf_policy *pol, unsigned char **out, size_t *len,
+                        unsigned *n_rules);
+
+/*
+ * capture_wanted — whether a run of policy `pol` gets the capture: the
+ * policy says transparent (the default) and it has at least one allow
+ * rule. Pure.
+ */
+bool capture_wanted(const struct rf_policy *pol);
+
+/*
+ * capture_install — init's side, in the run's network namespace with its
+ * capabilities there, after lo is up: addresses, routes, the ruleset
+ * (p's per-run rules appended), committed and verified. `fail_commit`
+ * (honoured in test builds only; ignored in release builds) appends a
+ * rule the kernel refuses, so the real failure path of a commit is
+ * exercised. Sets *v6 when IPv6 is configured
+ * too. No allocation; async-signal-safe. Returns 0 or -errno (the run
+ * must then fail).
+ */
+int capture_install(const struct rf_plan *p, bool fail_commit, bool *v6);
+
+/*
+ * capture_listener — init's side: a listening TCP socket (backlog 128,
+ * non-blocking, CLOEXEC) on 127.0.0.1 or [::1] (v6, IPV6_V6ONLY) port
+ * RF_EGRESS_CAPTURE_PORT. Returns the fd or -errno.
+ */
+int capture_listener(bool v6);
+
+/*
+ * capture_nflog_open — init's side: a NETLINK_NETFILTER socket (non-
+ * blocking, CLOEXEC) bound to NFLOG group RF_CAPTURE_NFLOG_GROUP in copy-
+ * packet mode (RF_CAPTURE_NFLOG_RANGE bytes), every step ACKed. Needs
+ * CAP_NET_ADMIN over the namespace. Returns the fd or -errno.
+ */
+int capture_nflog_open(void);
