@@ -20,16 +20,17 @@ new_workspace
 
 NP=(env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_proxy -u all_proxy
 	-u NO_PROXY -u no_proxy)
-# probe HOST PORT [PATH]: one HTTP GET by name or address, without a proxy;
+# probe HOST PORT [PATH [HOST-HEADER]]: one HTTP GET by name or address, without a proxy;
 # prints the status line, or errno=NAME (a socket timeout: errno=TIMEOUT,
 # which no case here may give: a refusal answers)
 cat >"$WS/probe.py" <<'PY'
 import errno, socket, sys
 host, port = sys.argv[1], int(sys.argv[2])
 path = sys.argv[3] if len(sys.argv) > 3 else "/"
+hosthdr = sys.argv[4] if len(sys.argv) > 4 else "%s:%d" % (host, port)
 try:
     s = socket.create_connection((host, port), timeout=10)
-    s.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n" % (path, host, port)).encode())
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, hosthdr)).encode())
     d = s.recv(4096)
     print(d.split(b"\r\n", 1)[0].decode("latin-1") if d else "closed")
 except socket.timeout:
@@ -87,11 +88,12 @@ like "$RF_OUT" '^(HTTP/1.1 403|errno=ECONNRESET)' "an allowed name the resolver 
 # ---- another run's synthetic addresses -------------------------------------------------------
 # run A learns svc.test's pool address; run B, allowed the same name but
 # never having resolved it, connects to that address: refused
-er --add-host "svc.test:$net.2" --allow-host svc.test -- getent hosts svc.test
+er --add-host "svc.test:$net.2" --allow-host svc.test -- getent ahostsv4 svc.test
 addr=$(awk '{print $1; exit}' <<<"$RF_OUT")
 like "$addr" '^198\.1[89]\.' "run A: svc.test has pool address $addr"
 probe --add-host "svc.test:$net.2" --allow-host svc.test -- "$addr" 8080
-is "$RF_OUT" "errno=ECONNRESET" "run B, never told that address, connects to it: reset by the egress process"
+like "$RF_OUT" '^(HTTP/1.1 403|errno=ECONNRESET)' "run B, never told that address, connects to it: refused by the egress process ($RF_OUT)"
+like "$RF_ERR" "$addr:8080 .*not an address this run's resolver handed out" "... saying why in the end-of-run summary"
 like "$(records | grep '"event":"egress.deny"' | tail -n 5)" "$addr" "... recorded with the address"
 
 # ---- IP literal spellings --------------------------------------------------------------------
@@ -105,8 +107,10 @@ for spelled in "$dec" "$hex" "::ffff:$net.2"; do
 	probe --allow-host svc.test -- "$spelled" 8080
 	like "$RF_OUT" '^errno=(ECONNREFUSED|ENETUNREACH)$' "the test host spelled $spelled, no rule for it: refused ($RF_OUT)"
 done
-probe --allow-host "$net.0/24:8080" -- "$dec" 8080
+probe --allow-host "$net.0/24:8080" -- "$dec" 8080 / "$net.2:8080"
 like "$RF_OUT" '^HTTP/1.1 200' "control: spelled $dec with a CIDR rule covering it: 200"
+probe --allow-host "$net.0/24:8080" -- "$dec" 8080 / "$dec:8080"
+like "$RF_OUT" '^HTTP/1.1 403' "... but a Host header in that spelling is refused (403), as on the proxy path"
 probe --allow-host "$net.0/24:8080" -- 2130706433 8080
 is "$RF_OUT" "errno=ECONNREFUSED" "2130706433 (127.0.0.1) is the run's own loopback: nothing listens there (ECONNREFUSED)"
 
