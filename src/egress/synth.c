@@ -25,7 +25,7 @@
 #include "shared/macro.h"
 
 #define SYNTH_VERSION 1
-#define SYNTH_HDR     (2 + 4 + 16) /* version, name length, v4, v6 */
+_Static_assert(NET_HOST_MAX <= 255, "a name's length is one byte of the datagram");
 
 static const uint8_t v6_net[16] = SYNTH_V6_NET;
 

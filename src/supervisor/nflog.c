@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "audit/emit.h"
+#include "egress/addr.h"
 #include "egress/egress.h"
 #include "shared/macro.h"
 #include "supervisor/nflog.h"
@@ -42,7 +43,12 @@ static void refused(struct nflog_seen *s, const struct nflog_refusal *r, struct 
                 tcp ? "refused by the run's ruleset: not an address this run may reach"
                     : "refused by the run's ruleset: UDP and other non-TCP traffic go nowhere but "
                       "the run's resolver (127.0.0.1:53)";
-        if (tcp)
+        /* a hint only where a rule is a sensible answer: never toward cloud
+         * metadata, loopback, link-local or other addresses no run needs */
+        enum addr_class cls = addr_classify(r->addr, r->family);
+        bool hint = cls == ADDR_PUBLIC || cls == ADDR_PRIVATE || cls == ADDR_CGNAT ||
+                    cls == ADDR_RESERVED;
+        if (tcp && hint)
                 snprintf(fix, sizeof fix,
                          r->family == AF_INET6 ? "--allow-host [%s]:%u" : "--allow-host %s:%u",
                          host, r->port);

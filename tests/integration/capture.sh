@@ -71,8 +71,11 @@ CPOPTS=(--allow-host svc.test:8080)
 is "$(host tcp "$net.2" 8080)" "connected" "control: the client namespace reaches $net.2:8080"
 cpr tcp "$net.2" 8080
 is "$RF_OUT" "errno=ECONNREFUSED" "TCP to the test host's real address (not allowed): ECONNREFUSED (a reset from the ruleset, not a hang)"
+like "$RF_ERR" "$net.2:8080 .*--allow-host $net.2:8080" "... the summary says what would allow it"
 cpr tcp 169.254.169.254 80
 is "$RF_OUT" "errno=ECONNREFUSED" "TCP to the metadata address: ECONNREFUSED"
+like "$RF_ERR" "169\\.254\\.169\\.254:80 +[0-9]+x +refused by the run's ruleset" "... counted in the summary"
+unlike "$RF_ERR" "--allow-host 169\\.254" "... which never suggests allowing the metadata address"
 if [ "$v6" = 1 ]; then
 	cpr tcp 2001:db8::1 443
 	is "$RF_OUT" "errno=ECONNREFUSED" "TCP to a v6 address outside the pool: ECONNREFUSED"

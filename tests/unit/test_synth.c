@@ -150,6 +150,21 @@ static void test_datagram(void)
                    d.v4 == e->v4 && !memcmp(d.v6, e->v6, 16),
            "decode(encode(e)) == e");
         is_int(synth_entry_encode(e, buf, 20), -EINVAL, "encode into too little room: -EINVAL");
+        {
+                /* the longest canonical name (NET_HOST_MAX bytes) fits a datagram:
+                 * one that did not stalled the channel for every later name */
+                char longest[NET_HOST_MAX + 1];
+                for (size_t i = 0; i < NET_HOST_MAX; i++)
+                        longest[i] = (i % 64 == 63) ? '.' : 'a';
+                longest[NET_HOST_MAX] = '\0';
+                const struct synth_entry *le = synth_assign(&m, longest, &fresh, &err);
+                int lk = le ? synth_entry_encode(le, buf, sizeof buf) : -1;
+                is_int(lk, SYNTH_HDR + NET_HOST_MAX, "a name of NET_HOST_MAX bytes encodes whole");
+                ok(lk > 0 && synth_entry_decode(buf, (size_t)lk, &d) == 0 &&
+                           !strcmp(d.name, longest),
+                   "... and decodes to itself");
+                synth_forget_last(&m);
+        }
         struct synth_entry x = *e;
         x.v4 = SYNTH_V4_SELF;
         is_int(synth_entry_encode(&x, buf, sizeof buf), -EINVAL,
