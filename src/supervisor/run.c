@@ -457,6 +457,7 @@ struct sup {
         pid_t egress_pid;
         int egress_pidfd, egress_events; /* owned */
         int64_t egress_async_fail;       /* an unanswered egress record that failed */
+        unsigned egress_lost;            /* egress processes that went on their own */
         struct rf_grants *grants;        /* borrowed: the run's secrets, or NULL */
         int broker;                      /* owned: the listening broker socket, or -1 */
         struct broker_conn *bconns[BROKER_CONNS_MAX];
@@ -1001,6 +1002,38 @@ static void sup_egress_stop(struct sup *s)
         }
         s->egress_pidfd = safe_close(s->egress_pidfd);
         s->egress_events = safe_close(s->egress_events);
+}
+
+/*
+ * The egress process went on its own: its event channel closed (it died —
+ * the run's memory limit, a crash — or broke the protocol). It is reaped,
+ * recorded (`egress.lost`), and the next connection starts another, at most
+ * SUP_EGRESS_LOST_MAX times; after that every listener is closed, so
+ * connections are refused (ECONNREFUSED), never left waiting in a backlog
+ * nobody accepts from.
+ */
+#define SUP_EGRESS_LOST_MAX 3
+static void sup_egress_lost(struct sup *s)
+{
+        sup_egress_stop(s);
+        s->egress_lost++;
+        bool closed = s->egress_lost > SUP_EGRESS_LOST_MAX;
+        if (closed) {
+                s->listen_http = safe_close(s->listen_http);
+                s->listen_socks = safe_close(s->listen_socks);
+                s->listen_cap4 = safe_close(s->listen_cap4);
+                s->listen_cap6 = safe_close(s->listen_cap6);
+        }
+        struct audit_field f[] = {
+                {.key = "times", .type = AUDIT_UINT, .u = s->egress_lost},
+                {.key = "then",
+                 .type = AUDIT_STR,
+                 .s = closed ? "egress closed: connections are refused"
+                             : "the next connection starts another"},
+        };
+        struct rf_error e = {0};
+        if (s->ev)
+                (void)audit_emit(s->ev, "egress.lost", NULL, NULL, f, ARRAY_SIZE(f), 0, &e);
 }
 
 static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeout_ms,
@@ -1624,8 +1657,11 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                 s.egress_events >= 0;
                      k++) {
                         int k2 = egress_event_serve(s.egress_events, ev, &s.egress_async_fail);
-                        if (k2 < 0)
+                        if (k2 < 0) {
                                 s.egress_events = safe_close(s.egress_events);
+                                if (s.egress_pid > 0 && s.state == RS_RUNNING)
+                                        sup_egress_lost(&s); /* not a kill of the run */
+                        }
                         if (k2 <= 0)
                                 break;
                 }

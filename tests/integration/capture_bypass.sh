@@ -114,6 +114,39 @@ like "$RF_OUT" '^HTTP/1.1 403' "... but a Host header in that spelling is refuse
 probe --allow-host "$net.0/24:8080" -- 2130706433 8080
 is "$RF_OUT" "errno=ECONNREFUSED" "2130706433 (127.0.0.1) is the run's own loopback: nothing listens there (ECONNREFUSED)"
 
+# ---- the egress process dies ----------------------------------------------------------------
+# killed from outside (as the run's memory limit would): the next captured
+# connection is served by a new one, never left waiting in a backlog
+cat >"$WS/twice.sh" <<'SH'
+python3 probe.py svc.test 8080 >first.out
+while [ ! -e go ]; do sleep 0.05; done
+python3 probe.py svc.test 8080 >second.out
+SH
+rm -f "$WS/first.out" "$WS/second.out" "$WS/go"
+er --detach --add-host "svc.test:$net.2" --allow-host svc.test -- "${NP[@]}" sh twice.sh
+run=$RF_OUT
+for _ in $(seq 1 600); do [ -s "$WS/first.out" ] && break; sleep 0.05; done
+like "$(cat "$WS/first.out" 2>/dev/null)" '^HTTP/1.1 200' "a detached run's first captured connection: 200"
+sup=$(grep -o '"pid":[0-9]*' "$RF_STATE/runs/$run/info.json" 2>/dev/null | cut -d: -f2)
+egress=""
+for p in /proc/[0-9]*; do
+	[ "$(awk '{print $4}' "$p/stat" 2>/dev/null)" = "$sup" ] || continue
+	[ "$(readlink "$p/ns/net" 2>/dev/null)" = "$(readlink "/proc/$sup/ns/net" 2>/dev/null)" ] &&
+		egress=${p#/proc/}
+done
+if [ -n "$sup" ] && [ -n "$egress" ]; then
+	kill -KILL "$egress"
+	touch "$WS/go"
+	"$RF_BIN" wait --state-dir "$RF_STATE" "$run" >/dev/null 2>&1
+	like "$(cat "$WS/second.out" 2>/dev/null)" '^HTTP/1.1 200' \
+		"after its egress process was killed, the run's next captured connection is served (a new one)"
+	like "$(records | grep '"event":"egress.lost"' | grep "$run")" '"times":1' "... recorded as egress.lost"
+else
+	touch "$WS/go"
+	not_ok "the run's egress process found" "supervisor '$sup', egress '$egress'"
+	skip "egress.lost recorded" "no egress process found"
+fi
+
 # ---- nothing is left -------------------------------------------------------------------------
 er --add-host "svc.test:$net.2" --allow-host svc.test -- sh -c 'readlink /proc/self/ns/net'
 nsid=$RF_OUT
