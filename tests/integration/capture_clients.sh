@@ -44,6 +44,14 @@ rm -f "$TH/http.log"
 er "${ALLOW[@]}" -- "${NP[@]}" curl -sS -m 10 http://svc.test:8080/curl
 like "$RF_OUT" 'GET /curl HTTP/1.1' "curl without a proxy: http://svc.test:8080/ answered"
 like "$(cat "$TH/http.log" 2>/dev/null)" 'traceparent: 00-' "... the request stamped like a proxied one (traceparent)"
+if [ -e /proc/net/if_inet6 ]; then
+	# the name's pool IPv6 address, captured over IPv6; the test host has
+	# no IPv6 at all: the egress process dials its IPv4 address
+	er "${ALLOW[@]}" -- "${NP[@]}" curl -sS -6 -m 10 http://svc.test:8080/curl-v6
+	like "$RF_OUT" 'GET /curl-v6 HTTP/1.1' "curl -6: captured over the pool's IPv6 address, served over IPv4 upstream"
+else
+	skip "curl -6" "the host has no IPv6"
+fi
 if [ -s "$TH/cert.pem" ]; then
 	cp "$TH/cert.pem" "$WS/ca.pem"
 	er "${ALLOW[@]}" -- "${NP[@]}" curl -sS -m 10 --cacert ca.pem https://svc.test:8443/tls
