@@ -1,0 +1,126 @@
+/*
+ * tls-load.c — find, check and dlopen ringfence-tls.so (see tls-load.h).
+ *
+ * Design: the path is never taken from the environment or the policy. It is
+ * the installed RF_TLS_MODULE_PATH, or — only when the running binary itself
+ * lives inside the build tree — RF_BUILD_ROOT/ringfence-tls.so, both fixed by
+ * meson at build time. The file is opened once (O_NOFOLLOW), checked by fd
+ * (regular, owned by root or the caller, not group/world-writable, and its
+ * directory likewise) and mapped through /proc/self/fd/N, so what was checked
+ * is what is loaded. glibc >= 2.34 has dlopen in libc itself: the binary
+ * gains no library (see docs/TLS.md for the measured cost).
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shared/macro.h"
+#include "tls/tls-load.h"
+
+static int owner_ok(const struct stat *st)
+{
+        if (st->st_uid != 0 && st->st_uid != geteuid())
+                return -EPERM;
+        if (st->st_mode & (S_IWGRP | S_IWOTH))
+                return -EPERM;
+        return 0;
+}
+
+int rf_tls_module_path(char *buf, size_t size)
+{
+        char exe[PATH_MAX];
+        static const char root[] = RF_BUILD_ROOT "/";
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        const char *p = RF_TLS_MODULE_PATH;
+        char built[PATH_MAX];
+
+        if (n > 0) {
+                exe[n] = '\0';
+                if (strncmp(exe, root, sizeof root - 1) == 0) {
+                        if ((size_t)snprintf(built, sizeof built, "%sringfence-tls.so", root) >=
+                            sizeof built)
+                                return -ENAMETOOLONG;
+                        p = built;
+                }
+        }
+        if (strlen(p) >= size)
+                return -ENAMETOOLONG;
+        strcpy(buf, p);
+        return 0;
+}
+
+int rf_tls_load_path(const char *path, struct rf_tls_module *m)
+{
+        _cleanup_close_ int fd = -1, dfd = -1;
+        struct stat st, dst;
+        char dir[PATH_MAX], proc[64];
+        int r;
+
+        memset(m, 0, sizeof *m);
+        if (!path || path[0] != '/' || strlen(path) >= sizeof m->path)
+                return -EINVAL;
+        strcpy(dir, path);
+        *strrchr(dir, '/') = '\0';
+        dfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+        if (fstat(dfd, &dst) < 0)
+                return negative_errno();
+        /* a directory others may write to lets them swap the file: refused,
+         * unless root-owned and sticky (/tmp-like, renames by owner only) */
+        if (dst.st_uid != 0 && dst.st_uid != geteuid())
+                return -EPERM;
+        if ((dst.st_mode & (S_IWGRP | S_IWOTH)) && !(dst.st_uid == 0 && (dst.st_mode & S_ISVTX)))
+                return -EPERM;
+        fd = openat(dfd, strrchr(path, '/') + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EPERM;
+        r = owner_ok(&st);
+        if (r < 0)
+                return r;
+
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        m->handle = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
+        if (!m->handle)
+                return -ELIBBAD;
+        m->vt = dlsym(m->handle, RF_TLS_VTABLE_SYMBOL);
+        if (!m->vt || m->vt->abi_version != RF_TLS_ABI_VERSION ||
+            m->vt->size != sizeof(struct rf_tls_vtable)) {
+                r = -EPROTO;
+                goto fail;
+        }
+        r = m->vt->init();
+        if (r < 0)
+                goto fail;
+        strcpy(m->path, path);
+        return 0;
+fail:
+        rf_tls_unload(m);
+        return r;
+}
+
+int rf_tls_load(struct rf_tls_module *m)
+{
+        char path[PATH_MAX];
+        int r = rf_tls_module_path(path, sizeof path);
+        return r < 0 ? r : rf_tls_load_path(path, m);
+}
+
+void rf_tls_unload(struct rf_tls_module *m)
+{
+        if (m->handle)
+                dlclose(m->handle);
+        m->handle = NULL;
+        m->vt = NULL;
+}

@@ -1,0 +1,46 @@
+/*
+ * tls-load.h — load the TLS-termination module (ringfence-tls.so) on demand.
+ *
+ * Called by the supervisor for a run with an injection, before it forks the
+ * egress process (which cannot open or map files after its lockdown). Runs
+ * without injection never call it, so they never map OpenSSL.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "tls/tlsterm.h"
+
+struct rf_tls_module {
+        void *handle;                   /* owned: dlopen handle */
+        const struct rf_tls_vtable *vt; /* borrowed from the module; valid while loaded */
+        char path[256];                 /* the file that was loaded */
+};
+
+/*
+ * The module path this binary will load: the build tree's
+ * RF_BUILD_ROOT/ringfence-tls.so when /proc/self/exe lives inside the build
+ * tree (uninstalled test runs), else the installed RF_TLS_MODULE_PATH. Both
+ * are fixed at build time; no environment variable is consulted. Writes a
+ * NUL-terminated path into buf; 0, -ENAMETOOLONG.
+ */
+int rf_tls_module_path(char *buf, size_t size);
+
+/*
+ * Load the module at `path` (absolute): opened O_NOFOLLOW, refused (-EPERM)
+ * unless it is a regular file owned by root or by the caller's euid and
+ * neither group- nor world-writable (same for its directory, unless that is
+ * root-owned and sticky); then dlopen'ed through /proc/self/fd with
+ * RTLD_NOW|RTLD_LOCAL (no re-resolution of the path), its vtable looked up
+ * by RF_TLS_VTABLE_SYMBOL and checked (ABI version and size, else
+ * -EPROTO), and init() called. On success fills *m (release with
+ * rf_tls_unload). -ENOENT if absent, -ELIBBAD if dlopen fails.
+ */
+int rf_tls_load_path(const char *path, struct rf_tls_module *m);
+
+/* rf_tls_module_path() + rf_tls_load_path(). */
+int rf_tls_load(struct rf_tls_module *m);
+
+/* dlclose the module (NULL handle is fine). Handles made through the vtable
+ * must be freed first. */
+void rf_tls_unload(struct rf_tls_module *m);

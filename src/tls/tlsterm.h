@@ -1,0 +1,182 @@
+/*
+ * tlsterm.h — the TLS-termination module's interface (one versioned vtable).
+ *
+ * What it is for: a run with a credential injection has its connections to
+ * the injection hosts terminated by the egress process, which presents a leaf
+ * certificate from a per-run CA toward the run and opens its own verified TLS
+ * connection upstream (docs/TLS.md). That needs OpenSSL; the ringfence binary
+ * links only libc, and runs without injection must not pay for OpenSSL. So the
+ * TLS code lives in a shared object of its own, ringfence-tls.so (linked with
+ * libssl/libcrypto), which exports exactly one symbol, RF_TLS_VTABLE_SYMBOL: a
+ * `const struct rf_tls_vtable`. The supervisor loads it with tls-load.c
+ * (dlopen by a path fixed at build time) before it forks the egress process;
+ * the egress process, locked down without open/exec, only calls through it.
+ *
+ * Contract common to every entry:
+ *   - returns >= 0 on success and -errno on failure (never sets errno for
+ *     the caller to read); strings returned through out-parameters are
+ *     malloc'ed and owned by the caller (free()).
+ *   - handles are opaque and owned by the caller; every *_free accepts NULL.
+ *   - no global state but OpenSSL's own (initialised by init()); every handle
+ *     is independent; nothing is thread-safe (the egress process is one
+ *     thread).
+ *   - nothing logs; failures a peer can cause carry a reason string.
+ *   - files are read only by init-time calls (trust_load): everything else
+ *     works in memory, so it may run after the egress process's lockdown.
+ *
+ * Syscalls the egress process's seccomp filter must additionally allow for
+ * the post-lockdown entries (ca_new after lockdown, leaf issuance, server/
+ * client sessions, read/write/shutdown): see RF_TLS_SECCOMP_NOTE below and
+ * docs/TLS.md.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Bump when the vtable's layout or any entry's contract changes. */
+#define RF_TLS_ABI_VERSION   1
+#define RF_TLS_VTABLE_SYMBOL "rf_tls_vtable_v1"
+
+/* Named limits (all of them are sizes a policy or a peer influences). */
+#define RF_TLS_MAX_HOSTS      64               /* injection hosts in one run CA */
+#define RF_TLS_HOST_MAX       253              /* a DNS name, without the final dot */
+#define RF_TLS_LEAF_CACHE_MAX RF_TLS_MAX_HOSTS /* leaves kept per CA (one per host) */
+#define RF_TLS_BUNDLE_MAX     (8u << 20)       /* a trust file read by trust_load */
+#define RF_TLS_REASON_MAX     160              /* a failure's reason string */
+
+/*
+ * Syscalls OpenSSL makes in the entries used after lockdown, measured with
+ * strace over tests/unit/test_tlsterm --syscalls (see docs/TLS.md). The
+ * egress filter must allow them in a run that loads the module:
+ *   getrandom       (RAND seeding/reseeding: keys, serials, handshakes)
+ *   read, write     (the session's socket, already allowed)
+ *   recvfrom/sendto are NOT used (SSL_set_fd uses read/write)
+ *   mmap, munmap, brk, madvise, mremap (malloc of large buffers)
+ *   futex           (OpenSSL's locks, uncontended; allowed already for libc)
+ */
+#define RF_TLS_SECCOMP_NOTE "getrandom read write mmap munmap brk madvise mremap futex"
+
+struct rf_tls_trust; /* the host's trust store (+ --upstream-ca), parsed */
+struct rf_tls_ca;    /* a per-run CA: key, certificate, leaf cache, server context */
+struct rf_tls_conn;  /* one TLS session (server or client side) on one fd */
+
+struct rf_tls_vtable {
+        uint32_t abi_version; /* RF_TLS_ABI_VERSION */
+        uint32_t size;        /* sizeof(struct rf_tls_vtable) */
+
+        /* Initialise OpenSSL (no config file is read: the host's openssl.cnf
+         * cannot weaken the settings below). Call once, before lockdown.
+         * 0 or -EIO. */
+        int (*init)(void);
+
+        /* Read the host's bundle (PEM file, e.g.
+         * /etc/ssl/certs/ca-certificates.crt) and optionally an extra CA file
+         * (--upstream-ca; NULL for none) into a verification store for
+         * upstream connections. Files larger than RF_TLS_BUNDLE_MAX are
+         * refused (-EFBIG); a file without any certificate is -EBADMSG.
+         * Call before lockdown. The host bundle's text is kept for
+         * trust_bundle(). */
+        int (*trust_load)(const char *bundle_path, const char *extra_ca_path,
+                          struct rf_tls_trust **ret);
+        void (*trust_free)(struct rf_tls_trust *t);
+
+        /* A per-run CA for `hosts` (1..RF_TLS_MAX_HOSTS DNS names: lowercase
+         * letters, digits, '-', '.', no IP literals, each <= RF_TLS_HOST_MAX;
+         * otherwise -EINVAL), valid from one minute ago for `lifetime_s`
+         * seconds (1 .. 10 years, else -EINVAL). The ECDSA P-256 key is
+         * generated in memory and never leaves the handle (freed and wiped
+         * by ca_free). The certificate carries basicConstraints CA:TRUE and
+         * keyUsage keyCertSign (both critical) and a CRITICAL nameConstraints
+         * permitting dNSName subtrees = `hosts` and excluding every IPv4 and
+         * IPv6 address. A second P-256 key, the leaf key, is made here too
+         * (one per run: see docs/TLS.md). -ENOMEM/-EIO on OpenSSL failure. */
+        int (*ca_new)(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s,
+                      struct rf_tls_ca **ret);
+        void (*ca_free)(struct rf_tls_ca *ca);
+
+        /* The CA certificate as PEM (malloc'ed, NUL-terminated; *len without
+         * the NUL). */
+        int (*ca_pem)(const struct rf_tls_ca *ca, char **ret, size_t *len);
+
+        /* The leaf for `name` (one of the CA's hosts, compared
+         * case-insensitively; another name is -EPERM) as PEM: SAN dNSName =
+         * name, EKU serverAuth, validity = the CA's. Issued once and cached
+         * (at most RF_TLS_LEAF_CACHE_MAX). Used by server_new; exposed for
+         * inspection and tests. */
+        int (*leaf_pem)(struct rf_tls_ca *ca, const char *name, char **ret, size_t *len);
+
+        /* The run's trust bundle: the host bundle's text followed by the run
+         * CA's PEM (to become the run's /etc/ssl/certs/ca-certificates.crt). */
+        int (*trust_bundle)(const struct rf_tls_trust *t, const struct rf_tls_ca *ca, char **ret,
+                            size_t *len);
+
+        /* A PKCS12 trust store (DER) holding the run CA as a trusted
+         * certificate entry for the JVM (alias "ringfence-run-ca", Java's
+         * trusted-key-usage attribute 2.16.840.1.113894.746875.1.1 =
+         * anyExtendedKeyUsage), no key, integrity MAC with `password`
+         * (HMAC-SHA256). *ret is malloc'ed. */
+        int (*pkcs12)(const struct rf_tls_ca *ca, const char *password, unsigned char **ret,
+                      size_t *len);
+
+        /* Server side on a connected socket `fd` (non-blocking; borrowed,
+         * never closed here) for `name` (one of the CA's hosts: the CONNECT
+         * target or the captured connection's SNI). Presents the leaf for
+         * `name`; a ClientHello whose SNI names another host is refused
+         * (unrecognized_name); no SNI is accepted. TLS 1.2 and 1.3; ALPN:
+         * http/1.1 is selected, a client offering only other protocols is
+         * refused (no_application_protocol). -EPERM for a name outside the
+         * CA. The handshake happens in handshake(). */
+        int (*server_new)(struct rf_tls_ca *ca, int fd, const char *name, struct rf_tls_conn **ret);
+
+        /* Client side (upstream) on a connected socket `fd` (non-blocking;
+         * borrowed) toward `host`: TLS >= 1.2, SNI = host, ALPN http/1.1,
+         * the peer's chain verified against `t` and its name against `host`.
+         * `t` must outlive the session. */
+        int (*client_new)(struct rf_tls_trust *t, int fd, const char *host,
+                          struct rf_tls_conn **ret);
+
+        /* Drive the handshake: 0 when complete; -EAGAIN when it waits for the
+         * socket (wait for want()); -EKEYREJECTED when the client side refused
+         * the peer's certificate; -ECONNRESET when the peer went away; -EPROTO
+         * for any other TLS failure. After a failure reason() says why. */
+        int (*handshake)(struct rf_tls_conn *c);
+
+        /* Application data. read: > 0 bytes, 0 at the peer's close_notify,
+         * -EAGAIN (wait for want()), -ECONNRESET (peer went away without
+         * close_notify: a truncation), -EPROTO. write: > 0 bytes written (may
+         * be short), -EAGAIN, -EPIPE, -EPROTO; after -EAGAIN retry with the
+         * same bytes (same length or more). */
+        ssize_t (*read)(struct rf_tls_conn *c, void *buf, size_t len);
+        ssize_t (*write)(struct rf_tls_conn *c, const void *buf, size_t len);
+
+        /* Decrypted bytes buffered inside the session: a poll loop must read
+         * them before waiting on the socket again. */
+        size_t (*pending)(const struct rf_tls_conn *c);
+
+        /* Send close_notify: 0 done, -EAGAIN to be called again, -EPIPE/-EPROTO. */
+        int (*shutdown)(struct rf_tls_conn *c);
+
+        /* POLLIN or POLLOUT: what the last -EAGAIN waits for. */
+        short (*want)(const struct rf_tls_conn *c);
+
+        /* The last failure's reason ("" if none): for a client-side
+         * verification failure it starts with one of "certificate expired",
+         * "certificate not yet valid", "self-signed certificate",
+         * "hostname mismatch", "untrusted certificate", "certificate
+         * rejected" and gives OpenSSL's wording in parentheses. Owned by c. */
+        const char *(*reason)(const struct rf_tls_conn *c);
+
+        /* The negotiated protocol version ("TLSv1.3") and the SNI the client
+         * sent (server side; NULL if none). Owned by c. */
+        const char *(*version)(const struct rf_tls_conn *c);
+        const char *(*sni)(const struct rf_tls_conn *c);
+
+        void (*conn_free)(struct rf_tls_conn *c);
+
+        /* Test builds only (NULL otherwise): a leaf for ANY name under the CA,
+         * bypassing the host check, so tests can show that the name
+         * constraint alone makes a verifier refuse it. */
+        int (*test_forge_leaf_pem)(struct rf_tls_ca *ca, const char *name, char **ret, size_t *len);
+};

@@ -1,0 +1,691 @@
+/*
+ * test_tlsterm.c — the TLS-termination module (src/tls) and its loader.
+ *
+ * Loads build/ringfence-tls.so through the real loader, then checks with
+ * OpenSSL directly (this test links libssl itself, independently of the
+ * module): the per-run CA's properties (critical name constraints with the
+ * run's hosts and every IP range excluded, P-256 key, validity window), that
+ * a leaf for an allowed name verifies and one forged for another name under
+ * the same CA is refused by OpenSSL's verifier because of the name
+ * constraint, a full handshake between the module's server side and an
+ * OpenSSL client that trusts only the run CA (data both ways; wrong SNI and
+ * non-http/1.1 ALPN refused), the module's client side against test servers
+ * (trusted via the extra CA → ok; self-signed, expired, wrong name,
+ * untrusted → refused with the reason), the run's trust bundle, the PKCS12
+ * store as keytool lists it, and the loader's refusals.
+ *
+ *   test_tlsterm --syscalls   runs only the post-lockdown operations after a
+ *                             marker syscall (close(-77)), for strace.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "tap.h"
+#include "tls/tls-load.h"
+
+static const struct rf_tls_vtable *vt;
+
+static void skip(const char *why)
+{
+        printf("ok %d # SKIP %s\n", ++tap_state.run, why);
+        fflush(stdout);
+}
+static char tmpdir[] = "/tmp/rf-tlsterm-XXXXXX";
+
+/* ---- helpers: OpenSSL objects of the test's own ------------------------- */
+
+static X509 *pem_x509(const char *pem)
+{
+        BIO *b = BIO_new_mem_buf(pem, -1);
+        X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+        BIO_free(b);
+        return x;
+}
+
+static void add_ext(X509 *issuer, X509 *x, int nid, const char *v)
+{
+        X509V3_CTX c;
+        X509V3_set_ctx(&c, issuer, x, NULL, NULL, 0);
+        X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, &c, nid, v);
+        X509_add_ext(x, e, -1);
+        X509_EXTENSION_free(e);
+}
+
+/* A certificate for `cn` signed by (issuer, ikey), or self-signed when issuer
+ * is NULL; validity [now+nb, now+na]. */
+static X509 *make_cert(const char *cn, EVP_PKEY *key, X509 *issuer, EVP_PKEY *ikey, bool ca,
+                       long nb, long na)
+{
+        static long serial = 1000;
+        X509 *x = X509_new();
+        X509_set_version(x, X509_VERSION_3);
+        ASN1_INTEGER_set(X509_get_serialNumber(x), serial++);
+        X509_NAME *n = X509_NAME_new();
+        X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0);
+        X509_set_subject_name(x, n);
+        X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : n);
+        X509_NAME_free(n);
+        X509_set_pubkey(x, key);
+        X509_gmtime_adj(X509_getm_notBefore(x), nb);
+        X509_gmtime_adj(X509_getm_notAfter(x), na);
+        if (ca) {
+                add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE");
+                add_ext(x, x, NID_key_usage, "critical,keyCertSign");
+        } else {
+                char san[300];
+                snprintf(san, sizeof san, "DNS:%s", cn);
+                add_ext(issuer ? issuer : x, x, NID_subject_alt_name, san);
+                add_ext(issuer ? issuer : x, x, NID_ext_key_usage, "serverAuth");
+        }
+        X509_sign(x, issuer ? ikey : key, EVP_sha256());
+        return x;
+}
+
+static char *write_tmp(const char *name, const void *data, size_t len)
+{
+        char *p;
+        if (asprintf(&p, "%s/%s", tmpdir, name) < 0)
+                abort();
+        FILE *f = fopen(p, "we");
+        fwrite(data, 1, len, f);
+        fclose(f);
+        return p;
+}
+
+static char *write_pem(const char *name, X509 *x)
+{
+        BIO *b = BIO_new(BIO_s_mem());
+        PEM_write_bio_X509(b, x);
+        char *d;
+        long n = BIO_get_mem_data(b, &d);
+        char *p = write_tmp(name, d, (size_t)n);
+        BIO_free(b);
+        return p;
+}
+
+static void nonblock_pair(int sv[2])
+{
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
+                abort();
+}
+
+/* Drive the module's side (mod) and an OpenSSL peer (ssl) until both are
+ * done or one fails. Returns the module's result; *peer gets SSL_do_handshake's. */
+static int pump_handshake(struct rf_tls_conn *mod, SSL *ssl, int *peer)
+{
+        int m = -EAGAIN, p = -1;
+        for (int i = 0; i < 200 && (m == -EAGAIN || p != 1); i++) {
+                if (m == -EAGAIN)
+                        m = vt->handshake(mod);
+                if (p != 1) {
+                        p = SSL_do_handshake(ssl);
+                        if (p != 1) {
+                                int e = SSL_get_error(ssl, p);
+                                if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+                                        break;
+                        }
+                }
+                if (m < 0 && m != -EAGAIN)
+                        break;
+        }
+        /* let the module read an alert the peer sent */
+        if (m == -EAGAIN)
+                m = vt->handshake(mod);
+        *peer = p;
+        return m;
+}
+
+/* ---- the loader ------------------------------------------------------------ */
+
+static void test_loader(void)
+{
+        char path[4096], again[4096];
+        struct rf_tls_module m;
+
+        is_int(rf_tls_module_path(path, sizeof path), 0, "module path resolves");
+        is_str(path, RF_BUILD_ROOT "/ringfence-tls.so",
+               "a binary inside the build tree loads the build tree's module");
+        /* no environment variable redirects it */
+        setenv("RF_TLS_MODULE", "/tmp/evil.so", 1);
+        setenv("RINGFENCE_TLS_MODULE", "/tmp/evil.so", 1);
+        setenv("LD_LIBRARY_PATH", tmpdir, 1);
+        rf_tls_module_path(again, sizeof again);
+        is_str(again, path, "environment variables do not change the module path");
+        unsetenv("RF_TLS_MODULE");
+        unsetenv("RINGFENCE_TLS_MODULE");
+        unsetenv("LD_LIBRARY_PATH");
+
+        /* a copy of the real module, then its mode changed */
+        int in = open(path, O_RDONLY | O_CLOEXEC);
+        char *copy;
+        if (asprintf(&copy, "%s/ringfence-tls.so", tmpdir) < 0)
+                abort();
+        int out = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        char buf[65536];
+        ssize_t n;
+        while ((n = read(in, buf, sizeof buf)) > 0)
+                if (write(out, buf, (size_t)n) != n)
+                        abort();
+        close(in);
+        close(out);
+
+        chmod(copy, 0664);
+        is_int(rf_tls_load_path(copy, &m), -EPERM, "a group-writable module is refused");
+        ok(m.handle == NULL, "and nothing was mapped");
+        chmod(copy, 0646);
+        is_int(rf_tls_load_path(copy, &m), -EPERM, "a world-writable module is refused");
+        chmod(copy, 0644);
+        is_int(rf_tls_load_path(copy, &m), 0, "control: the same file mode 0644 loads");
+        ok(m.vt && m.vt->abi_version == RF_TLS_ABI_VERSION, "its vtable has the ABI version");
+        rf_tls_unload(&m);
+
+        char *link;
+        if (asprintf(&link, "%s/link.so", tmpdir) < 0)
+                abort();
+        if (symlink(copy, link) < 0)
+                abort();
+        is_int(rf_tls_load_path(link, &m), -ELOOP, "a symlink is not followed");
+        is_int(rf_tls_load_path("ringfence-tls.so", &m), -EINVAL, "a relative path is refused");
+        unlink(link);
+        unlink(copy);
+        free(link);
+        free(copy);
+}
+
+/* ---- the CA ---------------------------------------------------------------- */
+
+static const char *const hosts[] = {"api.example.test", "upload.example.test"};
+
+static void test_ca(struct rf_tls_ca *ca, time_t t0)
+{
+        char *pem;
+        size_t len;
+        is_int(vt->ca_pem(ca, &pem, &len), 0, "CA PEM");
+        X509 *x = pem_x509(pem);
+        free(pem);
+        ok(x != NULL, "CA PEM parses");
+
+        EVP_PKEY *pk = X509_get0_pubkey(x);
+        char group[64] = "";
+        size_t gl;
+        EVP_PKEY_get_group_name(pk, group, sizeof group, &gl);
+        ok(EVP_PKEY_is_a(pk, "EC") && strcmp(group, "prime256v1") == 0, "CA key is EC P-256 (%s)",
+           group);
+        is_int(X509_verify(x, pk), 1, "CA is self-signed with its own key");
+
+        int idx = X509_get_ext_by_NID(x, NID_basic_constraints, -1);
+        ok(idx >= 0 && X509_EXTENSION_get_critical(X509_get_ext(x, idx)),
+           "basicConstraints critical");
+        ok(X509_check_ca(x) == 1, "CA:TRUE");
+        idx = X509_get_ext_by_NID(x, NID_key_usage, -1);
+        ok(idx >= 0 && X509_EXTENSION_get_critical(X509_get_ext(x, idx)) &&
+                   (X509_get_key_usage(x) & KU_KEY_CERT_SIGN),
+           "keyUsage keyCertSign, critical");
+
+        idx = X509_get_ext_by_NID(x, NID_name_constraints, -1);
+        ok(idx >= 0 && X509_EXTENSION_get_critical(X509_get_ext(x, idx)),
+           "nameConstraints present and critical");
+        NAME_CONSTRAINTS *nc = X509_get_ext_d2i(x, NID_name_constraints, NULL, NULL);
+        bool perm = nc && sk_GENERAL_SUBTREE_num(nc->permittedSubtrees) == 2;
+        for (int i = 0; perm && i < 2; i++) {
+                GENERAL_SUBTREE *st = sk_GENERAL_SUBTREE_value(nc->permittedSubtrees, i);
+                perm = st->base->type == GEN_DNS &&
+                       strcmp((const char *)ASN1_STRING_get0_data(st->base->d.dNSName), hosts[i]) ==
+                               0;
+        }
+        ok(perm, "permitted subtrees are exactly the run's hosts (dNSName)");
+        bool v4 = false, v6 = false, other = false;
+        for (int i = 0; nc && i < sk_GENERAL_SUBTREE_num(nc->excludedSubtrees); i++) {
+                GENERAL_SUBTREE *st = sk_GENERAL_SUBTREE_value(nc->excludedSubtrees, i);
+                if (st->base->type != GEN_IPADD) {
+                        other = true;
+                        continue;
+                }
+                const unsigned char *d = ASN1_STRING_get0_data(st->base->d.iPAddress);
+                int l = ASN1_STRING_length(st->base->d.iPAddress);
+                bool zero = true;
+                for (int k = 0; k < l; k++)
+                        zero &= d[k] == 0;
+                v4 |= l == 8 && zero;
+                v6 |= l == 32 && zero;
+        }
+        ok(v4 && v6 && !other, "excluded: 0.0.0.0/0 and ::/0, nothing else");
+        NAME_CONSTRAINTS_free(nc);
+
+        int day, sec;
+        ASN1_TIME_diff(&day, &sec, NULL, X509_get0_notBefore(x));
+        /* notBefore relative to now: one minute back (now read after ca_new) */
+        long nb = day * 86400L + sec;
+        ok(nb <= -60 + 1 && nb >= -60 - (long)(time(NULL) - t0) - 2,
+           "notBefore one minute back (%ld s)", nb);
+        ASN1_TIME_diff(&day, &sec, X509_get0_notBefore(x), X509_get0_notAfter(x));
+        is_int(day * 86400L + sec, 3600 + 60, "notAfter = start + lifetime");
+        const ASN1_INTEGER *serial = X509_get0_serialNumber(x);
+        ok(ASN1_STRING_length(serial) >= 16, "serial is 128 random bits");
+        X509_free(x);
+}
+
+static int verify_leaf(X509 *ca, X509 *leaf, const char *host)
+{
+        X509_STORE *st = X509_STORE_new();
+        X509_STORE_add_cert(st, ca);
+        X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+        X509_STORE_CTX_init(ctx, st, leaf, NULL);
+        X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
+        X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(ctx), host, 0);
+        int r = X509_verify_cert(ctx) == 1 ? 0 : X509_STORE_CTX_get_error(ctx);
+        X509_STORE_CTX_free(ctx);
+        X509_STORE_free(st);
+        return r;
+}
+
+static void test_leaves(struct rf_tls_ca *ca)
+{
+        char *pem, *leafpem;
+        size_t len;
+        vt->ca_pem(ca, &pem, &len);
+        X509 *cax = pem_x509(pem);
+        free(pem);
+
+        is_int(vt->leaf_pem(ca, "api.example.test", &leafpem, &len), 0,
+               "leaf for an injection host");
+        X509 *leaf = pem_x509(leafpem);
+        is_int(verify_leaf(cax, leaf, "api.example.test"), X509_V_OK,
+               "it verifies against the run CA (OpenSSL verifier, host check)");
+        EVP_PKEY *pk = X509_get0_pubkey(leaf);
+        ok(EVP_PKEY_is_a(pk, "EC"), "leaf key is EC");
+        ok(X509_get_extended_key_usage(leaf) & XKU_SSL_SERVER, "leaf EKU serverAuth");
+        ok(ASN1_TIME_compare(X509_get0_notAfter(leaf), X509_get0_notAfter(cax)) <= 0 &&
+                   ASN1_TIME_compare(X509_get0_notBefore(leaf), X509_get0_notBefore(cax)) >= 0,
+           "leaf validity within the CA's");
+        char *again;
+        vt->leaf_pem(ca, "API.example.test", &again, &len);
+        is_str(again, leafpem, "the leaf is cached (same name, any case)");
+        free(again);
+        free(leafpem);
+        X509_free(leaf);
+
+        is_int(vt->leaf_pem(ca, "evil.test", &pem, &len), -EPERM,
+               "no leaf for a name outside the run's hosts");
+        is_int(vt->leaf_pem(ca, "x.api.example.test", &pem, &len), -EPERM,
+               "nor for a subdomain of one");
+
+        if (!vt->test_forge_leaf_pem) {
+                skip("forging a leaf needs a test build (-Dtest_build=true)");
+                skip("forging a leaf needs a test build (-Dtest_build=true)");
+        } else {
+                is_int(vt->test_forge_leaf_pem(ca, "evil.test", &pem, &len), 0,
+                       "test build: leaf forged for evil.test under the run CA");
+                leaf = pem_x509(pem);
+                free(pem);
+                is_int(verify_leaf(cax, leaf, "evil.test"), X509_V_ERR_PERMITTED_VIOLATION,
+                       "OpenSSL refuses it: permitted subtree violation (the name constraint)");
+                X509_free(leaf);
+                /* an IP-address SAN would be X509_V_ERR_EXCLUDED_VIOLATION;
+                 * the module never issues one, so forge by name only */
+        }
+        X509_free(cax);
+}
+
+/* ---- the server side ----------------------------------------------------- */
+
+static SSL_CTX *client_ctx_trusting(struct rf_tls_ca *ca)
+{
+        char *pem;
+        size_t len;
+        vt->ca_pem(ca, &pem, &len);
+        X509 *x = pem_x509(pem);
+        free(pem);
+        SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+        X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), x);
+        X509_free(x);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        return ctx;
+}
+
+static int server_session(struct rf_tls_ca *ca, SSL_CTX *cctx, const char *sni, const char *alpn,
+                          size_t alpn_len, bool quiet)
+{
+        int sv[2], peer;
+        struct rf_tls_conn *c;
+        nonblock_pair(sv);
+        int r = vt->server_new(ca, sv[0], "api.example.test", &c);
+        if (r < 0)
+                return r;
+        SSL *cl = SSL_new(cctx);
+        SSL_set_fd(cl, sv[1]);
+        SSL_set_connect_state(cl);
+        SSL_set_tlsext_host_name(cl, sni);
+        SSL_set1_host(cl, "api.example.test");
+        if (alpn)
+                SSL_set_alpn_protos(cl, (const unsigned char *)alpn, (unsigned)alpn_len);
+        r = pump_handshake(c, cl, &peer);
+        if (r == 0 && peer == 1 && !quiet) {
+                const unsigned char *p;
+                unsigned n;
+                SSL_get0_alpn_selected(cl, &p, &n);
+                ok(n == 8 && memcmp(p, "http/1.1", 8) == 0, "ALPN http/1.1 selected");
+                is_int(SSL_get_verify_result(cl), X509_V_OK,
+                       "the client, trusting only the run CA, verified the leaf");
+                is_str(vt->sni(c), "api.example.test", "server saw the SNI");
+                ok(strcmp(vt->version(c), "TLSv1.3") == 0, "TLS 1.3 negotiated (%s)",
+                   vt->version(c));
+
+                /* data both ways */
+                char buf[64] = "";
+                is_int(SSL_write(cl, "GET / HTTP/1.1\r\n", 16), 16, "client writes");
+                ssize_t k = -EAGAIN;
+                for (int i = 0; i < 50 && k == -EAGAIN; i++)
+                        k = vt->read(c, buf, sizeof buf);
+                ok(k == 16 && memcmp(buf, "GET / HTTP/1.1\r\n", 16) == 0,
+                   "module server read the client's bytes");
+                is_int(vt->read(c, buf, sizeof buf), -EAGAIN, "then -EAGAIN, want POLLIN");
+                is_int(vt->want(c), POLLIN, "want() is POLLIN");
+                is_int(vt->write(c, "HTTP/1.1 200 OK\r\n", 17), 17, "module server writes");
+                int got = SSL_read(cl, buf, sizeof buf);
+                ok(got == 17 && memcmp(buf, "HTTP/1.1 200 OK\r\n", 17) == 0,
+                   "client read the module's bytes");
+                is_int(vt->shutdown(c), 0, "module sends close_notify");
+                ok(SSL_read(cl, buf, sizeof buf) == 0 &&
+                           SSL_get_error(cl, 0) == SSL_ERROR_ZERO_RETURN,
+                   "client sees a clean close");
+                SSL_shutdown(cl);
+                k = -EAGAIN;
+                for (int i = 0; i < 50 && k == -EAGAIN; i++)
+                        k = vt->read(c, buf, sizeof buf);
+                is_int(k, 0, "module read returns 0 at the client's close_notify");
+        } else if (r == 0 && peer != 1) {
+                r = -EPROTO;
+        }
+        SSL_free(cl);
+        vt->conn_free(c);
+        close(sv[0]);
+        close(sv[1]);
+        return r;
+}
+
+static void test_server(struct rf_tls_ca *ca)
+{
+        SSL_CTX *cctx = client_ctx_trusting(ca);
+        is_int(server_session(ca, cctx, "api.example.test", "\x02h2\x08http/1.1", 12, false), 0,
+               "handshake: module server, OpenSSL client trusting only the run CA");
+        is_int(server_session(ca, cctx, "evil.test", NULL, 0, true), -EPROTO,
+               "a ClientHello naming another host is refused");
+        is_int(server_session(ca, cctx, "api.example.test", "\x02h2", 3, true), -EPROTO,
+               "a client offering only h2 is refused (ALPN http/1.1 only)");
+        is_int(server_session(ca, cctx, "api.example.test", NULL, 0, true), 0,
+               "control: a client without ALPN is served");
+        int sv[2];
+        struct rf_tls_conn *c;
+        nonblock_pair(sv);
+        is_int(vt->server_new(ca, sv[0], "evil.test", &c), -EPERM,
+               "no server session for a name outside the CA");
+        close(sv[0]);
+        close(sv[1]);
+        SSL_CTX_free(cctx);
+}
+
+/* ---- the client side ----------------------------------------------------- */
+
+struct upstream {
+        X509 *cert;
+        EVP_PKEY *key;
+};
+
+/* The module's client toward "upstream.test" against an OpenSSL server
+ * presenting u. Returns the handshake result; reason copied out. */
+static int client_session(struct rf_tls_trust *t, const struct upstream *u, char *reason,
+                          size_t rlen, bool data)
+{
+        int sv[2], peer;
+        struct rf_tls_conn *c;
+        nonblock_pair(sv);
+        SSL_CTX *sctx = SSL_CTX_new(TLS_server_method());
+        SSL_CTX_use_certificate(sctx, u->cert);
+        SSL_CTX_use_PrivateKey(sctx, u->key);
+        SSL *s = SSL_new(sctx);
+        SSL_set_fd(s, sv[1]);
+        SSL_set_accept_state(s);
+        int r = vt->client_new(t, sv[0], "upstream.test", &c);
+        if (r < 0)
+                return r;
+        r = pump_handshake(c, s, &peer);
+        snprintf(reason, rlen, "%s", vt->reason(c));
+        if (r == 0 && data) {
+                char buf[32] = "";
+                is_int(vt->write(c, "ping", 4), 4, "module client writes upstream");
+                ok(SSL_read(s, buf, sizeof buf) == 4 && memcmp(buf, "ping", 4) == 0,
+                   "upstream read it");
+                SSL_write(s, "pong", 4);
+                ssize_t k = -EAGAIN;
+                for (int i = 0; i < 50 && k == -EAGAIN; i++)
+                        k = vt->read(c, buf, sizeof buf);
+                ok(k == 4 && memcmp(buf, "pong", 4) == 0, "module client read the answer");
+        }
+        vt->conn_free(c);
+        SSL_free(s);
+        SSL_CTX_free(sctx);
+        close(sv[0]);
+        close(sv[1]);
+        return r;
+}
+
+static void test_client(const char *bundle)
+{
+        EVP_PKEY *cak = EVP_EC_gen("P-256"), *k = EVP_EC_gen("P-256");
+        X509 *testca = make_cert("ringfence test CA", cak, NULL, NULL, true, -3600, 86400);
+        char *capath = write_pem("test-ca.pem", testca);
+        struct upstream good = {make_cert("upstream.test", k, testca, cak, false, -3600, 86400), k};
+        struct upstream self = {make_cert("upstream.test", k, NULL, NULL, false, -3600, 86400), k};
+        struct upstream expired = {
+                make_cert("upstream.test", k, testca, cak, false, -3 * 86400, -86400), k};
+        struct upstream wrong = {make_cert("other.test", k, testca, cak, false, -3600, 86400), k};
+        struct rf_tls_trust *t, *plain;
+        char reason[RF_TLS_REASON_MAX];
+
+        is_int(vt->trust_load(bundle, capath, &t), 0, "trust: host bundle + extra CA");
+        is_int(vt->trust_load(bundle, NULL, &plain), 0, "trust: host bundle alone");
+
+        is_int(client_session(t, &good, reason, sizeof reason, true), 0,
+               "upstream with a certificate from the extra CA: verified");
+        is_int(client_session(t, &self, reason, sizeof reason, false), -EKEYREJECTED,
+               "self-signed upstream refused");
+        ok(strncmp(reason, "self-signed certificate", 23) == 0, "reason: %s", reason);
+        is_int(client_session(t, &expired, reason, sizeof reason, false), -EKEYREJECTED,
+               "expired upstream refused");
+        ok(strncmp(reason, "certificate expired", 19) == 0, "reason: %s", reason);
+        is_int(client_session(t, &wrong, reason, sizeof reason, false), -EKEYREJECTED,
+               "wrong-name upstream refused");
+        ok(strncmp(reason, "hostname mismatch", 17) == 0, "reason: %s", reason);
+        is_int(client_session(plain, &good, reason, sizeof reason, false), -EKEYREJECTED,
+               "without --upstream-ca the same upstream is refused");
+        ok(strncmp(reason, "untrusted certificate", 21) == 0, "reason: %s", reason);
+
+        struct rf_tls_trust *bad;
+        char *empty = write_tmp("empty.pem", "no certificates here\n", 21);
+        is_int(vt->trust_load(bundle, empty, &bad), -EBADMSG,
+               "an extra CA file without a certificate");
+        is_int(vt->trust_load("/nonexistent/bundle.crt", NULL, &bad), -ENOENT, "a missing bundle");
+        unlink(empty);
+        free(empty);
+
+        vt->trust_free(plain);
+        vt->trust_free(t);
+        unlink(capath);
+        free(capath);
+        X509_free(good.cert);
+        X509_free(self.cert);
+        X509_free(expired.cert);
+        X509_free(wrong.cert);
+        X509_free(testca);
+        EVP_PKEY_free(k);
+        EVP_PKEY_free(cak);
+}
+
+/* ---- the run's trust material --------------------------------------------- */
+
+static void test_bundle(struct rf_tls_ca *ca, const char *bundle)
+{
+        struct rf_tls_trust *t;
+        char *b, *cap, *host;
+        size_t blen, clen;
+        FILE *f = fopen(bundle, "re");
+        fseek(f, 0, SEEK_END);
+        long hl = ftell(f);
+        rewind(f);
+        host = malloc((size_t)hl);
+        if (fread(host, 1, (size_t)hl, f) != (size_t)hl)
+                abort();
+        fclose(f);
+
+        vt->trust_load(bundle, NULL, &t);
+        is_int(vt->trust_bundle(t, ca, &b, &blen), 0, "run trust bundle");
+        vt->ca_pem(ca, &cap, &clen);
+        ok(blen > (size_t)hl && memcmp(b, host, (size_t)hl) == 0,
+           "it starts with the host bundle, byte for byte");
+        ok(strstr(b + hl, cap) != NULL, "and contains the run CA");
+        /* every certificate in it parses: host's count + 1 */
+        BIO *bio = BIO_new_mem_buf(b, (int)blen);
+        STACK_OF(X509_INFO) *in = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
+        BIO_free(bio);
+        bio = BIO_new_mem_buf(host, (int)hl);
+        STACK_OF(X509_INFO) *hin = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
+        BIO_free(bio);
+        is_int(sk_X509_INFO_num(in), sk_X509_INFO_num(hin) + 1,
+               "certificates: the host's %d + the run CA", sk_X509_INFO_num(hin));
+        sk_X509_INFO_pop_free(in, X509_INFO_free);
+        sk_X509_INFO_pop_free(hin, X509_INFO_free);
+        free(b);
+        free(cap);
+        free(host);
+        vt->trust_free(t);
+}
+
+static void test_pkcs12(struct rf_tls_ca *ca)
+{
+        unsigned char *der;
+        size_t len;
+        is_int(vt->pkcs12(ca, "changeit", &der, &len), 0, "PKCS12 trust store");
+        const unsigned char *p = der;
+        PKCS12 *p12 = d2i_PKCS12(NULL, &p, (long)len);
+        ok(p12 && PKCS12_verify_mac(p12, "changeit", -1) == 1,
+           "its MAC verifies with the password");
+        EVP_PKEY *pk = NULL;
+        X509 *cert = NULL;
+        STACK_OF(X509) *cas = NULL;
+        ok(PKCS12_parse(p12, "changeit", &pk, &cert, &cas) == 1 && pk == NULL && cert == NULL &&
+                   sk_X509_num(cas) == 1,
+           "it holds no key and one certificate");
+        EVP_PKEY_free(pk);
+        X509_free(cert);
+        sk_X509_pop_free(cas, X509_free);
+        PKCS12_free(p12);
+
+        char *path = write_tmp("run-ca.p12", der, len);
+        free(der);
+        if (access("/usr/bin/keytool", X_OK) != 0) {
+                skip("keytool absent (openjdk-17-jdk-headless)");
+        } else {
+                char cmd[512], out[4096] = "";
+                snprintf(cmd, sizeof cmd,
+                         "/usr/bin/keytool -list -keystore %s -storetype PKCS12 -storepass "
+                         "changeit 2>&1",
+                         path);
+                FILE *f = popen(cmd, "r");
+                size_t n = fread(out, 1, sizeof out - 1, f);
+                out[n] = '\0';
+                int st = pclose(f);
+                ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "ringfence-run-ca") &&
+                           strstr(out, "trustedCertEntry"),
+                   "keytool lists ringfence-run-ca as trustedCertEntry");
+                if (!strstr(out, "trustedCertEntry"))
+                        diag("keytool said: %s", out);
+        }
+        unlink(path);
+        free(path);
+}
+
+/* Only the operations the egress process runs after lockdown, behind a
+ * marker, for `strace -f` (docs/TLS.md lists the result). */
+static int syscalls_mode(const char *bundle)
+{
+        struct rf_tls_trust *t;
+        struct rf_tls_ca *ca;
+        if (vt->trust_load(bundle, NULL, &t) < 0)
+                return 1;
+        close(-77); /* marker */
+        if (vt->ca_new(hosts, 2, 3600, &ca) < 0)
+                return 1;
+        SSL_CTX *cctx = client_ctx_trusting(ca);
+        int r = server_session(ca, cctx, "api.example.test", NULL, 0, true);
+        SSL_CTX_free(cctx);
+        vt->ca_free(ca);
+        vt->trust_free(t);
+        return r == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+        const char *bundle = "/etc/ssl/certs/ca-certificates.crt";
+        struct rf_tls_module m;
+        struct rf_tls_ca *ca;
+
+        int r = rf_tls_load(&m);
+        if (r < 0) {
+                printf("Bail out! cannot load the module: %s\n", strerror(-r));
+                return 1;
+        }
+        vt = m.vt;
+        if (argc > 1 && strcmp(argv[1], "--syscalls") == 0)
+                return syscalls_mode(bundle);
+
+        if (!mkdtemp(tmpdir)) {
+                printf("Bail out! mkdtemp\n");
+                return 1;
+        }
+        chmod(tmpdir, 0700);
+        test_loader();
+
+        const char *const bad_ip[] = {"10.0.0.1"};
+        const char *const bad_chars[] = {"api.example.test,DNS:evil.test"};
+        is_int(vt->ca_new(bad_ip, 1, 3600, &ca), -EINVAL, "CA refuses an IP literal as a host");
+        is_int(vt->ca_new(bad_chars, 1, 3600, &ca), -EINVAL, "CA refuses a host with ',' and ':'");
+        is_int(vt->ca_new(hosts, 0, 3600, &ca), -EINVAL, "CA needs at least one host");
+        is_int(vt->ca_new(hosts, 2, 0, &ca), -EINVAL, "CA needs a lifetime");
+
+        time_t t0 = time(NULL);
+        is_int(vt->ca_new(hosts, 2, 3600, &ca), 0, "per-run CA for two hosts, one hour");
+        test_ca(ca, t0);
+        test_leaves(ca);
+        test_server(ca);
+        if (access(bundle, R_OK) == 0) {
+                test_client(bundle);
+                test_bundle(ca, bundle);
+        } else {
+                skip("no host bundle at /etc/ssl/certs/ca-certificates.crt");
+        }
+        test_pkcs12(ca);
+        vt->ca_free(ca);
+        rf_tls_unload(&m);
+        rmdir(tmpdir);
+        return done();
+}
