@@ -43,6 +43,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
@@ -288,6 +289,13 @@ static int tls_init(void)
         if (!k)
                 return -EIO;
         EVP_PKEY_free(k);
+        /* glibc reads /etc/localtime at the first gmtime_r() of a process
+         * (OpenSSL's certificate times use it): do that now, not after the
+         * lockdown. */
+        time_t now = time(NULL);
+        struct tm tm;
+        if (!gmtime_r(&now, &tm))
+                return -EIO;
         return 0;
 }
 

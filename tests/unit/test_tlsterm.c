@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <seccomp.h>
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -541,6 +544,80 @@ static void test_client(const char *bundle)
         EVP_PKEY_free(cak);
 }
 
+/* The syscalls the module's post-lockdown operations need (tlsterm.h's
+ * RF_TLS_SECCOMP_NOTE), plus what this test's own scaffolding uses
+ * (socketpair). */
+static const int tls_syscalls[] = {
+        SCMP_SYS(read),         SCMP_SYS(write),        SCMP_SYS(close),
+        SCMP_SYS(getrandom),    SCMP_SYS(getpid),       SCMP_SYS(brk),
+        SCMP_SYS(mmap),         SCMP_SYS(munmap),       SCMP_SYS(mremap),
+        SCMP_SYS(madvise),      SCMP_SYS(futex),        SCMP_SYS(exit_group),
+        SCMP_SYS(exit),         SCMP_SYS(rt_sigreturn), SCMP_SYS(clock_gettime),
+        SCMP_SYS(gettimeofday), SCMP_SYS(socketpair),
+};
+
+/* In a forked child (as the egress process is forked after the module's
+ * init), under a seccomp allowlist of exactly tls_syscalls (anything else
+ * kills the process): a CA, a server session with data, an upstream
+ * session. `then_open` adds an openat after them (the control: the filter
+ * is really in force). Returns the child's wait status. */
+static int run_locked_down(struct rf_tls_trust *t, const struct upstream *u, bool then_open)
+{
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0)
+                return -1;
+        if (pid == 0) {
+                scmp_filter_ctx f = seccomp_init(SCMP_ACT_KILL_PROCESS);
+                for (size_t i = 0; i < ARRAY_SIZE(tls_syscalls); i++)
+                        seccomp_rule_add(f, SCMP_ACT_ALLOW, tls_syscalls[i], 0);
+                if (seccomp_load(f) < 0)
+                        _exit(2);
+                struct rf_tls_ca *ca;
+                char reason[RF_TLS_REASON_MAX];
+                if (vt->ca_new(hosts, 2, 3600, &ca) < 0)
+                        _exit(3);
+                SSL_CTX *cctx = client_ctx_trusting(ca);
+                if (server_session(ca, cctx, "api.example.test", NULL, 0, true) < 0)
+                        _exit(4);
+                if (client_session(t, u, reason, sizeof reason, false) < 0)
+                        _exit(5);
+                if (then_open)
+                        (void)!open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+                _exit(0);
+        }
+        int st;
+        if (waitpid(pid, &st, 0) < 0)
+                return -1;
+        return st;
+}
+
+static void test_seccomp(const char *bundle)
+{
+        EVP_PKEY *cak = EVP_EC_gen("P-256"), *k = EVP_EC_gen("P-256");
+        X509 *testca = make_cert("ringfence test CA", cak, NULL, NULL, true, -3600, 86400);
+        struct upstream good = {make_cert("upstream.test", k, testca, cak, false, -3600, 86400), k};
+        char *capath = write_pem("seccomp-ca.pem", testca);
+        struct rf_tls_trust *t;
+        if (vt->trust_load(bundle, capath, &t) < 0)
+                abort();
+        int st = run_locked_down(t, &good, false);
+        ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+           "after fork, under an allowlist of only the listed syscalls: CA, leaf, server and "
+           "upstream sessions work (status %#x)",
+           st);
+        st = run_locked_down(t, &good, true);
+        ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+           "control: the same child opening a file is killed by the filter (SIGSYS)");
+        vt->trust_free(t);
+        unlink(capath);
+        free(capath);
+        X509_free(good.cert);
+        X509_free(testca);
+        EVP_PKEY_free(k);
+        EVP_PKEY_free(cak);
+}
+
 /* ---- the run's trust material --------------------------------------------- */
 
 static void test_bundle(struct rf_tls_ca *ca, const char *bundle)
@@ -630,17 +707,45 @@ static int syscalls_mode(const char *bundle)
 {
         struct rf_tls_trust *t;
         struct rf_tls_ca *ca;
-        if (vt->trust_load(bundle, NULL, &t) < 0)
+        EVP_PKEY *cak = EVP_EC_gen("P-256"), *k = EVP_EC_gen("P-256");
+        X509 *testca = make_cert("ringfence test CA", cak, NULL, NULL, true, -3600, 86400);
+        struct upstream good = {make_cert("upstream.test", k, testca, cak, false, -3600, 86400), k};
+        char reason[RF_TLS_REASON_MAX];
+        if (!mkdtemp(tmpdir))
                 return 1;
+        char *capath = write_pem("test-ca.pem", testca);
+        int lr = vt->trust_load(bundle, capath, &t);
+        unlink(capath);
+        free(capath);
+        rmdir(tmpdir);
+        if (lr < 0)
+                return 1;
+        /* the egress process is forked from the supervisor after the
+         * module's init: OpenSSL sees a new pid and reseeds */
+        pid_t pid = fork();
+        if (pid < 0)
+                return 1;
+        if (pid > 0) {
+                int st;
+                waitpid(pid, &st, 0);
+                vt->trust_free(t);
+                X509_free(good.cert);
+                X509_free(testca);
+                EVP_PKEY_free(k);
+                EVP_PKEY_free(cak);
+                return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+        }
         close(-77); /* marker */
         if (vt->ca_new(hosts, 2, 3600, &ca) < 0)
                 return 1;
         SSL_CTX *cctx = client_ctx_trusting(ca);
         int r = server_session(ca, cctx, "api.example.test", NULL, 0, true);
         SSL_CTX_free(cctx);
+        if (r == 0)
+                r = client_session(t, &good, reason, sizeof reason, false);
         vt->ca_free(ca);
         vt->trust_free(t);
-        return r == 0 ? 0 : 1;
+        _exit(r == 0 ? 0 : 1);
 }
 
 int main(int argc, char **argv)
@@ -680,6 +785,7 @@ int main(int argc, char **argv)
         if (access(bundle, R_OK) == 0) {
                 test_client(bundle);
                 test_bundle(ca, bundle);
+                test_seccomp(bundle);
         } else {
                 skip("no host bundle at /etc/ssl/certs/ca-certificates.crt");
         }
