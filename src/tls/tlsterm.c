@@ -783,17 +783,11 @@ static int conn_new(SSL_CTX *ctx, int fd, const char *name, bool server, struct 
         return 0;
 }
 
-static int tls_server_new(struct rf_tls_ca *ca, int fd, const char *name, struct rf_tls_conn **ret)
+static int server_with(struct rf_tls_ca *ca, int fd, const char *name, X509 *leaf,
+                       struct rf_tls_conn **ret)
 {
-        X509 *leaf = NULL;
         struct rf_tls_conn *c;
-        ERR_clear_error();
-        if (!name)
-                return -EINVAL;
-        int r = leaf_get(ca, name, &leaf);
-        if (r < 0)
-                return r;
-        r = conn_new(ca->server, fd, name, true, &c);
+        int r = conn_new(ca->server, fd, name, true, &c);
         if (r < 0)
                 return r;
         if (SSL_use_certificate(c->ssl, leaf) != 1 ||
@@ -806,6 +800,30 @@ static int tls_server_new(struct rf_tls_ca *ca, int fd, const char *name, struct
         *ret = c;
         return 0;
 }
+
+static int tls_server_new(struct rf_tls_ca *ca, int fd, const char *name, struct rf_tls_conn **ret)
+{
+        X509 *leaf = NULL;
+        ERR_clear_error();
+        if (!name)
+                return -EINVAL;
+        int r = leaf_get(ca, name, &leaf);
+        return r < 0 ? r : server_with(ca, fd, name, leaf, ret);
+}
+
+#if RF_CONFIG_TEST_BUILD
+static int tls_test_server_new_forged(struct rf_tls_ca *ca, int fd, const char *name,
+                                      struct rf_tls_conn **ret)
+{
+        X509 *x = NULL;
+        int r = issue_leaf(ca, name, &x);
+        if (r < 0)
+                return r;
+        r = server_with(ca, fd, name, x, ret); /* SSL_use_certificate took a reference */
+        X509_free(x);
+        return r;
+}
+#endif
 
 static int tls_client_new(struct rf_tls_trust *t, int fd, const char *host,
                           struct rf_tls_conn **ret)
@@ -1002,5 +1020,6 @@ EXPORT const struct rf_tls_vtable rf_tls_vtable_v1 = {
         .conn_free = tls_conn_free,
 #if RF_CONFIG_TEST_BUILD
         .test_forge_leaf_pem = tls_test_forge_leaf_pem,
+        .test_server_new_forged = tls_test_server_new_forged,
 #endif
 };

@@ -24,10 +24,8 @@
  *   - files are read only by init-time calls (trust_load): everything else
  *     works in memory, so it may run after the egress process's lockdown.
  *
- * Syscalls the egress process's seccomp filter must additionally allow for
- * the post-lockdown entries (ca_new after lockdown, leaf issuance, server/
- * client sessions, read/write/shutdown): see RF_TLS_SECCOMP_NOTE below and
- * docs/TLS.md.
+ * Syscalls the egress process's seccomp filter must allow for the
+ * post-lockdown entries: see RF_TLS_SECCOMP_NOTE below and docs/TLS.md.
  */
 #pragma once
 
@@ -47,16 +45,25 @@
 #define RF_TLS_REASON_MAX     160              /* a failure's reason string */
 
 /*
- * Syscalls OpenSSL makes in the entries used after lockdown, measured with
- * strace over tests/unit/test_tlsterm --syscalls (see docs/TLS.md). The
- * egress filter must allow them in a run that loads the module:
- *   getrandom       (RAND seeding/reseeding: keys, serials, handshakes)
- *   read, write     (the session's socket, already allowed)
- *   recvfrom/sendto are NOT used (SSL_set_fd uses read/write)
- *   mmap, munmap, brk, madvise, mremap (malloc of large buffers)
- *   futex           (OpenSSL's locks, uncontended; allowed already for libc)
+ * Syscalls the post-lockdown entries make (ca_new, leaf issuance, server and
+ * client sessions, read/write/shutdown, *_free), measured with strace over
+ * `test_tlsterm --syscalls` (the operations in a child forked after init(),
+ * as the egress process is) and enforced by test_tlsterm, which runs them
+ * under a seccomp allowlist of exactly these (and kills on anything else):
+ *   getrandom        OpenSSL reseeds its DRBG in a forked child (it notices
+ *                    the new pid); without it the child dies (tested)
+ *   getpid           OpenSSL's fork detection, on every RAND call
+ *   read, write      the session's socket (SSL_set_fd: no send/recv)
+ *   brk, mmap (never PROT_EXEC), munmap, mremap, madvise   malloc
+ *   futex            OpenSSL's (uncontended) locks
+ * (conn_free never closes the borrowed fd: no close.)
+ * Every one of them is already in the egress process's filter
+ * (src/egress/egress.c egress_filter): wiring the module in needs no new
+ * syscall, PROVIDED init() and trust_load() run before the lockdown (they
+ * open files: the CA bundles, and glibc's /etc/localtime at the first
+ * gmtime_r, which init() triggers on purpose).
  */
-#define RF_TLS_SECCOMP_NOTE "getrandom read write mmap munmap brk madvise mremap futex"
+#define RF_TLS_SECCOMP_NOTE "getrandom getpid read write brk mmap munmap mremap madvise futex"
 
 struct rf_tls_trust; /* the host's trust store (+ --upstream-ca), parsed */
 struct rf_tls_ca;    /* a per-run CA: key, certificate, leaf cache, server context */
@@ -179,4 +186,9 @@ struct rf_tls_vtable {
          * bypassing the host check, so tests can show that the name
          * constraint alone makes a verifier refuse it. */
         int (*test_forge_leaf_pem)(struct rf_tls_ca *ca, const char *name, char **ret, size_t *len);
+        /* Test builds only (NULL otherwise): a server session presenting such
+         * a forged leaf for `name`, to see which real clients honour the
+         * CA's name constraint. */
+        int (*test_server_new_forged)(struct rf_tls_ca *ca, int fd, const char *name,
+                                      struct rf_tls_conn **ret);
 };
