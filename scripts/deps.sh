@@ -7,7 +7,7 @@
 #   scripts/deps.sh --build    only what `make` needs
 set -eu
 
-build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev libmnl-dev libnftnl-dev"
+build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev libmnl-dev libnftnl-dev libssl-dev"
 test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl strace
 	curl wget nodejs openjdk-17-jdk-headless openssh-server openssh-client"
 
