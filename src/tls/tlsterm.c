@@ -66,7 +66,10 @@
 /* 10 years: a run lives far less; anything longer is a caller's bug. */
 #define CA_LIFETIME_MAX ((uint64_t)10 * 366 * 24 * 3600)
 #define CA_BACKDATE_S   60
-#define ALPN_HTTP11     "\x08http/1.1"
+/* OpenSSL's security level 2 (112-bit keys, no SHA-1 signatures): Debian's
+ * openssl.cnf default, set here because no config file is read. */
+#define SECURITY_LEVEL 2
+#define ALPN_HTTP11    "\x08http/1.1"
 /* Java's "trusted key usage" bag attribute (Oracle arc): a certificate bag
  * carrying it is a trustedCertEntry for keytool and KeyStore. */
 #define JAVA_TRUSTED_KEY_USAGE_OID "2.16.840.1.113894.746875.1.1"
@@ -417,6 +420,8 @@ static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
         /* Partial chains are not trusted: the chain must end at an anchor
          * from the files; the default purpose check (sslserver) applies. */
         t->ctx = SSL_CTX_new(TLS_client_method());
+        if (t->ctx)
+                SSL_CTX_set_security_level(t->ctx, SECURITY_LEVEL);
         if (!t->ctx || !SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION) ||
             SSL_CTX_set_alpn_protos(t->ctx, (const unsigned char *)ALPN_HTTP11,
                                     sizeof ALPN_HTTP11 - 1) != 0 ||
@@ -538,6 +543,8 @@ static int tls_ca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetim
         }
 
         ca->server = SSL_CTX_new(TLS_server_method());
+        if (ca->server)
+                SSL_CTX_set_security_level(ca->server, SECURITY_LEVEL);
         if (!ca->server || !SSL_CTX_set_min_proto_version(ca->server, TLS1_2_VERSION)) {
                 r = ossl_err();
                 goto fail;
@@ -829,9 +836,19 @@ static int tls_client_new(struct rf_tls_trust *t, int fd, const char *host,
                           struct rf_tls_conn **ret)
 {
         struct rf_tls_conn *c;
+        char lower[RF_TLS_HOST_MAX + 1];
+        size_t i;
         ERR_clear_error();
-        if (!host || !*host)
+        if (!host || strlen(host) > RF_TLS_HOST_MAX)
                 return -EINVAL;
+        for (i = 0; host[i]; i++)
+                lower[i] = (char)tolower((unsigned char)host[i]);
+        lower[i] = '\0';
+        /* a DNS name, as the injection hosts are (no IP literal: the name
+         * check below is for names) */
+        if (!host_valid(lower))
+                return -EINVAL;
+        host = lower;
         int r = conn_new(t->ctx, fd, host, false, &c);
         if (r < 0)
                 return r;

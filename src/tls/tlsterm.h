@@ -138,9 +138,11 @@ struct rf_tls_vtable {
         int (*server_new)(struct rf_tls_ca *ca, int fd, const char *name, struct rf_tls_conn **ret);
 
         /* Client side (upstream) on a connected socket `fd` (non-blocking;
-         * borrowed) toward `host`: TLS >= 1.2, SNI = host, ALPN http/1.1,
-         * the peer's chain verified against `t` and its name against `host`.
-         * `t` must outlive the session. */
+         * borrowed) toward `host` (a DNS name as ca_new accepts them, any
+         * case; an IP literal or other junk is -EINVAL): TLS >= 1.2, SNI =
+         * host, ALPN http/1.1, OpenSSL security level 2, the peer's chain
+         * verified against `t` and its name against `host` (no partial
+         * wildcards). `t` must outlive the session. */
         int (*client_new)(struct rf_tls_trust *t, int fd, const char *host,
                           struct rf_tls_conn **ret);
 

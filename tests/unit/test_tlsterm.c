@@ -532,6 +532,14 @@ static void test_client(const char *bundle)
                "without --upstream-ca the same upstream is refused");
         ok(strncmp(reason, "untrusted certificate", 21) == 0, "reason: %s", reason);
 
+        int sv[2];
+        struct rf_tls_conn *c;
+        nonblock_pair(sv);
+        is_int(vt->client_new(t, sv[0], "10.0.0.1", &c), -EINVAL,
+               "upstream session refuses an IP literal as the host");
+        is_int(vt->client_new(t, sv[0], "a b.test", &c), -EINVAL, "and a name with a space");
+        close(sv[0]);
+        close(sv[1]);
         struct rf_tls_trust *bad;
         char *empty = write_tmp("empty.pem", "no certificates here\n", 21);
         is_int(vt->trust_load(bundle, empty, &bad), -EBADMSG,
