@@ -656,15 +656,15 @@ static void test_seccomp(const char *bundle)
 /* Serve one HTTPS request on `lfd` in a forked child: the module's server
  * side for `name` (a forged leaf when `forged`), a poll loop as the egress
  * process will run it, the answer "ok". The child exits 0 if it served the
- * request, 1 if the handshake or the exchange failed. alarm() is a hang
- * guard only (a client that never connects). */
+ * request, 1 if the handshake or the exchange failed, 2 if no client came
+ * (client_run shuts the listening socket down after the client exits). */
 static pid_t serve_once(struct rf_tls_ca *ca, int lfd, const char *name, bool forged)
 {
         fflush(stdout);
         pid_t pid = fork();
         if (pid != 0)
                 return pid;
-        alarm(60);
+        alarm(120); /* hang guard only */
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         struct rf_tls_conn *c;
         if (fd < 0 || (forged ? vt->test_server_new_forged(ca, fd, name, &c)
@@ -724,7 +724,6 @@ static int client_run(struct rf_tls_ca *ca, const char *fmt, const char *name, b
                 abort();
         int port = ntohs(a.sin_port);
         pid_t pid = serve_once(ca, lfd, name, forged);
-        close(lfd);
         char cmd[2048];
         /* fmt is one of test_real_clients' command templates (%1$s name, %2$d port) */
 #pragma GCC diagnostic push
@@ -735,6 +734,10 @@ static int client_run(struct rf_tls_ca *ca, const char *fmt, const char *name, b
         size_t n = fread(out, 1, outlen - 1, f);
         out[n] = '\0';
         int st = pclose(f);
+        /* a client that never connected leaves the server in accept():
+         * shutting the shared listening socket down wakes it (EINVAL) */
+        shutdown(lfd, SHUT_RDWR);
+        close(lfd);
         int sst;
         waitpid(pid, &sst, 0);
         *server = sst;
