@@ -1657,6 +1657,13 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                 s.egress_events >= 0;
                      k++) {
                         int k2 = egress_event_serve(s.egress_events, ev, &s.egress_async_fail);
+                        if (k2 == 2 && s.state == RS_RUNNING) {
+                                /* secret.exfil under on_exfil "kill" (issue 15) */
+                                struct ucred self = {.pid = getpid(), .uid = getuid()};
+                                ctl_record(&s, "run.kill", &self,
+                                           "secret.exfil: on_exfil is kill");
+                                sup_event(&s, EV_KILL);
+                        }
                         if (k2 < 0) {
                                 s.egress_events = safe_close(s.egress_events);
                                 if (s.egress_pid > 0 && s.state == RS_RUNNING)
