@@ -52,6 +52,7 @@
 #include "egress/dnsresp.h"
 #include "egress/egress-internal.h"
 #include "egress/http.h"
+#include "egress/inject.h"
 #include "egress/socks.h"
 #include "egress/tls.h"
 #include "secrets/mask.h"
@@ -648,6 +649,56 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
         conn_to(c, CS_DRAIN);
 }
 
+/* ---- credential injection (inject.h) ------------------------------------------- */
+
+/*
+ * The placeholder (or the value) of secret `s` stood where it may not go:
+ * secret.exfil (secret, destination, where it stood, whether the value
+ * itself; never either text), sent and answered before the refusal, so a
+ * binding with on_exfil "kill" has the supervisor end the run now; then
+ * the refusal every front-end gives (403, SOCKS reply, reset or alert).
+ */
+static void exfil(struct conn *c, const struct inject_secret *s, const char *where,
+                  const char *form)
+{
+        char dest[300], reason[512];
+        snprintf(dest, sizeof dest, "%s:%u", c->host, c->port);
+        struct evf f[] = {
+                {"name", s->name, 0},      {"secret_version", NULL, s->version},
+                {"destination", dest, 0},  {"where", where, 0},
+                {"form", form, 0},         {"via", via(c), 0},
+                {"action", s->exfil_kill ? "kill" : "refuse", 0},
+        };
+        (void)event_send("secret.exfil", NULL, f, ARRAY_SIZE(f), true);
+        snprintf(reason, sizeof reason,
+                 "the %s of the injected secret %s stands in the %s; it is only ever "
+                 "replaced in request headers to the secret's own hosts (secret.exfil)",
+                 form, s->name, where);
+        deny(c, reason, NULL, 403, SOCKS_NOT_ALLOWED, HINT_NONE);
+}
+
+/* A name (host, CONNECT target, SOCKS5 host, captured name, SNI) that
+ * carries a placeholder or value: refused as exfiltration. true when refused. */
+static bool exfil_name(struct conn *c, const char *name, const char *where)
+{
+        const char *form;
+        const struct inject_secret *s =
+                inject_mentions(E.cfg->inject, E.cfg->n_inject, name, strlen(name), true, false,
+                                &form);
+        if (!s)
+                return false;
+        exfil(c, s, where, form);
+        return true;
+}
+
+static const char *name_where(const struct conn *c)
+{
+        return c->captured               ? "captured connection's name"
+               : c->proto == PR_SOCKS    ? "SOCKS5 host"
+               : c->proto == PR_CONNECT  ? "CONNECT target"
+                                         : "request's host";
+}
+
 /* ---- the decision ------------------------------------------------------------ */
 
 static bool port_plain(uint16_t port)
@@ -1088,6 +1139,8 @@ static void route(struct conn *c)
 
         c->static_host = c->ip_rule = c->port_rule = false;
         c->addr_text[0] = '\0';
+        if (E.cfg->n_inject && exfil_name(c, c->host, name_where(c)))
+                return;
         if (net_ip_parse(c->host, strlen(c->host), false, addr, &family) == 0) {
                 /* an IP literal: only an IP/CIDR rule may allow it */
                 addr_format(addr, family, c->addr_text, sizeof c->addr_text);
@@ -1357,13 +1410,71 @@ static void send_request_head(struct conn *c)
                              port);
                 len += n > 0 ? (size_t)n : 0;
         }
+        /* credential injection: the placeholder never in the target; in
+         * headers replaced toward the secret's own hosts, refused elsewhere */
+        uint64_t own = 0, injected = 0;
+        static char ib[2][HTTP_HEAD_MAX + 2 * INJECT_VALUE_MAX];
+        if (E.cfg->n_inject) {
+                const char *form;
+                const struct inject_secret *s =
+                        inject_mentions(E.cfg->inject, E.cfg->n_inject, c->in + rq->path.off,
+                                        rq->path.len, false, false, &form);
+                if (s) {
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
+                        exfil(c, s, "request target (URL)", form);
+                        return;
+                }
+                for (size_t k = 0; k < E.cfg->n_inject; k++)
+                        if (inject_host_match(&E.cfg->inject[k], c->host, c->port))
+                                own |= 1ULL << k;
+        }
         for (size_t i = 0; i < rq->n_headers; i++) {
                 const struct http_header *h = &rq->headers[i];
                 const char *name = c->in + h->name.off;
                 if (header_dropped(name, h->name.len))
                         continue;
+                const char *v = c->in + h->value.off;
+                size_t vl = h->value.len;
+                if (own && h->name.len == 15 && !strncasecmp(name, "accept-encoding", 15))
+                        continue; /* identity below: a compressed body would hide the value */
+                bool templated = false;
+                for (size_t k = 0; k < E.cfg->n_inject; k++) {
+                        const struct inject_secret *s = &E.cfg->inject[k];
+                        const char *form;
+                        const char *colon = strchr(s->header, ':');
+                        if ((own & (1ULL << k)) && colon &&
+                            (size_t)(colon - s->header) == h->name.len &&
+                            !strncasecmp(s->header, name, h->name.len))
+                                templated = true; /* the template sets this header */
+                        if (!inject_mentions(s, 1, v, vl, false, true, &form))
+                                continue;
+                        if (!(own & (1ULL << k))) {
+                                char where[96];
+                                snprintf(where, sizeof where, "request header %.*s",
+                                         (int)(h->name.len > 64 ? 64 : h->name.len), name);
+                                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                                exfil(c, s, where, form);
+                                return;
+                        }
+                        size_t rl;
+                        char *dst = ib[v == ib[0] ? 1 : 0];
+                        int r = inject_header_value(s, v, vl, dst, sizeof ib[0], &rl);
+                        if (r < 0) {
+                                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                                deny(c, "request head too large", NULL, 400,
+                                     SOCKS_GENERAL_FAILURE, HINT_NONE);
+                                return;
+                        }
+                        if (r > 0) {
+                                v = dst;
+                                vl = rl;
+                                injected |= 1ULL << k;
+                        }
+                }
+                if (templated)
+                        continue;
                 n = snprintf(o->d + len, RELAY_BUF - len, "%.*s: %.*s\r\n", (int)h->name.len, name,
-                             (int)h->value.len, c->in + h->value.off);
+                             (int)vl, v);
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
                         /* never forward a head with a header left out */
                         c->ufd = unwatch_close(c, W_UP, c->ufd);
@@ -1372,6 +1483,50 @@ static void send_request_head(struct conn *c)
                         return;
                 }
                 len += (size_t)n;
+        }
+        for (size_t k = 0; own && k < E.cfg->n_inject; k++) {
+                const struct inject_secret *s = &E.cfg->inject[k];
+                const char *hole = strstr(s->header, "{}");
+                if (!(own & (1ULL << k)) || !hole)
+                        continue;
+                n = snprintf(o->d + len, RELAY_BUF - len, "%.*s%.*s%s\r\n",
+                             (int)(hole - s->header), s->header, (int)s->len,
+                             (const char *)s->value, hole + 2);
+                if (n < 0 || (size_t)n >= RELAY_BUF - len) {
+                        explicit_bzero(o->d, RELAY_BUF);
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
+                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
+                             HINT_NONE);
+                        return;
+                }
+                len += (size_t)n;
+                injected |= 1ULL << k;
+        }
+        if (own) {
+                n = snprintf(o->d + len, RELAY_BUF - len, "Accept-Encoding: identity\r\n");
+                len += n > 0 && (size_t)n < RELAY_BUF - len ? (size_t)n : 0;
+        }
+        if (injected) {
+                explicit_bzero(ib, sizeof ib);
+                char path[2100];
+                snprintf(path, sizeof path, "%.*s%s",
+                         (int)(rq->path.len > 2048 ? 2048 : rq->path.len), c->in + rq->path.off,
+                         rq->path.len > 2048 ? "...(cut)" : "");
+                for (size_t k = 0; k < E.cfg->n_inject; k++) {
+                        if (!(injected & (1ULL << k)))
+                                continue;
+                        struct evf f[] = {
+                                {"name", E.cfg->inject[k].name, 0},
+                                {"secret_version", NULL, E.cfg->inject[k].version},
+                                {"host", c->host, 0},
+                                {"port", NULL, c->port},
+                                {"method", c->method, 0},
+                                {"path", path[0] ? path : "/", 0},
+                                {"trace_id", c->trace, 0},
+                                {"via", via(c), 0},
+                        };
+                        event_async("secret.inject", NULL, f, ARRAY_SIZE(f));
+                }
         }
         n = snprintf(
                 o->d + len, RELAY_BUF - len,
@@ -1920,7 +2075,23 @@ static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, siz
                 reason = "a TLS record that is not a ClientHello opens the stream";
         else if (r == TLS_MALFORMED)
                 reason = "malformed TLS ClientHello";
-        else if (strcmp(sni, c->host) != 0)
+        else if (E.cfg->n_inject && r == TLS_SNI_FOUND && strcmp(sni, c->host) != 0 &&
+                 inject_mentions(E.cfg->inject, E.cfg->n_inject, sni, strlen(sni), true, false,
+                                 &why)) {
+                const char *form;
+                const struct inject_secret *s = inject_mentions(
+                        E.cfg->inject, E.cfg->n_inject, sni, strlen(sni), true, false, &form);
+                char dest[300];
+                snprintf(dest, sizeof dest, "%s:%u", c->host, c->port);
+                struct evf f[] = {
+                        {"name", s->name, 0},     {"secret_version", NULL, s->version},
+                        {"destination", dest, 0}, {"where", "TLS SNI", 0},
+                        {"form", form, 0},        {"via", via(c), 0},
+                        {"action", s->exfil_kill ? "kill" : "refuse", 0},
+                };
+                (void)event_send("secret.exfil", NULL, f, ARRAY_SIZE(f), true);
+                reason = "the TLS SNI carries an injected secret's placeholder (secret.exfil)";
+        } else if (strcmp(sni, c->host) != 0)
                 reason = c->captured
                                  ? "the TLS SNI differs from the name the connection is "
                                    "for (domain fronting)"

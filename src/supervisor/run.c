@@ -1342,6 +1342,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
 {
         uint64_t timeout_ms = rs->timeout_ms;
         struct audit_emitter *ev = rs->ev;
+        bool dns_exfil_kill = false; /* set by the DNS stub (issue 15) */
         struct sup s = {.state = RS_SETUP,
                         .dns = -1,
                         .broker = -1,
@@ -1626,8 +1627,16 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                           .map = &s.synth,
                                           .synth_tx = s.synth_tx,
                                           .synth_rx_idle = s.egress_pid > 0 ? -1 : s.synth_rx,
+                                          .exfil_kill = &dns_exfil_kill,
                                   }) < 0)
                         s.dns = safe_close(s.dns);
+                if (dns_exfil_kill && s.state == RS_RUNNING) {
+                        /* secret.exfil in a DNS name under on_exfil "kill" (issue 15) */
+                        struct ucred self = {.pid = getpid(), .uid = getuid()};
+                        dns_exfil_kill = false;
+                        ctl_record(&s, "run.kill", &self, "secret.exfil: on_exfil is kill");
+                        sup_event(&s, EV_KILL);
+                }
                 if (pfd[nl].revents && s.nflog >= 0) {
                         if (!s.nflog_seen)
                                 s.nflog_seen = calloc(1, sizeof *s.nflog_seen);
