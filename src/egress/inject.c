@@ -209,6 +209,25 @@ int inject_b64_decode(const char *in, size_t len, unsigned char *out, size_t out
 
 /* ---- the response scrubber ------------------------------------------------------- */
 
+/* repl[0..n) from src (cut, or padded with '*'): same length as what it replaces */
+static void fit(char *repl, const char *src, size_t sl, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                repl[i] = i < sl ? src[i] : '*';
+}
+
+/* A needle is scrubbed only where it cannot be part of HTTP framing: at
+ * least 8 bytes and not only hex digits (a chunk size, a Content-Length). */
+static bool scrubbable(const char *p, size_t n)
+{
+        if (n < 8)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i])
+                        return true;
+        return false;
+}
+
 int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_needles *nd)
 {
         memset(nd, 0, sizeof *nd);
@@ -221,37 +240,62 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
                 return -ENOMEM;
         }
         for (size_t i = 0; i < n; i++) {
-                if (s[i].len == 0 || s[i].len > INJECT_VALUE_MAX)
+                if (s[i].len > INJECT_VALUE_MAX || s[i].len > sizeof nd->n[0].repl - 1 ||
+                    !scrubbable((const char *)s[i].value, s[i].len))
                         continue;
                 struct inject_needle *a = &nd->n[nd->count++];
                 a->find = (const char *)s[i].value;
                 a->find_len = s[i].len;
-                memcpy(a->repl, s[i].placeholder, s[i].ph_len);
-                a->repl_len = s[i].ph_len;
-                if (s[i].len >= 6) { /* short values' base64 would match noise */
-                        struct inject_needle *b = &nd->n[nd->count++];
-                        char *st = nd->store + i * INJECT_NEEDLE_MAX;
-                        /* the unpadded prefix: how the value appears inside longer base64 */
-                        size_t bl = inject_b64_encode(s[i].value, s[i].len, st);
-                        size_t whole = s[i].len / 3 * 4;
-                        b->find = st;
-                        b->find_len = whole;
+                fit(a->repl, s[i].placeholder, s[i].ph_len, s[i].len);
+                a->repl_len = s[i].len;
+                /* the value's base64 as it stands at a 3-byte boundary: its
+                 * whole groups (best effort: other alignments are not seen) */
+                char *st = nd->store + i * INJECT_NEEDLE_MAX;
+                (void)inject_b64_encode(s[i].value, s[i].len, st);
+                size_t whole = s[i].len / 3 * 4;
+                if (whole >= 8 && whole <= sizeof a->repl - 1 && scrubbable(st, whole)) {
                         char pb[(SECRET_PH_LEN_MAX + 2) / 3 * 4 + 1];
                         size_t pbl = inject_b64_encode((const unsigned char *)s[i].placeholder,
                                                        s[i].ph_len, pb);
-                        /* same length only: the placeholder's base64 stands for the
-                         * whole groups of the value's */
-                        (void)bl;
-                        if (whole >= 8 && pbl >= whole) {
-                                memcpy(b->repl, pb, whole);
-                                b->repl_len = whole;
-                        } else
-                                nd->count--;
+                        struct inject_needle *b = &nd->n[nd->count++];
+                        b->find = st;
+                        b->find_len = whole;
+                        fit(b->repl, pb, pbl, whole);
+                        b->repl_len = whole;
                 }
         }
         for (size_t i = 0; i < nd->count; i++)
                 if (nd->n[i].find_len > nd->max_len)
                         nd->max_len = nd->n[i].find_len;
+        return 0;
+}
+
+size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
+                            uint64_t *replaced)
+{
+        size_t i = from;
+        while (i < len) {
+                bool hit = false, partial = false;
+                for (size_t k = 0; k < nd->count && !hit; k++) {
+                        const struct inject_needle *e = &nd->n[k];
+                        if (buf[i] != e->find[0])
+                                continue;
+                        if (i + e->find_len <= len) {
+                                if (!memcmp(buf + i, e->find, e->find_len)) {
+                                        memcpy(buf + i, e->repl, e->find_len);
+                                        (*replaced)++;
+                                        i += e->find_len;
+                                        hit = true;
+                                }
+                        } else if (!memcmp(buf + i, e->find, len - i))
+                                partial = true;
+                }
+                if (hit)
+                        continue;
+                if (partial)
+                        return len - i;
+                i++;
+        }
         return 0;
 }
 

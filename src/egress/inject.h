@@ -85,7 +85,8 @@ int inject_b64_decode(const char *in, size_t len, unsigned char *out, size_t out
 /*
  * A streaming scrubber over response bytes: every occurrence of a
  * secret's value (and of its base64) is replaced by its placeholder (the
- * base64 by the placeholder's base64), wherever chunk boundaries fall: at
+ * base64 by the placeholder's base64), cut or padded with '*' to the
+ * length it replaces, wherever chunk boundaries fall: at
  * most the longest needle minus one byte is carried over to the next
  * feed. The needles are built once per process (inject_needles_new); each
  * stream has its own small state. Pure but for the needles' allocation.
@@ -107,6 +108,19 @@ struct inject_needles {
  * skipped). 0 or -ENOMEM. inject_needles_free releases (accepts zeroed). */
 int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_needles *nd);
 void inject_needles_free(struct inject_needles *nd);
+
+/*
+ * inject_scrub_inplace — the same over a buffer that is written in place
+ * (the egress process's response buffer): every needle starting at or
+ * after `from` is overwritten with its replacement (always as long as the
+ * needle: a value is replaced by its placeholder cut or padded with '*',
+ * so HTTP framing is untouched). Returns how many bytes at the end must be
+ * held back (a proper prefix of a needle: the next bytes decide); the
+ * next call passes from = len - that. Values shorter than 8 bytes or of
+ * hex digits only are not scrubbed (they could be framing). Pure.
+ */
+size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
+                            uint64_t *replaced);
 
 struct inject_scrub {
         const struct inject_needles *nd; /* borrowed */

@@ -207,6 +207,11 @@ struct conn {
         uint64_t up, down;
         int64_t t0, deadline;
         bool allowed; /* egress.allow recorded: egress.close owed */
+        /* credential injection: the response comes from a secret's host and
+         * is scrubbed of its value in u2c; the last `hold` bytes of u2c may
+         * begin a value and wait for the next bytes (inject_scrub_inplace) */
+        bool scrub;
+        size_t hold;
         /* epoll: what each of client, upstream, DNS is registered with */
         int reg_fd[3];
         uint32_t reg_ev[3];
@@ -244,6 +249,8 @@ static struct {
         struct synth_map *map; /* the run's name map (owned), grown from synth_fd */
         int synth_fd;          /* the map channel, or -1 */
         bool map_ok;           /* false once the channel broke: pool addresses refused */
+        struct inject_needles needles; /* the injected values and their base64 forms */
+        uint64_t scrubbed;             /* occurrences replaced in responses */
 } E;
 
 /*
@@ -1502,6 +1509,8 @@ static void send_request_head(struct conn *c)
                 len += (size_t)n;
                 injected |= 1ULL << k;
         }
+        c->scrub = own != 0 && E.needles.count > 0;
+        c->hold = 0;
         if (own) {
                 n = snprintf(o->d + len, RELAY_BUF - len, "Accept-Encoding: identity\r\n");
                 len += n > 0 && (size_t)n < RELAY_BUF - len ? (size_t)n : 0;
@@ -2025,7 +2034,8 @@ static int spipe_out(struct spipe *p, int fd)
 /* A response body of known length, once its buffered part is out. */
 static bool resp_splicing(const struct conn *c)
 {
-        return c->st == CS_RESP && !c->resp_in_head && c->resp_left > 0 && c->u2c.len == 0 &&
+        return c->st == CS_RESP && !c->scrub && !c->resp_in_head && c->resp_left > 0 &&
+               c->u2c.len == 0 &&
                (c->resp_left >= SPLICE_AFTER || c->pd.r >= 0);
 }
 
@@ -2306,14 +2316,29 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                    (ure & (POLLIN | POLLHUP | POLLERR))) {
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
+                else if (c->st == CS_RESP && c->u2c.len == c->hold && c->u2c.off > 0) {
+                        memmove(c->u2c.d, c->u2c.d + c->u2c.off, c->u2c.len);
+                        c->u2c.off = 0;
+                }
                 size_t start = c->u2c.off + c->u2c.len;
                 if (relay_read(c->ufd, &c->u2c, &c->down) < 0) {
+                        c->hold = 0; /* the server is gone: what is held goes out as it is */
                         if (c->st == CS_RESP && c->resp_left != -2 && c->resp_in_head) {
                                 c->st = CS_DRAIN;
                         } else
                                 conn_to(c, CS_DRAIN);
-                } else if (c->st == CS_RESP)
+                } else if (c->st == CS_RESP) {
+                        if (c->scrub && c->st == CS_RESP) {
+                                /* in place, same length: the framing read next is the
+                                 * server's; a value split across reads is held back */
+                                size_t end = c->u2c.off + c->u2c.len;
+                                c->hold = inject_scrub_inplace(&E.needles, c->u2c.d, end,
+                                                               start - c->hold, &E.scrubbed);
+                        }
                         on_response_bytes(c, start);
+                        if (c->st != CS_RESP)
+                                c->hold = 0; /* the response ended: nothing more can match */
+                }
         }
         if (c->st == CS_TUNNEL && c->sniff)
                 tunnel_sniff(c);
@@ -2321,9 +2346,22 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         if (c->ufd >= 0 && c->c2u.len && c->st != CS_DIAL && c->st != CS_DEAD && !c->sniff)
                 if (relay_write(c->ufd, &c->c2u) < 0)
                         c->st = CS_DEAD;
-        if (c->u2c.len && c->st != CS_DEAD)
+        size_t held = c->st == CS_RESP ? c->hold : 0;
+        if (c->u2c.len > held && c->st != CS_DEAD) {
+                size_t off0 = c->u2c.off, out = c->u2c.len - held;
+                c->u2c.len = out;
                 if (relay_write(c->cfd, &c->u2c) < 0)
                         c->st = CS_DEAD;
+                c->u2c.off = off0 + (out - c->u2c.len);
+                c->u2c.len += held;
+                if (c->u2c.len == 0)
+                        c->u2c.off = 0;
+                else if (held && c->u2c.len == held && c->u2c.off > 0) {
+                        /* only the held bytes left: to the front, room to read */
+                        memmove(c->u2c.d, c->u2c.d + c->u2c.off, held);
+                        c->u2c.off = 0;
+                }
+        }
         if (c->pu.len && c->ufd >= 0 && c->st != CS_DEAD && spipe_out(&c->pu, c->ufd) < 0)
                 c->st = CS_DEAD;
         if (c->pd.len && c->u2c.len == 0 && c->st != CS_DEAD && spipe_out(&c->pd, c->cfd) < 0)
@@ -2368,7 +2406,7 @@ static void conn_watch(struct conn *c)
         bool rd_up = (c->st == CS_TUNNEL ||
                       (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
                      c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
-        bool wr_client = c->u2c.len || c->pd.len;
+        bool wr_client = c->u2c.len > (c->st == CS_RESP ? c->hold : 0) || c->pd.len;
         bool wr_up = (c->c2u.len && !c->sniff) || c->pu.len || c->st == CS_DIAL;
         watch(c, W_CLIENT, c->cfd, (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
         watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
@@ -2424,6 +2462,8 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
         const int lfd[4] = {fds->http, fds->socks, fds->cap4, fds->cap6};
 
         E.cfg = cfg;
+        if (cfg->n_inject && inject_needles_new(cfg->inject, cfg->n_inject, &E.needles) < 0)
+                _exit(1); /* no scrubbing, no injection: the supervisor sees egress.lost */
         E.events = events_fd;
         E.map = map;
         E.synth_fd = fds->synth_rx;

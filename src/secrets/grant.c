@@ -41,6 +41,18 @@ struct rf_grants *grants_free(struct rf_grants *g)
         return NULL;
 }
 
+/* Without a declared length, a placeholder as long as the value (when
+ * that gives it 128 bits): responses are scrubbed to exactly the placeholder. */
+static uint32_t ph_length(const struct secret_binding *b, size_t value_len)
+{
+        size_t pl = strlen(b->ph_prefix);
+        if (b->ph_length)
+                return b->ph_length;
+        if (value_len >= pl + SECRET_PH_RANDOM_MIN && value_len <= SECRET_PH_LEN_MAX)
+                return (uint32_t)value_len;
+        return 0;
+}
+
 int grants_resolve(const struct rf_policy *pol, const char *state_dir, const char *key_path,
                    struct rf_grants **ret, size_t *failed, char *why, size_t why_len,
                    struct rf_error *err)
@@ -104,7 +116,7 @@ int grants_resolve(const struct rf_policy *pol, const char *state_dir, const cha
                                 uint8_t rnd[SECRET_PH_LEN_MAX];
                                 if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd ||
                                     inject_placeholder(rnd, sizeof rnd, gr->b.ph_prefix,
-                                                       gr->b.ph_length, gr->placeholder,
+                                                       ph_length(&gr->b, gr->len), gr->placeholder,
                                                        sizeof gr->placeholder) < 0) {
                                         snprintf(why, why_len, "cannot make a placeholder");
                                         rf_error_set(&perr, -EIO, "%s", why);

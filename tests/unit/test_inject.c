@@ -267,8 +267,8 @@ static void test_scrub(void)
                         all = false;
         }
         ok(all, "the value and its base64 scrubbed with the stream split at every offset");
-        ok(memmem(expect, elen, sec.placeholder, sec.ph_len) != NULL,
-           "... replaced by the placeholder");
+        ok(memmem(expect, elen, sec.placeholder, sec.len) != NULL && elen == len,
+           "... replaced by the placeholder, cut to the value's length (framing unchanged)");
         ok(memmem(expect, elen, "real-secret-valu\"", 17) != NULL,
            "... a prefix of the value at the end is flushed as it was");
         /* byte by byte */
@@ -279,6 +279,33 @@ static void test_scrub(void)
                 inject_scrub_feed(&z, in + i, 1, put, &s);
         inject_scrub_flush(&z, put, &s);
         ok(s.n == elen && !memcmp(s.d, expect, elen), "... and fed one byte at a time");
+        /* in place, as the egress process's response buffer: the stream cut
+         * at every offset, the held-back tail carried into the next read */
+        all = true;
+        for (size_t at = 0; at <= len; at++) {
+                char buf[1024];
+                uint64_t rep = 0;
+                memcpy(buf, in, at);
+                size_t hold = inject_scrub_inplace(&nd, buf, at, 0, &rep);
+                memcpy(buf + at, in + at, len - at);
+                hold = inject_scrub_inplace(&nd, buf, len, at - hold, &rep);
+                (void)hold;
+                if (memcmp(buf, expect, len) != 0 || rep != 2)
+                        all = false;
+        }
+        ok(all, "in place: the same result with the stream cut at every offset");
+        char tail[] = "xx real-secret-val";
+        uint64_t rep = 0;
+        is_int((int)inject_scrub_inplace(&nd, tail, strlen(tail), 0, &rep), 15,
+               "in place: a value's beginning at the end is held back (15 bytes)");
+        /* short or hex-only values are never scrubbed (they could be framing) */
+        struct inject_secret hexs = sec;
+        hexs.value = (const unsigned char *)"deadbeef00";
+        hexs.len = 10;
+        struct inject_needles nh;
+        (void)inject_needles_new(&hexs, 1, &nh);
+        is_int((int)nh.count, 0, "a hex-only value: no needle (chunk sizes stay intact)");
+        inject_needles_free(&nh);
         inject_needles_free(&nd);
 }
 
