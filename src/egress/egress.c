@@ -366,8 +366,8 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
         for (size_t i = 0; i < c->n_inject; i++)
                 vsize += c->inject[i].len;
         if (vsize) {
-                prep.values = mmap(NULL, vsize, PROT_READ | PROT_WRITE,
-                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                prep.values = mmap(NULL, vsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                   -1, 0);
                 if (prep.values == MAP_FAILED) {
                         close_pair(sp);
                         return negative_errno();

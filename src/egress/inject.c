@@ -83,8 +83,8 @@ const struct inject_secret *inject_mentions(const struct inject_secret *v, size_
         for (size_t i = 0; i < n; i++) {
                 const struct inject_secret *s = &v[i];
                 if (find(text, len, s->placeholder, s->ph_len, icase) ||
-                    (dl > 0 && find((const char *)dec, (size_t)dl, s->placeholder, s->ph_len,
-                                    icase))) {
+                    (dl > 0 &&
+                     find((const char *)dec, (size_t)dl, s->placeholder, s->ph_len, icase))) {
                         *where = "placeholder";
                         return s;
                 }
@@ -150,8 +150,8 @@ int inject_header_value(const struct inject_secret *s, const char *val, size_t l
         }
         if (!find(val, len, s->placeholder, s->ph_len, false))
                 return 0;
-        return replace_all(val, len, s->placeholder, s->ph_len, (const char *)s->value, s->len,
-                           out, out_size, out_len);
+        return replace_all(val, len, s->placeholder, s->ph_len, (const char *)s->value, s->len, out,
+                           out_size, out_len);
 }
 
 static const char b64_alphabet[] =

@@ -23,8 +23,8 @@
 
 #include "secrets/binding.h"
 
-#define INJECT_MAX       SECRET_BINDINGS_MAX
-#define INJECT_VALUE_MAX 4096 /* bytes of an injected value (a header value) */
+#define INJECT_MAX        SECRET_BINDINGS_MAX
+#define INJECT_VALUE_MAX  4096 /* bytes of an injected value (a header value) */
 #define INJECT_NEEDLE_MAX ((INJECT_VALUE_MAX + 2) / 3 * 4) /* its base64 */
 
 /* One injection as the egress process holds it. `hosts` are borrowed from

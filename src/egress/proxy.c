@@ -246,9 +246,9 @@ static struct {
         uint64_t bytes;        /* both ways, for limits.egress_bytes */
         bool accept_paused;    /* out of fds: listeners not polled until a connection closes */
         int epfd;
-        struct synth_map *map; /* the run's name map (owned), grown from synth_fd */
-        int synth_fd;          /* the map channel, or -1 */
-        bool map_ok;           /* false once the channel broke: pool addresses refused */
+        struct synth_map *map;         /* the run's name map (owned), grown from synth_fd */
+        int synth_fd;                  /* the map channel, or -1 */
+        bool map_ok;                   /* false once the channel broke: pool addresses refused */
         struct inject_needles needles; /* the injected values and their base64 forms */
         uint64_t scrubbed;             /* occurrences replaced in responses */
 } E;
@@ -671,9 +671,12 @@ static void exfil(struct conn *c, const struct inject_secret *s, const char *whe
         char dest[300], reason[512];
         snprintf(dest, sizeof dest, "%s:%u", c->host, c->port);
         struct evf f[] = {
-                {"name", s->name, 0},      {"secret_version", NULL, s->version},
-                {"destination", dest, 0},  {"where", where, 0},
-                {"form", form, 0},         {"via", via(c), 0},
+                {"name", s->name, 0},
+                {"secret_version", NULL, s->version},
+                {"destination", dest, 0},
+                {"where", where, 0},
+                {"form", form, 0},
+                {"via", via(c), 0},
                 {"action", s->exfil_kill ? "kill" : "refuse", 0},
         };
         (void)event_send("secret.exfil", NULL, f, ARRAY_SIZE(f), true);
@@ -689,9 +692,8 @@ static void exfil(struct conn *c, const struct inject_secret *s, const char *whe
 static bool exfil_name(struct conn *c, const char *name, const char *where)
 {
         const char *form;
-        const struct inject_secret *s =
-                inject_mentions(E.cfg->inject, E.cfg->n_inject, name, strlen(name), true, false,
-                                &form);
+        const struct inject_secret *s = inject_mentions(E.cfg->inject, E.cfg->n_inject, name,
+                                                        strlen(name), true, false, &form);
         if (!s)
                 return false;
         exfil(c, s, where, form);
@@ -700,10 +702,10 @@ static bool exfil_name(struct conn *c, const char *name, const char *where)
 
 static const char *name_where(const struct conn *c)
 {
-        return c->captured               ? "captured connection's name"
-               : c->proto == PR_SOCKS    ? "SOCKS5 host"
-               : c->proto == PR_CONNECT  ? "CONNECT target"
-                                         : "request's host";
+        return c->captured              ? "captured connection's name"
+               : c->proto == PR_SOCKS   ? "SOCKS5 host"
+               : c->proto == PR_CONNECT ? "CONNECT target"
+                                        : "request's host";
 }
 
 /* ---- the decision ------------------------------------------------------------ */
@@ -1468,8 +1470,8 @@ static void send_request_head(struct conn *c)
                         int r = inject_header_value(s, v, vl, dst, sizeof ib[0], &rl);
                         if (r < 0) {
                                 c->ufd = unwatch_close(c, W_UP, c->ufd);
-                                deny(c, "request head too large", NULL, 400,
-                                     SOCKS_GENERAL_FAILURE, HINT_NONE);
+                                deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
+                                     HINT_NONE);
                                 return;
                         }
                         if (r > 0) {
@@ -1496,9 +1498,8 @@ static void send_request_head(struct conn *c)
                 const char *hole = strstr(s->header, "{}");
                 if (!(own & (1ULL << k)) || !hole)
                         continue;
-                n = snprintf(o->d + len, RELAY_BUF - len, "%.*s%.*s%s\r\n",
-                             (int)(hole - s->header), s->header, (int)s->len,
-                             (const char *)s->value, hole + 2);
+                n = snprintf(o->d + len, RELAY_BUF - len, "%.*s%.*s%s\r\n", (int)(hole - s->header),
+                             s->header, (int)s->len, (const char *)s->value, hole + 2);
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
                         explicit_bzero(o->d, RELAY_BUF);
                         c->ufd = unwatch_close(c, W_UP, c->ufd);
@@ -2035,8 +2036,7 @@ static int spipe_out(struct spipe *p, int fd)
 static bool resp_splicing(const struct conn *c)
 {
         return c->st == CS_RESP && !c->scrub && !c->resp_in_head && c->resp_left > 0 &&
-               c->u2c.len == 0 &&
-               (c->resp_left >= SPLICE_AFTER || c->pd.r >= 0);
+               c->u2c.len == 0 && (c->resp_left >= SPLICE_AFTER || c->pd.r >= 0);
 }
 
 static void quota_check(struct conn *c)
@@ -2089,14 +2089,17 @@ static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, siz
                  inject_mentions(E.cfg->inject, E.cfg->n_inject, sni, strlen(sni), true, false,
                                  &why)) {
                 const char *form;
-                const struct inject_secret *s = inject_mentions(
-                        E.cfg->inject, E.cfg->n_inject, sni, strlen(sni), true, false, &form);
+                const struct inject_secret *s = inject_mentions(E.cfg->inject, E.cfg->n_inject, sni,
+                                                                strlen(sni), true, false, &form);
                 char dest[300];
                 snprintf(dest, sizeof dest, "%s:%u", c->host, c->port);
                 struct evf f[] = {
-                        {"name", s->name, 0},     {"secret_version", NULL, s->version},
-                        {"destination", dest, 0}, {"where", "TLS SNI", 0},
-                        {"form", form, 0},        {"via", via(c), 0},
+                        {"name", s->name, 0},
+                        {"secret_version", NULL, s->version},
+                        {"destination", dest, 0},
+                        {"where", "TLS SNI", 0},
+                        {"form", form, 0},
+                        {"via", via(c), 0},
                         {"action", s->exfil_kill ? "kill" : "refuse", 0},
                 };
                 (void)event_send("secret.exfil", NULL, f, ARRAY_SIZE(f), true);

@@ -16,11 +16,10 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 
-static const char *const delivery_names[_SECRET_DELIVERY_MAX] = {
-        [SECRET_ENV] = "env",
-        [SECRET_FILE] = "file",
-        [SECRET_BROKER] = "broker",
-        [SECRET_INJECT] = "inject"};
+static const char *const delivery_names[_SECRET_DELIVERY_MAX] = {[SECRET_ENV] = "env",
+                                                                 [SECRET_FILE] = "file",
+                                                                 [SECRET_BROKER] = "broker",
+                                                                 [SECRET_INJECT] = "inject"};
 static const char *const source_names[_SOURCE_MAX] = {
         [SOURCE_STORE] = "store", [SOURCE_EXEC] = "exec", [SOURCE_ENV] = "env"};
 
@@ -266,9 +265,9 @@ static bool tchar(char ch)
  * with exactly one {}; never a header that frames or routes the request. */
 static bool header_template_ok(const char *s, size_t len, const char **why)
 {
-        static const char *const framing[] = {"host", "content-length", "transfer-encoding",
-                                              "connection", "upgrade", "te", "trailer",
-                                              "proxy-authorization", "keep-alive"};
+        static const char *const framing[] = {
+                "host", "content-length", "transfer-encoding",   "connection", "upgrade",
+                "te",   "trailer",        "proxy-authorization", "keep-alive"};
         const char *colon = memchr(s, ':', len);
         *why = "header: expected \"Name: text{}text\" (one {}, visible ASCII)";
         if (!colon || colon == s || len > SECRET_HEADER_MAX)
@@ -300,7 +299,7 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
                 if (m->type != JSON_STRING || m->len > SECRET_TARGET_MAX ||
                     !target_valid(SECRET_ENV, m->str, &w))
                         return rf_why(why, why_len, -EINVAL, "env: %s",
-                                      m->type != JSON_STRING ? "expected a string"
+                                      m->type != JSON_STRING       ? "expected a string"
                                       : m->len > SECRET_TARGET_MAX ? "too long"
                                                                    : w);
                 memcpy(b->env, m->str, m->len + 1);
@@ -368,8 +367,8 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
                                 v = v * 10 + (unsigned)(e->str[k] - '0');
                         }
                         if (!okn || v > SECRET_PH_LEN_MAX)
-                                return rf_why(why, why_len, -EINVAL,
-                                              "placeholder.length: 1-%d", SECRET_PH_LEN_MAX);
+                                return rf_why(why, why_len, -EINVAL, "placeholder.length: 1-%d",
+                                              SECRET_PH_LEN_MAX);
                         b->ph_length = v;
                 } else
                         return rf_why(why, why_len, -EINVAL,

@@ -1669,8 +1669,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         if (k2 == 2 && s.state == RS_RUNNING) {
                                 /* secret.exfil under on_exfil "kill" (issue 15) */
                                 struct ucred self = {.pid = getpid(), .uid = getuid()};
-                                ctl_record(&s, "run.kill", &self,
-                                           "secret.exfil: on_exfil is kill");
+                                ctl_record(&s, "run.kill", &self, "secret.exfil: on_exfil is kill");
                                 sup_event(&s, EV_KILL);
                         }
                         if (k2 < 0) {
