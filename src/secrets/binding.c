@@ -62,6 +62,9 @@ static bool target_valid(enum secret_delivery d, const char *s, const char **why
                 }
                 return true;
         }
+        /* an injection's name: a secret name, or the variable of `--inject ENV=...` */
+        if (d == SECRET_INJECT && env_name_valid(s) && !env_name_reserved(s))
+                return true;
         if (!secret_name_valid(s, strlen(s))) {
                 *why = "must be 1-64 of A-Z a-z 0-9 _ . - (not starting with . or -)";
                 return false;
@@ -224,8 +227,8 @@ int secret_inject_host_parse(const char *s, size_t len, char *out, const char **
                         return -EINVAL;
                 out[i] = ch;
         }
-        if (s[hl - 1] == '-')
-                return -EINVAL;
+        if (s[hl - 1] == '-' || s[hl - 1] == '.')
+                return -EINVAL; /* an empty last label, or one ending in '-' */
         out[hl] = '\0';
         if (colon) {
                 const char *d = colon + 1, *end = s + len;
