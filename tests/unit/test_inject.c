@@ -36,19 +36,20 @@ static void test_cli(void)
         free(c);
 
         static const char *const bad[] = {
-                "TOKEN=store:gh",                                    /* no hosts */
-                "TOKEN=store:gh@",                                   /* empty host list */
-                "TOKEN=store:gh@a.test,",                            /* empty host */
-                "TOKEN=store:gh@*.a.test",                           /* wildcard */
-                "TOKEN=store:gh@a.test:0",                           /* port 0 */
-                "TOKEN=store:gh@a.test:65536",                       /* port too large */
-                "TOKEN=store:gh@a..test",                            /* empty label */
-                "TOKEN=store:gh@-a.test",                            /* label starting with '-' */
-                "TOKEN=store:gh@a_b.test",                           /* not a host name */
-                "RINGFENCE_X=store:gh@a.test",                       /* ringfence's own variable */
-                "1X=store:gh@a.test",                                /* not a variable */
-                "TOKEN=vault:x@a.test",                              /* unknown source */
-                "TOKEN@a.test",                                      /* no '=' */
+                "TOKEN=store:gh",              /* no hosts */
+                "TOKEN=store:gh@",             /* empty host list */
+                "TOKEN=store:gh@a.test,",      /* empty host */
+                "TOKEN=store:gh@*.a.test",     /* wildcard */
+                "TOKEN=store:gh@a.test:0",     /* port 0 */
+                "TOKEN=store:gh@a.test:65536", /* port too large */
+                "TOKEN=store:gh@a..test",      /* empty label */
+                "TOKEN=store:gh@i..",          /* an empty last label (found by fuzz_inject) */
+                "TOKEN=store:gh@-a.test",      /* label starting with '-' */
+                "TOKEN=store:gh@a_b.test",     /* not a host name */
+                "RINGFENCE_X=store:gh@a.test", /* ringfence's own variable */
+                "1X=store:gh@a.test",          /* not a variable */
+                "TOKEN=vault:x@a.test",        /* unknown source */
+                "TOKEN@a.test",                /* no '=' */
                 "T=store:gh@a.test,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", /* 17 hosts */
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
