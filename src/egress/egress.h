@@ -43,8 +43,8 @@
  * channel first), refusing one never handed out; and decides any other
  * address as an IP literal (IP/CIDR rules only). Then the connection goes
  * through the same decision as a CONNECT to name:port (route() in
- * proxy.c: one function for every front-end, where credential injection
- * will hook in). Its first bytes say what it carries: a ClientHello whose
+ * proxy.c: one function for every front-end; credential injection
+ * checks its names there, inject.h). Its first bytes say what it carries: a ClientHello whose
  * SNI must equal the name, an origin-form HTTP request whose Host must
  * name the destination (then served like a proxied one), or plain TCP
  * where a rule names the port or network.plain_ports lists it. A
