@@ -195,6 +195,22 @@ int egress_config_inject(struct egress_config *c, const struct inject_secret *s,
         return 0;
 }
 
+size_t egress_config_inject_drop(struct egress_config *c, bool (*live)(const void *, const char *),
+                                 const void *ctx)
+{
+        size_t kept = 0, dropped = 0;
+        for (size_t i = 0; i < c->n_inject; i++) {
+                if (live(ctx, c->inject[i].name))
+                        c->inject[kept++] = c->inject[i];
+                else
+                        dropped++;
+        }
+        if (dropped)
+                explicit_bzero(c->inject + kept, dropped * sizeof *c->inject);
+        c->n_inject = kept;
+        return dropped;
+}
+
 void egress_config_free(struct egress_config *c)
 {
         if (c->inject)

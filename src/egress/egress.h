@@ -132,6 +132,14 @@ void egress_config_free(struct egress_config *c);
 int egress_config_inject(struct egress_config *c, const struct inject_secret *s, size_t n);
 
 /*
+ * egress_config_inject_drop — remove the injections `live` says are no
+ * longer granted (revoked, expired). Returns how many were removed: the
+ * caller then replaces the running egress process, which holds the value.
+ */
+size_t egress_config_inject_drop(struct egress_config *c, bool (*live)(const void *, const char *),
+                                 const void *ctx);
+
+/*
  * egress_config_allow — add (`add`) or remove an allow rule of a live run
  * (`ringfence grant`); it takes effect with the run's next egress process.
  * Deny rules still win. -EINVAL (not a rule), -ENOENT (removing one that is

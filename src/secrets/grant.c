@@ -306,6 +306,14 @@ size_t grants_inject(const struct rf_grants *g, struct inject_secret *out, size_
         return n;
 }
 
+bool grants_inject_live(const struct rf_grants *g, const char *name)
+{
+        for (size_t i = 0; g && i < g->n; i++)
+                if (g->g[i].b.delivery == SECRET_INJECT && !strcmp(g->g[i].b.name, name))
+                        return !g->g[i].revoked;
+        return false;
+}
+
 void grants_set_dir(struct rf_grants *g, int dirfd)
 {
         safe_close(g->dirfd);
@@ -374,7 +382,7 @@ static void revoke_one(struct rf_grants *g, struct grant *gr, const char *reason
         } else if (gr->b.delivery == SECRET_BROKER)
                 effect = "reads refused";
         else if (gr->b.delivery == SECRET_INJECT)
-                effect = "injection continues in a running egress process (not yet revocable)";
+                effect = "injection stops (a new egress process without the value)";
         else
                 effect = "env stays in running processes";
         struct audit_field f[] = {

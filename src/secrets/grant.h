@@ -86,6 +86,10 @@ int grants_blob(const struct rf_grants *g, struct rf_error *err);
 struct inject_secret;
 size_t grants_inject(const struct rf_grants *g, struct inject_secret *out, size_t max);
 
+/* grants_inject_live — an injection named `name` is granted and not revoked
+ * (nor past its ttl: grants_tick first). */
+bool grants_inject_live(const struct rf_grants *g, const char *name);
+
 /* grants_set_dir — the run's secrets directory fd (taken). */
 void grants_set_dir(struct rf_grants *g, int dirfd);
 

@@ -750,6 +750,21 @@ static void sup_on_msg(struct sup *s)
 
 static void sup_egress_stop(struct sup *s);
 
+static bool inject_live(const void *grants, const char *name)
+{
+        return grants_inject_live(grants, name);
+}
+
+/* A revoked or expired injection leaves the egress configuration, and the
+ * egress process holding its value goes (the next connection starts one
+ * without it). */
+static void sup_inject_sync(struct sup *s)
+{
+        if (!s->paused && s->egress && s->egress->n_inject &&
+            egress_config_inject_drop(s->egress, inject_live, s->grants) > 0)
+                sup_egress_stop(s);
+}
+
 static const char *state_name(const struct sup *s)
 {
         if (s->paused)
@@ -916,6 +931,7 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                 char reason[64];
                 snprintf(reason, sizeof reason, "revoked by uid %u", (unsigned)actor.uid);
                 ctl_reply(fd, "ok revoked %d", grants_revoke(s->grants, req.arg, reason));
+                sup_inject_sync(s);
                 break;
         }
         case _CTL_MAX:
@@ -1645,6 +1661,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
                 if (s.grants) {
                         grants_tick(s.grants); /* ttl */
+                        sup_inject_sync(&s);
                         now = sup_now_ms();
                         for (size_t i = 0; i < BROKER_CONNS_MAX; i++) {
                                 if (!s.bconns[i])

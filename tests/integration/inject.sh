@@ -170,4 +170,22 @@ unlike "$RF_OUT" 'survived' "on_exfil kill: the run ended at the exfiltration at
 isnt "$RF_RC" 0 "... with a failure status ($RF_RC)"
 like "$(records | grep '"run.kill"' | tail -1)" 'secret.exfil' "... run.kill recorded with the reason"
 
+# ---- the grant ends: injection stops ------------------------------------------------------------
+cat >"$WS/ttl.json" <<JSON
+{"version": 1,
+ "secrets": [{"name": "TOKEN", "deliver": "inject", "from": "store:api",
+              "hosts": ["svc.test:8080"], "ttl": "2s"}]}
+JSON
+rm -f "$TH/http.log"
+# while the grant lives the egress process adds Accept-Encoding: identity
+# toward the host; the run waits until it no longer does (bounded)
+er -p "$WS/ttl.json" "${NET[@]}" -- sh -c 'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/before >/dev/null
+	i=0; while curl -sS -m 10 http://svc.test:8080/poll | grep -q "Accept-Encoding: identity" && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.05; done
+	curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/after >/dev/null; echo "PH=$TOKEN"'
+PH3=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+like "$(httplog | grep -A6 'GET /before')" "Authorization: Bearer $VAL" "while the grant lives the value is injected"
+like "$(httplog | grep -A6 'GET /after')" "Authorization: Bearer $PH3" "after its ttl the placeholder goes out as it is (worthless)"
+unlike "$(httplog | grep -A6 'GET /after')" "$VAL" "... never the value"
+like "$(records | grep '"secret.revoke"' | grep '"name":"TOKEN"' | tail -1)" 'injection stops' "... secret.revoke says injection stopped"
+
 done_testing
