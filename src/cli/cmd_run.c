@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "audit/audit.h"
 #include "audit/emit.h"
+#include "egress/dnsstub.h"
 #include "egress/egress.h"
 #include "audit/token.h"
 #include "policy/policy.h"
@@ -846,12 +847,28 @@ int cmd_run(int argc, char **argv)
         if (grants && grants->any_inject) {
                 struct inject_secret inj[INJECT_MAX];
                 size_t ni = grants_inject(grants, inj, INJECT_MAX);
-                r = pol->n_net_allow == 0
-                            ? rf_error_set(&err, -EINVAL,
-                                           "--inject: the run has no network allow rule, so "
-                                           "the injection could never be used (add "
-                                           "--allow-host for its hosts)")
-                            : egress_config_inject(&egress, inj, ni);
+                r = 0;
+                for (size_t i = 0; r == 0 && i < ni; i++)
+                        for (size_t k = 0; r == 0 && k < inj[i].n_hosts; k++) {
+                                char ih[SECRET_INJECT_HOST_MAX + 8];
+                                snprintf(ih, sizeof ih, "%s", inj[i].hosts[k]);
+                                char *colon = strchr(ih, ':');
+                                if (colon)
+                                        *colon = '\0';
+                                uint8_t a[16];
+                                int fam;
+                                bool literal = net_ip_parse(ih, strlen(ih), false, a, &fam) == 0;
+                                if (pol->n_net_allow == 0 ||
+                                    (!literal && !dnsstub_name_allowed(&egress, ih)))
+                                        r = rf_error_set(
+                                                &err, -EINVAL,
+                                                "injection %s: no allow rule lets the run reach "
+                                                "%s, so the injection could never be used (add "
+                                                "--allow-host %s)",
+                                                inj[i].name, ih, ih);
+                        }
+                if (r == 0)
+                        r = egress_config_inject(&egress, inj, ni);
                 explicit_bzero(inj, sizeof inj);
                 if (r < 0) {
                         if (!err.msg[0])

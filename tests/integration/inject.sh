@@ -34,6 +34,9 @@ exfils() { records | grep -c '"secret.exfil"'; }
 er --inject "TOKEN=store:api@svc.test:8080" -- true
 is "$RF_RC" 125 "an injection in a run without any allow rule: refused at start (125)"
 like "$RF_ERR" 'could never be used' "... saying why"
+er --inject "TOKEN=store:api@svc.test:8080" --add-host "other.test:$net.2" --allow-host other.test -- true
+is "$RF_RC" 125 "an injection whose host no allow rule reaches: refused at start (125)"
+like "$RF_ERR" 'no allow rule lets the run reach svc.test' "... naming the host"
 er --inject "TOKEN=store:api@*.svc.test" "${NET[@]}" -- true
 is "$RF_RC" 125 "--inject with a wildcard host: refused (125)"
 
