@@ -171,7 +171,7 @@ static int duration_member(const struct json_node *m, uint64_t max, uint64_t *re
                 return rf_why(why, why_len, -EINVAL, "%s: expected a duration such as \"10s\"",
                               m->key);
         if (*ret == 0 || *ret > max)
-                return rf_why(why, why_len, -ERANGE, "%s: out of range", m->key);
+                return rf_why(why, why_len, -EINVAL, "%s: out of range", m->key);
         return 0;
 }
 
@@ -252,6 +252,17 @@ int secret_inject_host_parse(const char *s, size_t len, char *out, const char **
         return 0;
 }
 
+/* Peer text quoted in a one-line message: control bytes (and DEL) as '?',
+ * at most 64 bytes. */
+static const char *quoted(const char *k, char out[65])
+{
+        size_t i = 0;
+        for (; k[i] && i < 64; i++)
+                out[i] = (unsigned char)k[i] < 0x20 || k[i] == 0x7f ? '?' : k[i];
+        out[i] = '\0';
+        return out;
+}
+
 static bool ph_char(char ch)
 {
         return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
@@ -298,6 +309,7 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
                           size_t why_len)
 {
         const char *w;
+        char q[65];
         if (!strcmp(m->key, "env")) {
                 if (m->type != JSON_STRING || m->len > SECRET_TARGET_MAX ||
                     !target_valid(SECRET_ENV, m->str, &w))
@@ -375,8 +387,8 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
                         b->ph_length = v;
                 } else
                         return rf_why(why, why_len, -EINVAL,
-                                      "placeholder: unknown key \"%.64s\" (prefix, length)",
-                                      e->key);
+                                      "placeholder: unknown key \"%s\" (prefix, length)",
+                                      quoted(e->key, q));
         }
         if (b->ph_length && b->ph_length < strlen(b->ph_prefix) + SECRET_PH_RANDOM_MIN)
                 return rf_why(why, why_len, -EINVAL,
@@ -397,6 +409,7 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
 {
         const struct json_node *name = NULL, *deliver = NULL, *from = NULL, *exec = NULL;
         int r;
+        char q[65];
 
         if (!obj || obj->type != JSON_OBJECT)
                 return rf_why(why, why_len, -EINVAL,
@@ -434,7 +447,7 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                                       "unknown key \"%.64s\" (name, deliver, from, exec, "
                                       "pass_env, timeout, ttl; inject: env, hosts, header, "
                                       "placeholder, on_exfil)",
-                                      m->key);
+                                      quoted(m->key, q));
         }
         if (!name || name->type != JSON_STRING)
                 return rf_why(why, why_len, -EINVAL, "name: required, a string");
@@ -451,7 +464,7 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                               "deliver: \"env\", \"file\", \"broker\" or \"inject\"");
         const char *w;
         if (name->len > SECRET_TARGET_MAX || !target_valid(b->delivery, name->str, &w))
-                return rf_why(why, why_len, -EINVAL, "name \"%.64s\": %s", name->str,
+                return rf_why(why, why_len, -EINVAL, "name \"%s\": %s", quoted(name->str, q),
                               name->len > SECRET_TARGET_MAX ? "too long" : w);
         memcpy(b->name, name->str, name->len + 1);
         if (!!from == !!exec)
