@@ -21,12 +21,14 @@
 #include "cli.h"
 #include "audit/audit.h"
 #include "audit/emit.h"
+#include "egress/dnsstub.h"
 #include "egress/egress.h"
 #include "audit/token.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/plan.h"
 #include "sandbox/steps.h"
+#include "egress/inject.h"
 #include "secrets/binding.h"
 #include "secrets/grant.h"
 #include "secrets/secmem.h"
@@ -57,6 +59,7 @@ enum {
         OPT_SECRET,
         OPT_SECRET_FILE,
         OPT_SECRET_BROKER,
+        OPT_INJECT,
         OPT_MASK_OUTPUT,
         OPT_RAW_TERMINAL,
         OPT_KEY_FILE,
@@ -92,6 +95,7 @@ static const struct option run_options[] = {
         {"secret", required_argument, NULL, OPT_SECRET},
         {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
         {"secret-broker", required_argument, NULL, OPT_SECRET_BROKER},
+        {"inject", required_argument, NULL, OPT_INJECT},
         {"mask-output", no_argument, NULL, OPT_MASK_OUTPUT},
         {"raw-terminal", no_argument, NULL, OPT_RAW_TERMINAL},
         {"key-file", required_argument, NULL, OPT_KEY_FILE},
@@ -138,6 +142,11 @@ static void run_usage(FILE *f)
               "      --secret-broker NAME=SOURCE  ... on demand: ringfence-secret NAME\n"
               "                            SOURCE: store:NAME[@VERSION] | exec:CMD ARG... |\n"
               "                            env:VAR (development only); see docs/SECRETS.md\n"
+              "      --inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...]\n"
+              "                            ENV holds a random placeholder; the egress proxy\n"
+              "                            puts the value in plain-HTTP request headers to\n"
+              "                            these hosts only and refuses the placeholder\n"
+              "                            anywhere else (HTTPS: not yet; docs/SECRETS.md)\n"
               "      --mask-output         bound values in the run's output become *** (also\n"
               "                            re-cased, hex, URL- or base64-encoded)\n"
               "      --raw-terminal        pass the run's output to the terminal unfiltered:\n"
@@ -261,6 +270,14 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 char why[256], *canon = NULL;
                 if ((r = secret_binding_cli(d, arg, &canon, why, sizeof why)) < 0)
                         return rf_error_set(err, r, "%s: %s", flag, why);
+                if ((r = policy_add_secret(o, canon, err)) < 0)
+                        free(canon);
+                return r;
+        }
+        case OPT_INJECT: {
+                char why[256], *canon = NULL;
+                if ((r = secret_inject_cli(arg, &canon, why, sizeof why)) < 0)
+                        return rf_error_set(err, r, "--inject: %s", why);
                 if ((r = policy_add_secret(o, canon, err)) < 0)
                         free(canon);
                 return r;
@@ -823,6 +840,48 @@ int cmd_run(int argc, char **argv)
                 plan_cleanup(plan);
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
+        }
+        /* credential injection (issue 15): the egress process gets the
+         * placeholders, hosts and values; an injection in a run without any
+         * allow rule could never be used: refused */
+        if (grants && grants->any_inject) {
+                struct inject_secret inj[INJECT_MAX];
+                size_t ni = grants_inject(grants, inj, INJECT_MAX);
+                r = 0;
+                for (size_t i = 0; r == 0 && i < ni; i++)
+                        for (size_t k = 0; r == 0 && k < inj[i].n_hosts; k++) {
+                                char ih[SECRET_INJECT_HOST_MAX + 8];
+                                snprintf(ih, sizeof ih, "%s", inj[i].hosts[k]);
+                                char *colon = strchr(ih, ':');
+                                if (colon)
+                                        *colon = '\0';
+                                uint8_t a[16];
+                                int fam;
+                                bool literal = net_ip_parse(ih, strlen(ih), false, a, &fam) == 0;
+                                if (pol->n_net_allow == 0 ||
+                                    (!literal && !dnsstub_name_allowed(&egress, ih)))
+                                        r = rf_error_set(
+                                                &err, -EINVAL,
+                                                "injection %s: no allow rule lets the run reach "
+                                                "%s, so the injection could never be used (add "
+                                                "--allow-host %s)",
+                                                inj[i].name, ih, ih);
+                        }
+                if (r == 0)
+                        r = egress_config_inject(&egress, inj, ni);
+                explicit_bzero(inj, sizeof inj);
+                if (r < 0) {
+                        if (!err.msg[0])
+                                rf_error_set(&err, r, "out of memory");
+                        run_audit_exit(alog, plan, RF_EXIT_REFUSED, err.msg, cg, 0);
+                        egress_config_free(&egress);
+                        audit_emitter_free(ev);
+                        audit_close(alog);
+                        cgroup_destroy(cg);
+                        plan_cleanup(plan);
+                        cli_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
         }
         /* secret.grant for each binding, durable before anything of the run
          * starts; then the values for init, and redaction of what the run

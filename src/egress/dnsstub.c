@@ -31,6 +31,8 @@
 #include "egress/dns.h"
 #include "egress/dnsstub.h"
 #include "egress/egress.h"
+#include "egress/inject.h"
+#include "egress/egress.h"
 #include "egress/rules.h"
 #include "sandbox/msg.h" /* CAPTURE_V4, CAPTURE_V6 */
 #include "shared/macro.h"
@@ -422,11 +424,35 @@ int dnsstub_serve(int fd, const struct dnsstub_ctx *ctx)
                 }
                 struct dns_query q;
                 struct rf_error err = {0};
+                const struct inject_secret *s;
+                const char *form;
                 int k;
                 size_t got = (size_t)len > sizeof msg ? sizeof msg : (size_t)len;
                 if (dns_query_parse(msg, got, &q, &err) < 0) {
                         record(ctx->ev, &q, err.msg);
                         k = dns_formerr(msg, got, out);
+                } else if (ctx->cfg && ctx->cfg->n_inject &&
+                           (s = inject_mentions(ctx->cfg->inject, ctx->cfg->n_inject, q.name,
+                                                strlen(q.name), true, false, &form))) {
+                        /* the placeholder (or value) in a name the run looks up:
+                         * a query to any resolver upstream would carry it out */
+                        struct audit_field f[] = {
+                                {.key = "name", .type = AUDIT_STR, .s = s->name},
+                                {.key = "secret_version", .type = AUDIT_UINT, .u = s->version},
+                                {.key = "destination", .type = AUDIT_STR, .s = "dns"},
+                                {.key = "where", .type = AUDIT_STR, .s = "DNS name looked up"},
+                                {.key = "form", .type = AUDIT_STR, .s = form},
+                                {.key = "via", .type = AUDIT_STR, .s = "dns"},
+                                {.key = "action",
+                                 .type = AUDIT_STR,
+                                 .s = s->exfil_kill ? "kill" : "refuse"},
+                        };
+                        if (ctx->ev)
+                                (void)audit_emit(ctx->ev, "secret.exfil", NULL, NULL, f,
+                                                 ARRAY_SIZE(f), 0, &err);
+                        if (s->exfil_kill && ctx->exfil_kill)
+                                *ctx->exfil_kill = true;
+                        k = dns_refused(msg, &q, out, sizeof out);
                 } else if (!ctx->capture) {
                         record(ctx->ev, &q, NULL);
                         k = dns_refused(msg, &q, out, sizeof out);

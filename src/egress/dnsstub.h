@@ -40,6 +40,11 @@
  *
  * Every refusal (REFUSED or NXDOMAIN) is recorded as `dns.refused`
  * {name, qtype, rcode, reason}, coalesced per name.
+ *
+ * Credential injection (issue 15): a name that carries an injection's
+ * placeholder or value (compared without case), in any run, is REFUSED and
+ * recorded as `secret.exfil` {name, destination "dns", where, form}; the
+ * supervisor ends the run when the binding says on_exfil "kill".
  */
 #pragma once
 
@@ -80,6 +85,8 @@ struct dnsstub_ctx {
         int synth_rx_idle; /* the egress process's end while no egress process holds it,
                               else -1: emptied when the channel is full (a later egress
                               process inherits the map itself) */
+        bool *exfil_kill;  /* set when a name carried an injection's placeholder under
+                              on_exfil "kill" (NULL: not reported) */
 };
 
 /*

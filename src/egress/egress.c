@@ -41,6 +41,7 @@
 #include "audit/emit.h"
 #include "egress/addr.h"
 #include "egress/egress-internal.h"
+#include "egress/inject.h"
 #include "shared/lockdown.h"
 #include "policy/policy.h"
 #include "shared/json.h"
@@ -180,8 +181,43 @@ int egress_config_allow(struct egress_config *c, const char *rule, bool add, str
         return 0;
 }
 
+int egress_config_inject(struct egress_config *c, const struct inject_secret *s, size_t n)
+{
+        free(c->inject);
+        c->inject = NULL;
+        c->n_inject = 0;
+        if (!n)
+                return 0;
+        if (!(c->inject = calloc(n, sizeof *c->inject)))
+                return -ENOMEM;
+        memcpy(c->inject, s, n * sizeof *s);
+        c->n_inject = n;
+        return 0;
+}
+
+size_t egress_config_inject_drop(struct egress_config *c, bool (*live)(const void *, const char *),
+                                 const void *ctx)
+{
+        size_t kept = 0, dropped = 0;
+        for (size_t i = 0; i < c->n_inject; i++) {
+                if (live(ctx, c->inject[i].name))
+                        c->inject[kept++] = c->inject[i];
+                else
+                        dropped++;
+        }
+        if (dropped)
+                explicit_bzero(c->inject + kept, dropped * sizeof *c->inject);
+        c->n_inject = kept;
+        return dropped;
+}
+
 void egress_config_free(struct egress_config *c)
 {
+        if (c->inject)
+                explicit_bzero(c->inject, c->n_inject * sizeof *c->inject);
+        free(c->inject);
+        c->inject = NULL;
+        c->n_inject = 0;
         free(c->allow);
         free(c->deny);
         free(c->hosts);
@@ -280,6 +316,7 @@ static const struct sock_fprog *egress_filter(void)
 struct egress_prep {
         const struct egress_config *c;
         struct egress_config *mine;
+        unsigned char *values; /* the injected values, copied across the fork */
 };
 
 static int egress_prepare(void *ctx)
@@ -293,6 +330,21 @@ static int egress_prepare(void *ctx)
         if (!(p->mine = malloc(sizeof *p->mine)))
                 return -ENOMEM;
         *p->mine = *p->c;
+        if (p->c->n_inject) {
+                /* this process's own injection table, its values in the copy
+                 * made for this fork (not in the supervisor's secret memory,
+                 * which the fork wiped) */
+                struct inject_secret *v = calloc(p->c->n_inject, sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                size_t off = 0;
+                for (size_t i = 0; i < p->c->n_inject; i++) {
+                        v[i] = p->c->inject[i];
+                        v[i].value = p->values + off;
+                        off += v[i].len;
+                }
+                p->mine->inject = v;
+        }
         read_host_facts(p->mine);
         /* file descriptors for the connections allowed (a client, an
          * upstream, a DNS socket and two pipes each), and no more — set
@@ -319,6 +371,31 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
          * The child's fds: 3 HTTP, 4 SOCKS, 5 events, 6 and 7 the capture
          * listeners, 8 the synth map channel (each -1: closed) */
         struct egress_prep prep = {.c = c};
+        /*
+         * The injected values: the supervisor's copies live in wipe-on-fork
+         * secret memory; the egress process gets them through one mapping
+         * made for this fork only (locked, out of core dumps, not wiped on
+         * fork), wiped and unmapped here as soon as the child is set up.
+         * Nothing else is forked while it exists.
+         */
+        size_t vsize = 0;
+        for (size_t i = 0; i < c->n_inject; i++)
+                vsize += c->inject[i].len;
+        if (vsize) {
+                prep.values = mmap(NULL, vsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                   -1, 0);
+                if (prep.values == MAP_FAILED) {
+                        close_pair(sp);
+                        return negative_errno();
+                }
+                (void)madvise(prep.values, vsize, MADV_DONTDUMP);
+                (void)mlock(prep.values, vsize);
+                size_t off = 0;
+                for (size_t i = 0; i < c->n_inject; i++) {
+                        memcpy(prep.values + off, c->inject[i].value, c->inject[i].len);
+                        off += c->inject[i].len;
+                }
+        }
         struct rf_lockdown how = {.what = "egress process",
                                   .arrange_fds = true,
                                   .fds = {-1, -1, -1, fds->http, fds->socks, sp[1], fds->cap4,
@@ -333,6 +410,10 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
                                   .seccomp = egress_filter(),
                                   .pidfd = pidfd};
         pid_t pid = rf_fork_tied(&how, NULL);
+        if (pid != 0 && vsize) {
+                explicit_bzero(prep.values, vsize);
+                munmap(prep.values, vsize);
+        }
         if (pid < 0) {
                 close_pair(sp);
                 return pid;
@@ -367,6 +448,7 @@ static const struct {
         {"egress.allow", NULL},   {"egress.deny", "refused connections to"},
         {"egress.request", NULL}, {"egress.response", NULL},
         {"egress.close", NULL},   {"egress.limit", "refusals by limit"},
+        {"secret.inject", NULL},  {"secret.exfil", NULL},
 };
 
 /* ---- the refusals of the run, for its end-of-run summary ------------------------ */
@@ -516,6 +598,7 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
         if (n < 0)
                 return errno == EAGAIN ? 0 : negative_errno();
         int64_t ans = -EBADMSG;
+        bool kill_run = false;
         _cleanup_json_ struct json_node *o = NULL;
         struct rf_error err = {0};
         if ((size_t)n <= EGRESS_EVENT_MAX && json_parse(msg, (size_t)n, &o, &err) == 0 &&
@@ -559,6 +642,11 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
                                            : 1;
                         if (ok && !strcmp(ev->str, "egress.deny"))
                                 tally_add(f, nf); /* refused, whether recorded or not */
+                        if (ok && !strcmp(ev->str, "secret.exfil")) {
+                                const struct json_node *act = json_object_get(fields, "action");
+                                if (act && act->type == JSON_STRING && !strcmp(act->str, "kill"))
+                                        kill_run = true;
+                        }
                 }
         }
         const struct json_node *async = o ? json_object_get(o, "async") : NULL;
@@ -566,13 +654,13 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
                 /* no answer awaited; a failure is reported with the next one */
                 if (ans < 0 && *async_fail == 0)
                         *async_fail = ans;
-                return 1;
+                return kill_run ? 2 : 1;
         }
         if (*async_fail < 0) {
                 ans = *async_fail;
                 *async_fail = 0;
         }
         if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof ans)
-                return -EPIPE;
-        return 1;
+                return kill_run ? 2 : -EPIPE;
+        return kill_run ? 2 : 1;
 }

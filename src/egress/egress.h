@@ -43,8 +43,8 @@
  * channel first), refusing one never handed out; and decides any other
  * address as an IP literal (IP/CIDR rules only). Then the connection goes
  * through the same decision as a CONNECT to name:port (route() in
- * proxy.c: one function for every front-end, where credential injection
- * will hook in). Its first bytes say what it carries: a ClientHello whose
+ * proxy.c: one function for every front-end; credential injection
+ * checks its names there, inject.h). Its first bytes say what it carries: a ClientHello whose
  * SNI must equal the name, an origin-form HTTP request whose Host must
  * name the destination (then served like a proxied one), or plain TCP
  * where a rule names the port or network.plain_ports lists it. A
@@ -102,9 +102,15 @@ struct egress_config {
         char resolv_conf[256]; /* read by the egress process itself, before it locks down */
         uint64_t bytes_quota;  /* 0 = none */
         unsigned max_conns;
+        /* credential injection (inject.h): owned array; each value points
+         * into the supervisor's secret memory (wiped in a fork): egress_spawn
+         * copies the values across its fork, the child's copy is its own */
+        struct inject_secret *inject;
+        size_t n_inject;
 };
 
 struct rf_policy;
+struct inject_secret;
 
 /*
  * egress_config_build — this run's egress configuration from its policy:
@@ -118,6 +124,20 @@ struct rf_policy;
 int egress_config_build(const struct rf_policy *pol, const char *run_id, const char *resolv_conf,
                         struct egress_config *c, struct rf_error *err);
 void egress_config_free(struct egress_config *c);
+
+/*
+ * egress_config_inject — the run's injections (grants_inject) into c (the
+ * array copied, values still borrowed). 0 or -ENOMEM.
+ */
+int egress_config_inject(struct egress_config *c, const struct inject_secret *s, size_t n);
+
+/*
+ * egress_config_inject_drop — remove the injections `live` says are no
+ * longer granted (revoked, expired). Returns how many were removed: the
+ * caller then replaces the running egress process, which holds the value.
+ */
+size_t egress_config_inject_drop(struct egress_config *c, bool (*live)(const void *, const char *),
+                                 const void *ctx);
 
 /*
  * egress_config_allow — add (`add`) or remove an allow rule of a live run
@@ -177,7 +197,8 @@ size_t resolv_conf_parse(const char *text, size_t len, struct sockaddr_storage n
  *
  * egress_event_serve — read one message from `fd`, record it through
  * `emit` (see audit/emit.h) and answer. Returns 1 when a message was
- * served, 0 when none was waiting (it never blocks), or -errno when the
+ * served (2: it was a secret.exfil whose binding says on_exfil "kill":
+ * the supervisor ends the run), 0 when none was waiting (it never blocks), or -errno when the
  * channel is gone or broken (then the supervisor closes it, and the
  * egress process, whose every event now fails, refuses everything).
  */

@@ -52,6 +52,7 @@
 #include "egress/dnsresp.h"
 #include "egress/egress-internal.h"
 #include "egress/http.h"
+#include "egress/inject.h"
 #include "egress/socks.h"
 #include "egress/tls.h"
 #include "secrets/mask.h"
@@ -206,6 +207,16 @@ struct conn {
         uint64_t up, down;
         int64_t t0, deadline;
         bool allowed; /* egress.allow recorded: egress.close owed */
+        /* credential injection: the response comes from a secret's host and
+         * is scrubbed of its value in u2c; the last `hold` bytes of u2c may
+         * begin a value and wait for the next bytes (inject_scrub_inplace) */
+        bool scrub;
+        size_t hold;
+        /* the request body's last bytes already checked, so a placeholder
+         * cut between two reads is still seen (body_exfil) */
+        char bcarry[SECRET_PH_LEN_MAX];
+        size_t bcarry_len;
+        uint64_t own; /* the injections whose hosts this request goes to */
         /* epoll: what each of client, upstream, DNS is registered with */
         int reg_fd[3];
         uint32_t reg_ev[3];
@@ -240,9 +251,11 @@ static struct {
         uint64_t bytes;        /* both ways, for limits.egress_bytes */
         bool accept_paused;    /* out of fds: listeners not polled until a connection closes */
         int epfd;
-        struct synth_map *map; /* the run's name map (owned), grown from synth_fd */
-        int synth_fd;          /* the map channel, or -1 */
-        bool map_ok;           /* false once the channel broke: pool addresses refused */
+        struct synth_map *map;         /* the run's name map (owned), grown from synth_fd */
+        int synth_fd;                  /* the map channel, or -1 */
+        bool map_ok;                   /* false once the channel broke: pool addresses refused */
+        struct inject_needles needles; /* the injected values and their base64 forms */
+        uint64_t scrubbed;             /* occurrences replaced in responses */
 } E;
 
 /*
@@ -646,6 +659,58 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
          * the 504, would otherwise be cut at once) */
         c->deadline = now_ms() + EGRESS_HEAD_MS;
         conn_to(c, CS_DRAIN);
+}
+
+/* ---- credential injection (inject.h) ------------------------------------------- */
+
+/*
+ * The placeholder (or the value) of secret `s` stood where it may not go:
+ * secret.exfil (secret, destination, where it stood, whether the value
+ * itself; never either text), sent and answered before the refusal, so a
+ * binding with on_exfil "kill" has the supervisor end the run now; then
+ * the refusal every front-end gives (403, SOCKS reply, reset or alert).
+ */
+static void exfil(struct conn *c, const struct inject_secret *s, const char *where,
+                  const char *form)
+{
+        char dest[300], reason[512];
+        snprintf(dest, sizeof dest, "%s:%u", c->host, c->port);
+        struct evf f[] = {
+                {"name", s->name, 0},
+                {"secret_version", NULL, s->version},
+                {"destination", dest, 0},
+                {"where", where, 0},
+                {"form", form, 0},
+                {"via", via(c), 0},
+                {"action", s->exfil_kill ? "kill" : "refuse", 0},
+        };
+        (void)event_send("secret.exfil", NULL, f, ARRAY_SIZE(f), true);
+        snprintf(reason, sizeof reason,
+                 "the %s of the injected secret %s stands in the %s; it is only ever "
+                 "replaced in request headers to the secret's own hosts (secret.exfil)",
+                 form, s->name, where);
+        deny(c, reason, NULL, 403, SOCKS_NOT_ALLOWED, HINT_NONE);
+}
+
+/* A name (host, CONNECT target, SOCKS5 host, captured name, SNI) that
+ * carries a placeholder or value: refused as exfiltration. true when refused. */
+static bool exfil_name(struct conn *c, const char *name, const char *where)
+{
+        const char *form;
+        const struct inject_secret *s = inject_mentions(E.cfg->inject, E.cfg->n_inject, name,
+                                                        strlen(name), true, false, &form);
+        if (!s)
+                return false;
+        exfil(c, s, where, form);
+        return true;
+}
+
+static const char *name_where(const struct conn *c)
+{
+        return c->captured              ? "captured connection's name"
+               : c->proto == PR_SOCKS   ? "SOCKS5 host"
+               : c->proto == PR_CONNECT ? "CONNECT target"
+                                        : "request's host";
 }
 
 /* ---- the decision ------------------------------------------------------------ */
@@ -1088,6 +1153,8 @@ static void route(struct conn *c)
 
         c->static_host = c->ip_rule = c->port_rule = false;
         c->addr_text[0] = '\0';
+        if (E.cfg->n_inject && exfil_name(c, c->host, name_where(c)))
+                return;
         if (net_ip_parse(c->host, strlen(c->host), false, addr, &family) == 0) {
                 /* an IP literal: only an IP/CIDR rule may allow it */
                 addr_format(addr, family, c->addr_text, sizeof c->addr_text);
@@ -1357,13 +1424,71 @@ static void send_request_head(struct conn *c)
                              port);
                 len += n > 0 ? (size_t)n : 0;
         }
+        /* credential injection: the placeholder never in the target; in
+         * headers replaced toward the secret's own hosts, refused elsewhere */
+        uint64_t own = 0, injected = 0;
+        static char ib[2][HTTP_HEAD_MAX + 2 * INJECT_VALUE_MAX];
+        if (E.cfg->n_inject) {
+                const char *form;
+                const struct inject_secret *s =
+                        inject_mentions(E.cfg->inject, E.cfg->n_inject, c->in + rq->path.off,
+                                        rq->path.len, false, false, &form);
+                if (s) {
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
+                        exfil(c, s, "request target (URL)", form);
+                        return;
+                }
+                for (size_t k = 0; k < E.cfg->n_inject; k++)
+                        if (inject_host_match(&E.cfg->inject[k], c->host, c->port))
+                                own |= 1ULL << k;
+        }
         for (size_t i = 0; i < rq->n_headers; i++) {
                 const struct http_header *h = &rq->headers[i];
                 const char *name = c->in + h->name.off;
                 if (header_dropped(name, h->name.len))
                         continue;
+                const char *v = c->in + h->value.off;
+                size_t vl = h->value.len;
+                if (own && h->name.len == 15 && !strncasecmp(name, "accept-encoding", 15))
+                        continue; /* identity below: a compressed body would hide the value */
+                bool templated = false;
+                for (size_t k = 0; k < E.cfg->n_inject; k++) {
+                        const struct inject_secret *s = &E.cfg->inject[k];
+                        const char *form;
+                        const char *colon = strchr(s->header, ':');
+                        if ((own & (1ULL << k)) && colon &&
+                            (size_t)(colon - s->header) == h->name.len &&
+                            !strncasecmp(s->header, name, h->name.len))
+                                templated = true; /* the template sets this header */
+                        if (!inject_mentions(s, 1, v, vl, false, true, &form))
+                                continue;
+                        if (!(own & (1ULL << k))) {
+                                char where[96];
+                                snprintf(where, sizeof where, "request header %.*s",
+                                         (int)(h->name.len > 64 ? 64 : h->name.len), name);
+                                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                                exfil(c, s, where, form);
+                                return;
+                        }
+                        size_t rl;
+                        char *dst = ib[v == ib[0] ? 1 : 0];
+                        int r = inject_header_value(s, v, vl, dst, sizeof ib[0], &rl);
+                        if (r < 0) {
+                                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                                deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
+                                     HINT_NONE);
+                                return;
+                        }
+                        if (r > 0) {
+                                v = dst;
+                                vl = rl;
+                                injected |= 1ULL << k;
+                        }
+                }
+                if (templated)
+                        continue;
                 n = snprintf(o->d + len, RELAY_BUF - len, "%.*s: %.*s\r\n", (int)h->name.len, name,
-                             (int)h->value.len, c->in + h->value.off);
+                             (int)vl, v);
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
                         /* never forward a head with a header left out */
                         c->ufd = unwatch_close(c, W_UP, c->ufd);
@@ -1372,6 +1497,53 @@ static void send_request_head(struct conn *c)
                         return;
                 }
                 len += (size_t)n;
+        }
+        for (size_t k = 0; own && k < E.cfg->n_inject; k++) {
+                const struct inject_secret *s = &E.cfg->inject[k];
+                const char *hole = strstr(s->header, "{}");
+                if (!(own & (1ULL << k)) || !hole)
+                        continue;
+                n = snprintf(o->d + len, RELAY_BUF - len, "%.*s%.*s%s\r\n", (int)(hole - s->header),
+                             s->header, (int)s->len, (const char *)s->value, hole + 2);
+                if (n < 0 || (size_t)n >= RELAY_BUF - len) {
+                        explicit_bzero(o->d, RELAY_BUF);
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
+                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
+                             HINT_NONE);
+                        return;
+                }
+                len += (size_t)n;
+                injected |= 1ULL << k;
+        }
+        c->scrub = own != 0 && E.needles.count > 0;
+        c->hold = 0;
+        c->own = own;
+        c->bcarry_len = 0;
+        if (own) {
+                n = snprintf(o->d + len, RELAY_BUF - len, "Accept-Encoding: identity\r\n");
+                len += n > 0 && (size_t)n < RELAY_BUF - len ? (size_t)n : 0;
+        }
+        if (injected) {
+                explicit_bzero(ib, sizeof ib);
+                char path[2100];
+                snprintf(path, sizeof path, "%.*s%s",
+                         (int)(rq->path.len > 2048 ? 2048 : rq->path.len), c->in + rq->path.off,
+                         rq->path.len > 2048 ? "...(cut)" : "");
+                for (size_t k = 0; k < E.cfg->n_inject; k++) {
+                        if (!(injected & (1ULL << k)))
+                                continue;
+                        struct evf f[] = {
+                                {"name", E.cfg->inject[k].name, 0},
+                                {"secret_version", NULL, E.cfg->inject[k].version},
+                                {"host", c->host, 0},
+                                {"port", NULL, c->port},
+                                {"method", c->method, 0},
+                                {"path", path[0] ? path : "/", 0},
+                                {"trace_id", c->trace, 0},
+                                {"via", via(c), 0},
+                        };
+                        event_async("secret.inject", NULL, f, ARRAY_SIZE(f));
+                }
         }
         n = snprintf(
                 o->d + len, RELAY_BUF - len,
@@ -1389,6 +1561,39 @@ static void send_request_head(struct conn *c)
         c->rhead_len = 0;
         c->resp_in_head = true;
         conn_to(c, CS_BODY);
+}
+
+/*
+ * The request body is never a place for a placeholder (this release
+ * replaces none there), nor for a value toward another host: `len` new
+ * body bytes at p, checked together with the carry of the previous ones.
+ * true when the request was refused (nothing of p was sent).
+ */
+static bool body_exfil(struct conn *c, const char *p, size_t len)
+{
+        static char win[SECRET_PH_LEN_MAX + RELAY_BUF];
+        if (!E.cfg->n_inject || len == 0)
+                return false;
+        memcpy(win, c->bcarry, c->bcarry_len);
+        memcpy(win + c->bcarry_len, p, len);
+        size_t wl = c->bcarry_len + len;
+        for (size_t k = 0; k < E.cfg->n_inject; k++) {
+                const struct inject_secret *sk = &E.cfg->inject[k];
+                const char *form;
+                if (!inject_mentions(sk, 1, win, wl, false, false, &form))
+                        continue;
+                if (!strcmp(form, "value") && (c->own & (1ULL << k)))
+                        continue; /* the value to its own host: the run's business */
+                explicit_bzero(win, wl);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                exfil(c, sk, "request body", form);
+                return true;
+        }
+        size_t keep = wl < sizeof c->bcarry ? wl : sizeof c->bcarry;
+        memcpy(c->bcarry, win + wl - keep, keep);
+        c->bcarry_len = keep;
+        explicit_bzero(win, wl);
+        return false;
 }
 
 /* Move request-body bytes from c->in to the upstream buffer, per framing. */
@@ -1415,6 +1620,10 @@ static void body_from_in(struct conn *c)
                                 c->req_left = 0;
                 } else
                         c->req_left -= (int64_t)take;
+                if (body_exfil(c, c->in, take)) {
+                        o->off = o->len = 0; /* the head waiting in it goes nowhere either */
+                        return;
+                }
                 memcpy(o->d + o->off + o->len, c->in, take);
                 o->len += take;
                 memmove(c->in, c->in + take, c->in_len - take);
@@ -1870,8 +2079,8 @@ static int spipe_out(struct spipe *p, int fd)
 /* A response body of known length, once its buffered part is out. */
 static bool resp_splicing(const struct conn *c)
 {
-        return c->st == CS_RESP && !c->resp_in_head && c->resp_left > 0 && c->u2c.len == 0 &&
-               (c->resp_left >= SPLICE_AFTER || c->pd.r >= 0);
+        return c->st == CS_RESP && !c->scrub && !c->resp_in_head && c->resp_left > 0 &&
+               c->u2c.len == 0 && (c->resp_left >= SPLICE_AFTER || c->pd.r >= 0);
 }
 
 static void quota_check(struct conn *c)
@@ -1920,7 +2129,26 @@ static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, siz
                 reason = "a TLS record that is not a ClientHello opens the stream";
         else if (r == TLS_MALFORMED)
                 reason = "malformed TLS ClientHello";
-        else if (strcmp(sni, c->host) != 0)
+        else if (E.cfg->n_inject && r == TLS_SNI_FOUND && strcmp(sni, c->host) != 0 &&
+                 inject_mentions(E.cfg->inject, E.cfg->n_inject, sni, strlen(sni), true, false,
+                                 &why)) {
+                const char *form;
+                const struct inject_secret *s = inject_mentions(E.cfg->inject, E.cfg->n_inject, sni,
+                                                                strlen(sni), true, false, &form);
+                char dest[300];
+                snprintf(dest, sizeof dest, "%s:%u", c->host, c->port);
+                struct evf f[] = {
+                        {"name", s->name, 0},
+                        {"secret_version", NULL, s->version},
+                        {"destination", dest, 0},
+                        {"where", "TLS SNI", 0},
+                        {"form", form, 0},
+                        {"via", via(c), 0},
+                        {"action", s->exfil_kill ? "kill" : "refuse", 0},
+                };
+                (void)event_send("secret.exfil", NULL, f, ARRAY_SIZE(f), true);
+                reason = "the TLS SNI carries an injected secret's placeholder (secret.exfil)";
+        } else if (strcmp(sni, c->host) != 0)
                 reason = c->captured
                                  ? "the TLS SNI differs from the name the connection is "
                                    "for (domain fronting)"
@@ -2135,14 +2363,29 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                    (ure & (POLLIN | POLLHUP | POLLERR))) {
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
+                else if (c->st == CS_RESP && c->u2c.len == c->hold && c->u2c.off > 0) {
+                        memmove(c->u2c.d, c->u2c.d + c->u2c.off, c->u2c.len);
+                        c->u2c.off = 0;
+                }
                 size_t start = c->u2c.off + c->u2c.len;
                 if (relay_read(c->ufd, &c->u2c, &c->down) < 0) {
+                        c->hold = 0; /* the server is gone: what is held goes out as it is */
                         if (c->st == CS_RESP && c->resp_left != -2 && c->resp_in_head) {
                                 c->st = CS_DRAIN;
                         } else
                                 conn_to(c, CS_DRAIN);
-                } else if (c->st == CS_RESP)
+                } else if (c->st == CS_RESP) {
+                        if (c->scrub && c->st == CS_RESP) {
+                                /* in place, same length: the framing read next is the
+                                 * server's; a value split across reads is held back */
+                                size_t end = c->u2c.off + c->u2c.len;
+                                c->hold = inject_scrub_inplace(&E.needles, c->u2c.d, end,
+                                                               start - c->hold, &E.scrubbed);
+                        }
                         on_response_bytes(c, start);
+                        if (c->st != CS_RESP)
+                                c->hold = 0; /* the response ended: nothing more can match */
+                }
         }
         if (c->st == CS_TUNNEL && c->sniff)
                 tunnel_sniff(c);
@@ -2150,9 +2393,22 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         if (c->ufd >= 0 && c->c2u.len && c->st != CS_DIAL && c->st != CS_DEAD && !c->sniff)
                 if (relay_write(c->ufd, &c->c2u) < 0)
                         c->st = CS_DEAD;
-        if (c->u2c.len && c->st != CS_DEAD)
+        size_t held = c->st == CS_RESP ? c->hold : 0;
+        if (c->u2c.len > held && c->st != CS_DEAD) {
+                size_t off0 = c->u2c.off, out = c->u2c.len - held;
+                c->u2c.len = out;
                 if (relay_write(c->cfd, &c->u2c) < 0)
                         c->st = CS_DEAD;
+                c->u2c.off = off0 + (out - c->u2c.len);
+                c->u2c.len += held;
+                if (c->u2c.len == 0)
+                        c->u2c.off = 0;
+                else if (held && c->u2c.len == held && c->u2c.off > 0) {
+                        /* only the held bytes left: to the front, room to read */
+                        memmove(c->u2c.d, c->u2c.d + c->u2c.off, held);
+                        c->u2c.off = 0;
+                }
+        }
         if (c->pu.len && c->ufd >= 0 && c->st != CS_DEAD && spipe_out(&c->pu, c->ufd) < 0)
                 c->st = CS_DEAD;
         if (c->pd.len && c->u2c.len == 0 && c->st != CS_DEAD && spipe_out(&c->pd, c->cfd) < 0)
@@ -2197,7 +2453,7 @@ static void conn_watch(struct conn *c)
         bool rd_up = (c->st == CS_TUNNEL ||
                       (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
                      c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
-        bool wr_client = c->u2c.len || c->pd.len;
+        bool wr_client = c->u2c.len > (c->st == CS_RESP ? c->hold : 0) || c->pd.len;
         bool wr_up = (c->c2u.len && !c->sniff) || c->pu.len || c->st == CS_DIAL;
         watch(c, W_CLIENT, c->cfd, (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
         watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
@@ -2253,6 +2509,8 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
         const int lfd[4] = {fds->http, fds->socks, fds->cap4, fds->cap6};
 
         E.cfg = cfg;
+        if (cfg->n_inject && inject_needles_new(cfg->inject, cfg->n_inject, &E.needles) < 0)
+                _exit(1); /* no scrubbing, no injection: the supervisor sees egress.lost */
         E.events = events_fd;
         E.map = map;
         E.synth_fd = fds->synth_rx;

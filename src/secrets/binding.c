@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "policy/policy.h"
 #include "secrets/binding.h"
@@ -15,8 +16,10 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 
-static const char *const delivery_names[_SECRET_DELIVERY_MAX] = {
-        [SECRET_ENV] = "env", [SECRET_FILE] = "file", [SECRET_BROKER] = "broker"};
+static const char *const delivery_names[_SECRET_DELIVERY_MAX] = {[SECRET_ENV] = "env",
+                                                                 [SECRET_FILE] = "file",
+                                                                 [SECRET_BROKER] = "broker",
+                                                                 [SECRET_INJECT] = "inject"};
 static const char *const source_names[_SOURCE_MAX] = {
         [SOURCE_STORE] = "store", [SOURCE_EXEC] = "exec", [SOURCE_ENV] = "env"};
 
@@ -38,6 +41,9 @@ void secret_binding_clear(struct secret_binding *b)
         for (size_t i = 0; i < b->n_pass_env; i++)
                 free(b->pass_env[i]);
         free(b->pass_env);
+        for (size_t i = 0; i < b->n_hosts; i++)
+                free(b->hosts[i]);
+        free(b->hosts);
         memset(b, 0, sizeof *b);
 }
 
@@ -56,6 +62,9 @@ static bool target_valid(enum secret_delivery d, const char *s, const char **why
                 }
                 return true;
         }
+        /* an injection's name: a secret name, or the variable of `--inject ENV=...` */
+        if (d == SECRET_INJECT && env_name_valid(s) && !env_name_reserved(s))
+                return true;
         if (!secret_name_valid(s, strlen(s))) {
                 *why = "must be 1-64 of A-Z a-z 0-9 _ . - (not starting with . or -)";
                 return false;
@@ -162,7 +171,7 @@ static int duration_member(const struct json_node *m, uint64_t max, uint64_t *re
                 return rf_why(why, why_len, -EINVAL, "%s: expected a duration such as \"10s\"",
                               m->key);
         if (*ret == 0 || *ret > max)
-                return rf_why(why, why_len, -ERANGE, "%s: out of range", m->key);
+                return rf_why(why, why_len, -EINVAL, "%s: out of range", m->key);
         return 0;
 }
 
@@ -188,11 +197,219 @@ static int strings_member(const struct json_node *m, size_t max, bool env_names,
         return 0;
 }
 
+/* ---- injection (issue 15) ------------------------------------------------------- */
+
+int secret_inject_host_parse(const char *s, size_t len, char *out, const char **why)
+{
+        const char *colon = memchr(s, ':', len);
+        size_t hl = colon ? (size_t)(colon - s) : len;
+        unsigned port = 0;
+
+        *why = "expected HOST or HOST:PORT (a DNS name or an IPv4 address, no wildcards)";
+        if (hl && s[hl - 1] == '.')
+                hl--; /* a trailing dot names the same host */
+        if (hl == 0 || hl > SECRET_INJECT_HOST_MAX)
+                return -EINVAL;
+        size_t label = 0;
+        for (size_t i = 0; i < hl; i++) {
+                char ch = s[i];
+                if (ch >= 'A' && ch <= 'Z')
+                        ch = (char)(ch - 'A' + 'a');
+                if (ch == '.') {
+                        if (label == 0 || s[i - 1] == '-')
+                                return -EINVAL;
+                        label = 0;
+                } else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                           (ch == '-' && label > 0)) {
+                        if (++label > 63)
+                                return -EINVAL;
+                } else
+                        return -EINVAL;
+                out[i] = ch;
+        }
+        if (s[hl - 1] == '-' || s[hl - 1] == '.')
+                return -EINVAL; /* an empty last label, or one ending in '-' */
+        out[hl] = '\0';
+        if (colon) {
+                const char *d = colon + 1, *end = s + len;
+                if (d == end || end - d > 5 || *d == '0') {
+                        *why = "PORT must be 1-65535";
+                        return -EINVAL;
+                }
+                for (; d < end; d++) {
+                        if (*d < '0' || *d > '9') {
+                                *why = "PORT must be 1-65535";
+                                return -EINVAL;
+                        }
+                        port = port * 10 + (unsigned)(*d - '0');
+                }
+                if (port > 65535) {
+                        *why = "PORT must be 1-65535";
+                        return -EINVAL;
+                }
+                snprintf(out + hl, 8, ":%u", port);
+        }
+        return 0;
+}
+
+/* Peer text quoted in a one-line message: control bytes (and DEL) as '?',
+ * at most 64 bytes. */
+static const char *quoted(const char *k, char out[65])
+{
+        size_t i = 0;
+        for (; k[i] && i < 64; i++)
+                out[i] = (unsigned char)k[i] < 0x20 || k[i] == 0x7f ? '?' : k[i];
+        out[i] = '\0';
+        return out;
+}
+
+static bool ph_char(char ch)
+{
+        return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+               ch == '_' || ch == '-';
+}
+
+static bool tchar(char ch)
+{
+        return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+               (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/* "Name: text{}text": a token, then a value of visible ASCII and spaces
+ * with exactly one {}; never a header that frames or routes the request. */
+static bool header_template_ok(const char *s, size_t len, const char **why)
+{
+        static const char *const framing[] = {
+                "host", "content-length", "transfer-encoding",   "connection", "upgrade",
+                "te",   "trailer",        "proxy-authorization", "keep-alive"};
+        const char *colon = memchr(s, ':', len);
+        *why = "header: expected \"Name: text{}text\" (one {}, visible ASCII)";
+        if (!colon || colon == s || len > SECRET_HEADER_MAX)
+                return false;
+        for (const char *p = s; p < colon; p++)
+                if (!tchar(*p))
+                        return false;
+        for (size_t i = 0; i < ARRAY_SIZE(framing); i++)
+                if (strlen(framing[i]) == (size_t)(colon - s) &&
+                    !strncasecmp(s, framing[i], (size_t)(colon - s))) {
+                        *why = "header: not a header that frames or routes the request";
+                        return false;
+                }
+        size_t holes = 0;
+        for (const char *p = colon + 1; p < s + len; p++) {
+                if (*p < 0x20 || *p > 0x7e)
+                        return false;
+                if (p[0] == '{' && p + 1 < s + len && p[1] == '}')
+                        holes++;
+        }
+        return holes == 1;
+}
+
+static int inject_members(const struct json_node *m, struct secret_binding *b, char *why,
+                          size_t why_len)
+{
+        const char *w;
+        char q[65];
+        if (!strcmp(m->key, "env")) {
+                if (m->type != JSON_STRING || m->len > SECRET_TARGET_MAX ||
+                    !target_valid(SECRET_ENV, m->str, &w))
+                        return rf_why(why, why_len, -EINVAL, "env: %s",
+                                      m->type != JSON_STRING       ? "expected a string"
+                                      : m->len > SECRET_TARGET_MAX ? "too long"
+                                                                   : w);
+                memcpy(b->env, m->str, m->len + 1);
+                return 0;
+        }
+        if (!strcmp(m->key, "hosts")) {
+                if (m->type != JSON_ARRAY || m->n_items == 0)
+                        return rf_why(why, why_len, -EINVAL,
+                                      "hosts: expected a non-empty array of \"HOST[:PORT]\"");
+                if (m->n_items > SECRET_INJECT_HOSTS_MAX)
+                        return rf_why(why, why_len, -E2BIG, "hosts: more than %d entries",
+                                      SECRET_INJECT_HOSTS_MAX);
+                for (size_t i = 0; i < m->n_items; i++) {
+                        const struct json_node *e = m->items[i];
+                        char h[SECRET_INJECT_HOST_MAX + 8];
+                        if (e->type != JSON_STRING ||
+                            secret_inject_host_parse(e->str, e->len, h, &w) < 0)
+                                return rf_why(why, why_len, -EINVAL, "hosts[%zu]: %s", i,
+                                              e->type != JSON_STRING ? "expected a string" : w);
+                        int r = add_arg(&b->hosts, &b->n_hosts, SECRET_INJECT_HOSTS_MAX, h,
+                                        strlen(h));
+                        if (r < 0)
+                                return rf_why(why, why_len, r, "out of memory");
+                }
+                return 0;
+        }
+        if (!strcmp(m->key, "header")) {
+                if (m->type != JSON_STRING || !header_template_ok(m->str, m->len, &w))
+                        return rf_why(why, why_len, -EINVAL, "%s",
+                                      m->type != JSON_STRING ? "header: expected a string" : w);
+                memcpy(b->header, m->str, m->len + 1);
+                return 0;
+        }
+        if (!strcmp(m->key, "on_exfil")) {
+                if (m->type != JSON_STRING ||
+                    (strcmp(m->str, "kill") != 0 && strcmp(m->str, "refuse") != 0))
+                        return rf_why(why, why_len, -EINVAL,
+                                      "on_exfil: \"refuse\" (the default) or \"kill\"");
+                b->exfil_kill = !strcmp(m->str, "kill");
+                return 0;
+        }
+        /* placeholder */
+        if (m->type != JSON_OBJECT)
+                return rf_why(why, why_len, -EINVAL,
+                              "placeholder: expected {\"prefix\": \"...\", \"length\": N}");
+        for (size_t i = 0; i < m->n_items; i++) {
+                const struct json_node *e = m->items[i];
+                if (!strcmp(e->key, "prefix")) {
+                        if (e->type != JSON_STRING || e->len > SECRET_PH_PREFIX_MAX)
+                                return rf_why(why, why_len, -EINVAL,
+                                              "placeholder.prefix: a string of at most %d "
+                                              "characters",
+                                              SECRET_PH_PREFIX_MAX);
+                        for (size_t k = 0; k < e->len; k++)
+                                if (!ph_char(e->str[k]))
+                                        return rf_why(why, why_len, -EINVAL,
+                                                      "placeholder.prefix: only A-Z a-z 0-9 _ -");
+                        memcpy(b->ph_prefix, e->str, e->len + 1);
+                } else if (!strcmp(e->key, "length")) {
+                        unsigned v = 0;
+                        bool okn = e->type == JSON_NUMBER && e->len > 0 && e->len <= 3 &&
+                                   e->str[0] != '0';
+                        for (size_t k = 0; okn && k < e->len; k++) {
+                                okn = e->str[k] >= '0' && e->str[k] <= '9';
+                                v = v * 10 + (unsigned)(e->str[k] - '0');
+                        }
+                        if (!okn || v > SECRET_PH_LEN_MAX)
+                                return rf_why(why, why_len, -EINVAL, "placeholder.length: 1-%d",
+                                              SECRET_PH_LEN_MAX);
+                        b->ph_length = v;
+                } else
+                        return rf_why(why, why_len, -EINVAL,
+                                      "placeholder: unknown key \"%s\" (prefix, length)",
+                                      quoted(e->key, q));
+        }
+        if (b->ph_length && b->ph_length < strlen(b->ph_prefix) + SECRET_PH_RANDOM_MIN)
+                return rf_why(why, why_len, -EINVAL,
+                              "placeholder.length: at least the prefix plus %d random "
+                              "characters (128 bits)",
+                              SECRET_PH_RANDOM_MIN);
+        return 0;
+}
+
+static bool inject_key(const char *k)
+{
+        return !strcmp(k, "env") || !strcmp(k, "hosts") || !strcmp(k, "header") ||
+               !strcmp(k, "placeholder") || !strcmp(k, "on_exfil");
+}
+
 static int from_json(const struct json_node *obj, struct secret_binding *b, char *why,
                      size_t why_len)
 {
         const struct json_node *name = NULL, *deliver = NULL, *from = NULL, *exec = NULL;
         int r;
+        char q[65];
 
         if (!obj || obj->type != JSON_OBJECT)
                 return rf_why(why, why_len, -EINVAL,
@@ -222,27 +439,32 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                         if ((r = duration_member(m, SECRET_TTL_MAX_MS, &b->ttl_ms, why, why_len)) <
                             0)
                                 return r;
+                } else if (inject_key(m->key)) {
+                        if ((r = inject_members(m, b, why, why_len)) < 0)
+                                return r;
                 } else
                         return rf_why(why, why_len, -EINVAL,
                                       "unknown key \"%.64s\" (name, deliver, from, exec, "
-                                      "pass_env, timeout, ttl)",
-                                      m->key);
+                                      "pass_env, timeout, ttl; inject: env, hosts, header, "
+                                      "placeholder, on_exfil)",
+                                      quoted(m->key, q));
         }
         if (!name || name->type != JSON_STRING)
                 return rf_why(why, why_len, -EINVAL, "name: required, a string");
         if (!deliver || deliver->type != JSON_STRING)
                 return rf_why(why, why_len, -EINVAL,
-                              "deliver: required: \"env\", \"file\" or "
-                              "\"broker\"");
+                              "deliver: required: \"env\", \"file\", \"broker\" or "
+                              "\"inject\"");
         b->delivery = _SECRET_DELIVERY_MAX;
         for (int d = 0; d < _SECRET_DELIVERY_MAX; d++)
                 if (!strcmp(deliver->str, delivery_names[d]))
                         b->delivery = (enum secret_delivery)d;
         if (b->delivery == _SECRET_DELIVERY_MAX)
-                return rf_why(why, why_len, -EINVAL, "deliver: \"env\", \"file\" or \"broker\"");
+                return rf_why(why, why_len, -EINVAL,
+                              "deliver: \"env\", \"file\", \"broker\" or \"inject\"");
         const char *w;
         if (name->len > SECRET_TARGET_MAX || !target_valid(b->delivery, name->str, &w))
-                return rf_why(why, why_len, -EINVAL, "name \"%.64s\": %s", name->str,
+                return rf_why(why, why_len, -EINVAL, "name \"%s\": %s", quoted(name->str, q),
                               name->len > SECRET_TARGET_MAX ? "too long" : w);
         memcpy(b->name, name->str, name->len + 1);
         if (!!from == !!exec)
@@ -259,6 +481,23 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                 b->source = SOURCE_EXEC;
         if (b->source != SOURCE_EXEC && (b->n_pass_env || b->timeout_ms))
                 return rf_why(why, why_len, -EINVAL, "pass_env and timeout apply to \"exec\" only");
+        if (b->delivery != SECRET_INJECT) {
+                if (b->env[0] || b->n_hosts || b->header[0] || b->ph_prefix[0] || b->ph_length ||
+                    b->exfil_kill)
+                        return rf_why(why, why_len, -EINVAL,
+                                      "env, hosts, header, placeholder and on_exfil apply to "
+                                      "\"deliver\": \"inject\" only");
+                return 0;
+        }
+        if (!b->n_hosts)
+                return rf_why(why, why_len, -EINVAL,
+                              "hosts: required for an injection (where the value may go)");
+        if (!b->env[0]) {
+                if (strlen(b->name) > SECRET_TARGET_MAX || !target_valid(SECRET_ENV, b->name, &w))
+                        return rf_why(why, why_len, -EINVAL,
+                                      "env: required (the name is no variable name)");
+                snprintf(b->env, sizeof b->env, "%s", b->name);
+        }
         return 0;
 }
 
@@ -322,6 +561,10 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
         put_key(&j, &first, "deliver");
         json_buf_append_string(&j, secret_delivery_name(b->delivery),
                                strlen(secret_delivery_name(b->delivery)));
+        if (b->env[0]) {
+                put_key(&j, &first, "env");
+                json_buf_append_string(&j, b->env, strlen(b->env));
+        }
         if (b->source == SOURCE_EXEC) {
                 put_key(&j, &first, "exec");
                 put_strv(&j, b->argv, b->argc);
@@ -333,11 +576,38 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
                 put_key(&j, &first, "from");
                 json_buf_append_string(&j, from, strlen(from));
         }
+        if (b->header[0]) {
+                put_key(&j, &first, "header");
+                json_buf_append_string(&j, b->header, strlen(b->header));
+        }
+        if (b->n_hosts) {
+                put_key(&j, &first, "hosts");
+                put_strv(&j, b->hosts, b->n_hosts);
+        }
         put_key(&j, &first, "name");
         json_buf_append_string(&j, b->name, strlen(b->name));
+        if (b->exfil_kill) {
+                put_key(&j, &first, "on_exfil");
+                json_buf_append_string(&j, "kill", 4);
+        }
         if (b->n_pass_env) {
                 put_key(&j, &first, "pass_env");
                 put_strv(&j, b->pass_env, b->n_pass_env);
+        }
+        if (b->ph_prefix[0] || b->ph_length) {
+                bool f2 = true;
+                put_key(&j, &first, "placeholder");
+                if (b->ph_length) {
+                        char n[16];
+                        snprintf(n, sizeof n, "%u", b->ph_length);
+                        put_key(&j, &f2, "length");
+                        json_buf_append(&j, n, strlen(n));
+                }
+                if (b->ph_prefix[0]) {
+                        put_key(&j, &f2, "prefix");
+                        json_buf_append_string(&j, b->ph_prefix, strlen(b->ph_prefix));
+                }
+                json_buf_append(&j, "}", 1);
         }
         if (b->timeout_ms) {
                 put_key(&j, &first, "timeout");
@@ -373,6 +643,54 @@ int secret_binding_cli(enum secret_delivery d, const char *arg, char **ret, char
         if ((r = secret_source_parse(eq + 1, &b, &w)) < 0) {
                 secret_binding_clear(&b);
                 return rf_why(why, why_len, r, "%s", w);
+        }
+        r = secret_binding_to_json(&b, ret);
+        secret_binding_clear(&b);
+        return r < 0 ? rf_why(why, why_len, r, "out of memory") : 0;
+}
+
+int secret_inject_cli(const char *arg, char **ret, char *why, size_t why_len)
+{
+        struct secret_binding b = {.delivery = SECRET_INJECT};
+        const char *eq = strchr(arg, '='), *at = strrchr(arg, '@'), *w;
+        char *src = NULL;
+        int r;
+
+        *ret = NULL;
+        if (!eq || eq == arg || (size_t)(eq - arg) > SECRET_TARGET_MAX || !at || at < eq)
+                return rf_why(why, why_len, -EINVAL,
+                              "expected ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...]");
+        memcpy(b.name, arg, (size_t)(eq - arg));
+        b.name[eq - arg] = '\0';
+        if (!target_valid(SECRET_ENV, b.name, &w))
+                return rf_why(why, why_len, -EINVAL, "%s: %s", b.name, w);
+        snprintf(b.env, sizeof b.env, "%s", b.name);
+        if (!(src = strndup(eq + 1, (size_t)(at - eq - 1))))
+                return rf_why(why, why_len, -ENOMEM, "out of memory");
+        r = secret_source_parse(src, &b, &w);
+        free(src);
+        if (r < 0) {
+                secret_binding_clear(&b);
+                return rf_why(why, why_len, r, "%s", w);
+        }
+        for (const char *p = at + 1;;) {
+                const char *comma = strchr(p, ',');
+                size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                char h[SECRET_INJECT_HOST_MAX + 8];
+                if (secret_inject_host_parse(p, len, h, &w) < 0) {
+                        secret_binding_clear(&b);
+                        return rf_why(why, why_len, -EINVAL, "host %.*s: %s",
+                                      (int)(len > 64 ? 64 : len), p, w);
+                }
+                if ((r = add_arg(&b.hosts, &b.n_hosts, SECRET_INJECT_HOSTS_MAX, h, strlen(h))) <
+                    0) {
+                        secret_binding_clear(&b);
+                        return rf_why(why, why_len, r,
+                                      r == -E2BIG ? "more than 16 hosts" : "out of memory");
+                }
+                if (!comma)
+                        break;
+                p = comma + 1;
         }
         r = secret_binding_to_json(&b, ret);
         secret_binding_clear(&b);

@@ -14,6 +14,17 @@
  *   {"name": "api", "deliver": "broker",
  *    "exec": ["vault", "kv", "get", "-field=token", "secret/api"],
  *    "pass_env": ["VAULT_ADDR", "VAULT_TOKEN"], "timeout": "5s"}
+ *
+ * An injection (issue 15) never enters the run: its variable `env` holds a
+ * random placeholder and the egress process replaces the placeholder with
+ * the value in requests to the binding's `hosts` only (egress/inject.h):
+ *
+ *   {"name": "anthropic", "deliver": "inject", "from": "store:anthropic",
+ *    "env": "ANTHROPIC_API_KEY", "hosts": ["api.anthropic.com"],
+ *    "header": "x-api-key: {}", "placeholder": {"prefix": "sk-ant-", "length": 108},
+ *    "on_exfil": "kill"}
+ *
+ * CLI: --inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...] (split at the last '@').
  */
 #pragma once
 
@@ -33,8 +44,21 @@
 #define SECRET_EXEC_TIMEOUT_MAX_MS 300000        /* longest exec timeout */
 #define SECRET_TTL_MAX_MS          (30ULL * 86400 * 1000)
 #define SECRET_VERSION_MAX         999999
+#define SECRET_INJECT_HOSTS_MAX    16  /* hosts of one injection */
+#define SECRET_INJECT_HOST_MAX     253 /* a host name */
+#define SECRET_HEADER_MAX          256 /* an injection's header template */
+#define SECRET_PH_PREFIX_MAX       32  /* a placeholder's fixed prefix */
+#define SECRET_PH_RANDOM_MIN       22  /* random characters: 22 x 6 bits = 132 bits */
+#define SECRET_PH_DEFAULT_LEN      40  /* length without a shape */
+#define SECRET_PH_LEN_MAX          256 /* a placeholder's length */
 
-enum secret_delivery { SECRET_ENV, SECRET_FILE, SECRET_BROKER, _SECRET_DELIVERY_MAX };
+enum secret_delivery {
+        SECRET_ENV,
+        SECRET_FILE,
+        SECRET_BROKER,
+        SECRET_INJECT,
+        _SECRET_DELIVERY_MAX
+};
 enum secret_source { SOURCE_STORE, SOURCE_EXEC, SOURCE_ENV, _SOURCE_MAX };
 
 struct secret_binding {
@@ -49,6 +73,14 @@ struct secret_binding {
         size_t n_pass_env;
         uint64_t timeout_ms; /* exec; 0 = SECRET_EXEC_TIMEOUT_MS */
         uint64_t ttl_ms;     /* the grant ends this long after the run starts; 0 = with the run */
+        /* inject only */
+        char env[SECRET_TARGET_MAX + 1]; /* the variable holding the placeholder */
+        char **hosts;                    /* owned: "name" (ports 80 and 443) or "name:port" */
+        size_t n_hosts;
+        char header[SECRET_HEADER_MAX + 1];       /* "Name: text{}text", or "" */
+        char ph_prefix[SECRET_PH_PREFIX_MAX + 1]; /* the placeholder's shape */
+        uint32_t ph_length;                       /* 0 = SECRET_PH_DEFAULT_LEN */
+        bool exfil_kill;                          /* on_exfil: "kill" (default "refuse") */
 };
 
 /* Names for messages and records: "env", "file", "broker"; "store", "exec", "env". */
@@ -87,6 +119,23 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret);
  */
 int secret_binding_cli(enum secret_delivery d, const char *arg, char **ret, char *why,
                        size_t why_len);
+
+/*
+ * secret_inject_cli — `--inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...]`:
+ * SOURCE and the hosts split at the last '@' (so store:NAME@VERSION keeps
+ * its version); the binding is named ENV and delivered to ENV. The
+ * canonical text in *ret; 0 or -EINVAL/-E2BIG with `why`. Pure; fuzzed
+ * (fuzz_inject).
+ */
+int secret_inject_cli(const char *arg, char **ret, char *why, size_t why_len);
+
+/*
+ * secret_inject_host_parse — one HOST[:PORT] of an injection into its
+ * canonical form (lower case, no trailing dot) in out (SECRET_INJECT_HOST_MAX
+ * + 7 bytes). Names of letters, digits, '-' and '.' or IPv4 literals; no
+ * wildcards. 0 or -EINVAL with *why. Pure.
+ */
+int secret_inject_host_parse(const char *s, size_t len, char *out, const char **why);
 
 /* Release what a binding owns; leaves it zeroed. */
 void secret_binding_clear(struct secret_binding *b);

@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit/emit.h"
+#include "egress/inject.h"
 #include "policy/policy.h"
 #include "secrets/grant.h"
 #include "secrets/provider.h"
@@ -37,6 +39,18 @@ struct rf_grants *grants_free(struct rf_grants *g)
         explicit_bzero(g->mv, sizeof g->mv);
         free(g);
         return NULL;
+}
+
+/* Without a declared length, a placeholder as long as the value (when
+ * that gives it 128 bits): responses are scrubbed to exactly the placeholder. */
+static uint32_t ph_length(const struct secret_binding *b, size_t value_len)
+{
+        size_t pl = strlen(b->ph_prefix);
+        if (b->ph_length)
+                return b->ph_length;
+        if (value_len >= pl + SECRET_PH_RANDOM_MIN && value_len <= SECRET_PH_LEN_MAX)
+                return (uint32_t)value_len;
+        return 0;
 }
 
 int grants_resolve(const struct rf_policy *pol, const char *state_dir, const char *key_path,
@@ -86,6 +100,31 @@ int grants_resolve(const struct rf_policy *pol, const char *state_dir, const cha
                         rf_error_set(&perr, -EINVAL, "%s", why);
                         r = -EINVAL;
                 }
+                if (r == 0 && gr->b.delivery == SECRET_INJECT) {
+                        /* the value goes into a request header: no NUL, CR or
+                         * LF (header splitting), and a header's size */
+                        if (gr->len == 0 || gr->len > INJECT_VALUE_MAX ||
+                            memchr(gr->value, '\0', gr->len) || memchr(gr->value, '\r', gr->len) ||
+                            memchr(gr->value, '\n', gr->len)) {
+                                snprintf(why, why_len,
+                                         "an injected value must be 1-%d bytes without NUL, CR "
+                                         "or LF",
+                                         INJECT_VALUE_MAX);
+                                rf_error_set(&perr, -EINVAL, "%s", why);
+                                r = -EINVAL;
+                        } else {
+                                uint8_t rnd[SECRET_PH_LEN_MAX];
+                                if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd ||
+                                    inject_placeholder(rnd, sizeof rnd, gr->b.ph_prefix,
+                                                       ph_length(&gr->b, gr->len), gr->placeholder,
+                                                       sizeof gr->placeholder) < 0) {
+                                        snprintf(why, why_len, "cannot make a placeholder");
+                                        rf_error_set(&perr, -EIO, "%s", why);
+                                        r = -EIO;
+                                }
+                                explicit_bzero(rnd, sizeof rnd);
+                        }
+                }
                 if (r == 0 && (total += gr->len) > SECRET_TOTAL_MAX) {
                         snprintf(why, why_len, "the run's values exceed %d bytes",
                                  SECRET_TOTAL_MAX);
@@ -104,6 +143,7 @@ int grants_resolve(const struct rf_policy *pol, const char *state_dir, const cha
                 g->any_env |= gr->b.delivery == SECRET_ENV;
                 g->any_file |= gr->b.delivery == SECRET_FILE;
                 g->any_broker |= gr->b.delivery == SECRET_BROKER;
+                g->any_inject |= gr->b.delivery == SECRET_INJECT;
                 g->mv[g->n_mv++] = (struct mask_value){gr->value, gr->len, gr->b.name};
         }
         /* env: sources are read once; wipe them from our own environment
@@ -189,7 +229,10 @@ int grants_blob(const struct rf_grants *g, struct rf_error *err)
                 const struct grant *gr = &g->g[i];
                 if (gr->b.delivery == SECRET_BROKER)
                         continue;
-                size += 12 + strlen(gr->b.name) + 2 + gr->len + 1;
+                if (gr->b.delivery == SECRET_INJECT)
+                        size += 12 + strlen(gr->b.env) + 1 + strlen(gr->placeholder) + 1;
+                else
+                        size += 12 + strlen(gr->b.name) + 2 + gr->len + 1;
                 count++;
         }
         if (count == 0)
@@ -224,6 +267,13 @@ int grants_blob(const struct rf_grants *g, struct rf_error *err)
                         char head[SECRET_TARGET_MAX + 2];
                         snprintf(head, sizeof head, "%s=", gr->b.name);
                         put_rec(m, &off, 1, "", 0, head, nl + 1, gr->value, gr->len, true);
+                } else if (gr->b.delivery == SECRET_INJECT) {
+                        /* the run holds the placeholder, never the value */
+                        char head[SECRET_TARGET_MAX + 2];
+                        size_t el = strlen(gr->b.env);
+                        snprintf(head, sizeof head, "%s=", gr->b.env);
+                        put_rec(m, &off, 1, "", 0, head, el + 1, gr->placeholder,
+                                strlen(gr->placeholder), true);
                 } else if (gr->b.delivery == SECRET_FILE) {
                         put_rec(m, &off, 2, gr->b.name, nl + 1, gr->value, gr->len, NULL, 0, false);
                 }
@@ -231,6 +281,37 @@ int grants_blob(const struct rf_grants *g, struct rf_error *err)
         munmap(m, size);
         (void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
         return fd;
+}
+
+size_t grants_inject(const struct rf_grants *g, struct inject_secret *out, size_t max)
+{
+        size_t n = 0;
+        for (size_t i = 0; g && i < g->n && n < max; i++) {
+                const struct grant *gr = &g->g[i];
+                if (gr->b.delivery != SECRET_INJECT)
+                        continue;
+                struct inject_secret *s = &out[n++];
+                memset(s, 0, sizeof *s);
+                snprintf(s->name, sizeof s->name, "%s", gr->b.name);
+                s->version = gr->version;
+                snprintf(s->placeholder, sizeof s->placeholder, "%s", gr->placeholder);
+                s->ph_len = strlen(s->placeholder);
+                s->value = gr->value;
+                s->len = gr->len;
+                s->hosts = gr->b.hosts;
+                s->n_hosts = gr->b.n_hosts;
+                snprintf(s->header, sizeof s->header, "%s", gr->b.header);
+                s->exfil_kill = gr->b.exfil_kill;
+        }
+        return n;
+}
+
+bool grants_inject_live(const struct rf_grants *g, const char *name)
+{
+        for (size_t i = 0; g && i < g->n; i++)
+                if (g->g[i].b.delivery == SECRET_INJECT && !strcmp(g->g[i].b.name, name))
+                        return !g->g[i].revoked;
+        return false;
 }
 
 void grants_set_dir(struct rf_grants *g, int dirfd)
@@ -300,6 +381,8 @@ static void revoke_one(struct rf_grants *g, struct grant *gr, const char *reason
                         effect = errno == ENOENT ? "file already gone" : "file not removed";
         } else if (gr->b.delivery == SECRET_BROKER)
                 effect = "reads refused";
+        else if (gr->b.delivery == SECRET_INJECT)
+                effect = "injection stops (a new egress process without the value)";
         else
                 effect = "env stays in running processes";
         struct audit_field f[] = {

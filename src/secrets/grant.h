@@ -43,6 +43,7 @@ struct grant {
         bool revoked;
         int64_t expires_ms; /* CLOCK_MONOTONIC ms; 0 = with the run */
         uint64_t reads;
+        char placeholder[SECRET_PH_LEN_MAX + 1]; /* inject: what the run holds instead */
 };
 
 struct rf_grants {
@@ -52,7 +53,7 @@ struct rf_grants {
         struct audit_emitter *ev; /* borrowed, set by grants_record */
         struct mask_value mv[SECRET_BINDINGS_MAX];
         size_t n_mv;
-        bool any_env, any_file, any_broker;
+        bool any_env, any_file, any_broker, any_inject;
 };
 
 /*
@@ -74,6 +75,20 @@ int grants_record(struct rf_grants *g, struct audit_emitter *ev, struct rf_error
  * (format in launch.c's read_secrets). Returns the fd (O_CLOEXEC) or -1
  * when there is nothing to deliver that way; -errno on failure. */
 int grants_blob(const struct rf_grants *g, struct rf_error *err);
+
+/*
+ * grants_inject — the run's injections for its egress process: up to max
+ * entries of out (egress/inject.h) with name, version, placeholder, hosts
+ * (borrowed from the grants), header and on_exfil; `value` points into the
+ * grant's secret memory, which is wiped in any fork: egress_spawn copies
+ * it across its own fork. Returns the count.
+ */
+struct inject_secret;
+size_t grants_inject(const struct rf_grants *g, struct inject_secret *out, size_t max);
+
+/* grants_inject_live — an injection named `name` is granted and not revoked
+ * (nor past its ttl: grants_tick first). */
+bool grants_inject_live(const struct rf_grants *g, const char *name);
 
 /* grants_set_dir — the run's secrets directory fd (taken). */
 void grants_set_dir(struct rf_grants *g, int dirfd);

