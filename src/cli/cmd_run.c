@@ -848,6 +848,35 @@ int cmd_run(int argc, char **argv)
                 struct inject_secret inj[INJECT_MAX];
                 size_t ni = grants_inject(grants, inj, INJECT_MAX);
                 r = 0;
+                /* a value the response scrubber cannot see (too short, or a
+                 * hex string that could be HTTP framing) could come back to
+                 * the run from its own host: refused */
+                for (size_t i = 0; r == 0 && i < ni; i++)
+                        if (!inject_scrubbable(&inj[i]))
+                                r = rf_error_set(
+                                        &err, -EINVAL,
+                                        "injection %s: its value (%zu bytes) is too short or a "
+                                        "hex string too short to be told from HTTP framing (under "
+                                        "%d, or %d hex digits), so it could not be kept out of the "
+                                        "run's responses",
+                                        inj[i].name, inj[i].len, INJECT_SCRUB_MIN,
+                                        INJECT_SCRUB_HEX_MIN);
+                /* HTTPS injection needs TLS termination, not wired yet: an
+                 * injection that names no plaintext port would do nothing */
+                for (size_t i = 0; r == 0 && i < ni; i++) {
+                        bool plain = false;
+                        for (size_t k = 0; k < inj[i].n_hosts; k++) {
+                                const char *pc = strchr(inj[i].hosts[k], ':');
+                                plain = plain || (pc && atoi(pc + 1) != 443);
+                        }
+                        if (!plain)
+                                r = rf_error_set(
+                                        &err, -ENOTSUP,
+                                        "injection %s: its hosts are HTTPS (no port, or :443), and "
+                                        "injection over TLS is not there yet; name a plaintext "
+                                        "HTTP port (HOST:PORT) or deliver it with --secret",
+                                        inj[i].name);
+                }
                 for (size_t i = 0; r == 0 && i < ni; i++)
                         for (size_t k = 0; r == 0 && k < inj[i].n_hosts; k++) {
                                 char ih[SECRET_INJECT_HOST_MAX + 8];

@@ -42,7 +42,9 @@ bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t
                 size_t nl = colon ? (size_t)(colon - h) : strlen(h);
                 if (nl != hl || strncasecmp(h, host, hl) != 0)
                         continue;
-                if (colon ? (unsigned)atoi(colon + 1) == port : port == 80 || port == 443)
+                /* plaintext only where the operator wrote the port (and never
+                 * 443): a bare name means HTTPS, never the value in cleartext */
+                if (colon && (unsigned)atoi(colon + 1) == port && port != 443)
                         return true;
         }
         return false;
@@ -122,13 +124,13 @@ static int replace_all(const char *in, size_t len, const char *from, size_t fl, 
         return any ? 1 : 0;
 }
 
-int inject_header_value(const struct inject_secret *s, const char *val, size_t len, char *out,
-                        size_t out_size, size_t *out_len)
+int inject_header_value(const struct inject_secret *s, bool authorization, const char *val,
+                        size_t len, char *out, size_t out_size, size_t *out_len)
 {
         size_t off;
         if (s->len > INJECT_VALUE_MAX)
                 return -E2BIG;
-        if (basic_creds(val, len, &off)) {
+        if (authorization && basic_creds(val, len, &off)) {
                 unsigned char dec[INJECT_NEEDLE_MAX], rep[INJECT_NEEDLE_MAX + INJECT_VALUE_MAX];
                 size_t rl;
                 int dl = inject_b64_decode(val + off, len - off, dec, sizeof dec);
@@ -220,12 +222,19 @@ static void fit(char *repl, const char *src, size_t sl, size_t n)
  * least 8 bytes and not only hex digits (a chunk size, a Content-Length). */
 static bool scrubbable(const char *p, size_t n)
 {
-        if (n < 8)
+        if (n < INJECT_SCRUB_MIN)
                 return false;
+        if (n >= INJECT_SCRUB_HEX_MIN)
+                return true; /* longer than any chunk size or Content-Length */
         for (size_t i = 0; i < n; i++)
                 if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i])
                         return true;
         return false;
+}
+
+bool inject_scrubbable(const struct inject_secret *s)
+{
+        return s->len <= INJECT_VALUE_MAX && scrubbable((const char *)s->value, s->len);
 }
 
 int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_needles *nd)

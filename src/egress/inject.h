@@ -53,8 +53,10 @@ struct inject_secret {
 int inject_placeholder(const uint8_t *rnd, size_t n_rnd, const char *prefix, uint32_t length,
                        char *out, size_t out_size);
 
-/* inject_host_match — host (canonical) and port are one of s's hosts: an
- * entry "name" matches ports 80 and 443, "name:port" that port only. */
+/* inject_host_match — whether a PLAINTEXT HTTP request to host (canonical)
+ * and port may carry s's value: only an entry "name:port" naming that port,
+ * and never port 443. A bare "name" means HTTPS (TLS termination: not yet
+ * wired), so it never puts the value on the wire in cleartext. Pure. */
 bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t port);
 
 /*
@@ -70,12 +72,25 @@ const struct inject_secret *inject_mentions(const struct inject_secret *v, size_
 /*
  * inject_header_value — one request header value toward s's host with the
  * placeholder replaced by the value, also inside `Basic` credentials
- * (decoded, replaced, encoded again). Writes out[out_size] (not
- * NUL-terminated) and *out_len. Returns 1 when something was replaced,
- * 0 when the value holds no placeholder (out untouched), -E2BIG. Pure.
+ * (decoded, replaced, encoded again) when the header is `Authorization`
+ * (`authorization`): elsewhere a "Basic" blob the run made up would have
+ * the egress process re-encode the value at an offset of the run's choice. Writes out[out_size]
+ * (not NUL-terminated) and *out_len. Returns 1 when something was replaced, 0 when the value holds
+ * no placeholder (out untouched), -E2BIG. Pure.
  */
-int inject_header_value(const struct inject_secret *s, const char *val, size_t len, char *out,
-                        size_t out_size, size_t *out_len);
+int inject_header_value(const struct inject_secret *s, bool authorization, const char *val,
+                        size_t len, char *out, size_t out_size, size_t *out_len);
+
+/*
+ * inject_scrubbable — whether responses can be kept free of s's value: it
+ * is at least INJECT_SCRUB_MIN bytes, and not a hex string short enough to
+ * be HTTP framing (a chunk size has at most 16 hex digits, a Content-Length
+ * at most 19 decimal ones: a hex-only value needs INJECT_SCRUB_HEX_MIN).
+ * A run whose injected value is not scrubbable is refused. Pure.
+ */
+#define INJECT_SCRUB_MIN     8
+#define INJECT_SCRUB_HEX_MIN 20
+bool inject_scrubbable(const struct inject_secret *s);
 
 /* Base64 (RFC 4648, padded). encode returns the length written (out needs
  * 4 * ceil(len / 3)); decode returns the length or -EINVAL. Pure. */
@@ -94,7 +109,7 @@ int inject_b64_decode(const char *in, size_t len, unsigned char *out, size_t out
 struct inject_needle {
         const char *find; /* value or its base64 (owned by the needles) */
         size_t find_len;
-        char repl[(SECRET_PH_LEN_MAX + 2) / 3 * 4 + 1]; /* placeholder or its base64 */
+        char repl[INJECT_NEEDLE_MAX + 1]; /* placeholder or its base64, padded to find_len */
         size_t repl_len;
 };
 struct inject_needles {

@@ -1472,7 +1472,8 @@ static void send_request_head(struct conn *c)
                         }
                         size_t rl;
                         char *dst = ib[v == ib[0] ? 1 : 0];
-                        int r = inject_header_value(s, v, vl, dst, sizeof ib[0], &rl);
+                        bool authz = h->name.len == 13 && !strncasecmp(name, "authorization", 13);
+                        int r = inject_header_value(s, authz, v, vl, dst, sizeof ib[0], &rl);
                         if (r < 0) {
                                 c->ufd = unwatch_close(c, W_UP, c->ufd);
                                 deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,

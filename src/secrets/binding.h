@@ -75,7 +75,7 @@ struct secret_binding {
         uint64_t ttl_ms;     /* the grant ends this long after the run starts; 0 = with the run */
         /* inject only */
         char env[SECRET_TARGET_MAX + 1]; /* the variable holding the placeholder */
-        char **hosts;                    /* owned: "name" (ports 80 and 443) or "name:port" */
+        char **hosts;                    /* owned: "name" (HTTPS) or "name:port" */
         size_t n_hosts;
         char header[SECRET_HEADER_MAX + 1];       /* "Name: text{}text", or "" */
         char ph_prefix[SECRET_PH_PREFIX_MAX + 1]; /* the placeholder's shape */

@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                   .n_hosts = 1};
         char out[4096];
         size_t ol = 0;
-        int r = inject_header_value(&s, arg, size, out, sizeof out, &ol);
+        int r = inject_header_value(&s, size & 1, arg, size, out, sizeof out, &ol);
         CHECK(r >= -7 && r <= 1);
         if (r == 1)
                 CHECK(ol <= sizeof out);

@@ -37,8 +37,34 @@ like "$RF_ERR" 'could never be used' "... saying why"
 er --inject "TOKEN=store:api@svc.test:8080" --add-host "other.test:$net.2" --allow-host other.test -- true
 is "$RF_RC" 125 "an injection whose host no allow rule reaches: refused at start (125)"
 like "$RF_ERR" 'no allow rule lets the run reach svc.test' "... naming the host"
+er --inject "TOKEN=store:api@svc.test" "${NET[@]}" -- true
+is "$RF_RC" 125 "an injection whose only host is HTTPS (no port): refused at start (125), TLS is not wired"
+like "$RF_ERR" 'injection over TLS is not there yet' "... saying so"
 er --inject "TOKEN=store:api@*.svc.test" "${NET[@]}" -- true
 is "$RF_RC" 125 "--inject with a wildcard host: refused (125)"
+
+printf '%s' 0123456789abcdef | "$RF_BIN" secret set --state-dir "$RF_STATE" hexshort >/dev/null 2>&1
+er --inject "TOKEN=store:hexshort@svc.test:8080" "${NET[@]}" -- true
+is "$RF_RC" 125 "a value of 16 hex digits (it could be HTTP framing, so never scrubbed): refused at start (125)"
+like "$RF_ERR" 'could not be kept out of the run.s responses' "... saying why"
+
+# a long value (a JWT-sized token) is scrubbed too
+LONG=eyJ$(head -c 300 /dev/urandom | base64 -w0 | tr -d '+/=' | head -c 400)
+printf '%s' "$LONG" | "$RF_BIN" secret set --state-dir "$RF_STATE" long >/dev/null 2>&1
+rm -f "$TH/http.log"
+er --inject "TOKEN=store:long@svc.test:8080" "${NET[@]}" -- "${NP[@]}" sh -c \
+	'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/long'
+like "$(httplog)" "Bearer $LONG" "a ${#LONG}-byte value: the test host received it"
+unlike "$RF_OUT" "$LONG" "... and its echo reached the run scrubbed (values past 344 bytes were not)"
+
+# "Basic" outside Authorization is not decoded: the run cannot have the
+# egress process re-encode the value at an offset of its choice
+rm -f "$TH/http.log"
+er "${INJ[@]}" -- "${NP[@]}" sh -c 'curl -sS -m 10 \
+	-H "X-Request-Id: Basic $(printf "a%s" "$TOKEN" | base64 -w0)" http://svc.test:8080/reflect'
+b64=$(httplog | sed -n 's/^X-Request-Id: Basic //p' | tr -d '\r')
+unlike "$(printf '%s' "$b64" | base64 -d 2>/dev/null)" "$VAL" \
+	"X-Request-Id: Basic base64(a + placeholder): the value never re-encoded there (reflected by the host)"
 
 # ---- the proxy path -----------------------------------------------------------------------------
 rm -f "$TH/http.log"
@@ -53,7 +79,7 @@ unlike "$(httplog)" "$PH" "... and not the placeholder"
 like "$(httplog)" 'Accept-Encoding: identity' "... with Accept-Encoding: identity (a compressed answer would hide the value)"
 like "$RF_OUT" "Authorization: Bearer $PH" "the host's echo reached the run scrubbed back to the placeholder"
 unlike "$RF_OUT" "$VAL" "... the run's output never holds the value"
-like "$(records | grep '"secret.inject"' | head -1)" '"path":"/proxied"' "secret.inject recorded for the request (name, host, method, path)"
+like "$(records | grep '"secret.inject"' | grep '/proxied' | head -1)" '"path":"/proxied"' "secret.inject recorded for the request (name, host, method, path)"
 unlike "$(records)" "$VAL" "... and the audit log holds no value"
 
 # every request of a keep-alive connection is injected

@@ -173,9 +173,9 @@ static struct inject_secret sec = {.name = "TOKEN",
 
 static void test_headers(void)
 {
-        ok(inject_host_match(&sec, "svc.test", 80) && inject_host_match(&sec, "svc.test", 443),
-           "a host without a port: 80 and 443");
-        ok(!inject_host_match(&sec, "svc.test", 8080), "... not another port");
+        ok(!inject_host_match(&sec, "svc.test", 80) && !inject_host_match(&sec, "svc.test", 443) &&
+                   !inject_host_match(&sec, "svc.test", 8080),
+           "a host without a port means HTTPS: never the value in a plaintext request");
         ok(inject_host_match(&sec, "api.test", 8443) && !inject_host_match(&sec, "api.test", 443),
            "a host with a port: that port only");
         ok(!inject_host_match(&sec, "evil.svc.test", 80) && !inject_host_match(&sec, "svc.tes", 80),
@@ -184,26 +184,52 @@ static void test_headers(void)
         char out[1024];
         size_t ol;
         const char *v = "Bearer PH_abcdefghijklmnopqrstuvwxyz0123";
-        is_int(inject_header_value(&sec, v, strlen(v), out, sizeof out, &ol), 1,
+        is_int(inject_header_value(&sec, true, v, strlen(v), out, sizeof out, &ol), 1,
                "Bearer placeholder: replaced");
         ok(ol == 27 && !memcmp(out, "Bearer real-secret-value-42", 27), "... by the value");
         v = "no secret here";
-        is_int(inject_header_value(&sec, v, strlen(v), out, sizeof out, &ol), 0,
+        is_int(inject_header_value(&sec, true, v, strlen(v), out, sizeof out, &ol), 0,
                "a value without the placeholder: untouched");
         /* Basic: base64("user:PH_...") */
         char cred[400], hv[600];
         snprintf(cred, sizeof cred, "user:%s", sec.placeholder);
         strcpy(hv, "Basic ");
         hv[6 + inject_b64_encode((const unsigned char *)cred, strlen(cred), hv + 6)] = '\0';
-        is_int(inject_header_value(&sec, hv, strlen(hv), out, sizeof out, &ol), 1,
+        is_int(inject_header_value(&sec, true, hv, strlen(hv), out, sizeof out, &ol), 1,
                "Basic credentials with the placeholder as password: replaced");
         unsigned char dec[256];
         int dl = inject_b64_decode(out + 6, ol - 6, dec, sizeof dec);
         ok(dl == 25 && !memcmp(dec, "user:real-secret-value-42", 25) && !memcmp(out, "Basic ", 6),
            "... decoded, replaced, encoded again");
-        is_int(inject_header_value(&sec, v, strlen(v), out, 3, &ol), 0, "small buffer, no match");
+        is_int(inject_header_value(&sec, false, hv, strlen(hv), out, sizeof out, &ol), 0,
+               "... but not in another header: the run cannot have the value re-encoded at an "
+               "offset of its choice (X-Request-Id: Basic base64(a + placeholder))");
+        {
+                /* scrubbable values: long ones (a JWT), hex ones past any framing */
+                struct inject_secret t = sec;
+                unsigned char vb[400];
+                t.value = vb;
+                memset(vb, 'J', 400);
+                t.len = 400;
+                ok(inject_scrubbable(&t), "a 400-byte value is scrubbable");
+                struct inject_needles nd;
+                ok(inject_needles_new(&t, 1, &nd) == 0 && nd.count >= 1 && nd.n[0].find_len == 400,
+                   "... and the scrubber looks for it (values past 344 bytes were skipped)");
+                inject_needles_free(&nd);
+                memcpy(vb, "0123456789abcdef0123456789abcdef01234567", 40);
+                t.len = 40;
+                ok(inject_scrubbable(&t), "a 40-digit hex value (a classic token) is scrubbable");
+                t.len = 16;
+                ok(!inject_scrubbable(&t),
+                   "a 16-digit hex value is not (it could be a chunk size)");
+                memcpy(vb, "short", 5);
+                t.len = 5;
+                ok(!inject_scrubbable(&t), "a 5-byte value is not");
+        }
+        is_int(inject_header_value(&sec, true, v, strlen(v), out, 3, &ol), 0,
+               "small buffer, no match");
         v = "Bearer PH_abcdefghijklmnopqrstuvwxyz0123";
-        is_int(inject_header_value(&sec, v, strlen(v), out, 10, &ol), -E2BIG,
+        is_int(inject_header_value(&sec, true, v, strlen(v), out, 10, &ol), -E2BIG,
                "a result that does not fit: -E2BIG");
 
         const char *where = NULL;
