@@ -489,6 +489,69 @@ static int key_file_exposed(const struct rf_plan *plan, const char *state_dir, c
         return 0;
 }
 
+/* A refusal after the run's egress and events were set up (its injections
+ * or grants): recorded, everything undone, one line; 125. */
+static int refuse_late(struct audit_log *alog, struct rf_plan *plan, struct rf_cgroup *cg,
+                       struct audit_emitter *ev, struct egress_config *egress,
+                       const struct rf_error *err)
+{
+        run_audit_exit(alog, plan, RF_EXIT_REFUSED, err->msg, cg, 0);
+        egress_config_free(egress);
+        audit_emitter_free(ev);
+        audit_close(alog);
+        cgroup_destroy(cg);
+        plan_cleanup(plan);
+        cli_print_error(err);
+        return RF_EXIT_REFUSED;
+}
+
+/*
+ * The run's injections, refused (-errno with err) where one could not be
+ * kept: a value the response scrubber cannot see (too short, or a hex
+ * string that could be HTTP framing) could come back from its own host;
+ * one naming only HTTPS hosts would put its value nowhere (TLS
+ * termination is not wired yet); one whose host no allow rule reaches
+ * could never be used. 0 when all can be kept.
+ */
+static int inject_check(const struct inject_secret *inj, size_t ni, const struct rf_policy *pol,
+                        const struct egress_config *egress, struct rf_error *err)
+{
+        for (size_t i = 0; i < ni; i++) {
+                if (!inject_scrubbable(&inj[i]))
+                        return rf_error_set(
+                                err, -EINVAL,
+                                "injection %s: its value (%zu bytes) is too short or a hex string "
+                                "too short to be told from HTTP framing (under %d, or %d hex "
+                                "digits), so it could not be kept out of the run's responses",
+                                inj[i].name, inj[i].len, INJECT_SCRUB_MIN, INJECT_SCRUB_HEX_MIN);
+                if (!inject_has_plain_host(&inj[i]))
+                        return rf_error_set(
+                                err, -ENOTSUP,
+                                "injection %s: its hosts are HTTPS (no port, or :443), and "
+                                "injection over TLS is not there yet; name a plaintext HTTP port "
+                                "(HOST:PORT) or deliver it with --secret",
+                                inj[i].name);
+                for (size_t k = 0; k < inj[i].n_hosts; k++) {
+                        char ih[SECRET_INJECT_HOST_MAX + 8];
+                        snprintf(ih, sizeof ih, "%s", inj[i].hosts[k]);
+                        char *colon = strchr(ih, ':');
+                        if (colon)
+                                *colon = '\0';
+                        uint8_t a[16];
+                        int fam;
+                        bool literal = net_ip_parse(ih, strlen(ih), false, a, &fam) == 0;
+                        if (pol->n_net_allow == 0 ||
+                            (!literal && !dnsstub_name_allowed(egress, ih)))
+                                return rf_error_set(err, -EINVAL,
+                                                    "injection %s: no allow rule lets the run "
+                                                    "reach %s, so the injection could never be "
+                                                    "used (add --allow-host %s)",
+                                                    inj[i].name, ih, ih);
+                }
+        }
+        return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
@@ -847,69 +910,14 @@ int cmd_run(int argc, char **argv)
         if (grants && grants->any_inject) {
                 struct inject_secret inj[INJECT_MAX];
                 size_t ni = grants_inject(grants, inj, INJECT_MAX);
-                r = 0;
-                /* a value the response scrubber cannot see (too short, or a
-                 * hex string that could be HTTP framing) could come back to
-                 * the run from its own host: refused */
-                for (size_t i = 0; r == 0 && i < ni; i++)
-                        if (!inject_scrubbable(&inj[i]))
-                                r = rf_error_set(
-                                        &err, -EINVAL,
-                                        "injection %s: its value (%zu bytes) is too short or a "
-                                        "hex string too short to be told from HTTP framing (under "
-                                        "%d, or %d hex digits), so it could not be kept out of the "
-                                        "run's responses",
-                                        inj[i].name, inj[i].len, INJECT_SCRUB_MIN,
-                                        INJECT_SCRUB_HEX_MIN);
-                /* HTTPS injection needs TLS termination, not wired yet: an
-                 * injection that names no plaintext port would do nothing */
-                for (size_t i = 0; r == 0 && i < ni; i++) {
-                        bool plain = false;
-                        for (size_t k = 0; k < inj[i].n_hosts; k++) {
-                                const char *pc = strchr(inj[i].hosts[k], ':');
-                                plain = plain || (pc && atoi(pc + 1) != 443);
-                        }
-                        if (!plain)
-                                r = rf_error_set(
-                                        &err, -ENOTSUP,
-                                        "injection %s: its hosts are HTTPS (no port, or :443), and "
-                                        "injection over TLS is not there yet; name a plaintext "
-                                        "HTTP port (HOST:PORT) or deliver it with --secret",
-                                        inj[i].name);
-                }
-                for (size_t i = 0; r == 0 && i < ni; i++)
-                        for (size_t k = 0; r == 0 && k < inj[i].n_hosts; k++) {
-                                char ih[SECRET_INJECT_HOST_MAX + 8];
-                                snprintf(ih, sizeof ih, "%s", inj[i].hosts[k]);
-                                char *colon = strchr(ih, ':');
-                                if (colon)
-                                        *colon = '\0';
-                                uint8_t a[16];
-                                int fam;
-                                bool literal = net_ip_parse(ih, strlen(ih), false, a, &fam) == 0;
-                                if (pol->n_net_allow == 0 ||
-                                    (!literal && !dnsstub_name_allowed(&egress, ih)))
-                                        r = rf_error_set(
-                                                &err, -EINVAL,
-                                                "injection %s: no allow rule lets the run reach "
-                                                "%s, so the injection could never be used (add "
-                                                "--allow-host %s)",
-                                                inj[i].name, ih, ih);
-                        }
+                r = inject_check(inj, ni, pol, &egress, &err);
                 if (r == 0)
                         r = egress_config_inject(&egress, inj, ni);
                 explicit_bzero(inj, sizeof inj);
                 if (r < 0) {
                         if (!err.msg[0])
                                 rf_error_set(&err, r, "out of memory");
-                        run_audit_exit(alog, plan, RF_EXIT_REFUSED, err.msg, cg, 0);
-                        egress_config_free(&egress);
-                        audit_emitter_free(ev);
-                        audit_close(alog);
-                        cgroup_destroy(cg);
-                        plan_cleanup(plan);
-                        cli_print_error(&err);
-                        return RF_EXIT_REFUSED;
+                        return refuse_late(alog, plan, cg, ev, &egress, &err);
                 }
         }
         /* secret.grant for each binding, durable before anything of the run
@@ -923,14 +931,7 @@ int cmd_run(int argc, char **argv)
                         char why[RF_ERROR_MSG_MAX];
                         snprintf(why, sizeof why, "%s", err.msg);
                         rf_error_set(&err, r, "cannot grant the run's secrets: %.400s", why);
-                        run_audit_exit(alog, plan, RF_EXIT_REFUSED, err.msg, cg, 0);
-                        egress_config_free(&egress);
-                        audit_emitter_free(ev);
-                        audit_close(alog);
-                        cgroup_destroy(cg);
-                        plan_cleanup(plan);
-                        cli_print_error(&err);
-                        return RF_EXIT_REFUSED;
+                        return refuse_late(alog, plan, cg, ev, &egress, &err);
                 }
                 plan->secrets_fd = blob; /* the supervisor closes it once init has it */
                 blob = -1;

@@ -34,19 +34,32 @@ int inject_placeholder(const uint8_t *rnd, size_t n_rnd, const char *prefix, uin
         return (int)total;
 }
 
+/* The plaintext port of host entry h ("name:port", not 443), or 0: a bare
+ * name means HTTPS, never the value in cleartext. */
+static unsigned plain_port(const char *h)
+{
+        const char *colon = strchr(h, ':');
+        unsigned port = colon ? (unsigned)atoi(colon + 1) : 0;
+        return port == 443 ? 0 : port;
+}
+
 bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t port)
 {
         size_t hl = strlen(host);
         for (size_t i = 0; i < s->n_hosts; i++) {
                 const char *h = s->hosts[i], *colon = strchr(h, ':');
                 size_t nl = colon ? (size_t)(colon - h) : strlen(h);
-                if (nl != hl || strncasecmp(h, host, hl) != 0)
-                        continue;
-                /* plaintext only where the operator wrote the port (and never
-                 * 443): a bare name means HTTPS, never the value in cleartext */
-                if (colon && (unsigned)atoi(colon + 1) == port && port != 443)
+                if (nl == hl && !strncasecmp(h, host, hl) && port && plain_port(h) == port)
                         return true;
         }
+        return false;
+}
+
+bool inject_has_plain_host(const struct inject_secret *s)
+{
+        for (size_t i = 0; i < s->n_hosts; i++)
+                if (plain_port(s->hosts[i]))
+                        return true;
         return false;
 }
 

@@ -59,6 +59,11 @@ int inject_placeholder(const uint8_t *rnd, size_t n_rnd, const char *prefix, uin
  * wired), so it never puts the value on the wire in cleartext. Pure. */
 bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t port);
 
+/* inject_has_plain_host — whether any of s's hosts is one inject_host_match
+ * can match (a "name:port" other than 443): else the injection, all HTTPS,
+ * puts its value nowhere until TLS termination is wired. Pure. */
+bool inject_has_plain_host(const struct inject_secret *s);
+
 /*
  * inject_mentions — the placeholder or the value of some secret of v[n]
  * occurs in text[len] (as is, or inside `Basic` base64 when `header`),

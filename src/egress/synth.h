@@ -54,12 +54,13 @@
                 0xfd, 0x52, 0x66, 0x67, 0x6e, 0x63, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0                   \
         }
 #define SYNTH_V6_PREFIX  64
-#define SYNTH_FIRST_HOST 2                          /* host part of the first address handed out */
-#define SYNTH_NAMES_MAX  4096                       /* names a run may resolve over its life */
-#define SYNTH_HDR        (2 + 4 + 16)               /* version, name length, v4, v6 */
-#define SYNTH_ENTRY_MAX  (SYNTH_HDR + NET_HOST_MAX) /* one map datagram: every canonical name fits \
-                                                     */
-#define SYNTH_TTL 60                                /* seconds, in answers */
+#define SYNTH_FIRST_HOST 2            /* host part of the first address handed out */
+#define SYNTH_NAMES_MAX  4096         /* names a run may resolve over its life */
+#define SYNTH_HDR        (2 + 4 + 16) /* version, name length, v4, v6 */
+#define SYNTH_ENTRY_MAX                                                                            \
+        (SYNTH_HDR + NET_HOST_MAX) /* one map datagram: every canonical name fits                  \
+                                    */
+#define SYNTH_TTL 60               /* seconds, in answers */
 
 struct synth_entry {
         char name[NET_HOST_MAX + 1]; /* canonical: lower case, no trailing dot */

@@ -191,6 +191,26 @@ static void put_attr(unsigned char *msg, uint16_t type, const void *data, size_t
         h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
 }
 
+/* One nfnetlink request with room for one small attribute (put_attr). */
+struct nfnl_req {
+        struct nlmsghdr h;
+        struct nfgenmsg g;
+        unsigned char attr[16];
+};
+
+static void nfnl_req_init(struct nfnl_req *m, uint16_t type, uint8_t family, uint16_t res_id,
+                          uint32_t seq)
+{
+        memset(m, 0, sizeof *m);
+        m->h.nlmsg_len = NLMSG_LENGTH(sizeof m->g);
+        m->h.nlmsg_type = type;
+        m->h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+        m->h.nlmsg_seq = seq;
+        m->g.nfgen_family = family;
+        m->g.version = NFNETLINK_V0;
+        m->g.res_id = htons(res_id);
+}
+
 #define LO_IFINDEX 1 /* lo is always the first interface of a network namespace */
 
 /* the run's own pool address on lo, and the default route from it */
@@ -293,17 +313,9 @@ static int commit_ruleset(const struct rf_plan *p, bool fail_commit)
                 goto out;
 
         /* Read it back: the table exists only if the batch was committed. */
-        struct {
-                struct nlmsghdr h;
-                struct nfgenmsg g;
-                unsigned char attr[16];
-        } get = {0};
-        get.h.nlmsg_len = NLMSG_LENGTH(sizeof get.g);
-        get.h.nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE;
-        get.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        get.h.nlmsg_seq = 0x7fff0000;
-        get.g.nfgen_family = NFPROTO_INET;
-        get.g.version = NFNETLINK_V0;
+        struct nfnl_req get;
+        nfnl_req_init(&get, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE, NFPROTO_INET, 0,
+                      0x7fff0000);
         put_attr((unsigned char *)&get, NFTA_TABLE_NAME, "ringfence", sizeof "ringfence");
         if (send(s, &get, get.h.nlmsg_len, 0) != (ssize_t)get.h.nlmsg_len) {
                 r = -errno;
@@ -370,18 +382,9 @@ int capture_listener(bool v6)
 /* one NFULNL_MSG_CONFIG request for the group, with one attribute */
 static int nflog_config(int s, uint16_t attr, const void *data, size_t len, uint32_t seq)
 {
-        struct {
-                struct nlmsghdr h;
-                struct nfgenmsg g;
-                unsigned char attr[16];
-        } m = {0};
-        m.h.nlmsg_len = NLMSG_LENGTH(sizeof m.g);
-        m.h.nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
-        m.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        m.h.nlmsg_seq = seq;
-        m.g.nfgen_family = AF_UNSPEC;
-        m.g.version = NFNETLINK_V0;
-        m.g.res_id = htons(RF_CAPTURE_NFLOG_GROUP);
+        struct nfnl_req m;
+        nfnl_req_init(&m, (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG, AF_UNSPEC,
+                      RF_CAPTURE_NFLOG_GROUP, seq);
         put_attr((unsigned char *)&m, attr, data, len);
         return nl_request(s, &m, m.h.nlmsg_len);
 }
