@@ -107,10 +107,21 @@ struct egress_config {
          * copies the values across its fork, the child's copy is its own */
         struct inject_secret *inject;
         size_t n_inject;
+        /* TLS termination toward injection hosts (src/tls): the loaded
+         * module's vtable, the run CA (its key: the egress process and the
+         * supervisor only) and the upstream trust store; all borrowed from
+         * the caller (cmd_run), NULL when no injection names an HTTPS host.
+         * egress_config_free leaves them alone. */
+        const struct rf_tls_vtable *tls;
+        struct rf_tls_ca *tls_ca;
+        struct rf_tls_trust *tls_trust;
 };
 
 struct rf_policy;
 struct inject_secret;
+struct rf_tls_vtable;
+struct rf_tls_ca;
+struct rf_tls_trust;
 
 /*
  * egress_config_build — this run's egress configuration from its policy:

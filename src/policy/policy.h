@@ -132,6 +132,10 @@ struct rf_policy {
         /* network.capture: "transparent" (default; a run with allow rules gets
          * the capture ruleset, src/sandbox/capture.h) or "proxy-only" */
         enum policy_capture net_capture;
+        /* network.upstream_ca / --upstream-ca: an absolute path to a PEM CA
+         * file trusted, besides the host's bundle, for the upstream side of
+         * terminated TLS connections (private APIs); NULL: none */
+        char *net_upstream_ca;
         uint64_t egress_bytes; /* limits.egress_bytes: bytes both ways over the run; 0 = none */
         uint64_t egress_connections; /* limits.egress_connections: at once; 0 = default */
 

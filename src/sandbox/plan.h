@@ -191,6 +191,25 @@ struct plan_input {
         const char *identity_token; /* the run's identity token, or NULL: delivered
                                      * at /run/ringfence/identity (0444, the run's
                                      * own root; no other run can see it) */
+        /* credential injection over TLS (src/tls, docs/TLS.md): the run's
+         * trust, or NULL/0 when the run has no terminated host. Copied into
+         * the plan. tls_bundle (host roots + run CA, PEM) becomes
+         * /run/ringfence/ca-certificates.crt and is mounted over the host's
+         * /etc/ssl/certs/ca-certificates.crt when that is a regular file;
+         * tls_ca_pem (the run CA alone) /run/ringfence/run-ca.crt;
+         * tls_java (PKCS12: host roots + run CA, password "changeit")
+         * /run/ringfence/cacerts.p12, mounted over the host's
+         * /etc/ssl/certs/java/cacerts when that is a regular file. The
+         * environment gets SSL_CERT_FILE, REQUESTS_CA_BUNDLE,
+         * CURL_CA_BUNDLE, GIT_SSL_CAINFO, PIP_CERT, AWS_CA_BUNDLE (the
+         * bundle) and NODE_EXTRA_CA_CERTS (the run CA), over any value the
+         * policy gave them. */
+        const char *tls_bundle;
+        size_t tls_bundle_len;
+        const char *tls_ca_pem;
+        size_t tls_ca_pem_len;
+        const unsigned char *tls_java;
+        size_t tls_java_len;
         bool expect_ws;             /* the workspace must be this inode (the daemon */
         dev_t expect_ws_dev;        /* checked it as the caller's own) */
         ino_t expect_ws_ino;

@@ -34,8 +34,8 @@
 #include <sys/types.h>
 
 /* Bump when the vtable's layout or any entry's contract changes. */
-#define RF_TLS_ABI_VERSION   1
-#define RF_TLS_VTABLE_SYMBOL "rf_tls_vtable_v1"
+#define RF_TLS_ABI_VERSION   2
+#define RF_TLS_VTABLE_SYMBOL "rf_tls_vtable_v2"
 
 /* Named limits (all of them are sizes a policy or a peer influences). */
 #define RF_TLS_MAX_HOSTS      64               /* injection hosts in one run CA */
@@ -119,23 +119,31 @@ struct rf_tls_vtable {
         int (*trust_bundle)(const struct rf_tls_trust *t, const struct rf_tls_ca *ca, char **ret,
                             size_t *len);
 
-        /* A PKCS12 trust store (DER) holding the run CA as a trusted
-         * certificate entry for the JVM (alias "ringfence-run-ca", Java's
-         * trusted-key-usage attribute 2.16.840.1.113894.746875.1.1 =
-         * anyExtendedKeyUsage), no key, integrity MAC with `password`
+        /* A PKCS12 trust store (DER) for the JVM: the run CA as a trusted
+         * certificate entry (alias "ringfence-run-ca") and, when `t` is not
+         * NULL, every certificate of t's host bundle (--upstream-ca not
+         * included) as one too (aliases "host-ca-N"), so the store can stand
+         * in for the JVM's cacerts; each with Java's trusted-key-usage
+         * attribute 2.16.840.1.113894.746875.1.1 = anyExtendedKeyUsage, no
+         * key, certificates unencrypted, integrity MAC with `password`
          * (HMAC-SHA256). *ret is malloc'ed. */
-        int (*pkcs12)(const struct rf_tls_ca *ca, const char *password, unsigned char **ret,
-                      size_t *len);
+        int (*pkcs12)(const struct rf_tls_ca *ca, const struct rf_tls_trust *t,
+                      const char *password, unsigned char **ret, size_t *len);
 
         /* Server side on a connected socket `fd` (non-blocking; borrowed,
          * never closed here) for `name` (one of the CA's hosts: the CONNECT
-         * target or the captured connection's SNI). Presents the leaf for
+         * target or the captured connection's SNI). `pre[0..pre_len)` are
+         * bytes already read from fd (the ClientHello the egress process
+         * judged): the session reads them first, then the socket (copied
+         * here; pre may be NULL when pre_len is 0; at most 64 KiB, else
+         * -EINVAL). Renegotiation is refused on every session. Presents the leaf for
          * `name`; a ClientHello whose SNI names another host is refused
          * (unrecognized_name); no SNI is accepted. TLS 1.2 and 1.3; ALPN:
          * http/1.1 is selected, a client offering only other protocols is
          * refused (no_application_protocol). -EPERM for a name outside the
          * CA. The handshake happens in handshake(). */
-        int (*server_new)(struct rf_tls_ca *ca, int fd, const char *name, struct rf_tls_conn **ret);
+        int (*server_new)(struct rf_tls_ca *ca, int fd, const char *name, const void *pre,
+                          size_t pre_len, struct rf_tls_conn **ret);
 
         /* Client side (upstream) on a connected socket `fd` (non-blocking;
          * borrowed) toward `host` (a DNS name as ca_new accepts them, any
