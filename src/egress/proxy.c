@@ -1168,7 +1168,7 @@ static void tls_record(struct conn *c, const char *side, const struct rf_tls_con
         const char *v = E.cfg->tls->version(t);
         struct evf f[] = {
                 {"host", c->host, 0},       {"port", NULL, c->port}, {"side", side, 0},
-                {"version", v ? v : "", 0}, {"via", via(c), 0},
+                {"tls_version", v ? v : "", 0}, {"via", via(c), 0},
         };
         event_async("egress.tls", NULL, f, ARRAY_SIZE(f));
 }
