@@ -286,13 +286,17 @@ bool inject_scrubbable(const struct inject_secret *s)
         return s->len <= INJECT_VALUE_MAX && scrubbable((const char *)s->value, s->len);
 }
 
+/* one base64 form of a value: up to 2 leading bytes of another's group */
+#define B64_SLOT ((INJECT_VALUE_MAX + 2 + 2) / 3 * 4 + 8)
+
 int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_needles *nd)
 {
         memset(nd, 0, sizeof *nd);
         if (n > INJECT_MAX)
                 n = INJECT_MAX;
-        nd->n = calloc(2 * n + 1, sizeof *nd->n);
-        nd->store = calloc(n + 1, INJECT_NEEDLE_MAX);
+        nd->n = calloc(4 * n + 1, sizeof *nd->n);
+        nd->store = calloc(3 * n + 1, B64_SLOT);
+        nd->store_len = (3 * n + 1) * B64_SLOT;
         if (!nd->n || !nd->store) {
                 inject_needles_free(nd);
                 return -ENOMEM;
@@ -306,20 +310,34 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
                 a->find_len = s[i].len;
                 fit(a->repl, s[i].placeholder, s[i].ph_len, s[i].len);
                 a->repl_len = s[i].len;
-                /* the value's base64 as it stands at a 3-byte boundary: its
-                 * whole groups (best effort: other alignments are not seen) */
-                char *st = nd->store + i * INJECT_NEEDLE_MAX;
-                (void)inject_b64_encode(s[i].value, s[i].len, st);
-                size_t whole = s[i].len / 3 * 4;
-                if (whole >= 8 && whole <= sizeof a->repl - 1 && scrubbable(st, whole)) {
-                        char pb[(SECRET_PH_LEN_MAX + 2) / 3 * 4 + 1];
-                        size_t pbl = inject_b64_encode((const unsigned char *)s[i].placeholder,
-                                                       s[i].ph_len, pb);
+                /*
+                 * The value's base64 at each of the three alignments it can
+                 * have in an encoded stream (after 0, 1 or 2 other bytes of
+                 * its group): the characters that depend on the value's
+                 * bytes alone — from 0, 2 or 3 characters in, up to its last
+                 * whole group. "Basic base64(user:VALUE)" is found whatever
+                 * the user name's length.
+                 */
+                for (size_t al = 0; al < 3; al++) {
+                        unsigned char vb[INJECT_VALUE_MAX + 2] = {0};
+                        unsigned char pv[SECRET_PH_LEN_MAX + 2] = {0};
+                        memcpy(vb + al, s[i].value, s[i].len);
+                        memcpy(pv + al, s[i].placeholder, s[i].ph_len);
+                        char *st = nd->store + (3 * i + al) * B64_SLOT;
+                        (void)inject_b64_encode(vb, al + s[i].len, st);
+                        explicit_bzero(vb, sizeof vb);
+                        size_t skip = al == 0 ? 0 : al == 1 ? 2 : 3;
+                        size_t whole = (al + s[i].len) / 3 * 4;
+                        if (whole < skip + 8 || whole - skip > sizeof a->repl - 1 ||
+                            !scrubbable(st + skip, whole - skip))
+                                continue;
+                        char pb[(SECRET_PH_LEN_MAX + 2 + 2) / 3 * 4 + 1];
+                        size_t pbl = inject_b64_encode(pv, al + s[i].ph_len, pb);
                         struct inject_needle *b = &nd->n[nd->count++];
-                        b->find = st;
-                        b->find_len = whole;
-                        fit(b->repl, pb, pbl, whole);
-                        b->repl_len = whole;
+                        b->find = st + skip;
+                        b->find_len = whole - skip;
+                        fit(b->repl, pb + skip, pbl > skip ? pbl - skip : 0, whole - skip);
+                        b->repl_len = whole - skip;
                 }
         }
         for (size_t i = 0; i < nd->count; i++)
@@ -357,14 +375,26 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
         return 0;
 }
 
+int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
+                      uint64_t *replaced)
+{
+        if (held < INJECT_SCRUB_MIN || held > len)
+                return 0;
+        for (size_t k = 0; k < nd->count; k++) {
+                const struct inject_needle *e = &nd->n[k];
+                if (held < e->find_len && !memcmp(buf + len - held, e->find, held)) {
+                        memcpy(buf + len - held, e->repl, held);
+                        (*replaced)++;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
 void inject_needles_free(struct inject_needles *nd)
 {
         if (nd->store)
-                explicit_bzero(nd->store, 1); /* header; the forms are wiped below */
-        if (nd->store && nd->n)
-                for (size_t i = 0; i < nd->count; i++)
-                        if (nd->n[i].find >= nd->store)
-                                explicit_bzero((char *)nd->n[i].find, nd->n[i].find_len);
+                explicit_bzero(nd->store, nd->store_len); /* the base64 forms */
         free(nd->n);
         free(nd->store);
         memset(nd, 0, sizeof *nd);

@@ -129,6 +129,7 @@ struct inject_needles {
         size_t count;
         size_t max_len;
         char *store; /* owned: the base64 forms */
+        size_t store_len;
 };
 
 /* inject_needles_new — for s[n] (values longer than INJECT_VALUE_MAX are
@@ -148,6 +149,18 @@ void inject_needles_free(struct inject_needles *nd);
  */
 size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
                             uint64_t *replaced);
+
+/*
+ * inject_scrub_tail — the end of a stream whose last `held` bytes
+ * (inject_scrub_inplace's return) are a proper prefix of a needle: when
+ * held >= INJECT_SCRUB_MIN they are overwritten with the same prefix of
+ * that needle's replacement (a value cut short by the end of a response —
+ * a Range request on a reflecting endpoint — must not reach the run
+ * either); shorter prefixes stay (they could be anything). Returns 1 when
+ * replaced, else 0. Pure.
+ */
+int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
+                      uint64_t *replaced);
 
 struct inject_scrub {
         const struct inject_needles *nd; /* borrowed */

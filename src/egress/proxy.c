@@ -252,6 +252,9 @@ struct conn {
         struct relay c2u, u2c;
         struct http_request rq; /* the request being forwarded (spans into `in`) */
         char rhead[HTTP_HEAD_MAX];
+        /* scrubbed responses: which bytes of u2c are chunk framing (one
+         * bit each; the scrubber reads the body as one stream past them) */
+        uint8_t framing[RELAY_BUF / 8];
 };
 
 /* Freed connections kept for reuse: a fresh 190 KB allocation per
@@ -1841,6 +1844,66 @@ static void body_from_in(struct conn *c)
         }
 }
 
+/* ---- the response scrubber's view of u2c ------------------------------------------ */
+
+static bool framing_bit(const struct conn *c, size_t i)
+{
+        return c->framing[i / 8] & (1u << (i % 8));
+}
+
+static void framing_clear(struct conn *c, size_t from, size_t to)
+{
+        for (size_t i = from; i < to; i++)
+                c->framing[i / 8] &= (uint8_t) ~(1u << (i % 8));
+}
+
+/* The bytes left in u2c (held ones) to its front, their framing bits too. */
+static void u2c_to_front(struct conn *c)
+{
+        struct relay *o = &c->u2c;
+        if (c->scrub)
+                for (size_t i = 0; i < o->len; i++) {
+                        bool f = framing_bit(c, o->off + i);
+                        c->framing[i / 8] = (uint8_t)((c->framing[i / 8] & ~(1u << (i % 8))) |
+                                                      ((unsigned)f << (i % 8)));
+                }
+        memmove(o->d, o->d + o->off, o->len);
+        o->off = 0;
+}
+
+/*
+ * Scrub u2c from the held bytes up to its end, chunk framing skipped: the
+ * value (or its base64) is found even when the host's chunked framing
+ * splits it, and replaced in place (framing untouched). Sets c->hold to
+ * the bytes (from the first byte of a possible beginning of a value) that
+ * must wait for the next read; at the end of a response (`ended`) a value
+ * cut short there is replaced too and nothing is held.
+ */
+static void scrub_u2c(struct conn *c, size_t start, bool ended)
+{
+        static char g[RELAY_BUF];
+        static uint16_t at[RELAY_BUF];
+        _Static_assert(RELAY_BUF <= 65536, "u2c offsets fit 16 bits");
+        struct relay *o = &c->u2c;
+        size_t end = o->off + o->len;
+        size_t from = start - (c->hold <= start - o->off ? c->hold : start - o->off);
+        size_t n = 0;
+        for (size_t i = from; i < end; i++)
+                if (!framing_bit(c, i)) {
+                        g[n] = o->d[i];
+                        at[n++] = (uint16_t)i;
+                }
+        size_t h = inject_scrub_inplace(&E.needles, g, n, 0, &E.scrubbed);
+        if (ended && h) {
+                (void)inject_scrub_tail(&E.needles, g, n, h, &E.scrubbed);
+                h = 0;
+        }
+        for (size_t j = 0; j < n; j++)
+                o->d[at[j]] = g[j];
+        explicit_bzero(g, n);
+        c->hold = h ? end - at[n - h] : 0;
+}
+
 /* Response bytes arrived in u2c (from `start`): find the head and the end. */
 static void on_response_bytes(struct conn *c, size_t start)
 {
@@ -1865,6 +1928,28 @@ static void on_response_bytes(struct conn *c, size_t start)
                         }
                         if (r < 0) {
                                 conn_to(c, CS_DRAIN);
+                                return;
+                        }
+                        if (c->scrub && rs.encoded) {
+                                /* a secret's host compressed its answer despite
+                                 * Accept-Encoding: identity: the scrubber could
+                                 * not see the value in it. The head (held whole)
+                                 * and all after it never reach the run. */
+                                size_t head_at = pos - c->rhead_len;
+                                c->rhead_len = 0;
+                                c->hold = 0;
+                                if (head_at < o->off) {
+                                        conn_to(c, CS_DEAD);
+                                        return;
+                                }
+                                o->len = head_at - o->off;
+                                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                                c->client_close = true;
+                                deny(c,
+                                     "the injection host compressed its answer (Content-Encoding) "
+                                     "although asked for identity: the injected value could not "
+                                     "be kept out of it",
+                                     c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
                                 return;
                         }
                         pos += (size_t)r - c->rhead_len;
@@ -1908,8 +1993,9 @@ static void on_response_bytes(struct conn *c, size_t start)
                 } else if (c->resp_left == -1) {
                         bool done = false;
                         const char *why;
-                        ssize_t k = http_chunked_feed(&c->resp_ch, o->d + pos,
-                                                      o->off + o->len - pos, &done, &why);
+                        ssize_t k = http_chunked_feed_map(&c->resp_ch, o->d + pos,
+                                                          o->off + o->len - pos, &done, &why,
+                                                          c->scrub ? c->framing : NULL, pos);
                         if (k < 0) {
                                 conn_to(c, CS_DRAIN);
                                 return;
@@ -2636,14 +2722,18 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                    (ure & (POLLIN | POLLHUP | POLLERR))) {
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
-                else if (c->u2c.len == c->hold && c->u2c.off > 0) {
-                        memmove(c->u2c.d, c->u2c.d + c->u2c.off, c->u2c.len);
-                        c->u2c.off = 0;
-                }
+                else if (c->u2c.len == c->hold && c->u2c.off > 0)
+                        u2c_to_front(c);
                 size_t start = c->u2c.off + c->u2c.len;
                 int rk = relay_read(c, W_UP, &c->u2c, &c->down);
+                if (c->scrub)
+                        framing_clear(c, start, c->u2c.off + c->u2c.len);
                 if (rk < 0) {
-                        c->hold = 0; /* the server is gone: what is held goes out as it is */
+                        /* the server is gone: what is held goes out, a
+                         * value cut short at the end scrubbed too */
+                        if (c->scrub && c->hold)
+                                scrub_u2c(c, c->u2c.off + c->u2c.len, true);
+                        c->hold = 0;
                         if (c->utls && rk == -2)
                                 c->no_notify =
                                         true; /* cut, not closed: the client must see a cut */
@@ -2652,19 +2742,21 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         } else
                                 conn_to(c, CS_DRAIN);
                 } else if (c->st == CS_RESP || c->scrub) {
-                        if (c->scrub) {
-                                /* in place, same length: the framing read next is the
-                                 * server's; a value split across reads is held back */
-                                size_t end = c->u2c.off + c->u2c.len;
-                                c->hold = inject_scrub_inplace(&E.needles, c->u2c.d, end,
-                                                               start - c->hold, &E.scrubbed);
-                        }
-                        if (c->st == CS_RESP) {
+                        /* the framing first (it marks chunk framing for the
+                         * scrubber, and may end the response), then the
+                         * scrub over the body as one stream */
+                        bool resp = c->st == CS_RESP;
+                        if (resp)
                                 on_response_bytes(c, start);
-                                if (c->st != CS_RESP && c->st != CS_TUNNEL)
-                                        c->hold =
-                                                0; /* the response ended: nothing more can match */
-                        }
+                        if (c->scrub && c->st != CS_DEAD) {
+                                bool ended = resp && c->st != CS_RESP && c->st != CS_TUNNEL;
+                                scrub_u2c(c, start, ended);
+                                /* a response head is held whole until read: a
+                                 * refusal of it (compressed) replaces it all */
+                                if (c->st == CS_RESP && c->resp_in_head && c->rhead_len > c->hold)
+                                        c->hold = c->rhead_len;
+                        } else if (resp && c->st != CS_RESP && c->st != CS_TUNNEL)
+                                c->hold = 0; /* the response ended: nothing more can match */
                 }
         }
         if (c->st == CS_TUNNEL && c->sniff)
@@ -2684,11 +2776,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 c->u2c.len += held;
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
-                else if (held && c->u2c.len == held && c->u2c.off > 0) {
-                        /* only the held bytes left: to the front, room to read */
-                        memmove(c->u2c.d, c->u2c.d + c->u2c.off, held);
-                        c->u2c.off = 0;
-                }
+                else if (held && c->u2c.len == held && c->u2c.off > 0)
+                        u2c_to_front(c); /* only the held bytes left: room to read */
         }
         if (c->pu.len && c->ufd >= 0 && c->st != CS_DEAD && spipe_out(&c->pu, c->ufd) < 0)
                 c->st = CS_DEAD;

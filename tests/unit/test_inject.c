@@ -346,6 +346,40 @@ static void test_scrub(void)
         uint64_t rep = 0;
         is_int((int)inject_scrub_inplace(&nd, tail, strlen(tail), 0, &rep), 15,
                "in place: a value's beginning at the end is held back (15 bytes)");
+        /* a value cut short at the end of a response: replaced when 8 bytes
+         * or more of it stand there, left when fewer (they could be anything) */
+        char cut[] = "xx real-secret-val";
+        rep = 0;
+        size_t held = inject_scrub_inplace(&nd, cut, strlen(cut), 0, &rep);
+        is_int(inject_scrub_tail(&nd, cut, strlen(cut), held, &rep), 1,
+               "the end of a stream: a 15-byte beginning of the value replaced");
+        ok(!strcmp(cut, "xx PH_abcdefghijkl") && rep == 1, "... by the placeholder's beginning (%s)",
+           cut);
+        char shortcut[] = "xx real-se";
+        held = inject_scrub_inplace(&nd, shortcut, strlen(shortcut), 0, &rep);
+        is_int(inject_scrub_tail(&nd, shortcut, strlen(shortcut), held, &rep), 0,
+               "... a 7-byte beginning left as it is");
+        /* Basic credentials echoed back: the value's base64 at every
+         * alignment a user name can give it */
+        all = true;
+        for (size_t ul = 0; ul <= 6; ul++) {
+                unsigned char cred[64];
+                char b64[128];
+                memcpy(cred, "abcdef", ul);
+                cred[ul] = ':';
+                memcpy(cred + ul + 1, sec.value, sec.len);
+                size_t cl = ul + 1 + sec.len;
+                size_t n = inject_b64_encode(cred, cl, b64);
+                b64[n] = '\0';
+                rep = 0;
+                (void)inject_scrub_inplace(&nd, b64, n, 0, &rep);
+                /* decode what the run would see and look for the value */
+                unsigned char dec[128];
+                int dl = inject_b64_decode(b64, n, dec, sizeof dec);
+                if (rep != 1 || dl < 0 || memmem(dec, (size_t)dl, sec.value, sec.len))
+                        all = false;
+        }
+        ok(all, "Basic base64(user:VALUE) scrubbed for user names of 0..6 bytes (every alignment)");
         /* short or hex-only values are never scrubbed (they could be framing) */
         struct inject_secret hexs = sec;
         hexs.value = (const unsigned char *)"deadbeef00";
