@@ -10,7 +10,7 @@ line would then hold it), then for every PID every readable mapping of
 /proc/PID/maps through /proc/PID/mem (root on the host may read a run's
 processes), in 1 MiB pieces overlapping by len(VALUE)-1 bytes so a value
 across a piece boundary is found too. Looks for the value and its base64
-(the form Basic credentials carry it in). Prints one line
+at each alignment (the form Basic credentials carry it in). Prints one line
 
   pids=N ranges=M bytes=B hits=H
 
@@ -33,7 +33,13 @@ def main():
     if len(value) < 8:
         print("memscan.py: the value is too short to look for", file=sys.stderr)
         return 2
-    forms = {"value": value, "base64": base64.b64encode(value).rstrip(b"=")[:-2]}
+    # the value, and its base64 at each of the three offsets it can stand
+    # at inside a longer encoded string (Basic credentials: "user:VALUE");
+    # only the characters that depend on the value alone are looked for
+    forms = {"value": value}
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + value)
+        forms["base64+%d" % k] = enc[4 if k else 0:-4]
     over = max(len(f) for f in forms.values()) - 1
     pids = ranges = total = unreadable = 0
     hits = []
