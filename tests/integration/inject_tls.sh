@@ -508,6 +508,43 @@ like "$RF_OUT" 'POST /post-ok' "... the control (a body without it) is served"
 is "$(($(exfils) - n0))" 1 "... secret.exfil recorded"
 like "$(last_rec '"secret.exfil"')" '"where":"request body"' "... where: request body"
 
+# the same refusals on the captured path
+if [ "$CAPTURE" = 1 ]; then
+	rm -f "$P/tls.log"
+	n0=$(exfils)
+	d0=$(ncount '"egress.deny"' '"host":"svc.test"' 'TLS handshake' '"via":"capture"')
+	er "${INJ[@]}" -- "${NP[@]}" sh -c 'curl -sS -m 10 -w "\ncode=%{http_code}\n" "https://svc.test/qc?k=$TOKEN"
+		curl -sS -m 10 -H "Authorization: Bearer $TOKEN" https://svc.test/qc-ok'
+	like "$RF_OUT" 'code=403' "captured: the placeholder in the URL: 403"
+	unlike "$(tlslog)" 'GET /qc\?' "... nothing of it arrived"
+	like "$RF_OUT" 'GET /qc-ok' "... the control (header) works"
+	like "$(last_rec '"secret.exfil"')" '"via":"capture"' "... secret.exfil recorded, via capture"
+	is "$(($(exfils) - n0))" 1 "... once"
+	# (a run of its own: egress.deny is coalesced per host:port within a run)
+	er "${INJ[@]}" -- "${NP[@]}" sh -c 'curl -sS -m 10 --cacert testca.pem https://svc.test/pinned-c; echo "rc=$?"
+		curl -sS -m 10 -H "Authorization: Bearer $TOKEN" https://svc.test/c-ok'
+	like "$RF_OUT" 'rc=60' "captured: a client pinned to the test CA fails its handshake (60)"
+	is "$(($(ncount '"egress.deny"' '"host":"svc.test"' 'TLS handshake' '"via":"capture"') - d0))" 1 \
+		"... egress.deny (TLS handshake, via capture) recorded"
+	like "$RF_OUT" 'GET /c-ok' "... the control (header, the run's bundle) works"
+	rm -f "$P/tls.log"
+	d0=$(ncount '"egress.deny"' '"host":"svc.test"' 'certificate expired' '"via":"capture"')
+	er --inject "TOKEN=store:api@svc.test:8444" "${NET[@]}" "${UCA[@]}" -- "${NP[@]}" sh -c \
+		'curl -sS -m 10 -w "\ncode=%{http_code}\n" -H "Authorization: Bearer $TOKEN" https://svc.test:8444/up-c'
+	like "$RF_OUT" 'code=502' "captured: an expired upstream certificate: 502"
+	like "$RF_OUT" 'certificate expired' "... saying why"
+	is "$(($(ncount '"egress.deny"' '"host":"svc.test"' 'certificate expired' '"via":"capture"') - d0))" 1 \
+		"... egress.deny recorded, via capture"
+else
+	for _ in 1 2 3 4 5 6 7 8 9 10 11; do skip "refusals on the captured path" "this build does not capture"; done
+fi
+
+# the SNI of a connection to the injection host must name it (no fronting
+# through the terminated connection)
+er "${INJ[@]}" -- sh -c 'python3 ec.py connect svc.test:443 other.test; python3 ec.py connect svc.test:443 svc.test'
+like "$(sed -n 2p <<<"$RF_OUT")" '^tls failed' "CONNECT svc.test:443 with a ClientHello naming other.test: refused"
+like "$(sed -n 4p <<<"$RF_OUT")" '^tls ok' "... the control (SNI svc.test) completes its handshake"
+
 # another allowed HTTPS host is a blind tunnel: the run's own TLS, end to end
 rm -f "$P/tls.log"
 t0=$(ncount '"egress.tls"' '"host":"other.test"')
