@@ -15,16 +15,20 @@
 # value itself; /repo.git is a dumb-HTTP git repository behind Basic auth
 # that takes the value as password only.
 #
-# Asserts: the run's trust (environment, bundle, run CA, Java store) and
-# none of it without an HTTPS injection; replacement for curl (proxy and
+# Asserts: the run's trust (environment, bundle, run CA, leaf, Java store)
+# and none of it in a run without an injection (one with HOST:PORT has it:
+# TLS on that port is terminated too); replacement for curl (proxy and
 # captured), Python urllib and requests, Node https.get and fetch, Java 17
 # HttpClient, git clone with the placeholder as password; keep-alive;
 # Accept-Encoding; the records (egress.tls, secret.inject); upstream
 # certificate failures (502 + egress.deny); a client pinned to the real CA
-# fails its handshake; exfiltration over TLS (URL, body; a blind tunnel to
-# another host sees only the worthless placeholder); the value in no
-# process environment, file or memory of the run, nor in the state dir.
-# Every attack next to its control.
+# fails its handshake; exfiltration over TLS (URL, body, on both paths; a
+# ClientHello naming another host; a blind tunnel to another host sees
+# only the worthless placeholder); the value — or its base64 at any
+# offset, as echoed Basic credentials carry it — in no output, process
+# environment, file or memory of the run (read from the host side:
+# tests/helpers/memscan.py), nor in the state dir. Every attack next to
+# its control.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
