@@ -583,6 +583,7 @@ for _ in range(600):
         break
     time.sleep(0.1)
 print(len(body))"; kill $! 2>/dev/null; echo finished'
+register_pid "$RF_PID"
 RF_WRAP=()
 for _ in $(seq 1 400); do [ -e "$WS/mem-ready" ] && break; kill -0 "$RF_PID" 2>/dev/null || break; sleep 0.05; done
 pids=""
