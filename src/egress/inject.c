@@ -294,7 +294,7 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
         memset(nd, 0, sizeof *nd);
         if (n > INJECT_MAX)
                 n = INJECT_MAX;
-        nd->n = calloc(4 * n + 1, sizeof *nd->n);
+        nd->n = calloc(7 * n + 1, sizeof *nd->n);
         nd->store = calloc(3 * n + 1, B64_SLOT);
         nd->store_len = (3 * n + 1) * B64_SLOT;
         if (!nd->n || !nd->store) {
@@ -324,20 +324,26 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
                         memcpy(vb + al, s[i].value, s[i].len);
                         memcpy(pv + al, s[i].placeholder, s[i].ph_len);
                         char *st = nd->store + (3 * i + al) * B64_SLOT;
-                        (void)inject_b64_encode(vb, al + s[i].len, st);
+                        size_t sl = inject_b64_encode(vb, al + s[i].len, st);
                         explicit_bzero(vb, sizeof vb);
-                        size_t skip = al == 0 ? 0 : al == 1 ? 2 : 3;
-                        size_t whole = (al + s[i].len) / 3 * 4;
-                        if (whole < skip + 8 || whole - skip > sizeof a->repl - 1 ||
-                            !scrubbable(st + skip, whole - skip))
-                                continue;
                         char pb[(SECRET_PH_LEN_MAX + 2 + 2) / 3 * 4 + 1];
                         size_t pbl = inject_b64_encode(pv, al + s[i].ph_len, pb);
-                        struct inject_needle *b = &nd->n[nd->count++];
-                        b->find = st + skip;
-                        b->find_len = whole - skip;
-                        fit(b->repl, pb + skip, pbl > skip ? pbl - skip : 0, whole - skip);
-                        b->repl_len = whole - skip;
+                        size_t skip = al == 0 ? 0 : al == 1 ? 2 : 3;
+                        size_t whole = (al + s[i].len) / 3 * 4;
+                        /* the value ending the encoded text (a password,
+                         * the usual case): its last group and padding too,
+                         * tried first so that nothing of it is left */
+                        size_t ends[2] = {(al + s[i].len) % 3 ? sl : 0, whole};
+                        for (size_t e = 0; e < 2; e++) {
+                                size_t fl = ends[e] > skip ? ends[e] - skip : 0;
+                                if (fl < 8 || fl > sizeof a->repl - 1 || !scrubbable(st + skip, fl))
+                                        continue;
+                                struct inject_needle *b = &nd->n[nd->count++];
+                                b->find = st + skip;
+                                b->find_len = fl;
+                                fit(b->repl, pb + skip, pbl > skip ? pbl - skip : 0, fl);
+                                b->repl_len = fl;
+                        }
                 }
         }
         for (size_t i = 0; i < nd->count; i++)
@@ -351,25 +357,29 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
 {
         size_t i = from;
         while (i < len) {
-                bool hit = false, partial = false;
-                for (size_t k = 0; k < nd->count && !hit; k++) {
+                /* the longest needle standing here wins; one that may still
+                 * turn out longer (its beginning ends the buffer) holds */
+                const struct inject_needle *hit = NULL;
+                size_t partial = 0;
+                for (size_t k = 0; k < nd->count; k++) {
                         const struct inject_needle *e = &nd->n[k];
                         if (buf[i] != e->find[0])
                                 continue;
                         if (i + e->find_len <= len) {
-                                if (!memcmp(buf + i, e->find, e->find_len)) {
-                                        memcpy(buf + i, e->repl, e->find_len);
-                                        (*replaced)++;
-                                        i += e->find_len;
-                                        hit = true;
-                                }
-                        } else if (!memcmp(buf + i, e->find, len - i))
-                                partial = true;
+                                if ((!hit || e->find_len > hit->find_len) &&
+                                    !memcmp(buf + i, e->find, e->find_len))
+                                        hit = e;
+                        } else if (e->find_len > partial && !memcmp(buf + i, e->find, len - i))
+                                partial = e->find_len;
                 }
-                if (hit)
-                        continue;
-                if (partial)
+                if (partial && (!hit || partial > hit->find_len))
                         return len - i;
+                if (hit) {
+                        memcpy(buf + i, hit->repl, hit->find_len);
+                        (*replaced)++;
+                        i += hit->find_len;
+                        continue;
+                }
                 i++;
         }
         return 0;
@@ -398,88 +408,4 @@ void inject_needles_free(struct inject_needles *nd)
         free(nd->n);
         free(nd->store);
         memset(nd, 0, sizeof *nd);
-}
-
-void inject_scrub_init(struct inject_scrub *z, const struct inject_needles *nd)
-{
-        z->nd = nd;
-        z->carry_len = 0;
-        z->replaced = 0;
-}
-
-/*
- * One pass over buf[len] (carry + new bytes, or the carry alone at the
- * end): a full match is replaced; a tail that is a proper prefix of a
- * needle is kept (unless `final`); anything else is settled. Returns how
- * many bytes of buf were consumed.
- */
-static size_t scrub_pass(struct inject_scrub *z, const char *buf, size_t len, bool final,
-                         inject_out_fn out, void *ctx)
-{
-        const struct inject_needles *nd = z->nd;
-        size_t i = 0, settled = 0;
-        while (i < len) {
-                bool hit = false, partial = false;
-                for (size_t k = 0; k < nd->count; k++) {
-                        const struct inject_needle *e = &nd->n[k];
-                        if (buf[i] != e->find[0])
-                                continue;
-                        if (i + e->find_len <= len) {
-                                if (!memcmp(buf + i, e->find, e->find_len)) {
-                                        if (i > settled)
-                                                out(ctx, buf + settled, i - settled);
-                                        out(ctx, e->repl, e->repl_len);
-                                        z->replaced++;
-                                        i += e->find_len;
-                                        settled = i;
-                                        hit = true;
-                                        break;
-                                }
-                        } else if (!final && !memcmp(buf + i, e->find, len - i))
-                                partial = true;
-                }
-                if (hit)
-                        continue;
-                if (partial)
-                        break; /* keep from i on */
-                i++;
-        }
-        if (i > settled)
-                out(ctx, buf + settled, i - settled);
-        return i;
-}
-
-void inject_scrub_feed(struct inject_scrub *z, const char *in, size_t len, inject_out_fn out,
-                       void *ctx)
-{
-        if (!z->nd || z->nd->count == 0) {
-                if (len)
-                        out(ctx, in, len);
-                return;
-        }
-        /* the carry and the first bytes of `in` first, in the carry buffer's
-         * room; a match can span at most max_len - 1 carried bytes */
-        while (len > 0 || z->carry_len > 0) {
-                char buf[2 * INJECT_NEEDLE_MAX];
-                size_t take = len < sizeof buf - z->carry_len ? len : sizeof buf - z->carry_len;
-                memcpy(buf, z->carry, z->carry_len);
-                memcpy(buf + z->carry_len, in, take);
-                size_t bl = z->carry_len + take;
-                in += take;
-                len -= take;
-                size_t used = scrub_pass(z, buf, bl, false, out, ctx);
-                z->carry_len = bl - used;
-                memcpy(z->carry, buf + used, z->carry_len);
-                explicit_bzero(buf, sizeof buf);
-                if (take == 0 || len == 0)
-                        break;
-        }
-}
-
-void inject_scrub_flush(struct inject_scrub *z, inject_out_fn out, void *ctx)
-{
-        if (z->carry_len)
-                (void)scrub_pass(z, z->carry, z->carry_len, true, out, ctx);
-        explicit_bzero(z->carry, sizeof z->carry);
-        z->carry_len = 0;
 }

@@ -8,7 +8,7 @@
  * own hosts only, and refuses (secret.exfil) any request, tunnel or name
  * that carries the placeholder (or the value) anywhere else. Responses
  * from the secret's hosts are scrubbed of the value before the run sees
- * them (struct inject_scrub).
+ * them (inject_scrub_inplace).
  *
  * Everything here is pure: no syscalls, no allocation but the caller's
  * buffers; unit-tested (tests/unit/test_inject.c) and fuzzed
@@ -161,20 +161,3 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
  */
 int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
                       uint64_t *replaced);
-
-struct inject_scrub {
-        const struct inject_needles *nd; /* borrowed */
-        char carry[INJECT_NEEDLE_MAX];
-        size_t carry_len;
-        uint64_t replaced; /* occurrences so far */
-};
-
-typedef void (*inject_out_fn)(void *ctx, const char *p, size_t n);
-
-void inject_scrub_init(struct inject_scrub *z, const struct inject_needles *nd);
-
-/* inject_scrub_feed — scrub in[len], passing what is settled to out(); the
- * rest stays in the carry. inject_scrub_flush — the end of the stream. */
-void inject_scrub_feed(struct inject_scrub *z, const char *in, size_t len, inject_out_fn out,
-                       void *ctx);
-void inject_scrub_flush(struct inject_scrub *z, inject_out_fn out, void *ctx);

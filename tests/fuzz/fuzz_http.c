@@ -235,6 +235,27 @@ static void fuzz_chunked(const uint8_t *data, size_t size)
         /* with or without an error, all three must read the input alike */
         if (r0 != r1 || r0 != r2 || d0 != d1 || d0 != d2)
                 abort();
+
+        /* the framing map: the same reading, and no bit past what was read
+         * (the scrubber skips marked bytes of the response buffer) */
+        if (size <= 4096) {
+                static uint8_t map[4096 / 8 + 2];
+                struct http_chunked c;
+                bool dm = false;
+                const char *why = NULL;
+                memset(map, 0, sizeof map);
+                http_chunked_init(&c);
+                char *p = dup_exact(data, size);
+                ssize_t rm = http_chunked_feed_map(&c, p, size, &dm, &why, map, 3);
+                free(p);
+                if ((rm < 0) != (r0 < 0) || (rm >= 0 && (rm != r0 || dm != d0)))
+                        abort();
+                size_t used = rm > 0 ? (size_t)rm : 0;
+                for (size_t i = 0; i < sizeof map * 8; i++)
+                        if ((map[i / 8] >> (i % 8) & 1) &&
+                            (i < 3 || i >= 3 + (rm < 0 ? size : used)))
+                                abort();
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -26,12 +26,16 @@ test sees what went on the wire. Answers:
   * /repo.git/... — a dumb-HTTP git repository behind Basic auth that
     accepts any user with the real value as password only (401 with
     WWW-Authenticate otherwise; 404 for a missing file);
+  * /chunked-value — the same value split one byte per chunk (chunked);
+  * /gzip-value   — "value=<value>" gzip-compressed (Content-Encoding);
+  * /cut-value    — "value=" + the value without its last 3 bytes;
   * anything else — 200, body "echo\\n" + request line and headers +
     "body-length N".
 
 Writes DIR/tls-ready once every socket is listening.
 """
 import base64
+import gzip
 import os
 import socket
 import ssl
@@ -113,6 +117,22 @@ def http_conn(c, port):
                 git_file(c, path, headers)
                 continue
             echo = ("echo\n" + text + "\nbody-length %d\n" % len(body)).encode("latin-1")
+            if path.startswith("/chunked-value"):
+                # the value split by chunk framing: one chunk per byte of it
+                parts = [b"value="] + [value[i:i + 1] for i in range(len(value))] + [b"\n" + echo]
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                          b"Transfer-Encoding: chunked\r\n\r\n" +
+                          b"".join(b"%x\r\n%s\r\n" % (len(x), x) for x in parts) + b"0\r\n\r\n")
+                continue
+            if path.startswith("/gzip-value"):
+                # compressed although asked for identity: the value hidden in it
+                answer(c, b"200 OK", gzip.compress(b"value=" + value + b"\n"),
+                       b"Content-Encoding: gzip\r\n")
+                continue
+            if path.startswith("/cut-value"):
+                # a response that ends inside the value (a Range on a reflecting endpoint)
+                answer(c, b"200 OK", b"value=" + value[:len(value) - 3])
+                continue
             if path.startswith("/value"):
                 echo = b"value=" + value + b"\n" + echo
             answer(c, b"200 OK", echo)

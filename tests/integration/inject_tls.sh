@@ -303,6 +303,21 @@ like "$(tlslog)" 'GET /value' "a host that answers the value in its body: reache
 like "$RF_OUT" "value=$PHV" "... the run sees the placeholder where the value was"
 unlike "$RF_OUT" "$VAL" "... never the value"
 
+# the scrubber's known gaps, closed: a value split by chunk framing, a
+# compressed answer, a value cut short at the end of a response
+er "${INJ[@]}" -- sh -c 'echo "PH=$TOKEN"; curl -sS -m 10 --raw https://svc.test/chunked-value |
+	tr -d "\r" | awk "NR % 2 == 0" | tr -d "\n"; echo; echo "rc=$?"'
+PHV=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+like "$RF_OUT" "value=$PHV" "a value split one byte per chunk: the run reads the placeholder across the framing (curl --raw, chunks joined)"
+unlike "$(tr -d '\n' <<<"$RF_OUT")" "$VAL" "... never the value"
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null -w "%{http_code}\n" https://svc.test/gzip-value'
+is "$(tail -n 1 <<<"$RF_OUT")" 502 "a compressed answer from the injection host (Content-Encoding: gzip): 502, never relayed"
+like "$(last_rec '"egress.deny"' 'compressed')" 'compressed its answer' "... egress.deny says why"
+er "${INJ[@]}" -- sh -c 'echo "PH=$TOKEN"; curl -sS -m 10 https://svc.test/cut-value; echo'
+PHV=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+like "$RF_OUT" "value=${PHV:0:$((${#VAL} - 3))}" "a value cut short by the end of the answer: replaced by the placeholder's beginning"
+unlike "$RF_OUT" "${VAL:0:$((${#VAL} - 3))}" "... the value's beginning never reaches the run"
+
 # keep-alive: every request of the connection
 rm -f "$P/tls.log"
 er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null -o /dev/null -w "connects=%{num_connects}\n" \
