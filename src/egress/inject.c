@@ -385,6 +385,61 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
         return 0;
 }
 
+static int put(char *out, size_t size, size_t *o, const char *p, size_t n)
+{
+        if (n > size - *o)
+                return -E2BIG;
+        memcpy(out + *o, p, n);
+        *o += n;
+        return 0;
+}
+
+int inject_query(const struct inject_secret *s, const char *t, size_t len, char *out,
+                 size_t out_size, size_t *out_len)
+{
+        static const char hexd[] = "0123456789ABCDEF";
+        const char *q = memchr(t, '?', len);
+        size_t o = 0, ql = strlen(s->query);
+        int replaced = 0;
+        *out_len = 0;
+        if (!q || !ql)
+                return put(out, out_size, out_len, t, len) < 0 ? -E2BIG : 0;
+        if (put(out, out_size, &o, t, (size_t)(q - t) + 1) < 0)
+                return -E2BIG;
+        const char *p = q + 1, *end = t + len;
+        while (p <= end) {
+                const char *amp = memchr(p, '&', (size_t)(end - p));
+                const char *pe = amp ? amp : end;
+                const char *eq = memchr(p, '=', (size_t)(pe - p));
+                bool ours = eq && (size_t)(eq - p) == ql && !memcmp(p, s->query, ql) &&
+                            (size_t)(pe - eq - 1) == s->ph_len &&
+                            !memcmp(eq + 1, s->placeholder, s->ph_len);
+                if (ours) {
+                        if (put(out, out_size, &o, p, ql + 1) < 0)
+                                return -E2BIG;
+                        for (size_t i = 0; i < s->len; i++) {
+                                unsigned char c = s->value[i];
+                                bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                                             (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+                                             c == '_' || c == '~';
+                                char e[3] = {'%', hexd[c >> 4], hexd[c & 15]};
+                                if (put(out, out_size, &o, plain ? (const char *)&s->value[i] : e,
+                                        plain ? 1 : 3) < 0)
+                                        return -E2BIG;
+                        }
+                        replaced = 1;
+                } else if (put(out, out_size, &o, p, (size_t)(pe - p)) < 0)
+                        return -E2BIG;
+                if (!amp)
+                        break;
+                if (put(out, out_size, &o, "&", 1) < 0)
+                        return -E2BIG;
+                p = amp + 1;
+        }
+        *out_len = o;
+        return replaced;
+}
+
 int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
                       uint64_t *replaced)
 {

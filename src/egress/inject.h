@@ -39,6 +39,7 @@ struct inject_secret {
         char *const *hosts;
         size_t n_hosts;
         char header[SECRET_HEADER_MAX + 1]; /* "" = replace in any header value */
+        char query[SECRET_QUERY_MAX + 1];   /* a query parameter replaced too, or "" */
         bool exfil_kill;
 };
 
@@ -70,6 +71,18 @@ bool inject_tls_match(const struct inject_secret *s, const char *host, uint16_t 
  * literals are included as written: the caller refuses them. Pure. */
 size_t inject_tls_names(const struct inject_secret *v, size_t n,
                         char names[][SECRET_INJECT_HOST_MAX + 1], size_t max);
+
+/*
+ * inject_query — the request target t[len] toward s's host with the
+ * placeholder replaced by the value (percent-encoded: every byte but
+ * A-Z a-z 0-9 - . _ ~) where it stands as the whole value of the query
+ * parameter s->query (exactly that name, each occurrence). Nothing else of
+ * the target changes. Writes out (not NUL-terminated) and *out_len.
+ * Returns 1 when replaced, 0 when not (s->query empty, or no such
+ * parameter holding the placeholder: out is then a copy), -E2BIG. Pure.
+ */
+int inject_query(const struct inject_secret *s, const char *t, size_t len, char *out,
+                 size_t out_size, size_t *out_len);
 
 /*
  * inject_mentions — the placeholder or the value of some secret of v[n]

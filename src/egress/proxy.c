@@ -1611,13 +1611,65 @@ static void send_request_head(struct conn *c)
          * any trace headers of the run's, then ringfence's attribution */
         struct relay *o = &c->c2u;
         o->off = 0;
+        /* credential injection: the placeholder in the target only as the
+         * value of a query parameter a binding declares, toward the
+         * secret's own hosts (replaced there); anywhere else in a target
+         * it is refused. In headers replaced toward the secret's own
+         * hosts, refused elsewhere (below). */
+        uint64_t own = 0, injected = 0;
+        const char *tgt = rq->path.len ? c->in + rq->path.off : "/";
+        size_t tl = rq->path.len ? rq->path.len : 1;
+        static char tq[2][HTTP_HEAD_MAX + 3 * INJECT_VALUE_MAX];
+        bool tq_used = false;
+        for (size_t k = 0; k < E.cfg->n_inject; k++)
+                if (c->term ? inject_tls_match(&E.cfg->inject[k], c->host, c->port)
+                            : inject_host_match(&E.cfg->inject[k], c->host, c->port))
+                        own |= 1ULL << k;
+        for (size_t k = 0, w = 0; k < E.cfg->n_inject; k++) {
+                size_t ql;
+                if (!(own & (1ULL << k)) || !E.cfg->inject[k].query[0])
+                        continue;
+                int r = inject_query(&E.cfg->inject[k], tgt, tl, tq[w], sizeof tq[0], &ql);
+                tq_used = true;
+                if (r < 0) {
+                        explicit_bzero(tq, sizeof tq);
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
+                        deny(c, "request target too long", NULL, 400, SOCKS_GENERAL_FAILURE,
+                             HINT_NONE);
+                        return;
+                }
+                if (r > 0) {
+                        tgt = tq[w];
+                        tl = ql;
+                        w ^= 1;
+                        injected |= 1ULL << k;
+                }
+        }
+        for (size_t k = 0; k < E.cfg->n_inject; k++) {
+                const char *form;
+                if (!inject_mentions(&E.cfg->inject[k], 1, tgt, tl, false, false, &form) ||
+                    (!strcmp(form, "value") && (injected & (1ULL << k))))
+                        continue;
+                if (tq_used)
+                        explicit_bzero(tq, sizeof tq);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                exfil(c, &E.cfg->inject[k], "request target (URL)", form);
+                return;
+        }
         /* an HTTP/1.0 request goes up as 1.0: the answer then has no
          * chunked framing the client could not read, and ends the connection;
          * one without a Host gets one from its target (RFC 9112 3.2) */
-        int n = snprintf(o->d, RELAY_BUF, "%s %.*s HTTP/1.%c\r\n", c->method,
-                         (int)(rq->path.len ? rq->path.len : 1),
-                         rq->path.len ? c->in + rq->path.off : "/", rq->http10 ? '0' : '1');
-        size_t len = n > 0 ? (size_t)n : 0;
+        int n = snprintf(o->d, RELAY_BUF, "%s %.*s HTTP/1.%c\r\n", c->method, (int)tl, tgt,
+                         rq->http10 ? '0' : '1');
+        if (tq_used)
+                explicit_bzero(tq, sizeof tq);
+        if (n < 0 || n >= RELAY_BUF) {
+                explicit_bzero(o->d, RELAY_BUF);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                deny(c, "request target too long", NULL, 400, SOCKS_GENERAL_FAILURE, HINT_NONE);
+                return;
+        }
+        size_t len = (size_t)n;
         if (!http_header_find(rq, c->in, "host")) {
                 char port[8] = "";
                 if (c->port != 80)
@@ -1627,25 +1679,7 @@ static void send_request_head(struct conn *c)
                              port);
                 len += n > 0 ? (size_t)n : 0;
         }
-        /* credential injection: the placeholder never in the target; in
-         * headers replaced toward the secret's own hosts, refused elsewhere */
-        uint64_t own = 0, injected = 0;
         static char ib[2][HTTP_HEAD_MAX + 2 * INJECT_VALUE_MAX];
-        if (E.cfg->n_inject) {
-                const char *form;
-                const struct inject_secret *s =
-                        inject_mentions(E.cfg->inject, E.cfg->n_inject, c->in + rq->path.off,
-                                        rq->path.len, false, false, &form);
-                if (s) {
-                        c->ufd = unwatch_close(c, W_UP, c->ufd);
-                        exfil(c, s, "request target (URL)", form);
-                        return;
-                }
-                for (size_t k = 0; k < E.cfg->n_inject; k++)
-                        if (c->term ? inject_tls_match(&E.cfg->inject[k], c->host, c->port)
-                                    : inject_host_match(&E.cfg->inject[k], c->host, c->port))
-                                own |= 1ULL << k;
-        }
         for (size_t i = 0; i < rq->n_headers; i++) {
                 const struct http_header *h = &rq->headers[i];
                 const char *name = c->in + h->name.off;

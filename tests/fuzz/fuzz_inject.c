@@ -68,6 +68,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(r >= -7 && r <= 1);
         if (r == 1)
                 CHECK(ol <= sizeof out);
+        /* query replacement: bounded; nothing replaced means a copy */
+        {
+                struct inject_secret qs = s;
+                static char qo[2048 * 3 + 64];
+                size_t ql = 0;
+                snprintf(qs.query, sizeof qs.query, "k");
+                int qr = inject_query(&qs, arg, size, qo, sizeof qo, &ql);
+                CHECK(qr >= -7 && qr <= 1 && ql <= sizeof qo);
+                if (qr == 0)
+                        CHECK(ql == size && !memcmp(qo, arg, size));
+                        CHECK(!memmem(qo, ql, s.placeholder, s.ph_len) ||
+                              memmem(arg, size, "?", 1));
+        }
         const char *where;
         (void)inject_mentions(&s, 1, arg, size, true, true, &where);
         unsigned char dec[4096];

@@ -318,6 +318,23 @@ PHV=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
 like "$RF_OUT" "value=${PHV:0:$((${#VAL} - 3))}" "a value cut short by the end of the answer: replaced by the placeholder's beginning"
 unlike "$RF_OUT" "${VAL:0:$((${#VAL} - 3))}" "... the value's beginning never reaches the run"
 
+# a policy may declare a query parameter the value goes into (percent-encoded)
+cat >"$P/query.json" <<JSON
+{"version": 1, "network": {"upstream_ca": "$P/testca.pem"},
+ "secrets": [{"name": "QKEY", "deliver": "inject", "from": "store:api",
+              "hosts": ["svc.test"], "query": "key"}]}
+JSON
+rm -f "$P/tls.log"
+er -p "$P/query.json" "${NET[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null -w "%{http_code}\n" \
+	"https://svc.test/q?key=$QKEY&x=1"; curl -sS -m 10 -o /dev/null -w "%{http_code}\n" \
+	"https://svc.test/q?other=$QKEY"'
+VENC=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe="-._~"))' "$VAL")
+like "$(tlslog)" "GET /q\\?key=$VENC&x=1 " "query: the declared parameter reached the host with the value (percent-encoded)"
+is "$(head -n 1 <<<"$RF_OUT")" 200 "... answered"
+is "$(sed -n 2p <<<"$RF_OUT")" 403 "the placeholder in another parameter: 403"
+like "$(last_rec '"secret.exfil"' 'QKEY')" 'request target' "... secret.exfil, in the request target"
+unlike "$(tlslog)" "other=" "... and nothing of it reached the host"
+
 # keep-alive: every request of the connection
 rm -f "$P/tls.log"
 er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null -o /dev/null -w "connects=%{num_connects}\n" \

@@ -270,6 +270,39 @@ static void test_headers(void)
         ok(!inject_mentions(&sec, 1, clean, strlen(clean), true, true, &where), "control: clean");
 }
 
+static void test_query(void)
+{
+        struct inject_secret q = sec;
+        char out[512];
+        size_t ol;
+        snprintf(q.query, sizeof q.query, "key");
+        q.value = (const unsigned char *)"a b/c+d=e~f";
+        q.len = 11;
+        const char *t = "/v1/x?key=PH_abcdefghijklmnopqrstuvwxyz0123&o=1";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 1,
+               "query: the declared parameter holding the placeholder: replaced");
+        ok(ol == strlen("/v1/x?key=a%20b%2Fc%2Bd%3De~f&o=1") &&
+                   !memcmp(out, "/v1/x?key=a%20b%2Fc%2Bd%3De~f&o=1", ol),
+           "... by the value, percent-encoded, the rest unchanged (%.*s)", (int)ol, out);
+        t = "/v1/x?o=1&key=PH_abcdefghijklmnopqrstuvwxyz0123";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 1, "... as the last one");
+        t = "/v1/x?okey=PH_abcdefghijklmnopqrstuvwxyz0123&key=x";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 0,
+               "another parameter (okey) holding it: not replaced");
+        ok(ol == strlen(t) && !memcmp(out, t, ol), "... the target copied unchanged");
+        t = "/PH_abcdefghijklmnopqrstuvwxyz0123?key=1";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 0,
+               "in the path: not replaced (the caller refuses it)");
+        t = "/v1/x?key=xPH_abcdefghijklmnopqrstuvwxyz0123";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 0,
+               "the placeholder inside a longer value: not replaced");
+        t = "/v1/x?key=PH_abcdefghijklmnopqrstuvwxyz0123";
+        is_int(inject_query(&q, t, strlen(t), out, 20, &ol), -E2BIG, "no room: -E2BIG");
+        q.query[0] = '\0';
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 0,
+               "no query declared: never replaced");
+}
+
 static void test_scrub(void)
 {
         struct inject_needles nd;
@@ -376,5 +409,6 @@ int main(void)
         test_placeholder();
         test_headers();
         test_scrub();
+        test_query();
         return done();
 }
