@@ -869,6 +869,8 @@ int http_response_parse(const char *buf, size_t len, struct http_response *r, co
                 } else if (span_ieq(buf, h.name, "content-encoding")) {
                         if (!span_ieq(buf, h.value, "identity") && h.value.len > 0)
                                 r->encoded = true;
+                } else if (span_ieq(buf, h.name, "sec-websocket-extensions")) {
+                        r->ws_extensions = true;
                 }
         }
 

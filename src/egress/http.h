@@ -96,7 +96,8 @@ struct http_response {
         int64_t content_length; /* -1: none */
         bool chunked;
         bool close;
-        bool encoded; /* a Content-Encoding other than "identity" (gzip, br, ...) */
+        bool encoded;       /* a Content-Encoding other than "identity" (gzip, br, ...) */
+        bool ws_extensions; /* a Sec-WebSocket-Extensions header (e.g. permessage-deflate) */
         size_t head_len;
 };
 

@@ -55,6 +55,8 @@
 #include "egress/inject.h"
 #include "egress/socks.h"
 #include "egress/tls.h"
+#include "egress/wsframe.h"
+#include "egress/wsframe.h"
 #include "secrets/mask.h"
 #include "shared/json.h"
 #include "shared/macro.h"
@@ -220,6 +222,7 @@ struct conn {
         struct http_chunked req_ch;
         bool req_head; /* the request was HEAD */
         bool ws; /* the request asks for a WebSocket: a 101 turns the connection into a tunnel */
+        struct ws_frames wsf; /* a scrubbed WebSocket: the server's frame headers */
         bool client_close;
         char method[16];
         size_t rhead_len;
@@ -235,11 +238,14 @@ struct conn {
          * begin a value and wait for the next bytes (inject_scrub_inplace) */
         bool scrub;
         size_t hold;
+        int64_t hold_until; /* held bytes go out (their tail scrubbed) if nothing follows by then */
         /* the request body's last bytes already checked, so a placeholder
          * cut between two reads is still seen (body_exfil) */
         char bcarry[SECRET_PH_LEN_MAX];
         size_t bcarry_len;
-        uint64_t own; /* the injections whose hosts this request goes to */
+        uint64_t own;         /* the injections whose hosts this request goes to */
+        uint64_t inj_pending; /* ... whose value it carries: secret.inject once it is sent */
+        size_t inj_head_left; /* bytes of its head still to be written upstream */
         /* epoll: what each of client, upstream, DNS is registered with */
         int reg_fd[3];
         uint32_t reg_ev[3];
@@ -252,6 +258,7 @@ struct conn {
         struct relay c2u, u2c;
         struct http_request rq; /* the request being forwarded (spans into `in`) */
         char rhead[HTTP_HEAD_MAX];
+        char inj_path[2100]; /* the target of the request inj_pending is for */
         /* scrubbed responses: which bytes of u2c are chunk framing (one
          * bit each; the scrubber reads the body as one stream past them) */
         uint8_t framing[RELAY_BUF / 8];
@@ -1573,6 +1580,23 @@ static bool header_dropped(const char *name, size_t len)
         return false;
 }
 
+/*
+ * Toward a secret's hosts, request headers that would let an answer carry
+ * the value past the scrubber: a compressed body (Accept-Encoding: identity
+ * is sent instead), a slice of it (Range, If-Range: a reflecting endpoint
+ * asked for bytes 1.. of the value returns a suffix no needle matches), a
+ * compressed WebSocket (Sec-WebSocket-Extensions: permessage-deflate).
+ */
+static bool header_scrub_hostile(const char *name, size_t len)
+{
+        static const char *const hostile[] = {"accept-encoding", "range", "if-range",
+                                              "sec-websocket-extensions"};
+        for (size_t i = 0; i < ARRAY_SIZE(hostile); i++)
+                if (strlen(hostile[i]) == len && !strncasecmp(name, hostile[i], len))
+                        return true;
+        return false;
+}
+
 /* egress.request for the current request (new trace and span ids). */
 static int64_t record_request(struct conn *c, bool sync)
 {
@@ -1687,8 +1711,8 @@ static void send_request_head(struct conn *c)
                         continue;
                 const char *v = c->in + h->value.off;
                 size_t vl = h->value.len;
-                if (own && h->name.len == 15 && !strncasecmp(name, "accept-encoding", 15))
-                        continue; /* identity below: a compressed body would hide the value */
+                if (own && header_scrub_hostile(name, h->name.len))
+                        continue; /* see header_scrub_hostile */
                 bool templated = false;
                 for (size_t k = 0; k < E.cfg->n_inject; k++) {
                         const struct inject_secret *s = &E.cfg->inject[k];
@@ -1770,27 +1794,14 @@ static void send_request_head(struct conn *c)
                 n = snprintf(o->d + len, RELAY_BUF - len, "Accept-Encoding: identity\r\n");
                 len += n > 0 && (size_t)n < RELAY_BUF - len ? (size_t)n : 0;
         }
+        /* secret.inject once the request is out whole (inject_records):
+         * a body refused after the head never carried the value */
+        c->inj_pending = injected;
         if (injected) {
                 explicit_bzero(ib, sizeof ib);
-                char path[2100];
-                snprintf(path, sizeof path, "%.*s%s",
+                snprintf(c->inj_path, sizeof c->inj_path, "%.*s%s",
                          (int)(rq->path.len > 2048 ? 2048 : rq->path.len), c->in + rq->path.off,
                          rq->path.len > 2048 ? "...(cut)" : "");
-                for (size_t k = 0; k < E.cfg->n_inject; k++) {
-                        if (!(injected & (1ULL << k)))
-                                continue;
-                        struct evf f[] = {
-                                {"name", E.cfg->inject[k].name, 0},
-                                {"secret_version", NULL, E.cfg->inject[k].version},
-                                {"host", c->host, 0},
-                                {"port", NULL, c->port},
-                                {"method", c->method, 0},
-                                {"path", path[0] ? path : "/", 0},
-                                {"trace_id", c->trace, 0},
-                                {"via", via(c), 0},
-                        };
-                        event_async("secret.inject", NULL, f, ARRAY_SIZE(f));
-                }
         }
         n = snprintf(
                 o->d + len, RELAY_BUF - len,
@@ -1802,12 +1813,34 @@ static void send_request_head(struct conn *c)
                 return;
         }
         o->len = len + (size_t)n;
+        c->inj_head_left = o->len;
         /* the body follows whatever of it is already buffered */
         memmove(c->in, c->in + rq->head_len, c->in_len - rq->head_len);
         c->in_len -= rq->head_len;
         c->rhead_len = 0;
         c->resp_in_head = true;
         conn_to(c, CS_BODY);
+}
+
+/* secret.inject for each injection the request just sent carried. */
+static void inject_records(struct conn *c)
+{
+        for (size_t k = 0; c->inj_pending && k < E.cfg->n_inject; k++) {
+                if (!(c->inj_pending & (1ULL << k)))
+                        continue;
+                struct evf f[] = {
+                        {"name", E.cfg->inject[k].name, 0},
+                        {"secret_version", NULL, E.cfg->inject[k].version},
+                        {"host", c->host, 0},
+                        {"port", NULL, c->port},
+                        {"method", c->method, 0},
+                        {"path", c->inj_path[0] ? c->inj_path : "/", 0},
+                        {"trace_id", c->trace, 0},
+                        {"via", via(c), 0},
+                };
+                event_async("secret.inject", NULL, f, ARRAY_SIZE(f));
+        }
+        c->inj_pending = 0;
 }
 
 /*
@@ -1869,6 +1902,7 @@ static void body_from_in(struct conn *c)
                         c->req_left -= (int64_t)take;
                 if (body_exfil(c, c->in, take)) {
                         o->off = o->len = 0; /* the head waiting in it goes nowhere either */
+                        c->inj_pending = 0;  /* ... and never carried the value */
                         return;
                 }
                 memcpy(o->d + o->off + o->len, c->in, take);
@@ -1879,6 +1913,10 @@ static void body_from_in(struct conn *c)
 }
 
 /* ---- the response scrubber's view of u2c ------------------------------------------ */
+
+/* how long bytes that may begin the value wait for the next ones (an idle
+ * WebSocket, a stream that pauses) */
+#define SCRUB_HOLD_MS 200
 
 static bool framing_bit(const struct conn *c, size_t i)
 {
@@ -1935,7 +1973,38 @@ static void scrub_u2c(struct conn *c, size_t start, bool ended)
         for (size_t j = 0; j < n; j++)
                 o->d[at[j]] = g[j];
         explicit_bzero(g, n);
+        size_t before = c->hold;
         c->hold = h ? end - at[n - h] : 0;
+        if (c->hold && (!before || end > start))
+                c->hold_until = now_ms() + SCRUB_HOLD_MS;
+}
+
+/*
+ * A scrubbed WebSocket's server bytes u2c[from..end): their frame headers
+ * marked as framing for scrub_u2c. A frame the scrubber cannot read into
+ * (compressed, masked) ends the connection: false.
+ */
+static bool ws_mark(struct conn *c, size_t from)
+{
+        const char *why = "";
+        struct relay *o = &c->u2c;
+        size_t end = o->off + o->len;
+        if (ws_frames_feed(&c->wsf, (const uint8_t *)o->d + from, end - from, c->framing, from,
+                           &why) >= 0)
+                return true;
+        char key[300], reason[200];
+        snprintf(key, sizeof key, "%s:%u", c->host, c->port);
+        snprintf(reason, sizeof reason, "the injection host sent %s: ended", why);
+        struct evf f[] = {
+                {"host", c->host, 0}, {"port", NULL, c->port}, {"addr", c->addr_text, 0},
+                {"rule", c->rule, 0}, {"reason", reason, 0},   {"proto", conn_proto(c), 0},
+                {"fix", "", 0},       {"via", via(c), 0},
+        };
+        event_deny_now(key, f, ARRAY_SIZE(f));
+        o->len = from - o->off; /* nothing of it reaches the run */
+        c->hold = 0;
+        c->st = CS_DEAD;
+        return false;
 }
 
 /* Response bytes arrived in u2c (from `start`): find the head and the end. */
@@ -1964,11 +2033,21 @@ static void on_response_bytes(struct conn *c, size_t start)
                                 conn_to(c, CS_DRAIN);
                                 return;
                         }
-                        if (c->scrub && rs.encoded) {
-                                /* a secret's host compressed its answer despite
-                                 * Accept-Encoding: identity: the scrubber could
-                                 * not see the value in it. The head (held whole)
-                                 * and all after it never reach the run. */
+                        const char *hostile =
+                                !c->scrub    ? NULL
+                                : rs.encoded ? "compressed its answer (Content-Encoding) although "
+                                               "asked for identity"
+                                : rs.status == 206
+                                        ? "answered with a part of a resource (206), which could "
+                                          "hold a slice of the injected value"
+                                : rs.status == 101 && rs.ws_extensions
+                                        ? "opened a WebSocket with an extension (compressed "
+                                          "frames) although none was asked for"
+                                        : NULL;
+                        if (hostile) {
+                                /* an answer of a secret's host the scrubber could
+                                 * not see the value in: the head (held whole) and
+                                 * all after it never reach the run */
                                 size_t head_at = pos - c->rhead_len;
                                 c->rhead_len = 0;
                                 c->hold = 0;
@@ -1979,11 +2058,12 @@ static void on_response_bytes(struct conn *c, size_t start)
                                 o->len = head_at - o->off;
                                 c->ufd = unwatch_close(c, W_UP, c->ufd);
                                 c->client_close = true;
-                                deny(c,
-                                     "the injection host compressed its answer (Content-Encoding) "
-                                     "although asked for identity: the injected value could not "
-                                     "be kept out of it",
-                                     c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
+                                char hw[256];
+                                snprintf(hw, sizeof hw,
+                                         "the injection host %s: the injected value could not be "
+                                         "kept out of it",
+                                         hostile);
+                                deny(c, hw, c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
                                 return;
                         }
                         pos += (size_t)r - c->rhead_len;
@@ -2004,6 +2084,9 @@ static void on_response_bytes(struct conn *c, size_t start)
                                         c->c2u.len += c->in_len;
                                         c->in_len = 0;
                                         conn_to(c, CS_TUNNEL);
+                                        ws_frames_init(&c->wsf);
+                                        if (c->scrub)
+                                                (void)ws_mark(c, pos);
                                 } else
                                         conn_to(c, CS_DRAIN);
                                 return;
@@ -2390,6 +2473,13 @@ static int relay_write(struct conn *c, enum watched w, struct relay *o)
         ssize_t n = io_write(c, w, o->d + o->off, o->len);
         if (n < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        if (w == W_UP && c->inj_pending) {
+                /* the head carrying the value is out whole: recorded now */
+                if ((size_t)n >= c->inj_head_left)
+                        inject_records(c);
+                else
+                        c->inj_head_left -= (size_t)n;
+        }
         o->off += (size_t)n;
         o->len -= (size_t)n;
         if (o->len == 0)
@@ -2782,6 +2872,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         bool resp = c->st == CS_RESP;
                         if (resp)
                                 on_response_bytes(c, start);
+                        else if (c->st == CS_TUNNEL && c->ws && c->scrub)
+                                (void)ws_mark(c, start);
                         if (c->scrub && c->st != CS_DEAD) {
                                 bool ended = resp && c->st != CS_RESP && c->st != CS_TUNNEL;
                                 scrub_u2c(c, start, ended);
@@ -2822,7 +2914,10 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
          * comes back; the server's EOF then ends the tunnel */
         if (c->st == CS_TUNNEL && c->client_eof && !c->up_shut && !c->sniff && c->c2u.len == 0 &&
             c->pu.len == 0) {
-                (void)shutdown(c->ufd, SHUT_WR);
+                if (c->utls)
+                        (void)E.cfg->tls->shutdown(c->utls); /* close_notify, not a bare FIN */
+                else
+                        (void)shutdown(c->ufd, SHUT_WR);
                 c->up_shut = true;
         }
         /* a spliced body is complete once its last byte left the pipe */
@@ -2891,12 +2986,19 @@ static void conn_watch(struct conn *c)
 
 static int64_t conn_deadline(const struct conn *c)
 {
-        return c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
+        int64_t d = c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
+        return c->hold && c->hold_until < d ? c->hold_until : d;
 }
 
 /* Its deadline passed: a DNS retry, or the end of the connection. */
 static void conn_expire(struct conn *c, int64_t now)
 {
+        if (c->hold && now >= c->hold_until && c->st != CS_DEAD) {
+                /* nothing completed the possible beginning of a value: it
+                 * goes out (a long beginning of the value itself replaced) */
+                scrub_u2c(c, c->u2c.off + c->u2c.len, true);
+                c->hold = 0;
+        }
         if (c->st == CS_RESOLVE && now >= c->dns_deadline)
                 dns_timeout(c);
         else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {

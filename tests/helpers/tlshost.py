@@ -26,6 +26,9 @@ test sees what went on the wire. Answers:
   * /repo.git/... — a dumb-HTTP git repository behind Basic auth that
     accepts any user with the real value as password only (401 with
     WWW-Authenticate otherwise; 404 for a missing file);
+  * /partial-value — a 206 holding the value without its first byte;
+  * /ws, /ws-deflate — WebSocket upgrades (see the code: the value split
+    over two frames, a frame ending in its first byte; a compressed one);
   * /chunked-value — the same value split one byte per chunk (chunked);
   * /gzip-value   — "value=<value>" gzip-compressed (Content-Encoding);
   * /cut-value    — "value=" + the value without its last 3 bytes;
@@ -117,6 +120,38 @@ def http_conn(c, port):
                 git_file(c, path, headers)
                 continue
             echo = ("echo\n" + text + "\nbody-length %d\n" % len(body)).encode("latin-1")
+            if path.startswith("/partial-value"):
+                # a 206 although no Range reached it: a slice of the value
+                answer(c, b"206 Partial Content", value[1:], b"Content-Range: bytes 1-%d/%d\r\n"
+                       % (len(value) - 1, len(value)))
+                continue
+            if path.startswith("/ws") and headers.get("upgrade", "").lower() == "websocket":
+                # a WebSocket: /ws sends the value split over two frames (a
+                # fragmented text message), then a frame ending with the
+                # value's first byte and nothing after it; /ws-deflate
+                # answers with permessage-deflate and a frame with RSV1 set
+                deflate = path.startswith("/ws-deflate")
+                c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                          b"Connection: Upgrade\r\n" +
+                          (b"Sec-WebSocket-Extensions: permessage-deflate\r\n" if deflate else b"")
+                          + b"\r\n")
+
+                def frame(fin, op, payload, rsv1=False):
+                    b0 = (0x80 if fin else 0) | (0x40 if rsv1 else 0) | op
+                    return bytes([b0, len(payload)]) + payload
+                if deflate:
+                    c.sendall(frame(True, 1, b"value=" + value, rsv1=True))
+                else:
+                    half = len(value) // 2
+                    c.sendall(frame(False, 1, b"value=" + value[:half]) +
+                              frame(True, 0, value[half:] + b"\n"))
+                    c.sendall(frame(True, 1, b"end=" + value[:1]))
+                try:
+                    while c.recv(4096):
+                        pass
+                except OSError:
+                    pass
+                return
             if path.startswith("/chunked-value"):
                 # the value split by chunk framing: one chunk per byte of it
                 parts = [b"value="] + [value[i:i + 1] for i in range(len(value))] + [b"\n" + echo]

@@ -318,6 +318,39 @@ PHV=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
 like "$RF_OUT" "value=${PHV:0:$((${#VAL} - 3))}" "a value cut short by the end of the answer: replaced by the placeholder's beginning"
 unlike "$RF_OUT" "${VAL:0:$((${#VAL} - 3))}" "... the value's beginning never reaches the run"
 
+# a slice of the value: Range never goes to the secret's host, a 206 from it is refused
+rm -f "$P/tls.log"
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null -w "%{http_code}\n" -r 1- https://svc.test/echo;
+	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" https://svc.test/partial-value'
+like "$(tlslog)" 'GET /echo' "a Range request to the injection host: reached it"
+unlike "$(tlslog)" '^Range:' "... without its Range header (a slice of a reflected value would pass the scrubber)"
+is "$(sed -n 2p <<<"$RF_OUT")" 502 "a 206 from the injection host anyway: 502, never relayed"
+like "$(last_rec '"egress.deny"' '206')" 'part of a resource' "... egress.deny says why"
+
+# WebSocket: the value injected into the upgrade, scrubbed from frames even
+# when two frames split it; compression refused
+cp "$RF_SRC/tests/helpers/ws-client.py" "$WS/ws-client.py"
+rm -f "$P/tls.log"
+er "${INJ[@]}" -- sh -c 'echo "PH=$TOKEN"; env -u HTTPS_PROXY -u https_proxy python3 ws-client.py svc.test /ws'
+PHW=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+like "$RF_OUT" 'HTTP/1.1 101' "WebSocket (captured): upgraded"
+like "$(tlslog)" "Authorization: Bearer $VAL" "... the upgrade request carried the value"
+unlike "$(tlslog)" 'Sec-WebSocket-Extensions' "... and no extension offer (compressed frames would hide the value)"
+like "$RF_OUT" "frame: value=$PHW" "... the value split over two frames reached the run as the placeholder"
+unlike "$RF_OUT" "${VAL:0:12}" "... nothing of the value"
+like "$RF_OUT" "frame: end=${VAL:0:1}" "... a frame ending with the value's first byte is not held back forever (one byte of it is no secret)"
+rm -f "$P/tls.log"
+er "${INJ[@]}" -- sh -c 'env -u HTTPS_PROXY -u https_proxy python3 ws-client.py svc.test /ws-deflate'
+unlike "$RF_OUT" 'HTTP/1.1 101' "a 101 with permessage-deflate (not offered): refused"
+unlike "$RF_OUT" "${VAL:0:12}" "... nothing of the value"
+like "$(last_rec '"egress.deny"' 'WebSocket')" 'WebSocket with an extension' "... egress.deny says why"
+
+# secret.inject only for a request that went out: a body refused for its
+# placeholder never carried the value
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null -w "%{http_code}\n" --data "x=$TOKEN" https://svc.test/post-refused'
+is "$(tail -n 1 <<<"$RF_OUT")" 403 "a body with the placeholder: 403"
+is "$(records | grep '"secret.inject"' | grep -c 'post-refused')" 0 "... and no secret.inject for it (the head never left)"
+
 # a policy may declare a query parameter the value goes into (percent-encoded)
 cat >"$P/query.json" <<JSON
 {"version": 1, "network": {"upstream_ca": "$P/testca.pem"},
