@@ -148,8 +148,9 @@ static void run_usage(FILE *f)
               "                            ENV holds a random placeholder; the egress process\n"
               "                            puts the value in request headers to these hosts\n"
               "                            only (HOST: HTTPS on 443, terminated with a run CA\n"
-              "                            the run trusts; HOST:PORT: that port, TLS or plain\n"
-              "                            HTTP) and refuses the placeholder anywhere else\n"
+              "                            the run trusts; HOST:PORT: TLS on that port;\n"
+              "                            http://HOST:PORT: plaintext HTTP, explicitly) and\n"
+              "                            refuses the placeholder anywhere else\n"
               "                            (docs/SECRETS.md, docs/TLS.md)\n"
               "      --upstream-ca FILE    also trust this PEM CA for injection hosts' own\n"
               "                            certificates (private APIs; network.upstream_ca)\n"
@@ -542,20 +543,22 @@ static int inject_check(const struct inject_secret *inj, size_t ni, const struct
                                 "digits), so it could not be kept out of the run's responses",
                                 inj[i].name, inj[i].len, INJECT_SCRUB_MIN, INJECT_SCRUB_HEX_MIN);
                 for (size_t k = 0; k < inj[i].n_hosts; k++) {
-                        char ih[SECRET_INJECT_HOST_MAX + 8];
-                        snprintf(ih, sizeof ih, "%s", inj[i].hosts[k]);
+                        char ih[SECRET_INJECT_ENTRY_MAX + 1];
+                        bool plain = !strncmp(inj[i].hosts[k], "http://", 7);
+                        snprintf(ih, sizeof ih, "%s", inj[i].hosts[k] + (plain ? 7 : 0));
                         char *colon = strchr(ih, ':');
                         if (colon)
                                 *colon = '\0';
                         uint8_t a[16];
                         int fam;
                         bool literal = net_ip_parse(ih, strlen(ih), false, a, &fam) == 0;
-                        if (literal && (!colon || !strcmp(colon + 1, "443")))
+                        if (literal && !plain)
                                 return rf_error_set(err, -EINVAL,
-                                                    "injection %s: HTTPS to the address %s cannot "
+                                                    "injection %s: TLS to the address %s cannot "
                                                     "be terminated (leaf certificates name hosts); "
-                                                    "name the host (--add-host NAME:%s)",
-                                                    inj[i].name, ih, ih);
+                                                    "name the host (--add-host NAME:%s), or write "
+                                                    "http://%s:PORT for plaintext HTTP",
+                                                    inj[i].name, ih, ih, ih);
                         if (pol->n_net_allow == 0 ||
                             (!literal && !dnsstub_name_allowed(egress, ih)))
                                 return rf_error_set(err, -EINVAL,

@@ -34,44 +34,42 @@ int inject_placeholder(const uint8_t *rnd, size_t n_rnd, const char *prefix, uin
         return (int)total;
 }
 
-/* The plaintext port of host entry h ("name:port", not 443), or 0: a bare
- * name means HTTPS, never the value in cleartext. */
-static unsigned plain_port(const char *h)
+/* Host entry h: its name (length *nl), whether it is plaintext
+ * ("http://name:port"), and its port (443 for a bare name). */
+static const char *entry(const char *h, size_t *nl, bool *plain, unsigned *port)
 {
+        *plain = !strncmp(h, "http://", 7);
+        if (*plain)
+                h += 7;
         const char *colon = strchr(h, ':');
-        unsigned port = colon ? (unsigned)atoi(colon + 1) : 0;
-        return port == 443 ? 0 : port;
+        *nl = colon ? (size_t)(colon - h) : strlen(h);
+        *port = colon ? (unsigned)atoi(colon + 1) : 443;
+        return h;
+}
+
+static bool match(const struct inject_secret *s, const char *host, uint16_t port, bool want_plain)
+{
+        size_t hl = strlen(host);
+        for (size_t i = 0; i < s->n_hosts; i++) {
+                size_t nl;
+                bool plain;
+                unsigned p;
+                const char *n = entry(s->hosts[i], &nl, &plain, &p);
+                if (plain == want_plain && nl == hl && !strncasecmp(n, host, hl) && port &&
+                    p == port && !(plain && port == 443))
+                        return true;
+        }
+        return false;
 }
 
 bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t port)
 {
-        size_t hl = strlen(host);
-        for (size_t i = 0; i < s->n_hosts; i++) {
-                const char *h = s->hosts[i], *colon = strchr(h, ':');
-                size_t nl = colon ? (size_t)(colon - h) : strlen(h);
-                if (nl == hl && !strncasecmp(h, host, hl) && port && plain_port(h) == port)
-                        return true;
-        }
-        return false;
-}
-
-/* The TLS port of host entry h: its port, 443 for a bare name. */
-static unsigned tls_port(const char *h)
-{
-        const char *colon = strchr(h, ':');
-        return colon ? (unsigned)atoi(colon + 1) : 443;
+        return match(s, host, port, true);
 }
 
 bool inject_tls_match(const struct inject_secret *s, const char *host, uint16_t port)
 {
-        size_t hl = strlen(host);
-        for (size_t i = 0; i < s->n_hosts; i++) {
-                const char *h = s->hosts[i], *colon = strchr(h, ':');
-                size_t nl = colon ? (size_t)(colon - h) : strlen(h);
-                if (nl == hl && !strncasecmp(h, host, hl) && port && tls_port(h) == port)
-                        return true;
-        }
-        return false;
+        return match(s, host, port, false);
 }
 
 size_t inject_tls_names(const struct inject_secret *v, size_t n,
@@ -80,9 +78,11 @@ size_t inject_tls_names(const struct inject_secret *v, size_t n,
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j < v[i].n_hosts; j++) {
-                        const char *h = v[i].hosts[j], *colon = strchr(h, ':');
-                        size_t nl = colon ? (size_t)(colon - h) : strlen(h);
-                        if (nl == 0 || nl > SECRET_INJECT_HOST_MAX)
+                        size_t nl;
+                        bool plain;
+                        unsigned p;
+                        const char *h = entry(v[i].hosts[j], &nl, &plain, &p);
+                        if (plain || nl == 0 || nl > SECRET_INJECT_HOST_MAX)
                                 continue;
                         bool seen = false;
                         for (size_t m = 0; m < k && !seen; m++)

@@ -1835,6 +1835,7 @@ static void inject_records(struct conn *c)
                         {"port", NULL, c->port},
                         {"method", c->method, 0},
                         {"path", c->inj_path[0] ? c->inj_path : "/", 0},
+                        {"scheme", c->term ? "https" : "http", 0},
                         {"trace_id", c->trace, 0},
                         {"via", via(c), 0},
                 };

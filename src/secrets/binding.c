@@ -201,6 +201,13 @@ static int strings_member(const struct json_node *m, size_t max, bool env_names,
 
 int secret_inject_host_parse(const char *s, size_t len, char *out, const char **why)
 {
+        bool plain = len >= 7 && !strncasecmp(s, "http://", 7);
+        if (plain) {
+                memcpy(out, "http://", 7);
+                s += 7;
+                len -= 7;
+                out += 7;
+        }
         const char *colon = memchr(s, ':', len);
         size_t hl = colon ? (size_t)(colon - s) : len;
         unsigned port = 0;
@@ -248,6 +255,11 @@ int secret_inject_host_parse(const char *s, size_t len, char *out, const char **
                         return -EINVAL;
                 }
                 snprintf(out + hl, 8, ":%u", port);
+        }
+        if (plain && (port == 0 || port == 443)) {
+                *why = "http://HOST:PORT needs a port other than 443 (plaintext is an explicit "
+                       "choice of port)";
+                return -EINVAL;
         }
         return 0;
 }
@@ -329,7 +341,7 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
                                       SECRET_INJECT_HOSTS_MAX);
                 for (size_t i = 0; i < m->n_items; i++) {
                         const struct json_node *e = m->items[i];
-                        char h[SECRET_INJECT_HOST_MAX + 8];
+                        char h[SECRET_INJECT_ENTRY_MAX + 1];
                         if (e->type != JSON_STRING ||
                             secret_inject_host_parse(e->str, e->len, h, &w) < 0)
                                 return rf_why(why, why_len, -EINVAL, "hosts[%zu]: %s", i,
@@ -695,7 +707,7 @@ int secret_inject_cli(const char *arg, char **ret, char *why, size_t why_len)
         for (const char *p = at + 1;;) {
                 const char *comma = strchr(p, ',');
                 size_t len = comma ? (size_t)(comma - p) : strlen(p);
-                char h[SECRET_INJECT_HOST_MAX + 8];
+                char h[SECRET_INJECT_ENTRY_MAX + 1];
                 if (secret_inject_host_parse(p, len, h, &w) < 0) {
                         secret_binding_clear(&b);
                         return rf_why(why, why_len, -EINVAL, "host %.*s: %s",

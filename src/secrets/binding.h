@@ -28,7 +28,8 @@
  * of the query parameter `key` in requests to the hosts (never elsewhere
  * in the URL).
  *
- * CLI: --inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...] (split at the last '@').
+ * CLI: --inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...] (split at the last '@');
+ * a host entry http://HOST:PORT is plaintext HTTP (secret_inject_host_parse).
  */
 #pragma once
 
@@ -50,6 +51,8 @@
 #define SECRET_VERSION_MAX         999999
 #define SECRET_INJECT_HOSTS_MAX    16  /* hosts of one injection */
 #define SECRET_INJECT_HOST_MAX     253 /* a host name */
+/* an injection host entry: "http://" + name + ":65535" */
+#define SECRET_INJECT_ENTRY_MAX (SECRET_INJECT_HOST_MAX + 13)
 #define SECRET_HEADER_MAX          256 /* an injection's header template */
 #define SECRET_QUERY_MAX           64  /* an injection's query parameter name */
 #define SECRET_PH_PREFIX_MAX       32  /* a placeholder's fixed prefix */
@@ -136,10 +139,13 @@ int secret_binding_cli(enum secret_delivery d, const char *arg, char **ret, char
 int secret_inject_cli(const char *arg, char **ret, char *why, size_t why_len);
 
 /*
- * secret_inject_host_parse — one HOST[:PORT] of an injection into its
- * canonical form (lower case, no trailing dot) in out (SECRET_INJECT_HOST_MAX
- * + 7 bytes). Names of letters, digits, '-' and '.' or IPv4 literals; no
- * wildcards. 0 or -EINVAL with *why. Pure.
+ * secret_inject_host_parse — one injection host entry into its canonical
+ * form (lower case, no trailing dot) in out (SECRET_INJECT_ENTRY_MAX + 1
+ * bytes): HOST (HTTPS on 443, terminated), HOST:PORT (TLS on that port,
+ * terminated), or http://HOST:PORT (plaintext HTTP on that port: the
+ * operator's explicit choice; the port is required and never 443). Names
+ * of letters, digits, '-' and '.' or IPv4 literals; no wildcards. 0 or
+ * -EINVAL with *why. Pure.
  */
 int secret_inject_host_parse(const char *s, size_t len, char *out, const char **why);
 

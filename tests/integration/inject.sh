@@ -26,15 +26,15 @@ printf '%s' "$VAL" | "$RF_BIN" secret set --state-dir "$RF_STATE" api >/dev/null
 	bail_out "secret set failed"
 NET=(--add-host "svc.test:$net.2" --add-host "other.test:$net.2" --allow-host svc.test
 	--allow-host other.test)
-INJ=(--inject "TOKEN=store:api@svc.test:8080" "${NET[@]}")
+INJ=(--inject "TOKEN=store:api@http://svc.test:8080" "${NET[@]}")
 httplog() { cat "$TH/http.log" 2>/dev/null; }
 exfils() { records | grep -c '"secret.exfil"'; }
 
 # ---- refused at start ---------------------------------------------------------------------------
-er --inject "TOKEN=store:api@svc.test:8080" -- true
+er --inject "TOKEN=store:api@http://svc.test:8080" -- true
 is "$RF_RC" 125 "an injection in a run without any allow rule: refused at start (125)"
 like "$RF_ERR" 'could never be used' "... saying why"
-er --inject "TOKEN=store:api@svc.test:8080" --add-host "other.test:$net.2" --allow-host other.test -- true
+er --inject "TOKEN=store:api@http://svc.test:8080" --add-host "other.test:$net.2" --allow-host other.test -- true
 is "$RF_RC" 125 "an injection whose host no allow rule reaches: refused at start (125)"
 like "$RF_ERR" 'no allow rule lets the run reach svc.test' "... naming the host"
 er --inject "TOKEN=store:api@svc.test" "${NET[@]}" -- true
@@ -42,11 +42,24 @@ is "$RF_RC" 0 "an injection whose only host is HTTPS (no port): accepted, termin
 er --inject "TOKEN=store:api@$net.2" --allow-host "$net.2" -- true
 is "$RF_RC" 125 "an HTTPS injection to an address literal: refused at start (125), a leaf names a host"
 like "$RF_ERR" 'cannot be terminated' "... saying why"
+er --inject "TOKEN=store:api@http://svc.test" "${NET[@]}" -- true
+is "$RF_RC" 125 "http://HOST without a port: refused (125), plaintext is an explicit choice of port"
+er --inject "TOKEN=store:api@http://svc.test:443" "${NET[@]}" -- true
+is "$RF_RC" 125 "http://HOST:443: refused (125), never cleartext on 443"
+
+# HOST:PORT without http:// is TLS only: a plaintext request there never
+# gets the value (the reviewer's downgrade: a run asking http:// of an
+# HTTPS API's port)
+rm -f "$TH/http.log"
+er --inject "TOKEN=store:api@svc.test:8080" "${NET[@]}" -- "${NP[@]}" sh -c \
+	'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/downgrade'
+like "$RF_OUT" 'secret.exfil' "--inject ...@svc.test:8080 (TLS): a plaintext request to that port with the placeholder is refused as exfiltration"
+unlike "$(httplog)" 'GET /downgrade' "... nothing reached the host (plaintext needs http://svc.test:8080)"
 er --inject "TOKEN=store:api@*.svc.test" "${NET[@]}" -- true
 is "$RF_RC" 125 "--inject with a wildcard host: refused (125)"
 
 printf '%s' 0123456789abcdef | "$RF_BIN" secret set --state-dir "$RF_STATE" hexshort >/dev/null 2>&1
-er --inject "TOKEN=store:hexshort@svc.test:8080" "${NET[@]}" -- true
+er --inject "TOKEN=store:hexshort@http://svc.test:8080" "${NET[@]}" -- true
 is "$RF_RC" 125 "a value of 16 hex digits (it could be HTTP framing, so never scrubbed): refused at start (125)"
 like "$RF_ERR" 'could not be kept out of the run.s responses' "... saying why"
 
@@ -54,7 +67,7 @@ like "$RF_ERR" 'could not be kept out of the run.s responses' "... saying why"
 LONG=eyJ$(head -c 300 /dev/urandom | base64 -w0 | tr -d '+/=' | head -c 400)
 printf '%s' "$LONG" | "$RF_BIN" secret set --state-dir "$RF_STATE" long >/dev/null 2>&1
 rm -f "$TH/http.log"
-er --inject "TOKEN=store:long@svc.test:8080" "${NET[@]}" -- "${NP[@]}" sh -c \
+er --inject "TOKEN=store:long@http://svc.test:8080" "${NET[@]}" -- "${NP[@]}" sh -c \
 	'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/long'
 like "$(httplog)" "Bearer $LONG" "a ${#LONG}-byte value: the test host received it"
 unlike "$RF_OUT" "$LONG" "... and its echo reached the run scrubbed (values past 344 bytes were not)"
@@ -190,7 +203,7 @@ fi
 cat >"$WS/kill.json" <<JSON
 {"version": 1,
  "secrets": [{"name": "api", "deliver": "inject", "from": "store:api", "env": "TOKEN",
-              "hosts": ["svc.test:8080"], "header": "x-api-key: {}", "on_exfil": "kill"}]}
+              "hosts": ["http://svc.test:8080"], "header": "x-api-key: {}", "on_exfil": "kill"}]}
 JSON
 rm -f "$TH/http.log"
 er -p "$WS/kill.json" "${NET[@]}" -- sh -c 'curl -sS -m 10 http://svc.test:8080/templ; echo
@@ -205,7 +218,7 @@ like "$(records | grep '"run.kill"' | tail -1)" 'secret.exfil' "... run.kill rec
 cat >"$WS/ttl.json" <<JSON
 {"version": 1,
  "secrets": [{"name": "TOKEN", "deliver": "inject", "from": "store:api",
-              "hosts": ["svc.test:8080"], "ttl": "2s"}]}
+              "hosts": ["http://svc.test:8080"], "ttl": "2s"}]}
 JSON
 rm -f "$TH/http.log"
 # while the grant lives the egress process adds Accept-Encoding: identity

@@ -34,22 +34,31 @@ static void test_cli(void)
            "... an injection of store gh v3 into TOKEN, two hosts");
         secret_binding_clear(&b);
         free(c);
+        c = NULL;
+        is_int(secret_inject_cli("T=store:gh@HTTP://Svc.Test:8080", &c, why, sizeof why), 0,
+               "--inject ...@HTTP://Svc.Test:8080: plaintext, explicitly (%s)", c ? "" : why);
+        ok(c && strstr(c, "\"hosts\":[\"http://svc.test:8080\"]"),
+           "... canonical http://svc.test:8080");
+        free(c);
 
         static const char *const bad[] = {
-                "TOKEN=store:gh",              /* no hosts */
-                "TOKEN=store:gh@",             /* empty host list */
-                "TOKEN=store:gh@a.test,",      /* empty host */
-                "TOKEN=store:gh@*.a.test",     /* wildcard */
-                "TOKEN=store:gh@a.test:0",     /* port 0 */
-                "TOKEN=store:gh@a.test:65536", /* port too large */
-                "TOKEN=store:gh@a..test",      /* empty label */
-                "TOKEN=store:gh@i..",          /* an empty last label (found by fuzz_inject) */
-                "TOKEN=store:gh@-a.test",      /* label starting with '-' */
-                "TOKEN=store:gh@a_b.test",     /* not a host name */
-                "RINGFENCE_X=store:gh@a.test", /* ringfence's own variable */
-                "1X=store:gh@a.test",          /* not a variable */
-                "TOKEN=vault:x@a.test",        /* unknown source */
-                "TOKEN@a.test",                /* no '=' */
+                "TOKEN=store:gh@http://a.test",     /* plaintext without a port */
+                "TOKEN=store:gh@http://a.test:443", /* never cleartext on 443 */
+                "TOKEN=store:gh@https://a.test",    /* no other scheme */
+                "TOKEN=store:gh",                   /* no hosts */
+                "TOKEN=store:gh@",                  /* empty host list */
+                "TOKEN=store:gh@a.test,",           /* empty host */
+                "TOKEN=store:gh@*.a.test",          /* wildcard */
+                "TOKEN=store:gh@a.test:0",          /* port 0 */
+                "TOKEN=store:gh@a.test:65536",      /* port too large */
+                "TOKEN=store:gh@a..test",           /* empty label */
+                "TOKEN=store:gh@i..",               /* an empty last label (found by fuzz_inject) */
+                "TOKEN=store:gh@-a.test",           /* label starting with '-' */
+                "TOKEN=store:gh@a_b.test",          /* not a host name */
+                "RINGFENCE_X=store:gh@a.test",      /* ringfence's own variable */
+                "1X=store:gh@a.test",               /* not a variable */
+                "TOKEN=vault:x@a.test",             /* unknown source */
+                "TOKEN@a.test",                     /* no '=' */
                 "T=store:gh@a.test,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", /* 17 hosts */
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -161,7 +170,7 @@ static void test_placeholder(void)
         ok(strcmp(a, b) != 0, "two placeholders differ (%s, %s)", a, b);
 }
 
-static char *const hosts[] = {"svc.test", "api.test:8443"};
+static char *const hosts[] = {"svc.test", "api.test:8443", "http://plain.test:8080"};
 static struct inject_secret sec = {.name = "TOKEN",
                                    .version = 2,
                                    .placeholder = "PH_abcdefghijklmnopqrstuvwxyz0123",
@@ -169,15 +178,19 @@ static struct inject_secret sec = {.name = "TOKEN",
                                    .value = (const unsigned char *)"real-secret-value-42",
                                    .len = 20,
                                    .hosts = hosts,
-                                   .n_hosts = 2};
+                                   .n_hosts = 3};
 
 static void test_headers(void)
 {
         ok(!inject_host_match(&sec, "svc.test", 80) && !inject_host_match(&sec, "svc.test", 443) &&
                    !inject_host_match(&sec, "svc.test", 8080),
            "a host without a port means HTTPS: never the value in a plaintext request");
-        ok(inject_host_match(&sec, "api.test", 8443) && !inject_host_match(&sec, "api.test", 443),
-           "a host with a port: that port only");
+        ok(!inject_host_match(&sec, "api.test", 8443) && !inject_host_match(&sec, "api.test", 443),
+           "a host with a port is TLS: never the value in a plaintext request either");
+        ok(inject_host_match(&sec, "plain.test", 8080) &&
+                   !inject_host_match(&sec, "plain.test", 80) &&
+                   !inject_tls_match(&sec, "plain.test", 8080),
+           "http://HOST:PORT: plaintext on that port only, never TLS");
         ok(!inject_host_match(&sec, "evil.svc.test", 80) && !inject_host_match(&sec, "svc.tes", 80),
            "no suffix or prefix matches");
         ok(inject_tls_match(&sec, "svc.test", 443) && !inject_tls_match(&sec, "svc.test", 8443) &&
