@@ -846,10 +846,10 @@ int cmd_run(int argc, char **argv)
 
         /* credential injection over TLS: the module, the run CA and the
          * run's trust files, before the plan (they go into its root); a
-         * run without injection never loads OpenSSL */
+         * run without an injection or an HTTP rule never loads OpenSSL */
         _cleanup_(run_tls_freep) struct run_tls tls = {0};
         if ((grants && grants->any_inject) || pol->n_net_http) {
-                /* HTTP rules: their hosts are terminated too, injection or not */
+                /* the hosts of HTTP rules are terminated too, injection or not */
                 struct inject_secret inj[INJECT_MAX];
                 size_t ni =
                         grants && grants->any_inject ? grants_inject(grants, inj, INJECT_MAX) : 0;
@@ -860,7 +860,7 @@ int cmd_run(int argc, char **argv)
                                          "HTTP rules need TLS termination, "
                                          "which this run could not set up");
                 if (r < 0) {
-                        run_audit_refused(alog, run_id, ni ? "secret" : "network", err.msg);
+                        run_audit_refused(alog, run_id, ni ? "secret" : "setup", err.msg);
                         audit_close(alog);
                         cli_print_error(&err);
                         return RF_EXIT_REFUSED;
