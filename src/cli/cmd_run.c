@@ -23,6 +23,7 @@
 #include "audit/emit.h"
 #include "egress/dnsstub.h"
 #include "egress/egress.h"
+#include "egress/httprule.h"
 #include "audit/token.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
@@ -46,6 +47,7 @@ enum {
         OPT_TRIGGERED_BY,
         OPT_AUDIENCE,
         OPT_ALLOW_HOST,
+        OPT_ALLOW_HTTP,
         OPT_ADD_HOST,
         OPT_CAPTURE,
         OPT_UPSTREAM_CA,
@@ -83,6 +85,7 @@ static const struct option run_options[] = {
         {"triggered-by", required_argument, NULL, OPT_TRIGGERED_BY},
         {"audience", required_argument, NULL, OPT_AUDIENCE},
         {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
+        {"allow-http", required_argument, NULL, OPT_ALLOW_HTTP},
         {"add-host", required_argument, NULL, OPT_ADD_HOST},
         {"capture", required_argument, NULL, OPT_CAPTURE},
         {"upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA},
@@ -134,6 +137,14 @@ static void run_usage(FILE *f)
               "      --audience AUD        `aud` of the run's identity token (default ringfence)\n"
               "      --allow-host H[:PORTS] let the run reach H (name, *.suffix, IP, CIDR)\n"
               "                            through its egress proxy (default: nothing)\n"
+              "      --allow-http 'HOST[:PORT] METHOD[,METHOD] PATH-GLOB'\n"
+              "                            what the run may do on HOST (a bare HOST: 443):\n"
+              "                            every HTTP request to it must match one of its\n"
+              "                            rules (METHOD: GET HEAD POST PUT PATCH DELETE\n"
+              "                            OPTIONS or *; * within a segment, ** whole\n"
+              "                            segments), else 403; TLS to it is terminated\n"
+              "                            with the run CA; an allow rule must still reach\n"
+              "                            it (network.http, docs/EGRESS.md)\n"
               "      --add-host NAME:IP    a static name for the egress proxy (before DNS)\n"
               "      --capture MODE        transparent (default): TCP to allowed names and\n"
               "                            addresses is captured without proxy settings,\n"
@@ -249,6 +260,14 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 r = policy_add_net_rule(o, arg, err);
                 if (r < 0 && err)
                         snprintf(err->keypath, sizeof err->keypath, "--allow-host");
+                return r;
+        case OPT_ALLOW_HTTP:
+                r = policy_add_http_rule(o, arg, err);
+                if (r < 0 && err) {
+                        char msg[RF_ERROR_MSG_MAX];
+                        snprintf(msg, sizeof msg, "%s", err->msg);
+                        rf_error_set(err, r, "--allow-http %s", msg);
+                }
                 return r;
         case OPT_ADD_HOST:
                 r = policy_add_net_host(o, arg, err);
@@ -571,6 +590,40 @@ static int inject_check(const struct inject_secret *inj, size_t ni, const struct
         return 0;
 }
 
+/*
+ * The run's HTTP rules (egress/httprule.h), refused (-EINVAL with err)
+ * where one could never be used: no allow rule lets the run reach its
+ * host and port, or a deny rule refuses them (an HTTP rule limits what
+ * may be done on a host; it never allows one). 0 when all can be.
+ */
+static int http_rules_check(const struct egress_config *egress, struct rf_error *err)
+{
+        for (size_t i = 0; i < egress->n_http; i++) {
+                const struct http_rule *h = &egress->http[i];
+                bool reached = false, denied = false;
+                for (size_t k = 0; k < egress->n_allow && !reached; k++)
+                        reached = (egress->allow[k].kind == RULE_HOST ||
+                                   egress->allow[k].kind == RULE_SUFFIX) &&
+                                  net_rule_match_host(&egress->allow[k], h->host, h->port);
+                for (size_t k = 0; k < egress->n_deny && !denied; k++)
+                        denied = (egress->deny[k].kind == RULE_HOST ||
+                                  egress->deny[k].kind == RULE_SUFFIX) &&
+                                 net_rule_match_host(&egress->deny[k], h->host, h->port);
+                if (denied)
+                        return rf_error_set(err, -EINVAL,
+                                            "HTTP rule \"%.300s\": a deny rule refuses %s:%u, so "
+                                            "the rule could never be used",
+                                            h->text, h->host, h->port);
+                if (!reached)
+                        return rf_error_set(err, -EINVAL,
+                                            "HTTP rule \"%.300s\": no allow rule lets the run "
+                                            "reach %s:%u, so the rule could never be used (add "
+                                            "--allow-host %s:%u)",
+                                            h->text, h->host, h->port, h->host, h->port);
+        }
+        return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
         _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
@@ -796,15 +849,21 @@ int cmd_run(int argc, char **argv)
 
         /* credential injection over TLS: the module, the run CA and the
          * run's trust files, before the plan (they go into its root); a
-         * run without injection never loads OpenSSL */
+         * run without an injection or an HTTP rule never loads OpenSSL */
         _cleanup_(run_tls_freep) struct run_tls tls = {0};
-        if (grants && grants->any_inject) {
+        if ((grants && grants->any_inject) || pol->n_net_http) {
+                /* the hosts of HTTP rules are terminated too, injection or not */
                 struct inject_secret inj[INJECT_MAX];
-                size_t ni = grants_inject(grants, inj, INJECT_MAX);
+                size_t ni =
+                        grants && grants->any_inject ? grants_inject(grants, inj, INJECT_MAX) : 0;
                 r = run_tls_setup(pol, inj, ni, &tls, &err);
                 explicit_bzero(inj, sizeof inj);
+                if (r == 0 && pol->n_net_http && !tls.mod.vt)
+                        r = rf_error_set(&err, -EINVAL,
+                                         "HTTP rules need TLS termination, "
+                                         "which this run could not set up");
                 if (r < 0) {
-                        run_audit_refused(alog, run_id, "secret", err.msg);
+                        run_audit_refused(alog, run_id, ni ? "secret" : "setup", err.msg);
                         audit_close(alog);
                         cli_print_error(&err);
                         return RF_EXIT_REFUSED;
@@ -945,6 +1004,15 @@ int cmd_run(int argc, char **argv)
                 plan_cleanup(plan);
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
+        }
+        /* HTTP rules: the egress process terminates their hosts (the run CA
+         * names them); a rule whose host no allow rule reaches: refused */
+        if (egress.n_http) {
+                egress.tls = tls.mod.vt;
+                egress.tls_ca = tls.ca;
+                egress.tls_trust = tls.trust;
+                if ((r = http_rules_check(&egress, &err)) < 0)
+                        return refuse_late(alog, plan, cg, ev, &egress, &err);
         }
         /* credential injection (issue 15): the egress process gets the
          * placeholders, hosts and values; an injection in a run without any

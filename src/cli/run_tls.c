@@ -1,11 +1,13 @@
 /*
  * run_tls.c — the TLS side of a run with credential injection (issue 15,
- * docs/TLS.md): load the TLS module, read the upstream trust, make the run
- * CA for the injection hosts and the run's trust files.
+ * docs/TLS.md) or HTTP rules (egress/httprule.h): load the TLS module,
+ * read the upstream trust, make the run CA for the hosts to terminate
+ * (the injection hosts and the hosts HTTP rules name) and the run's trust
+ * files.
  *
  * Called by cmd_run before the plan is built (the trust files go into the
- * run's root) and only for runs with an injection: every other run never
- * maps OpenSSL. The CA's key stays in memory here (ringfence's own,
+ * run's root) and only for runs with an injection or an HTTP rule: every
+ * other run never maps OpenSSL. The CA's key stays in memory here (ringfence's own,
  * non-dumpable process, which holds the secret values anyway) and in the
  * egress process forked from it; it is never written anywhere and is
  * wiped when the run ends (run_tls_free).
@@ -18,6 +20,7 @@
 
 #include "cli/cli.h"
 #include "egress/addr.h"
+#include "egress/httprule.h"
 #include "egress/inject.h"
 #include "egress/rules.h"
 #include "policy/policy.h"
@@ -60,6 +63,20 @@ int run_tls_setup(const struct rf_policy *pol, const struct inject_secret *inj, 
         if (k > RF_TLS_MAX_HOSTS)
                 return rf_error_set(err, -E2BIG, "more than %d injection hosts in one run",
                                     RF_TLS_MAX_HOSTS);
+        /* the hosts HTTP rules name: their requests are read in the egress
+         * process too (names only: a rule never names an address) */
+        for (size_t i = 0; i < pol->n_net_http; i++) {
+                struct http_rule hr;
+                const char *why = "invalid";
+                if (httprule_parse(pol->net_http[i], strlen(pol->net_http[i]), &hr, &why) < 0)
+                        return rf_error_set(err, -EINVAL, "HTTP rule %.200s: %s", pol->net_http[i],
+                                            why);
+                if (httprule_names(&hr, 1, names, &k, RF_TLS_MAX_HOSTS) < 0)
+                        return rf_error_set(err, -E2BIG,
+                                            "more than %d hosts to terminate TLS for (injections "
+                                            "and HTTP rules) in one run",
+                                            RF_TLS_MAX_HOSTS);
+        }
         for (size_t i = 0; i < k; i++) {
                 uint8_t a[16];
                 int fam;
@@ -73,9 +90,8 @@ int run_tls_setup(const struct rf_policy *pol, const struct inject_secret *inj, 
                 char path[256] = "ringfence-tls.so";
                 (void)rf_tls_module_path(path, sizeof path);
                 return rf_error_set(err, r,
-                                    "credential injection needs the TLS module %s, which could "
-                                    "not be loaded: %s",
-                                    path,
+                                    "%s needs the TLS module %s, which could not be loaded: %s",
+                                    n ? "credential injection" : "an HTTP rule", path,
                                     r == -ENOENT   ? "it is not installed"
                                     : r == -EPERM  ? "it is writable by others than root"
                                     : r == -EPROTO ? "it is of another version"

@@ -41,6 +41,7 @@
 #include "audit/emit.h"
 #include "egress/addr.h"
 #include "egress/egress-internal.h"
+#include "egress/httprule.h"
 #include "egress/inject.h"
 #include "shared/lockdown.h"
 #include "policy/policy.h"
@@ -104,6 +105,28 @@ int egress_config_build(const struct rf_policy *pol, const char *run_id, const c
                 memcpy(h->name, e, (size_t)(eq - e));
                 h->name[eq - e] = '\0';
                 c->n_hosts++;
+        }
+        /* HTTP rules (httprule.h): parsed again (they were validated) */
+        if (pol->n_net_http) {
+                if (pol->n_net_http > HTTPRULE_MAX) {
+                        egress_config_free(c);
+                        return rf_error_set(err, -E2BIG, "more than %d HTTP rules", HTTPRULE_MAX);
+                }
+                if (!(c->http = calloc(pol->n_net_http, sizeof *c->http))) {
+                        egress_config_free(c);
+                        return rf_error_set(err, -ENOMEM, "out of memory");
+                }
+                for (size_t i = 0; i < pol->n_net_http; i++) {
+                        const char *why = "invalid";
+                        if (httprule_parse(pol->net_http[i], strlen(pol->net_http[i]), &c->http[i],
+                                           &why) < 0) {
+                                rf_error_set(err, -EINVAL, "HTTP rule %.200s: %s", pol->net_http[i],
+                                             why);
+                                egress_config_free(c);
+                                return -EINVAL;
+                        }
+                }
+                c->n_http = pol->n_net_http;
         }
         memcpy(c->plain_ports, pol->net_plain_ports, sizeof c->plain_ports);
         c->n_plain_ports = pol->n_net_plain_ports;
@@ -221,8 +244,11 @@ void egress_config_free(struct egress_config *c)
         free(c->allow);
         free(c->deny);
         free(c->hosts);
+        free(c->http);
         c->allow = c->deny = NULL;
         c->hosts = NULL;
+        c->http = NULL;
+        c->n_http = 0;
         c->n_allow = c->n_deny = c->n_hosts = 0;
 }
 

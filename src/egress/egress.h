@@ -102,6 +102,11 @@ struct egress_config {
         char resolv_conf[256]; /* read by the egress process itself, before it locks down */
         uint64_t bytes_quota;  /* 0 = none */
         unsigned max_conns;
+        /* HTTP rules (httprule.h): owned array, from network.http; a host
+         * and port they name is terminated (with `tls` below) and every
+         * request to it must match one of its rules */
+        struct http_rule *http;
+        size_t n_http;
         /* credential injection (inject.h): owned array; each value points
          * into the supervisor's secret memory (wiped in a fork): egress_spawn
          * copies the values across its fork, the child's copy is its own */
@@ -118,6 +123,7 @@ struct egress_config {
 };
 
 struct rf_policy;
+struct http_rule;
 struct inject_secret;
 struct rf_tls_vtable;
 struct rf_tls_ca;
@@ -125,7 +131,7 @@ struct rf_tls_trust;
 
 /*
  * egress_config_build — this run's egress configuration from its policy:
- * the rules parsed again (they were validated), static hosts, limits, and
+ * the rules parsed again (they were validated; HTTP rules too), static hosts, limits, and
  * the path of the resolver configuration (`resolv_conf`, NULL:
  * /etc/resolv.conf; test builds may point elsewhere). The nameservers and
  * the host's own addresses are read by the egress process when it starts

@@ -52,6 +52,7 @@
 #include "egress/dnsresp.h"
 #include "egress/egress-internal.h"
 #include "egress/http.h"
+#include "egress/httprule.h"
 #include "egress/inject.h"
 #include "egress/socks.h"
 #include "egress/tls.h"
@@ -1161,9 +1162,9 @@ static void send_request_head(struct conn *c);
 
 /*
  * Whether c's destination (a canonical name and a port) is one to
- * terminate: an injection names that host and port (a bare host: 443) and
- * the TLS module is loaded. Every other TLS connection stays a blind
- * tunnel with its SNI check.
+ * terminate: an injection or an HTTP rule names that host and port (a
+ * bare host: 443) and the TLS module is loaded. Every other TLS
+ * connection stays a blind tunnel with its SNI check.
  */
 static bool term_wanted(const struct conn *c)
 {
@@ -1172,7 +1173,8 @@ static bool term_wanted(const struct conn *c)
         for (size_t k = 0; k < E.cfg->n_inject; k++)
                 if (inject_tls_match(&E.cfg->inject[k], c->host, c->port))
                         return true;
-        return false;
+        /* a host and port with HTTP rules: its requests must be read here */
+        return httprule_ruled(E.cfg->http, E.cfg->n_http, c->host, c->port);
 }
 
 /* egress.tls: one side's handshake completed (the upstream's verified). */
@@ -1410,6 +1412,55 @@ static void route(struct conn *c)
 /* ---- HTTP ----------------------------------------------------------------------- */
 
 /*
+ * HTTP rules (httprule.h): the request just parsed (c->rq, its method in
+ * c->method) to a host and port an HTTP rule names must match one of that
+ * host's rules; else 403 naming the method, the path and the host's
+ * rules, and egress.deny. Called for every request right after it is
+ * parsed and before anything of it is recorded, dialled or sent (on_head
+ * for proxied requests, on_head_captured for captured and terminated
+ * ones). A target that carries an injected secret's placeholder is left
+ * to send_request_head, which refuses it as secret.exfil. true when
+ * refused.
+ */
+static bool http_rules_refuse(struct conn *c)
+{
+        if (!E.cfg->n_http)
+                return false;
+        const struct http_request *rq = &c->rq;
+        char canon[NET_HOST_MAX + 1];
+        const char *why = NULL;
+        if (net_host_canonical(c->host, strlen(c->host), canon, &why) < 0)
+                return false; /* an address (rules name hosts) or no name: route() decides */
+        const char *target = rq->path.len ? c->in + rq->path.off : "/";
+        size_t tlen = rq->path.len ? rq->path.len : 1;
+        const char *form;
+        if (E.cfg->n_inject &&
+            inject_mentions(E.cfg->inject, E.cfg->n_inject, target, tlen, false, false, &form))
+                return false;
+        why = NULL;
+        enum httprule_verdict v = httprule_check(E.cfg->http, E.cfg->n_http, canon, c->port,
+                                                 c->method, strlen(c->method), target, tlen, &why);
+        if (v != HTTPRULE_BAD_PATH && v != HTTPRULE_NO_RULE)
+                return false;
+        /* the path judged (the query is not), cut: it goes into a record
+         * and the answer (its bytes are printable: http.c checked them) */
+        static char rules[1024], reason[1200];
+        const char *q = memchr(target, '?', tlen);
+        size_t pl = q ? (size_t)(q - target) : tlen;
+        httprule_host_text(E.cfg->http, E.cfg->n_http, canon, c->port, rules, sizeof rules);
+        if (v == HTTPRULE_BAD_PATH)
+                snprintf(reason, sizeof reason, "%s %.*s%s: %s, which no HTTP rule matches",
+                         c->method, (int)(pl > 512 ? 512 : pl), target, pl > 512 ? "..." : "",
+                         why ? why : "refused");
+        else
+                snprintf(reason, sizeof reason, "no HTTP rule allows %s %.*s%s", c->method,
+                         (int)(pl > 512 ? 512 : pl), target, pl > 512 ? "..." : "");
+        snprintf(c->host, sizeof c->host, "%s", canon);
+        deny(c, reason, rules, 403, SOCKS_NOT_ALLOWED, HINT_NONE);
+        return true;
+}
+
+/*
  * A captured connection's HTTP request (origin form): its Host must name
  * the destination the connection was decided for (the name the run
  * resolved, or the literal it dialled) and its port, unless that is 80;
@@ -1463,6 +1514,8 @@ static void on_head_captured(struct conn *c)
         c->client_close = rq->close;
         c->req_left = rq->chunked ? -1 : rq->content_length > 0 ? rq->content_length : 0;
         http_chunked_init(&c->req_ch);
+        if (http_rules_refuse(c))
+                return;
         if (c->ufd >= 0 && c->st == CS_HEAD) {
                 /* keep-alive: the same destination, allowed a moment ago */
                 send_request_head(c);
@@ -1512,6 +1565,8 @@ static void on_head(struct conn *c)
         c->client_close = rq->close;
         c->req_left = rq->chunked ? -1 : rq->content_length > 0 ? rq->content_length : 0;
         http_chunked_init(&c->req_ch);
+        if (c->proto == PR_HTTP && http_rules_refuse(c))
+                return;
         /* keep-alive: every request is decided on its own; one for the
          * destination the upstream connection already serves (allowed by
          * the same rules a moment ago) reuses it, any other is routed anew */

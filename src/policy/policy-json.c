@@ -298,6 +298,7 @@ int policy_to_json(const struct rf_policy *p, char **ret)
                 put_string_member(&sec, &f, "capture", policy_capture_name(p->net_capture));
         put_paths_member(&sec, &f, "deny", p->net_deny, p->n_net_deny);
         put_hosts_member(&sec, &f, p);
+        put_paths_member(&sec, &f, "http", p->net_http, p->n_net_http);
         put_ports_member(&sec, &f, "plain_ports", p->net_plain_ports, p->n_net_plain_ports);
         if (p->net_upstream_ca)
                 put_string_member(&sec, &f, "upstream_ca", p->net_upstream_ca);

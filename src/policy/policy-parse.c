@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "secrets/binding.h"
+#include "egress/httprule.h"
 #include "egress/rules.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
@@ -572,6 +573,44 @@ static int parse_net_deny(struct ctx *c, const struct json_node *v, const struct
         return parse_rules(c, v, &c->p->net_deny, &c->p->n_net_deny);
 }
 
+/* network.http: HTTP rules, "HOST[:PORT] METHOD[,METHOD...] PATH-GLOB"
+ * (httprule.h), kept as their canonical text, each once. */
+static int parse_net_http(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_ARRAY,
+                            "an array of HTTP rules (\"HOST[:PORT] METHOD[,METHOD] PATH-GLOB\")");
+        if (r < 0)
+                return r;
+        if (v->n_items > POLICY_NET_HTTP_MAX) {
+                size_t mark;
+                path_push_index(c, POLICY_NET_HTTP_MAX, &mark);
+                return fail_value(c, v->items[POLICY_NET_HTTP_MAX], -E2BIG, "more than %d rules",
+                                  POLICY_NET_HTTP_MAX);
+        }
+        for (size_t i = 0; i < v->n_items; i++) {
+                const struct json_node *e = v->items[i];
+                struct http_rule rule;
+                const char *why = "invalid";
+                char buf[128];
+                size_t mark;
+
+                path_push_index(c, i, &mark);
+                r = expect_type(c, e, JSON_STRING, "a string");
+                if (r < 0)
+                        return r;
+                if (httprule_parse(e->str, e->len, &rule, &why) < 0)
+                        return fail_value(c, e, -EINVAL, "\"%s\": %s", shown(e, buf, sizeof buf),
+                                          why);
+                char *t = strdup(rule.text);
+                if (!t || (r = policy_list_take(&c->p->net_http, &c->p->n_net_http, t)) < 0) {
+                        free(t);
+                        return fail_value(c, e, -ENOMEM, "out of memory");
+                }
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
 /* network.hosts: {"name": "IP"} — operator-declared static names. */
 static int parse_net_hosts(struct ctx *c, const struct json_node *v, const struct field *f)
 {
@@ -758,6 +797,7 @@ static const struct field network_fields[] = {
         {.key = "capture", .parse = parse_capture},
         {.key = "deny", .parse = parse_net_deny},
         {.key = "hosts", .parse = parse_net_hosts},
+        {.key = "http", .parse = parse_net_http},
         {.key = "plain_ports", .parse = parse_plain_ports},
         {.key = "upstream_ca", .parse = parse_upstream_ca},
 };

@@ -23,6 +23,7 @@
 
 #include "secrets/binding.h"
 #include "egress/addr.h"
+#include "egress/httprule.h"
 #include "egress/rules.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
@@ -60,6 +61,7 @@ struct rf_policy *policy_free(struct rf_policy *p)
         strv_free(p->net_allow, p->n_net_allow);
         strv_free(p->net_deny, p->n_net_deny);
         strv_free(p->net_hosts, p->n_net_hosts);
+        strv_free(p->net_http, p->n_net_http);
         strv_free(p->protected, p->n_protected);
         free(p->protected_dir);
         free(p->net_upstream_ca);
@@ -556,8 +558,8 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         c->read_only = c->read_write = c->protected = c->env_names = c->env_values = NULL;
         c->protected_dir = NULL;
         c->n_read_only = c->n_read_write = c->n_protected = c->n_env = 0;
-        c->net_allow = c->net_deny = c->net_hosts = NULL;
-        c->n_net_allow = c->n_net_deny = c->n_net_hosts = 0;
+        c->net_allow = c->net_deny = c->net_hosts = c->net_http = NULL;
+        c->n_net_allow = c->n_net_deny = c->n_net_hosts = c->n_net_http = 0;
         c->secrets = NULL;
         c->n_secrets = 0;
 
@@ -584,6 +586,9 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         if (strv_dup(p->net_hosts, p->n_net_hosts, &c->net_hosts) < 0)
                 return -ENOMEM;
         c->n_net_hosts = p->n_net_hosts;
+        if (strv_dup(p->net_http, p->n_net_http, &c->net_http) < 0)
+                return -ENOMEM;
+        c->n_net_http = p->n_net_http;
         if (strv_dup(p->secrets, p->n_secrets, &c->secrets) < 0)
                 return -ENOMEM;
         c->n_secrets = p->n_secrets;
@@ -649,17 +654,16 @@ static int merge_list(char ***dst, size_t *n_dst, char *const *src, size_t n_src
         return 0;
 }
 
-static int merge_rules(char ***dst, size_t *n_dst, char *const *src, size_t n_src,
-                       const char *keypath, struct rf_error *err)
+static int merge_rules_max(char ***dst, size_t *n_dst, char *const *src, size_t n_src,
+                           const char *keypath, size_t max, struct rf_error *err)
 {
         for (size_t i = 0; i < n_src; i++) {
                 if (policy_strv_contains(*dst, *n_dst, src[i]))
                         continue;
-                if (*n_dst >= POLICY_NET_RULES_MAX) {
+                if (*n_dst >= max) {
                         if (err)
                                 snprintf(err->keypath, sizeof err->keypath, "%s", keypath);
-                        return rf_error_set(err, -E2BIG, "more than %d rules",
-                                            POLICY_NET_RULES_MAX);
+                        return rf_error_set(err, -E2BIG, "more than %zu rules", max);
                 }
                 char *v = strdup(src[i]);
                 if (!v || policy_list_take(dst, n_dst, v) < 0) {
@@ -668,6 +672,12 @@ static int merge_rules(char ***dst, size_t *n_dst, char *const *src, size_t n_sr
                 }
         }
         return 0;
+}
+
+static int merge_rules(char ***dst, size_t *n_dst, char *const *src, size_t n_src,
+                       const char *keypath, struct rf_error *err)
+{
+        return merge_rules_max(dst, n_dst, src, n_src, keypath, POLICY_NET_RULES_MAX, err);
 }
 
 int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct rf_error *err)
@@ -722,7 +732,10 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
         if ((r = merge_rules(&m->net_allow, &m->n_net_allow, overlay->net_allow,
                              overlay->n_net_allow, "network.allow", err)) < 0 ||
             (r = merge_rules(&m->net_deny, &m->n_net_deny, overlay->net_deny, overlay->n_net_deny,
-                             "network.deny", err)) < 0)
+                             "network.deny", err)) < 0 ||
+            (r = merge_rules_max(&m->net_http, &m->n_net_http, overlay->net_http,
+                                 overlay->n_net_http, "network.http", POLICY_NET_HTTP_MAX, err)) <
+                    0)
                 return r;
         for (size_t i = 0; i < overlay->n_net_hosts; i++)
                 if ((r = policy_net_host_put(m, overlay->net_hosts[i])) < 0)
@@ -1012,6 +1025,18 @@ int policy_add_net_rule(struct rf_policy *p, const char *rule, struct rf_error *
                 return rf_error_set(err, -EINVAL, "\"%.80s\": %s", rule, why);
         char *const one[] = {r.text};
         return merge_rules(&p->net_allow, &p->n_net_allow, one, 1, "network.allow", err);
+}
+
+int policy_add_http_rule(struct rf_policy *p, const char *rule, struct rf_error *err)
+{
+        struct http_rule r;
+        const char *why = "invalid";
+
+        if (httprule_parse(rule, strlen(rule), &r, &why) < 0)
+                return rf_error_set(err, -EINVAL, "\"%.200s\": %s", rule, why);
+        char *const one[] = {r.text};
+        return merge_rules_max(&p->net_http, &p->n_net_http, one, 1, "network.http",
+                               POLICY_NET_HTTP_MAX, err);
 }
 
 int policy_add_net_host(struct rf_policy *p, const char *name_ip, struct rf_error *err)

@@ -38,6 +38,7 @@
 #define POLICY_EVENT_RATE_MAX      1000000       /* audit.event_rate, audit.event_burst */
 #define POLICY_NET_RULES_MAX       256           /* entries in network.allow / deny / hosts */
 #define POLICY_NET_PLAIN_PORTS_MAX 16            /* entries in network.plain_ports */
+#define POLICY_NET_HTTP_MAX        64            /* entries in network.http (HTTPRULE_MAX) */
 #define POLICY_EGRESS_CONNS_MAX    16384         /* limits.egress_connections */
 #define POLICY_ENV_RESERVED_PREFIX "RINGFENCE_"  /* env names ringfence sets itself */
 
@@ -136,6 +137,12 @@ struct rf_policy {
          * file trusted, besides the host's bundle, for the upstream side of
          * terminated TLS connections (private APIs); NULL: none */
         char *net_upstream_ca;
+        /* network.http / --allow-http: HTTP rules (egress/httprule.h), each
+         * as its canonical text "host[:port] METHODS glob", at most once;
+         * a host and port with a rule is terminated and every request to
+         * it must match one of its rules */
+        char **net_http;
+        size_t n_net_http;
         uint64_t egress_bytes; /* limits.egress_bytes: bytes both ways over the run; 0 = none */
         uint64_t egress_connections; /* limits.egress_connections: at once; 0 = default */
 
@@ -245,6 +252,13 @@ int policy_add_env(struct rf_policy *p, const char *name, const char *value, str
  * -EINVAL/-E2BIG/-ENOMEM with err->msg.
  */
 int policy_add_net_rule(struct rf_policy *p, const char *rule, struct rf_error *err);
+/*
+ * policy_add_http_rule — for `--allow-http RULE`: validate like an entry of
+ * network.http (httprule_parse) and append its canonical text unless
+ * present. 0 or -EINVAL/-E2BIG (past POLICY_NET_HTTP_MAX)/-ENOMEM with
+ * err->msg.
+ */
+int policy_add_http_rule(struct rf_policy *p, const char *rule, struct rf_error *err);
 int policy_add_net_host(struct rf_policy *p, const char *name_ip, struct rf_error *err);
 /*
  * policy_add_secret — add one binding (canonical JSON, secret_binding_to_json)
