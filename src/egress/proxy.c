@@ -1230,8 +1230,8 @@ static void tls_accept_start(struct conn *c)
         c->in_len = 0;
         if (r < 0) {
                 c->rst = true;
-                deny(c, "the TLS connection could not be terminated for injection", c->rule, 502,
-                     SOCKS_GENERAL_FAILURE, HINT_NONE);
+                deny(c, "the TLS connection could not be terminated (injection or HTTP rules)",
+                     c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
                 return;
         }
         c->term = true;
@@ -1306,7 +1306,9 @@ static void have_address(struct conn *c)
                  * banner, is heard at once); anywhere else the first bytes
                  * decide before anything is dialled (on_first).
                  */
-                c->cap_plain_ok = port_plain(c->port) || (c->port_rule && c->port != 443);
+                /* a host with HTTP rules carries HTTP only: never plain TCP */
+                c->cap_plain_ok = (port_plain(c->port) || (c->port_rule && c->port != 443)) &&
+                                  !httprule_ruled(E.cfg->http, E.cfg->n_http, c->host, c->port);
                 if (c->proto == PR_HTTP) {
                         dial(c);
                         return;
