@@ -74,8 +74,10 @@ if ! timeout 900 npm install --prefix "$tmp" --no-save --no-package-lock --no-au
 	--ignore-scripts --loglevel=error \
 	"@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" \
 	</dev/null >"$log" 2>&1; then
-	# the last lines say why (ENOTFOUND, ETIMEDOUT, E404 ...)
-	cannot "npm install failed: $(grep -v '^npm error *$' "$log" | tail -n 4 | tr '\n' ' ')"
+	# npm's error code and first message say why (ENOTFOUND, ETIMEDOUT, E404 ...)
+	why=$(grep -m 1 '^npm error code ' "$log" || true)
+	why="${why:+$why }$(grep -v '^npm error code ' "$log" | grep -m 2 '^npm error [^ ]' | tr '\n' ' ')"
+	cannot "npm install failed: ${why:- see the npm log}"
 fi
 rm -f "$log"
 printf '%s\n' "$STAMP" >"$tmp/.ringfence-agents"

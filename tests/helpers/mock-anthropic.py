@@ -28,7 +28,6 @@ it to see which key arrived (the real one, never the placeholder).
 """
 import argparse
 import json
-import os
 import ssl
 import sys
 import threading

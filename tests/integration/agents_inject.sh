@@ -12,7 +12,8 @@
 #
 # The test host (tests/helpers/egress-net.bash) gets three more addresses:
 # api.anthropic.com (tests/helpers/mock-anthropic.py: the Messages API,
-# SSE; a WebSocket upgrade declined), and api.openai.com twice
+# SSE; a WebSocket upgrade declined with 426 — Claude Code never asks for
+# one, curl in a run does), and api.openai.com twice
 # (tests/helpers/mock-openai.py: the Responses API over a WebSocket,
 # accepted, and one declining the upgrade with 426, where Codex falls back
 # to SSE). Their certificates come from a CA this test makes (openssl);
@@ -32,7 +33,8 @@
 require_bin
 is_root || skip_all "needs root (network namespaces of the test's own)"
 command -v ip >/dev/null && command -v nsenter >/dev/null && command -v python3 >/dev/null &&
-	command -v openssl >/dev/null || skip_all "needs ip, nsenter, python3 and openssl"
+	command -v openssl >/dev/null && command -v curl >/dev/null ||
+	skip_all "needs ip, nsenter, python3, openssl and curl"
 new_workspace
 rf_mktemp /tmp
 AG=$REPLY
@@ -110,6 +112,10 @@ via() { records | grep '"egress.allow"' | grep "\"host\":\"$1\"" | tail -1 | sed
 # every proxy variable removed: the captured path
 NP=(env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_proxy -u all_proxy
 	-u NO_PROXY -u no_proxy)
+# has_line TEXT LINE NAME — ok if LINE is a whole line of TEXT
+has_line() {
+	if grep -qxF -- "$2" <<<"$1"; then ok "$3"; else not_ok "$3" "no line '$2' in:" "$1" "$(_rf_last_run_diag)"; fi
+}
 # envof FILE VAR — VAR's value in a NUL-separated environment dump
 envof() { tr '\0' '\n' <"$1" 2>/dev/null | sed -n "s/^$2=//p"; }
 
@@ -135,7 +141,7 @@ rm -f "$M/anthropic.log"
 claude_run anthropic
 PH_A=$(envof "$WS/claude.env" ANTHROPIC_API_KEY)
 is "$RF_RC" 0 "claude -p under ringfence with ANTHROPIC_API_KEY injected: exit 0"
-like "$RF_OUT" "(^|$'\n')$REPLY_A($'\n'|$)" "... it printed the mock's fixed reply"
+has_line "$RF_OUT" "$REPLY_A" "... it printed the mock's fixed reply"
 like "$PH_A" '^[A-Za-z0-9_-]{22,}$' "the run's ANTHROPIC_API_KEY is a placeholder (${#PH_A} characters)"
 isnt "$PH_A" "$KEY_A" "... not the key"
 unlike "$(tr '\0' '\n' <"$WS/claude.env" 2>/dev/null)" "$KEY_A" "... and no variable of the CLI's environment holds the key"
@@ -158,6 +164,17 @@ via_a=$(via api.anthropic.com)
 is "$via_a" proxy "Claude Code with the run's environment uses the proxy (HTTPS_PROXY): egress.allow via proxy"
 unlike "$(records)" "$KEY_A" "the audit log holds no key"
 diag "Claude Code requests: $(mocklog anthropic | sed 's/"x-api-key": "[^"]*"/"x-api-key": …/')"
+unlike "$(mocklog anthropic)" '"upgrade": "websocket"' "Claude Code never asked for a WebSocket (this mock would decline one)"
+# the mock's refusal of an upgrade reaches a client in the run as it is
+rm -f "$M/anthropic.log"
+er --inject "ANTHROPIC_API_KEY=store:anthropic@api.anthropic.com" --allow-host api.anthropic.com \
+	--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" -- sh -c \
+	'curl -sS -m 20 -o /dev/null -w "%{http_code}\n" -H "x-api-key: $ANTHROPIC_API_KEY" \
+		-H "Connection: Upgrade" -H "Upgrade: websocket" -H "Sec-WebSocket-Version: 13" \
+		-H "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" https://api.anthropic.com/v1/messages'
+is "$RF_OUT" 426 "a WebSocket upgrade to api.anthropic.com (curl in the run): the mock's 426 relayed"
+like "$(mocklog anthropic | grep '"upgrade": "websocket"' | head -1)" "\"x-api-key\": \"$KEY_A\".*\"status\": 426" \
+	"... the upgrade request carried the real key, and was declined"
 
 # control: the wrong key in the store — the mock's 401, and the CLI says so
 rm -f "$M/anthropic.log"
@@ -176,7 +193,7 @@ if [ "$CAPTURES" = 1 ]; then
 	rm -f "$M/anthropic.log"
 	claude_run anthropic "${NP[@]}"
 	is "$RF_RC" 0 "claude -p without proxy variables (captured, TLS terminated there): exit 0"
-	like "$RF_OUT" "(^|$'\n')$REPLY_A($'\n'|$)" "... it printed the mock's fixed reply"
+	has_line "$RF_OUT" "$REPLY_A" "... it printed the mock's fixed reply"
 	like "$(mocklog anthropic | grep '"path": "/v1/messages' | head -1)" "\"x-api-key\": \"$KEY_A\".*\"status\": 200" \
 		"... the mock got the real key"
 	is "$(via api.anthropic.com)" capture "... egress.allow via capture"
@@ -187,7 +204,17 @@ fi
 # ---- Codex CLI: codex exec --------------------------------------------------------------------
 CODEX_DIR=${CODEX%/*}
 # Codex takes an API key from CODEX_API_KEY (OPENAI_API_KEY is not used
-# for auth by `codex exec` 0.171); a HOME of its own is made on first use
+# for auth by `codex exec` 0.171); it needs nothing in HOME (it makes
+# ~/.codex on first use). The run's HOME gets a config.toml that turns off
+# what would reach other hosts (analytics to ab.chatgpt.com, the update
+# check and plugin sync to github.com); its model list refresh
+# (chatgpt.com) has no switch: refused (egress.deny), Codex goes on.
+CODEX_TOML='check_for_update_on_startup = false
+[analytics]
+enabled = false
+[features]
+plugins = false
+'
 codex_run() { # SECRET ADDR [WRAPPER...] — codex exec with CODEX_API_KEY injected, api.openai.com at ADDR
 	local secret=$1 addr=$2
 	shift 2
@@ -195,8 +222,9 @@ codex_run() { # SECRET ADDR [WRAPPER...] — codex exec with CODEX_API_KEY injec
 	er --inject "CODEX_API_KEY=store:$secret@api.openai.com" --allow-host api.openai.com \
 		--add-host "api.openai.com:$addr" --upstream-ca "$WS/upstream-ca.pem" \
 		--ro "$CODEX_DIR" --timeout 90s -- "$@" \
-		sh -c 'cat /proc/self/environ >codex.env; exec "$0" exec --skip-git-repo-check "$1"' \
-		"$CODEX" "Reply with the fixed test answer."
+		sh -c 'mkdir -p "$HOME/.codex" && printf "%s" "$2" >"$HOME/.codex/config.toml" &&
+			cat /proc/self/environ >codex.env && exec "$0" exec --skip-git-repo-check "$1"' \
+		"$CODEX" "Reply with the fixed test answer." "$CODEX_TOML"
 }
 
 # the Responses API over a WebSocket (the mock accepts the upgrade)
@@ -205,7 +233,7 @@ rm -f "$M/openai.log"
 codex_run openai "$O_ADDR"
 PH_O=$(envof "$WS/codex.env" CODEX_API_KEY)
 is "$RF_RC" 0 "codex exec under ringfence with CODEX_API_KEY injected (WebSocket): exit 0"
-like "$RF_OUT" "(^|$'\n')$REPLY_O($'\n'|$)" "... it printed the mock's fixed reply"
+has_line "$RF_OUT" "$REPLY_O" "... it printed the mock's fixed reply"
 like "$PH_O" '^[A-Za-z0-9_-]{22,}$' "the run's CODEX_API_KEY is a placeholder (${#PH_O} characters)"
 unlike "$(tr '\0' '\n' <"$WS/codex.env" 2>/dev/null)" "$KEY_O" "... and no variable of the CLI's environment holds the key"
 like "$(mocklog openai | grep '"status": 101' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
@@ -227,7 +255,7 @@ if [ "$CAPTURES" = 1 ]; then
 	rm -f "$M/openai.log"
 	codex_run openai "$O_ADDR" "${NP[@]}"
 	is "$RF_RC" 0 "codex exec without proxy variables (captured, the WebSocket terminated there): exit 0"
-	like "$RF_OUT" "(^|$'\n')$REPLY_O($'\n'|$)" "... it printed the mock's fixed reply"
+	has_line "$RF_OUT" "$REPLY_O" "... it printed the mock's fixed reply"
 	like "$(mocklog openai | grep '"status": 101' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
 		"... the upgrade arrived with the real key (101)"
 	like "$(mocklog openai)" '"ws": "response.create"' "... and response.create over the WebSocket"
@@ -242,7 +270,7 @@ rm -f "$M/openai-nows.log"
 codex_run openai "$OD_ADDR"
 PH_O2=$(envof "$WS/codex.env" CODEX_API_KEY)
 is "$RF_RC" 0 "codex exec, the WebSocket declined (426): exit 0"
-like "$RF_OUT" "(^|$'\n')$REPLY_O($'\n'|$)" "... it fell back to SSE and printed the mock's fixed reply"
+has_line "$RF_OUT" "$REPLY_O" "... it fell back to SSE and printed the mock's fixed reply"
 like "$(mocklog openai-nows | grep '"status": 426' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
 	"the declined upgrade carried the real key"
 like "$(mocklog openai-nows | grep '"method": "POST"' | grep '"stream": true' | head -1)" \
