@@ -23,10 +23,16 @@
 # placeholder never did.
 #
 # Each CLI runs with the environment ringfence gives a run, proxy
-# variables included: both use the proxy (HTTPS_PROXY; CONNECT, then TLS
-# terminated with the run CA); the records' "via" says which path a
-# connection took. Claude Code (Bun) trusts the run CA through
-# NODE_EXTRA_CA_CERTS / SSL_CERT_FILE, Codex (rustls) through SSL_CERT_FILE.
+# variables included: both use the proxy naturally (HTTPS_PROXY; CONNECT,
+# then TLS terminated with the run CA; Codex's WebSocket too), and once
+# more with every proxy variable removed (the captured path); the
+# records' "via" says which path a connection took. Both trust the run CA
+# through the run's system bundle (/etc/ssl/certs/ca-certificates.crt):
+# each still works with NODE_EXTRA_CA_CERTS or SSL_CERT_FILE unset.
+#
+# Neither CLI needs anything in HOME for a one-shot prompt (`claude -p`
+# does no onboarding; `codex exec` makes ~/.codex). Claude Code reads the
+# key from ANTHROPIC_API_KEY, Codex from CODEX_API_KEY.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -185,8 +191,13 @@ unlike "$RF_OUT" "$REPLY_A" "... no reply printed"
 like "$(mocklog anthropic | grep '"status": 401' | head -1)" "\"x-api-key\": \"$BAD_A\"" \
 	"... the mock got the (wrong) stored value and answered 401"
 
-# the captured path: the same run with every proxy variable removed
-er --add-host "api.anthropic.com:$A_ADDR" --allow-host api.anthropic.com -- getent ahostsv4 api.anthropic.com
+# the captured path: the same run with every proxy variable removed. (Does
+# this build capture? The probe waits a moment: a DNS query in a run's
+# first milliseconds is sometimes refused with "a run resolves no names
+# itself", as if the run did not capture: about 1 in 50 runs of a bare
+# getent; the CLIs ask later.)
+er --add-host "api.anthropic.com:$A_ADDR" --allow-host api.anthropic.com -- \
+	sh -c 'sleep 0.2; getent ahostsv4 api.anthropic.com'
 CAPTURES=0
 case "$RF_OUT" in 198.18.*) CAPTURES=1 ;; esac
 if [ "$CAPTURES" = 1 ]; then
