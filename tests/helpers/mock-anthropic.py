@@ -12,7 +12,8 @@ Serves HTTP/1.1 (keep-alive), over TLS when --cert/--certkey are given
     (or "Authorization: Bearer") is the key in --key-file is answered: with
     "stream": true as the real API streams it (text/event-stream:
     message_start, content_block_start, ping, content_block_delta per word
-    of --reply, content_block_stop, message_delta, message_stop), else as
+    of --reply, 20 ms apart (or metadata.mock_delay_s of the request, at
+    most 2 s), content_block_stop, message_delta, message_stop), else as
     one JSON message. Any other key: 401 with the API's error JSON
     ({"type":"error","error":{"type":"authentication_error",...}}).
   * POST /v1/messages/count_tokens — {"input_tokens": N} (same key check).
@@ -169,6 +170,12 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
             self.wfile.flush()
 
+        # a test client may ask for slower deltas (metadata.mock_delay_s,
+        # at most 2 s) to see them relayed one by one
+        try:
+            delay = min(max(float((req.get("metadata") or {}).get("mock_delay_s", 0.02)), 0), 2)
+        except (TypeError, ValueError, AttributeError):
+            delay = 0.02
         start_usage = dict(usage, output_tokens=1)
         chunk(sse("message_start", {"type": "message_start", "message": {
             "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
@@ -181,7 +188,7 @@ class Handler(BaseHTTPRequestHandler):
             chunk(sse("content_block_delta", {"type": "content_block_delta", "index": 0,
                                               "delta": {"type": "text_delta",
                                                         "text": w if i == 0 else " " + w}}))
-            time.sleep(0.02)
+            time.sleep(delay)
         chunk(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
         chunk(sse("message_delta", {"type": "message_delta",
                                     "delta": {"stop_reason": "end_turn", "stop_sequence": None},

@@ -182,6 +182,34 @@ is "$RF_OUT" 426 "a WebSocket upgrade to api.anthropic.com (curl in the run): th
 like "$(mocklog anthropic | grep '"upgrade": "websocket"' | head -1)" "\"x-api-key\": \"$KEY_A\".*\"status\": 426" \
 	"... the upgrade request carried the real key, and was declined"
 
+# the stream is relayed as it comes: deltas 0.4 s apart reach a client in
+# the run apart (nothing held back until the end of the response)
+cat >"$WS/sse.py" <<'PY'
+import json, os, time, urllib.request
+body = json.dumps({"model": "claude-mock", "max_tokens": 64, "stream": True,
+                   "metadata": {"mock_delay_s": 0.4},
+                   "messages": [{"role": "user", "content": "hi"}]}).encode()
+req = urllib.request.Request("https://api.anthropic.com/v1/messages", data=body, headers={
+    "x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+    "content-type": "application/json"})
+t0 = time.monotonic()
+with urllib.request.urlopen(req, timeout=30) as r:
+    for line in r:
+        if line.startswith(b"event: "):
+            print("%.2f %s" % (time.monotonic() - t0, line[7:].decode().strip()), flush=True)
+PY
+er --inject "ANTHROPIC_API_KEY=store:anthropic@api.anthropic.com" --allow-host api.anthropic.com \
+	--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" -- python3 sse.py
+first=$(awk '$2 == "content_block_delta" {print $1; exit}' <<<"$RF_OUT")
+last=$(awk '$2 == "message_stop" {print $1}' <<<"$RF_OUT")
+is "$(grep -c ' content_block_delta$' <<<"$RF_OUT")" "$(wc -w <<<"$REPLY_A" | tr -d ' ')" \
+	"SSE through the terminating egress: every content_block_delta arrived"
+if [ -n "$first" ] && [ -n "$last" ] && awk -v f="$first" -v l="$last" 'BEGIN { exit !(l - f >= 1.5) }'; then
+	ok "... as they came: the first delta at ${first}s, message_stop at ${last}s"
+else
+	not_ok "... as they came (the first delta well before message_stop)" "$RF_OUT" "$RF_ERR"
+fi
+
 # control: the wrong key in the store — the mock's 401, and the CLI says so
 rm -f "$M/anthropic.log"
 claude_run anthropic_bad
@@ -309,5 +337,6 @@ like "$(mocklog openai | grep '"status": 401' | head -1)" "\"authorization\": \"
 denied=$(records | grep '"egress.deny"' | sed -n 's/.*"host":"\([^"]*\)".*"reason":"\([^"]*\)".*/\1: \2/p' | sort -u)
 diag "egress.deny during the agent runs: ${denied:-none}"
 
+# AGENTS_DEBUG=DIR keeps the audit records and the mocks' logs there
 [ -n "${AGENTS_DEBUG:-}" ] && { records >"$AGENTS_DEBUG/records.jsonl"; cp "$M"/*.log "$AGENTS_DEBUG/"; }
 done_testing
