@@ -247,7 +247,8 @@ CODEX_DIR=${CODEX%/*}
 # ~/.codex on first use). The run's HOME gets a config.toml that turns off
 # what would reach other hosts (analytics to ab.chatgpt.com, the update
 # check and plugin sync to github.com); its model list refresh
-# (chatgpt.com) has no switch: refused (egress.deny), Codex goes on.
+# (chatgpt.com, ~6 s of retries) I found no switch for (features.remote_models,
+# chatgpt_base_url do not stop it): refused (egress.deny), Codex goes on.
 CODEX_TOML='check_for_update_on_startup = false
 [analytics]
 enabled = false
