@@ -1,0 +1,343 @@
+#!/usr/bin/env bash
+# agents_inject.sh — two real agents from npm under ringfence with their
+# API key injected: `claude -p` (Claude Code) and `codex exec` (Codex CLI)
+# talk to mock APIs at their real API names over HTTPS and print the
+# mock's fixed reply, while the run holds only a placeholder.
+#
+# The agents are installed by scripts/agents.sh (pinned versions, into a
+# cache directory outside the repository; the test skips, saying why, when
+# npm cannot fetch them) and bound into the run read-only (--ro): both are
+# native executables (Claude Code's platform package ships one; Codex's a
+# static musl one), no node at run time.
+#
+# The test host (tests/helpers/egress-net.bash) gets three more addresses:
+# api.anthropic.com (tests/helpers/mock-anthropic.py: the Messages API,
+# SSE; a WebSocket upgrade declined with 426 — Claude Code never asks for
+# one, curl in a run does), and api.openai.com twice
+# (tests/helpers/mock-openai.py: the Responses API over a WebSocket,
+# accepted, and one declining the upgrade with 426, where Codex falls back
+# to SSE). Their certificates come from a CA this test makes (openssl);
+# ringfence verifies them with --upstream-ca. A mock answers only the real
+# key (else the API's 401 JSON) and logs every request's method, path and
+# auth headers: the test reads there that the real key arrived and the
+# placeholder never did.
+#
+# Each CLI runs with the environment ringfence gives a run, proxy
+# variables included: both use the proxy naturally (HTTPS_PROXY; CONNECT,
+# then TLS terminated with the run CA; Codex's WebSocket too), and once
+# more with every proxy variable removed (the captured path); the
+# records' "via" says which path a connection took. Both trust the run CA
+# through the run's system bundle (/etc/ssl/certs/ca-certificates.crt):
+# each still works with NODE_EXTRA_CA_CERTS or SSL_CERT_FILE unset.
+#
+# Neither CLI needs anything in HOME for a one-shot prompt (`claude -p`
+# does no onboarding; `codex exec` makes ~/.codex). Claude Code reads the
+# key from ANTHROPIC_API_KEY, Codex from CODEX_API_KEY.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+is_root || skip_all "needs root (network namespaces of the test's own)"
+command -v ip >/dev/null && command -v nsenter >/dev/null && command -v python3 >/dev/null &&
+	command -v openssl >/dev/null && command -v curl >/dev/null ||
+	skip_all "needs ip, nsenter, python3, openssl and curl"
+new_workspace
+rf_mktemp /tmp
+AG=$REPLY
+"$RF_SRC/scripts/agents.sh" >"$AG/paths" 2>"$AG/err"
+case $? in
+0) ;;
+2) skip_all "the agent CLIs cannot be installed here: $(tr '\n' ' ' <"$AG/err")" ;;
+*) bail_out "scripts/agents.sh failed: $(tr '\n' ' ' <"$AG/err")" ;;
+esac
+CLAUDE=$(sed -n 's/^claude=//p' "$AG/paths")
+CODEX=$(sed -n 's/^codex=//p' "$AG/paths")
+[ -x "$CLAUDE" ] && [ -x "$CODEX" ] || bail_out "scripts/agents.sh printed no binaries: $(cat "$AG/paths")"
+# shellcheck source=tests/helpers/egress-net.bash
+. "$RF_SRC/tests/helpers/egress-net.bash"
+
+# ---- the test CA, the mocks' certificates, the mocks --------------------------------------------
+M=$TH/mock
+mkdir -p "$M"
+ossl() { openssl "$@" >/dev/null 2>&1 || bail_out "openssl $1 failed"; }
+ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$M/ca.key" \
+	-out "$M/ca.pem" -days 1 -subj "/CN=ringfence agents test CA $$" \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+for name in api.anthropic.com api.openai.com; do
+	ossl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$M/$name.key" \
+		-out "$M/$name.csr" -subj "/CN=$name"
+	printf 'subjectAltName=DNS:%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+		"$name" >"$M/$name.ext"
+	ossl x509 -req -in "$M/$name.csr" -CA "$M/ca.pem" -CAkey "$M/ca.key" -CAcreateserial \
+		-days 1 -out "$M/$name.pem" -extfile "$M/$name.ext"
+done
+cp "$M/ca.pem" "$WS/upstream-ca.pem"
+
+rand() { head -c 96 /dev/urandom | base64 -w0 | tr '+/' '-_' | tr -d '=' | head -c "$1"; }
+KEY_A=sk-ant-api03-$(rand 86)-$(rand 6)AA
+KEY_O=sk-proj-$(rand 120)
+BAD_A=sk-ant-api03-$(rand 86)-$(rand 6)AA
+BAD_O=sk-proj-$(rand 120)
+printf '%s' "$KEY_A" >"$M/anthropic.key"
+printf '%s' "$KEY_O" >"$M/openai.key"
+REPLY_A="Fenced pong from the mock Messages API $$"
+REPLY_O="Fenced pong from the mock Responses API $$"
+
+A_ADDR=$net.11 O_ADDR=$net.12 OD_ADDR=$net.13
+for a in "$A_ADDR" "$O_ADDR" "$OD_ADDR"; do ip -n "$HNS" addr add "$a/24" dev "$VB"; done
+# start_mock NAME SCRIPT ADDR ARGS... — a mock on ADDR:443 in the test host
+start_mock() {
+	local name=$1 script=$2 addr=$3
+	shift 3
+	ip netns exec "$HNS" python3 "$RF_SRC/tests/helpers/$script" --listen "$addr:443" \
+		--log "$M/$name.log" --ready "$M/$name.ready" "$@" 2>"$M/$name.err" &
+	register_pid $!
+	for _ in $(seq 1 100); do [ -s "$M/$name.ready" ] && return 0; sleep 0.05; done
+	bail_out "mock $name did not start: $(cat "$M/$name.err")"
+}
+start_mock anthropic mock-anthropic.py "$A_ADDR" --key-file "$M/anthropic.key" \
+	--reply "$REPLY_A" --cert "$M/api.anthropic.com.pem" --certkey "$M/api.anthropic.com.key"
+start_mock openai mock-openai.py "$O_ADDR" --key-file "$M/openai.key" --ws accept \
+	--reply "$REPLY_O" --cert "$M/api.openai.com.pem" --certkey "$M/api.openai.com.key"
+start_mock openai-nows mock-openai.py "$OD_ADDR" --key-file "$M/openai.key" --ws decline \
+	--reply "$REPLY_O" --cert "$M/api.openai.com.pem" --certkey "$M/api.openai.com.key"
+mocklog() { cat "$M/$1.log" 2>/dev/null; }
+
+set_secret() {
+	printf '%s' "$2" | "$RF_BIN" secret set --state-dir "$RF_STATE" "$1" >/dev/null 2>&1 ||
+		bail_out "secret set $1 failed"
+}
+set_secret anthropic "$KEY_A"
+set_secret anthropic_bad "$BAD_A"
+set_secret openai "$KEY_O"
+set_secret openai_bad "$BAD_O"
+# secret.inject records name the injected variable
+injects() { records | grep '"secret.inject"' | grep -c "\"name\":\"$1\""; }
+# via HOST — the "via" of the last egress.allow toward HOST (proxy, capture)
+via() { records | grep '"egress.allow"' | grep "\"host\":\"$1\"" | tail -1 | sed -n 's/.*"via":"\([^"]*\)".*/\1/p'; }
+# every proxy variable removed: the captured path
+NP=(env -u HTTP_PROXY -u HTTPS_PROXY -u ALL_PROXY -u http_proxy -u https_proxy -u all_proxy
+	-u NO_PROXY -u no_proxy)
+# has_line TEXT LINE NAME — ok if LINE is a whole line of TEXT
+has_line() {
+	if grep -qxF -- "$2" <<<"$1"; then ok "$3"; else not_ok "$3" "no line '$2' in:" "$1" "$(_rf_last_run_diag)"; fi
+}
+# envof FILE VAR — VAR's value in a NUL-separated environment dump
+envof() { tr '\0' '\n' <"$1" 2>/dev/null | sed -n "s/^$2=//p"; }
+
+# ---- Claude Code: claude -p ----------------------------------------------------------------------
+CLAUDE_DIR=${CLAUDE%/*}
+# no telemetry, error reporting, update checks or other hosts: the run may
+# reach api.anthropic.com only (anything else would be an egress.deny)
+CLAUDE_ENV=(-e DISABLE_AUTOUPDATER=1 -e DISABLE_TELEMETRY=1 -e DISABLE_ERROR_REPORTING=1
+	-e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 -e CLAUDE_CODE_MAX_RETRIES=1)
+claude_run() { # SECRET [WRAPPER...] — claude -p with ANTHROPIC_API_KEY injected from store:SECRET
+	local secret=$1
+	shift
+	rm -f "$WS/claude.env"
+	er --inject "ANTHROPIC_API_KEY=store:$secret@api.anthropic.com" --allow-host api.anthropic.com \
+		--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" \
+		--ro "$CLAUDE_DIR" "${CLAUDE_ENV[@]}" --timeout 90s -- "$@" \
+		sh -c 'cat /proc/self/environ >claude.env; exec "$0" -p "$1"' "$CLAUDE" \
+		"Reply with the fixed test answer."
+}
+
+n0=$(injects ANTHROPIC_API_KEY)
+rm -f "$M/anthropic.log"
+claude_run anthropic
+PH_A=$(envof "$WS/claude.env" ANTHROPIC_API_KEY)
+is "$RF_RC" 0 "claude -p under ringfence with ANTHROPIC_API_KEY injected: exit 0"
+has_line "$RF_OUT" "$REPLY_A" "... it printed the mock's fixed reply"
+like "$PH_A" '^[A-Za-z0-9_-]{22,}$' "the run's ANTHROPIC_API_KEY is a placeholder (${#PH_A} characters)"
+isnt "$PH_A" "$KEY_A" "... not the key"
+unlike "$(tr '\0' '\n' <"$WS/claude.env" 2>/dev/null)" "$KEY_A" "... and no variable of the CLI's environment holds the key"
+ok_n=$(mocklog anthropic | grep '"path": "/v1/messages' | grep -c "\"x-api-key\": \"$KEY_A\"")
+is "$((ok_n >= 1))" 1 "the mock's POST /v1/messages arrived with x-api-key = the real key ($ok_n)"
+like "$(mocklog anthropic | grep '"path": "/v1/messages' | head -1)" '"stream": true' "... streamed (SSE)"
+if [ -n "$PH_A" ] && mocklog anthropic | grep -qF -- "$PH_A"; then
+	not_ok "the placeholder never reached the mock" "$(mocklog anthropic)"
+else
+	ok "the placeholder never reached the mock"
+fi
+unlike "$(mocklog anthropic | grep '"path": "/v1/messages' | grep -v '"status": 200')" . \
+	"... and every /v1/messages request was answered 200 (no 401)"
+is "$(($(injects ANTHROPIC_API_KEY) - n0 >= 1))" 1 "secret.inject recorded for the CLI's requests"
+like "$(records | grep '"secret.inject"' | grep '"name":"ANTHROPIC_API_KEY"' | tail -1)" '"path":"/v1/messages' \
+	"... naming POST /v1/messages"
+like "$(records | grep '"egress.tls"' | grep 'api.anthropic.com' | grep '"side":"upstream"' | tail -1)" \
+	'"side":"upstream"' "egress.tls: the upstream (the mock, by --upstream-ca) verified"
+via_a=$(via api.anthropic.com)
+is "$via_a" proxy "Claude Code with the run's environment uses the proxy (HTTPS_PROXY): egress.allow via proxy"
+unlike "$(records)" "$KEY_A" "the audit log holds no key"
+diag "Claude Code requests: $(mocklog anthropic | sed 's/"x-api-key": "[^"]*"/"x-api-key": …/')"
+unlike "$(mocklog anthropic)" '"upgrade": "websocket"' "Claude Code never asked for a WebSocket (this mock would decline one)"
+# the mock's refusal of an upgrade reaches a client in the run as it is
+rm -f "$M/anthropic.log"
+er --inject "ANTHROPIC_API_KEY=store:anthropic@api.anthropic.com" --allow-host api.anthropic.com \
+	--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" -- sh -c \
+	'curl -sS -m 20 -o /dev/null -w "%{http_code}\n" -H "x-api-key: $ANTHROPIC_API_KEY" \
+		-H "Connection: Upgrade" -H "Upgrade: websocket" -H "Sec-WebSocket-Version: 13" \
+		-H "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" https://api.anthropic.com/v1/messages'
+is "$RF_OUT" 426 "a WebSocket upgrade to api.anthropic.com (curl in the run): the mock's 426 relayed"
+like "$(mocklog anthropic | grep '"upgrade": "websocket"' | head -1)" "\"x-api-key\": \"$KEY_A\".*\"status\": 426" \
+	"... the upgrade request carried the real key, and was declined"
+
+# the stream is relayed as it comes: deltas 0.4 s apart reach a client in
+# the run apart (nothing held back until the end of the response)
+cat >"$WS/sse.py" <<'PY'
+import json, os, time, urllib.request
+body = json.dumps({"model": "claude-mock", "max_tokens": 64, "stream": True,
+                   "metadata": {"mock_delay_s": 0.4},
+                   "messages": [{"role": "user", "content": "hi"}]}).encode()
+req = urllib.request.Request("https://api.anthropic.com/v1/messages", data=body, headers={
+    "x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+    "content-type": "application/json"})
+t0 = time.monotonic()
+with urllib.request.urlopen(req, timeout=30) as r:
+    for line in r:
+        if line.startswith(b"event: "):
+            print("%.2f %s" % (time.monotonic() - t0, line[7:].decode().strip()), flush=True)
+PY
+er --inject "ANTHROPIC_API_KEY=store:anthropic@api.anthropic.com" --allow-host api.anthropic.com \
+	--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" -- python3 sse.py
+first=$(awk '$2 == "content_block_delta" {print $1; exit}' <<<"$RF_OUT")
+last=$(awk '$2 == "message_stop" {print $1}' <<<"$RF_OUT")
+is "$(grep -c ' content_block_delta$' <<<"$RF_OUT")" "$(wc -w <<<"$REPLY_A" | tr -d ' ')" \
+	"SSE through the terminating egress: every content_block_delta arrived"
+if [ -n "$first" ] && [ -n "$last" ] && awk -v f="$first" -v l="$last" 'BEGIN { exit !(l - f >= 1.5) }'; then
+	ok "... as they came: the first delta at ${first}s, message_stop at ${last}s"
+else
+	not_ok "... as they came (the first delta well before message_stop)" "$RF_OUT" "$RF_ERR"
+fi
+
+# control: the wrong key in the store — the mock's 401, and the CLI says so
+rm -f "$M/anthropic.log"
+claude_run anthropic_bad
+isnt "$RF_RC" 0 "control, a wrong key in the store: claude -p fails ($RF_RC)"
+like "$RF_OUT$RF_ERR" 'Invalid API key' "... saying the API key is invalid (the mock's 401)"
+unlike "$RF_OUT" "$REPLY_A" "... no reply printed"
+like "$(mocklog anthropic | grep '"status": 401' | head -1)" "\"x-api-key\": \"$BAD_A\"" \
+	"... the mock got the (wrong) stored value and answered 401"
+
+# the captured path: the same run with every proxy variable removed. (Does
+# this build capture? The probe waits a moment: a DNS query in a run's
+# first milliseconds is sometimes refused with "a run resolves no names
+# itself", as if the run did not capture: about 1 in 50 runs of a bare
+# getent; the CLIs ask later.)
+er --add-host "api.anthropic.com:$A_ADDR" --allow-host api.anthropic.com -- \
+	sh -c 'sleep 0.2; getent ahostsv4 api.anthropic.com'
+CAPTURES=0
+case "$RF_OUT" in 198.18.*) CAPTURES=1 ;; esac
+if [ "$CAPTURES" = 1 ]; then
+	rm -f "$M/anthropic.log"
+	claude_run anthropic "${NP[@]}"
+	is "$RF_RC" 0 "claude -p without proxy variables (captured, TLS terminated there): exit 0"
+	has_line "$RF_OUT" "$REPLY_A" "... it printed the mock's fixed reply"
+	like "$(mocklog anthropic | grep '"path": "/v1/messages' | head -1)" "\"x-api-key\": \"$KEY_A\".*\"status\": 200" \
+		"... the mock got the real key"
+	is "$(via api.anthropic.com)" capture "... egress.allow via capture"
+else
+	skip "Claude Code on the captured path" "this build does not capture (getent: rc $RF_RC, $RF_OUT $RF_ERR)"
+fi
+
+# ---- Codex CLI: codex exec --------------------------------------------------------------------
+CODEX_DIR=${CODEX%/*}
+# Codex takes an API key from CODEX_API_KEY (OPENAI_API_KEY is not used
+# for auth by `codex exec` 0.171); it needs nothing in HOME (it makes
+# ~/.codex on first use). The run's HOME gets a config.toml that turns off
+# what would reach other hosts (analytics to ab.chatgpt.com, the update
+# check and plugin sync to github.com); its model list refresh
+# (chatgpt.com, ~6 s of retries) I found no switch for (features.remote_models,
+# chatgpt_base_url do not stop it): refused (egress.deny), Codex goes on.
+CODEX_TOML='check_for_update_on_startup = false
+[analytics]
+enabled = false
+[features]
+plugins = false
+'
+codex_run() { # SECRET ADDR [WRAPPER...] — codex exec with CODEX_API_KEY injected, api.openai.com at ADDR
+	local secret=$1 addr=$2
+	shift 2
+	rm -f "$WS/codex.env"
+	er --inject "CODEX_API_KEY=store:$secret@api.openai.com" --allow-host api.openai.com \
+		--add-host "api.openai.com:$addr" --upstream-ca "$WS/upstream-ca.pem" \
+		--ro "$CODEX_DIR" --timeout 90s -- "$@" \
+		sh -c 'mkdir -p "$HOME/.codex" && printf "%s" "$2" >"$HOME/.codex/config.toml" &&
+			cat /proc/self/environ >codex.env && exec "$0" exec --skip-git-repo-check "$1"' \
+		"$CODEX" "Reply with the fixed test answer." "$CODEX_TOML"
+}
+
+# the Responses API over a WebSocket (the mock accepts the upgrade)
+n0=$(injects CODEX_API_KEY)
+rm -f "$M/openai.log"
+codex_run openai "$O_ADDR"
+PH_O=$(envof "$WS/codex.env" CODEX_API_KEY)
+is "$RF_RC" 0 "codex exec under ringfence with CODEX_API_KEY injected (WebSocket): exit 0"
+has_line "$RF_OUT" "$REPLY_O" "... it printed the mock's fixed reply"
+like "$PH_O" '^[A-Za-z0-9_-]{22,}$' "the run's CODEX_API_KEY is a placeholder (${#PH_O} characters)"
+unlike "$(tr '\0' '\n' <"$WS/codex.env" 2>/dev/null)" "$KEY_O" "... and no variable of the CLI's environment holds the key"
+like "$(mocklog openai | grep '"status": 101' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
+	"the WebSocket upgrade (GET /v1/responses) arrived with the real key and was accepted (101)"
+like "$(mocklog openai)" '"ws": "response.create"' "... and Codex's response.create came over the relayed WebSocket"
+if [ -n "$PH_O" ] && mocklog openai | grep -qF -- "$PH_O"; then
+	not_ok "the placeholder never reached the mock" "$(mocklog openai)"
+else
+	ok "the placeholder never reached the mock"
+fi
+is "$(($(injects CODEX_API_KEY) - n0 >= 1))" 1 "secret.inject recorded for the upgrade request"
+like "$(records | grep '"secret.inject"' | grep '"name":"CODEX_API_KEY"' | tail -1)" '"path":"/v1/responses' \
+	"... naming /v1/responses"
+via_o=$(via api.openai.com)
+is "$via_o" proxy "Codex with the run's environment uses the proxy (HTTPS_PROXY) for the WebSocket too: via proxy"
+diag "Codex requests (WebSocket mock): $(mocklog openai | sed 's/Bearer [^"]*"/Bearer …"/')"
+
+if [ "$CAPTURES" = 1 ]; then
+	rm -f "$M/openai.log"
+	codex_run openai "$O_ADDR" "${NP[@]}"
+	is "$RF_RC" 0 "codex exec without proxy variables (captured, the WebSocket terminated there): exit 0"
+	has_line "$RF_OUT" "$REPLY_O" "... it printed the mock's fixed reply"
+	like "$(mocklog openai | grep '"status": 101' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
+		"... the upgrade arrived with the real key (101)"
+	like "$(mocklog openai)" '"ws": "response.create"' "... and response.create over the WebSocket"
+	is "$(via api.openai.com)" capture "... egress.allow via capture"
+else
+	skip "Codex on the captured path" "this build does not capture"
+fi
+
+# the Responses API over SSE (this mock declines the upgrade with 426)
+n0=$(injects CODEX_API_KEY)
+rm -f "$M/openai-nows.log"
+codex_run openai "$OD_ADDR"
+PH_O2=$(envof "$WS/codex.env" CODEX_API_KEY)
+is "$RF_RC" 0 "codex exec, the WebSocket declined (426): exit 0"
+has_line "$RF_OUT" "$REPLY_O" "... it fell back to SSE and printed the mock's fixed reply"
+like "$(mocklog openai-nows | grep '"status": 426' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
+	"the declined upgrade carried the real key"
+like "$(mocklog openai-nows | grep '"method": "POST"' | grep '"stream": true' | head -1)" \
+	"\"authorization\": \"Bearer $KEY_O\"" "POST /v1/responses (stream) arrived with the real key"
+if [ -n "$PH_O2" ] && mocklog openai-nows | grep -qF -- "$PH_O2"; then
+	not_ok "the placeholder never reached the mock" "$(mocklog openai-nows)"
+else
+	ok "the placeholder never reached the mock"
+fi
+is "$(($(injects CODEX_API_KEY) - n0 >= 2))" 1 "secret.inject recorded for the upgrade and the POST"
+isnt "$PH_O2" "$PH_O" "a placeholder is new for every run"
+unlike "$(records)" "$KEY_O" "the audit log holds no key"
+diag "Codex requests (declining mock): $(mocklog openai-nows | sed 's/Bearer [^"]*"/Bearer …"/')"
+
+# control: the wrong key in the store — the mock's 401, and the CLI says so
+rm -f "$M/openai.log"
+codex_run openai_bad "$O_ADDR"
+isnt "$RF_RC" 0 "control, a wrong key in the store: codex exec fails ($RF_RC)"
+like "$RF_OUT$RF_ERR" '401 Unauthorized' "... saying 401 Unauthorized (the mock's answer)"
+unlike "$RF_OUT" "$REPLY_O" "... no reply printed"
+like "$(mocklog openai | grep '"status": 401' | head -1)" "\"authorization\": \"Bearer $BAD_O\"" \
+	"... the mock got the (wrong) stored value and answered 401"
+
+# what else the CLIs tried to reach (refused: no rule allows it)
+denied=$(records | grep '"egress.deny"' | sed -n 's/.*"host":"\([^"]*\)".*"reason":"\([^"]*\)".*/\1: \2/p' | sort -u)
+diag "egress.deny during the agent runs: ${denied:-none}"
+
+# AGENTS_DEBUG=DIR keeps the audit records and the mocks' logs there
+[ -n "${AGENTS_DEBUG:-}" ] && { records >"$AGENTS_DEBUG/records.jsonl"; cp "$M"/*.log "$AGENTS_DEBUG/"; }
+done_testing
