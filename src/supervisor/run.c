@@ -1634,6 +1634,19 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                 pump_write(p);
                         pump_settle(p);
                 }
+                if (pfd[6].revents && s.dns >= 0) {
+                        /* what init said before the run could ask a name
+                         * first: MSG_CAPTURE is queued ahead of any query
+                         * (sent before the exec), but may not be read yet —
+                         * answered without it, a query at the run's first
+                         * instant was refused as if nothing were captured */
+                        for (int k = 0; k < 64 && s.child.chan >= 0; k++) {
+                                struct pollfd c = {.fd = s.child.chan, .events = POLLIN};
+                                if (poll(&c, 1, 0) <= 0)
+                                        break;
+                                sup_on_msg(&s);
+                        }
+                }
                 if (pfd[6].revents && s.dns >= 0 &&
                     dnsstub_serve(s.dns,
                                   &(struct dnsstub_ctx){
