@@ -13,6 +13,12 @@ test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python
 
 want="$build"
 [ "${1:-}" = "--build" ] || want="$build $test"
+# npm fetches the real agents of tests/integration/agents_inject.sh
+# (scripts/agents.sh); a Node.js that brings its own npm needs no package
+# (Debian's npm would conflict with it)
+if [ "${1:-}" != "--build" ] && ! command -v npm >/dev/null 2>&1; then
+	want="$want npm"
+fi
 
 missing=""
 for p in $want; do
