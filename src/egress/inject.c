@@ -440,6 +440,32 @@ int inject_query(const struct inject_secret *s, const char *t, size_t len, char 
         return replaced;
 }
 
+size_t inject_body(const struct inject_secret *v, size_t n, uint64_t mask, char *buf, size_t len,
+                   bool more, uint64_t *injected)
+{
+        size_t hold = 0;
+        for (size_t k = 0; k < n && k < 64; k++) {
+                const struct inject_secret *s = &v[k];
+                if (!(mask & (1ULL << k)) || !s->body || s->ph_len != s->len || !s->ph_len)
+                        continue;
+                for (size_t i = 0; i + s->ph_len <= len;) {
+                        if (!memcmp(buf + i, s->placeholder, s->ph_len)) {
+                                memcpy(buf + i, s->value, s->len);
+                                *injected |= 1ULL << k;
+                                i += s->ph_len;
+                        } else
+                                i++;
+                }
+                /* the longest end of buf that begins the placeholder */
+                for (size_t h = s->ph_len - 1; more && h > hold; h--)
+                        if (h <= len && !memcmp(buf + len - h, s->placeholder, h)) {
+                                hold = h;
+                                break;
+                        }
+        }
+        return hold;
+}
+
 int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
                       uint64_t *replaced)
 {

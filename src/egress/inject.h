@@ -40,6 +40,7 @@ struct inject_secret {
         size_t n_hosts;
         char header[SECRET_HEADER_MAX + 1]; /* "" = replace in any header value */
         char query[SECRET_QUERY_MAX + 1];   /* a query parameter replaced too, or "" */
+        bool body;                          /* replaced in request bodies too (ph_len == len) */
         bool exfil_kill;
 };
 
@@ -83,6 +84,18 @@ size_t inject_tls_names(const struct inject_secret *v, size_t n,
  */
 int inject_query(const struct inject_secret *s, const char *t, size_t len, char *out,
                  size_t out_size, size_t *out_len);
+
+/*
+ * inject_body — request body bytes buf[len] toward the hosts of the
+ * secrets v[k] whose bit is in `mask` and that allow it (body, and a
+ * placeholder as long as the value): each placeholder is overwritten in
+ * place with its value (the body's length is unchanged); *injected gets
+ * the bits of those replaced. When `more` (body bytes follow), returns how
+ * many bytes at the end could begin a placeholder and must wait for the
+ * next ones (unchanged); else 0. Pure.
+ */
+size_t inject_body(const struct inject_secret *v, size_t n, uint64_t mask, char *buf, size_t len,
+                   bool more, uint64_t *injected);
 
 /*
  * inject_mentions — the placeholder or the value of some secret of v[n]

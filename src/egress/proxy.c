@@ -244,9 +244,11 @@ struct conn {
          * cut between two reads is still seen (body_exfil) */
         char bcarry[SECRET_PH_LEN_MAX];
         size_t bcarry_len;
-        uint64_t own;         /* the injections whose hosts this request goes to */
-        uint64_t inj_pending; /* ... whose value it carries: secret.inject once it is sent */
-        size_t inj_head_left; /* bytes of its head still to be written upstream */
+        uint64_t own;           /* the injections whose hosts this request goes to */
+        uint64_t inj_pending;   /* ... whose value it carries: secret.inject once it is sent */
+        size_t inj_head_left;   /* bytes of its head still to be written upstream */
+        uint64_t body_own;      /* the injections its body (of a known length) may carry */
+        uint64_t body_injected; /* ... that it did carry: secret.inject once the body is out */
         /* epoll: what each of client, upstream, DNS is registered with */
         int reg_fd[3];
         uint32_t reg_ev[3];
@@ -1854,8 +1856,11 @@ static void send_request_head(struct conn *c)
         /* secret.inject once the request is out whole (inject_records):
          * a body refused after the head never carried the value */
         c->inj_pending = injected;
-        if (injected) {
+        c->body_own = rq->chunked ? 0 : own; /* a chunked body never gets the value */
+        c->body_injected = 0;
+        if (injected)
                 explicit_bzero(ib, sizeof ib);
+        if (injected || c->body_own) {
                 snprintf(c->inj_path, sizeof c->inj_path, "%.*s%s",
                          (int)(rq->path.len > 2048 ? 2048 : rq->path.len), c->in + rq->path.off,
                          rq->path.len > 2048 ? "...(cut)" : "");
@@ -1879,11 +1884,12 @@ static void send_request_head(struct conn *c)
         conn_to(c, CS_BODY);
 }
 
-/* secret.inject for each injection the request just sent carried. */
-static void inject_records(struct conn *c)
+/* secret.inject for each injection of `bits` the request just sent
+ * carried (in its head, or `in_body`). */
+static void inject_records(struct conn *c, uint64_t bits, bool in_body)
 {
-        for (size_t k = 0; c->inj_pending && k < E.cfg->n_inject; k++) {
-                if (!(c->inj_pending & (1ULL << k)))
+        for (size_t k = 0; bits && k < E.cfg->n_inject; k++) {
+                if (!(bits & (1ULL << k)))
                         continue;
                 struct evf f[] = {
                         {"name", E.cfg->inject[k].name, 0},
@@ -1893,12 +1899,12 @@ static void inject_records(struct conn *c)
                         {"method", c->method, 0},
                         {"path", c->inj_path[0] ? c->inj_path : "/", 0},
                         {"scheme", c->term ? "https" : "http", 0},
+                        {"in", in_body ? "body" : "head", 0},
                         {"trace_id", c->trace, 0},
                         {"via", via(c), 0},
                 };
                 event_async("secret.inject", NULL, f, ARRAY_SIZE(f));
         }
-        c->inj_pending = 0;
 }
 
 /*
@@ -1956,8 +1962,20 @@ static void body_from_in(struct conn *c)
                         take = (size_t)k;
                         if (done)
                                 c->req_left = 0;
-                } else
+                } else {
+                        /* a binding with "body": the placeholder replaced in
+                         * place; a possible beginning of one at the end waits
+                         * in `in` for the bytes after it */
+                        if (c->body_own) {
+                                bool more = (uint64_t)take < (uint64_t)c->req_left;
+                                size_t h = inject_body(E.cfg->inject, E.cfg->n_inject, c->body_own,
+                                                       c->in, take, more, &c->body_injected);
+                                if (h == take)
+                                        return;
+                                take -= h;
+                        }
                         c->req_left -= (int64_t)take;
+                }
                 if (body_exfil(c, c->in, take)) {
                         o->off = o->len = 0; /* the head waiting in it goes nowhere either */
                         c->inj_pending = 0;  /* ... and never carried the value */
@@ -2533,9 +2551,10 @@ static int relay_write(struct conn *c, enum watched w, struct relay *o)
                 return errno == EAGAIN || errno == EINTR ? 0 : -1;
         if (w == W_UP && c->inj_pending) {
                 /* the head carrying the value is out whole: recorded now */
-                if ((size_t)n >= c->inj_head_left)
-                        inject_records(c);
-                else
+                if ((size_t)n >= c->inj_head_left) {
+                        inject_records(c, c->inj_pending, false);
+                        c->inj_pending = 0;
+                } else
                         c->inj_head_left -= (size_t)n;
         }
         o->off += (size_t)n;
@@ -2990,8 +3009,11 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         }
         /* the request is out: the response is next (checked after the
          * writes, or the loop would wait for an event that never comes) */
-        if (c->st == CS_BODY && c->req_left == 0 && c->c2u.len == 0)
+        if (c->st == CS_BODY && c->req_left == 0 && c->c2u.len == 0) {
+                inject_records(c, c->body_injected, true); /* the body is out whole */
+                c->body_injected = 0;
                 conn_to(c, CS_RESP);
+        }
         if (c->st == CS_HEAD && c->in_len > 0 && c->u2c.len == 0 && c->pd.len == 0)
                 on_head(c); /* the next request may already be buffered */
         if (c->st == CS_DRAIN && c->u2c.len == 0 && c->pd.len == 0)

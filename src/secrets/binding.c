@@ -375,6 +375,12 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
                 memcpy(b->query, m->str, m->len + 1);
                 return 0;
         }
+        if (!strcmp(m->key, "body")) {
+                if (m->type != JSON_TRUE && m->type != JSON_FALSE)
+                        return rf_why(why, why_len, -EINVAL, "body: true or false");
+                b->body = m->type == JSON_TRUE;
+                return 0;
+        }
         if (!strcmp(m->key, "on_exfil")) {
                 if (m->type != JSON_STRING ||
                     (strcmp(m->str, "kill") != 0 && strcmp(m->str, "refuse") != 0))
@@ -428,7 +434,8 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
 static bool inject_key(const char *k)
 {
         return !strcmp(k, "env") || !strcmp(k, "hosts") || !strcmp(k, "header") ||
-               !strcmp(k, "placeholder") || !strcmp(k, "on_exfil") || !strcmp(k, "query");
+               !strcmp(k, "placeholder") || !strcmp(k, "on_exfil") || !strcmp(k, "query") ||
+               !strcmp(k, "body");
 }
 
 static int from_json(const struct json_node *obj, struct secret_binding *b, char *why,
@@ -473,7 +480,7 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                         return rf_why(why, why_len, -EINVAL,
                                       "unknown key \"%.64s\" (name, deliver, from, exec, "
                                       "pass_env, timeout, ttl; inject: env, hosts, header, "
-                                      "query, placeholder, on_exfil)",
+                                      "query, body, placeholder, on_exfil)",
                                       quoted(m->key, q));
         }
         if (!name || name->type != JSON_STRING)
@@ -509,11 +516,11 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
         if (b->source != SOURCE_EXEC && (b->n_pass_env || b->timeout_ms))
                 return rf_why(why, why_len, -EINVAL, "pass_env and timeout apply to \"exec\" only");
         if (b->delivery != SECRET_INJECT) {
-                if (b->env[0] || b->n_hosts || b->header[0] || b->query[0] || b->ph_prefix[0] ||
-                    b->ph_length || b->exfil_kill)
+                if (b->env[0] || b->n_hosts || b->header[0] || b->query[0] || b->body ||
+                    b->ph_prefix[0] || b->ph_length || b->exfil_kill)
                         return rf_why(why, why_len, -EINVAL,
-                                      "env, hosts, header, query, placeholder and on_exfil apply "
-                                      "to \"deliver\": \"inject\" only");
+                                      "env, hosts, header, query, body, placeholder and on_exfil "
+                                      "apply to \"deliver\": \"inject\" only");
                 return 0;
         }
         if (!b->n_hosts)
@@ -602,6 +609,10 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
                         snprintf(from, sizeof from, "%s:%s", secret_source_name(b->source), b->key);
                 put_key(&j, &first, "from");
                 json_buf_append_string(&j, from, strlen(from));
+        }
+        if (b->body) {
+                put_key(&j, &first, "body");
+                json_buf_append(&j, "true", 4);
         }
         if (b->header[0]) {
                 put_key(&j, &first, "header");

@@ -26,7 +26,9 @@
  *
  * "query": "key" also replaces the placeholder standing as the whole value
  * of the query parameter `key` in requests to the hosts (never elsewhere
- * in the URL).
+ * in the URL). "body": true also replaces it in request bodies of a known
+ * length toward the hosts (in place: the placeholder must be as long as the
+ * value, the default shape).
  *
  * CLI: --inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...] (split at the last '@');
  * a host entry http://HOST:PORT is plaintext HTTP (secret_inject_host_parse).
@@ -53,12 +55,12 @@
 #define SECRET_INJECT_HOST_MAX     253 /* a host name */
 /* an injection host entry: "http://" + name + ":65535" */
 #define SECRET_INJECT_ENTRY_MAX (SECRET_INJECT_HOST_MAX + 13)
-#define SECRET_HEADER_MAX          256 /* an injection's header template */
-#define SECRET_QUERY_MAX           64  /* an injection's query parameter name */
-#define SECRET_PH_PREFIX_MAX       32  /* a placeholder's fixed prefix */
-#define SECRET_PH_RANDOM_MIN       22  /* random characters: 22 x 6 bits = 132 bits */
-#define SECRET_PH_DEFAULT_LEN      40  /* length without a shape */
-#define SECRET_PH_LEN_MAX          256 /* a placeholder's length */
+#define SECRET_HEADER_MAX       256 /* an injection's header template */
+#define SECRET_QUERY_MAX        64  /* an injection's query parameter name */
+#define SECRET_PH_PREFIX_MAX    32  /* a placeholder's fixed prefix */
+#define SECRET_PH_RANDOM_MIN    22  /* random characters: 22 x 6 bits = 132 bits */
+#define SECRET_PH_DEFAULT_LEN   40  /* length without a shape */
+#define SECRET_PH_LEN_MAX       256 /* a placeholder's length */
 
 enum secret_delivery {
         SECRET_ENV,
@@ -87,6 +89,7 @@ struct secret_binding {
         size_t n_hosts;
         char header[SECRET_HEADER_MAX + 1];       /* "Name: text{}text", or "" */
         char query[SECRET_QUERY_MAX + 1];         /* a query parameter replaced too, or "" */
+        bool body;                                /* "body": true: replaced in request bodies too */
         char ph_prefix[SECRET_PH_PREFIX_MAX + 1]; /* the placeholder's shape */
         uint32_t ph_length;                       /* 0 = SECRET_PH_DEFAULT_LEN */
         bool exfil_kill;                          /* on_exfil: "kill" (default "refuse") */

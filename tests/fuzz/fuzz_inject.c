@@ -79,6 +79,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (qr == 0)
                         CHECK(ql == size && !memcmp(qo, arg, size));
         }
+        /* body replacement: in place, bounded hold, no placeholder left
+         * before the hold */
+        {
+                struct inject_secret bs = s;
+                memcpy(bs.placeholder, "PHPHPHPHPHPH", 13);
+                bs.ph_len = 12; /* as long as the value */
+                bs.body = true;
+                char *bb = malloc(size + 1);
+                if (bb) {
+                        uint64_t got = 0;
+                        memcpy(bb, arg, size);
+                        bool more = size && (data[0] & 1);
+                        size_t h = inject_body(&bs, 1, 1, bb, size, more, &got);
+                        CHECK(h <= size && h < bs.ph_len && (more || h == 0));
+                        CHECK(!memmem(bb, size - h, bs.placeholder, bs.ph_len));
+                }
+                free(bb);
+        }
         const char *where;
         (void)inject_mentions(&s, 1, arg, size, true, true, &where);
         unsigned char dec[4096];

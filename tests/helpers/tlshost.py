@@ -18,8 +18,9 @@ killed, HTTP/1.1 (keep-alive, Content-Length bodies) behind TLS on:
   * :8446 — self.pem (svc.test, self-signed).
 
 Every request: the port, the SNI, the request line and the headers are
-appended to DIR/tls.log ("--" after each), the body's length too, so a
-test sees what went on the wire. Answers:
+appended to DIR/tls.log ("--" after each), the body's length and whether
+the real value is in it ("body-value yes"), so a test sees what went on
+the wire. Answers:
 
   * /value...     — 200, body "value=<the real value>" and then the echo:
     a host that reflects the credential (the run must see it scrubbed);
@@ -114,7 +115,8 @@ def http_conn(c, port):
                     return
                 buf += data
             body, buf = buf[:length], buf[length:]
-            log("port=%d sni=%s\n%s\nbody-length %d\n--" % (port, sni, text, len(body)))
+            log("port=%d sni=%s\n%s\nbody-length %d\nbody-value %s\n--"
+                % (port, sni, text, len(body), "yes" if value in body else "no"))
             path = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 2 else "/"
             if path.startswith("/repo.git/"):
                 git_file(c, path, headers)

@@ -368,6 +368,32 @@ is "$(sed -n 2p <<<"$RF_OUT")" 403 "the placeholder in another parameter: 403"
 like "$(last_rec '"secret.exfil"' 'QKEY')" 'request target' "... secret.exfil, in the request target"
 unlike "$(tlslog)" "other=" "... and nothing of it reached the host"
 
+# a policy may let the value into request bodies of a known length ("body":
+# true: in place, the placeholder as long as the value)
+cat >"$P/body.json" <<JSON
+{"version": 1, "network": {"upstream_ca": "$P/testca.pem"},
+ "secrets": [{"name": "BKEY", "deliver": "inject", "from": "store:api",
+              "hosts": ["svc.test"], "body": true}]}
+JSON
+rm -f "$P/tls.log"
+er -p "$P/body.json" "${NET[@]}" -- sh -c 'head -c 40000 /dev/zero | tr "\0" a >pad;
+	printf "token=%s&pad=" "$BKEY" >b1; cat pad >>b1;
+	cat pad >b2; printf "&token=%s" "$BKEY" >>b2;
+	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" --data-binary @b1 https://svc.test/body1;
+	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" --data-binary @b2 https://svc.test/body2;
+	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" -H "Transfer-Encoding: chunked" \
+		--data-binary @b1 https://svc.test/body3'
+is "$(sed -n 1,2p <<<"$RF_OUT" | tr '\n' ' ')" "200 200 " "body: two requests with the placeholder in their bodies (40 KB, at the start and at the end): served"
+is "$(tlslog | grep -c "body-length $((40011 + ${#VAL}))\|body-length $((40007 + ${#VAL}))")" 2 "... their lengths unchanged (Content-Length kept: in place)"
+is "$(tlslog | grep -c '^body-value yes')" 2 "... the host read the value in both (at the start, and past 40 KB at the end)"
+is "$(records | grep '"secret.inject"' | grep -c '"in":"body"')" 2 "... secret.inject recorded for each body (in: body)"
+is "$(sed -n 3p <<<"$RF_OUT")" 403 "a chunked body with the placeholder: 403 (only bodies of a known length get the value)"
+er -p "$P/body.json" "${NET[@]}" -- sh -c 'echo hi'
+echo '{"version": 1, "secrets": [{"name": "BK", "deliver": "inject", "from": "store:api", "hosts": ["svc.test"], "body": true, "placeholder": {"length": 60}}]}' >"$P/body-len.json"
+er -p "$P/body-len.json" "${NET[@]}" -- true
+is "$RF_RC" 125 "\"body\" with a placeholder of another length than the value: refused at start (125)"
+like "$RF_ERR" 'as long as the value' "... saying why"
+
 # keep-alive: every request of the connection
 rm -f "$P/tls.log"
 er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null -o /dev/null -w "connects=%{num_connects}\n" \

@@ -316,6 +316,36 @@ static void test_query(void)
                "no query declared: never replaced");
 }
 
+static void test_body(void)
+{
+        struct inject_secret v[2] = {sec, sec};
+        memcpy(v[0].placeholder, "QH_abcdefghijklmnopq", 21);
+        v[0].ph_len = 20;
+        v[0].body = true;
+        v[1].body = false; /* not declared: never replaced */
+        char b[128];
+        uint64_t got = 0;
+        snprintf(b, sizeof b, "x=QH_abcdefghijklmnopq&y=QH_abcdefghijklmnopq");
+        size_t h = inject_body(v, 2, 3, b, strlen(b), false, &got);
+        ok(h == 0 && got == 1 && !strcmp(b, "x=real-secret-value-42&y=real-secret-value-42"),
+           "body: every placeholder replaced in place (%s)", b);
+        snprintf(b, sizeof b, "x=QH_abcdefghijklmnopq");
+        got = 0;
+        (void)inject_body(v, 2, 2, b, strlen(b), false, &got);
+        ok(got == 0 && strstr(b, "QH_"), "... not toward a host the mask does not name");
+        snprintf(b, sizeof b, "x=QH_abcde");
+        got = 0;
+        is_int((int)inject_body(v, 2, 1, b, strlen(b), true, &got), 8,
+               "a beginning of the placeholder at the end, more to come: held (8 bytes)");
+        is_int((int)inject_body(v, 2, 1, b, strlen(b), false, &got), 0,
+               "... at the body's end: not");
+        v[0].ph_len = 21;
+        snprintf(b, sizeof b, "x=QH_abcdefghijklmnopq");
+        got = 0;
+        (void)inject_body(v, 2, 1, b, strlen(b), false, &got);
+        ok(got == 0, "a placeholder of another length than the value: never in a body");
+}
+
 static void test_scrub(void)
 {
         struct inject_needles nd;
@@ -423,5 +453,6 @@ int main(void)
         test_headers();
         test_scrub();
         test_query();
+        test_body();
         return done();
 }
