@@ -37,9 +37,22 @@
  *   - Renegotiation is refused on both sides (SSL_OP_NO_RENEGOTIATION): a
  *     second handshake inside a session would change keys, and possibly the
  *     peer's certificate, under a session the egress process already judged.
- *   - Upstream verification uses an X509_STORE built at trust_load() from
- *     the host's bundle (and --upstream-ca), before the lockdown: the egress
- *     process cannot open files.
+ *   - trust_load() is on a run's start path, so it only reads the files
+ *     (before the lockdown: the egress process cannot open files) and
+ *     checks them cheaply: the certificate blocks are found in the PEM text
+ *     and their base64 decoded (each must be one DER SEQUENCE), with no
+ *     X.509 decoding (OpenSSL 3 decodes every public key through its
+ *     decoder framework: ~20 ms for Debian's 144 roots). The verification
+ *     store and the client context are built from the decoded DER at the
+ *     first client_new() (in the egress process, after its lockdown: memory
+ *     only); a certificate that fails to parse there fails that and every
+ *     later client_new() with a reason. The server context of a CA is
+ *     likewise made at its first server session.
+ *   - pkcs12() writes the PKCS#12 DER itself (a small DER writer, every
+ *     length computed before anything is written) from the certificates'
+ *     DER as decoded from the bundle text: no certificate is parsed;
+ *     OpenSSL only derives the MAC key, computes the HMAC and draws the
+ *     salt.
  *
  * Threats: peer-controlled input is the ClientHello (SNI and ALPN are
  * checked against the one expected name and http/1.1), the upstream's
@@ -51,6 +64,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -63,9 +77,11 @@
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
@@ -74,6 +90,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "shared/macro.h"
 #include "tls/tlsterm.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -85,22 +102,44 @@
  * openssl.cnf default, set here because no config file is read. */
 #define SECURITY_LEVEL 2
 #define ALPN_HTTP11    "\x08http/1.1"
-/* Java's "trusted key usage" bag attribute (Oracle arc): a certificate bag
- * carrying it is a trustedCertEntry for keytool and KeyStore. */
-#define JAVA_TRUSTED_KEY_USAGE_OID "2.16.840.1.113894.746875.1.1"
-#define P12_ALIAS                  "ringfence-run-ca"
-#define P12_HOST_ALIAS             "host-ca-%zu"
+#define P12_ALIAS      "ringfence-run-ca"
+#define P12_HOST_ALIAS "host-ca-%zu"
+/* The PKCS#12 store's size bound (the DER writer refuses more): a host
+ * bundle is at most RF_TLS_BUNDLE_MAX of text, whose DER is smaller, plus
+ * ~150 bytes of bag per certificate of >= 60 bytes of text. */
+#define P12_DER_MAX ((size_t)64 << 20)
+/* A store password's bound (UTF-8 bytes; the KDF takes an int). */
+#define P12_PASSWORD_MAX 1024
 /* At most this many bytes already read from a server session's socket
  * (tlsterm.h: 64 KiB; a ClientHello is at most 16 KiB + 5 in practice). */
 #define PREFIX_MAX (64u << 10)
 
+/* One certificate block of a trust file, decoded: der[off, off + len) is
+ * the block's base64 decoded, whose first cert_len bytes are the
+ * certificate (a TRUSTED CERTIFICATE block appends OpenSSL's trust
+ * settings: aux). */
+struct cert_ref {
+        size_t off, len, cert_len;
+        bool aux;
+};
+
+/* A trust file's certificate blocks, decoded (trust_load). */
+struct cert_list {
+        unsigned char *der;    /* owned: every block's bytes, back to back */
+        struct cert_ref *refs; /* owned: n of them, in file order */
+        size_t n;
+};
+
 struct rf_tls_trust {
-        X509_STORE *store; /* owned: host bundle + extra CA */
-        SSL_CTX *ctx;      /* owned: client context using store */
-        char *bundle_pem;  /* owned: the host bundle's text, as read */
+        char *bundle_pem; /* owned: the host bundle's text, as read: trust_bundle() */
         size_t bundle_len;
-        STACK_OF(X509) * host_certs; /* owned: the host bundle's certificates, in
-                                       file order (not the extra CA): pkcs12() */
+        struct cert_list host;  /* the host bundle's certificates: pkcs12() and the store */
+        struct cert_list extra; /* --upstream-ca's (n == 0 for none): the store only */
+        /* Made by the first client_new() (trust_ready): */
+        X509_STORE *store;           /* owned: host bundle + extra CA, parsed */
+        SSL_CTX *ctx;                /* owned: client context using store */
+        int failed;                  /* < 0 once the parse failed: every client_new fails so */
+        char why[RF_TLS_REASON_MAX]; /* and why */
 };
 
 struct leaf {
@@ -112,7 +151,8 @@ struct rf_tls_ca {
         EVP_PKEY *key;      /* owned: CA key, never exported */
         EVP_PKEY *leaf_key; /* owned: the run's leaf key */
         X509 *cert;         /* owned */
-        SSL_CTX *server;    /* owned: server context (no cert: set per session) */
+        SSL_CTX *server;    /* owned: server context (no cert: set per session),
+                               made by the first server session (ca_server_ctx) */
         char **hosts;       /* owned, n_hosts lowercase names */
         size_t n_hosts;
         struct leaf leaves[RF_TLS_LEAF_CACHE_MAX];
@@ -120,7 +160,8 @@ struct rf_tls_ca {
 };
 
 struct rf_tls_conn {
-        SSL *ssl; /* owned */
+        SSL *ssl; /* owned; NULL in a session that only carries the reason why
+                     client_new failed (trust_ready) */
         bool server;
         short want;
         char expected[RF_TLS_HOST_MAX + 1]; /* server: the name; client: the host */
@@ -146,6 +187,17 @@ static int ossl_err(void)
         unsigned long e = ERR_peek_last_error();
         ERR_clear_error();
         return ERR_GET_REASON(e) == ERR_R_MALLOC_FAILURE ? -ENOMEM : -EIO;
+}
+
+/* OpenSSL's wording for error e (NULL when it has none). init() does not
+ * load the error strings: they are loaded here, by the first failure that
+ * wants one (memory only: allowed after the lockdown, tested). */
+static const char *ossl_reason(unsigned long e)
+{
+        (void)OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_LOAD_SSL_STRINGS |
+                                       OPENSSL_INIT_LOAD_CRYPTO_STRINGS,
+                               NULL);
+        return ERR_reason_error_string(e);
 }
 
 static int mem_dup_out(BIO *b, char **ret, size_t *len)
@@ -230,6 +282,33 @@ static int add_ext(X509 *issuer, X509 *x, int nid, const char *value)
         int r = X509_add_ext(x, e, -1) ? 0 : -ENOMEM;
         X509_EXTENSION_free(e);
         return r;
+}
+
+/* Put the public half of a P-256 key into x: SubjectPublicKeyInfo {
+ * id-ecPublicKey, prime256v1, the uncompressed point }, the bytes
+ * X509_set_pubkey writes, but without OpenSSL 3's encoder framework (whose
+ * first use, ~0.7 ms, was most of ca_new on the run's start path). The
+ * certificate keeps no decoded copy of the key: OpenSSL decodes it if it
+ * ever needs it (nothing on the start path does). */
+static int set_p256_pubkey(X509 *x, EVP_PKEY *key)
+{
+        unsigned char pt[65];
+        size_t n = 0;
+        if (EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, pt, sizeof pt,
+                                            &n) != 1 ||
+            n != sizeof pt || pt[0] != 0x04)
+                return ossl_err();
+        unsigned char *penc = OPENSSL_memdup(pt, n);
+        if (!penc)
+                return -ENOMEM;
+        /* takes penc; the objects are OpenSSL's static ones */
+        if (!X509_PUBKEY_set0_param(X509_get_X509_PUBKEY(x), OBJ_nid2obj(NID_X9_62_id_ecPublicKey),
+                                    V_ASN1_OBJECT, OBJ_nid2obj(NID_X9_62_prime256v1), penc,
+                                    (int)n)) {
+                OPENSSL_free(penc);
+                return ossl_err();
+        }
+        return 0;
 }
 
 static GENERAL_SUBTREE *subtree_ip(size_t len)
@@ -431,11 +510,19 @@ static int prefix_bio_new(int fd, const void *pre, size_t len, BIO **ret)
 
 /* ---- init and trust ------------------------------------------------------ */
 
+/*
+ * What init() does and does not do (measured: docs/TLS.md). It initialises
+ * OpenSSL without its config file, instantiates the DRBG (the first RAND
+ * call: OpenSSL fetches the DRBG's cipher and seeds it, ~1 ms, needed by
+ * ca_new right after anyway), fetches the EC algorithms and makes glibc read
+ * /etc/localtime: all the first-use work a post-lockdown call could
+ * otherwise hit with files. It no longer loads OpenSSL's error strings
+ * (~0.3 ms): only a failure's reason needs them, and ossl_reason() loads
+ * them then (memory only; the first SSL_CTX_new loads libssl's anyway).
+ */
 static int tls_init(void)
 {
-        if (OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_LOAD_SSL_STRINGS |
-                                     OPENSSL_INIT_LOAD_CRYPTO_STRINGS,
-                             NULL) != 1)
+        if (OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1)
                 return -EIO;
         /* Seed the DRBG and fetch the algorithms now, while files and every
          * syscall are still allowed (provider loading happens at first use). */
@@ -506,50 +593,277 @@ out:
         return r;
 }
 
-/* Add every certificate of a PEM text to store (and, when keep is not NULL,
- * a reference to each to keep, in order); returns how many, or -errno. */
-static int store_add_pem(X509_STORE *store, const char *pem, size_t len, STACK_OF(X509) * keep)
+/* -- PEM certificate blocks, checked without X.509 decoding -- */
+
+/* The labels of the blocks OpenSSL's PEM_X509_INFO_read_bio takes as
+ * certificates (the last one with OpenSSL's trust settings appended). */
+static const struct {
+        const char *label;
+        bool aux;
+} pem_certs[] = {
+        {"CERTIFICATE", false},
+        {"X509 CERTIFICATE", false},
+        {"TRUSTED CERTIFICATE", true},
+};
+
+/* The next line of s[*pos, n): its start and length without the line end
+ * and trailing blanks (as OpenSSL's PEM reader strips them); false at the
+ * end of the text. */
+static bool next_line(const char *s, size_t n, size_t *pos, const char **line, size_t *len)
 {
-        BIO *b = BIO_new_mem_buf(pem, (int)len);
-        if (!b)
-                return -ENOMEM;
-        STACK_OF(X509_INFO) *infos = PEM_X509_INFO_read_bio(b, NULL, NULL, NULL);
-        BIO_free(b);
-        if (!infos) {
-                ERR_clear_error();
-                return -EBADMSG;
-        }
-        int n = 0, r = 0;
-        for (int i = 0; i < sk_X509_INFO_num(infos); i++) {
-                X509_INFO *xi = sk_X509_INFO_value(infos, i);
-                if (!xi->x509)
-                        continue;
-                if (!X509_STORE_add_cert(store, xi->x509)) {
-                        r = ossl_err();
-                        break;
-                }
-                if (keep) {
-                        if (!sk_X509_push(keep, xi->x509)) {
-                                r = -ENOMEM;
-                                break;
+        if (*pos >= n)
+                return false;
+        const char *l = s + *pos;
+        const char *nl = memchr(l, '\n', n - *pos);
+        size_t k = nl ? (size_t)(nl - l) : n - *pos;
+        *pos += k + (nl != NULL);
+        while (k > 0 && (l[k - 1] == '\r' || l[k - 1] == ' ' || l[k - 1] == '\t'))
+                k--;
+        *line = l;
+        *len = k;
+        return true;
+}
+
+/* Is line "-----<word> <label>-----"? */
+static bool pem_marker(const char *line, size_t len, const char *word, const char *label)
+{
+        size_t w = strlen(word), l = strlen(label);
+        return len == 5 + w + 1 + l + 5 && memcmp(line, "-----", 5) == 0 &&
+               memcmp(line + 5, word, w) == 0 && line[5 + w] == ' ' &&
+               memcmp(line + 6 + w, label, l) == 0 && memcmp(line + 6 + w + l, "-----", 5) == 0;
+}
+
+/* Base64 digits: 1 + their value, 0 for any other byte (a table: the
+ * class of each character of random base64 is unpredictable for a branch). */
+static const unsigned char b64_digit[256] = {
+        ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,
+        ['H'] = 8,  ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14,
+        ['O'] = 15, ['P'] = 16, ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21,
+        ['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28,
+        ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32, ['g'] = 33, ['h'] = 34, ['i'] = 35,
+        ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40, ['o'] = 41, ['p'] = 42,
+        ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48, ['w'] = 49,
+        ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+        ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63,
+        ['/'] = 64,
+};
+
+/* Decode the base64 of one line onto out + *at (the caller's buffer holds
+ * 3/4 of the whole text: never more is written). *quad and *acc carry a
+ * partial group between lines; *pad counts '=' seen (nothing may follow
+ * them). -EBADMSG for any other character. */
+static int b64_line(const char *l, size_t len, unsigned char *out, size_t *at, unsigned *quad,
+                    uint32_t *acc, unsigned *pad)
+{
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)l[i];
+                unsigned v = b64_digit[c];
+                if (v != 0 && *pad == 0) {
+                        *acc = *acc << 6 | (v - 1);
+                        if (++*quad == 4) {
+                                out[(*at)++] = (unsigned char)(*acc >> 16);
+                                out[(*at)++] = (unsigned char)(*acc >> 8);
+                                out[(*at)++] = (unsigned char)*acc;
+                                *quad = 0;
+                                *acc = 0;
                         }
-                        xi->x509 = NULL; /* the reference moved to keep */
+                } else if (c == ' ' || c == '\t') {
+                        continue;
+                } else if (c == '=' && *quad >= 2 && *pad < 2) {
+                        /* padding completes a group of 2 or 3 digits; no
+                         * digit may follow */
+                        ++*pad;
+                        *acc <<= 6;
+                        if (++*quad == 4) {
+                                out[(*at)++] = (unsigned char)(*acc >> 16);
+                                if (*pad == 1)
+                                        out[(*at)++] = (unsigned char)(*acc >> 8);
+                                *quad = 0;
+                                *acc = 0;
+                        }
+                } else {
+                        return -EBADMSG;
                 }
-                n++;
         }
-        sk_X509_INFO_pop_free(infos, X509_INFO_free);
-        if (r < 0)
+        return 0;
+}
+
+/* The length of the DER element at p[0, n) when it is a SEQUENCE that fits
+ * (a certificate's outer shape; definite length, at most 4 length bytes);
+ * 0 otherwise. */
+static size_t der_seq_len(const unsigned char *p, size_t n)
+{
+        if (n < 2 || p[0] != 0x30)
+                return 0;
+        size_t len = p[1], hdr = 2;
+        if (len & 0x80) {
+                size_t k = len & 0x7f;
+                if (k == 0 || k > 4 || n < 2 + k)
+                        return 0;
+                len = 0;
+                for (size_t i = 0; i < k; i++)
+                        len = len << 8 | p[2 + i];
+                hdr += k;
+        }
+        return len <= n - hdr ? hdr + len : 0;
+}
+
+static void cert_list_free(struct cert_list *l)
+{
+        free(l->der);
+        free(l->refs);
+        *l = (struct cert_list){0};
+}
+
+/*
+ * Find the certificate blocks of a PEM text (labels: pem_certs; anything
+ * else in the file is skipped, as OpenSSL's reader skips text between
+ * blocks) and decode them into *l. A block must end with its END line, its
+ * base64 must decode (whitespace aside, '=' only at the end) and start with
+ * one DER SEQUENCE that fits in the decoded bytes: the certificate, not
+ * parsed further here. Returns the number of blocks (> 0); -EBADMSG when a
+ * block is malformed or there is none; -ENOMEM.
+ */
+static int cert_list_load(const char *text, size_t n, struct cert_list *l)
+{
+        const char *line;
+        size_t pos = 0, len, cap = 0, at = 0;
+        int r = -EBADMSG;
+
+        *l = (struct cert_list){0};
+        /* every decoded byte comes from 4/3 as many characters of text */
+        l->der = malloc(n / 4 * 3 + 3);
+        if (!l->der)
+                return -ENOMEM;
+        while (next_line(text, n, &pos, &line, &len)) {
+                if (len == 0 || line[0] != '-')
+                        continue; /* not a marker line */
+                size_t which = ARRAY_SIZE(pem_certs);
+                for (size_t i = 0; i < ARRAY_SIZE(pem_certs); i++)
+                        if (pem_marker(line, len, "BEGIN", pem_certs[i].label))
+                                which = i;
+                if (which == ARRAY_SIZE(pem_certs))
+                        continue;
+                size_t start = at;
+                unsigned quad = 0, pad = 0;
+                uint32_t acc = 0;
+                bool end = false;
+                while (!end && next_line(text, n, &pos, &line, &len)) {
+                        if (pem_marker(line, len, "END", pem_certs[which].label))
+                                end = true;
+                        else if (b64_line(line, len, l->der, &at, &quad, &acc, &pad) < 0)
+                                goto fail;
+                }
+                size_t cert_len = der_seq_len(l->der + start, at - start);
+                if (!end || quad != 0 || cert_len == 0)
+                        goto fail;
+                if (l->n == cap) {
+                        size_t ncap = cap ? 2 * cap : 64;
+                        struct cert_ref *nr = reallocarray(l->refs, ncap, sizeof *nr);
+                        if (!nr) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        l->refs = nr;
+                        cap = ncap;
+                }
+                l->refs[l->n++] =
+                        (struct cert_ref){start, at - start, cert_len, pem_certs[which].aux};
+        }
+        if (l->n == 0)
+                goto fail;
+        if (l->n > INT_MAX) { /* cannot happen below RF_TLS_BUNDLE_MAX */
+                r = -EFBIG;
+                goto fail;
+        }
+        return (int)l->n;
+fail:
+        cert_list_free(l);
+        return r;
+}
+
+/* -- the verification store, built at the first client_new -- */
+
+/* Parse every certificate of l into store. -EBADMSG (and why) when one does
+ * not parse, -ENOMEM/-EIO when OpenSSL fails otherwise. */
+static int store_add_list(X509_STORE *store, const struct cert_list *l, const char *what, char *why,
+                          size_t whylen)
+{
+        for (size_t i = 0; i < l->n; i++) {
+                const struct cert_ref *c = &l->refs[i];
+                const unsigned char *p = l->der + c->off;
+                /* as PEM_X509_INFO_read_bio: a TRUSTED CERTIFICATE keeps
+                 * OpenSSL's trust settings, which the verifier honours */
+                X509 *x = c->aux ? d2i_X509_AUX(NULL, &p, (long)c->len)
+                                 : d2i_X509(NULL, &p, (long)c->len);
+                if (!x) {
+                        const char *rs = ossl_reason(ERR_peek_last_error());
+                        snprintf(why, whylen, "%s could not be read: certificate %zu of %zu: %s",
+                                 what, i + 1, l->n, rs ? rs : "not an X.509 certificate");
+                        ERR_clear_error();
+                        return -EBADMSG;
+                }
+                int ok = X509_STORE_add_cert(store, x);
+                X509_free(x);
+                if (!ok)
+                        return ossl_err();
+        }
+        return 0;
+}
+
+/* Build t's store and client context on first use: 0, or t's failure
+ * (sticky for a certificate that does not parse: the files do not change
+ * in memory). Memory only: called after the lockdown. */
+static int trust_ready(struct rf_tls_trust *t)
+{
+        if (t->ctx)
+                return 0;
+        if (t->failed < 0)
+                return t->failed;
+        X509_STORE *store = X509_STORE_new();
+        if (!store)
+                return ossl_err();
+        int r = store_add_list(store, &t->host, "the host's CA bundle", t->why, sizeof t->why);
+        if (r >= 0)
+                r = store_add_list(store, &t->extra, "the upstream CA file", t->why, sizeof t->why);
+        if (r < 0) {
+                X509_STORE_free(store);
+                if (r == -EBADMSG)
+                        t->failed = r;
                 return r;
-        return n > 0 ? n : -EBADMSG;
+        }
+        /* Partial chains are not trusted: the chain must end at an anchor
+         * from the files; the default purpose check (sslserver) applies. */
+        SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+        if (ctx)
+                SSL_CTX_set_security_level(ctx, SECURITY_LEVEL);
+        if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) ||
+            SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)ALPN_HTTP11,
+                                    sizeof ALPN_HTTP11 - 1) != 0) {
+                r = ossl_err();
+                SSL_CTX_free(ctx);
+                X509_STORE_free(store);
+                return r;
+        }
+        SSL_CTX_set_cert_store(ctx, store); /* takes store */
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                      SSL_MODE_RELEASE_BUFFERS);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        /* An upstream's HelloRequest is answered with no_renegotiation. */
+        SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+        t->store = store; /* borrowed from ctx */
+        t->ctx = ctx;
+        return 0;
 }
 
 static void tls_trust_free(struct rf_tls_trust *t)
 {
         if (!t)
                 return;
-        SSL_CTX_free(t->ctx);
-        X509_STORE_free(t->store);
-        sk_X509_pop_free(t->host_certs, X509_free);
+        SSL_CTX_free(t->ctx); /* and t->store with it */
+        cert_list_free(&t->host);
+        cert_list_free(&t->extra);
         free(t->bundle_pem);
         free(t);
 }
@@ -558,18 +872,15 @@ static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
                           struct rf_tls_trust **ret)
 {
         int r;
+        if (!bundle_path || !ret)
+                return -EINVAL;
         struct rf_tls_trust *t = calloc(1, sizeof *t);
         if (!t)
                 return -ENOMEM;
         r = read_file(bundle_path, &t->bundle_pem, &t->bundle_len);
         if (r < 0)
                 goto fail;
-        r = -ENOMEM;
-        t->store = X509_STORE_new();
-        t->host_certs = sk_X509_new_null();
-        if (!t->store || !t->host_certs)
-                goto fail;
-        r = store_add_pem(t->store, t->bundle_pem, t->bundle_len, t->host_certs);
+        r = cert_list_load(t->bundle_pem, t->bundle_len, &t->host);
         if (r < 0)
                 goto fail;
         if (extra_ca_path) {
@@ -578,31 +889,11 @@ static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
                 r = read_file(extra_ca_path, &extra, &elen);
                 if (r < 0)
                         goto fail;
-                r = store_add_pem(t->store, extra, elen, NULL);
+                r = cert_list_load(extra, elen, &t->extra);
                 free(extra);
                 if (r < 0)
                         goto fail;
         }
-        /* Partial chains are not trusted: the chain must end at an anchor
-         * from the files; the default purpose check (sslserver) applies. */
-        t->ctx = SSL_CTX_new(TLS_client_method());
-        if (t->ctx)
-                SSL_CTX_set_security_level(t->ctx, SECURITY_LEVEL);
-        if (!t->ctx || !SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION) ||
-            SSL_CTX_set_alpn_protos(t->ctx, (const unsigned char *)ALPN_HTTP11,
-                                    sizeof ALPN_HTTP11 - 1) != 0 ||
-            !X509_STORE_up_ref(t->store)) {
-                r = ossl_err();
-                goto fail;
-        }
-        SSL_CTX_set_cert_store(t->ctx, t->store);
-        SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
-        SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
-                                         SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                                         SSL_MODE_RELEASE_BUFFERS);
-        SSL_CTX_set_session_cache_mode(t->ctx, SSL_SESS_CACHE_OFF);
-        /* An upstream's HelloRequest is answered with no_renegotiation. */
-        SSL_CTX_set_options(t->ctx, SSL_OP_NO_RENEGOTIATION);
         *ret = t;
         return 0;
 fail:
@@ -691,7 +982,7 @@ static int tls_ca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetim
         X509 *x = ca->cert;
         X509_NAME *name = make_name("ringfence run CA");
         if (!name || !X509_set_version(x, X509_VERSION_3) || !X509_set_subject_name(x, name) ||
-            !X509_set_issuer_name(x, name) || !X509_set_pubkey(x, ca->key) ||
+            !X509_set_issuer_name(x, name) || set_p256_pubkey(x, ca->key) < 0 ||
             !X509_gmtime_adj(X509_getm_notBefore(x), -CA_BACKDATE_S) ||
             !X509_gmtime_adj(X509_getm_notAfter(x), (long)lifetime_s)) {
                 X509_NAME_free(name);
@@ -709,30 +1000,41 @@ static int tls_ca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetim
                 r = ossl_err();
                 goto fail;
         }
-
-        ca->server = SSL_CTX_new(TLS_server_method());
-        if (ca->server)
-                SSL_CTX_set_security_level(ca->server, SECURITY_LEVEL);
-        if (!ca->server || !SSL_CTX_set_min_proto_version(ca->server, TLS1_2_VERSION)) {
-                r = ossl_err();
-                goto fail;
-        }
-        SSL_CTX_set_alpn_select_cb(ca->server, alpn_select, NULL);
-        SSL_CTX_set_tlsext_servername_callback(ca->server, servername_check);
-        SSL_CTX_set_mode(ca->server, SSL_MODE_ENABLE_PARTIAL_WRITE |
-                                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                                             SSL_MODE_RELEASE_BUFFERS);
-        /* No resumption: a run's sessions are short-lived and a ticket key
-         * would be one more secret; every connection is a full handshake. */
-        SSL_CTX_set_session_cache_mode(ca->server, SSL_SESS_CACHE_OFF);
-        SSL_CTX_set_options(ca->server, SSL_OP_NO_TICKET | SSL_OP_CIPHER_SERVER_PREFERENCE |
-                                                SSL_OP_NO_RENEGOTIATION);
-        SSL_CTX_set_num_tickets(ca->server, 0);
+        /* the server context waits for the first server session
+         * (ca_server_ctx): ca_new is on the run's start path */
         *ret = ca;
         return 0;
 fail:
         tls_ca_free(ca);
         return r;
+}
+
+/* The CA's server context, made on first use (in the egress process, after
+ * its lockdown: memory only). 0, -ENOMEM/-EIO. */
+static int ca_server_ctx(struct rf_tls_ca *ca)
+{
+        if (ca->server)
+                return 0;
+        SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+        if (ctx)
+                SSL_CTX_set_security_level(ctx, SECURITY_LEVEL);
+        if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)) {
+                int r = ossl_err();
+                SSL_CTX_free(ctx);
+                return r;
+        }
+        SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+        SSL_CTX_set_tlsext_servername_callback(ctx, servername_check);
+        SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                      SSL_MODE_RELEASE_BUFFERS);
+        /* No resumption: a run's sessions are short-lived and a ticket key
+         * would be one more secret; every connection is a full handshake. */
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_CIPHER_SERVER_PREFERENCE |
+                                         SSL_OP_NO_RENEGOTIATION);
+        SSL_CTX_set_num_tickets(ctx, 0);
+        ca->server = ctx;
+        return 0;
 }
 
 static int tls_ca_pem(const struct rf_tls_ca *ca, char **ret, size_t *len)
@@ -865,85 +1167,282 @@ static int tls_trust_bundle(const struct rf_tls_trust *t, const struct rf_tls_ca
         return 0;
 }
 
-/* Append a certificate bag for x: friendly name `alias` and Java's
- * trusted-key-usage attribute, a SET OF OID, here anyExtendedKeyUsage (len
- * -1: the data is an ASN1_OBJECT, copied). */
-static int p12_push_cert(STACK_OF(PKCS12_SAFEBAG) * bags, X509 *x, const char *alias,
-                         const ASN1_OBJECT *any_eku)
+/* ---- the JVM's PKCS#12 trust store, written as DER ------------------------ */
+
+/*
+ * The store (RFC 7292), as OpenSSL's PKCS12 API wrote it before and as
+ * keytool and KeyStore read a trust store:
+ *
+ *   PFX ::= SEQUENCE { version INTEGER 3,
+ *                      authSafe ContentInfo { id-data, [0] OCTET STRING {
+ *                                               AuthenticatedSafe } },
+ *                      macData MacData }
+ *   AuthenticatedSafe ::= SEQUENCE { ContentInfo { id-data,
+ *                                      [0] OCTET STRING { SafeContents } } }
+ *   SafeContents ::= SEQUENCE OF SafeBag (one per certificate)
+ *   SafeBag ::= SEQUENCE { id-certBag, [0] CertBag, SET OF Attribute }
+ *   CertBag ::= SEQUENCE { id-x509Certificate, [0] OCTET STRING { DER } }
+ *   Attributes: Java's trusted key usage { anyExtendedKeyUsage } (what makes
+ *               a bag a trustedCertEntry) and friendlyName { BMPString alias }
+ *   MacData ::= SEQUENCE { DigestInfo { { sha256, NULL }, OCTET STRING },
+ *                          macSalt OCTET STRING, iterations INTEGER }
+ *
+ * The certificates are public: one unencrypted safe, as keytool writes
+ * trusted entries. The MAC is HMAC-SHA256 over AuthenticatedSafe's DER, keyed
+ * by the PKCS#12 KDF (ID 3) from the password, a random salt and OpenSSL's
+ * default iteration count. Every length is computed before anything is
+ * written (bag_lens and tls_pkcs12: sums saturate above P12_DER_MAX, which
+ * refuses the store); the buffer is allocated once at that size and the
+ * writer (der_put) never passes its end; the written length must equal the
+ * computed one.
+ */
+
+/* Encoded OBJECT IDENTIFIERs (tag and length included). */
+static const unsigned char OID_DATA[] = {/* 1.2.840.113549.1.7.1 */
+                                         0x06, 0x09, 0x2a, 0x86, 0x48, 0x86,
+                                         0xf7, 0x0d, 0x01, 0x07, 0x01};
+static const unsigned char OID_CERT_BAG[] = {/* 1.2.840.113549.1.12.10.1.3 */
+                                             0x06, 0x0b, 0x2a, 0x86, 0x48, 0x86, 0xf7,
+                                             0x0d, 0x01, 0x0c, 0x0a, 0x01, 0x03};
+static const unsigned char OID_X509_CERT[] = {/* 1.2.840.113549.1.9.22.1 */
+                                              0x06, 0x0a, 0x2a, 0x86, 0x48, 0x86,
+                                              0xf7, 0x0d, 0x01, 0x09, 0x16, 0x01};
+static const unsigned char OID_FRIENDLY_NAME[] = {/* 1.2.840.113549.1.9.20 */
+                                                  0x06, 0x09, 0x2a, 0x86, 0x48, 0x86,
+                                                  0xf7, 0x0d, 0x01, 0x09, 0x14};
+/* Java's trusted-key-usage attribute (Oracle arc 2.16.840.1.113894.746875.1.1)
+ * with one value, anyExtendedKeyUsage (2.5.29.37.0): the whole Attribute. */
+static const unsigned char JAVA_TRUSTED_ATTR[] = {0x30, 0x16, 0x06, 0x0c, 0x60, 0x86, 0x48, 0x01,
+                                                  0x86, 0xf9, 0x66, 0xad, 0xca, 0x7b, 0x01, 0x01,
+                                                  0x31, 0x06, 0x06, 0x04, 0x55, 0x1d, 0x25, 0x00};
+/* AlgorithmIdentifier { sha256 (2.16.840.1.101.3.4.2.1), NULL } */
+static const unsigned char ALG_SHA256[] = {0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
+                                           0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00};
+#define P12_MAC_LEN 32 /* SHA-256 */
+
+/* The sum of two lengths, SIZE_MAX once it passes P12_DER_MAX. */
+static size_t len_add(size_t a, size_t b)
 {
-        PKCS12_SAFEBAG *bag = PKCS12_SAFEBAG_create_cert(x);
-        if (!bag)
-                return ossl_err();
-        if (!PKCS12_add_friendlyname_asc(bag, alias, -1) ||
-            !PKCS12_add1_attr_by_txt(bag, JAVA_TRUSTED_KEY_USAGE_OID, V_ASN1_OBJECT,
-                                     (const unsigned char *)any_eku, -1) ||
-            !sk_PKCS12_SAFEBAG_push(bags, bag)) {
-                PKCS12_SAFEBAG_free(bag);
-                return ossl_err();
+        return a > P12_DER_MAX || b > P12_DER_MAX - a ? SIZE_MAX : a + b;
+}
+
+/* An element's size (tag, length, contents) for n bytes of contents;
+ * SIZE_MAX above P12_DER_MAX. */
+static size_t der_tlv_len(size_t n)
+{
+        if (n > P12_DER_MAX)
+                return SIZE_MAX;
+        size_t hdr = n < 0x80 ? 2 : n <= 0xff ? 3 : n <= 0xffff ? 4 : n <= 0xffffff ? 5 : 6;
+        return len_add(hdr, n);
+}
+
+/* A writer into a buffer of exactly the computed size. */
+struct der {
+        unsigned char *p; /* borrowed */
+        size_t len, cap;
+        bool overflow; /* a write would have passed cap: nothing more is written */
+};
+
+static void der_put(struct der *d, const void *b, size_t n)
+{
+        if (d->overflow || n > d->cap - d->len) {
+                d->overflow = true;
+                return;
         }
-        return 0;
+        memcpy(d->p + d->len, b, n);
+        d->len += n;
+}
+
+/* Tag and definite length (short form below 128, else 1..4 length bytes). */
+static void der_hdr(struct der *d, unsigned char tag, size_t n)
+{
+        unsigned char h[6];
+        size_t k = 0;
+        if (n > P12_DER_MAX) {
+                d->overflow = true;
+                return;
+        }
+        size_t bytes = der_tlv_len(n) - n - 2; /* 0: the short form */
+        h[k++] = tag;
+        if (bytes == 0) {
+                h[k++] = (unsigned char)n;
+        } else {
+                h[k++] = (unsigned char)(0x80 | bytes);
+                for (size_t i = bytes; i > 0; i--)
+                        h[k++] = (unsigned char)(n >> (8 * (i - 1)));
+        }
+        der_put(d, h, k);
+}
+
+/* An INTEGER v (non-negative) into out: big-endian, minimal, a leading 0
+ * when the top bit is set. Returns its size. */
+static size_t der_uint(uint32_t v, unsigned char out[7])
+{
+        size_t n = 1;
+        while (n < 4 && v >> (8 * n))
+                n++;
+        bool lead = v >> (8 * n - 1) & 1;
+        out[0] = 0x02;
+        out[1] = (unsigned char)(n + lead);
+        out[2] = 0;
+        for (size_t i = 0; i < n; i++)
+                out[2 + lead + i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+        return 2 + lead + n;
+}
+
+/* The contents lengths of one certificate bag's nested elements. */
+struct bag_len {
+        size_t cert_val; /* [0] { OCTET STRING { cert } } */
+        size_t cert_bag; /* CertBag */
+        size_t bag_val;  /* [0] { CertBag } */
+        size_t fn_set;   /* SET { BMPString } */
+        size_t fn_attr;  /* friendlyName Attribute */
+        size_t attrs;    /* SET OF Attribute */
+        size_t bag;      /* SafeBag */
+};
+
+/* The SafeBag's whole size for a certificate of cert_len bytes and an
+ * ASCII alias of alias_len characters (SIZE_MAX: too large). */
+static size_t bag_lens(size_t cert_len, size_t alias_len, struct bag_len *L)
+{
+        L->cert_val = der_tlv_len(cert_len);
+        L->cert_bag = len_add(sizeof OID_X509_CERT, der_tlv_len(L->cert_val));
+        L->bag_val = der_tlv_len(L->cert_bag);
+        L->fn_set = der_tlv_len(alias_len > P12_DER_MAX / 2 ? SIZE_MAX : 2 * alias_len);
+        L->fn_attr = len_add(sizeof OID_FRIENDLY_NAME, der_tlv_len(L->fn_set));
+        L->attrs = len_add(sizeof JAVA_TRUSTED_ATTR, der_tlv_len(L->fn_attr));
+        L->bag = len_add(len_add(sizeof OID_CERT_BAG, der_tlv_len(L->bag_val)),
+                         der_tlv_len(L->attrs));
+        return der_tlv_len(L->bag);
+}
+
+static void bag_write(struct der *d, const unsigned char *cert, size_t cert_len, const char *alias)
+{
+        struct bag_len L;
+        size_t m = strlen(alias);
+        bag_lens(cert_len, m, &L);
+        der_hdr(d, 0x30, L.bag);
+        der_put(d, OID_CERT_BAG, sizeof OID_CERT_BAG);
+        der_hdr(d, 0xa0, L.bag_val);
+        der_hdr(d, 0x30, L.cert_bag);
+        der_put(d, OID_X509_CERT, sizeof OID_X509_CERT);
+        der_hdr(d, 0xa0, L.cert_val);
+        der_hdr(d, 0x04, cert_len);
+        der_put(d, cert, cert_len);
+        /* SET OF in DER order: the Java attribute (30 16 ...) sorts before
+         * friendlyName (30 xx with xx = 15 + 2m >= 0x17: every alias here
+         * has at least 4 characters) */
+        der_hdr(d, 0x31, L.attrs);
+        der_put(d, JAVA_TRUSTED_ATTR, sizeof JAVA_TRUSTED_ATTR);
+        der_hdr(d, 0x30, L.fn_attr);
+        der_put(d, OID_FRIENDLY_NAME, sizeof OID_FRIENDLY_NAME);
+        der_hdr(d, 0x31, L.fn_set);
+        der_hdr(d, 0x1e, 2 * m); /* BMPString: UTF-16BE, no terminator */
+        for (size_t i = 0; i < m; i++) {
+                unsigned char u[2] = {0, (unsigned char)alias[i]};
+                der_put(d, u, 2);
+        }
 }
 
 static int tls_pkcs12(const struct rf_tls_ca *ca, const struct rf_tls_trust *t,
                       const char *password, unsigned char **ret, size_t *len)
 {
-        int r = -ENOMEM;
-        STACK_OF(PKCS12_SAFEBAG) *bags = NULL;
-        STACK_OF(PKCS7) *safes = NULL;
-        PKCS7 *p7 = NULL;
-        PKCS12 *p12 = NULL;
-        const ASN1_OBJECT *any_eku = NULL;
-        unsigned char *der = NULL;
+        struct bag_len L;
+        char alias[32];
+        unsigned char *ca_der = NULL, salt[PKCS12_SALT_LEN], key[P12_MAC_LEN], mac[P12_MAC_LEN];
+        unsigned char iter[7];
+        size_t n_host = t ? t->host.n : 0;
+        int r;
 
-        if (!ca || !password || !ret || !len)
+        if (!ca || !password || !ret || !len || strlen(password) > P12_PASSWORD_MAX)
                 return -EINVAL;
         ERR_clear_error();
-        any_eku = OBJ_nid2obj(NID_anyExtendedKeyUsage);
-        bags = sk_PKCS12_SAFEBAG_new_null();
-        if (!bags || !any_eku)
-                goto out;
-        r = p12_push_cert(bags, ca->cert, P12_ALIAS, any_eku);
+        int ca_len = i2d_X509(ca->cert, &ca_der);
+        if (ca_len <= 0)
+                return ossl_err();
+
+        /* the lengths, inside out */
+        size_t bags = bag_lens((size_t)ca_len, strlen(P12_ALIAS), &L);
+        for (size_t i = 0; i < n_host; i++) {
+                int k = snprintf(alias, sizeof alias, P12_HOST_ALIAS, i + 1);
+                bags = len_add(bags, bag_lens(t->host.refs[i].cert_len, (size_t)k, &L));
+        }
+        size_t safe_oct = der_tlv_len(bags); /* SafeContents */
+        size_t inner_ci = len_add(sizeof OID_DATA, der_tlv_len(der_tlv_len(safe_oct)));
+        size_t auth_safe = der_tlv_len(der_tlv_len(inner_ci)); /* what the MAC covers */
+        size_t outer_ci = len_add(sizeof OID_DATA, der_tlv_len(der_tlv_len(auth_safe)));
+        size_t n_iter = der_uint(PKCS12_DEFAULT_ITER, iter);
+        size_t digest_info = sizeof ALG_SHA256 + der_tlv_len(P12_MAC_LEN);
+        size_t mac_data = der_tlv_len(digest_info) + der_tlv_len(sizeof salt) + n_iter;
+        size_t pfx = len_add(len_add(3, der_tlv_len(outer_ci)), der_tlv_len(mac_data));
+        size_t total = der_tlv_len(pfx);
+        if (total > P12_DER_MAX) {
+                OPENSSL_free(ca_der);
+                return -EFBIG;
+        }
+
+        struct der d = {.p = malloc(total), .cap = total};
+        if (!d.p) {
+                OPENSSL_free(ca_der);
+                return -ENOMEM;
+        }
+        der_hdr(&d, 0x30, pfx);
+        der_put(&d, "\x02\x01\x03", 3); /* version 3 */
+        der_hdr(&d, 0x30, outer_ci);
+        der_put(&d, OID_DATA, sizeof OID_DATA);
+        der_hdr(&d, 0xa0, der_tlv_len(auth_safe));
+        der_hdr(&d, 0x04, auth_safe);
+        size_t auth_at = d.len;
+        der_hdr(&d, 0x30, der_tlv_len(inner_ci)); /* AuthenticatedSafe */
+        der_hdr(&d, 0x30, inner_ci);
+        der_put(&d, OID_DATA, sizeof OID_DATA);
+        der_hdr(&d, 0xa0, der_tlv_len(safe_oct));
+        der_hdr(&d, 0x04, safe_oct);
+        der_hdr(&d, 0x30, bags); /* SafeContents */
+        bag_write(&d, ca_der, (size_t)ca_len, P12_ALIAS);
+        OPENSSL_free(ca_der);
         /* The host's roots, so the store can replace the JVM's cacerts; the
          * --upstream-ca file is for the egress process's own upstream
          * connections and is not handed to the run. */
-        for (int i = 0; r >= 0 && t && i < sk_X509_num(t->host_certs); i++) {
-                char alias[32];
-                snprintf(alias, sizeof alias, P12_HOST_ALIAS, (size_t)i + 1);
-                r = p12_push_cert(bags, sk_X509_value(t->host_certs, i), alias, any_eku);
+        for (size_t i = 0; i < n_host; i++) {
+                const struct cert_ref *c = &t->host.refs[i];
+                snprintf(alias, sizeof alias, P12_HOST_ALIAS, i + 1);
+                bag_write(&d, t->host.der + c->off, c->cert_len, alias);
         }
-        if (r < 0)
-                goto out;
-        /* Certificates are public: an unencrypted safe, as keytool writes
-         * for trusted entries without a password-protected store. */
-        p7 = PKCS12_pack_p7data(bags);
-        safes = sk_PKCS7_new_null();
-        if (!p7 || !safes || !sk_PKCS7_push(safes, p7))
-                goto err;
-        p7 = NULL;
-        p12 = PKCS12_add_safes(safes, 0);
-        if (!p12)
-                goto err;
-        if (!PKCS12_set_mac(p12, password, -1, NULL, 0, 10000, EVP_sha256()))
-                goto err;
-        int n = i2d_PKCS12(p12, &der);
-        if (n <= 0)
-                goto err;
-        r = -ENOMEM;
-        *ret = malloc((size_t)n);
-        if (!*ret)
-                goto out;
-        memcpy(*ret, der, (size_t)n);
-        *len = (size_t)n;
-        r = 0;
-        goto out;
-err:
-        r = ossl_err();
-out:
-        OPENSSL_free(der);
-        PKCS12_free(p12);
-        sk_PKCS7_pop_free(safes, PKCS7_free);
-        PKCS7_free(p7);
-        sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+        if (d.overflow || d.len - auth_at != auth_safe) {
+                r = -EIO; /* a length computed wrong: never write a broken store */
+                goto fail;
+        }
+
+        unsigned int mac_len = 0;
+        if (RAND_bytes(salt, sizeof salt) != 1 ||
+            PKCS12_key_gen_utf8_ex(password, (int)strlen(password), salt, (int)sizeof salt,
+                                   PKCS12_MAC_ID, PKCS12_DEFAULT_ITER, (int)sizeof key, key,
+                                   EVP_sha256(), NULL, NULL) != 1 ||
+            !HMAC(EVP_sha256(), key, (int)sizeof key, d.p + auth_at, auth_safe, mac, &mac_len) ||
+            mac_len != sizeof mac) {
+                OPENSSL_cleanse(key, sizeof key);
+                r = ossl_err();
+                goto fail;
+        }
+        OPENSSL_cleanse(key, sizeof key);
+        der_hdr(&d, 0x30, mac_data);
+        der_hdr(&d, 0x30, digest_info);
+        der_put(&d, ALG_SHA256, sizeof ALG_SHA256);
+        der_hdr(&d, 0x04, sizeof mac);
+        der_put(&d, mac, sizeof mac);
+        der_hdr(&d, 0x04, sizeof salt);
+        der_put(&d, salt, sizeof salt);
+        der_put(&d, iter, n_iter);
+        if (d.overflow || d.len != total) {
+                r = -EIO;
+                goto fail;
+        }
+        *ret = d.p;
+        *len = d.len;
+        return 0;
+fail:
+        free(d.p);
         return r;
 }
 
@@ -1002,7 +1501,10 @@ static int server_with(struct rf_tls_ca *ca, int fd, const char *name, X509 *lea
                        size_t pre_len, struct rf_tls_conn **ret)
 {
         struct rf_tls_conn *c;
-        int r = conn_new(ca->server, fd, name, true, pre, pre_len, &c);
+        int r = ca_server_ctx(ca);
+        if (r < 0)
+                return r;
+        r = conn_new(ca->server, fd, name, true, pre, pre_len, &c);
         if (r < 0)
                 return r;
         if (SSL_use_certificate(c->ssl, leaf) != 1 ||
@@ -1058,7 +1560,22 @@ static int tls_client_new(struct rf_tls_trust *t, int fd, const char *host,
         if (!host_valid(lower))
                 return -EINVAL;
         host = lower;
-        int r = conn_new(t->ctx, fd, host, false, NULL, 0, &c);
+        int r = trust_ready(t);
+        if (r == -EBADMSG) {
+                /* a certificate of the files did not parse: the caller
+                 * gets a session that only says so (tlsterm.h) */
+                c = calloc(1, sizeof *c);
+                if (!c)
+                        return -ENOMEM;
+                c->want = POLLIN;
+                snprintf(c->expected, sizeof c->expected, "%s", host);
+                snprintf(c->reason, sizeof c->reason, "%s", t->why);
+                *ret = c;
+                return -EBADMSG;
+        }
+        if (r < 0)
+                return r;
+        r = conn_new(t->ctx, fd, host, false, NULL, 0, &c);
         if (r < 0)
                 return r;
         if (!SSL_set_tlsext_host_name(c->ssl, host) || !SSL_set1_host(c->ssl, host)) {
@@ -1135,7 +1652,7 @@ static int conn_fail(struct rf_tls_conn *c, int ret, const char *what)
                 return -ECONNRESET;
         }
         if (!c->reason[0]) {
-                const char *rs = ERR_reason_error_string(le);
+                const char *rs = ossl_reason(le);
                 snprintf(c->reason, sizeof c->reason, "%s: %s", what, rs ? rs : "TLS error");
         }
         ERR_clear_error();
@@ -1144,6 +1661,8 @@ static int conn_fail(struct rf_tls_conn *c, int ret, const char *what)
 
 static int tls_handshake(struct rf_tls_conn *c)
 {
+        if (!c->ssl)
+                return -EPROTO; /* a failed client_new's reason carrier */
         ERR_clear_error();
         int r = SSL_do_handshake(c->ssl);
         if (r == 1) {
@@ -1166,6 +1685,8 @@ static int tls_handshake(struct rf_tls_conn *c)
 static ssize_t tls_read(struct rf_tls_conn *c, void *buf, size_t len)
 {
         size_t n = 0;
+        if (!c->ssl)
+                return -EPROTO;
         ERR_clear_error();
         if (SSL_read_ex(c->ssl, buf, len, &n) == 1)
                 return (ssize_t)n;
@@ -1175,6 +1696,8 @@ static ssize_t tls_read(struct rf_tls_conn *c, void *buf, size_t len)
 static ssize_t tls_write(struct rf_tls_conn *c, const void *buf, size_t len)
 {
         size_t n = 0;
+        if (!c->ssl)
+                return -EPROTO;
         ERR_clear_error();
         if (len == 0)
                 return 0;
@@ -1186,12 +1709,14 @@ static ssize_t tls_write(struct rf_tls_conn *c, const void *buf, size_t len)
 
 static size_t tls_pending(const struct rf_tls_conn *c)
 {
-        int n = SSL_pending(c->ssl);
+        int n = c->ssl ? SSL_pending(c->ssl) : 0;
         return n > 0 ? (size_t)n : 0;
 }
 
 static int tls_shutdown(struct rf_tls_conn *c)
 {
+        if (!c->ssl)
+                return -EPROTO;
         ERR_clear_error();
         int r = SSL_shutdown(c->ssl);
         if (r >= 0)
@@ -1212,12 +1737,12 @@ static const char *tls_reason(const struct rf_tls_conn *c)
 
 static const char *tls_version(const struct rf_tls_conn *c)
 {
-        return SSL_get_version(c->ssl);
+        return c->ssl ? SSL_get_version(c->ssl) : "";
 }
 
 static const char *tls_sni(const struct rf_tls_conn *c)
 {
-        return SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name);
+        return c->ssl ? SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name) : NULL;
 }
 
 EXPORT const struct rf_tls_vtable rf_tls_vtable_v2 = {

@@ -23,6 +23,10 @@
  *   - nothing logs; failures a peer can cause carry a reason string.
  *   - files are read only by init-time calls (trust_load): everything else
  *     works in memory, so it may run after the egress process's lockdown.
+ *   - the run's start path (init, trust_load, ca_new, trust_bundle, ca_pem,
+ *     pkcs12) does no X.509 parsing of the host's roots and builds no TLS
+ *     context: that work waits for the first client_new / server_new, in
+ *     the egress process (docs/TLS.md, "Cost at a run's start").
  *
  * Syscalls the egress process's seccomp filter must allow for the
  * post-lockdown entries: see RF_TLS_SECCOMP_NOTE below and docs/TLS.md.
@@ -46,7 +50,11 @@
 
 /*
  * Syscalls the post-lockdown entries make (ca_new, leaf issuance, server and
- * client sessions, read/write/shutdown, *_free), measured with strace over
+ * client sessions, read/write/shutdown, *_free; including the work deferred
+ * to first use: the trust's certificates parsed into the verification store
+ * by the first client_new, a CA's server context made by its first
+ * server_new, OpenSSL's error strings loaded by the first failure that
+ * needs a reason), measured with strace over
  * `test_tlsterm --syscalls` (the operations in a child forked after init(),
  * as the egress process is) and enforced by test_tlsterm, which runs them
  * under a seccomp allowlist of exactly these (and kills on anything else):
@@ -74,17 +82,25 @@ struct rf_tls_vtable {
         uint32_t size;        /* sizeof(struct rf_tls_vtable) */
 
         /* Initialise OpenSSL (no config file is read: the host's openssl.cnf
-         * cannot weaken the settings below). Call once, before lockdown.
-         * 0 or -EIO. */
+         * cannot weaken the settings below), seed its DRBG and fetch the
+         * algorithms ca_new uses. OpenSSL's error strings are not loaded
+         * here but by the first failure that needs a reason. Call once,
+         * before lockdown. 0 or -EIO. */
         int (*init)(void);
 
         /* Read the host's bundle (PEM file, e.g.
          * /etc/ssl/certs/ca-certificates.crt) and optionally an extra CA file
-         * (--upstream-ca; NULL for none) into a verification store for
-         * upstream connections. Files larger than RF_TLS_BUNDLE_MAX are
-         * refused (-EFBIG); a file without any certificate is -EBADMSG.
-         * Call before lockdown. The host bundle's text is kept for
-         * trust_bundle(). */
+         * (--upstream-ca; NULL for none): the trust for upstream
+         * connections. Files larger than RF_TLS_BUNDLE_MAX are refused
+         * (-EFBIG). The files are checked, not parsed: each must hold at
+         * least one certificate block (BEGIN/END CERTIFICATE, also X509
+         * CERTIFICATE and TRUSTED CERTIFICATE) and every such block must
+         * end, its base64 decode and begin with one DER SEQUENCE that fits
+         * (else -EBADMSG); the certificates themselves are parsed into the
+         * verification store by the first client_new (which fails with a
+         * reason if one does not parse). Call before lockdown. The host
+         * bundle's text is kept for trust_bundle(), its certificates' DER
+         * for pkcs12(). */
         int (*trust_load)(const char *bundle_path, const char *extra_ca_path,
                           struct rf_tls_trust **ret);
         void (*trust_free)(struct rf_tls_trust *t);
@@ -126,7 +142,12 @@ struct rf_tls_vtable {
          * in for the JVM's cacerts; each with Java's trusted-key-usage
          * attribute 2.16.840.1.113894.746875.1.1 = anyExtendedKeyUsage, no
          * key, certificates unencrypted, integrity MAC with `password`
-         * (HMAC-SHA256). *ret is malloc'ed. */
+         * (HMAC-SHA256, PKCS#12 KDF, 8-byte random salt, OpenSSL's default
+         * iteration count PKCS12_DEFAULT_ITER). The host certificates go in
+         * as the DER trust_load decoded from the bundle's text, unparsed.
+         * -EINVAL without a password or with one over 1024 bytes; -EFBIG
+         * for a store over 64 MiB (cannot happen below RF_TLS_BUNDLE_MAX).
+         * *ret is malloc'ed. */
         int (*pkcs12)(const struct rf_tls_ca *ca, const struct rf_tls_trust *t,
                       const char *password, unsigned char **ret, size_t *len);
 
@@ -141,7 +162,9 @@ struct rf_tls_vtable {
          * (unrecognized_name); no SNI is accepted. TLS 1.2 and 1.3; ALPN:
          * http/1.1 is selected, a client offering only other protocols is
          * refused (no_application_protocol). -EPERM for a name outside the
-         * CA. The handshake happens in handshake(). */
+         * CA. The first server session of a CA makes its TLS server
+         * context (memory only; -ENOMEM/-EIO if OpenSSL fails). The
+         * handshake happens in handshake(). */
         int (*server_new)(struct rf_tls_ca *ca, int fd, const char *name, const void *pre,
                           size_t pre_len, struct rf_tls_conn **ret);
 
@@ -150,7 +173,15 @@ struct rf_tls_vtable {
          * case; an IP literal or other junk is -EINVAL): TLS >= 1.2, SNI =
          * host, ALPN http/1.1, OpenSSL security level 2, the peer's chain
          * verified against `t` and its name against `host` (no partial
-         * wildcards). `t` must outlive the session. */
+         * wildcards). `t` must outlive the session. The first client_new on
+         * `t` parses its certificates into the verification store (memory
+         * only: after the lockdown is fine). If one of them does not parse,
+         * this and every later client_new on `t` return -EBADMSG and, in
+         * that case only, set *ret to a session that carries nothing but
+         * the reason ("the host's CA bundle could not be read: ..." or "the
+         * upstream CA file could not be read: ..."): reason() gives it,
+         * handshake/read/write/shutdown return -EPROTO, pending() 0,
+         * version() "", sni() NULL; free it with conn_free. */
         int (*client_new)(struct rf_tls_trust *t, int fd, const char *host,
                           struct rf_tls_conn **ret);
 

@@ -139,6 +139,18 @@ static char *write_pem(const char *name, X509 *x)
         return p;
 }
 
+/* x as a TRUSTED CERTIFICATE block (OpenSSL's trust settings appended). */
+static char *write_pem_aux(const char *name, X509 *x)
+{
+        BIO *b = BIO_new(BIO_s_mem());
+        PEM_write_bio_X509_AUX(b, x);
+        char *d;
+        long n = BIO_get_mem_data(b, &d);
+        char *p = write_tmp(name, d, (size_t)n);
+        BIO_free(b);
+        return p;
+}
+
 static void nonblock_pair(int sv[2])
 {
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
@@ -248,6 +260,15 @@ static void test_ca(struct rf_tls_ca *ca, time_t t0)
         ok(EVP_PKEY_is_a(pk, "EC") && strcmp(group, "prime256v1") == 0, "CA key is EC P-256 (%s)",
            group);
         is_int(X509_verify(x, pk), 1, "CA is self-signed with its own key");
+        /* the module writes the SubjectPublicKeyInfo itself: the same bytes
+         * as OpenSSL's encoder writes for the key */
+        unsigned char *spki = NULL, *enc = NULL;
+        int spki_len = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(x), &spki);
+        int enc_len = i2d_PUBKEY(pk, &enc);
+        ok(spki_len > 0 && spki_len == enc_len && memcmp(spki, enc, (size_t)enc_len) == 0,
+           "its SubjectPublicKeyInfo is OpenSSL's encoding of the key (%d bytes)", spki_len);
+        OPENSSL_free(spki);
+        OPENSSL_free(enc);
 
         int idx = X509_get_ext_by_NID(x, NID_basic_constraints, -1);
         ok(idx >= 0 && X509_EXTENSION_get_critical(X509_get_ext(x, idx)),
@@ -387,6 +408,9 @@ static SSL_CTX *client_ctx_trusting(struct rf_tls_ca *ca)
 enum pre_mode { PRE_NONE, PRE_ALL, PRE_PART };
 #define PRE_PART_LEN 7
 
+/* The module's reason() for the last server_session. */
+static char server_reason[RF_TLS_REASON_MAX];
+
 /* A server session of the module for api.example.test with an OpenSSL client
  * (cctx, sending `sni` and `alpn`): the handshake's result; unless quiet,
  * data both ways and close_notify are checked too. */
@@ -460,6 +484,7 @@ static int server_session(struct rf_tls_ca *ca, SSL_CTX *cctx, const char *sni, 
         } else if (r == 0 && peer != 1) {
                 r = -EPROTO;
         }
+        snprintf(server_reason, sizeof server_reason, "%s", vt->reason(c));
         SSL_free(cl);
         vt->conn_free(c);
         close(sv[0]);
@@ -477,6 +502,9 @@ static void test_server(struct rf_tls_ca *ca)
                "a ClientHello naming another host is refused");
         is_int(server_session(ca, cctx, "api.example.test", "\x02h2", 3, PRE_NONE, true), -EPROTO,
                "a client offering only h2 is refused (ALPN http/1.1 only)");
+        /* OpenSSL's wording, though init() loads no error strings: the
+         * module loads them at the first failure */
+        is_str(server_reason, "handshake: no application protocol", "with OpenSSL's reason");
         is_int(server_session(ca, cctx, "api.example.test", NULL, 0, PRE_NONE, true), 0,
                "control: a client without ALPN is served");
 
@@ -745,6 +773,98 @@ static int client_session(struct rf_tls_trust *t, const struct upstream *u, char
         return r;
 }
 
+/* A PEM file of one CERTIFICATE block around `b64`. */
+static char *write_block(const char *name, const char *b64, bool end)
+{
+        char text[512];
+        int n = snprintf(text, sizeof text, "# %s\n-----BEGIN CERTIFICATE-----\n%s\n%s", name, b64,
+                         end ? "-----END CERTIFICATE-----\n" : "");
+        return write_tmp(name, text, (size_t)n);
+}
+
+/* trust_load checks the files' text only (no X.509 decoding); the
+ * certificates are parsed at the first client_new, which fails with a
+ * reason for one that does not parse. */
+static void test_trust_lazy(struct rf_tls_ca *ca, const char *bundle, const struct upstream *good,
+                            X509 *testca)
+{
+        struct rf_tls_trust *t;
+        struct rf_tls_conn *c = NULL;
+        char reason[RF_TLS_REASON_MAX];
+        int sv[2];
+
+        /* what the cheap check refuses */
+        const struct {
+                const char *name, *b64;
+                bool end;
+                const char *what;
+        } bad[] = {
+                {"bad-b64.pem", "MAMC*QA=", true, "a block whose base64 does not decode"},
+                {"bad-pad.pem", "MAMCAQA=MAMC", true, "base64 going on after its padding"},
+                {"no-end.pem", "MAMCAQA=", false, "a block without its END line"},
+                {"not-seq.pem", "AgEA", true, "a block that is no DER SEQUENCE"},
+                {"short-seq.pem", "MAQCAQA=", true, "a DER SEQUENCE longer than the block"},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                char *path = write_block(bad[i].name, bad[i].b64, bad[i].end);
+                is_int(vt->trust_load(path, NULL, &t), -EBADMSG, "trust_load refuses %s",
+                       bad[i].what);
+                unlink(path);
+                free(path);
+        }
+
+        /* a well-formed block that is not a certificate (SEQUENCE {
+         * INTEGER 0 }) passes the check, and fails the first client_new */
+        char *junk = write_block("junk.pem", "MAMCAQA=", true);
+        is_int(vt->trust_load(junk, NULL, &t), 0,
+               "a DER SEQUENCE that is no certificate passes trust_load (not decoded there)");
+        char *b;
+        size_t blen;
+        is_int(vt->trust_bundle(t, ca, &b, &blen), 0, "the run's bundle is made from its text");
+        ok(blen > 40 && strncmp(b, "# junk.pem\n-----BEGIN CERTIFICATE-----\nMAMCAQA=\n", 40) == 0,
+           "byte for byte");
+        free(b);
+        nonblock_pair(sv);
+        is_int(vt->client_new(t, sv[0], "upstream.test", &c), -EBADMSG,
+               "the first client_new on it fails (-EBADMSG)");
+        ok(c && strncmp(vt->reason(c), "the host's CA bundle could not be read: certificate 1 of 1",
+                        58) == 0,
+           "with a reason: %s", c ? vt->reason(c) : "(no session)");
+        if (c) {
+                is_int(vt->handshake(c), -EPROTO, "the reason's session does nothing (-EPROTO)");
+                is_int(vt->write(c, "x", 1), -EPROTO, "not even write");
+                vt->conn_free(c);
+        }
+        c = NULL;
+        is_int(vt->client_new(t, sv[0], "upstream.test", &c), -EBADMSG, "and so does the next");
+        ok(c && strncmp(vt->reason(c), "the host's CA bundle could not be read: ", 40) == 0,
+           "with the same reason");
+        vt->conn_free(c);
+        vt->trust_free(t);
+        c = NULL;
+        is_int(vt->trust_load(bundle, junk, &t), 0, "the same block as --upstream-ca file");
+        is_int(vt->client_new(t, sv[0], "upstream.test", &c), -EBADMSG,
+               "fails the first client_new too");
+        ok(c && strncmp(vt->reason(c), "the upstream CA file could not be read: ", 40) == 0,
+           "reason: %s", c ? vt->reason(c) : "(no session)");
+        vt->conn_free(c);
+        vt->trust_free(t);
+        close(sv[0]);
+        close(sv[1]);
+        unlink(junk);
+        free(junk);
+
+        /* a TRUSTED CERTIFICATE block (OpenSSL's trust settings appended)
+         * is a certificate as before */
+        char *aux = write_pem_aux("test-ca-aux.pem", testca);
+        is_int(vt->trust_load(bundle, aux, &t), 0, "trust: an extra CA as TRUSTED CERTIFICATE");
+        is_int(client_session(t, good, reason, sizeof reason, false), 0,
+               "upstream with a certificate from it: verified");
+        vt->trust_free(t);
+        unlink(aux);
+        free(aux);
+}
+
 static void test_client(struct rf_tls_ca *ca, const char *bundle)
 {
         EVP_PKEY *cak = EVP_EC_gen("P-256"), *k = EVP_EC_gen("P-256");
@@ -792,6 +912,7 @@ static void test_client(struct rf_tls_ca *ca, const char *bundle)
         is_int(vt->trust_load("/nonexistent/bundle.crt", NULL, &bad), -ENOENT, "a missing bundle");
         unlink(empty);
         free(empty);
+        test_trust_lazy(ca, bundle, &good, testca);
 
         vt->trust_free(plain);
         vt->trust_free(t);
@@ -834,10 +955,15 @@ static const int sanitizer_syscalls[] = {SCMP_SYS(read)};
 
 /* In a forked child (as the egress process is forked after the module's
  * init), under a seccomp allowlist of exactly tls_syscalls (anything else
- * kills the process): a CA, a server session with data, an upstream
- * session. `then_open` adds an openat after them (the control: the filter
- * is really in force). Returns the child's wait status. */
-static int run_locked_down(struct rf_tls_trust *t, const struct upstream *u, bool then_open)
+ * kills the process): the first client_new on a trust whose block is no
+ * certificate (the parse fails, with OpenSSL's error strings loaded then:
+ * the first failure's reason), a CA, server sessions with data (the CA's
+ * server context made by the first), one refused for ALPN (OpenSSL's reason),
+ * the first upstream session on a fresh trust `t` (its certificates parsed
+ * into the store then). `then_open` adds an openat after them (the control:
+ * the filter is really in force). Returns the child's wait status. */
+static int run_locked_down(struct rf_tls_trust *t, struct rf_tls_trust *junk,
+                           const struct upstream *u, bool then_open)
 {
         fflush(stdout);
         pid_t pid = fork();
@@ -852,12 +978,23 @@ static int run_locked_down(struct rf_tls_trust *t, const struct upstream *u, boo
                 if (seccomp_load(f) < 0)
                         _exit(2);
                 struct rf_tls_ca *ca;
+                struct rf_tls_conn *c = NULL;
                 char reason[RF_TLS_REASON_MAX];
+                int sv[2];
+                nonblock_pair(sv);
+                if (vt->client_new(junk, sv[0], "upstream.test", &c) != -EBADMSG || !c ||
+                    strncmp(vt->reason(c), "the host's CA bundle could not be read: ", 40) != 0)
+                        _exit(7);
+                vt->conn_free(c);
                 if (vt->ca_new(hosts, 2, 3600, &ca) < 0)
                         _exit(3);
                 SSL_CTX *cctx = client_ctx_trusting(ca);
                 if (server_session(ca, cctx, "api.example.test", NULL, 0, PRE_NONE, true) < 0)
                         _exit(4);
+                if (server_session(ca, cctx, "api.example.test", "\x02h2", 3, PRE_NONE, true) !=
+                            -EPROTO ||
+                    strcmp(server_reason, "handshake: no application protocol") != 0)
+                        _exit(8);
                 /* the ClientHello handed in (all of it, then part of it) */
                 if (server_session(ca, cctx, "api.example.test", NULL, 0, PRE_ALL, true) < 0 ||
                     server_session(ca, cctx, "api.example.test", NULL, 0, PRE_PART, true) < 0)
@@ -874,27 +1011,39 @@ static int run_locked_down(struct rf_tls_trust *t, const struct upstream *u, boo
         return st;
 }
 
+/* Run first (main), while this process has made no SSL_CTX and loaded no
+ * error strings: the child's first uses of them are under the filter. */
 static void test_seccomp(const char *bundle)
 {
         EVP_PKEY *cak = EVP_EC_gen("P-256"), *k = EVP_EC_gen("P-256");
         X509 *testca = make_cert("ringfence test CA", cak, NULL, NULL, true, -3600, 86400);
         struct upstream good = {make_cert("upstream.test", k, testca, cak, false, -3600, 86400), k};
         char *capath = write_pem("seccomp-ca.pem", testca);
-        struct rf_tls_trust *t;
-        if (vt->trust_load(bundle, capath, &t) < 0)
+        static const char junk_text[] = "-----BEGIN CERTIFICATE-----\nMAMCAQA=\n"
+                                        "-----END CERTIFICATE-----\n";
+        char *junkpath = write_tmp("seccomp-junk.pem", junk_text, sizeof junk_text - 1);
+        struct rf_tls_trust *t, *junk;
+        /* fresh: trust_load parses no certificate, the child's first
+         * client_new does */
+        if (vt->trust_load(bundle, capath, &t) < 0 || vt->trust_load(junkpath, NULL, &junk) < 0)
                 abort();
-        int st = run_locked_down(t, &good, false);
+        int st = run_locked_down(t, junk, &good, false);
         ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-           "after fork, under an allowlist of only the listed syscalls: CA, leaf, server "
-           "sessions (without and with a ClientHello prefix) and upstream sessions work "
-           "(status %#x)",
+           "after fork, under an allowlist of only the listed syscalls: the first client_new "
+           "on a fresh trust (its certificates parsed then; one that does not parse refused "
+           "with a reason), CA, leaf, the CA's first server session, server sessions (without "
+           "and with a ClientHello prefix), a refusal with OpenSSL's reason and upstream "
+           "sessions work (status %#x)",
            st);
-        st = run_locked_down(t, &good, true);
+        st = run_locked_down(t, junk, &good, true);
         ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
            "control: the same child opening a file is killed by the filter (SIGSYS)");
         vt->trust_free(t);
+        vt->trust_free(junk);
         unlink(capath);
         free(capath);
+        unlink(junkpath);
+        free(junkpath);
         X509_free(good.cert);
         X509_free(testca);
         EVP_PKEY_free(k);
@@ -1012,15 +1161,22 @@ struct real_client {
         const char *why_not; /* if not: why (docs/TLS.md) */
 };
 
-static void test_real_clients(struct rf_tls_ca *ca)
+static void test_real_clients(struct rf_tls_ca *ca, const char *bundle)
 {
         char *pem, *p12path, *capath;
         unsigned char *der;
         size_t len;
+        struct rf_tls_trust *t = NULL;
         vt->ca_pem(ca, &pem, &len);
         capath = write_tmp("run-ca.pem", pem, len);
         free(pem);
-        vt->pkcs12(ca, NULL, "changeit", &der, &len);
+        /* the JVM's store as a run gets it: the run CA and the host's roots
+         * (the run CA alone without a host bundle) */
+        if (bundle && vt->trust_load(bundle, NULL, &t) < 0)
+                abort();
+        if (vt->pkcs12(ca, t, "changeit", &der, &len) < 0)
+                abort();
+        vt->trust_free(t);
         p12path = write_tmp("run-ca.p12", der, len);
         free(der);
 
@@ -1460,6 +1616,9 @@ int main(int argc, char **argv)
                 return 1;
         }
         chmod(tmpdir, 0700);
+        /* first: nothing of OpenSSL used yet but the module's init() */
+        if (access(bundle, R_OK) == 0)
+                test_seccomp(bundle);
         test_loader();
 
         const char *const bad_ip[] = {"10.0.0.1"};
@@ -1477,12 +1636,11 @@ int main(int argc, char **argv)
         if (access(bundle, R_OK) == 0) {
                 test_client(ca, bundle);
                 test_bundle(ca, bundle);
-                test_seccomp(bundle);
         } else {
                 skip("no host bundle at /etc/ssl/certs/ca-certificates.crt");
         }
         test_pkcs12(ca, access(bundle, R_OK) == 0 ? bundle : NULL);
-        test_real_clients(ca);
+        test_real_clients(ca, access(bundle, R_OK) == 0 ? bundle : NULL);
         vt->ca_free(ca);
         rf_tls_unload(&m);
         rmdir(tmpdir);
