@@ -9,7 +9,7 @@ set -eu
 
 build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev libmnl-dev libnftnl-dev libssl-dev"
 test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl strace
-	curl wget nodejs openjdk-17-jdk-headless openssh-server openssh-client"
+	curl wget nodejs openjdk-17-jdk-headless openssh-server openssh-client python3-requests"
 
 want="$build"
 [ "${1:-}" = "--build" ] || want="$build $test"

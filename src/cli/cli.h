@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "shared/error.h"
+#include "tls/tls-load.h"
 
 #define CLI_EXIT_USAGE 2
 
@@ -87,3 +88,35 @@ int run_trigger_token(const char *state_dir, const char *token, struct rf_policy
 
 /* `ringfence version --layers`: the isolation layers this host offers. */
 int cmd_layers(void);
+
+/*
+ * run_tls.c: the TLS side of a run with credential injection. `mod.vt` is
+ * NULL when the run needs none (no injection names a host: addresses are
+ * plaintext only). The strings are the run's trust files (plan_input).
+ */
+struct run_tls {
+        struct rf_tls_module mod;
+        struct rf_tls_trust *trust;
+        struct rf_tls_ca *ca;
+        char *bundle, *ca_pem;
+        size_t bundle_len, ca_pem_len;
+        unsigned char *java; /* NULL when the host has no JVM cacerts */
+        size_t java_len;
+};
+
+/*
+ * run_tls_setup — for the injections inj[n] of a run with policy pol:
+ * load the TLS module, read the host's CA bundle (+ network.upstream_ca),
+ * make the run CA for the injection host names (valid for the run's
+ * timeout + 2 min, else 30 days) and the trust files. 0 (t->mod.vt NULL
+ * when nothing needs TLS), or -errno with err saying why (the run is
+ * refused: fail closed). Release with run_tls_free.
+ */
+struct inject_secret;
+int run_tls_setup(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
+                  struct run_tls *t, struct rf_error *err);
+void run_tls_free(struct run_tls *t);
+static inline void run_tls_freep(struct run_tls *t)
+{
+        run_tls_free(t);
+}

@@ -48,6 +48,7 @@ enum {
         OPT_ALLOW_HOST,
         OPT_ADD_HOST,
         OPT_CAPTURE,
+        OPT_UPSTREAM_CA,
         OPT_TIMEOUT,
         OPT_STATE_DIR,
         OPT_MEMORY,
@@ -84,6 +85,7 @@ static const struct option run_options[] = {
         {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
         {"add-host", required_argument, NULL, OPT_ADD_HOST},
         {"capture", required_argument, NULL, OPT_CAPTURE},
+        {"upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"state-dir", required_argument, NULL, OPT_STATE_DIR},
         {"memory", required_argument, NULL, OPT_MEMORY},
@@ -143,10 +145,14 @@ static void run_usage(FILE *f)
               "                            SOURCE: store:NAME[@VERSION] | exec:CMD ARG... |\n"
               "                            env:VAR (development only); see docs/SECRETS.md\n"
               "      --inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...]\n"
-              "                            ENV holds a random placeholder; the egress proxy\n"
-              "                            puts the value in plain-HTTP request headers to\n"
-              "                            these hosts only and refuses the placeholder\n"
-              "                            anywhere else (HTTPS: not yet; docs/SECRETS.md)\n"
+              "                            ENV holds a random placeholder; the egress process\n"
+              "                            puts the value in request headers to these hosts\n"
+              "                            only (HOST: HTTPS on 443, terminated with a run CA\n"
+              "                            the run trusts; HOST:PORT: that port, TLS or plain\n"
+              "                            HTTP) and refuses the placeholder anywhere else\n"
+              "                            (docs/SECRETS.md, docs/TLS.md)\n"
+              "      --upstream-ca FILE    also trust this PEM CA for injection hosts' own\n"
+              "                            certificates (private APIs; network.upstream_ca)\n"
               "      --mask-output         bound values in the run's output become *** (also\n"
               "                            re-cased, hex, URL- or base64-encoded)\n"
               "      --raw-terminal        pass the run's output to the terminal unfiltered:\n"
@@ -258,6 +264,17 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 return 0;
         case OPT_AUDIENCE:
                 return policy_set_string(&o->audience, arg, POLICY_IDENT_MAX, err);
+        case OPT_UPSTREAM_CA: {
+                /* a relative path is the caller's: made absolute now */
+                const char *why = "invalid";
+                _cleanup_free_ char *abs = arg[0] == '/' ? NULL : realpath(arg, NULL);
+                if (arg[0] != '/' && !abs)
+                        return rf_error_set(err, -errno, "--upstream-ca %s: %m", arg);
+                if ((r = policy_set_upstream_ca(o, abs ? abs : arg, &why)) < 0)
+                        return rf_error_set(err, r, "--upstream-ca %s: %s", arg,
+                                            r == -ENOMEM ? "out of memory" : why);
+                return 0;
+        }
         case OPT_SECRET:
         case OPT_SECRET_FILE:
         case OPT_SECRET_BROKER: {
@@ -509,9 +526,9 @@ static int refuse_late(struct audit_log *alog, struct rf_plan *plan, struct rf_c
  * The run's injections, refused (-errno with err) where one could not be
  * kept: a value the response scrubber cannot see (too short, or a hex
  * string that could be HTTP framing) could come back from its own host;
- * one naming only HTTPS hosts would put its value nowhere (TLS
- * termination is not wired yet); one whose host no allow rule reaches
- * could never be used. 0 when all can be kept.
+ * HTTPS to an IP literal cannot be terminated (a leaf names a host); one
+ * whose host no allow rule reaches could never be used. 0 when all can be
+ * kept.
  */
 static int inject_check(const struct inject_secret *inj, size_t ni, const struct rf_policy *pol,
                         const struct egress_config *egress, struct rf_error *err)
@@ -524,13 +541,6 @@ static int inject_check(const struct inject_secret *inj, size_t ni, const struct
                                 "too short to be told from HTTP framing (under %d, or %d hex "
                                 "digits), so it could not be kept out of the run's responses",
                                 inj[i].name, inj[i].len, INJECT_SCRUB_MIN, INJECT_SCRUB_HEX_MIN);
-                if (!inject_has_plain_host(&inj[i]))
-                        return rf_error_set(
-                                err, -ENOTSUP,
-                                "injection %s: its hosts are HTTPS (no port, or :443), and "
-                                "injection over TLS is not there yet; name a plaintext HTTP port "
-                                "(HOST:PORT) or deliver it with --secret",
-                                inj[i].name);
                 for (size_t k = 0; k < inj[i].n_hosts; k++) {
                         char ih[SECRET_INJECT_HOST_MAX + 8];
                         snprintf(ih, sizeof ih, "%s", inj[i].hosts[k]);
@@ -540,6 +550,12 @@ static int inject_check(const struct inject_secret *inj, size_t ni, const struct
                         uint8_t a[16];
                         int fam;
                         bool literal = net_ip_parse(ih, strlen(ih), false, a, &fam) == 0;
+                        if (literal && (!colon || !strcmp(colon + 1, "443")))
+                                return rf_error_set(err, -EINVAL,
+                                                    "injection %s: HTTPS to the address %s cannot "
+                                                    "be terminated (leaf certificates name hosts); "
+                                                    "name the host (--add-host NAME:%s)",
+                                                    inj[i].name, ih, ih);
                         if (pol->n_net_allow == 0 ||
                             (!literal && !dnsstub_name_allowed(egress, ih)))
                                 return rf_error_set(err, -EINVAL,
@@ -775,6 +791,23 @@ int cmd_run(int argc, char **argv)
                 }
         }
 
+        /* credential injection over TLS: the module, the run CA and the
+         * run's trust files, before the plan (they go into its root); a
+         * run without injection never loads OpenSSL */
+        _cleanup_(run_tls_freep) struct run_tls tls = {0};
+        if (grants && grants->any_inject) {
+                struct inject_secret inj[INJECT_MAX];
+                size_t ni = grants_inject(grants, inj, INJECT_MAX);
+                r = run_tls_setup(pol, inj, ni, &tls, &err);
+                explicit_bzero(inj, sizeof inj);
+                if (r < 0) {
+                        run_audit_refused(alog, run_id, "secret", err.msg);
+                        audit_close(alog);
+                        cli_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
+        }
+
         if (!getcwd(cwd, sizeof cwd)) {
                 cli_error("cannot determine the current directory: %m");
                 run_audit_refused(alog, run_id, "setup", "cannot determine the current directory");
@@ -800,6 +833,12 @@ int cmd_run(int argc, char **argv)
                 .identity_token = token,
                 .secrets_files = grants && grants->any_file,
                 .secrets_broker = grants && grants->any_broker,
+                .tls_bundle = tls.bundle,
+                .tls_bundle_len = tls.bundle_len,
+                .tls_ca_pem = tls.ca_pem,
+                .tls_ca_pem_len = tls.ca_pem_len,
+                .tls_java = tls.java,
+                .tls_java_len = tls.java_len,
                 .expect_ws = expect_ws,
                 .expect_ws_dev = (dev_t)expect_dev,
                 .expect_ws_ino = (ino_t)expect_ino,
@@ -911,6 +950,9 @@ int cmd_run(int argc, char **argv)
                 struct inject_secret inj[INJECT_MAX];
                 size_t ni = grants_inject(grants, inj, INJECT_MAX);
                 r = inject_check(inj, ni, pol, &egress, &err);
+                egress.tls = tls.mod.vt; /* NULL: plaintext injection only */
+                egress.tls_ca = tls.ca;
+                egress.tls_trust = tls.trust;
                 if (r == 0)
                         r = egress_config_inject(&egress, inj, ni);
                 explicit_bzero(inj, sizeof inj);

@@ -55,6 +55,50 @@ bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t
         return false;
 }
 
+/* The TLS port of host entry h: its port, 443 for a bare name. */
+static unsigned tls_port(const char *h)
+{
+        const char *colon = strchr(h, ':');
+        return colon ? (unsigned)atoi(colon + 1) : 443;
+}
+
+bool inject_tls_match(const struct inject_secret *s, const char *host, uint16_t port)
+{
+        size_t hl = strlen(host);
+        for (size_t i = 0; i < s->n_hosts; i++) {
+                const char *h = s->hosts[i], *colon = strchr(h, ':');
+                size_t nl = colon ? (size_t)(colon - h) : strlen(h);
+                if (nl == hl && !strncasecmp(h, host, hl) && port && tls_port(h) == port)
+                        return true;
+        }
+        return false;
+}
+
+size_t inject_tls_names(const struct inject_secret *v, size_t n,
+                        char names[][SECRET_INJECT_HOST_MAX + 1], size_t max)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < v[i].n_hosts; j++) {
+                        const char *h = v[i].hosts[j], *colon = strchr(h, ':');
+                        size_t nl = colon ? (size_t)(colon - h) : strlen(h);
+                        if (nl == 0 || nl > SECRET_INJECT_HOST_MAX)
+                                continue;
+                        bool seen = false;
+                        for (size_t m = 0; m < k && !seen; m++)
+                                seen = strlen(names[m]) == nl && !strncasecmp(names[m], h, nl);
+                        if (seen)
+                                continue;
+                        if (k == max)
+                                return max + 1;
+                        for (size_t c = 0; c < nl; c++)
+                                names[k][c] = (char)(h[c] >= 'A' && h[c] <= 'Z' ? h[c] + 32 : h[c]);
+                        names[k][nl] = '\0';
+                        k++;
+                }
+        return k;
+}
+
 bool inject_has_plain_host(const struct inject_secret *s)
 {
         for (size_t i = 0; i < s->n_hosts; i++)

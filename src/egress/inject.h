@@ -59,6 +59,18 @@ int inject_placeholder(const uint8_t *rnd, size_t n_rnd, const char *prefix, uin
  * wired), so it never puts the value on the wire in cleartext. Pure. */
 bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t port);
 
+/* inject_tls_match — whether a TERMINATED TLS connection to host
+ * (canonical) and port may carry s's value: an entry "name" (port 443) or
+ * "name:port" naming that port. Pure. */
+bool inject_tls_match(const struct inject_secret *s, const char *host, uint16_t port);
+
+/* inject_tls_names — the distinct host names (lowercase, ports dropped)
+ * of the injections v[n], for the run CA's name constraint, into names[]
+ * (at most max). Returns how many, or max + 1 when there are more. IP
+ * literals are included as written: the caller refuses them. Pure. */
+size_t inject_tls_names(const struct inject_secret *v, size_t n,
+                        char names[][SECRET_INJECT_HOST_MAX + 1], size_t max);
+
 /* inject_has_plain_host — whether any of s's hosts is one inject_host_match
  * can match (a "name:port" other than 443): else the injection, all HTTPS,
  * puts its value nowhere until TLS termination is wired. Pure. */

@@ -58,6 +58,7 @@
 #include "secrets/mask.h"
 #include "shared/json.h"
 #include "shared/macro.h"
+#include "tls/tlsterm.h"
 
 #define RELAY_BUF 32768 /* heads and framed bodies; bulk bytes are spliced */
 
@@ -69,7 +70,9 @@ enum cstate {
         CS_FIRST,       /* captured: decided, reading the first bytes (TLS / HTTP / other) */
         CS_RESOLVE,     /* waiting for DNS */
         CS_SNI,         /* CONNECT to a TLS port: 200 sent, reading the ClientHello */
+        CS_TLS_ACCEPT,  /* terminated: the handshake with the run's client */
         CS_DIAL,        /* non-blocking connect to the checked address */
+        CS_TLS_CONNECT, /* terminated: the verified handshake with the upstream */
         CS_BODY,        /* HTTP: forwarding the request body */
         CS_RESP,        /* HTTP: relaying the response */
         CS_TUNNEL,      /* CONNECT / SOCKS: raw relay both ways */
@@ -97,14 +100,21 @@ static const bool next_state[_CS_MAX][_CS_MAX] = {
                          [CS_DIAL] = true,
                          [CS_DRAIN] = true,
                          [CS_DEAD] = true},
-        [CS_FIRST] = {[CS_DIAL] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_FIRST] =
+                {[CS_DIAL] = true, [CS_TLS_ACCEPT] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_RESOLVE] = {[CS_DIAL] = true,
                         [CS_SNI] = true,
                         [CS_FIRST] = true,
                         [CS_DRAIN] = true,
                         [CS_DEAD] = true},
-        [CS_SNI] = {[CS_DIAL] = true, [CS_DEAD] = true},
-        [CS_DIAL] = {[CS_TUNNEL] = true, [CS_BODY] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_SNI] = {[CS_DIAL] = true, [CS_TLS_ACCEPT] = true, [CS_DEAD] = true},
+        [CS_TLS_ACCEPT] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_DIAL] = {[CS_TUNNEL] = true,
+                     [CS_BODY] = true,
+                     [CS_TLS_CONNECT] = true,
+                     [CS_DRAIN] = true,
+                     [CS_DEAD] = true},
+        [CS_TLS_CONNECT] = {[CS_BODY] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_BODY] = {[CS_RESP] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_RESP] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         /* CS_HEAD: a captured connection dialled first whose client then
@@ -179,10 +189,21 @@ struct conn {
         /* a captured connection (egress.h): its destination is fixed by the
          * address the run dialled, not by anything the client sends */
         bool captured;
-        bool cap_tls;       /* its first bytes were a TLS record: refusals get a TLS alert */
-        bool cap_plain_ok;  /* a rule or network.plain_ports allows plain TCP to it */
-        bool cap_literal;   /* the destination is an IP literal (not a pool name) */
-        bool rst;           /* close with RST (SO_LINGER 0): the client sees ECONNRESET */
+        bool cap_tls;      /* its first bytes were a TLS record: refusals get a TLS alert */
+        bool cap_plain_ok; /* a rule or network.plain_ports allows plain TCP to it */
+        bool cap_literal;  /* the destination is an IP literal (not a pool name) */
+        bool rst;          /* close with RST (SO_LINGER 0): the client sees ECONNRESET */
+        /* TLS termination (a connection to an injection host, docs/TLS.md):
+         * the sessions on cfd and ufd (owned; freed with their fd), the
+         * address route() checked and not yet dialled, and what a session's
+         * last -EAGAIN waits for beyond the obvious (a read that must write,
+         * a write that must read) */
+        struct rf_tls_conn *ctls, *utls;
+        bool term;          /* the run's side is terminated: requests are read here */
+        bool addr_ready;    /* route() decided c->addr; the first request dials it */
+        bool no_notify;     /* the upstream cut its stream: no close_notify to the client */
+        bool want_out[2];   /* W_CLIENT / W_UP: a read waits for POLLOUT */
+        bool want_in[2];    /* ... a write waits for POLLIN */
         char cap_name[256]; /* the name (or literal text) it was decided for */
         uint16_t cap_port;
         /* resolver */
@@ -247,6 +268,8 @@ static struct {
         size_t n_conns;
         struct conn **active; /* the connections to step this round (same size) */
         size_t n_active;
+        struct conn **again; /* TLS bytes buffered in a session: step next round (same size) */
+        size_t n_again;
         int64_t next_deadline; /* no connection's deadline is earlier (-1: none) */
         uint64_t bytes;        /* both ways, for limits.egress_bytes */
         bool accept_paused;    /* out of fds: listeners not polled until a connection closes */
@@ -296,12 +319,56 @@ static void watch(struct conn *c, enum watched w, int fd, uint32_t ev)
 
 static int unwatch_close(struct conn *c, enum watched w, int fd)
 {
+        struct rf_tls_conn **t = w == W_CLIENT ? &c->ctls : w == W_UP ? &c->utls : NULL;
+        if (t && *t && fd >= 0 && fd == (w == W_CLIENT ? c->cfd : c->ufd)) {
+                /* the session goes with its socket; a clean end gets its
+                 * close_notify (one non-blocking try: a client reading
+                 * until close must tell the end from a cut) */
+                if (!c->rst && !(w == W_CLIENT && c->no_notify))
+                        (void)E.cfg->tls->shutdown(*t);
+                E.cfg->tls->conn_free(*t);
+                *t = NULL;
+                c->want_out[w] = c->want_in[w] = false;
+        }
         if (fd >= 0 && c->reg_fd[w] == fd) {
                 (void)epoll_ctl(E.epfd, EPOLL_CTL_DEL, fd, NULL);
                 c->reg_fd[w] = -1;
                 c->reg_ev[w] = 0;
         }
         return safe_close(fd);
+}
+
+/*
+ * Bytes to and from one side, through its TLS session when it has one
+ * (terminated connections); otherwise the socket. Same results as
+ * read(2) / send(2): -1 with errno (EAGAIN: wait; anything else: the side
+ * is gone or broke). A session's -EAGAIN may wait for the other direction
+ * of its socket: want_out / want_in say so to conn_watch.
+ */
+static ssize_t io_read(struct conn *c, enum watched w, void *buf, size_t n)
+{
+        struct rf_tls_conn *t = w == W_CLIENT ? c->ctls : c->utls;
+        if (!t)
+                return read(w == W_CLIENT ? c->cfd : c->ufd, buf, n);
+        ssize_t r = E.cfg->tls->read(t, buf, n);
+        c->want_out[w] = r == -EAGAIN && E.cfg->tls->want(t) == POLLOUT;
+        if (r >= 0)
+                return r;
+        errno = (int)-r;
+        return -1;
+}
+
+static ssize_t io_write(struct conn *c, enum watched w, const void *buf, size_t n)
+{
+        struct rf_tls_conn *t = w == W_CLIENT ? c->ctls : c->utls;
+        if (!t)
+                return send(w == W_CLIENT ? c->cfd : c->ufd, buf, n, MSG_NOSIGNAL);
+        ssize_t r = E.cfg->tls->write(t, buf, n);
+        c->want_in[w] = r == -EAGAIN && E.cfg->tls->want(t) == POLLIN;
+        if (r >= 0)
+                return r;
+        errno = (int)-r;
+        return -1;
 }
 
 static int64_t now_ms(void)
@@ -466,6 +533,8 @@ static const char *via(const struct conn *c)
 /* Its protocol, for its records: a captured one says what it carried. */
 static const char *conn_proto(const struct conn *c)
 {
+        if (c->term)
+                return "https";
         if (c->captured && c->proto != PR_HTTP)
                 return c->cap_tls ? "tls" : "tcp";
         return proto_name[c->proto];
@@ -604,7 +673,7 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
                 {"fix", fix, 0},           {"via", via(c), 0},
         };
         event_deny_now(key, f, ARRAY_SIZE(f));
-        if (c->replied) {
+        if (c->replied && !c->term) {
                 /* the tunnel is open on the client's side: no answer fits in it */
         } else if (c->captured && c->proto != PR_HTTP) {
                 /* no HTTP request was read: a TLS alert after a ClientHello,
@@ -1075,6 +1144,127 @@ static void dial(struct conn *c)
 /* Forward the current request head, rewritten for the origin server. */
 static void send_request_head(struct conn *c);
 
+/* ---- TLS termination (docs/TLS.md) ---------------------------------------------------- */
+
+/*
+ * Whether c's destination (a canonical name and a port) is one to
+ * terminate: an injection names that host and port (a bare host: 443) and
+ * the TLS module is loaded. Every other TLS connection stays a blind
+ * tunnel with its SNI check.
+ */
+static bool term_wanted(const struct conn *c)
+{
+        if (!E.cfg->tls || c->term)
+                return false;
+        for (size_t k = 0; k < E.cfg->n_inject; k++)
+                if (inject_tls_match(&E.cfg->inject[k], c->host, c->port))
+                        return true;
+        return false;
+}
+
+/* egress.tls: one side's handshake completed (the upstream's verified). */
+static void tls_record(struct conn *c, const char *side, const struct rf_tls_conn *t)
+{
+        const char *v = E.cfg->tls->version(t);
+        struct evf f[] = {
+                {"host", c->host, 0},       {"port", NULL, c->port}, {"side", side, 0},
+                {"version", v ? v : "", 0}, {"via", via(c), 0},
+        };
+        event_async("egress.tls", NULL, f, ARRAY_SIZE(f));
+}
+
+/* The run's side of the handshake, once its socket is ready again. */
+static void tls_accept_step(struct conn *c)
+{
+        int r = E.cfg->tls->handshake(c->ctls);
+        if (r == -EAGAIN)
+                return;
+        if (r < 0) {
+                /* a client that does not trust the run CA (a pinned one)
+                 * ends here: nothing was dialled */
+                char reason[RF_TLS_REASON_MAX + 64], key[300];
+                snprintf(reason, sizeof reason, "TLS handshake with the run's client failed: %s",
+                         E.cfg->tls->reason(c->ctls));
+                snprintf(key, sizeof key, "%s:%u", c->host, c->port);
+                struct evf f[] = {
+                        {"host", c->host, 0}, {"port", NULL, c->port}, {"addr", c->addr_text, 0},
+                        {"rule", c->rule, 0}, {"reason", reason, 0},   {"proto", "https", 0},
+                        {"fix", "", 0},       {"via", via(c), 0},
+                };
+                event_deny_now(key, f, ARRAY_SIZE(f));
+                c->st = CS_DEAD;
+                return;
+        }
+        tls_record(c, "client", c->ctls);
+        c->proto = PR_HTTP;
+        conn_to(c, CS_HEAD);
+        c->deadline = now_ms() + EGRESS_HEAD_MS;
+}
+
+/*
+ * Terminate c: its ClientHello (judged: SNI = the host) is in c->in; the
+ * session reads it from there, presents the run CA's leaf for the host,
+ * and the connection then carries HTTP requests read here, each decided,
+ * injected and recorded like a captured one's (on_head_captured; the
+ * first dials the address route() checked).
+ */
+static void tls_accept_start(struct conn *c)
+{
+        int r = E.cfg->tls->server_new(E.cfg->tls_ca, c->cfd, c->host, c->in, c->in_len, &c->ctls);
+        explicit_bzero(c->in, c->in_len);
+        c->in_len = 0;
+        if (r < 0) {
+                c->rst = true;
+                deny(c, "the TLS connection could not be terminated for injection", c->rule, 502,
+                     SOCKS_GENERAL_FAILURE, HINT_NONE);
+                return;
+        }
+        c->term = true;
+        snprintf(c->cap_name, sizeof c->cap_name, "%s", c->host);
+        c->cap_port = c->port;
+        c->cap_literal = false;
+        c->addr_ready = true;
+        c->deadline = now_ms() + EGRESS_HEAD_MS;
+        conn_to(c, CS_TLS_ACCEPT);
+        tls_accept_step(c);
+}
+
+/* The upstream's side: verified against the host's trust (and
+ * --upstream-ca), its name checked; a failure is the client's 502. */
+static void tls_connect_step(struct conn *c)
+{
+        int r = E.cfg->tls->handshake(c->utls);
+        if (r == -EAGAIN)
+                return;
+        if (r < 0) {
+                char why[RF_TLS_REASON_MAX + 80];
+                snprintf(why, sizeof why, "the upstream's TLS %s: %s",
+                         r == -EKEYREJECTED ? "certificate was refused" : "handshake failed",
+                         E.cfg->tls->reason(c->utls));
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                c->allowed = false;
+                deny(c, why, c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
+                return;
+        }
+        tls_record(c, "upstream", c->utls);
+        send_request_head(c);
+}
+
+static void tls_connect_start(struct conn *c)
+{
+        int r = E.cfg->tls->client_new(E.cfg->tls_trust, c->ufd, c->host, &c->utls);
+        if (r < 0) {
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                c->allowed = false;
+                deny(c, "the upstream TLS session could not be set up", c->rule, 502,
+                     SOCKS_GENERAL_FAILURE, HINT_NONE);
+                return;
+        }
+        conn_to(c, CS_TLS_CONNECT);
+        c->deadline = now_ms() + EGRESS_CONNECT_MS;
+        tls_connect_step(c);
+}
+
 /*
  * A tunnel (CONNECT or SOCKS alike) is one of three kinds:
  *   - to a port in network.plain_ports: dialled, then opened, bytes as they come;
@@ -1106,7 +1296,9 @@ static void have_address(struct conn *c)
                         dial(c);
                         return;
                 }
-                if (c->cap_plain_ok && c->port != 80 && c->port != 443) {
+                /* a destination to terminate: its first bytes decide (a
+                 * ClientHello is terminated, plain HTTP served) */
+                if (c->cap_plain_ok && c->port != 80 && c->port != 443 && !term_wanted(c)) {
                         c->sniff = true;
                         dial(c);
                         return;
@@ -1118,8 +1310,9 @@ static void have_address(struct conn *c)
                 return;
         }
         bool tunnel = c->proto == PR_CONNECT || c->proto == PR_SOCKS;
-        c->sniff = tunnel && !port_plain(c->port) && c->port_rule && c->port != 443;
-        if (tunnel && !port_plain(c->port) && !c->sniff) {
+        bool term = tunnel && term_wanted(c); /* a ClientHello to terminate comes first */
+        c->sniff = tunnel && !term && !port_plain(c->port) && c->port_rule && c->port != 443;
+        if (tunnel && (term || (!port_plain(c->port) && !c->sniff))) {
                 if (c->proto == PR_SOCKS) {
                         uint8_t rep[10];
                         socks_reply_build(SOCKS_OK, rep);
@@ -1238,13 +1431,16 @@ static void on_head_captured(struct conn *c)
         } else if (net_host_canonical(rq->host, strlen(rq->host), said, &reason) < 0)
                 said[0] = '\0';
         if (strcmp(said, c->cap_name) != 0 ||
-            (rq->host_has_port ? rq->port != c->cap_port : c->cap_port != 80)) {
+            (rq->host_has_port ? rq->port != c->cap_port : c->cap_port != (c->term ? 443 : 80))) {
                 static char m[2 * NET_HOST_MAX + 120];
                 snprintf(m, sizeof m,
                          "the Host header (%s%s%u) names another destination than the "
                          "connection's (%s:%u)",
-                         rq->host, ":", rq->host_has_port ? rq->port : 80, c->cap_name,
-                         c->cap_port);
+                         rq->host, ":",
+                         rq->host_has_port ? rq->port
+                         : c->term         ? 443
+                                           : 80,
+                         c->cap_name, c->cap_port);
                 deny(c, m, NULL, 403, SOCKS_NOT_ALLOWED, HINT_NONE);
                 return;
         }
@@ -1259,7 +1455,8 @@ static void on_head_captured(struct conn *c)
                 send_request_head(c);
                 return;
         }
-        if (c->st == CS_FIRST) {
+        if (c->st == CS_FIRST || c->addr_ready) {
+                c->addr_ready = false;
                 dial(c); /* decided already (route), address checked */
                 return;
         }
@@ -1272,7 +1469,7 @@ static void on_head_captured(struct conn *c)
 static void on_head(struct conn *c)
 {
         const char *why = "malformed request";
-        if (c->captured) {
+        if (c->captured || c->term) {
                 on_head_captured(c);
                 return;
         }
@@ -1439,7 +1636,8 @@ static void send_request_head(struct conn *c)
                         return;
                 }
                 for (size_t k = 0; k < E.cfg->n_inject; k++)
-                        if (inject_host_match(&E.cfg->inject[k], c->host, c->port))
+                        if (c->term ? inject_tls_match(&E.cfg->inject[k], c->host, c->port)
+                                    : inject_host_match(&E.cfg->inject[k], c->host, c->port))
                                 own |= 1ULL << k;
         }
         for (size_t i = 0; i < rq->n_headers; i++) {
@@ -1799,7 +1997,12 @@ static void on_first(struct conn *c)
         switch (k) {
         case CAPF_TLS:
                 c->cap_tls = true;
-                if (judge_first_bytes(c, (const uint8_t *)c->in, c->in_len, sizeof c->in, true) > 0)
+                if (judge_first_bytes(c, (const uint8_t *)c->in, c->in_len, sizeof c->in, true) <=
+                    0)
+                        return;
+                if (term_wanted(c))
+                        tls_accept_start(c);
+                else
                         dial(c);
                 return;
         case CAPF_HTTP:
@@ -2000,13 +2203,13 @@ static void on_accept(int lfd, enum listener kind)
         }
 }
 
-/* Read from fd into relay o; counts toward the quota. 0 ok, -1 EOF, -2 error. */
-static int relay_read(int fd, struct relay *o, uint64_t *count)
+/* Read from side w into relay o; counts toward the quota. 0 ok, -1 EOF, -2 error. */
+static int relay_read(struct conn *c, enum watched w, struct relay *o, uint64_t *count)
 {
         size_t room = RELAY_BUF - o->off - o->len;
         if (room == 0)
                 return 0;
-        ssize_t n = read(fd, o->d + o->off + o->len, room);
+        ssize_t n = io_read(c, w, o->d + o->off + o->len, room);
         if (n == 0)
                 return -1;
         if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -2019,11 +2222,11 @@ static int relay_read(int fd, struct relay *o, uint64_t *count)
         return 0;
 }
 
-static int relay_write(int fd, struct relay *o)
+static int relay_write(struct conn *c, enum watched w, struct relay *o)
 {
         if (o->len == 0)
                 return 0;
-        ssize_t n = send(fd, o->d + o->off, o->len, MSG_NOSIGNAL);
+        ssize_t n = io_write(c, w, o->d + o->off, o->len);
         if (n < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : -1;
         o->off += (size_t)n;
@@ -2080,8 +2283,10 @@ static int spipe_out(struct spipe *p, int fd)
 /* A response body of known length, once its buffered part is out. */
 static bool resp_splicing(const struct conn *c)
 {
-        return c->st == CS_RESP && !c->scrub && !c->resp_in_head && c->resp_left > 0 &&
-               c->u2c.len == 0 && (c->resp_left >= SPLICE_AFTER || c->pd.r >= 0);
+        /* never from or to a TLS session: those bytes are not the socket's */
+        return c->st == CS_RESP && !c->scrub && !c->ctls && !c->utls && !c->resp_in_head &&
+               c->resp_left > 0 && c->u2c.len == 0 &&
+               (c->resp_left >= SPLICE_AFTER || c->pd.r >= 0);
 }
 
 static void quota_check(struct conn *c)
@@ -2181,7 +2386,11 @@ static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, siz
 
 static void on_sni(struct conn *c)
 {
-        if (judge_first_bytes(c, (const uint8_t *)c->in, c->in_len, sizeof c->in, true) > 0)
+        if (judge_first_bytes(c, (const uint8_t *)c->in, c->in_len, sizeof c->in, true) <= 0)
+                return;
+        if (term_wanted(c))
+                tls_accept_start(c);
+        else
                 dial(c);
 }
 
@@ -2227,6 +2436,23 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
 {
         if (c->dfd >= 0 && dre && c->st == CS_RESOLVE)
                 on_dns(c);
+        /* a TLS read that waited for its socket to take bytes */
+        if (c->want_out[W_CLIENT] && (cre & POLLOUT))
+                cre |= POLLIN;
+        if (c->want_out[W_UP] && (ure & POLLOUT))
+                ure |= POLLIN;
+        if (c->st == CS_TLS_ACCEPT) {
+                if (cre)
+                        tls_accept_step(c);
+                if (c->st != CS_HEAD)
+                        return; /* still shaking hands, or refused */
+        }
+        if (c->st == CS_TLS_CONNECT) {
+                if (ure)
+                        tls_connect_step(c);
+                if (c->st == CS_TLS_CONNECT)
+                        return;
+        }
         if (cre & (POLLIN | POLLHUP | POLLERR)) {
                 switch (c->st) {
                 case CS_SOCKS_GREET:
@@ -2234,7 +2460,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 case CS_HEAD:
                 case CS_FIRST:
                 case CS_SNI: {
-                        ssize_t n = read(c->cfd, c->in + c->in_len, sizeof c->in - c->in_len);
+                        ssize_t n =
+                                io_read(c, W_CLIENT, c->in + c->in_len, sizeof c->in - c->in_len);
                         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
                                 c->st = CS_DEAD;
                                 return;
@@ -2254,8 +2481,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 }
                 case CS_BODY:
                         if (c->in_len < sizeof c->in) {
-                                ssize_t n =
-                                        read(c->cfd, c->in + c->in_len, sizeof c->in - c->in_len);
+                                ssize_t n = io_read(c, W_CLIENT, c->in + c->in_len,
+                                                    sizeof c->in - c->in_len);
                                 if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
                                         c->st = CS_DEAD;
                                         return;
@@ -2268,7 +2495,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         }
                         break;
                 case CS_TUNNEL:
-                        if (c->c2u.len == 0 && (c->up >= SPLICE_AFTER || c->pu.r >= 0)) {
+                        if (c->c2u.len == 0 && !c->ctls && !c->utls &&
+                            (c->up >= SPLICE_AFTER || c->pu.r >= 0)) {
                                 if (c->c2u.off > 0)
                                         c->c2u.off = 0;
                                 ssize_t k = 0;
@@ -2284,7 +2512,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         } else {
                                 if (c->c2u.len == 0)
                                         c->c2u.off = 0;
-                                int k = relay_read(c->cfd, &c->c2u, &c->up);
+                                int k = relay_read(c, W_CLIENT, &c->c2u, &c->up);
                                 if (k == -1)
                                         c->client_eof = true; /* half-close: see below */
                                 else if (k < 0)
@@ -2319,6 +2547,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         conn_to(c, CS_TUNNEL);
                 } else if (c->proto == PR_CAPTURE) {
                         conn_to(c, CS_TUNNEL); /* the client thinks it is connected already */
+                } else if (c->term) {
+                        tls_connect_start(c); /* the request goes once upstream is verified */
                 } else {
                         send_request_head(c);
                 }
@@ -2335,7 +2565,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         }
         if (c->st == CS_BODY)
                 body_from_in(c);
-        if ((c->st == CS_TUNNEL && c->u2c.len == 0 && (c->down >= SPLICE_AFTER || c->pd.r >= 0)) ||
+        if ((c->st == CS_TUNNEL && c->u2c.len == 0 && !c->ctls && !c->utls &&
+             (c->down >= SPLICE_AFTER || c->pd.r >= 0)) ||
             resp_splicing(c)) {
                 /* in and straight out again while both sides keep up: a
                  * pipe holds 256 KiB, and each extra pass saves a round
@@ -2369,8 +2600,12 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         c->u2c.off = 0;
                 }
                 size_t start = c->u2c.off + c->u2c.len;
-                if (relay_read(c->ufd, &c->u2c, &c->down) < 0) {
+                int rk = relay_read(c, W_UP, &c->u2c, &c->down);
+                if (rk < 0) {
                         c->hold = 0; /* the server is gone: what is held goes out as it is */
+                        if (c->utls && rk == -2)
+                                c->no_notify =
+                                        true; /* cut, not closed: the client must see a cut */
                         if (c->st == CS_RESP && c->resp_left != -2 && c->resp_in_head) {
                                 c->st = CS_DRAIN;
                         } else
@@ -2391,14 +2626,15 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         if (c->st == CS_TUNNEL && c->sniff)
                 tunnel_sniff(c);
         /* write what there is now, not only after the next poll says so */
-        if (c->ufd >= 0 && c->c2u.len && c->st != CS_DIAL && c->st != CS_DEAD && !c->sniff)
-                if (relay_write(c->ufd, &c->c2u) < 0)
+        if (c->ufd >= 0 && c->c2u.len && c->st != CS_DIAL && c->st != CS_TLS_CONNECT &&
+            c->st != CS_DEAD && !c->sniff)
+                if (relay_write(c, W_UP, &c->c2u) < 0)
                         c->st = CS_DEAD;
         size_t held = c->st == CS_RESP ? c->hold : 0;
         if (c->u2c.len > held && c->st != CS_DEAD) {
                 size_t off0 = c->u2c.off, out = c->u2c.len - held;
                 c->u2c.len = out;
-                if (relay_write(c->cfd, &c->u2c) < 0)
+                if (relay_write(c, W_CLIENT, &c->u2c) < 0)
                         c->st = CS_DEAD;
                 c->u2c.off = off0 + (out - c->u2c.len);
                 c->u2c.len += held;
@@ -2446,6 +2682,16 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
 /* What c waits for now, registered with epoll (no call if unchanged). */
 static void conn_watch(struct conn *c)
 {
+        if (c->st == CS_TLS_ACCEPT || c->st == CS_TLS_CONNECT) {
+                /* a handshake: only its socket, for what it waits for */
+                bool up = c->st == CS_TLS_CONNECT;
+                short w = E.cfg->tls->want(up ? c->utls : c->ctls);
+                uint32_t ev = w == POLLOUT ? EPOLLOUT : EPOLLIN;
+                watch(c, W_CLIENT, c->cfd, up ? 0 : ev);
+                watch(c, W_UP, c->ufd, up ? ev : 0);
+                watch(c, W_DNS, c->dfd, EPOLLIN);
+                return;
+        }
         bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || c->st == CS_HEAD ||
                          c->st == CS_SNI || c->st == CS_FIRST ||
                          (c->st == CS_BODY && c->in_len < sizeof c->in) ||
@@ -2456,9 +2702,22 @@ static void conn_watch(struct conn *c)
                      c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
         bool wr_client = c->u2c.len > (c->st == CS_RESP ? c->hold : 0) || c->pd.len;
         bool wr_up = (c->c2u.len && !c->sniff) || c->pu.len || c->st == CS_DIAL;
-        watch(c, W_CLIENT, c->cfd, (rd_client ? EPOLLIN : 0) | (wr_client ? EPOLLOUT : 0));
-        watch(c, W_UP, c->ufd, (rd_up ? EPOLLIN : 0) | (wr_up ? EPOLLOUT : 0));
+        watch(c, W_CLIENT, c->cfd,
+              (rd_client || c->want_in[W_CLIENT] ? EPOLLIN : 0) |
+                      (wr_client || c->want_out[W_CLIENT] ? EPOLLOUT : 0));
+        watch(c, W_UP, c->ufd,
+              (rd_up || c->want_in[W_UP] ? EPOLLIN : 0) |
+                      (wr_up || c->want_out[W_UP] ? EPOLLOUT : 0));
         watch(c, W_DNS, c->dfd, EPOLLIN);
+        /* bytes a TLS session already decrypted raise no event on its
+         * socket: the connection is stepped again next round instead */
+        bool cp = c->ctls && rd_client && E.cfg->tls->pending(c->ctls) > 0;
+        bool up = c->utls && rd_up && E.cfg->tls->pending(c->utls) > 0;
+        if (cp || up) {
+                c->rev[W_CLIENT] |= cp ? EPOLLIN : 0;
+                c->rev[W_UP] |= up ? EPOLLIN : 0;
+                E.again[E.n_again++] = c;
+        }
 }
 
 static int64_t conn_deadline(const struct conn *c)
@@ -2472,10 +2731,10 @@ static void conn_expire(struct conn *c, int64_t now)
         if (c->st == CS_RESOLVE && now >= c->dns_deadline)
                 dns_timeout(c);
         else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {
-                if (c->st == CS_DIAL)
+                if (c->st == CS_DIAL || c->st == CS_TLS_CONNECT)
                         upstream_failed(c, ETIMEDOUT); /* a 504, or the SOCKS reply */
                 else if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
-                         c->st == CS_DRAIN || c->st == CS_SNI)
+                         c->st == CS_DRAIN || c->st == CS_SNI || c->st == CS_TLS_ACCEPT)
                         c->st = CS_DEAD;
                 else
                         deny(c, "timed out waiting for the request", NULL, 400, SOCKS_TTL_EXPIRED,
@@ -2520,9 +2779,11 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
         E.epfd = epoll_create1(EPOLL_CLOEXEC);
         E.conns = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.conns);
         E.active = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.active);
+        E.again = calloc(cfg->max_conns ? cfg->max_conns : 1, sizeof *E.again);
         struct epoll_event l3 = {.events = 0, .data.u64 = TAG_EVENTS},
                            l4 = {.events = EPOLLIN, .data.u64 = TAG_SYNTH};
-        if (E.epfd < 0 || !E.conns || !E.active || listeners_watch(lfd, EPOLL_CTL_ADD, true) < 0 ||
+        if (E.epfd < 0 || !E.conns || !E.active || !E.again ||
+            listeners_watch(lfd, EPOLL_CTL_ADD, true) < 0 ||
             epoll_ctl(E.epfd, EPOLL_CTL_ADD, events_fd, &l3) < 0 ||
             (E.synth_fd >= 0 && epoll_ctl(E.epfd, EPOLL_CTL_ADD, E.synth_fd, &l4) < 0))
                 _exit(1);
@@ -2539,7 +2800,7 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
                 }
                 (void)evq_flush(); /* nothing waits in the queue while this process does */
                 int64_t next = E.next_deadline;
-                int timeout = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
+                int timeout = E.n_again ? 0 : next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
                 int n = epoll_wait(E.epfd, evs, (int)ARRAY_SIZE(evs), timeout);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
@@ -2563,6 +2824,9 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
                                 conn_queue(c);
                         }
                 }
+                for (size_t i = 0; i < E.n_again; i++)
+                        conn_queue(E.again[i]); /* its rev says what to read */
+                E.n_again = 0;
                 for (int l = L_HTTP; l <= L_CAP6; l++)
                         if (acc[l])
                                 on_accept(lfd[l], (enum listener)l);

@@ -639,6 +639,19 @@ static int parse_capture(struct ctx *c, const struct json_node *v, const struct 
         return 0;
 }
 
+/* network.upstream_ca: an absolute path (read when a run with an HTTPS
+ * injection starts; its contents are checked then). */
+static int parse_upstream_ca(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_STRING, "a string (an absolute path to a PEM file)");
+        if (r < 0)
+                return r;
+        const char *e = NULL;
+        if ((r = policy_set_upstream_ca(c->p, v->str, &e)) < 0)
+                return fail_value(c, v, r, "%s", e ? e : "invalid path");
+        return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* secrets                                                                   */
 
@@ -746,6 +759,7 @@ static const struct field network_fields[] = {
         {.key = "deny", .parse = parse_net_deny},
         {.key = "hosts", .parse = parse_net_hosts},
         {.key = "plain_ports", .parse = parse_plain_ports},
+        {.key = "upstream_ca", .parse = parse_upstream_ca},
 };
 
 static const struct field audit_fields[] = {

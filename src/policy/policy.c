@@ -11,10 +11,13 @@
  * anything; policy_merge() works on a copy and swaps it in only on success.
  * So a failed call never leaves a half-updated policy behind.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -59,6 +62,7 @@ struct rf_policy *policy_free(struct rf_policy *p)
         strv_free(p->net_hosts, p->n_net_hosts);
         strv_free(p->protected, p->n_protected);
         free(p->protected_dir);
+        free(p->net_upstream_ca);
         strv_free(p->env_names, p->n_env);
         strv_free(p->env_values, p->n_env);
         strv_free(p->secrets, p->n_secrets);
@@ -548,7 +552,7 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         /* copy the scalars, then replace every pointer with an owned copy */
         *c = *p;
         c->agent = c->on_behalf_of = c->task = c->project = c->triggered_by = c->audience = NULL;
-        c->workspace = NULL;
+        c->workspace = c->net_upstream_ca = NULL;
         c->read_only = c->read_write = c->protected = c->env_names = c->env_values = NULL;
         c->protected_dir = NULL;
         c->n_read_only = c->n_read_write = c->n_protected = c->n_env = 0;
@@ -562,7 +566,8 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
             strdup_opt(p->task, &c->task) < 0 || strdup_opt(p->project, &c->project) < 0 ||
             strdup_opt(p->triggered_by, &c->triggered_by) < 0 ||
             strdup_opt(p->audience, &c->audience) < 0 ||
-            strdup_opt(p->workspace, &c->workspace) < 0)
+            strdup_opt(p->workspace, &c->workspace) < 0 ||
+            strdup_opt(p->net_upstream_ca, &c->net_upstream_ca) < 0)
                 return -ENOMEM;
         if (strv_dup(p->read_only, p->n_read_only, &c->read_only) < 0)
                 return -ENOMEM;
@@ -701,6 +706,12 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
         merge_u64(&m->egress_connections, overlay->egress_connections);
         if (overlay->net_capture != POLICY_CAPTURE_UNSET)
                 m->net_capture = overlay->net_capture;
+        if (overlay->net_upstream_ca) {
+                const char *why = NULL;
+                r = policy_set_upstream_ca(m, overlay->net_upstream_ca, &why);
+                if (r < 0)
+                        return rf_error_set(err, r, "upstream_ca: %s", why ? why : "invalid");
+        }
         for (size_t i = 0; i < overlay->n_net_plain_ports; i++)
                 if (!policy_net_port_listed(m, overlay->net_plain_ports[i])) {
                         if (m->n_net_plain_ports >= POLICY_NET_PLAIN_PORTS_MAX)
@@ -817,6 +828,24 @@ int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err
                 return rf_error_set(err, -ENOMEM, "out of memory");
         p->secrets = n;
         p->secrets[p->n_secrets++] = canonical;
+        return 0;
+}
+
+int policy_set_upstream_ca(struct rf_policy *p, const char *path, const char **why)
+{
+        size_t n = strlen(path);
+        if (path[0] != '/')
+                return *why = "must be an absolute path", -EINVAL;
+        if (n >= PATH_MAX)
+                return *why = "path too long", -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)path[i] < 0x20 || path[i] == 0x7f)
+                        return *why = "control characters in the path", -EINVAL;
+        char *dup = strdup(path);
+        if (!dup)
+                return -ENOMEM;
+        free(p->net_upstream_ca);
+        p->net_upstream_ca = dup;
         return 0;
 }
 

@@ -224,6 +224,13 @@ int policy_apply_defaults(struct rf_policy *p);
  *   as newlines are allowed); -E2BIG past POLICY_ENV_MAX entries.
  */
 int policy_set_string(char **field, const char *value, size_t max, struct rf_error *err);
+
+/*
+ * policy_set_upstream_ca — set network.upstream_ca: `path` must be absolute,
+ * at most PATH_MAX - 1 bytes, without NUL or control bytes. 0, or -EINVAL
+ * with *why a static reason; -ENOMEM.
+ */
+int policy_set_upstream_ca(struct rf_policy *p, const char *path, const char **why);
 int policy_set_path(char **field, const char *path, struct rf_error *err);
 int policy_add_path(char ***list, size_t *n, const char *path, struct rf_error *err);
 int policy_add_protected(struct rf_policy *p, const char *path, struct rf_error *err);
