@@ -5,14 +5,23 @@
 #
 #   scripts/deps.sh            build + test + demo packages
 #   scripts/deps.sh --build    only what `make` needs
+#   scripts/deps.sh --bench    build + the peers of bench/ (never part of `make check`)
 set -eu
 
 build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev libmnl-dev libnftnl-dev libssl-dev"
 test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl strace
 	curl wget nodejs openjdk-17-jdk-headless openssh-server openssh-client python3-requests"
 
+# the peers bench/ runs side by side with ringfence (bench/egress, bench/inject;
+# srt comes from npm (Debian nodejs), installed by the bench scripts themselves)
+bench="tinyproxy mitmproxy bubblewrap socat ripgrep nodejs curl openssl iproute2 util-linux"
+
 want="$build"
-[ "${1:-}" = "--build" ] || want="$build $test"
+case "${1:-}" in
+--build) ;;
+--bench) want="$build $bench" ;;
+*) want="$build $test" ;;
+esac
 
 missing=""
 for p in $want; do
