@@ -498,8 +498,8 @@ static int key_file_exposed(const struct rf_plan *plan, const char *state_dir, c
                                     "read it",
                                     key_file);
         for (size_t i = 0; i < plan->n_ops; i++)
-                if (plan->ops[i].kind == OP_BIND && plan->ops[i].src &&
-                    beneath(canon, plan->ops[i].src))
+                if (plan->ops[i].kind == OP_BIND && !(plan->ops[i].flags & OPF_IN_ROOT) &&
+                    plan->ops[i].src && beneath(canon, plan->ops[i].src))
                         return rf_error_set(err, -EPERM,
                                             "--key-file %s: beneath %s, which the run sees",
                                             key_file, plan->ops[i].src);

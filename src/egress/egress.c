@@ -448,7 +448,8 @@ static const struct {
         {"egress.allow", NULL},   {"egress.deny", "refused connections to"},
         {"egress.request", NULL}, {"egress.response", NULL},
         {"egress.close", NULL},   {"egress.limit", "refusals by limit"},
-        {"secret.inject", NULL},  {"secret.exfil", NULL},
+        {"egress.tls", NULL},     {"secret.inject", NULL},
+        {"secret.exfil", NULL},
 };
 
 /* ---- the refusals of the run, for its end-of-run summary ------------------------ */

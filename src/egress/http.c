@@ -64,6 +64,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 #include "egress/http.h"
 
@@ -728,6 +729,45 @@ const struct http_header *http_header_find(const struct http_request *r, const c
                 if (span_ieq(buf, r->headers[i].name, name))
                         return &r->headers[i];
         return NULL;
+}
+
+/* Whether the comma-separated list v[0..len) holds `token` (any case). */
+static bool list_has_token(const char *v, size_t len, const char *token)
+{
+        size_t tl = strlen(token), i = 0;
+        while (i < len) {
+                while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+                        i++;
+                size_t b = i;
+                while (i < len && v[i] != ',')
+                        i++;
+                size_t e = i;
+                while (e > b && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+                        e--;
+                if (e - b == tl && !strncasecmp(v + b, token, tl))
+                        return true;
+        }
+        return false;
+}
+
+bool http_request_websocket(const struct http_request *r, const char *buf)
+{
+        bool upgrade = false, conn = false;
+        if (r->http10 || r->connect)
+                return false;
+        for (size_t i = 0; i < r->n_headers; i++) {
+                const struct http_header *h = &r->headers[i];
+                if (span_ieq(buf, h->name, "upgrade")) {
+                        if (upgrade ||
+                            !list_has_token(buf + h->value.off, h->value.len, "websocket") ||
+                            h->value.len != 9)
+                                return false; /* exactly one, exactly "websocket" */
+                        upgrade = true;
+                } else if (span_ieq(buf, h->name, "connection") &&
+                           list_has_token(buf + h->value.off, h->value.len, "upgrade"))
+                        conn = true;
+        }
+        return upgrade && conn;
 }
 
 /* ---- responses ---- */

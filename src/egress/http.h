@@ -129,6 +129,13 @@ void http_chunked_init(struct http_chunked *c);
 ssize_t http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool *done,
                           const char **why);
 
+/*
+ * http_request_websocket — r (parsed from buf) asks for a WebSocket: an
+ * HTTP/1.1 request with exactly one "Upgrade: websocket" (any case) and a
+ * Connection header listing "upgrade". Pure.
+ */
+bool http_request_websocket(const struct http_request *r, const char *buf);
+
 /* http_header_find — the first header named `name` (case-insensitive), or NULL. */
 const struct http_header *http_header_find(const struct http_request *r, const char *buf,
                                            const char *name);

@@ -99,14 +99,6 @@ size_t inject_tls_names(const struct inject_secret *v, size_t n,
         return k;
 }
 
-bool inject_has_plain_host(const struct inject_secret *s)
-{
-        for (size_t i = 0; i < s->n_hosts; i++)
-                if (plain_port(s->hosts[i]))
-                        return true;
-        return false;
-}
-
 static const char *find(const char *hay, size_t hl, const char *needle, size_t nl, bool icase)
 {
         if (nl == 0 || nl > hl)

@@ -55,8 +55,8 @@ int inject_placeholder(const uint8_t *rnd, size_t n_rnd, const char *prefix, uin
 
 /* inject_host_match — whether a PLAINTEXT HTTP request to host (canonical)
  * and port may carry s's value: only an entry "name:port" naming that port,
- * and never port 443. A bare "name" means HTTPS (TLS termination: not yet
- * wired), so it never puts the value on the wire in cleartext. Pure. */
+ * and never port 443. A bare "name" means HTTPS (inject_tls_match), so it
+ * never puts the value on the wire in cleartext. Pure. */
 bool inject_host_match(const struct inject_secret *s, const char *host, uint16_t port);
 
 /* inject_tls_match — whether a TERMINATED TLS connection to host
@@ -70,11 +70,6 @@ bool inject_tls_match(const struct inject_secret *s, const char *host, uint16_t 
  * literals are included as written: the caller refuses them. Pure. */
 size_t inject_tls_names(const struct inject_secret *v, size_t n,
                         char names[][SECRET_INJECT_HOST_MAX + 1], size_t max);
-
-/* inject_has_plain_host — whether any of s's hosts is one inject_host_match
- * can match (a "name:port" other than 443): else the injection, all HTTPS,
- * puts its value nowhere until TLS termination is wired. Pure. */
-bool inject_has_plain_host(const struct inject_secret *s);
 
 /*
  * inject_mentions — the placeholder or the value of some secret of v[n]

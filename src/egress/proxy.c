@@ -116,7 +116,7 @@ static const bool next_state[_CS_MAX][_CS_MAX] = {
                      [CS_DEAD] = true},
         [CS_TLS_CONNECT] = {[CS_BODY] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_BODY] = {[CS_RESP] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
-        [CS_RESP] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
+        [CS_RESP] = {[CS_HEAD] = true, [CS_TUNNEL] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         /* CS_HEAD: a captured connection dialled first whose client then
          * opened with an HTTP request (tunnel_sniff) */
         [CS_TUNNEL] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
@@ -218,6 +218,7 @@ struct conn {
         int64_t req_left;         /* request body bytes left (-1: chunked) */
         struct http_chunked req_ch;
         bool req_head; /* the request was HEAD */
+        bool ws; /* the request asks for a WebSocket: a 101 turns the connection into a tunnel */
         bool client_close;
         char method[16];
         size_t rhead_len;
@@ -1167,8 +1168,8 @@ static void tls_record(struct conn *c, const char *side, const struct rf_tls_con
 {
         const char *v = E.cfg->tls->version(t);
         struct evf f[] = {
-                {"host", c->host, 0},       {"port", NULL, c->port}, {"side", side, 0},
-                {"version", v ? v : "", 0}, {"via", via(c), 0},
+                {"host", c->host, 0},           {"port", NULL, c->port}, {"side", side, 0},
+                {"tls_version", v ? v : "", 0}, {"via", via(c), 0},
         };
         event_async("egress.tls", NULL, f, ARRAY_SIZE(f));
 }
@@ -1714,6 +1715,14 @@ static void send_request_head(struct conn *c)
                 len += (size_t)n;
                 injected |= 1ULL << k;
         }
+        /* a WebSocket upgrade goes up as one (the value injected into
+         * it like any request's); its 101 makes the connection a tunnel */
+        c->ws = http_request_websocket(rq, c->in);
+        if (c->ws) {
+                n = snprintf(o->d + len, RELAY_BUF - len,
+                             "Connection: Upgrade\r\nUpgrade: websocket\r\n");
+                len += n > 0 && (size_t)n < RELAY_BUF - len ? (size_t)n : 0;
+        }
         c->scrub = own != 0 && E.needles.count > 0;
         c->hold = 0;
         c->own = own;
@@ -1860,6 +1869,24 @@ static void on_response_bytes(struct conn *c, size_t start)
                         c->rhead_len = 0;
                         struct evf f[] = {{"host", c->host, 0}, {"status", NULL, rs.status}};
                         event_async("egress.response", NULL, f, ARRAY_SIZE(f));
+                        if (rs.status == 101 && c->ws) {
+                                /* the WebSocket is open: what follows are its
+                                 * frames both ways, relayed (and, from a
+                                 * secret's host, still scrubbed) */
+                                c->resp_in_head = false;
+                                c->resp_left = 0;
+                                c->client_close = true; /* nothing HTTP after it */
+                                size_t room = RELAY_BUF - c->c2u.off - c->c2u.len;
+                                if (c->in_len <= room) {
+                                        memcpy(c->c2u.d + c->c2u.off + c->c2u.len, c->in,
+                                               c->in_len);
+                                        c->c2u.len += c->in_len;
+                                        c->in_len = 0;
+                                        conn_to(c, CS_TUNNEL);
+                                } else
+                                        conn_to(c, CS_DRAIN);
+                                return;
+                        }
                         if (rs.status < 200)
                                 continue; /* 1xx: another head follows */
                         c->resp_in_head = false;
@@ -2565,7 +2592,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         }
         if (c->st == CS_BODY)
                 body_from_in(c);
-        if ((c->st == CS_TUNNEL && c->u2c.len == 0 && !c->ctls && !c->utls &&
+        if ((c->st == CS_TUNNEL && c->u2c.len == 0 && !c->ctls && !c->utls && !c->scrub &&
              (c->down >= SPLICE_AFTER || c->pd.r >= 0)) ||
             resp_splicing(c)) {
                 /* in and straight out again while both sides keep up: a
@@ -2595,7 +2622,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                    (ure & (POLLIN | POLLHUP | POLLERR))) {
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
-                else if (c->st == CS_RESP && c->u2c.len == c->hold && c->u2c.off > 0) {
+                else if (c->u2c.len == c->hold && c->u2c.off > 0) {
                         memmove(c->u2c.d, c->u2c.d + c->u2c.off, c->u2c.len);
                         c->u2c.off = 0;
                 }
@@ -2610,17 +2637,20 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                                 c->st = CS_DRAIN;
                         } else
                                 conn_to(c, CS_DRAIN);
-                } else if (c->st == CS_RESP) {
-                        if (c->scrub && c->st == CS_RESP) {
+                } else if (c->st == CS_RESP || c->scrub) {
+                        if (c->scrub) {
                                 /* in place, same length: the framing read next is the
                                  * server's; a value split across reads is held back */
                                 size_t end = c->u2c.off + c->u2c.len;
                                 c->hold = inject_scrub_inplace(&E.needles, c->u2c.d, end,
                                                                start - c->hold, &E.scrubbed);
                         }
-                        on_response_bytes(c, start);
-                        if (c->st != CS_RESP)
-                                c->hold = 0; /* the response ended: nothing more can match */
+                        if (c->st == CS_RESP) {
+                                on_response_bytes(c, start);
+                                if (c->st != CS_RESP && c->st != CS_TUNNEL)
+                                        c->hold =
+                                                0; /* the response ended: nothing more can match */
+                        }
                 }
         }
         if (c->st == CS_TUNNEL && c->sniff)
@@ -2630,7 +2660,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
             c->st != CS_DEAD && !c->sniff)
                 if (relay_write(c, W_UP, &c->c2u) < 0)
                         c->st = CS_DEAD;
-        size_t held = c->st == CS_RESP ? c->hold : 0;
+        size_t held = c->st == CS_RESP || c->st == CS_TUNNEL ? c->hold : 0;
         if (c->u2c.len > held && c->st != CS_DEAD) {
                 size_t off0 = c->u2c.off, out = c->u2c.len - held;
                 c->u2c.len = out;
@@ -2700,7 +2730,8 @@ static void conn_watch(struct conn *c)
         bool rd_up = (c->st == CS_TUNNEL ||
                       (c->st == CS_RESP && (c->resp_in_head || c->resp_left != 0))) &&
                      c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
-        bool wr_client = c->u2c.len > (c->st == CS_RESP ? c->hold : 0) || c->pd.len;
+        bool wr_client =
+                c->u2c.len > (c->st == CS_RESP || c->st == CS_TUNNEL ? c->hold : 0) || c->pd.len;
         bool wr_up = (c->c2u.len && !c->sniff) || c->pu.len || c->st == CS_DIAL;
         watch(c, W_CLIENT, c->cfd,
               (rd_client || c->want_in[W_CLIENT] ? EPOLLIN : 0) |

@@ -18,6 +18,10 @@
  *     with nosuid,nodev (and ro) set on the whole tree (mount_setattr).
  *  4. A fresh tmpfs becomes the new root; the plan's operations populate it
  *     by fd (mkdirat/symlinkat under RESOLVE_BENEATH, move_mount by fd).
+ *     The only sources not cloned from the host beforehand are files init
+ *     itself wrote on the new root (the run's TLS trust bundle): cloned
+ *     from there and mounted read-only over a file of a read-only bind
+ *     (OPF_IN_ROOT, bind_in_root).
  *  5. pivot_root(".", ".") and a lazy unmount of the old root: the host's
  *     tree is gone from this mount namespace.
  *  6. hostname, loopback up, the DNS stub socket (to the supervisor), the
@@ -73,7 +77,8 @@
 #define TIOCGPTPEER _IO('T', 0x41)
 #endif
 
-#define ROOT_TMPFS_SIZE "1m"
+#define ROOT_TMPFS_SIZE "1m" /* plus plan->root_extra when the plan asks for more */
+#define ROOT_TMPFS_BASE (1ULL << 20)
 #define ROOT_MOUNTPOINT "/tmp" /* where the new root is attached before pivot */
 
 /* ---- child-side helpers (async-signal-safe) ------------------------------ */
@@ -429,6 +434,53 @@ static void attach_dir(const struct child *c, int step, int tree, struct root_di
                 root_dir_forget(d); /* covered now: the path names the new mount */
 }
 
+/*
+ * OPF_IN_ROOT: mount the file op->src of the new root, read-only, over the
+ * existing regular file op->dst. The target is opened O_PATH|O_NOFOLLOW,
+ * never created or written — it lies in a read-only bind (/etc/ssl) — and
+ * must be a regular file; with OPF_OPTIONAL a missing one is skipped. The
+ * source must be a regular file on the root tmpfs itself (RESOLVE_NO_XDEV):
+ * the one init wrote at an earlier op, not a file of some bind. The clone
+ * is read-only, nosuid, nodev, noexec. Mounting on a file leaves the held
+ * directory valid. No allocation.
+ */
+static void bind_in_root(const struct child *c, const struct plan_op *op, int rootfd)
+{
+        struct stat st;
+
+        int dst = open_in_root(rootfd, op->dst, O_PATH | O_NOFOLLOW);
+        if (dst < 0) {
+                if (errno == ENOENT && (op->flags & OPF_OPTIONAL))
+                        return;
+                child_fail(c, op->step, errno);
+        }
+        if (fstat(dst, &st) < 0)
+                child_fail(c, op->step, errno);
+        if (!S_ISREG(st.st_mode))
+                child_fail(c, op->step, S_ISLNK(st.st_mode) ? ELOOP : EINVAL);
+        const char *s = op->src;
+        while (*s == '/')
+                s++;
+        int src = sys_openat2(rootfd, s, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                              RESOLVE_STRICT | RESOLVE_BENEATH | RESOLVE_NO_XDEV);
+        if (src < 0 || fstat(src, &st) < 0)
+                child_fail(c, op->step, errno);
+        if (!S_ISREG(st.st_mode))
+                child_fail(c, op->step, S_ISLNK(st.st_mode) ? ELOOP : EINVAL);
+        int tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        if (tree < 0)
+                child_fail(c, op->step, errno);
+        if (set_tree_attr(tree,
+                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                  MOUNT_ATTR_NOEXEC,
+                          false) < 0 ||
+            move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                child_fail(c, op->step, errno);
+        close(tree);
+        close(src);
+        close(dst);
+}
+
 static void do_op(const struct child *c, const struct plan_op *op, int tree, struct root_dir *d,
                   int rootfd)
 {
@@ -462,6 +514,10 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                 safe_close(fd);
                 break;
         case OP_BIND:
+                if (op->flags & OPF_IN_ROOT) {
+                        bind_in_root(c, op, rootfd);
+                        break;
+                }
                 if (tree < 0)
                         break; /* optional source absent */
                 if (op->mode == S_IFDIR) {
@@ -548,7 +604,16 @@ static void build_root(const struct child *c, int trees[])
          * mount of ours can shadow or redirect a source path. */
         for (size_t i = 0; i < p->n_ops; i++) {
                 const struct plan_op *op = &p->ops[i];
-                if (op->kind != OP_BIND || trees[i] >= 0)
+                if (op->kind != OP_BIND)
+                        continue;
+                /* a file of the new root (bind_in_root): no host source;
+                 * nor may the supervisor have sent a tree for it */
+                if (op->flags & OPF_IN_ROOT) {
+                        if (trees[i] >= 0)
+                                child_fail(c, op->step, EPROTO);
+                        continue;
+                }
+                if (trees[i] >= 0)
                         continue;
                 /* root runs: the supervisor must have sent every user path */
                 if (p->map_as_root && (op->flags & OPF_VERIFY))
@@ -557,7 +622,10 @@ static void build_root(const struct child *c, int trees[])
         }
 
         step_begin(c, STEP_ROOTFS);
-        const char *ropts[] = {"size", ROOT_TMPFS_SIZE, "mode", "0755", NULL, NULL};
+        char rsize[24] = ROOT_TMPFS_SIZE;
+        if (p->root_extra) /* the plan bounds it (a few trust files) */
+                fmt_u64(rsize, sizeof rsize, ROOT_TMPFS_BASE + p->root_extra);
+        const char *ropts[] = {"size", rsize, "mode", "0755", NULL, NULL};
         int rootfd = new_fs(c, STEP_ROOTFS, "tmpfs", ropts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         int mp = sys_openat2(AT_FDCWD, ROOT_MOUNTPOINT, O_PATH | O_DIRECTORY | O_CLOEXEC,
                              RESOLVE_STRICT);

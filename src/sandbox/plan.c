@@ -12,7 +12,11 @@
  *      read-only;
  *   4. the user-visible writable places, sorted so parents precede
  *      children: private size-limited /tmp, /var/tmp and $HOME, the policy's extra
- *      read-only/read-write paths, the workspace at its host path.
+ *      read-only/read-write paths, the workspace at its host path;
+ *   5. the run's own files in /run/ringfence (identity token, the broker's
+ *      client, TLS trust files), and — for a run with a terminated host —
+ *      the run's trust bundle mounted read-only over the host's, last, on
+ *      top of everything it could lie in.
  * Everything else of the host — its home directories, ringfence's state
  * dir, its sockets, other runs' workspaces — is simply never mounted.
  *
@@ -43,6 +47,18 @@
 
 #define DEFAULT_PATH   "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define DEV_TMPFS_SIZE (1ULL << 20)
+
+/* Credential injection over TLS (plan_input.tls_*): the run's trust files,
+ * on the root tmpfs, and the host files they are mounted over. */
+#define RUN_TLS_BUNDLE  "/run/ringfence/ca-certificates.crt"
+#define RUN_TLS_CA      "/run/ringfence/run-ca.crt"
+#define RUN_TLS_JAVA    "/run/ringfence/cacerts.p12"
+#define HOST_TLS_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+#define HOST_TLS_JAVA   "/etc/ssl/certs/java/cacerts"
+/* The largest trust file a plan takes: the host bundle is at most 8 MiB
+ * (RF_TLS_BUNDLE_MAX) before the run CA is added; the PKCS12 of the same
+ * roots is smaller (DER). Each file costs the run's root tmpfs its size. */
+#define PLAN_TLS_FILE_MAX (16ULL << 20)
 
 int path_absolute(const char *cwd, const char *path, char *out, size_t len)
 {
@@ -269,6 +285,25 @@ static int add_file(struct rf_plan *p, int step, const char *dst, const char *da
         op->data_len = data ? strlen(data) : 0;
         op->mode = mode;
         return data ? 0 : -ENOMEM;
+}
+
+/* An OP_FILE of `len` bytes of any content (NULs included), copied into
+ * the plan's memory. */
+static int add_data(struct rf_plan *p, int step, const char *dst, const void *data, size_t len,
+                    mode_t mode)
+{
+        struct plan_op *op = op_add(p, OP_FILE, step, dst);
+        if (!op)
+                return -E2BIG;
+        char *copy = plan_keep(p, malloc(len ? len : 1));
+        if (!copy)
+                return -ENOMEM;
+        if (len)
+                memcpy(copy, data, len);
+        op->data = copy;
+        op->data_len = len;
+        op->mode = mode;
+        return 0;
 }
 
 static bool passwd_safe(const char *s)
@@ -916,6 +951,20 @@ static int build_env(struct rf_plan *p, const struct plan_input *in)
         for (size_t i = 0; i < ARRAY_SIZE(proxy_env); i++)
                 if ((r = env_set(p, &n, proxy_env[i][0], proxy_env[i][1])) < 0)
                         return r;
+        if (in->tls_bundle) {
+                /* the run's trust (add_tls_trust), for clients that do not
+                 * read /etc/ssl/certs by default or bring roots of their
+                 * own; Node adds NODE_EXTRA_CA_CERTS to its built-in roots */
+                static const char *const bundle_env[] = {
+                        "SSL_CERT_FILE",  "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+                        "GIT_SSL_CAINFO", "PIP_CERT",           "AWS_CA_BUNDLE",
+                };
+                for (size_t i = 0; i < ARRAY_SIZE(bundle_env); i++)
+                        if ((r = env_set(p, &n, bundle_env[i], RUN_TLS_BUNDLE)) < 0)
+                                return r;
+                if ((r = env_set(p, &n, "NODE_EXTRA_CA_CERTS", RUN_TLS_CA)) < 0)
+                        return r;
+        }
         const char *path = DEFAULT_PATH;
         bool own_path = false;
         for (size_t i = 0; i < pol->n_env; i++)
@@ -964,6 +1013,108 @@ static int add_secret_helper(struct rf_plan *p)
                 return -ENOMEM;
         op->flags = OPF_RDONLY | OPF_OPTIONAL;
         op->mode = S_IFREG;
+        return 0;
+}
+
+/* ---- TLS trust (credential injection over TLS) ---------------------------- */
+
+/* The caller's trust files hang together: all or nothing, each within
+ * PLAN_TLS_FILE_MAX (the java store optional). */
+static int tls_input_check(const struct plan_input *in, struct rf_error *err)
+{
+        if (!in->tls_bundle) {
+                if (in->tls_bundle_len || in->tls_ca_pem || in->tls_ca_pem_len || in->tls_java ||
+                    in->tls_java_len)
+                        return rf_error_set(err, -EINVAL,
+                                            "TLS trust files without the bundle (internal error)");
+                return 0;
+        }
+        if (!in->tls_bundle_len || !in->tls_ca_pem || !in->tls_ca_pem_len ||
+            !in->tls_java != !in->tls_java_len)
+                return rf_error_set(err, -EINVAL, "incomplete TLS trust files (internal error)");
+        if (in->tls_bundle_len > PLAN_TLS_FILE_MAX || in->tls_ca_pem_len > PLAN_TLS_FILE_MAX ||
+            in->tls_java_len > PLAN_TLS_FILE_MAX)
+                return rf_error_set(err, -E2BIG, "the run's TLS trust files exceed %llu bytes",
+                                    (unsigned long long)PLAN_TLS_FILE_MAX);
+        return 0;
+}
+
+/* Bytes a file of `len` takes on a tmpfs (whole pages). */
+static uint64_t tmpfs_bytes(size_t len)
+{
+        return ((uint64_t)len + 4095) & ~(uint64_t)4095;
+}
+
+/*
+ * Mount the run's file `src` (on the root tmpfs) read-only over `dst` when
+ * the run will see the host's `dst` there: the host has a regular file at
+ * that very path (no symlink on the way: the child resolves none), and the
+ * last mount the plan puts at or above it is a same-path bind of a host
+ * directory (/etc/ssl, or a policy path). Anything else — no such file, a
+ * symlink, a tmpfs or nothing mounted there — leaves dst as it is: the
+ * environment still names the run's files.
+ */
+static int add_trust_overlay(struct rf_plan *p, const char *src, const char *dst)
+{
+        char real[PATH_MAX];
+        struct stat st;
+
+        if (lstat(dst, &st) < 0 || !S_ISREG(st.st_mode) || !realpath(dst, real) ||
+            strcmp(real, dst) != 0)
+                return 0;
+        for (size_t i = p->n_ops; i-- > 0;) {
+                const struct plan_op *m = &p->ops[i];
+                if (m->kind == OP_DIR || m->kind == OP_SYMLINK || m->kind == OP_FILE ||
+                    !path_is_beneath(dst, m->dst))
+                        continue;
+                if (m->kind != OP_BIND || (m->flags & OPF_IN_ROOT) || m->mode != S_IFDIR ||
+                    !m->src || strcmp(m->src, m->dst) != 0)
+                        return 0;
+                struct plan_op *op = op_add(p, OP_BIND, STEP_ETC, dst);
+                if (!op)
+                        return -E2BIG;
+                op->src = src;
+                op->flags = OPF_IN_ROOT | OPF_RDONLY | OPF_OPTIONAL;
+                op->mode = S_IFREG;
+                return 0;
+        }
+        return 0;
+}
+
+/*
+ * The run's trust (plan_input.tls_*): the files in /run/ringfence (0444,
+ * on the root tmpfs, which is read-only once built), then the overlays of
+ * the host's bundle and Java store — after the /etc/ssl bind and every
+ * policy mount, and after the files they clone. /run/ringfence must be the
+ * root tmpfs's own: a policy mount at or above it would take the files
+ * somewhere else (onto the host, for a --rw /run), so it is refused.
+ */
+static int add_tls_trust(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
+{
+        int r;
+
+        for (size_t i = 0; i < p->n_ops; i++) {
+                const struct plan_op *op = &p->ops[i];
+                if ((op->kind == OP_BIND || op->kind == OP_TMPFS) &&
+                    path_is_beneath("/run/ringfence", op->dst))
+                        return rf_error_set(err, -EPERM,
+                                            "%s is mounted at or above /run/ringfence, where the "
+                                            "run's TLS trust files go; refusing",
+                                            op->dst);
+        }
+        r = add_data(p, STEP_ETC, RUN_TLS_BUNDLE, in->tls_bundle, in->tls_bundle_len, 0444);
+        if (r >= 0)
+                r = add_data(p, STEP_ETC, RUN_TLS_CA, in->tls_ca_pem, in->tls_ca_pem_len, 0444);
+        if (r >= 0 && in->tls_java)
+                r = add_data(p, STEP_ETC, RUN_TLS_JAVA, in->tls_java, in->tls_java_len, 0444);
+        if (r < 0)
+                return r;
+        /* the root tmpfs holds them (launch.c sizes it by this) */
+        p->root_extra = tmpfs_bytes(in->tls_bundle_len) + tmpfs_bytes(in->tls_ca_pem_len) +
+                        tmpfs_bytes(in->tls_java_len);
+        if ((r = add_trust_overlay(p, RUN_TLS_BUNDLE, HOST_TLS_BUNDLE)) < 0 ||
+            (in->tls_java && (r = add_trust_overlay(p, RUN_TLS_JAVA, HOST_TLS_JAVA)) < 0))
+                return r;
         return 0;
 }
 
@@ -1073,6 +1224,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 goto fail;
         }
 #endif
+        if ((r = tls_input_check(in, err)) < 0)
+                goto fail;
         if (in->run_id && strlen(in->run_id) == RF_RUN_ID_LEN)
                 memcpy(p->run_id, in->run_id, RF_RUN_ID_LEN + 1);
         else if ((r = rf_run_id_new(p->run_id)) < 0)
@@ -1140,7 +1293,7 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
                 goto fail;
-        if ((in->identity_token || in->secrets_broker) &&
+        if ((in->identity_token || in->secrets_broker || in->tls_bundle) &&
             !op_add(p, OP_DIR, STEP_ETC, "/run/ringfence")) {
                 r = -E2BIG;
                 goto fail;
@@ -1151,6 +1304,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                         goto fail;
         }
         if (in->secrets_broker && (r = add_secret_helper(p)) < 0)
+                goto fail;
+        if (in->tls_bundle && (r = add_tls_trust(p, in, err)) < 0)
                 goto fail;
         if ((r = landlock_plan(p, err)) < 0 || (r = seccomp_plan(p, err)) < 0)
                 goto fail;

@@ -57,6 +57,13 @@ enum {
         OPF_OPTIONAL = 1 << 2, /* source may be missing (skip quietly) */
         OPF_VERIFY = 1 << 3,   /* source must be the inode recorded (dev, ino) */
         OPF_IDMAP = 1 << 4,    /* root runs: idmap owner <-> run uid (workspace) */
+        /* OP_BIND: src is a regular file of the new root (put there by an
+         * earlier OP_FILE), not a host path: never cloned from the host; at
+         * this op it is cloned from the root tmpfs and mounted over the
+         * existing regular file dst (which is opened, never created or
+         * written: it may lie in a read-only bind). With OPF_OPTIONAL, a
+         * missing dst is skipped. */
+        OPF_IN_ROOT = 1 << 5,
 };
 
 /*
@@ -136,6 +143,8 @@ struct rf_plan {
 
         struct plan_op ops[PLAN_OPS_MAX];
         size_t n_ops;
+        uint64_t root_extra; /* bytes the root tmpfs needs beyond its base
+                              * (the TLS trust files); 0 for other runs */
 
         char **argv;    /* NULL-terminated; argv[0] is the command */
         char **envp;    /* NULL-terminated; the run's whole environment */

@@ -22,6 +22,21 @@
  *     egress process is a single-threaded poll loop over fds, and a memory
  *     BIO pair would only add a copy. Every call clears OpenSSL's error queue
  *     first, so one session's failure never leaks into another's.
+ *   - A server session whose ClientHello the egress process has already
+ *     read (to judge its SNI) gets those bytes back through a small read
+ *     BIO of our own ("prefix BIO"): it serves a private copy of them first,
+ *     then read(2)s the socket exactly as OpenSSL's socket BIO does (retry
+ *     flags on EAGAIN/EINTR, EOF flagged for BIO_eof); writes go through an
+ *     ordinary socket BIO. So the session makes the same syscalls with or
+ *     without a prefix (read, write: RF_TLS_SECCOMP_NOTE). The copy is
+ *     wiped and freed as soon as it is consumed. The BIO asks for a retry
+ *     only once the copy is drained, so -EAGAIN/POLLIN always means "wait
+ *     for the socket"; and the handshake cannot complete before the copy is
+ *     drained (the client's Finished follows the ClientHello), so no bytes
+ *     can sit unseen in it while the caller polls.
+ *   - Renegotiation is refused on both sides (SSL_OP_NO_RENEGOTIATION): a
+ *     second handshake inside a session would change keys, and possibly the
+ *     peer's certificate, under a session the egress process already judged.
  *   - Upstream verification uses an X509_STORE built at trust_load() from
  *     the host's bundle (and --upstream-ca), before the lockdown: the egress
  *     process cannot open files.
@@ -74,12 +89,18 @@
  * carrying it is a trustedCertEntry for keytool and KeyStore. */
 #define JAVA_TRUSTED_KEY_USAGE_OID "2.16.840.1.113894.746875.1.1"
 #define P12_ALIAS                  "ringfence-run-ca"
+#define P12_HOST_ALIAS             "host-ca-%zu"
+/* At most this many bytes already read from a server session's socket
+ * (tlsterm.h: 64 KiB; a ClientHello is at most 16 KiB + 5 in practice). */
+#define PREFIX_MAX (64u << 10)
 
 struct rf_tls_trust {
         X509_STORE *store; /* owned: host bundle + extra CA */
         SSL_CTX *ctx;      /* owned: client context using store */
         char *bundle_pem;  /* owned: the host bundle's text, as read */
         size_t bundle_len;
+        STACK_OF(X509) * host_certs; /* owned: the host bundle's certificates, in
+                                       file order (not the extra CA): pkcs12() */
 };
 
 struct leaf {
@@ -104,6 +125,18 @@ struct rf_tls_conn {
         short want;
         char expected[RF_TLS_HOST_MAX + 1]; /* server: the name; client: the host */
         char reason[RF_TLS_REASON_MAX];
+};
+
+/* The prefix BIO's method (created once by init(); freed by
+ * prefix_method_free when the module is unloaded). */
+static BIO_METHOD *prefix_method;
+
+/* A prefix BIO's state: the copy of bytes already read from fd. */
+struct prefix {
+        unsigned char *buf; /* owned: NULL once consumed (wiped) */
+        size_t len, off;
+        int fd; /* borrowed */
+        bool eof;
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -275,6 +308,127 @@ static X509_NAME *make_name(const char *cn)
         return n;
 }
 
+/* ---- the prefix BIO ------------------------------------------------------ */
+
+static void prefix_drop(struct prefix *p)
+{
+        OPENSSL_clear_free(p->buf, p->len);
+        p->buf = NULL;
+        p->len = p->off = 0;
+}
+
+/* The copy first, then read(2) on the socket, as BIO_s_socket reads: -1 with
+ * the retry flag on EAGAIN/EINTR, 0 (and the EOF flag) at end of stream, -1
+ * with errno kept for any other error (SSL_ERROR_SYSCALL). */
+static int prefix_read(BIO *b, char *out, int outl)
+{
+        struct prefix *p = BIO_get_data(b);
+        BIO_clear_retry_flags(b);
+        if (!p || !out || outl <= 0)
+                return 0;
+        if (p->buf) {
+                size_t n = p->len - p->off;
+                if (n > (size_t)outl)
+                        n = (size_t)outl;
+                memcpy(out, p->buf + p->off, n);
+                p->off += n;
+                if (p->off == p->len)
+                        prefix_drop(p);
+                return (int)n;
+        }
+        ssize_t k = read(p->fd, out, (size_t)outl);
+        if (k > 0)
+                return (int)k;
+        if (k == 0) {
+                p->eof = true;
+                return 0;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                BIO_set_retry_read(b);
+        return -1;
+}
+
+/* FLUSH succeeds (nothing is buffered for writing); EOF reports the end of
+ * stream as the socket BIO does, so a peer that leaves without close_notify
+ * is the same truncation error with or without a prefix; nothing else. */
+static long prefix_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+        struct prefix *p = BIO_get_data(b);
+        switch (cmd) {
+        case BIO_CTRL_FLUSH:
+                return 1;
+        case BIO_CTRL_EOF:
+                return p && p->eof;
+        default:
+                return 0;
+        }
+}
+
+static int prefix_create(BIO *b)
+{
+        BIO_set_data(b, NULL);
+        BIO_set_init(b, 0); /* until prefix_bio_new() attached the state */
+        return 1;
+}
+
+static int prefix_destroy(BIO *b)
+{
+        struct prefix *p = b ? BIO_get_data(b) : NULL;
+        if (p) {
+                prefix_drop(p);
+                free(p);
+                BIO_set_data(b, NULL);
+        }
+        return 1;
+}
+
+static int prefix_method_new(void)
+{
+        int type = BIO_get_new_index();
+        if (type == -1)
+                return -EIO;
+        BIO_METHOD *m = BIO_meth_new(type | BIO_TYPE_SOURCE_SINK, "ringfence prefix");
+        if (!m || !BIO_meth_set_read(m, prefix_read) || !BIO_meth_set_ctrl(m, prefix_ctrl) ||
+            !BIO_meth_set_create(m, prefix_create) || !BIO_meth_set_destroy(m, prefix_destroy)) {
+                BIO_meth_free(m);
+                return -EIO;
+        }
+        prefix_method = m;
+        return 0;
+}
+
+/* The method lives as long as the module is mapped: freed when it is
+ * unloaded (dlclose) or at exit, so nothing of the module outlives it. */
+__attribute__((destructor)) static void prefix_method_free(void)
+{
+        BIO_meth_free(prefix_method);
+        prefix_method = NULL;
+}
+
+/* A read BIO serving a copy of pre[0..len) (len > 0), then fd. */
+static int prefix_bio_new(int fd, const void *pre, size_t len, BIO **ret)
+{
+        if (!prefix_method)
+                return -EINVAL; /* init() was not called */
+        struct prefix *p = calloc(1, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        p->fd = fd;
+        p->len = len;
+        p->buf = OPENSSL_malloc(len);
+        BIO *b = p->buf ? BIO_new(prefix_method) : NULL;
+        if (!b) {
+                OPENSSL_free(p->buf);
+                free(p);
+                return -ENOMEM;
+        }
+        memcpy(p->buf, pre, len);
+        BIO_set_data(b, p);
+        BIO_set_init(b, 1);
+        *ret = b;
+        return 0;
+}
+
 /* ---- init and trust ------------------------------------------------------ */
 
 static int tls_init(void)
@@ -292,6 +446,8 @@ static int tls_init(void)
         if (!k)
                 return -EIO;
         EVP_PKEY_free(k);
+        if (!prefix_method && prefix_method_new() < 0)
+                return -EIO;
         /* glibc reads /etc/localtime at the first gmtime_r() of a process
          * (OpenSSL's certificate times use it): do that now, not after the
          * lockdown. */
@@ -350,8 +506,9 @@ out:
         return r;
 }
 
-/* Add every certificate of a PEM text to store; returns how many, or -errno. */
-static int store_add_pem(X509_STORE *store, const char *pem, size_t len)
+/* Add every certificate of a PEM text to store (and, when keep is not NULL,
+ * a reference to each to keep, in order); returns how many, or -errno. */
+static int store_add_pem(X509_STORE *store, const char *pem, size_t len, STACK_OF(X509) * keep)
 {
         BIO *b = BIO_new_mem_buf(pem, (int)len);
         if (!b)
@@ -371,6 +528,13 @@ static int store_add_pem(X509_STORE *store, const char *pem, size_t len)
                         r = ossl_err();
                         break;
                 }
+                if (keep) {
+                        if (!sk_X509_push(keep, xi->x509)) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        xi->x509 = NULL; /* the reference moved to keep */
+                }
                 n++;
         }
         sk_X509_INFO_pop_free(infos, X509_INFO_free);
@@ -385,6 +549,7 @@ static void tls_trust_free(struct rf_tls_trust *t)
                 return;
         SSL_CTX_free(t->ctx);
         X509_STORE_free(t->store);
+        sk_X509_pop_free(t->host_certs, X509_free);
         free(t->bundle_pem);
         free(t);
 }
@@ -401,9 +566,10 @@ static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
                 goto fail;
         r = -ENOMEM;
         t->store = X509_STORE_new();
-        if (!t->store)
+        t->host_certs = sk_X509_new_null();
+        if (!t->store || !t->host_certs)
                 goto fail;
-        r = store_add_pem(t->store, t->bundle_pem, t->bundle_len);
+        r = store_add_pem(t->store, t->bundle_pem, t->bundle_len, t->host_certs);
         if (r < 0)
                 goto fail;
         if (extra_ca_path) {
@@ -412,7 +578,7 @@ static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
                 r = read_file(extra_ca_path, &extra, &elen);
                 if (r < 0)
                         goto fail;
-                r = store_add_pem(t->store, extra, elen);
+                r = store_add_pem(t->store, extra, elen, NULL);
                 free(extra);
                 if (r < 0)
                         goto fail;
@@ -435,6 +601,8 @@ static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
                                          SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                                          SSL_MODE_RELEASE_BUFFERS);
         SSL_CTX_set_session_cache_mode(t->ctx, SSL_SESS_CACHE_OFF);
+        /* An upstream's HelloRequest is answered with no_renegotiation. */
+        SSL_CTX_set_options(t->ctx, SSL_OP_NO_RENEGOTIATION);
         *ret = t;
         return 0;
 fail:
@@ -697,35 +865,54 @@ static int tls_trust_bundle(const struct rf_tls_trust *t, const struct rf_tls_ca
         return 0;
 }
 
-static int tls_pkcs12(const struct rf_tls_ca *ca, const char *password, unsigned char **ret,
-                      size_t *len)
+/* Append a certificate bag for x: friendly name `alias` and Java's
+ * trusted-key-usage attribute, a SET OF OID, here anyExtendedKeyUsage (len
+ * -1: the data is an ASN1_OBJECT, copied). */
+static int p12_push_cert(STACK_OF(PKCS12_SAFEBAG) * bags, X509 *x, const char *alias,
+                         const ASN1_OBJECT *any_eku)
+{
+        PKCS12_SAFEBAG *bag = PKCS12_SAFEBAG_create_cert(x);
+        if (!bag)
+                return ossl_err();
+        if (!PKCS12_add_friendlyname_asc(bag, alias, -1) ||
+            !PKCS12_add1_attr_by_txt(bag, JAVA_TRUSTED_KEY_USAGE_OID, V_ASN1_OBJECT,
+                                     (const unsigned char *)any_eku, -1) ||
+            !sk_PKCS12_SAFEBAG_push(bags, bag)) {
+                PKCS12_SAFEBAG_free(bag);
+                return ossl_err();
+        }
+        return 0;
+}
+
+static int tls_pkcs12(const struct rf_tls_ca *ca, const struct rf_tls_trust *t,
+                      const char *password, unsigned char **ret, size_t *len)
 {
         int r = -ENOMEM;
         STACK_OF(PKCS12_SAFEBAG) *bags = NULL;
         STACK_OF(PKCS7) *safes = NULL;
-        PKCS12_SAFEBAG *bag = NULL;
         PKCS7 *p7 = NULL;
         PKCS12 *p12 = NULL;
-        ASN1_OBJECT *any_eku = NULL;
+        const ASN1_OBJECT *any_eku = NULL;
         unsigned char *der = NULL;
 
-        if (!password)
+        if (!ca || !password || !ret || !len)
                 return -EINVAL;
         ERR_clear_error();
-        bag = PKCS12_SAFEBAG_create_cert(ca->cert);
         any_eku = OBJ_nid2obj(NID_anyExtendedKeyUsage);
-        if (!bag || !any_eku)
-                goto out;
-        /* The attribute Java reads: a SET OF OID, here anyExtendedKeyUsage
-         * (len -1: the data is an ASN1_OBJECT, copied). */
-        if (!PKCS12_add_friendlyname_asc(bag, P12_ALIAS, -1) ||
-            !PKCS12_add1_attr_by_txt(bag, JAVA_TRUSTED_KEY_USAGE_OID, V_ASN1_OBJECT,
-                                     (const unsigned char *)any_eku, -1))
-                goto err;
         bags = sk_PKCS12_SAFEBAG_new_null();
-        if (!bags || !sk_PKCS12_SAFEBAG_push(bags, bag))
-                goto err;
-        bag = NULL;
+        if (!bags || !any_eku)
+                goto out;
+        r = p12_push_cert(bags, ca->cert, P12_ALIAS, any_eku);
+        /* The host's roots, so the store can replace the JVM's cacerts; the
+         * --upstream-ca file is for the egress process's own upstream
+         * connections and is not handed to the run. */
+        for (int i = 0; r >= 0 && t && i < sk_X509_num(t->host_certs); i++) {
+                char alias[32];
+                snprintf(alias, sizeof alias, P12_HOST_ALIAS, (size_t)i + 1);
+                r = p12_push_cert(bags, sk_X509_value(t->host_certs, i), alias, any_eku);
+        }
+        if (r < 0)
+                goto out;
         /* Certificates are public: an unencrypted safe, as keytool writes
          * for trusted entries without a password-protected store. */
         p7 = PKCS12_pack_p7data(bags);
@@ -741,6 +928,7 @@ static int tls_pkcs12(const struct rf_tls_ca *ca, const char *password, unsigned
         int n = i2d_PKCS12(p12, &der);
         if (n <= 0)
                 goto err;
+        r = -ENOMEM;
         *ret = malloc((size_t)n);
         if (!*ret)
                 goto out;
@@ -756,7 +944,6 @@ out:
         sk_PKCS7_pop_free(safes, PKCS7_free);
         PKCS7_free(p7);
         sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
-        PKCS12_SAFEBAG_free(bag);
         return r;
 }
 
@@ -770,7 +957,11 @@ static void tls_conn_free(struct rf_tls_conn *c)
         free(c);
 }
 
-static int conn_new(SSL_CTX *ctx, int fd, const char *name, bool server, struct rf_tls_conn **ret)
+/* A session on fd; when pre_len > 0 (server side only) it first reads a
+ * copy of pre[0..pre_len) through the prefix BIO, else it sits on fd alone
+ * (SSL_set_fd). */
+static int conn_new(SSL_CTX *ctx, int fd, const char *name, bool server, const void *pre,
+                    size_t pre_len, struct rf_tls_conn **ret)
 {
         if (fd < 0 || !name || strlen(name) > RF_TLS_HOST_MAX)
                 return -EINVAL;
@@ -780,21 +971,38 @@ static int conn_new(SSL_CTX *ctx, int fd, const char *name, bool server, struct 
         c->server = server;
         c->want = POLLIN;
         strcpy(c->expected, name);
+        int r;
+        BIO *rbio = NULL, *wbio = NULL;
         c->ssl = SSL_new(ctx);
-        if (!c->ssl || !SSL_set_fd(c->ssl, fd) || !SSL_set_app_data(c->ssl, c)) {
-                int r = ossl_err();
-                tls_conn_free(c);
-                return r;
+        if (!c->ssl || !SSL_set_app_data(c->ssl, c))
+                goto ossl_fail;
+        if (pre_len == 0) {
+                if (!SSL_set_fd(c->ssl, fd))
+                        goto ossl_fail;
+        } else {
+                r = prefix_bio_new(fd, pre, pre_len, &rbio);
+                if (r < 0)
+                        goto fail;
+                wbio = BIO_new_socket(fd, BIO_NOCLOSE);
+                if (!wbio)
+                        goto ossl_fail;
+                SSL_set_bio(c->ssl, rbio, wbio); /* takes both */
         }
         *ret = c;
         return 0;
+ossl_fail:
+        r = ossl_err();
+fail:
+        BIO_free(rbio);
+        tls_conn_free(c);
+        return r;
 }
 
-static int server_with(struct rf_tls_ca *ca, int fd, const char *name, X509 *leaf,
-                       struct rf_tls_conn **ret)
+static int server_with(struct rf_tls_ca *ca, int fd, const char *name, X509 *leaf, const void *pre,
+                       size_t pre_len, struct rf_tls_conn **ret)
 {
         struct rf_tls_conn *c;
-        int r = conn_new(ca->server, fd, name, true, &c);
+        int r = conn_new(ca->server, fd, name, true, pre, pre_len, &c);
         if (r < 0)
                 return r;
         if (SSL_use_certificate(c->ssl, leaf) != 1 ||
@@ -808,14 +1016,15 @@ static int server_with(struct rf_tls_ca *ca, int fd, const char *name, X509 *lea
         return 0;
 }
 
-static int tls_server_new(struct rf_tls_ca *ca, int fd, const char *name, struct rf_tls_conn **ret)
+static int tls_server_new(struct rf_tls_ca *ca, int fd, const char *name, const void *pre,
+                          size_t pre_len, struct rf_tls_conn **ret)
 {
         X509 *leaf = NULL;
         ERR_clear_error();
-        if (!name)
+        if (!name || pre_len > PREFIX_MAX || (!pre && pre_len > 0))
                 return -EINVAL;
         int r = leaf_get(ca, name, &leaf);
-        return r < 0 ? r : server_with(ca, fd, name, leaf, ret);
+        return r < 0 ? r : server_with(ca, fd, name, leaf, pre, pre_len, ret);
 }
 
 #if RF_CONFIG_TEST_BUILD
@@ -826,7 +1035,7 @@ static int tls_test_server_new_forged(struct rf_tls_ca *ca, int fd, const char *
         int r = issue_leaf(ca, name, &x);
         if (r < 0)
                 return r;
-        r = server_with(ca, fd, name, x, ret); /* SSL_use_certificate took a reference */
+        r = server_with(ca, fd, name, x, NULL, 0, ret); /* SSL_use_certificate took a reference */
         X509_free(x);
         return r;
 }
@@ -849,7 +1058,7 @@ static int tls_client_new(struct rf_tls_trust *t, int fd, const char *host,
         if (!host_valid(lower))
                 return -EINVAL;
         host = lower;
-        int r = conn_new(t->ctx, fd, host, false, &c);
+        int r = conn_new(t->ctx, fd, host, false, NULL, 0, &c);
         if (r < 0)
                 return r;
         if (!SSL_set_tlsext_host_name(c->ssl, host) || !SSL_set1_host(c->ssl, host)) {
@@ -1011,7 +1220,7 @@ static const char *tls_sni(const struct rf_tls_conn *c)
         return SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name);
 }
 
-EXPORT const struct rf_tls_vtable rf_tls_vtable_v1 = {
+EXPORT const struct rf_tls_vtable rf_tls_vtable_v2 = {
         .abi_version = RF_TLS_ABI_VERSION,
         .size = sizeof(struct rf_tls_vtable),
         .init = tls_init,

@@ -151,6 +151,8 @@ static void fuzz_heads(const uint8_t *data, size_t size)
         char *buf = dup_exact(data, size);
         int kr = http_request_parse(buf, size, &r, &why);
         check_request(buf, size, kr, &r, why);
+        if (kr > 0 && http_request_websocket(&r, buf) && (r.http10 || r.connect))
+                abort(); /* an upgrade is HTTP/1.1 only, never CONNECT */
         why = NULL;
         int ks = http_response_parse(buf, size, &s, &why);
         check_response(buf, size, ks, &s, why);

@@ -38,8 +38,10 @@ er --inject "TOKEN=store:api@svc.test:8080" --add-host "other.test:$net.2" --all
 is "$RF_RC" 125 "an injection whose host no allow rule reaches: refused at start (125)"
 like "$RF_ERR" 'no allow rule lets the run reach svc.test' "... naming the host"
 er --inject "TOKEN=store:api@svc.test" "${NET[@]}" -- true
-is "$RF_RC" 125 "an injection whose only host is HTTPS (no port): refused at start (125), TLS is not wired"
-like "$RF_ERR" 'injection over TLS is not there yet' "... saying so"
+is "$RF_RC" 0 "an injection whose only host is HTTPS (no port): accepted, terminated with the run CA (inject_tls.sh)"
+er --inject "TOKEN=store:api@$net.2" --allow-host "$net.2" -- true
+is "$RF_RC" 125 "an HTTPS injection to an address literal: refused at start (125), a leaf names a host"
+like "$RF_ERR" 'cannot be terminated' "... saying why"
 er --inject "TOKEN=store:api@*.svc.test" "${NET[@]}" -- true
 is "$RF_RC" 125 "--inject with a wildcard host: refused (125)"
 

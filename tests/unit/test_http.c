@@ -879,8 +879,49 @@ static void test_http10(void)
                "control: origin form 1.1 read");
 }
 
+static bool ws(const char *s)
+{
+        struct http_request r;
+        const char *why = NULL;
+        if (http_request_parse(s, strlen(s), &r, &why) <= 0)
+                return false;
+        return http_request_websocket(&r, s);
+}
+
+static void test_websocket(void)
+{
+        ok(ws("GET http://a.example/ws HTTP/1.1" CRLF "Host: a.example" CRLF
+              "Upgrade: websocket" CRLF "Connection: Upgrade" CRLF CRLF),
+           "WebSocket: Upgrade: websocket + Connection: Upgrade");
+        ok(ws("GET http://a.example/ws HTTP/1.1" CRLF "Host: a.example" CRLF
+              "upgrade: WebSocket" CRLF "connection: keep-alive, upgrade" CRLF CRLF),
+           "... any case, upgrade among other Connection tokens");
+        ok(!ws("GET http://a.example/ws HTTP/1.1" CRLF "Host: a.example" CRLF
+               "Upgrade: websocket" CRLF CRLF),
+           "not without Connection: upgrade");
+        ok(!ws("GET http://a.example/ws HTTP/1.1" CRLF "Host: a.example" CRLF
+               "Connection: upgrade" CRLF CRLF),
+           "not without Upgrade");
+        ok(!ws("GET http://a.example/ws HTTP/1.1" CRLF "Host: a.example" CRLF "Upgrade: h2c" CRLF
+               "Connection: upgrade" CRLF CRLF),
+           "not another protocol (h2c)");
+        ok(!ws("GET http://a.example/ws HTTP/1.1" CRLF "Host: a.example" CRLF
+               "Upgrade: websocket, h2c" CRLF "Connection: upgrade" CRLF CRLF),
+           "not a list of protocols");
+        ok(!ws("GET http://a.example/ws HTTP/1.1" CRLF "Host: a.example" CRLF
+               "Upgrade: websocket" CRLF "Upgrade: websocket" CRLF "Connection: upgrade" CRLF CRLF),
+           "not two Upgrade headers");
+        ok(!ws("GET http://a.example/ws HTTP/1.0" CRLF "Host: a.example" CRLF
+               "Upgrade: websocket" CRLF "Connection: upgrade" CRLF CRLF),
+           "not HTTP/1.0");
+        ok(!ws("GET http://a.example/ws HTTP/1.1" CRLF "Host: a.example" CRLF
+               "Upgrade: websocket" CRLF "Connection: upgraded" CRLF CRLF),
+           "a token, not a prefix (upgraded)");
+}
+
 int main(void)
 {
+        test_websocket();
         test_absolute_form();
         test_connect();
         test_http10();

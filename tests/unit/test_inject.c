@@ -180,6 +180,27 @@ static void test_headers(void)
            "a host with a port: that port only");
         ok(!inject_host_match(&sec, "evil.svc.test", 80) && !inject_host_match(&sec, "svc.tes", 80),
            "no suffix or prefix matches");
+        ok(inject_tls_match(&sec, "svc.test", 443) && !inject_tls_match(&sec, "svc.test", 8443) &&
+                   !inject_tls_match(&sec, "svc.test", 80),
+           "TLS: a host without a port is 443 only");
+        ok(inject_tls_match(&sec, "api.test", 8443) && !inject_tls_match(&sec, "api.test", 443),
+           "TLS: a host with a port is that port only");
+        ok(!inject_tls_match(&sec, "evil.svc.test", 443) &&
+                   !inject_tls_match(&sec, "svc.tes", 443) &&
+                   !inject_tls_match(&sec, "svc.test", 0),
+           "TLS: no suffix or prefix matches, no port 0");
+        {
+                static char *const h2[] = {"SVC.test:8080", "other.test", "svc.test"};
+                struct inject_secret two[2] = {sec, sec};
+                two[1].hosts = h2;
+                two[1].n_hosts = 3;
+                char names[4][SECRET_INJECT_HOST_MAX + 1];
+                size_t k = inject_tls_names(two, 2, names, 4);
+                ok(k == 3 && !strcmp(names[0], "svc.test") && !strcmp(names[1], "api.test") &&
+                           !strcmp(names[2], "other.test"),
+                   "the CA's names: distinct, lower case, ports dropped (%zu)", k);
+                is_int((int)inject_tls_names(two, 2, names, 2), 3, "more than max: max + 1");
+        }
 
         char out[1024];
         size_t ol;

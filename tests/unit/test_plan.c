@@ -1,14 +1,256 @@
 /*
  * test_plan.c — unit tests of the sandbox plan's pure path rules:
  * path_absolute (lexical normalisation), path_is_beneath, the workspace
- * rule (plan_check_workspace) and the run id format.
+ * rule (plan_check_workspace) and the run id format; and of plan_build's
+ * TLS trust files (plan_input.tls_*): the ops, their order, the
+ * environment, binary data kept whole, nothing of it without a bundle.
+ * plan_build needs Landlock (it plans the rules); without it those checks
+ * are skipped.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/landlock.h>
 #include <regex.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sandbox/plan.h"
 #include "tap.h"
+
+#define RUN_BUNDLE  "/run/ringfence/ca-certificates.crt"
+#define RUN_CA      "/run/ringfence/run-ca.crt"
+#define RUN_JAVA    "/run/ringfence/cacerts.p12"
+#define HOST_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+#define HOST_JAVA   "/etc/ssl/certs/java/cacerts"
+
+static const char *const bundle_env[] = {"SSL_CERT_FILE",  "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+                                         "GIT_SSL_CAINFO", "PIP_CERT",           "AWS_CA_BUNDLE"};
+
+/* Index of the last op of `kind` at `dst`, or -1. */
+static long find_op(const struct rf_plan *p, enum plan_op_kind kind, const char *dst)
+{
+        for (size_t i = p->n_ops; i-- > 0;)
+                if (p->ops[i].kind == kind && strcmp(p->ops[i].dst, dst) == 0)
+                        return (long)i;
+        return -1;
+}
+
+static size_t count_op(const struct rf_plan *p, enum plan_op_kind kind, const char *dst)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_ops; i++)
+                n += p->ops[i].kind == kind && strcmp(p->ops[i].dst, dst) == 0;
+        return n;
+}
+
+static const char *env_get(const struct rf_plan *p, const char *name)
+{
+        size_t l = strlen(name);
+        for (char **e = p->envp; *e; e++)
+                if (strncmp(*e, name, l) == 0 && (*e)[l] == '=')
+                        return *e + l + 1;
+        return NULL;
+}
+
+/* Would the plan mount the run's file over this host file? (The rule the
+ * plan applies, restated: a regular file reached without a symlink, in the
+ * /etc/ssl directory that add_etc binds.) */
+static bool host_overlayable(const char *path)
+{
+        char real[PATH_MAX];
+        struct stat st;
+        return lstat("/etc/ssl", &st) == 0 && S_ISDIR(st.st_mode) && lstat(path, &st) == 0 &&
+               S_ISREG(st.st_mode) && realpath(path, real) && strcmp(real, path) == 0;
+}
+
+static uint64_t ll_access(const struct rf_plan *p, const char *path)
+{
+        for (size_t i = 0; i < p->landlock.n_rules; i++)
+                if (strcmp(p->landlock.rules[i].path, path) == 0)
+                        return p->landlock.rules[i].access;
+        return 0;
+}
+
+static int build(struct rf_policy *pol, const char *ws, struct plan_input *in, struct rf_plan **p,
+                 struct rf_error *err)
+{
+        static char *const argv[] = {"/bin/true", NULL};
+        in->policy = pol;
+        in->argv = argv;
+        in->cwd = ws;
+        in->state_dir = "/nonexistent/ringfence-test-state";
+        *err = (struct rf_error){0};
+        *p = NULL;
+        return plan_build(in, p, err);
+}
+
+static void test_tls(void)
+{
+        char ws[] = "/tmp/rf-test-plan.XXXXXX";
+        struct rf_error err = {0};
+        struct rf_plan *p = NULL;
+        int r;
+
+        if (!mkdtemp(ws)) {
+                ok(false, "mkdtemp: %m");
+                return;
+        }
+        struct rf_policy *pol = policy_new();
+        ok(pol && policy_set_path(&pol->workspace, ws, &err) == 0 &&
+                   policy_add_env(pol, "SSL_CERT_FILE", "/policy/bundle.pem", &err) == 0 &&
+                   policy_add_env(pol, "NODE_EXTRA_CA_CERTS", "/policy/extra.pem", &err) == 0 &&
+                   policy_apply_defaults(pol) == 0,
+           "a policy with its own SSL_CERT_FILE and NODE_EXTRA_CA_CERTS");
+
+        /* without a bundle: nothing of TLS (no files, no env, no overlay) */
+        struct plan_input in = {0};
+        r = build(pol, ws, &in, &p, &err);
+        if (r == -EOPNOTSUPP) {
+                diag("skipping plan_build checks: %s", err.msg);
+                policy_free(pol);
+                rmdir(ws);
+                return;
+        }
+        is_int(r, 0, "plan without TLS builds (%s)", err.msg);
+        if (r < 0)
+                goto out;
+        ok(find_op(p, OP_DIR, "/run/ringfence") < 0, "no TLS: no /run/ringfence");
+        ok(find_op(p, OP_FILE, RUN_BUNDLE) < 0 && find_op(p, OP_FILE, RUN_CA) < 0 &&
+                   find_op(p, OP_FILE, RUN_JAVA) < 0,
+           "no TLS: no trust files");
+        bool in_root = false;
+        for (size_t i = 0; i < p->n_ops; i++)
+                in_root |= (p->ops[i].flags & OPF_IN_ROOT) != 0;
+        ok(!in_root, "no TLS: no in-root bind");
+        is_int((int)p->root_extra, 0, "no TLS: the root tmpfs keeps its size");
+        is_str(env_get(p, "SSL_CERT_FILE"), "/policy/bundle.pem", "no TLS: the policy's value");
+        is_str(env_get(p, "NODE_EXTRA_CA_CERTS"), "/policy/extra.pem",
+               "no TLS: the policy's NODE_EXTRA_CA_CERTS");
+        ok(!env_get(p, "CURL_CA_BUNDLE"), "no TLS: CURL_CA_BUNDLE unset");
+        size_t plain_ops = p->n_ops;
+        p = plan_free(p);
+
+        /* with a bundle, a CA and a binary PKCS12 (NULs inside) */
+        static const char bundle[] =
+                "-----BEGIN CERTIFICATE-----\nhost\n-----END CERTIFICATE-----\n"
+                "-----BEGIN CERTIFICATE-----\nrun\n-----END CERTIFICATE-----\n";
+        static const char ca[] = "-----BEGIN CERTIFICATE-----\nrun\n-----END CERTIFICATE-----\n";
+        static const unsigned char p12[] = {0x30, 0x82, 0x00, 0x00, 0x02, 0x01, 0x03,
+                                            0x00, 0xff, 0x00, 0x00, 0x7f, 0x00};
+        in = (struct plan_input){
+                .tls_bundle = bundle,
+                .tls_bundle_len = sizeof bundle - 1,
+                .tls_ca_pem = ca,
+                .tls_ca_pem_len = sizeof ca - 1,
+                .tls_java = p12,
+                .tls_java_len = sizeof p12,
+                .identity_token = "token",
+        };
+        r = build(pol, ws, &in, &p, &err);
+        is_int(r, 0, "plan with TLS builds (%s)", err.msg);
+        if (r < 0)
+                goto out;
+        is_int((int)count_op(p, OP_DIR, "/run/ringfence"), 1,
+               "/run/ringfence made once (identity token and TLS)");
+        long fb = find_op(p, OP_FILE, RUN_BUNDLE), fc = find_op(p, OP_FILE, RUN_CA),
+             fj = find_op(p, OP_FILE, RUN_JAVA), ssl = find_op(p, OP_BIND, "/etc/ssl"),
+             dir = find_op(p, OP_DIR, "/run/ringfence");
+        ok(fb >= 0 && fc >= 0 && fj >= 0, "the three trust files are planned");
+        if (fb < 0 || fc < 0 || fj < 0)
+                goto out;
+        const struct plan_op *ob = &p->ops[fb], *oc = &p->ops[fc], *oj = &p->ops[fj];
+        ok(ob->data_len == sizeof bundle - 1 && memcmp(ob->data, bundle, ob->data_len) == 0,
+           "bundle content kept");
+        ok(oc->data_len == sizeof ca - 1 && memcmp(oc->data, ca, oc->data_len) == 0,
+           "run CA content kept");
+        is_int((int)oj->data_len, (int)sizeof p12, "PKCS12 length kept (not strlen'ed)");
+        ok(memcmp(oj->data, p12, sizeof p12) == 0, "PKCS12 bytes kept, NULs included");
+        ok(ob->data != bundle && oc->data != ca && (const void *)oj->data != p12,
+           "the data is copied into the plan");
+        ok(ob->mode == 0444 && oc->mode == 0444 && oj->mode == 0444, "trust files are 0444");
+        ok(dir >= 0 && dir < fb && dir < fc && dir < fj, "/run/ringfence before its files");
+        ok(p->root_extra >= sizeof bundle - 1 + sizeof ca - 1 + sizeof p12,
+           "the root tmpfs grows by the trust files");
+
+        struct {
+                const char *host, *run;
+                long file;
+        } ov[] = {{HOST_BUNDLE, RUN_BUNDLE, fb}, {HOST_JAVA, RUN_JAVA, fj}};
+        size_t overlays = 0;
+        for (size_t k = 0; k < ARRAY_SIZE(ov); k++) {
+                long o = find_op(p, OP_BIND, ov[k].host);
+                if (!host_overlayable(ov[k].host)) {
+                        ok(o < 0, "%s: not a regular file here, not overlaid", ov[k].host);
+                        continue;
+                }
+                overlays++;
+                ok(o >= 0, "%s: overlaid", ov[k].host);
+                if (o < 0)
+                        continue;
+                const struct plan_op *op = &p->ops[o];
+                is_str(op->src, ov[k].run, "%s: from %s", ov[k].host, ov[k].run);
+                is_int((int)op->flags, OPF_IN_ROOT | OPF_RDONLY | OPF_OPTIONAL,
+                       "%s: in-root, read-only, optional (never verified on the host)", ov[k].host);
+                ok(op->mode == S_IFREG, "%s: a file bind", ov[k].host);
+                ok(ssl >= 0 && ssl < o, "%s: after the /etc/ssl bind", ov[k].host);
+                ok(ov[k].file < o, "%s: after the file it clones", ov[k].host);
+                ok(!(ll_access(p, ov[k].host) & LANDLOCK_ACCESS_FS_WRITE_FILE),
+                   "%s: Landlock grants no write", ov[k].host);
+        }
+        ok(!(ll_access(p, RUN_BUNDLE) & LANDLOCK_ACCESS_FS_WRITE_FILE) &&
+                   (ll_access(p, RUN_BUNDLE) & LANDLOCK_ACCESS_FS_READ_FILE),
+           "Landlock: the bundle is readable, not writable");
+        is_int((int)(p->n_ops - plain_ops), (int)(1 + 1 + 3 + overlays),
+               "TLS adds /run/ringfence, the identity, 3 files and %zu overlays, nothing else",
+               overlays);
+        for (size_t k = 0; k < ARRAY_SIZE(bundle_env); k++)
+                is_str(env_get(p, bundle_env[k]), RUN_BUNDLE, "%s names the run's bundle",
+                       bundle_env[k]);
+        is_str(env_get(p, "NODE_EXTRA_CA_CERTS"), RUN_CA, "NODE_EXTRA_CA_CERTS: the run CA");
+        size_t n_ssl = 0;
+        for (char **e = p->envp; *e; e++)
+                n_ssl += strncmp(*e, "SSL_CERT_FILE=", 14) == 0;
+        is_int((int)n_ssl, 1, "SSL_CERT_FILE once: the policy's value replaced");
+        p = plan_free(p);
+
+        /* no PKCS12: no p12 file, no Java overlay */
+        in.tls_java = NULL;
+        in.tls_java_len = 0;
+        r = build(pol, ws, &in, &p, &err);
+        is_int(r, 0, "plan with TLS, no PKCS12 builds (%s)", err.msg);
+        if (r == 0)
+                ok(find_op(p, OP_FILE, RUN_JAVA) < 0 && find_op(p, OP_BIND, HOST_JAVA) < 0 &&
+                           find_op(p, OP_FILE, RUN_BUNDLE) >= 0,
+                   "no PKCS12: no cacerts.p12 and no Java overlay");
+        p = plan_free(p);
+
+        /* inconsistent or oversized input is refused */
+        struct plan_input bad = {.tls_bundle = bundle, .tls_bundle_len = sizeof bundle - 1};
+        is_int(build(pol, ws, &bad, &p, &err), -EINVAL, "a bundle without the run CA: refused");
+        bad = (struct plan_input){.tls_ca_pem = ca, .tls_ca_pem_len = sizeof ca - 1};
+        is_int(build(pol, ws, &bad, &p, &err), -EINVAL, "a run CA without the bundle: refused");
+        bad = in;
+        bad.tls_java = p12;
+        bad.tls_java_len = 0;
+        is_int(build(pol, ws, &bad, &p, &err), -EINVAL, "a PKCS12 of 0 bytes: refused");
+        bad = in;
+        bad.tls_bundle_len = (16u << 20) + 1; /* checked before anything is read */
+        is_int(build(pol, ws, &bad, &p, &err), -E2BIG, "a bundle over 16 MiB: refused");
+
+        /* a policy mount over /run: the trust files would not be the run's own */
+        ok(policy_add_path(&pol->read_only, &pol->n_read_only, "/run", &err) == 0,
+           "a policy binding /run");
+        is_int(build(pol, ws, &in, &p, &err), -EPERM, "TLS with /run bound: refused (%s)", err.msg);
+        in = (struct plan_input){0};
+        is_int(build(pol, ws, &in, &p, &err), 0, "without TLS, /run bound as before");
+        p = plan_free(p);
+out:
+        plan_free(p);
+        policy_free(pol);
+        rmdir(ws);
+}
 
 static void check_abs(const char *cwd, const char *in, const char *want)
 {
@@ -93,5 +335,7 @@ int main(void)
         ok(strcmp(a, b) != 0, "two run ids differ");
         ok(strncmp(a, b, 8) <= 0, "run ids sort by time (%s <= %s)", a, b);
         regfree(&re);
+
+        test_tls();
         return done();
 }

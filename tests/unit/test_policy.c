@@ -1698,6 +1698,25 @@ static void test_network_section(void)
              "IPv6)");
         FAIL("{\"version\":1,\"network\":{\"plain_ports\":[0]}}", -EINVAL,
              "p.json:1:40: network.plain_ports[0]: must be a port between 1 and 65535");
+        /* network.upstream_ca: an absolute path, kept as given */
+        p = parse_ok("{\"version\":1,\"network\":{\"upstream_ca\":\"/etc/x/ca.pem\"}}",
+                     "network.upstream_ca");
+        ok(p && p->net_upstream_ca && !strcmp(p->net_upstream_ca, "/etc/x/ca.pem"),
+           "network.upstream_ca read");
+        j = p ? to_json(p) : NULL;
+        ok(j && strstr(j, "\"upstream_ca\":\"/etc/x/ca.pem\""), "... in canonical JSON");
+        free(j);
+        struct rf_policy *d = NULL;
+        ok(p && policy_dup(p, &d) == 0 && d->net_upstream_ca &&
+                   d->net_upstream_ca != p->net_upstream_ca,
+           "... copied by policy_dup");
+        policy_free(d);
+        policy_free(p);
+        FAIL("{\"version\":1,\"network\":{\"upstream_ca\":\"ca.pem\"}}", -EINVAL,
+             "p.json:1:39: network.upstream_ca: must be an absolute path");
+        FAIL("{\"version\":1,\"network\":{\"upstream_ca\":7}}", -EINVAL,
+             "p.json:1:39: network.upstream_ca: expected a string (an absolute path to a PEM "
+             "file), got a number");
 }
 
 static void test_network_capture(void)

@@ -9,10 +9,15 @@
  * the same CA is refused by OpenSSL's verifier because of the name
  * constraint, a full handshake between the module's server side and an
  * OpenSSL client that trusts only the run CA (data both ways; wrong SNI and
- * non-http/1.1 ALPN refused), the module's client side against test servers
- * (trusted via the extra CA → ok; self-signed, expired, wrong name,
- * untrusted → refused with the reason), the run's trust bundle, the PKCS12
- * store as keytool lists it, and the loader's refusals.
+ * non-http/1.1 ALPN refused), with and without the ClientHello handed in
+ * as already-read bytes (whole or in part; also under the seccomp
+ * allowlist and with the real clients), renegotiation refused on both
+ * sides (with controls that renegotiate), the module's client side against
+ * test servers (trusted via the extra CA → ok; self-signed, expired, wrong
+ * name, untrusted → refused with the reason), the run's trust bundle, the
+ * PKCS12 store (run CA alone, and with every host root but not the extra
+ * CA) checked bag by bag and as Java 17's keytool lists it, and the
+ * loader's refusals.
  *
  *   test_tlsterm --syscalls   runs only the post-lockdown operations after a
  *                             marker syscall (close(-77)), for strace.
@@ -374,15 +379,25 @@ static SSL_CTX *client_ctx_trusting(struct rf_tls_ca *ca)
         return ctx;
 }
 
+/* How server_session hands the module the client's first bytes: not at all
+ * (the module reads the socket), all the client sent before the server spoke
+ * (its ClientHello, read off the socket as the egress process reads it to
+ * judge the SNI), or only the first 7 bytes of it (the rest stays on the
+ * socket). */
+enum pre_mode { PRE_NONE, PRE_ALL, PRE_PART };
+#define PRE_PART_LEN 7
+
+/* A server session of the module for api.example.test with an OpenSSL client
+ * (cctx, sending `sni` and `alpn`): the handshake's result; unless quiet,
+ * data both ways and close_notify are checked too. */
 static int server_session(struct rf_tls_ca *ca, SSL_CTX *cctx, const char *sni, const char *alpn,
-                          size_t alpn_len, bool quiet)
+                          size_t alpn_len, enum pre_mode pre, bool quiet)
 {
         int sv[2], peer;
         struct rf_tls_conn *c;
+        unsigned char first[16384 + 5];
+        ssize_t first_len = 0;
         nonblock_pair(sv);
-        int r = vt->server_new(ca, sv[0], "api.example.test", &c);
-        if (r < 0)
-                return r;
         SSL *cl = SSL_new(cctx);
         SSL_set_fd(cl, sv[1]);
         SSL_set_connect_state(cl);
@@ -390,6 +405,23 @@ static int server_session(struct rf_tls_ca *ca, SSL_CTX *cctx, const char *sni, 
         SSL_set1_host(cl, "api.example.test");
         if (alpn)
                 SSL_set_alpn_protos(cl, (const unsigned char *)alpn, (unsigned)alpn_len);
+        if (pre != PRE_NONE) {
+                /* the ClientHello goes out, then the client waits */
+                (void)SSL_do_handshake(cl);
+                first_len = read(sv[0], first, pre == PRE_ALL ? sizeof first : PRE_PART_LEN);
+                if (first_len <= 0)
+                        abort();
+        }
+        int r = vt->server_new(ca, sv[0], "api.example.test", first_len > 0 ? first : NULL,
+                               (size_t)first_len, &c);
+        if (r < 0) {
+                SSL_free(cl);
+                close(sv[0]);
+                close(sv[1]);
+                return r;
+        }
+        /* the session works on its own copy of the bytes */
+        memset(first, 0xa5, sizeof first);
         r = pump_handshake(c, cl, &peer);
         if (r == 0 && peer == 1 && !quiet) {
                 const unsigned char *p;
@@ -438,21 +470,233 @@ static int server_session(struct rf_tls_ca *ca, SSL_CTX *cctx, const char *sni, 
 static void test_server(struct rf_tls_ca *ca)
 {
         SSL_CTX *cctx = client_ctx_trusting(ca);
-        is_int(server_session(ca, cctx, "api.example.test", "\x02h2\x08http/1.1", 12, false), 0,
-               "handshake: module server, OpenSSL client trusting only the run CA");
-        is_int(server_session(ca, cctx, "evil.test", NULL, 0, true), -EPROTO,
+        is_int(server_session(ca, cctx, "api.example.test", "\x02h2\x08http/1.1", 12, PRE_NONE,
+                              false),
+               0, "handshake: module server, OpenSSL client trusting only the run CA");
+        is_int(server_session(ca, cctx, "evil.test", NULL, 0, PRE_NONE, true), -EPROTO,
                "a ClientHello naming another host is refused");
-        is_int(server_session(ca, cctx, "api.example.test", "\x02h2", 3, true), -EPROTO,
+        is_int(server_session(ca, cctx, "api.example.test", "\x02h2", 3, PRE_NONE, true), -EPROTO,
                "a client offering only h2 is refused (ALPN http/1.1 only)");
-        is_int(server_session(ca, cctx, "api.example.test", NULL, 0, true), 0,
+        is_int(server_session(ca, cctx, "api.example.test", NULL, 0, PRE_NONE, true), 0,
                "control: a client without ALPN is served");
+
+        /* the egress process has read the ClientHello (to judge the SNI)
+         * and hands it in */
+        is_int(server_session(ca, cctx, "api.example.test", "\x02h2\x08http/1.1", 12, PRE_ALL,
+                              false),
+               0,
+               "prefix: the ClientHello already read off the socket, handed in: handshake, "
+               "data, close_notify");
+        is_int(server_session(ca, cctx, "api.example.test", NULL, 0, PRE_PART, true), 0,
+               "prefix: only its first %d bytes handed in, the rest read from the socket",
+               PRE_PART_LEN);
+        is_int(server_session(ca, cctx, "evil.test", NULL, 0, PRE_ALL, true), -EPROTO,
+               "prefix: a ClientHello naming another host is still refused");
+        is_int(server_session(ca, cctx, "api.example.test", "\x02h2", 3, PRE_ALL, true), -EPROTO,
+               "prefix: so is one offering only h2");
+
         int sv[2];
         struct rf_tls_conn *c;
         nonblock_pair(sv);
-        is_int(vt->server_new(ca, sv[0], "evil.test", &c), -EPERM,
+        is_int(vt->server_new(ca, sv[0], "evil.test", NULL, 0, &c), -EPERM,
                "no server session for a name outside the CA");
+        unsigned char *big = calloc(1, 65537);
+        is_int(vt->server_new(ca, sv[0], "api.example.test", big, 65537, &c), -EINVAL,
+               "a prefix over 64 KiB is refused");
+        is_int(vt->server_new(ca, sv[0], "api.example.test", NULL, 1, &c), -EINVAL,
+               "a NULL prefix with a length is refused");
+        is_int(vt->server_new(ca, sv[0], "api.example.test", big, 65536, &c), 0,
+               "a prefix of exactly 64 KiB is taken");
+        /* all zeros is no TLS record: the handshake fails on the copy alone,
+         * before the (empty) socket is read */
+        is_int(vt->handshake(c), -EPROTO, "and is read first (zeros: not TLS, -EPROTO)");
+        vt->conn_free(c);
+        free(big);
+        /* a peer that sent its ClientHello and left, without close_notify:
+         * the same truncation error as without a prefix */
+        char reasons[2][RF_TLS_REASON_MAX];
+        for (int pre = PRE_NONE; pre <= PRE_ALL; pre++) {
+                SSL *cl = SSL_new(cctx);
+                unsigned char first[16384 + 5];
+                ssize_t n = 0;
+                SSL_set_fd(cl, sv[1]);
+                SSL_set_connect_state(cl);
+                SSL_set_tlsext_host_name(cl, "api.example.test");
+                (void)SSL_do_handshake(cl);
+                if (pre == PRE_ALL && (n = read(sv[0], first, sizeof first)) <= 0)
+                        abort();
+                SSL_free(cl);
+                shutdown(sv[1], SHUT_WR); /* EOF for the module; its writes still land */
+                if (vt->server_new(ca, sv[0], "api.example.test", n ? first : NULL, (size_t)n, &c) <
+                    0)
+                        abort();
+                int r;
+                for (int i = 0; i < 10 && (r = vt->handshake(c)) == -EAGAIN; i++)
+                        ;
+                is_int(r, -ECONNRESET, "%s: a client gone after its ClientHello: -ECONNRESET (%s)",
+                       pre == PRE_ALL ? "prefix" : "no prefix", vt->reason(c));
+                snprintf(reasons[pre == PRE_ALL], sizeof reasons[0], "%s", vt->reason(c));
+                vt->conn_free(c);
+                close(sv[0]);
+                close(sv[1]);
+                nonblock_pair(sv);
+        }
+        is_str(reasons[1], reasons[0], "with the same reason (the prefix BIO reports EOF)");
         close(sv[0]);
         close(sv[1]);
+        SSL_CTX_free(cctx);
+}
+
+/* `asker`, one end of a TLS 1.2 session of the test's own, asks for a
+ * renegotiation; the other end is the module's session `mod` or, for the
+ * controls, another OpenSSL endpoint `peer`. Both are driven (the other end
+ * only reads: that is where a peer's handshake messages are processed).
+ * Returns 1 when the renegotiation completed, 0 when the asker's session
+ * failed instead (*why: its OpenSSL error), -1 if neither happened;
+ * *mod_r gets the module's first read result other than -EAGAIN (after a
+ * fatal alert OpenSSL reports later reads as a clean close: the first one
+ * is what a caller acts on). */
+static int renegotiate(SSL *asker, struct rf_tls_conn *mod, SSL *peer, unsigned long *why,
+                       ssize_t *mod_r)
+{
+        char b[16];
+        *why = 0;
+        *mod_r = -EAGAIN;
+        if (SSL_renegotiate(asker) != 1)
+                return -1;
+        for (int i = 0; i < 100; i++) {
+                int r = SSL_do_handshake(asker);
+                if (r == 1 && !SSL_renegotiate_pending(asker))
+                        return 1;
+                if (r == 1) /* a server's HelloRequest is out: read the answer */
+                        r = SSL_read(asker, b, sizeof b);
+                if (r <= 0) {
+                        int e = SSL_get_error(asker, r);
+                        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+                                *why = ERR_peek_last_error();
+                                ERR_clear_error();
+                                break;
+                        }
+                }
+                if (mod) {
+                        if (*mod_r == -EAGAIN)
+                                *mod_r = vt->read(mod, b, sizeof b);
+                } else {
+                        (void)SSL_read(peer, b, sizeof b);
+                }
+        }
+        /* the module reads what the asker said last (its alert) */
+        for (int i = 0; mod && i < 5 && *mod_r == -EAGAIN; i++)
+                *mod_r = vt->read(mod, b, sizeof b);
+        return *why ? 0 : -1;
+}
+
+static SSL *ssl_on(SSL_CTX *ctx, int fd, bool server)
+{
+        SSL *s = SSL_new(ctx);
+        SSL_set_fd(s, fd);
+        if (server)
+                SSL_set_accept_state(s);
+        else
+                SSL_set_connect_state(s);
+        return s;
+}
+
+/* OpenSSL-to-OpenSSL handshake over a socket pair. */
+static bool pump_pair(SSL *a, SSL *b)
+{
+        int ra = 0, rb = 0;
+        for (int i = 0; i < 100 && (ra != 1 || rb != 1); i++) {
+                if (ra != 1)
+                        ra = SSL_do_handshake(a);
+                if (rb != 1)
+                        rb = SSL_do_handshake(b);
+        }
+        return ra == 1 && rb == 1;
+}
+
+/* Renegotiation is refused by the module's server side (a client asking for
+ * one, TLS 1.2) and its client side (an upstream sending HelloRequest). The
+ * controls show that the same test endpoints do renegotiate with a peer that
+ * allows it, so the refusals are the module's. */
+static void test_renegotiation(struct rf_tls_ca *ca, struct rf_tls_trust *t, X509 *ucert,
+                               EVP_PKEY *ukey)
+{
+        int sv[2], peer;
+        struct rf_tls_conn *c;
+        unsigned long why;
+        ssize_t mod_r;
+        char b[8];
+
+        SSL_CTX *cctx = client_ctx_trusting(ca);
+        SSL_CTX_set_max_proto_version(cctx, TLS1_2_VERSION);
+        SSL_CTX_set_verify(cctx, SSL_VERIFY_NONE, NULL); /* the controls' self-made server */
+        nonblock_pair(sv);
+        if (vt->server_new(ca, sv[0], "api.example.test", NULL, 0, &c) < 0)
+                abort();
+        SSL *cl = ssl_on(cctx, sv[1], false);
+        SSL_set_tlsext_host_name(cl, "api.example.test");
+        int hr = pump_handshake(c, cl, &peer);
+        ok(hr == 0 && peer == 1 && strcmp(vt->version(c), "TLSv1.2") == 0,
+           "renegotiation: a TLS 1.2 session with the module's server side (%s)", vt->version(c));
+        is_int(renegotiate(cl, c, NULL, &why, &mod_r), 0,
+               "a client asking the module's server side for a renegotiation does not get one");
+        is_int((int)ERR_GET_REASON(why), SSL_R_NO_RENEGOTIATION, "the client was told: %s",
+               ERR_reason_error_string(why) ? ERR_reason_error_string(why) : "?");
+        ok(mod_r < 0 && mod_r != -EAGAIN, "and the module's session ended (read %zd: %s)", mod_r,
+           vt->reason(c));
+        SSL_free(cl);
+        vt->conn_free(c);
+        close(sv[0]);
+        close(sv[1]);
+
+        /* control: an OpenSSL server allowing client renegotiation grants it */
+        SSL_CTX *sctx = SSL_CTX_new(TLS_server_method());
+        SSL_CTX_use_certificate(sctx, ucert);
+        SSL_CTX_use_PrivateKey(sctx, ukey);
+        SSL_CTX_set_max_proto_version(sctx, TLS1_2_VERSION);
+        SSL_CTX_set_options(sctx, SSL_OP_ALLOW_CLIENT_RENEGOTIATION);
+        nonblock_pair(sv);
+        SSL *s = ssl_on(sctx, sv[0], true);
+        cl = ssl_on(cctx, sv[1], false);
+        ok(pump_pair(cl, s) && renegotiate(cl, NULL, s, &why, &mod_r) == 1,
+           "control: the same client renegotiates with a server that allows it");
+        SSL_free(cl);
+        SSL_free(s);
+        close(sv[0]);
+        close(sv[1]);
+
+        /* the module's client side: the upstream sends a HelloRequest */
+        nonblock_pair(sv);
+        s = ssl_on(sctx, sv[1], true);
+        if (vt->client_new(t, sv[0], "upstream.test", &c) < 0)
+                abort();
+        hr = pump_handshake(c, s, &peer);
+        ok(hr == 0 && peer == 1 && strcmp(vt->version(c), "TLSv1.2") == 0,
+           "renegotiation: a TLS 1.2 session of the module's client side (%s)", vt->version(c));
+        is_int(renegotiate(s, c, NULL, &why, &mod_r), 0,
+               "an upstream asking the module's client side for a renegotiation does not get one");
+        is_int((int)ERR_GET_REASON(why), SSL_R_NO_RENEGOTIATION, "the upstream was told: %s",
+               ERR_reason_error_string(why) ? ERR_reason_error_string(why) : "?");
+        vt->conn_free(c);
+        SSL_free(s);
+        close(sv[0]);
+        close(sv[1]);
+
+        /* control: a default OpenSSL client accepts the same HelloRequest */
+        nonblock_pair(sv);
+        s = ssl_on(sctx, sv[1], true);
+        cl = ssl_on(cctx, sv[0], false);
+        ok(pump_pair(cl, s) && renegotiate(s, NULL, cl, &why, &mod_r) == 1,
+           "control: a default OpenSSL client renegotiates when that upstream asks");
+        /* and data still flows after it */
+        SSL_write(s, "x", 1);
+        ok(SSL_read(cl, b, sizeof b) == 1, "control: data after the renegotiation");
+        SSL_free(cl);
+        SSL_free(s);
+        close(sv[0]);
+        close(sv[1]);
+        SSL_CTX_free(sctx);
         SSL_CTX_free(cctx);
 }
 
@@ -501,7 +745,7 @@ static int client_session(struct rf_tls_trust *t, const struct upstream *u, char
         return r;
 }
 
-static void test_client(const char *bundle)
+static void test_client(struct rf_tls_ca *ca, const char *bundle)
 {
         EVP_PKEY *cak = EVP_EC_gen("P-256"), *k = EVP_EC_gen("P-256");
         X509 *testca = make_cert("ringfence test CA", cak, NULL, NULL, true, -3600, 86400);
@@ -531,6 +775,7 @@ static void test_client(const char *bundle)
         is_int(client_session(plain, &good, reason, sizeof reason, false), -EKEYREJECTED,
                "without --upstream-ca the same upstream is refused");
         ok(strncmp(reason, "untrusted certificate", 21) == 0, "reason: %s", reason);
+        test_renegotiation(ca, t, good.cert, k);
 
         int sv[2];
         struct rf_tls_conn *c;
@@ -611,8 +856,12 @@ static int run_locked_down(struct rf_tls_trust *t, const struct upstream *u, boo
                 if (vt->ca_new(hosts, 2, 3600, &ca) < 0)
                         _exit(3);
                 SSL_CTX *cctx = client_ctx_trusting(ca);
-                if (server_session(ca, cctx, "api.example.test", NULL, 0, true) < 0)
+                if (server_session(ca, cctx, "api.example.test", NULL, 0, PRE_NONE, true) < 0)
                         _exit(4);
+                /* the ClientHello handed in (all of it, then part of it) */
+                if (server_session(ca, cctx, "api.example.test", NULL, 0, PRE_ALL, true) < 0 ||
+                    server_session(ca, cctx, "api.example.test", NULL, 0, PRE_PART, true) < 0)
+                        _exit(6);
                 if (client_session(t, u, reason, sizeof reason, false) < 0)
                         _exit(5);
                 if (then_open)
@@ -636,8 +885,9 @@ static void test_seccomp(const char *bundle)
                 abort();
         int st = run_locked_down(t, &good, false);
         ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-           "after fork, under an allowlist of only the listed syscalls: CA, leaf, server and "
-           "upstream sessions work (status %#x)",
+           "after fork, under an allowlist of only the listed syscalls: CA, leaf, server "
+           "sessions (without and with a ClientHello prefix) and upstream sessions work "
+           "(status %#x)",
            st);
         st = run_locked_down(t, &good, true);
         ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
@@ -667,8 +917,20 @@ static pid_t serve_once(struct rf_tls_ca *ca, int lfd, const char *name, bool fo
         alarm(120); /* hang guard only */
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         struct rf_tls_conn *c;
-        if (fd < 0 || (forged ? vt->test_server_new_forged(ca, fd, name, &c)
-                              : vt->server_new(ca, fd, name, &c)) < 0)
+        if (fd < 0)
+                _exit(2);
+        /* as the egress process does: read what the client sent first (its
+         * ClientHello, whole or in part) and hand it in (the forged-leaf
+         * entry has no prefix: it reads the socket itself) */
+        unsigned char first[16384 + 5];
+        ssize_t n = 0;
+        if (!forged) {
+                struct pollfd p = {fd, POLLIN, 0};
+                if (poll(&p, 1, -1) != 1 || (n = read(fd, first, sizeof first)) <= 0)
+                        _exit(1);
+        }
+        if ((forged ? vt->test_server_new_forged(ca, fd, name, &c)
+                    : vt->server_new(ca, fd, name, first, (size_t)n, &c)) < 0)
                 _exit(2);
         char req[4096];
         size_t got = 0;
@@ -758,7 +1020,7 @@ static void test_real_clients(struct rf_tls_ca *ca)
         vt->ca_pem(ca, &pem, &len);
         capath = write_tmp("run-ca.pem", pem, len);
         free(pem);
-        vt->pkcs12(ca, "changeit", &der, &len);
+        vt->pkcs12(ca, NULL, "changeit", &der, &len);
         p12path = write_tmp("run-ca.p12", der, len);
         free(der);
 
@@ -912,48 +1174,219 @@ static void test_bundle(struct rf_tls_ca *ca, const char *bundle)
         vt->trust_free(t);
 }
 
-static void test_pkcs12(struct rf_tls_ca *ca)
+/* keytool -list on a PKCS12 store: its exit status; *entries from "Your
+ * keystore contains N entries", and how many entries it lists as
+ * trustedCertEntry and as anything else. The start of its output in out. */
+static int keytool_list(const char *path, int *entries, int *trusted, int *other, char *out,
+                        size_t outlen)
 {
-        unsigned char *der;
-        size_t len;
-        is_int(vt->pkcs12(ca, "changeit", &der, &len), 0, "PKCS12 trust store");
+        char cmd[512], *line = NULL;
+        size_t cap = 0, used = 0;
+        *entries = *trusted = *other = -1;
+        snprintf(cmd, sizeof cmd,
+                 "/usr/bin/keytool -list -keystore %s -storepass changeit -storetype PKCS12 2>&1",
+                 path);
+        FILE *f = popen(cmd, "r");
+        if (!f)
+                return -1;
+        *trusted = *other = 0;
+        out[0] = '\0';
+        while (getline(&line, &cap, f) > 0) {
+                int n;
+                if (used < outlen - 1)
+                        used += (size_t)snprintf(out + used, outlen - used, "%s", line);
+                if (used > outlen - 1)
+                        used = outlen - 1;
+                if (sscanf(line, "Your keystore contains %d entr", &n) == 1)
+                        *entries = n;
+                else if (strstr(line, "trustedCertEntry"))
+                        (*trusted)++;
+                else if (strstr(line, "PrivateKeyEntry") || strstr(line, "SecretKeyEntry"))
+                        (*other)++;
+        }
+        free(line);
+        return pclose(f);
+}
+
+/* Does a bag carry Java's trusted-key-usage attribute = anyExtendedKeyUsage?
+ * (The OID has no NID in OpenSSL: compared as an object.) */
+static bool java_trusted(const STACK_OF(X509_ATTRIBUTE) * attrs, const ASN1_OBJECT *jtku)
+{
+        for (int i = 0; i < sk_X509_ATTRIBUTE_num(attrs); i++) {
+                X509_ATTRIBUTE *a = sk_X509_ATTRIBUTE_value(attrs, i);
+                if (OBJ_cmp(X509_ATTRIBUTE_get0_object(a), jtku) != 0)
+                        continue;
+                const ASN1_TYPE *v = X509_ATTRIBUTE_get0_type(a, 0);
+                return X509_ATTRIBUTE_count(a) == 1 && v && v->type == V_ASN1_OBJECT &&
+                       OBJ_obj2nid(v->value.object) == NID_anyExtendedKeyUsage;
+        }
+        return false;
+}
+
+/* The store's certificate bags, checked one by one: unencrypted, each with
+ * Java's trusted-key-usage attribute; aliases in order ("ringfence-run-ca",
+ * then "host-ca-1", ...). Returns the number of certificate bags, -1 when one
+ * is not as expected; *has_extra when one of them is `extra`. */
+static int p12_bags(PKCS12 *p12, X509 *extra, bool *has_extra)
+{
+        STACK_OF(PKCS7) *safes = PKCS12_unpack_authsafes(p12);
+        ASN1_OBJECT *jtku = OBJ_txt2obj("2.16.840.1.113894.746875.1.1", 1);
+        int n = 0;
+        *has_extra = false;
+        for (int i = 0; safes && n >= 0 && i < sk_PKCS7_num(safes); i++) {
+                PKCS7 *p7 = sk_PKCS7_value(safes, i);
+                if (OBJ_obj2nid(p7->type) != NID_pkcs7_data) {
+                        n = -1; /* an encrypted safe */
+                        break;
+                }
+                STACK_OF(PKCS12_SAFEBAG) *bags = PKCS12_unpack_p7data(p7);
+                for (int k = 0; bags && n >= 0 && k < sk_PKCS12_SAFEBAG_num(bags); k++) {
+                        const PKCS12_SAFEBAG *bag = sk_PKCS12_SAFEBAG_value(bags, k);
+                        if (PKCS12_SAFEBAG_get_nid(bag) != NID_certBag ||
+                            !java_trusted(PKCS12_SAFEBAG_get0_attrs(bag), jtku)) {
+                                n = -1;
+                                break;
+                        }
+                        char want[32], *alias = PKCS12_get_friendlyname((PKCS12_SAFEBAG *)bag);
+                        if (n == 0)
+                                snprintf(want, sizeof want, "ringfence-run-ca");
+                        else
+                                snprintf(want, sizeof want, "host-ca-%d", n);
+                        X509 *x = PKCS12_SAFEBAG_get1_cert(bag);
+                        if (x && extra && X509_cmp(x, extra) == 0)
+                                *has_extra = true;
+                        if (!alias || strcmp(alias, want) != 0 || !x)
+                                n = -1;
+                        else
+                                n++;
+                        X509_free(x);
+                        OPENSSL_free(alias);
+                }
+                sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+        }
+        sk_PKCS7_pop_free(safes, PKCS7_free);
+        ASN1_OBJECT_free(jtku);
+        return n;
+}
+
+static double now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* One store: the MAC, its bags, and keytool's listing; expected entries. */
+static void check_p12(const unsigned char *der, size_t len, int expect, X509 *extra,
+                      const char *what)
+{
         const unsigned char *p = der;
         PKCS12 *p12 = d2i_PKCS12(NULL, &p, (long)len);
-        ok(p12 && PKCS12_verify_mac(p12, "changeit", -1) == 1,
-           "its MAC verifies with the password");
+        ok(p12 && PKCS12_verify_mac(p12, "changeit", -1) == 1 &&
+                   PKCS12_verify_mac(p12, "wrong", -1) != 1,
+           "%s: its MAC verifies with the password (only)", what);
         EVP_PKEY *pk = NULL;
         X509 *cert = NULL;
         STACK_OF(X509) *cas = NULL;
-        ok(PKCS12_parse(p12, "changeit", &pk, &cert, &cas) == 1 && pk == NULL && cert == NULL &&
-                   sk_X509_num(cas) == 1,
-           "it holds no key and one certificate");
+        ok(p12 && PKCS12_parse(p12, "changeit", &pk, &cert, &cas) == 1 && pk == NULL &&
+                   cert == NULL && sk_X509_num(cas) == expect,
+           "%s: no key and %d certificates (%d)", what, expect, cas ? sk_X509_num(cas) : -1);
+        bool has_extra = false;
+        is_int(p12 ? p12_bags(p12, extra, &has_extra) : -1, expect,
+               "%s: every certificate bag unencrypted, with Java's trusted-key-usage attribute, "
+               "aliases ringfence-run-ca, host-ca-1..",
+               what);
+        if (extra)
+                ok(!has_extra, "%s: the --upstream-ca certificate is not in it", what);
         EVP_PKEY_free(pk);
         X509_free(cert);
         sk_X509_pop_free(cas, X509_free);
         PKCS12_free(p12);
 
-        char *path = write_tmp("run-ca.p12", der, len);
-        free(der);
+        char *path = write_tmp("trust.p12", der, len);
         if (access("/usr/bin/keytool", X_OK) != 0) {
-                skip("keytool absent (openjdk-17-jdk-headless)");
+                skip("keytool absent (openjdk-17-jdk-headless is not installed)");
         } else {
-                char cmd[512], out[4096] = "";
-                snprintf(cmd, sizeof cmd,
-                         "/usr/bin/keytool -list -keystore %s -storetype PKCS12 -storepass "
-                         "changeit 2>&1",
-                         path);
-                FILE *f = popen(cmd, "r");
-                size_t n = fread(out, 1, sizeof out - 1, f);
-                out[n] = '\0';
-                int st = pclose(f);
-                ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "ringfence-run-ca") &&
-                           strstr(out, "trustedCertEntry"),
-                   "keytool lists ringfence-run-ca as trustedCertEntry");
-                if (!strstr(out, "trustedCertEntry"))
+                char out[2048];
+                int entries, trusted, other;
+                int st = keytool_list(path, &entries, &trusted, &other, out, sizeof out);
+                ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && entries == expect &&
+                           trusted == expect && other == 0,
+                   "%s: keytool (Java %s) lists %d entries, every one a trustedCertEntry "
+                   "(entries %d, trusted %d, other %d)",
+                   what, "17", expect, entries, trusted, other);
+                if (expect == 1)
+                        ok(strstr(out, "ringfence-run-ca") != NULL,
+                           "%s: the entry is ringfence-run-ca", what);
+                if (trusted != expect)
                         diag("keytool said: %s", out);
         }
         unlink(path);
         free(path);
+}
+
+static void test_pkcs12(struct rf_tls_ca *ca, const char *bundle)
+{
+        unsigned char *der;
+        size_t len;
+        is_int(vt->pkcs12(ca, NULL, "changeit", &der, &len), 0, "PKCS12 trust store, run CA only");
+        check_p12(der, len, 1, NULL, "run CA only");
+        free(der);
+        is_int(vt->pkcs12(ca, NULL, NULL, &der, &len), -EINVAL, "PKCS12 needs a password");
+        if (!bundle) {
+                skip("no host bundle: PKCS12 with the host's roots");
+                return;
+        }
+
+        /* the host bundle's certificates, counted here from the text */
+        FILE *f = fopen(bundle, "re");
+        char *line = NULL;
+        size_t cap = 0;
+        int host_n = 0;
+        while (f && getline(&line, &cap, f) > 0)
+                host_n += strcmp(line, "-----BEGIN CERTIFICATE-----\n") == 0;
+        free(line);
+        if (f)
+                fclose(f);
+
+        /* with an extra CA (--upstream-ca), which must stay out */
+        EVP_PKEY *cak = EVP_EC_gen("P-256");
+        X509 *extra = make_cert("ringfence upstream test CA", cak, NULL, NULL, true, -3600, 86400);
+        char *capath = write_pem("p12-extra-ca.pem", extra);
+        struct rf_tls_trust *t;
+        if (vt->trust_load(bundle, capath, &t) < 0)
+                abort();
+        is_int(vt->pkcs12(ca, t, "changeit", &der, &len), 0,
+               "PKCS12 trust store with the host's roots (%d in %s)", host_n, bundle);
+        char what[64];
+        snprintf(what, sizeof what, "run CA + %d host roots", host_n);
+        check_p12(der, len, host_n + 1, extra, what);
+        free(der);
+
+        /* its cost (reported, not asserted) */
+        double ms[5];
+        for (size_t i = 0; i < ARRAY_SIZE(ms); i++) {
+                double t0 = now_ms();
+                if (vt->pkcs12(ca, t, "changeit", &der, &len) < 0)
+                        abort();
+                ms[i] = now_ms() - t0;
+                free(der);
+        }
+        qsort(ms, ARRAY_SIZE(ms), sizeof ms[0], cmp_double);
+        diag("pkcs12 with %d host roots: %.1f ms median (min %.1f, max %.1f, %zu runs, %zu bytes)",
+             host_n, ms[2], ms[0], ms[4], ARRAY_SIZE(ms), len);
+
+        vt->trust_free(t);
+        unlink(capath);
+        free(capath);
+        X509_free(extra);
+        EVP_PKEY_free(cak);
 }
 
 /* Only the operations the egress process runs after lockdown, behind a
@@ -994,7 +1427,11 @@ static int syscalls_mode(const char *bundle)
         if (vt->ca_new(hosts, 2, 3600, &ca) < 0)
                 return 1;
         SSL_CTX *cctx = client_ctx_trusting(ca);
-        int r = server_session(ca, cctx, "api.example.test", NULL, 0, true);
+        int r = server_session(ca, cctx, "api.example.test", NULL, 0, PRE_NONE, true);
+        if (r == 0)
+                r = server_session(ca, cctx, "api.example.test", NULL, 0, PRE_ALL, true);
+        if (r == 0)
+                r = server_session(ca, cctx, "api.example.test", NULL, 0, PRE_PART, true);
         SSL_CTX_free(cctx);
         if (r == 0)
                 r = client_session(t, &good, reason, sizeof reason, false);
@@ -1038,13 +1475,13 @@ int main(int argc, char **argv)
         test_leaves(ca);
         test_server(ca);
         if (access(bundle, R_OK) == 0) {
-                test_client(bundle);
+                test_client(ca, bundle);
                 test_bundle(ca, bundle);
                 test_seccomp(bundle);
         } else {
                 skip("no host bundle at /etc/ssl/certs/ca-certificates.crt");
         }
-        test_pkcs12(ca);
+        test_pkcs12(ca, access(bundle, R_OK) == 0 ? bundle : NULL);
         test_real_clients(ca);
         vt->ca_free(ca);
         rf_tls_unload(&m);
