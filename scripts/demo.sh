@@ -150,10 +150,62 @@ NODE
 	echo "  (the allowed API answers — 401 without the token; the other name does not resolve"
 	echo "   in the run, and an address literal is refused by the run's own ruleset)"
 fi
+if command -v openssl >/dev/null; then
+	echo "  run 4, credential injection: the agent holds a placeholder; ringfence's egress process"
+	echo "  puts the real token on the wire over HTTPS to api.internal only (its own CA, in memory):"
+	# the API's certificate, from a CA of the demo's (a private API: --upstream-ca)
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+		-keyout "$base/ca.key" -out "$base/ca.pem" -subj /CN=demo-ca >/dev/null 2>&1
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api.internal \
+		-keyout "$base/api.key" -out "$base/api.csr" >/dev/null 2>&1
+	printf 'subjectAltName=DNS:api.internal\n' >"$base/api.ext"
+	openssl x509 -req -in "$base/api.csr" -CA "$base/ca.pem" -CAkey "$base/ca.key" \
+		-CAcreateserial -days 1 -extfile "$base/api.ext" -out "$base/api.pem" >/dev/null 2>&1
+	API_TOKEN=$api_token python3 -c '
+import http.server, os, ssl, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        good = self.headers.get("Authorization") == "Bearer " + os.environ["API_TOKEN"]
+        self.send_response(200 if good else 401); self.end_headers()
+        self.wfile.write(b"hello, agent (that was the real token)\n" if good else b"who are you?\n")
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain(sys.argv[1], sys.argv[2])
+s.socket = c.wrap_socket(s.socket, server_side=True)
+print(s.server_port, flush=True); s.serve_forever()' "$base/api.pem" "$base/api.key" \
+		>"$base/tlsport" & pids="$pids $!"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$base/tlsport" ] && break; sleep 0.2; done
+	tlsport=$(cat "$base/tlsport")
+	cat >"$ws/inject.sh" <<'AGENT'
+#!/bin/sh
+say() { printf '  agent> %-46s ' "$1"; }
+get() { # get URL: the answer, or the refusal's first line
+	python3 - "$@" <<'PY'
+import os, sys, urllib.request, urllib.error
+h = {"Authorization": "Bearer " + os.environ["API_TOKEN"]}
+try:
+    print("worked:", urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers=h), timeout=5).read().decode().strip())
+except urllib.error.HTTPError as e:
+    why = (e.read().decode(errors="replace").strip().splitlines() or [""])[0]
+    print("BLOCKED: %d %s" % (e.code, why.split("refused: ", 1)[-1][:56]))
+PY
+}
+say "my API_TOKEN is"; echo "${API_TOKEN%"${API_TOKEN#??????????}"}... (${#API_TOKEN} chars)"
+say "call https://api.internal:$TLSPORT/ with it"; get "https://api.internal:$TLSPORT/"
+say "send it to paste.internal (also allowed)"; get "http://paste.internal:$APIPORT/"
+AGENT
+	chmod +x "$ws/inject.sh"
+	"$RF" run --state-dir "$state" --workspace "$ws" --agent demo-agent \
+		--env "APIPORT=$apiport" --env "TLSPORT=$tlsport" \
+		--inject "API_TOKEN=store:api-token@api.internal:$tlsport" --upstream-ca "$base/ca.pem" \
+		--add-host "api.internal:127.0.0.1" --add-host "paste.internal:127.0.0.1" \
+		--allow-host "api.internal:$tlsport" --allow-host "paste.internal:$apiport" -- ./inject.sh
+	echo "  (the token itself never entered the run: not in its environment, files or memory)"
+fi
 echo "  what the audit log says about secrets and egress (never the token itself):"
 "$RF" audit --state-dir "$state" --agent demo-agent --json |
-	grep -E '"event":"(secret|egress)\.(grant|read|revoke|allow|deny)"' |
-	sed -E 's/.*"event":"([a-z.]+)".*"(name|host)":"([^"]*)".*/    \1 \3/' | head -n 12
+	grep -E '"event":"(secret|egress)\.(grant|read|revoke|allow|deny|inject|exfil|tls)"' |
+	sed -E 's/.*"event":"([a-z.]+)".*"(name|host)":"([^"]*)".*/    \1 \3/' | uniq | head -n 24
 printf '  the token in the state dir or the audit log: %s\n' \
 	"$(grep -rqaF "$api_token" "$state" && echo FOUND || echo absent)"
 echo

@@ -204,6 +204,7 @@ struct conn {
         bool no_notify;     /* the upstream cut its stream: no close_notify to the client */
         bool want_out[2];   /* W_CLIENT / W_UP: a read waits for POLLOUT */
         bool want_in[2];    /* ... a write waits for POLLIN */
+        int8_t tls_end[2];  /* a session's end (-1 EOF, -2 error) read after data: next step */
         char cap_name[256]; /* the name (or literal text) it was decided for */
         uint16_t cap_port;
         /* resolver */
@@ -330,6 +331,7 @@ static int unwatch_close(struct conn *c, enum watched w, int fd)
                 E.cfg->tls->conn_free(*t);
                 *t = NULL;
                 c->want_out[w] = c->want_in[w] = false;
+                c->tls_end[w] = 0;
         }
         if (fd >= 0 && c->reg_fd[w] == fd) {
                 (void)epoll_ctl(E.epfd, EPOLL_CTL_DEL, fd, NULL);
@@ -2233,15 +2235,27 @@ static void on_accept(int lfd, enum listener kind)
 /* Read from side w into relay o; counts toward the quota. 0 ok, -1 EOF, -2 error. */
 static int relay_read(struct conn *c, enum watched w, struct relay *o, uint64_t *count)
 {
-        size_t room = RELAY_BUF - o->off - o->len;
-        if (room == 0)
-                return 0;
-        ssize_t n = io_read(c, w, o->d + o->off + o->len, room);
-        if (n == 0)
-                return -1;
-        if (n < 0 && errno != EAGAIN && errno != EINTR)
-                return -2;
-        if (n > 0) {
+        /* a TLS session gives one record (16 KiB at most) per read: the
+         * buffer is filled from several while they come, in one step */
+        bool tls = w == W_CLIENT ? c->ctls != NULL : c->utls != NULL;
+        if (c->tls_end[w])
+                return c->tls_end[w];
+        for (int pass = 0; pass < (tls ? 4 : 1); pass++) {
+                size_t room = RELAY_BUF - o->off - o->len;
+                if (room == 0)
+                        return 0;
+                ssize_t n = io_read(c, w, o->d + o->off + o->len, room);
+                int end = n == 0 ? -1 : n < 0 && errno != EAGAIN && errno != EINTR ? -2 : 0;
+                if (end && pass) {
+                        /* the bytes of this step first; the end in the next
+                         * (conn_watch steps it again at once) */
+                        c->tls_end[w] = (int8_t)end;
+                        return 0;
+                }
+                if (end)
+                        return end;
+                if (n < 0)
+                        return 0;
                 o->len += (size_t)n;
                 *count += (uint64_t)n;
                 E.bytes += (uint64_t)n;
@@ -2742,8 +2756,9 @@ static void conn_watch(struct conn *c)
         watch(c, W_DNS, c->dfd, EPOLLIN);
         /* bytes a TLS session already decrypted raise no event on its
          * socket: the connection is stepped again next round instead */
-        bool cp = c->ctls && rd_client && E.cfg->tls->pending(c->ctls) > 0;
-        bool up = c->utls && rd_up && E.cfg->tls->pending(c->utls) > 0;
+        bool cp =
+                c->ctls && rd_client && (c->tls_end[W_CLIENT] || E.cfg->tls->pending(c->ctls) > 0);
+        bool up = c->utls && rd_up && (c->tls_end[W_UP] || E.cfg->tls->pending(c->utls) > 0);
         if (cp || up) {
                 c->rev[W_CLIENT] |= cp ? EPOLLIN : 0;
                 c->rev[W_UP] |= up ? EPOLLIN : 0;
