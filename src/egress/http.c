@@ -866,6 +866,11 @@ int http_response_parse(const char *buf, size_t len, struct http_response *r, co
                 } else if (span_ieq(buf, h.name, "connection")) {
                         if (list_has(buf, h.value, "close"))
                                 r->close = true;
+                } else if (span_ieq(buf, h.name, "content-encoding")) {
+                        if (!span_ieq(buf, h.value, "identity") && h.value.len > 0)
+                                r->encoded = true;
+                } else if (span_ieq(buf, h.name, "sec-websocket-extensions")) {
+                        r->ws_extensions = true;
                 }
         }
 
@@ -1038,6 +1043,17 @@ static ssize_t chunk_refuse(struct http_chunked *c, const char **why, const char
 ssize_t http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool *done,
                           const char **why)
 {
+        return http_chunked_feed_map(c, buf, len, done, why, NULL, 0);
+}
+
+static void mark(uint8_t *map, size_t bit)
+{
+        map[bit / 8] |= (uint8_t)(1u << (bit % 8));
+}
+
+ssize_t http_chunked_feed_map(struct http_chunked *c, const char *buf, size_t len, bool *done,
+                              const char **why, uint8_t *framing, size_t b)
+{
         size_t i = 0;
 
         if (done)
@@ -1059,8 +1075,8 @@ ssize_t http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, b
                         continue;
                 }
 
-                unsigned char b = (unsigned char)buf[i];
-                enum chunk_class cc = chunk_class_of(b);
+                unsigned char ch = (unsigned char)buf[i];
+                enum chunk_class cc = chunk_class_of(ch);
                 struct chunk_cell cell = chunk_table[c->state][cc];
 
                 if (cell.action == CA_REFUSE)
@@ -1071,7 +1087,7 @@ ssize_t http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, b
                 case CA_DIGIT:
                         if (++c->digits > CHUNK_DIGITS_MAX)
                                 return chunk_refuse(c, why, "chunk size over 16 hex digits");
-                        c->left = c->left << 4 | (uint64_t)hex_value(b);
+                        c->left = c->left << 4 | (uint64_t)hex_value(ch);
                         break;
                 case CA_SIZE_END:
                         c->line_len = 0;
@@ -1089,6 +1105,12 @@ ssize_t http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, b
                 default:
                         return chunk_refuse(c, why, "malformed chunked framing");
                 }
+                /* trailer field text is header-like: not framing */
+                bool text = (c->state == CS_TR0 && cell.next == CS_TR_NAME) ||
+                            c->state == CS_TR_NAME ||
+                            (c->state == CS_TR_VALUE && cell.next == CS_TR_VALUE);
+                if (framing && !text)
+                        mark(framing, b + i);
                 c->state = cell.next;
                 i++;
         }

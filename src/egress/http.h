@@ -96,6 +96,8 @@ struct http_response {
         int64_t content_length; /* -1: none */
         bool chunked;
         bool close;
+        bool encoded;       /* a Content-Encoding other than "identity" (gzip, br, ...) */
+        bool ws_extensions; /* a Sec-WebSocket-Extensions header (e.g. permessage-deflate) */
         size_t head_len;
 };
 
@@ -128,6 +130,18 @@ void http_chunked_init(struct http_chunked *c);
  */
 ssize_t http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool *done,
                           const char **why);
+
+/*
+ * http_chunked_feed_map — the same, also marking in the bitmap `framing`
+ * (bit b + i for buf[i], LSB first in each byte) every consumed byte that
+ * is chunk framing: size lines with their extensions, the CRLF after
+ * data, the CRLFs ending trailer lines and the final empty line. Data and
+ * trailer field text are left unmarked (a caller scanning the body as one
+ * stream skips the marked bytes). Bits of bytes not consumed are not
+ * touched. Pure.
+ */
+ssize_t http_chunked_feed_map(struct http_chunked *c, const char *buf, size_t len, bool *done,
+                              const char **why, uint8_t *framing, size_t b);
 
 /*
  * http_request_websocket — r (parsed from buf) asks for a WebSocket: an

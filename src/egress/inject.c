@@ -286,13 +286,17 @@ bool inject_scrubbable(const struct inject_secret *s)
         return s->len <= INJECT_VALUE_MAX && scrubbable((const char *)s->value, s->len);
 }
 
+/* one base64 form of a value: up to 2 leading bytes of another's group */
+#define B64_SLOT ((INJECT_VALUE_MAX + 2 + 2) / 3 * 4 + 8)
+
 int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_needles *nd)
 {
         memset(nd, 0, sizeof *nd);
         if (n > INJECT_MAX)
                 n = INJECT_MAX;
-        nd->n = calloc(2 * n + 1, sizeof *nd->n);
-        nd->store = calloc(n + 1, INJECT_NEEDLE_MAX);
+        nd->n = calloc(7 * n + 1, sizeof *nd->n);
+        nd->store = calloc(3 * n + 1, B64_SLOT);
+        nd->store_len = (3 * n + 1) * B64_SLOT;
         if (!nd->n || !nd->store) {
                 inject_needles_free(nd);
                 return -ENOMEM;
@@ -306,20 +310,40 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
                 a->find_len = s[i].len;
                 fit(a->repl, s[i].placeholder, s[i].ph_len, s[i].len);
                 a->repl_len = s[i].len;
-                /* the value's base64 as it stands at a 3-byte boundary: its
-                 * whole groups (best effort: other alignments are not seen) */
-                char *st = nd->store + i * INJECT_NEEDLE_MAX;
-                (void)inject_b64_encode(s[i].value, s[i].len, st);
-                size_t whole = s[i].len / 3 * 4;
-                if (whole >= 8 && whole <= sizeof a->repl - 1 && scrubbable(st, whole)) {
-                        char pb[(SECRET_PH_LEN_MAX + 2) / 3 * 4 + 1];
-                        size_t pbl = inject_b64_encode((const unsigned char *)s[i].placeholder,
-                                                       s[i].ph_len, pb);
-                        struct inject_needle *b = &nd->n[nd->count++];
-                        b->find = st;
-                        b->find_len = whole;
-                        fit(b->repl, pb, pbl, whole);
-                        b->repl_len = whole;
+                /*
+                 * The value's base64 at each of the three alignments it can
+                 * have in an encoded stream (after 0, 1 or 2 other bytes of
+                 * its group): the characters that depend on the value's
+                 * bytes alone — from 0, 2 or 3 characters in, up to its last
+                 * whole group. "Basic base64(user:VALUE)" is found whatever
+                 * the user name's length.
+                 */
+                for (size_t al = 0; al < 3; al++) {
+                        unsigned char vb[INJECT_VALUE_MAX + 2] = {0};
+                        unsigned char pv[SECRET_PH_LEN_MAX + 2] = {0};
+                        memcpy(vb + al, s[i].value, s[i].len);
+                        memcpy(pv + al, s[i].placeholder, s[i].ph_len);
+                        char *st = nd->store + (3 * i + al) * B64_SLOT;
+                        size_t sl = inject_b64_encode(vb, al + s[i].len, st);
+                        explicit_bzero(vb, sizeof vb);
+                        char pb[(SECRET_PH_LEN_MAX + 2 + 2) / 3 * 4 + 1];
+                        size_t pbl = inject_b64_encode(pv, al + s[i].ph_len, pb);
+                        size_t skip = al == 0 ? 0 : al == 1 ? 2 : 3;
+                        size_t whole = (al + s[i].len) / 3 * 4;
+                        /* the value ending the encoded text (a password,
+                         * the usual case): its last group and padding too,
+                         * tried first so that nothing of it is left */
+                        size_t ends[2] = {(al + s[i].len) % 3 ? sl : 0, whole};
+                        for (size_t e = 0; e < 2; e++) {
+                                size_t fl = ends[e] > skip ? ends[e] - skip : 0;
+                                if (fl < 8 || fl > sizeof a->repl - 1 || !scrubbable(st + skip, fl))
+                                        continue;
+                                struct inject_needle *b = &nd->n[nd->count++];
+                                b->find = st + skip;
+                                b->find_len = fl;
+                                fit(b->repl, pb + skip, pbl > skip ? pbl - skip : 0, fl);
+                                b->repl_len = fl;
+                        }
                 }
         }
         for (size_t i = 0; i < nd->count; i++)
@@ -333,26 +357,101 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
 {
         size_t i = from;
         while (i < len) {
-                bool hit = false, partial = false;
-                for (size_t k = 0; k < nd->count && !hit; k++) {
+                /* the longest needle standing here wins; one that may still
+                 * turn out longer (its beginning ends the buffer) holds */
+                const struct inject_needle *hit = NULL;
+                size_t partial = 0;
+                for (size_t k = 0; k < nd->count; k++) {
                         const struct inject_needle *e = &nd->n[k];
                         if (buf[i] != e->find[0])
                                 continue;
                         if (i + e->find_len <= len) {
-                                if (!memcmp(buf + i, e->find, e->find_len)) {
-                                        memcpy(buf + i, e->repl, e->find_len);
-                                        (*replaced)++;
-                                        i += e->find_len;
-                                        hit = true;
-                                }
-                        } else if (!memcmp(buf + i, e->find, len - i))
-                                partial = true;
+                                if ((!hit || e->find_len > hit->find_len) &&
+                                    !memcmp(buf + i, e->find, e->find_len))
+                                        hit = e;
+                        } else if (e->find_len > partial && !memcmp(buf + i, e->find, len - i))
+                                partial = e->find_len;
                 }
-                if (hit)
-                        continue;
-                if (partial)
+                if (partial && (!hit || partial > hit->find_len))
                         return len - i;
+                if (hit) {
+                        memcpy(buf + i, hit->repl, hit->find_len);
+                        (*replaced)++;
+                        i += hit->find_len;
+                        continue;
+                }
                 i++;
+        }
+        return 0;
+}
+
+static int put(char *out, size_t size, size_t *o, const char *p, size_t n)
+{
+        if (n > size - *o)
+                return -E2BIG;
+        memcpy(out + *o, p, n);
+        *o += n;
+        return 0;
+}
+
+int inject_query(const struct inject_secret *s, const char *t, size_t len, char *out,
+                 size_t out_size, size_t *out_len)
+{
+        static const char hexd[] = "0123456789ABCDEF";
+        const char *q = memchr(t, '?', len);
+        size_t o = 0, ql = strlen(s->query);
+        int replaced = 0;
+        *out_len = 0;
+        if (!q || !ql)
+                return put(out, out_size, out_len, t, len) < 0 ? -E2BIG : 0;
+        if (put(out, out_size, &o, t, (size_t)(q - t) + 1) < 0)
+                return -E2BIG;
+        const char *p = q + 1, *end = t + len;
+        while (p <= end) {
+                const char *amp = memchr(p, '&', (size_t)(end - p));
+                const char *pe = amp ? amp : end;
+                const char *eq = memchr(p, '=', (size_t)(pe - p));
+                bool ours = eq && (size_t)(eq - p) == ql && !memcmp(p, s->query, ql) &&
+                            (size_t)(pe - eq - 1) == s->ph_len &&
+                            !memcmp(eq + 1, s->placeholder, s->ph_len);
+                if (ours) {
+                        if (put(out, out_size, &o, p, ql + 1) < 0)
+                                return -E2BIG;
+                        for (size_t i = 0; i < s->len; i++) {
+                                unsigned char c = s->value[i];
+                                bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                                             (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+                                             c == '_' || c == '~';
+                                char e[3] = {'%', hexd[c >> 4], hexd[c & 15]};
+                                if (put(out, out_size, &o, plain ? (const char *)&s->value[i] : e,
+                                        plain ? 1 : 3) < 0)
+                                        return -E2BIG;
+                        }
+                        replaced = 1;
+                } else if (put(out, out_size, &o, p, (size_t)(pe - p)) < 0)
+                        return -E2BIG;
+                if (!amp)
+                        break;
+                if (put(out, out_size, &o, "&", 1) < 0)
+                        return -E2BIG;
+                p = amp + 1;
+        }
+        *out_len = o;
+        return replaced;
+}
+
+int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
+                      uint64_t *replaced)
+{
+        if (held < INJECT_SCRUB_MIN || held > len)
+                return 0;
+        for (size_t k = 0; k < nd->count; k++) {
+                const struct inject_needle *e = &nd->n[k];
+                if (held < e->find_len && !memcmp(buf + len - held, e->find, held)) {
+                        memcpy(buf + len - held, e->repl, held);
+                        (*replaced)++;
+                        return 1;
+                }
         }
         return 0;
 }
@@ -360,96 +459,8 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
 void inject_needles_free(struct inject_needles *nd)
 {
         if (nd->store)
-                explicit_bzero(nd->store, 1); /* header; the forms are wiped below */
-        if (nd->store && nd->n)
-                for (size_t i = 0; i < nd->count; i++)
-                        if (nd->n[i].find >= nd->store)
-                                explicit_bzero((char *)nd->n[i].find, nd->n[i].find_len);
+                explicit_bzero(nd->store, nd->store_len); /* the base64 forms */
         free(nd->n);
         free(nd->store);
         memset(nd, 0, sizeof *nd);
-}
-
-void inject_scrub_init(struct inject_scrub *z, const struct inject_needles *nd)
-{
-        z->nd = nd;
-        z->carry_len = 0;
-        z->replaced = 0;
-}
-
-/*
- * One pass over buf[len] (carry + new bytes, or the carry alone at the
- * end): a full match is replaced; a tail that is a proper prefix of a
- * needle is kept (unless `final`); anything else is settled. Returns how
- * many bytes of buf were consumed.
- */
-static size_t scrub_pass(struct inject_scrub *z, const char *buf, size_t len, bool final,
-                         inject_out_fn out, void *ctx)
-{
-        const struct inject_needles *nd = z->nd;
-        size_t i = 0, settled = 0;
-        while (i < len) {
-                bool hit = false, partial = false;
-                for (size_t k = 0; k < nd->count; k++) {
-                        const struct inject_needle *e = &nd->n[k];
-                        if (buf[i] != e->find[0])
-                                continue;
-                        if (i + e->find_len <= len) {
-                                if (!memcmp(buf + i, e->find, e->find_len)) {
-                                        if (i > settled)
-                                                out(ctx, buf + settled, i - settled);
-                                        out(ctx, e->repl, e->repl_len);
-                                        z->replaced++;
-                                        i += e->find_len;
-                                        settled = i;
-                                        hit = true;
-                                        break;
-                                }
-                        } else if (!final && !memcmp(buf + i, e->find, len - i))
-                                partial = true;
-                }
-                if (hit)
-                        continue;
-                if (partial)
-                        break; /* keep from i on */
-                i++;
-        }
-        if (i > settled)
-                out(ctx, buf + settled, i - settled);
-        return i;
-}
-
-void inject_scrub_feed(struct inject_scrub *z, const char *in, size_t len, inject_out_fn out,
-                       void *ctx)
-{
-        if (!z->nd || z->nd->count == 0) {
-                if (len)
-                        out(ctx, in, len);
-                return;
-        }
-        /* the carry and the first bytes of `in` first, in the carry buffer's
-         * room; a match can span at most max_len - 1 carried bytes */
-        while (len > 0 || z->carry_len > 0) {
-                char buf[2 * INJECT_NEEDLE_MAX];
-                size_t take = len < sizeof buf - z->carry_len ? len : sizeof buf - z->carry_len;
-                memcpy(buf, z->carry, z->carry_len);
-                memcpy(buf + z->carry_len, in, take);
-                size_t bl = z->carry_len + take;
-                in += take;
-                len -= take;
-                size_t used = scrub_pass(z, buf, bl, false, out, ctx);
-                z->carry_len = bl - used;
-                memcpy(z->carry, buf + used, z->carry_len);
-                explicit_bzero(buf, sizeof buf);
-                if (take == 0 || len == 0)
-                        break;
-        }
-}
-
-void inject_scrub_flush(struct inject_scrub *z, inject_out_fn out, void *ctx)
-{
-        if (z->carry_len)
-                (void)scrub_pass(z, z->carry, z->carry_len, true, out, ctx);
-        explicit_bzero(z->carry, sizeof z->carry);
-        z->carry_len = 0;
 }

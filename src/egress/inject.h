@@ -8,7 +8,7 @@
  * own hosts only, and refuses (secret.exfil) any request, tunnel or name
  * that carries the placeholder (or the value) anywhere else. Responses
  * from the secret's hosts are scrubbed of the value before the run sees
- * them (struct inject_scrub).
+ * them (inject_scrub_inplace).
  *
  * Everything here is pure: no syscalls, no allocation but the caller's
  * buffers; unit-tested (tests/unit/test_inject.c) and fuzzed
@@ -39,6 +39,7 @@ struct inject_secret {
         char *const *hosts;
         size_t n_hosts;
         char header[SECRET_HEADER_MAX + 1]; /* "" = replace in any header value */
+        char query[SECRET_QUERY_MAX + 1];   /* a query parameter replaced too, or "" */
         bool exfil_kill;
 };
 
@@ -70,6 +71,18 @@ bool inject_tls_match(const struct inject_secret *s, const char *host, uint16_t 
  * literals are included as written: the caller refuses them. Pure. */
 size_t inject_tls_names(const struct inject_secret *v, size_t n,
                         char names[][SECRET_INJECT_HOST_MAX + 1], size_t max);
+
+/*
+ * inject_query — the request target t[len] toward s's host with the
+ * placeholder replaced by the value (percent-encoded: every byte but
+ * A-Z a-z 0-9 - . _ ~) where it stands as the whole value of the query
+ * parameter s->query (exactly that name, each occurrence). Nothing else of
+ * the target changes. Writes out (not NUL-terminated) and *out_len.
+ * Returns 1 when replaced, 0 when not (s->query empty, or no such
+ * parameter holding the placeholder: out is then a copy), -E2BIG. Pure.
+ */
+int inject_query(const struct inject_secret *s, const char *t, size_t len, char *out,
+                 size_t out_size, size_t *out_len);
 
 /*
  * inject_mentions — the placeholder or the value of some secret of v[n]
@@ -129,6 +142,7 @@ struct inject_needles {
         size_t count;
         size_t max_len;
         char *store; /* owned: the base64 forms */
+        size_t store_len;
 };
 
 /* inject_needles_new — for s[n] (values longer than INJECT_VALUE_MAX are
@@ -149,19 +163,14 @@ void inject_needles_free(struct inject_needles *nd);
 size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
                             uint64_t *replaced);
 
-struct inject_scrub {
-        const struct inject_needles *nd; /* borrowed */
-        char carry[INJECT_NEEDLE_MAX];
-        size_t carry_len;
-        uint64_t replaced; /* occurrences so far */
-};
-
-typedef void (*inject_out_fn)(void *ctx, const char *p, size_t n);
-
-void inject_scrub_init(struct inject_scrub *z, const struct inject_needles *nd);
-
-/* inject_scrub_feed — scrub in[len], passing what is settled to out(); the
- * rest stays in the carry. inject_scrub_flush — the end of the stream. */
-void inject_scrub_feed(struct inject_scrub *z, const char *in, size_t len, inject_out_fn out,
-                       void *ctx);
-void inject_scrub_flush(struct inject_scrub *z, inject_out_fn out, void *ctx);
+/*
+ * inject_scrub_tail — the end of a stream whose last `held` bytes
+ * (inject_scrub_inplace's return) are a proper prefix of a needle: when
+ * held >= INJECT_SCRUB_MIN they are overwritten with the same prefix of
+ * that needle's replacement (a value cut short by the end of a response —
+ * a Range request on a reflecting endpoint — must not reach the run
+ * either); shorter prefixes stay (they could be anything). Returns 1 when
+ * replaced, else 0. Pure.
+ */
+int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
+                      uint64_t *replaced);

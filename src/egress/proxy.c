@@ -55,6 +55,8 @@
 #include "egress/inject.h"
 #include "egress/socks.h"
 #include "egress/tls.h"
+#include "egress/wsframe.h"
+#include "egress/wsframe.h"
 #include "secrets/mask.h"
 #include "shared/json.h"
 #include "shared/macro.h"
@@ -220,6 +222,7 @@ struct conn {
         struct http_chunked req_ch;
         bool req_head; /* the request was HEAD */
         bool ws; /* the request asks for a WebSocket: a 101 turns the connection into a tunnel */
+        struct ws_frames wsf; /* a scrubbed WebSocket: the server's frame headers */
         bool client_close;
         char method[16];
         size_t rhead_len;
@@ -235,11 +238,14 @@ struct conn {
          * begin a value and wait for the next bytes (inject_scrub_inplace) */
         bool scrub;
         size_t hold;
+        int64_t hold_until; /* held bytes go out (their tail scrubbed) if nothing follows by then */
         /* the request body's last bytes already checked, so a placeholder
          * cut between two reads is still seen (body_exfil) */
         char bcarry[SECRET_PH_LEN_MAX];
         size_t bcarry_len;
-        uint64_t own; /* the injections whose hosts this request goes to */
+        uint64_t own;         /* the injections whose hosts this request goes to */
+        uint64_t inj_pending; /* ... whose value it carries: secret.inject once it is sent */
+        size_t inj_head_left; /* bytes of its head still to be written upstream */
         /* epoll: what each of client, upstream, DNS is registered with */
         int reg_fd[3];
         uint32_t reg_ev[3];
@@ -252,6 +258,10 @@ struct conn {
         struct relay c2u, u2c;
         struct http_request rq; /* the request being forwarded (spans into `in`) */
         char rhead[HTTP_HEAD_MAX];
+        char inj_path[2100]; /* the target of the request inj_pending is for */
+        /* scrubbed responses: which bytes of u2c are chunk framing (one
+         * bit each; the scrubber reads the body as one stream past them) */
+        uint8_t framing[RELAY_BUF / 8];
 };
 
 /* Freed connections kept for reuse: a fresh 190 KB allocation per
@@ -1570,6 +1580,23 @@ static bool header_dropped(const char *name, size_t len)
         return false;
 }
 
+/*
+ * Toward a secret's hosts, request headers that would let an answer carry
+ * the value past the scrubber: a compressed body (Accept-Encoding: identity
+ * is sent instead), a slice of it (Range, If-Range: a reflecting endpoint
+ * asked for bytes 1.. of the value returns a suffix no needle matches), a
+ * compressed WebSocket (Sec-WebSocket-Extensions: permessage-deflate).
+ */
+static bool header_scrub_hostile(const char *name, size_t len)
+{
+        static const char *const hostile[] = {"accept-encoding", "range", "if-range",
+                                              "sec-websocket-extensions"};
+        for (size_t i = 0; i < ARRAY_SIZE(hostile); i++)
+                if (strlen(hostile[i]) == len && !strncasecmp(name, hostile[i], len))
+                        return true;
+        return false;
+}
+
 /* egress.request for the current request (new trace and span ids). */
 static int64_t record_request(struct conn *c, bool sync)
 {
@@ -1608,13 +1635,65 @@ static void send_request_head(struct conn *c)
          * any trace headers of the run's, then ringfence's attribution */
         struct relay *o = &c->c2u;
         o->off = 0;
+        /* credential injection: the placeholder in the target only as the
+         * value of a query parameter a binding declares, toward the
+         * secret's own hosts (replaced there); anywhere else in a target
+         * it is refused. In headers replaced toward the secret's own
+         * hosts, refused elsewhere (below). */
+        uint64_t own = 0, injected = 0;
+        const char *tgt = rq->path.len ? c->in + rq->path.off : "/";
+        size_t tl = rq->path.len ? rq->path.len : 1;
+        static char tq[2][HTTP_HEAD_MAX + 3 * INJECT_VALUE_MAX];
+        bool tq_used = false;
+        for (size_t k = 0; k < E.cfg->n_inject; k++)
+                if (c->term ? inject_tls_match(&E.cfg->inject[k], c->host, c->port)
+                            : inject_host_match(&E.cfg->inject[k], c->host, c->port))
+                        own |= 1ULL << k;
+        for (size_t k = 0, w = 0; k < E.cfg->n_inject; k++) {
+                size_t ql;
+                if (!(own & (1ULL << k)) || !E.cfg->inject[k].query[0])
+                        continue;
+                int r = inject_query(&E.cfg->inject[k], tgt, tl, tq[w], sizeof tq[0], &ql);
+                tq_used = true;
+                if (r < 0) {
+                        explicit_bzero(tq, sizeof tq);
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
+                        deny(c, "request target too long", NULL, 400, SOCKS_GENERAL_FAILURE,
+                             HINT_NONE);
+                        return;
+                }
+                if (r > 0) {
+                        tgt = tq[w];
+                        tl = ql;
+                        w ^= 1;
+                        injected |= 1ULL << k;
+                }
+        }
+        for (size_t k = 0; k < E.cfg->n_inject; k++) {
+                const char *form;
+                if (!inject_mentions(&E.cfg->inject[k], 1, tgt, tl, false, false, &form) ||
+                    (!strcmp(form, "value") && (injected & (1ULL << k))))
+                        continue;
+                if (tq_used)
+                        explicit_bzero(tq, sizeof tq);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                exfil(c, &E.cfg->inject[k], "request target (URL)", form);
+                return;
+        }
         /* an HTTP/1.0 request goes up as 1.0: the answer then has no
          * chunked framing the client could not read, and ends the connection;
          * one without a Host gets one from its target (RFC 9112 3.2) */
-        int n = snprintf(o->d, RELAY_BUF, "%s %.*s HTTP/1.%c\r\n", c->method,
-                         (int)(rq->path.len ? rq->path.len : 1),
-                         rq->path.len ? c->in + rq->path.off : "/", rq->http10 ? '0' : '1');
-        size_t len = n > 0 ? (size_t)n : 0;
+        int n = snprintf(o->d, RELAY_BUF, "%s %.*s HTTP/1.%c\r\n", c->method, (int)tl, tgt,
+                         rq->http10 ? '0' : '1');
+        if (tq_used)
+                explicit_bzero(tq, sizeof tq);
+        if (n < 0 || n >= RELAY_BUF) {
+                explicit_bzero(o->d, RELAY_BUF);
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                deny(c, "request target too long", NULL, 400, SOCKS_GENERAL_FAILURE, HINT_NONE);
+                return;
+        }
+        size_t len = (size_t)n;
         if (!http_header_find(rq, c->in, "host")) {
                 char port[8] = "";
                 if (c->port != 80)
@@ -1624,25 +1703,7 @@ static void send_request_head(struct conn *c)
                              port);
                 len += n > 0 ? (size_t)n : 0;
         }
-        /* credential injection: the placeholder never in the target; in
-         * headers replaced toward the secret's own hosts, refused elsewhere */
-        uint64_t own = 0, injected = 0;
         static char ib[2][HTTP_HEAD_MAX + 2 * INJECT_VALUE_MAX];
-        if (E.cfg->n_inject) {
-                const char *form;
-                const struct inject_secret *s =
-                        inject_mentions(E.cfg->inject, E.cfg->n_inject, c->in + rq->path.off,
-                                        rq->path.len, false, false, &form);
-                if (s) {
-                        c->ufd = unwatch_close(c, W_UP, c->ufd);
-                        exfil(c, s, "request target (URL)", form);
-                        return;
-                }
-                for (size_t k = 0; k < E.cfg->n_inject; k++)
-                        if (c->term ? inject_tls_match(&E.cfg->inject[k], c->host, c->port)
-                                    : inject_host_match(&E.cfg->inject[k], c->host, c->port))
-                                own |= 1ULL << k;
-        }
         for (size_t i = 0; i < rq->n_headers; i++) {
                 const struct http_header *h = &rq->headers[i];
                 const char *name = c->in + h->name.off;
@@ -1650,8 +1711,8 @@ static void send_request_head(struct conn *c)
                         continue;
                 const char *v = c->in + h->value.off;
                 size_t vl = h->value.len;
-                if (own && h->name.len == 15 && !strncasecmp(name, "accept-encoding", 15))
-                        continue; /* identity below: a compressed body would hide the value */
+                if (own && header_scrub_hostile(name, h->name.len))
+                        continue; /* see header_scrub_hostile */
                 bool templated = false;
                 for (size_t k = 0; k < E.cfg->n_inject; k++) {
                         const struct inject_secret *s = &E.cfg->inject[k];
@@ -1733,27 +1794,14 @@ static void send_request_head(struct conn *c)
                 n = snprintf(o->d + len, RELAY_BUF - len, "Accept-Encoding: identity\r\n");
                 len += n > 0 && (size_t)n < RELAY_BUF - len ? (size_t)n : 0;
         }
+        /* secret.inject once the request is out whole (inject_records):
+         * a body refused after the head never carried the value */
+        c->inj_pending = injected;
         if (injected) {
                 explicit_bzero(ib, sizeof ib);
-                char path[2100];
-                snprintf(path, sizeof path, "%.*s%s",
+                snprintf(c->inj_path, sizeof c->inj_path, "%.*s%s",
                          (int)(rq->path.len > 2048 ? 2048 : rq->path.len), c->in + rq->path.off,
                          rq->path.len > 2048 ? "...(cut)" : "");
-                for (size_t k = 0; k < E.cfg->n_inject; k++) {
-                        if (!(injected & (1ULL << k)))
-                                continue;
-                        struct evf f[] = {
-                                {"name", E.cfg->inject[k].name, 0},
-                                {"secret_version", NULL, E.cfg->inject[k].version},
-                                {"host", c->host, 0},
-                                {"port", NULL, c->port},
-                                {"method", c->method, 0},
-                                {"path", path[0] ? path : "/", 0},
-                                {"trace_id", c->trace, 0},
-                                {"via", via(c), 0},
-                        };
-                        event_async("secret.inject", NULL, f, ARRAY_SIZE(f));
-                }
         }
         n = snprintf(
                 o->d + len, RELAY_BUF - len,
@@ -1765,12 +1813,34 @@ static void send_request_head(struct conn *c)
                 return;
         }
         o->len = len + (size_t)n;
+        c->inj_head_left = o->len;
         /* the body follows whatever of it is already buffered */
         memmove(c->in, c->in + rq->head_len, c->in_len - rq->head_len);
         c->in_len -= rq->head_len;
         c->rhead_len = 0;
         c->resp_in_head = true;
         conn_to(c, CS_BODY);
+}
+
+/* secret.inject for each injection the request just sent carried. */
+static void inject_records(struct conn *c)
+{
+        for (size_t k = 0; c->inj_pending && k < E.cfg->n_inject; k++) {
+                if (!(c->inj_pending & (1ULL << k)))
+                        continue;
+                struct evf f[] = {
+                        {"name", E.cfg->inject[k].name, 0},
+                        {"secret_version", NULL, E.cfg->inject[k].version},
+                        {"host", c->host, 0},
+                        {"port", NULL, c->port},
+                        {"method", c->method, 0},
+                        {"path", c->inj_path[0] ? c->inj_path : "/", 0},
+                        {"trace_id", c->trace, 0},
+                        {"via", via(c), 0},
+                };
+                event_async("secret.inject", NULL, f, ARRAY_SIZE(f));
+        }
+        c->inj_pending = 0;
 }
 
 /*
@@ -1832,6 +1902,7 @@ static void body_from_in(struct conn *c)
                         c->req_left -= (int64_t)take;
                 if (body_exfil(c, c->in, take)) {
                         o->off = o->len = 0; /* the head waiting in it goes nowhere either */
+                        c->inj_pending = 0;  /* ... and never carried the value */
                         return;
                 }
                 memcpy(o->d + o->off + o->len, c->in, take);
@@ -1839,6 +1910,101 @@ static void body_from_in(struct conn *c)
                 memmove(c->in, c->in + take, c->in_len - take);
                 c->in_len -= take;
         }
+}
+
+/* ---- the response scrubber's view of u2c ------------------------------------------ */
+
+/* how long bytes that may begin the value wait for the next ones (an idle
+ * WebSocket, a stream that pauses) */
+#define SCRUB_HOLD_MS 200
+
+static bool framing_bit(const struct conn *c, size_t i)
+{
+        return c->framing[i / 8] & (1u << (i % 8));
+}
+
+static void framing_clear(struct conn *c, size_t from, size_t to)
+{
+        for (size_t i = from; i < to; i++)
+                c->framing[i / 8] &= (uint8_t) ~(1u << (i % 8));
+}
+
+/* The bytes left in u2c (held ones) to its front, their framing bits too. */
+static void u2c_to_front(struct conn *c)
+{
+        struct relay *o = &c->u2c;
+        if (c->scrub)
+                for (size_t i = 0; i < o->len; i++) {
+                        bool f = framing_bit(c, o->off + i);
+                        c->framing[i / 8] = (uint8_t)((c->framing[i / 8] & ~(1u << (i % 8))) |
+                                                      ((unsigned)f << (i % 8)));
+                }
+        memmove(o->d, o->d + o->off, o->len);
+        o->off = 0;
+}
+
+/*
+ * Scrub u2c from the held bytes up to its end, chunk framing skipped: the
+ * value (or its base64) is found even when the host's chunked framing
+ * splits it, and replaced in place (framing untouched). Sets c->hold to
+ * the bytes (from the first byte of a possible beginning of a value) that
+ * must wait for the next read; at the end of a response (`ended`) a value
+ * cut short there is replaced too and nothing is held.
+ */
+static void scrub_u2c(struct conn *c, size_t start, bool ended)
+{
+        static char g[RELAY_BUF];
+        static uint16_t at[RELAY_BUF];
+        _Static_assert(RELAY_BUF <= 65536, "u2c offsets fit 16 bits");
+        struct relay *o = &c->u2c;
+        size_t end = o->off + o->len;
+        size_t from = start - (c->hold <= start - o->off ? c->hold : start - o->off);
+        size_t n = 0;
+        for (size_t i = from; i < end; i++)
+                if (!framing_bit(c, i)) {
+                        g[n] = o->d[i];
+                        at[n++] = (uint16_t)i;
+                }
+        size_t h = inject_scrub_inplace(&E.needles, g, n, 0, &E.scrubbed);
+        if (ended && h) {
+                (void)inject_scrub_tail(&E.needles, g, n, h, &E.scrubbed);
+                h = 0;
+        }
+        for (size_t j = 0; j < n; j++)
+                o->d[at[j]] = g[j];
+        explicit_bzero(g, n);
+        size_t before = c->hold;
+        c->hold = h ? end - at[n - h] : 0;
+        if (c->hold && (!before || end > start))
+                c->hold_until = now_ms() + SCRUB_HOLD_MS;
+}
+
+/*
+ * A scrubbed WebSocket's server bytes u2c[from..end): their frame headers
+ * marked as framing for scrub_u2c. A frame the scrubber cannot read into
+ * (compressed, masked) ends the connection: false.
+ */
+static bool ws_mark(struct conn *c, size_t from)
+{
+        const char *why = "";
+        struct relay *o = &c->u2c;
+        size_t end = o->off + o->len;
+        if (ws_frames_feed(&c->wsf, (const uint8_t *)o->d + from, end - from, c->framing, from,
+                           &why) >= 0)
+                return true;
+        char key[300], reason[200];
+        snprintf(key, sizeof key, "%s:%u", c->host, c->port);
+        snprintf(reason, sizeof reason, "the injection host sent %s: ended", why);
+        struct evf f[] = {
+                {"host", c->host, 0}, {"port", NULL, c->port}, {"addr", c->addr_text, 0},
+                {"rule", c->rule, 0}, {"reason", reason, 0},   {"proto", conn_proto(c), 0},
+                {"fix", "", 0},       {"via", via(c), 0},
+        };
+        event_deny_now(key, f, ARRAY_SIZE(f));
+        o->len = from - o->off; /* nothing of it reaches the run */
+        c->hold = 0;
+        c->st = CS_DEAD;
+        return false;
 }
 
 /* Response bytes arrived in u2c (from `start`): find the head and the end. */
@@ -1867,6 +2033,39 @@ static void on_response_bytes(struct conn *c, size_t start)
                                 conn_to(c, CS_DRAIN);
                                 return;
                         }
+                        const char *hostile =
+                                !c->scrub    ? NULL
+                                : rs.encoded ? "compressed its answer (Content-Encoding) although "
+                                               "asked for identity"
+                                : rs.status == 206
+                                        ? "answered with a part of a resource (206), which could "
+                                          "hold a slice of the injected value"
+                                : rs.status == 101 && rs.ws_extensions
+                                        ? "opened a WebSocket with an extension (compressed "
+                                          "frames) although none was asked for"
+                                        : NULL;
+                        if (hostile) {
+                                /* an answer of a secret's host the scrubber could
+                                 * not see the value in: the head (held whole) and
+                                 * all after it never reach the run */
+                                size_t head_at = pos - c->rhead_len;
+                                c->rhead_len = 0;
+                                c->hold = 0;
+                                if (head_at < o->off) {
+                                        conn_to(c, CS_DEAD);
+                                        return;
+                                }
+                                o->len = head_at - o->off;
+                                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                                c->client_close = true;
+                                char hw[256];
+                                snprintf(hw, sizeof hw,
+                                         "the injection host %s: the injected value could not be "
+                                         "kept out of it",
+                                         hostile);
+                                deny(c, hw, c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
+                                return;
+                        }
                         pos += (size_t)r - c->rhead_len;
                         c->rhead_len = 0;
                         struct evf f[] = {{"host", c->host, 0}, {"status", NULL, rs.status}};
@@ -1885,6 +2084,9 @@ static void on_response_bytes(struct conn *c, size_t start)
                                         c->c2u.len += c->in_len;
                                         c->in_len = 0;
                                         conn_to(c, CS_TUNNEL);
+                                        ws_frames_init(&c->wsf);
+                                        if (c->scrub)
+                                                (void)ws_mark(c, pos);
                                 } else
                                         conn_to(c, CS_DRAIN);
                                 return;
@@ -1908,8 +2110,9 @@ static void on_response_bytes(struct conn *c, size_t start)
                 } else if (c->resp_left == -1) {
                         bool done = false;
                         const char *why;
-                        ssize_t k = http_chunked_feed(&c->resp_ch, o->d + pos,
-                                                      o->off + o->len - pos, &done, &why);
+                        ssize_t k = http_chunked_feed_map(&c->resp_ch, o->d + pos,
+                                                          o->off + o->len - pos, &done, &why,
+                                                          c->scrub ? c->framing : NULL, pos);
                         if (k < 0) {
                                 conn_to(c, CS_DRAIN);
                                 return;
@@ -2270,6 +2473,13 @@ static int relay_write(struct conn *c, enum watched w, struct relay *o)
         ssize_t n = io_write(c, w, o->d + o->off, o->len);
         if (n < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        if (w == W_UP && c->inj_pending) {
+                /* the head carrying the value is out whole: recorded now */
+                if ((size_t)n >= c->inj_head_left)
+                        inject_records(c);
+                else
+                        c->inj_head_left -= (size_t)n;
+        }
         o->off += (size_t)n;
         o->len -= (size_t)n;
         if (o->len == 0)
@@ -2636,14 +2846,18 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                    (ure & (POLLIN | POLLHUP | POLLERR))) {
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
-                else if (c->u2c.len == c->hold && c->u2c.off > 0) {
-                        memmove(c->u2c.d, c->u2c.d + c->u2c.off, c->u2c.len);
-                        c->u2c.off = 0;
-                }
+                else if (c->u2c.len == c->hold && c->u2c.off > 0)
+                        u2c_to_front(c);
                 size_t start = c->u2c.off + c->u2c.len;
                 int rk = relay_read(c, W_UP, &c->u2c, &c->down);
+                if (c->scrub)
+                        framing_clear(c, start, c->u2c.off + c->u2c.len);
                 if (rk < 0) {
-                        c->hold = 0; /* the server is gone: what is held goes out as it is */
+                        /* the server is gone: what is held goes out, a
+                         * value cut short at the end scrubbed too */
+                        if (c->scrub && c->hold)
+                                scrub_u2c(c, c->u2c.off + c->u2c.len, true);
+                        c->hold = 0;
                         if (c->utls && rk == -2)
                                 c->no_notify =
                                         true; /* cut, not closed: the client must see a cut */
@@ -2652,19 +2866,23 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         } else
                                 conn_to(c, CS_DRAIN);
                 } else if (c->st == CS_RESP || c->scrub) {
-                        if (c->scrub) {
-                                /* in place, same length: the framing read next is the
-                                 * server's; a value split across reads is held back */
-                                size_t end = c->u2c.off + c->u2c.len;
-                                c->hold = inject_scrub_inplace(&E.needles, c->u2c.d, end,
-                                                               start - c->hold, &E.scrubbed);
-                        }
-                        if (c->st == CS_RESP) {
+                        /* the framing first (it marks chunk framing for the
+                         * scrubber, and may end the response), then the
+                         * scrub over the body as one stream */
+                        bool resp = c->st == CS_RESP;
+                        if (resp)
                                 on_response_bytes(c, start);
-                                if (c->st != CS_RESP && c->st != CS_TUNNEL)
-                                        c->hold =
-                                                0; /* the response ended: nothing more can match */
-                        }
+                        else if (c->st == CS_TUNNEL && c->ws && c->scrub)
+                                (void)ws_mark(c, start);
+                        if (c->scrub && c->st != CS_DEAD) {
+                                bool ended = resp && c->st != CS_RESP && c->st != CS_TUNNEL;
+                                scrub_u2c(c, start, ended);
+                                /* a response head is held whole until read: a
+                                 * refusal of it (compressed) replaces it all */
+                                if (c->st == CS_RESP && c->resp_in_head && c->rhead_len > c->hold)
+                                        c->hold = c->rhead_len;
+                        } else if (resp && c->st != CS_RESP && c->st != CS_TUNNEL)
+                                c->hold = 0; /* the response ended: nothing more can match */
                 }
         }
         if (c->st == CS_TUNNEL && c->sniff)
@@ -2684,11 +2902,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 c->u2c.len += held;
                 if (c->u2c.len == 0)
                         c->u2c.off = 0;
-                else if (held && c->u2c.len == held && c->u2c.off > 0) {
-                        /* only the held bytes left: to the front, room to read */
-                        memmove(c->u2c.d, c->u2c.d + c->u2c.off, held);
-                        c->u2c.off = 0;
-                }
+                else if (held && c->u2c.len == held && c->u2c.off > 0)
+                        u2c_to_front(c); /* only the held bytes left: room to read */
         }
         if (c->pu.len && c->ufd >= 0 && c->st != CS_DEAD && spipe_out(&c->pu, c->ufd) < 0)
                 c->st = CS_DEAD;
@@ -2699,7 +2914,10 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
          * comes back; the server's EOF then ends the tunnel */
         if (c->st == CS_TUNNEL && c->client_eof && !c->up_shut && !c->sniff && c->c2u.len == 0 &&
             c->pu.len == 0) {
-                (void)shutdown(c->ufd, SHUT_WR);
+                if (c->utls)
+                        (void)E.cfg->tls->shutdown(c->utls); /* close_notify, not a bare FIN */
+                else
+                        (void)shutdown(c->ufd, SHUT_WR);
                 c->up_shut = true;
         }
         /* a spliced body is complete once its last byte left the pipe */
@@ -2768,12 +2986,19 @@ static void conn_watch(struct conn *c)
 
 static int64_t conn_deadline(const struct conn *c)
 {
-        return c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
+        int64_t d = c->st == CS_RESOLVE ? c->dns_deadline : c->deadline;
+        return c->hold && c->hold_until < d ? c->hold_until : d;
 }
 
 /* Its deadline passed: a DNS retry, or the end of the connection. */
 static void conn_expire(struct conn *c, int64_t now)
 {
+        if (c->hold && now >= c->hold_until && c->st != CS_DEAD) {
+                /* nothing completed the possible beginning of a value: it
+                 * goes out (a long beginning of the value itself replaced) */
+                scrub_u2c(c, c->u2c.off + c->u2c.len, true);
+                c->hold = 0;
+        }
         if (c->st == CS_RESOLVE && now >= c->dns_deadline)
                 dns_timeout(c);
         else if (c->st != CS_RESOLVE && c->st != CS_DEAD && now >= c->deadline) {

@@ -348,6 +348,21 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
                 memcpy(b->header, m->str, m->len + 1);
                 return 0;
         }
+        if (!strcmp(m->key, "query")) {
+                bool ok = m->type == JSON_STRING && m->len >= 1 && m->len <= SECRET_QUERY_MAX;
+                for (size_t i = 0; ok && i < m->len; i++) {
+                        char ch = m->str[i];
+                        ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                             (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+                }
+                if (!ok)
+                        return rf_why(
+                                why, why_len, -EINVAL,
+                                "query: a parameter name of 1-%d characters A-Z a-z 0-9 _ - .",
+                                SECRET_QUERY_MAX);
+                memcpy(b->query, m->str, m->len + 1);
+                return 0;
+        }
         if (!strcmp(m->key, "on_exfil")) {
                 if (m->type != JSON_STRING ||
                     (strcmp(m->str, "kill") != 0 && strcmp(m->str, "refuse") != 0))
@@ -401,7 +416,7 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
 static bool inject_key(const char *k)
 {
         return !strcmp(k, "env") || !strcmp(k, "hosts") || !strcmp(k, "header") ||
-               !strcmp(k, "placeholder") || !strcmp(k, "on_exfil");
+               !strcmp(k, "placeholder") || !strcmp(k, "on_exfil") || !strcmp(k, "query");
 }
 
 static int from_json(const struct json_node *obj, struct secret_binding *b, char *why,
@@ -446,7 +461,7 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                         return rf_why(why, why_len, -EINVAL,
                                       "unknown key \"%.64s\" (name, deliver, from, exec, "
                                       "pass_env, timeout, ttl; inject: env, hosts, header, "
-                                      "placeholder, on_exfil)",
+                                      "query, placeholder, on_exfil)",
                                       quoted(m->key, q));
         }
         if (!name || name->type != JSON_STRING)
@@ -482,11 +497,11 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
         if (b->source != SOURCE_EXEC && (b->n_pass_env || b->timeout_ms))
                 return rf_why(why, why_len, -EINVAL, "pass_env and timeout apply to \"exec\" only");
         if (b->delivery != SECRET_INJECT) {
-                if (b->env[0] || b->n_hosts || b->header[0] || b->ph_prefix[0] || b->ph_length ||
-                    b->exfil_kill)
+                if (b->env[0] || b->n_hosts || b->header[0] || b->query[0] || b->ph_prefix[0] ||
+                    b->ph_length || b->exfil_kill)
                         return rf_why(why, why_len, -EINVAL,
-                                      "env, hosts, header, placeholder and on_exfil apply to "
-                                      "\"deliver\": \"inject\" only");
+                                      "env, hosts, header, query, placeholder and on_exfil apply "
+                                      "to \"deliver\": \"inject\" only");
                 return 0;
         }
         if (!b->n_hosts)
@@ -608,6 +623,10 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
                         json_buf_append_string(&j, b->ph_prefix, strlen(b->ph_prefix));
                 }
                 json_buf_append(&j, "}", 1);
+        }
+        if (b->query[0]) {
+                put_key(&j, &first, "query");
+                json_buf_append_string(&j, b->query, strlen(b->query));
         }
         if (b->timeout_ms) {
                 put_key(&j, &first, "timeout");

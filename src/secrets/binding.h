@@ -24,6 +24,10 @@
  *    "header": "x-api-key: {}", "placeholder": {"prefix": "sk-ant-", "length": 108},
  *    "on_exfil": "kill"}
  *
+ * "query": "key" also replaces the placeholder standing as the whole value
+ * of the query parameter `key` in requests to the hosts (never elsewhere
+ * in the URL).
+ *
  * CLI: --inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...] (split at the last '@').
  */
 #pragma once
@@ -47,6 +51,7 @@
 #define SECRET_INJECT_HOSTS_MAX    16  /* hosts of one injection */
 #define SECRET_INJECT_HOST_MAX     253 /* a host name */
 #define SECRET_HEADER_MAX          256 /* an injection's header template */
+#define SECRET_QUERY_MAX           64  /* an injection's query parameter name */
 #define SECRET_PH_PREFIX_MAX       32  /* a placeholder's fixed prefix */
 #define SECRET_PH_RANDOM_MIN       22  /* random characters: 22 x 6 bits = 132 bits */
 #define SECRET_PH_DEFAULT_LEN      40  /* length without a shape */
@@ -78,6 +83,7 @@ struct secret_binding {
         char **hosts;                    /* owned: "name" (HTTPS) or "name:port" */
         size_t n_hosts;
         char header[SECRET_HEADER_MAX + 1];       /* "Name: text{}text", or "" */
+        char query[SECRET_QUERY_MAX + 1];         /* a query parameter replaced too, or "" */
         char ph_prefix[SECRET_PH_PREFIX_MAX + 1]; /* the placeholder's shape */
         uint32_t ph_length;                       /* 0 = SECRET_PH_DEFAULT_LEN */
         bool exfil_kill;                          /* on_exfil: "kill" (default "refuse") */

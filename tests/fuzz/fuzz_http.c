@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "egress/http.h"
+#include "egress/wsframe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -235,12 +236,64 @@ static void fuzz_chunked(const uint8_t *data, size_t size)
         /* with or without an error, all three must read the input alike */
         if (r0 != r1 || r0 != r2 || d0 != d1 || d0 != d2)
                 abort();
+
+        /* the framing map: the same reading, and no bit past what was read
+         * (the scrubber skips marked bytes of the response buffer) */
+        if (size <= 4096) {
+                static uint8_t map[4096 / 8 + 2];
+                struct http_chunked c;
+                bool dm = false;
+                const char *why = NULL;
+                memset(map, 0, sizeof map);
+                http_chunked_init(&c);
+                char *p = dup_exact(data, size);
+                ssize_t rm = http_chunked_feed_map(&c, p, size, &dm, &why, map, 3);
+                free(p);
+                if ((rm < 0) != (r0 < 0) || (rm >= 0 && (rm != r0 || dm != d0)))
+                        abort();
+                size_t used = rm > 0 ? (size_t)rm : 0;
+                for (size_t i = 0; i < sizeof map * 8; i++)
+                        if ((map[i / 8] >> (i % 8) & 1) &&
+                            (i < 3 || i >= 3 + (rm < 0 ? size : used)))
+                                abort();
+        }
+}
+
+/* WebSocket frame headers (wsframe.h): whole or split anywhere, the same
+ * answer and the same marks; nothing marked past the input. */
+static void fuzz_ws(const uint8_t *data, size_t size)
+{
+        static uint8_t m1[4096 / 8 + 1], m2[4096 / 8 + 1];
+        if (size > 4096)
+                return;
+        struct ws_frames a, b;
+        const char *why = NULL;
+        memset(m1, 0, sizeof m1);
+        memset(m2, 0, sizeof m2);
+        ws_frames_init(&a);
+        ws_frames_init(&b);
+        ssize_t r1 = ws_frames_feed(&a, data, size, m1, 0, &why);
+        size_t at = size ? data[0] % (size + 1) : 0;
+        ssize_t r2 = ws_frames_feed(&b, data, at, m2, 0, &why);
+        if (r2 >= 0)
+                r2 = ws_frames_feed(&b, data + at, size - at, m2, at, &why);
+        if ((r1 < 0) != (r2 < 0))
+                abort();
+        if (r1 >= 0 && ((size_t)r1 != size || memcmp(m1, m2, sizeof m1) || a.left != b.left ||
+                        a.have != b.have))
+                abort();
+        if (r1 < 0 && (!why || !why[0]))
+                abort();
+        for (size_t i = size; i < sizeof m1 * 8; i++)
+                if (m1[i / 8] >> (i % 8) & 1)
+                        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         fuzz_heads(data, size);
         fuzz_chunked(data, size);
+        fuzz_ws(data, size);
 
         /* the body after a parsed chunked request head, framed on its own */
         static struct http_request r;

@@ -15,6 +15,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,19 +29,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
                 if (!(x))                                                                          \
                         abort();                                                                   \
         } while (0)
-
-struct sink {
-        char d[8192];
-        size_t n;
-};
-
-static void put(void *ctx, const char *p, size_t n)
-{
-        struct sink *s = ctx;
-        CHECK(s->n + n <= sizeof s->d);
-        memcpy(s->d + s->n, p, n);
-        s->n += n;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -80,6 +68,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(r >= -7 && r <= 1);
         if (r == 1)
                 CHECK(ol <= sizeof out);
+        /* query replacement: bounded; nothing replaced means a copy */
+        {
+                struct inject_secret qs = s;
+                static char qo[2048 * 3 + 64];
+                size_t ql = 0;
+                snprintf(qs.query, sizeof qs.query, "k");
+                int qr = inject_query(&qs, arg, size, qo, sizeof qo, &ql);
+                CHECK(qr >= -7 && qr <= 1 && ql <= sizeof qo);
+                if (qr == 0)
+                        CHECK(ql == size && !memcmp(qo, arg, size));
+        }
         const char *where;
         (void)inject_mentions(&s, 1, arg, size, true, true, &where);
         unsigned char dec[4096];
@@ -89,22 +88,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* the scrubber: any split gives the same output, with no value left */
         struct inject_needles nd;
         if (size <= 2000 && inject_needles_new(&s, 1, &nd) == 0) {
-                struct sink *whole = calloc(1, sizeof *whole), *split = calloc(1, sizeof *split);
-                struct inject_scrub z;
-                if (whole && split) {
-                        inject_scrub_init(&z, &nd);
-                        inject_scrub_feed(&z, arg, size, put, whole);
-                        inject_scrub_flush(&z, put, whole);
-                        size_t at = size ? data[0] % (size + 1) : 0;
-                        inject_scrub_init(&z, &nd);
-                        inject_scrub_feed(&z, arg, at, put, split);
-                        inject_scrub_feed(&z, arg + at, size - at, put, split);
-                        inject_scrub_flush(&z, put, split);
-                        CHECK(whole->n == split->n && !memcmp(whole->d, split->d, whole->n));
-                        CHECK(!memmem(whole->d, whole->n, s.value, s.len));
+                /* in place, as the egress process scrubs its response buffer:
+                 * cut anywhere, the held tail carried, the same bytes; at the
+                 * end no value, and no 8-byte beginning of it is left */
+                char *a = malloc(size + 1), *b = malloc(size + 1);
+                if (a && b) {
+                        uint64_t rep = 0;
+                        memcpy(a, arg, size);
+                        size_t ha = inject_scrub_inplace(&nd, a, size, 0, &rep);
+                        size_t at = size ? data[size - 1] % (size + 1) : 0;
+                        memcpy(b, arg, size);
+                        size_t hb = inject_scrub_inplace(&nd, b, at, 0, &rep);
+                        hb = inject_scrub_inplace(&nd, b, size, at - hb, &rep);
+                        CHECK(ha == hb && !memcmp(a, b, size));
+                        /* the held tail is not scanned yet: the rest is clean */
+                        CHECK(!memmem(a, size - ha, s.value, s.len));
+                        (void)inject_scrub_tail(&nd, a, size, ha, &rep);
+                        CHECK(!memmem(a, size, s.value, s.len));
+                        for (size_t k = 8; k < s.len && k <= size; k++)
+                                CHECK(memcmp(a + size - k, s.value, k) != 0);
                 }
-                free(whole);
-                free(split);
+                free(a);
+                free(b);
                 inject_needles_free(&nd);
         }
         free(arg);

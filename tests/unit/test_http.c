@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "egress/http.h"
+#include "egress/wsframe.h"
 #include "tap.h"
 
 #define CRLF "\r\n"
@@ -919,8 +920,40 @@ static void test_websocket(void)
            "a token, not a prefix (upgraded)");
 }
 
+static void test_ws_frames(void)
+{
+        struct ws_frames w;
+        uint8_t map[8] = {0};
+        const char *why = NULL;
+        /* a 3-byte text frame, a 126-length frame header, cut anywhere */
+        uint8_t s[2 + 3 + 4 + 126];
+        s[0] = 0x81, s[1] = 3, s[2] = 'a', s[3] = 'b', s[4] = 'c';
+        s[5] = 0x82, s[6] = 126, s[7] = 0, s[8] = 126;
+        memset(s + 9, 'x', 126);
+        ws_frames_init(&w);
+        is_int((int)ws_frames_feed(&w, s, 7, map, 0, &why), 7, "WebSocket frames: read");
+        is_int((int)ws_frames_feed(&w, s + 7, sizeof s - 7, map, 7, &why), (int)sizeof s - 7,
+               "... in two parts");
+        ok(map[0] == 0xe3 && map[1] == 0x01 && w.left == 0 && w.have == 0,
+           "... header bytes marked (0,1 and 5..8), payload not (%02x %02x)", map[0], map[1]);
+        uint8_t rsv[] = {0xc1, 1, 'x'};
+        ws_frames_init(&w);
+        ok(ws_frames_feed(&w, rsv, 3, map, 0, &why) == -EBADMSG && strstr(why, "RSV"),
+           "a frame with RSV1 (permessage-deflate): refused");
+        uint8_t masked[] = {0x81, 0x81, 1, 2, 3, 4, 'x'};
+        ws_frames_init(&w);
+        ok(ws_frames_feed(&w, masked, sizeof masked, map, 0, &why) == -EBADMSG &&
+                   strstr(why, "masked"),
+           "a masked server frame: refused");
+        uint8_t huge[] = {0x82, 127, 0x80, 0, 0, 0, 0, 0, 0, 0};
+        ws_frames_init(&w);
+        ok(ws_frames_feed(&w, huge, sizeof huge, map, 0, &why) == -EBADMSG,
+           "a 64-bit length with the top bit: refused");
+}
+
 int main(void)
 {
+        test_ws_frames();
         test_websocket();
         test_absolute_form();
         test_connect();

@@ -270,18 +270,37 @@ static void test_headers(void)
         ok(!inject_mentions(&sec, 1, clean, strlen(clean), true, true, &where), "control: clean");
 }
 
-struct sink {
-        char d[4096];
-        size_t n;
-};
-
-static void put(void *ctx, const char *p, size_t n)
+static void test_query(void)
 {
-        struct sink *s = ctx;
-        if (s->n + n > sizeof s->d)
-                abort();
-        memcpy(s->d + s->n, p, n);
-        s->n += n;
+        struct inject_secret q = sec;
+        char out[512];
+        size_t ol;
+        snprintf(q.query, sizeof q.query, "key");
+        q.value = (const unsigned char *)"a b/c+d=e~f";
+        q.len = 11;
+        const char *t = "/v1/x?key=PH_abcdefghijklmnopqrstuvwxyz0123&o=1";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 1,
+               "query: the declared parameter holding the placeholder: replaced");
+        ok(ol == strlen("/v1/x?key=a%20b%2Fc%2Bd%3De~f&o=1") &&
+                   !memcmp(out, "/v1/x?key=a%20b%2Fc%2Bd%3De~f&o=1", ol),
+           "... by the value, percent-encoded, the rest unchanged (%.*s)", (int)ol, out);
+        t = "/v1/x?o=1&key=PH_abcdefghijklmnopqrstuvwxyz0123";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 1, "... as the last one");
+        t = "/v1/x?okey=PH_abcdefghijklmnopqrstuvwxyz0123&key=x";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 0,
+               "another parameter (okey) holding it: not replaced");
+        ok(ol == strlen(t) && !memcmp(out, t, ol), "... the target copied unchanged");
+        t = "/PH_abcdefghijklmnopqrstuvwxyz0123?key=1";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 0,
+               "in the path: not replaced (the caller refuses it)");
+        t = "/v1/x?key=xPH_abcdefghijklmnopqrstuvwxyz0123";
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 0,
+               "the placeholder inside a longer value: not replaced");
+        t = "/v1/x?key=PH_abcdefghijklmnopqrstuvwxyz0123";
+        is_int(inject_query(&q, t, strlen(t), out, 20, &ol), -E2BIG, "no room: -E2BIG");
+        q.query[0] = '\0';
+        is_int(inject_query(&q, t, strlen(t), out, sizeof out, &ol), 0,
+               "no query declared: never replaced");
 }
 
 static void test_scrub(void)
@@ -295,44 +314,37 @@ static void test_scrub(void)
         snprintf(in, sizeof in, "{\"echo\":\"Bearer %s\",\"b\":\"%.24s\",\"tail\":\"%s\"}",
                  (const char *)sec.value, (const char *)b64v, "real-secret-valu");
         size_t len = strlen(in);
-        bool all = true;
         char expect[1024];
-        size_t elen = 0;
-        for (size_t at = 0; at <= len; at++) {
-                struct inject_scrub z;
-                struct sink s = {.n = 0};
-                inject_scrub_init(&z, &nd);
-                inject_scrub_feed(&z, in, at, put, &s);
-                inject_scrub_feed(&z, in + at, len - at, put, &s);
-                inject_scrub_flush(&z, put, &s);
-                if (at == 0) {
-                        memcpy(expect, s.d, s.n);
-                        elen = s.n;
-                }
-                if (s.n != elen || memcmp(s.d, expect, elen) ||
-                    memmem(s.d, s.n, sec.value, sec.len) || memmem(s.d, s.n, b64v, 24) ||
-                    z.replaced != 2)
-                        all = false;
-        }
-        ok(all, "the value and its base64 scrubbed with the stream split at every offset");
-        ok(memmem(expect, elen, sec.placeholder, sec.len) != NULL && elen == len,
+        uint64_t rep = 0;
+        memcpy(expect, in, len);
+        size_t hold0 = inject_scrub_inplace(&nd, expect, len, 0, &rep);
+        size_t elen = len;
+        ok(hold0 == 0 && rep == 2 && !memmem(expect, elen, sec.value, sec.len) &&
+                   !memmem(expect, elen, b64v, 24),
+           "the value and its base64 scrubbed in place");
+        ok(memmem(expect, elen, sec.placeholder, sec.len) != NULL,
            "... replaced by the placeholder, cut to the value's length (framing unchanged)");
         ok(memmem(expect, elen, "real-secret-valu\"", 17) != NULL,
-           "... a prefix of the value at the end is flushed as it was");
-        /* byte by byte */
-        struct inject_scrub z;
-        struct sink s = {.n = 0};
-        inject_scrub_init(&z, &nd);
-        for (size_t i = 0; i < len; i++)
-                inject_scrub_feed(&z, in + i, 1, put, &s);
-        inject_scrub_flush(&z, put, &s);
-        ok(s.n == elen && !memcmp(s.d, expect, elen), "... and fed one byte at a time");
+           "... a prefix of the value followed by other bytes stays as it was");
+        /* byte by byte, the held tail carried each time */
+        {
+                char buf[1024];
+                size_t hold = 0;
+                rep = 0;
+                for (size_t i = 1; i <= len; i++) {
+                        buf[i - 1] = in[i - 1];
+                        hold = inject_scrub_inplace(&nd, buf, i, i - 1 - hold, &rep);
+                }
+                ok(hold == 0 && !memcmp(buf, expect, len) && rep == 2,
+                   "... and fed one byte at a time");
+        }
+        bool all;
         /* in place, as the egress process's response buffer: the stream cut
          * at every offset, the held-back tail carried into the next read */
         all = true;
         for (size_t at = 0; at <= len; at++) {
                 char buf[1024];
-                uint64_t rep = 0;
+                rep = 0;
                 memcpy(buf, in, at);
                 size_t hold = inject_scrub_inplace(&nd, buf, at, 0, &rep);
                 memcpy(buf + at, in + at, len - at);
@@ -343,9 +355,43 @@ static void test_scrub(void)
         }
         ok(all, "in place: the same result with the stream cut at every offset");
         char tail[] = "xx real-secret-val";
-        uint64_t rep = 0;
+        rep = 0;
         is_int((int)inject_scrub_inplace(&nd, tail, strlen(tail), 0, &rep), 15,
                "in place: a value's beginning at the end is held back (15 bytes)");
+        /* a value cut short at the end of a response: replaced when 8 bytes
+         * or more of it stand there, left when fewer (they could be anything) */
+        char cut[] = "xx real-secret-val";
+        rep = 0;
+        size_t held = inject_scrub_inplace(&nd, cut, strlen(cut), 0, &rep);
+        is_int(inject_scrub_tail(&nd, cut, strlen(cut), held, &rep), 1,
+               "the end of a stream: a 15-byte beginning of the value replaced");
+        ok(!strcmp(cut, "xx PH_abcdefghijkl") && rep == 1,
+           "... by the placeholder's beginning (%s)", cut);
+        char shortcut[] = "xx real-se";
+        held = inject_scrub_inplace(&nd, shortcut, strlen(shortcut), 0, &rep);
+        is_int(inject_scrub_tail(&nd, shortcut, strlen(shortcut), held, &rep), 0,
+               "... a 7-byte beginning left as it is");
+        /* Basic credentials echoed back: the value's base64 at every
+         * alignment a user name can give it */
+        all = true;
+        for (size_t ul = 0; ul <= 6; ul++) {
+                unsigned char cred[64];
+                char b64[128];
+                memcpy(cred, "abcdef", ul);
+                cred[ul] = ':';
+                memcpy(cred + ul + 1, sec.value, sec.len);
+                size_t cl = ul + 1 + sec.len;
+                size_t n = inject_b64_encode(cred, cl, b64);
+                b64[n] = '\0';
+                rep = 0;
+                (void)inject_scrub_inplace(&nd, b64, n, 0, &rep);
+                /* decode what the run would see and look for the value */
+                unsigned char dec[128];
+                int dl = inject_b64_decode(b64, n, dec, sizeof dec);
+                if (rep != 1 || dl < 0 || memmem(dec, (size_t)dl, sec.value, sec.len))
+                        all = false;
+        }
+        ok(all, "Basic base64(user:VALUE) scrubbed for user names of 0..6 bytes (every alignment)");
         /* short or hex-only values are never scrubbed (they could be framing) */
         struct inject_secret hexs = sec;
         hexs.value = (const unsigned char *)"deadbeef00";
@@ -363,5 +409,6 @@ int main(void)
         test_placeholder();
         test_headers();
         test_scrub();
+        test_query();
         return done();
 }
