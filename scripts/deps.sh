@@ -5,17 +5,26 @@
 #
 #   scripts/deps.sh            build + test + demo packages
 #   scripts/deps.sh --build    only what `make` needs
+#   scripts/deps.sh --bench    build + the peers of bench/ (never part of `make check`)
 set -eu
 
 build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev libmnl-dev libnftnl-dev libssl-dev"
 test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl strace
 	curl wget nodejs openjdk-17-jdk-headless openssh-server openssh-client python3-requests"
 
+# the peers bench/ runs side by side with ringfence (bench/egress, bench/inject;
+# srt comes from npm (Debian nodejs), installed by the bench scripts themselves)
+bench="tinyproxy mitmproxy bubblewrap socat ripgrep nodejs curl openssl iproute2 util-linux"
+
 want="$build"
-[ "${1:-}" = "--build" ] || want="$build $test"
-# npm fetches the real agents of tests/integration/agents_inject.sh
-# (scripts/agents.sh); a Node.js that brings its own npm needs no package
-# (Debian's npm would conflict with it)
+case "${1:-}" in
+--build) ;;
+--bench) want="$build $bench" ;;
+*) want="$build $test" ;;
+esac
+# npm fetches the real agents of tests/integration/agents_inject.sh and
+# srt for bench/ (scripts/agents.sh, the bench scripts); a Node.js that
+# brings its own npm needs no package (Debian's npm would conflict with it)
 if [ "${1:-}" != "--build" ] && ! command -v npm >/dev/null 2>&1; then
 	want="$want npm"
 fi
