@@ -346,9 +346,12 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
                         }
                 }
         }
-        for (size_t i = 0; i < nd->count; i++)
+        for (size_t i = 0; i < nd->count; i++) {
                 if (nd->n[i].find_len > nd->max_len)
                         nd->max_len = nd->n[i].find_len;
+                unsigned char b = (unsigned char)nd->n[i].find[0];
+                nd->first[b / 8] |= (uint8_t)(1u << (b % 8));
+        }
         return 0;
 }
 
@@ -357,6 +360,12 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
 {
         size_t i = from;
         while (i < len) {
+                /* most bytes begin no needle: skipped at one lookup each */
+                unsigned char b0 = (unsigned char)buf[i];
+                if (!(nd->first[b0 / 8] & (1u << (b0 % 8)))) {
+                        i++;
+                        continue;
+                }
                 /* the longest needle standing here wins; one that may still
                  * turn out longer (its beginning ends the buffer) holds */
                 const struct inject_needle *hit = NULL;

@@ -156,6 +156,7 @@ struct inject_needles {
         size_t max_len;
         char *store; /* owned: the base64 forms */
         size_t store_len;
+        uint8_t first[32]; /* bit b: some needle begins with byte b (the scan skips the rest) */
 };
 
 /* inject_needles_new — for s[n] (values longer than INJECT_VALUE_MAX are

@@ -1999,9 +1999,32 @@ static bool framing_bit(const struct conn *c, size_t i)
         return c->framing[i / 8] & (1u << (i % 8));
 }
 
+/* Any framing byte in u2c[from..to)? Whole bytes of the bitmap at a time. */
+static bool framing_any(const struct conn *c, size_t from, size_t to)
+{
+        size_t i = from;
+        for (; i < to && i % 8; i++)
+                if (framing_bit(c, i))
+                        return true;
+        for (; i + 8 <= to; i += 8)
+                if (c->framing[i / 8])
+                        return true;
+        for (; i < to; i++)
+                if (framing_bit(c, i))
+                        return true;
+        return false;
+}
+
 static void framing_clear(struct conn *c, size_t from, size_t to)
 {
-        for (size_t i = from; i < to; i++)
+        size_t i = from;
+        for (; i < to && i % 8; i++)
+                c->framing[i / 8] &= (uint8_t) ~(1u << (i % 8));
+        if (i + 8 <= to) {
+                memset(c->framing + i / 8, 0, (to - i) / 8);
+                i += (to - i) / 8 * 8;
+        }
+        for (; i < to; i++)
                 c->framing[i / 8] &= (uint8_t) ~(1u << (i % 8));
 }
 
@@ -2036,6 +2059,19 @@ static void scrub_u2c(struct conn *c, size_t start, bool ended)
         size_t end = o->off + o->len;
         size_t from = start - (c->hold <= start - o->off ? c->hold : start - o->off);
         size_t n = 0;
+        if (!framing_any(c, from, end)) {
+                /* no framing in the way (a body of known length): in place */
+                size_t h = inject_scrub_inplace(&E.needles, o->d, end, from, &E.scrubbed);
+                if (ended && h) {
+                        (void)inject_scrub_tail(&E.needles, o->d, end, h, &E.scrubbed);
+                        h = 0;
+                }
+                size_t before = c->hold;
+                c->hold = h;
+                if (h && (!before || end > start))
+                        c->hold_until = now_ms() + SCRUB_HOLD_MS;
+                return;
+        }
         for (size_t i = from; i < end; i++)
                 if (!framing_bit(c, i)) {
                         g[n] = o->d[i];
