@@ -199,8 +199,9 @@ struct rf_tls_vtable {
         ssize_t (*read)(struct rf_tls_conn *c, void *buf, size_t len);
         ssize_t (*write)(struct rf_tls_conn *c, const void *buf, size_t len);
 
-        /* Decrypted bytes buffered inside the session: a poll loop must read
-         * them before waiting on the socket again. */
+        /* Bytes buffered inside the session (decrypted, or read ahead from
+         * the socket and not yet decrypted: then 1): a poll loop must read
+         * again before waiting on the socket. */
         size_t (*pending)(const struct rf_tls_conn *c);
 
         /* Send close_notify: 0 done, -EAGAIN to be called again, -EPIPE/-EPROTO. */
