@@ -94,6 +94,7 @@ static const bool next_state[_CS_MAX][_CS_MAX] = {
                           [CS_DEAD] = true},
         [CS_HEAD] = {[CS_RESOLVE] = true,
                      [CS_DIAL] = true,
+                     [CS_TLS_CONNECT] = true, /* a first request waiting for up_start's handshake */
                      [CS_SNI] = true,
                      [CS_BODY] = true,
                      [CS_DRAIN] = true,
@@ -202,7 +203,11 @@ struct conn {
          * last -EAGAIN waits for beyond the obvious (a read that must write,
          * a write that must read) */
         struct rf_tls_conn *ctls, *utls;
-        bool term;          /* the run's side is terminated: requests are read here */
+        bool term; /* the run's side is terminated: requests are read here */
+        /* its upstream, dialled and verified while the run's client still
+         * shakes hands (up_start): what its first request finds */
+        enum { UP_IDLE, UP_CONNECTING, UP_HANDSHAKE, UP_READY, UP_FAILED } upst;
+        char up_why[RF_TLS_REASON_MAX + 96];
         bool addr_ready;    /* route() decided c->addr; the first request dials it */
         bool no_notify;     /* the upstream cut its stream: no close_notify to the client */
         bool want_out[2];   /* W_CLIENT / W_UP: a read waits for POLLOUT */
@@ -1095,10 +1100,10 @@ static void upstream_failed(struct conn *c, int e)
         deny(c, why, c->rule, status, rep, HINT_NONE);
 }
 
+static int dial_connect(struct conn *c);
+
 static void dial(struct conn *c)
 {
-        struct sockaddr_storage ss = {0};
-        socklen_t len;
         char key[300];
 
         snprintf(key, sizeof key, "%s:%u", c->host, c->port);
@@ -1127,6 +1132,19 @@ static void dial(struct conn *c)
                 return;
         }
         c->allowed = true;
+        if (dial_connect(c) < 0) {
+                upstream_failed(c, errno);
+                return;
+        }
+        c->deadline = now_ms() + EGRESS_CONNECT_MS;
+        conn_to(c, CS_DIAL);
+}
+
+/* The non-blocking connect to the checked address (c->ufd); -1 with errno. */
+static int dial_connect(struct conn *c)
+{
+        struct sockaddr_storage ss = {0};
+        socklen_t len;
         if (c->family == AF_INET) {
                 struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
                 s4->sin_family = AF_INET;
@@ -1147,14 +1165,11 @@ static void dial(struct conn *c)
                 (void)setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         }
         if (c->ufd < 0 ||
-            (connect(c->ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS)) {
-                upstream_failed(c, errno);
-                return;
-        }
+            (connect(c->ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS))
+                return -1;
         snprintf(c->cur_host, sizeof c->cur_host, "%s", c->host);
         c->cur_port = c->port;
-        c->deadline = now_ms() + EGRESS_CONNECT_MS;
-        conn_to(c, CS_DIAL);
+        return 0;
 }
 
 /* Forward the current request head, rewritten for the origin server. */
@@ -1225,6 +1240,8 @@ static void tls_accept_step(struct conn *c)
  * injected and recorded like a captured one's (on_head_captured; the
  * first dials the address route() checked).
  */
+static void up_start(struct conn *c);
+
 static void tls_accept_start(struct conn *c)
 {
         int r = E.cfg->tls->server_new(E.cfg->tls_ca, c->cfd, c->host, c->in, c->in_len, &c->ctls);
@@ -1243,6 +1260,7 @@ static void tls_accept_start(struct conn *c)
         c->addr_ready = true;
         c->deadline = now_ms() + EGRESS_HEAD_MS;
         conn_to(c, CS_TLS_ACCEPT);
+        up_start(c);
         tls_accept_step(c);
 }
 
@@ -1265,6 +1283,108 @@ static void tls_connect_step(struct conn *c)
         }
         tls_record(c, "upstream", c->utls);
         send_request_head(c);
+}
+
+/* The pre-dialled upstream failed: why, for the first request's 502. */
+static void up_fail(struct conn *c, const char *why)
+{
+        snprintf(c->up_why, sizeof c->up_why, "%s", why);
+        c->ufd = unwatch_close(c, W_UP, c->ufd);
+        c->upst = UP_FAILED;
+}
+
+/* The pre-dialled upstream's connect, then its verified handshake. */
+static void up_step(struct conn *c)
+{
+        char why[sizeof c->up_why];
+        if (c->upst == UP_CONNECTING) {
+                int e = 0;
+                socklen_t l = sizeof e;
+                if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e) {
+                        snprintf(why, sizeof why,
+                                 "the upstream %s:%u could not be connected to (%s)", c->addr_text,
+                                 c->port, strerror(e ? e : errno));
+                        up_fail(c, why);
+                        return;
+                }
+                if (E.cfg->tls->client_new(E.cfg->tls_trust, c->ufd, c->host, &c->utls) < 0) {
+                        up_fail(c, "the upstream TLS session could not be set up");
+                        return;
+                }
+                c->upst = UP_HANDSHAKE;
+        }
+        if (c->upst != UP_HANDSHAKE)
+                return;
+        int r = E.cfg->tls->handshake(c->utls);
+        if (r == -EAGAIN)
+                return;
+        if (r < 0) {
+                snprintf(why, sizeof why, "the upstream's TLS %s: %s",
+                         r == -EKEYREJECTED ? "certificate was refused" : "handshake failed",
+                         E.cfg->tls->reason(c->utls));
+                up_fail(c, why);
+                return;
+        }
+        tls_record(c, "upstream", c->utls);
+        c->upst = UP_READY;
+}
+
+/*
+ * A terminated connection's upstream, started at once (the address route()
+ * checked, egress.allow recorded first: no record, no connection), so its
+ * connect and handshake overlap the run's client's handshake. Any failure
+ * here leaves it to the first request (dial() again, or its 502).
+ */
+static void up_start(struct conn *c)
+{
+        struct evf f[] = {
+                {"host", c->host, 0}, {"port", NULL, c->port}, {"addr", c->addr_text, 0},
+                {"rule", c->rule, 0}, {"proto", "https", 0},   {"via", via(c), 0},
+        };
+        if (event("egress.allow", NULL, f, ARRAY_SIZE(f)) <= 0)
+                return;
+        c->allowed = true;
+        if (dial_connect(c) < 0) {
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                c->allowed = false;
+                return;
+        }
+        c->upst = UP_CONNECTING;
+}
+
+/* The first request of a terminated connection: its upstream as far as it got. */
+static void up_use(struct conn *c)
+{
+        int up = c->upst;
+        c->upst = UP_IDLE;
+        c->deadline = now_ms() + EGRESS_CONNECT_MS;
+        switch (up) {
+        case UP_READY:
+                send_request_head(c);
+                return;
+        case UP_CONNECTING:
+                conn_to(c, CS_DIAL); /* its POLLOUT goes on to tls_connect_start */
+                return;
+        case UP_HANDSHAKE:
+                conn_to(c, CS_TLS_CONNECT);
+                tls_connect_step(c);
+                return;
+        case UP_FAILED:
+        default:
+                c->allowed = false;
+                deny(c, c->up_why, c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
+                return;
+        }
+}
+
+/* What the pre-dialled upstream waits for (epoll events), or 0. */
+static uint32_t up_interest(const struct conn *c)
+{
+        if (c->upst == UP_CONNECTING)
+                return EPOLLOUT;
+        if (c->upst == UP_HANDSHAKE)
+                return E.cfg->tls->want(c->utls) == POLLOUT ? EPOLLOUT : EPOLLIN;
+        return 0;
 }
 
 static void tls_connect_start(struct conn *c)
@@ -1520,14 +1640,18 @@ static void on_head_captured(struct conn *c)
         http_chunked_init(&c->req_ch);
         if (http_rules_refuse(c))
                 return;
-        if (c->ufd >= 0 && c->st == CS_HEAD) {
-                /* keep-alive: the same destination, allowed a moment ago */
+        if (c->ufd >= 0 && c->st == CS_HEAD && !c->addr_ready) {
+                /* keep-alive: the same destination, allowed a moment ago
+                 * (not the upstream up_start dialled: up_use below) */
                 send_request_head(c);
                 return;
         }
         if (c->st == CS_FIRST || c->addr_ready) {
                 c->addr_ready = false;
-                dial(c); /* decided already (route), address checked */
+                if (c->upst != UP_IDLE)
+                        up_use(c); /* dialled when the connection was terminated */
+                else
+                        dial(c); /* decided already (route), address checked */
                 return;
         }
         /* the upstream went: decide and resolve anew */
@@ -2805,6 +2929,8 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 cre |= POLLIN;
         if (c->want_out[W_UP] && (ure & POLLOUT))
                 ure |= POLLIN;
+        if ((c->upst == UP_CONNECTING || c->upst == UP_HANDSHAKE) && ure)
+                up_step(c);
         if (c->st == CS_TLS_ACCEPT) {
                 if (cre)
                         tls_accept_step(c);
@@ -3066,7 +3192,7 @@ static void conn_watch(struct conn *c)
                 short w = E.cfg->tls->want(up ? c->utls : c->ctls);
                 uint32_t ev = w == POLLOUT ? EPOLLOUT : EPOLLIN;
                 watch(c, W_CLIENT, c->cfd, up ? 0 : ev);
-                watch(c, W_UP, c->ufd, up ? ev : 0);
+                watch(c, W_UP, c->ufd, up ? ev : up_interest(c));
                 watch(c, W_DNS, c->dfd, EPOLLIN);
                 return;
         }
@@ -3086,7 +3212,7 @@ static void conn_watch(struct conn *c)
                       (wr_client || c->want_out[W_CLIENT] ? EPOLLOUT : 0));
         watch(c, W_UP, c->ufd,
               (rd_up || c->want_in[W_UP] ? EPOLLIN : 0) |
-                      (wr_up || c->want_out[W_UP] ? EPOLLOUT : 0));
+                      (wr_up || c->want_out[W_UP] ? EPOLLOUT : 0) | up_interest(c));
         watch(c, W_DNS, c->dfd, EPOLLIN);
         /* bytes a TLS session already decrypted raise no event on its
          * socket: the connection is stepped again next round instead */
