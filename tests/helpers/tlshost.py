@@ -24,9 +24,10 @@ the wire. Answers:
 
   * /value...     — 200, body "value=<the real value>" and then the echo:
     a host that reflects the credential (the run must see it scrubbed);
-  * /repo.git/... — a dumb-HTTP git repository behind Basic auth that
-    accepts any user with the real value as password only (401 with
-    WWW-Authenticate otherwise; 404 for a missing file);
+  * /repo.git/... — a git repository behind Basic auth that accepts any
+    user with the real value as password only (401 with WWW-Authenticate
+    otherwise): smart HTTP (clone and push, git http-backend) and dumb
+    HTTP files (404 for a missing one);
   * /partial-value — a 206 holding the value without its first byte;
   * /ws, /ws-deflate — WebSocket upgrades (see the code: the value split
     over two frames, a frame ending in its first byte; a compressed one);
@@ -43,6 +44,7 @@ import gzip
 import os
 import socket
 import ssl
+import subprocess
 import sys
 import threading
 
@@ -65,7 +67,27 @@ def answer(c, status, body, extra=b""):
               + str(len(body)).encode() + b"\r\n" + extra + b"\r\n" + body)
 
 
-def git_file(c, path, headers):
+def git_smart(c, method, path, headers, body):
+    """The smart HTTP protocol (clone and push) through git-http-backend."""
+    pi, _, qs = path.partition("?")
+    env = {"GIT_PROJECT_ROOT": d, "GIT_HTTP_EXPORT_ALL": "1", "PATH_INFO": pi,
+           "QUERY_STRING": qs, "REQUEST_METHOD": method, "REMOTE_USER": "x",
+           "CONTENT_TYPE": headers.get("content-type", ""), "CONTENT_LENGTH": str(len(body)),
+           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    r = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True,
+                       timeout=30)
+    head, _, out = r.stdout.partition(b"\r\n\r\n")
+    status, extra = b"200 OK", b""
+    for line in head.split(b"\r\n"):
+        k, _, v = line.partition(b":")
+        if k.lower() == b"status":
+            status = v.strip()
+        elif k and k.lower() != b"content-length":
+            extra += k + b": " + v.strip() + b"\r\n"
+    answer(c, status, out, extra)
+
+
+def git_file(c, path, headers, method="GET", body=b""):
     auth = headers.get("authorization", "")
     ok = False
     if auth[:6].lower() == "basic ":
@@ -77,6 +99,10 @@ def git_file(c, path, headers):
     if not ok:
         answer(c, b"401 Unauthorized", b"credentials needed\n",
                b'WWW-Authenticate: Basic realm="git"\r\n')
+        return
+    if "service=git-" in path or path.split("?", 1)[0].endswith(("/git-upload-pack",
+                                                                   "/git-receive-pack")):
+        git_smart(c, method, path, headers, body)
         return
     rel = path.split("?", 1)[0][len("/repo.git/"):]
     p = os.path.realpath(os.path.join(repo_root, rel))
@@ -119,7 +145,7 @@ def http_conn(c, port):
                 % (port, sni, text, len(body), "yes" if value in body else "no"))
             path = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 2 else "/"
             if path.startswith("/repo.git/"):
-                git_file(c, path, headers)
+                git_file(c, path, headers, lines[0].split(" ")[0], body)
                 continue
             echo = ("echo\n" + text + "\nbody-length %d\n" % len(body)).encode("latin-1")
             if path.startswith("/partial-value"):

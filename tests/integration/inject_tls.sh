@@ -381,8 +381,9 @@ er -p "$P/body.json" "${NET[@]}" -- sh -c 'head -c 40000 /dev/zero | tr "\0" a >
 	cat pad >b2; printf "&token=%s" "$BKEY" >>b2;
 	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" --data-binary @b1 https://svc.test/body1;
 	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" --data-binary @b2 https://svc.test/body2;
+	printf "token=%s" "$BKEY" >b3;
 	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" -H "Transfer-Encoding: chunked" \
-		--data-binary @b1 https://svc.test/body3'
+		--data-binary @b3 https://svc.test/body3'
 is "$(sed -n 1,2p <<<"$RF_OUT" | tr '\n' ' ')" "200 200 " "body: two requests with the placeholder in their bodies (40 KB, at the start and at the end): served"
 is "$(tlslog | grep -c "body-length $((40011 + ${#VAL}))\|body-length $((40007 + ${#VAL}))")" 2 "... their lengths unchanged (Content-Length kept: in place)"
 is "$(tlslog | grep -c '^body-value yes')" 2 "... the host read the value in both (at the start, and past 40 KB at the end)"
@@ -533,15 +534,25 @@ if [ "$HAVE_GIT" = 1 ]; then
 	er "${INJ[@]}" -- sh -c 'rm -rf clone; git clone -q "https://x:$TOKEN@svc.test/repo.git" clone 2>&1;
 		echo "rc=$?"; cat clone/README; echo "PH=$TOKEN"'
 	PHG=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
-	like "$RF_OUT" 'rc=0' "git clone https://x:\$TOKEN@svc.test/repo.git (dumb HTTP, Basic auth, GIT_SSL_CAINFO): succeeded"
+	like "$RF_OUT" 'rc=0' "git clone https://x:\$TOKEN@svc.test/repo.git (smart HTTP, Basic auth, GIT_SSL_CAINFO): succeeded"
 	like "$RF_OUT" 'hello from the test host' "... the repository's file is there"
 	like "$(tlslog)" "Authorization: Basic $(printf 'x:%s' "$VAL" | base64 -w0)" "... the host got x:value"
 	unlike "$(tlslog)" "$PHG" "... never the placeholder"
 	unlike "$RF_OUT" "$VAL" "... no value in the run's output"
 	is "$(b64leak "$(cat "$WS/clone/.git/config" 2>/dev/null; echo "$RF_OUT")")" clean "... nor base64-encoded in it or the clone's config"
 	check "... nor in the clone" sh -c "! grep -rqF -- '$VAL' '$WS/clone'"
+	# push, in another run: the clone's remote still holds the first run's
+	# placeholder, worthless now; this run's own placeholder pushes
+	er "${INJ[@]}" -- sh -c 'cd clone && echo pushed >pushed.txt && git add pushed.txt &&
+		git -c user.name=run -c user.email=run@ringfence.invalid commit -qm "from the run" &&
+		{ git push -q origin HEAD:main 2>&1; echo "old=$?"; } &&
+		git push -q "https://x:$TOKEN@svc.test/repo.git" HEAD:main 2>&1; echo "rc=$?"'
+	like "$RF_OUT" 'old=128' "git push with the placeholder a previous run held: refused by the host (worthless in this run)"
+	like "$RF_OUT" 'rc=0' "git push over HTTPS with this run's placeholder as password: succeeded"
+	like "$(git -C "$P/repo.git" log -1 --format=%s main 2>/dev/null)" 'from the run' "... the commit is in the host's repository"
+	check "... and the clone's config holds no value" sh -c "! grep -qF -- '$VAL' '$WS/clone/.git/config'"
 else
-	for _ in 1 2 3 4 5 6 7; do skip "git clone over HTTPS" "no git"; done
+	for _ in 1 2 3 4 5 6 7 8 9 10 11; do skip "git clone and push over HTTPS" "no git"; done
 fi
 
 # ---- upstream certificate failures: 502 saying why, egress.deny --------------------------------
