@@ -343,6 +343,11 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
                                 b->find_len = fl;
                                 fit(b->repl, pb + skip, pbl > skip ? pbl - skip : 0, fl);
                                 b->repl_len = fl;
+                                b->prev_bits = al == 1 ? 4 : al == 2 ? 2 : 0;
+                                b->v_hi = b->prev_bits ? s[i].value[0] >> (8 - b->prev_bits) : 0;
+                                b->p_hi = b->prev_bits ? (uint8_t)s[i].placeholder[0] >>
+                                                                 (8 - b->prev_bits)
+                                                       : 0;
                         }
                 }
         }
@@ -353,6 +358,19 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
                 nd->first[b / 8] |= (uint8_t)(1u << (b % 8));
         }
         return 0;
+}
+
+/* Could ch be the character before a base64 needle standing after 1 or 2
+ * other bytes (its low bits the value's first byte's top bits)? */
+static bool prev_could_be(const struct inject_needles *nd, char ch)
+{
+        int v = b64_val(ch);
+        for (size_t k = 0; v >= 0 && k < nd->count; k++) {
+                const struct inject_needle *e = &nd->n[k];
+                if (e->prev_bits && ((unsigned)v & ((1u << e->prev_bits) - 1)) == e->v_hi)
+                        return true;
+        }
+        return false;
 }
 
 size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
@@ -370,6 +388,7 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
                  * turn out longer (its beginning ends the buffer) holds */
                 const struct inject_needle *hit = NULL;
                 size_t partial = 0;
+                bool partial_prev = false;
                 for (size_t k = 0; k < nd->count; k++) {
                         const struct inject_needle *e = &nd->n[k];
                         if (buf[i] != e->find[0])
@@ -378,12 +397,21 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
                                 if ((!hit || e->find_len > hit->find_len) &&
                                     !memcmp(buf + i, e->find, e->find_len))
                                         hit = e;
-                        } else if (e->find_len > partial && !memcmp(buf + i, e->find, len - i))
+                        } else if (e->find_len > partial && !memcmp(buf + i, e->find, len - i)) {
                                 partial = e->find_len;
+                                partial_prev = e->prev_bits != 0;
+                        }
                 }
                 if (partial && (!hit || partial > hit->find_len))
-                        return len - i;
+                        /* and the character before it, where a base64
+                         * form would change it */
+                        return len - i +
+                               (partial_prev && i > from && prev_could_be(nd, buf[i - 1]));
                 if (hit) {
+                        int pv = i > 0 && hit->prev_bits ? b64_val(buf[i - 1]) : -1;
+                        unsigned mask = (1u << hit->prev_bits) - 1;
+                        if (pv >= 0 && ((unsigned)pv & mask) == hit->v_hi)
+                                buf[i - 1] = b64_alphabet[((unsigned)pv & ~mask) | hit->p_hi];
                         memcpy(buf + i, hit->repl, hit->find_len);
                         (*replaced)++;
                         i += hit->find_len;
@@ -391,7 +419,9 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
                 }
                 i++;
         }
-        return 0;
+        /* the last character may be the one before a needle the next bytes
+         * begin: it waits with them */
+        return len > from && prev_could_be(nd, buf[len - 1]) ? 1 : 0;
 }
 
 static int put(char *out, size_t size, size_t *o, const char *p, size_t n)
@@ -478,14 +508,19 @@ size_t inject_body(const struct inject_secret *v, size_t n, uint64_t mask, char 
 int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
                       uint64_t *replaced)
 {
-        if (held < INJECT_SCRUB_MIN || held > len)
-                return 0;
-        for (size_t k = 0; k < nd->count; k++) {
-                const struct inject_needle *e = &nd->n[k];
-                if (held < e->find_len && !memcmp(buf + len - held, e->find, held)) {
-                        memcpy(buf + len - held, e->repl, held);
-                        (*replaced)++;
-                        return 1;
+        /* the held bytes, or all but the first (a base64 needle's previous
+         * character held with it) */
+        for (size_t skip = 0; skip < 2 && skip < held; skip++) {
+                size_t h = held - skip;
+                if (h < INJECT_SCRUB_MIN || h > len)
+                        continue;
+                for (size_t k = 0; k < nd->count; k++) {
+                        const struct inject_needle *e = &nd->n[k];
+                        if (h < e->find_len && !memcmp(buf + len - h, e->find, h)) {
+                                memcpy(buf + len - h, e->repl, h);
+                                (*replaced)++;
+                                return 1;
+                        }
                 }
         }
         return 0;

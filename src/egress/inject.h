@@ -149,6 +149,11 @@ struct inject_needle {
         size_t find_len;
         char repl[INJECT_NEEDLE_MAX + 1]; /* placeholder or its base64, padded to find_len */
         size_t repl_len;
+        /* a base64 form after 1 or 2 other bytes of its group: the character
+         * before it carries the value's first byte's top `prev_bits` bits
+         * (4 or 2; 0 for other needles) as its low bits: v_hi, replaced by
+         * the placeholder's, p_hi, so not even those bits stay */
+        uint8_t prev_bits, v_hi, p_hi;
 };
 struct inject_needles {
         struct inject_needle *n; /* owned */

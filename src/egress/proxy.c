@@ -1308,7 +1308,10 @@ static void up_step(struct conn *c)
                         return;
                 }
                 if (E.cfg->tls->client_new(E.cfg->tls_trust, c->ufd, c->host, &c->utls) < 0) {
-                        up_fail(c, "the upstream TLS session could not be set up");
+                        snprintf(why, sizeof why,
+                                 "the upstream TLS session could not be set up%s%s",
+                                 c->utls ? ": " : "", c->utls ? E.cfg->tls->reason(c->utls) : "");
+                        up_fail(c, why);
                         return;
                 }
                 c->upst = UP_HANDSHAKE;
@@ -1391,10 +1394,13 @@ static void tls_connect_start(struct conn *c)
 {
         int r = E.cfg->tls->client_new(E.cfg->tls_trust, c->ufd, c->host, &c->utls);
         if (r < 0) {
+                /* a trust that does not parse hands back a session with its reason */
+                char why[RF_TLS_REASON_MAX + 64];
+                snprintf(why, sizeof why, "the upstream TLS session could not be set up%s%s",
+                         c->utls ? ": " : "", c->utls ? E.cfg->tls->reason(c->utls) : "");
                 c->ufd = unwatch_close(c, W_UP, c->ufd);
                 c->allowed = false;
-                deny(c, "the upstream TLS session could not be set up", c->rule, 502,
-                     SOCKS_GENERAL_FAILURE, HINT_NONE);
+                deny(c, why, c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
                 return;
         }
         conn_to(c, CS_TLS_CONNECT);

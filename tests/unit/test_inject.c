@@ -435,6 +435,35 @@ static void test_scrub(void)
                         all = false;
         }
         ok(all, "Basic base64(user:VALUE) scrubbed for user names of 0..6 bytes (every alignment)");
+        /* a placeholder as long as the value (the default shape): the echo
+         * decodes to exactly user:PLACEHOLDER, not one bit of the value left
+         * (the character the user name and the value share included) */
+        {
+                struct inject_secret eq = sec;
+                struct inject_needles ne;
+                memcpy(eq.placeholder, "-H_abcdefghijklmnopq", 21);
+                eq.ph_len = 20;
+                bool exact = inject_needles_new(&eq, 1, &ne) == 0;
+                for (size_t ul = 0; exact && ul <= 6; ul++) {
+                        unsigned char cred[64], want[64], dec[128];
+                        char b64[128];
+                        memcpy(cred, "abcdef", ul);
+                        cred[ul] = ':';
+                        memcpy(want, cred, ul + 1);
+                        memcpy(cred + ul + 1, eq.value, eq.len);
+                        memcpy(want + ul + 1, eq.placeholder, eq.ph_len);
+                        size_t n = inject_b64_encode(cred, ul + 1 + eq.len, b64);
+                        uint64_t r2 = 0;
+                        size_t h = inject_scrub_inplace(&ne, b64, n, 0, &r2);
+                        int dl = inject_b64_decode(b64, n, dec, sizeof dec);
+                        (void)h; /* a last character may wait for more: not a change */
+                        if (dl != (int)(ul + 1 + eq.len) || memcmp(dec, want, (size_t)dl))
+                                exact = false;
+                }
+                ok(exact, "... and with a placeholder as long as the value it decodes to "
+                          "user:PLACEHOLDER exactly");
+                inject_needles_free(&ne);
+        }
         /* short or hex-only values are never scrubbed (they could be framing) */
         struct inject_secret hexs = sec;
         hexs.value = (const unsigned char *)"deadbeef00";
