@@ -64,8 +64,9 @@
 #define RF_TLS_CA_EXPORT_LEAF_KEY 40 /* offset of the leaf key's */
 
 /*
- * Syscalls the post-lockdown entries make (ca_new, leaf issuance, server and
- * client sessions, read/write/shutdown, *_free; including the work deferred
+ * Syscalls the post-lockdown entries make (ca_new, ca_export, ca_import,
+ * leaf issuance, server and client sessions, read/write/shutdown, *_free;
+ * including the work deferred
  * to first use: the trust's certificates parsed into the verification store
  * by the first client_new, a CA's server context made by its first
  * server_new, OpenSSL's error strings loaded by the first failure that

@@ -1095,6 +1095,15 @@ static int run_locked_down(struct rf_tls_trust *t, struct rf_tls_trust *junk,
                         _exit(6);
                 if (client_session(t, u, reason, sizeof reason, false) < 0)
                         _exit(5);
+                /* the CA exported and imported (as a new egress process
+                 * does, there before its lockdown): the copy serves too */
+                static unsigned char exp[RF_TLS_CA_EXPORT_MAX];
+                size_t elen = 0;
+                struct rf_tls_ca *imp = NULL;
+                if (vt->ca_export(ca, exp, sizeof exp, &elen) < 0 ||
+                    vt->ca_import(exp, elen, &imp) < 0 ||
+                    server_session(imp, cctx, "api.example.test", NULL, 0, PRE_ALL, true) < 0)
+                        _exit(9);
                 if (then_open)
                         (void)!open("/etc/hostname", O_RDONLY | O_CLOEXEC);
                 _exit(0);
@@ -1126,8 +1135,9 @@ static void test_seccomp(const char *bundle)
            "after fork, under an allowlist of only the listed syscalls: the first client_new "
            "on a fresh trust (its certificates parsed then; one that does not parse refused "
            "with a reason), CA, leaf, the CA's first server session, server sessions (without "
-           "and with a ClientHello prefix), a refusal with OpenSSL's reason and upstream "
-           "sessions work (status %#x)",
+           "and with a ClientHello prefix), a refusal with OpenSSL's reason, upstream "
+           "sessions, the CA's export and import and the imported CA's server session work "
+           "(status %#x)",
            st);
         st = run_locked_down(t, junk, &good, true);
         ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
