@@ -94,8 +94,10 @@ tlslog() { cat "$P/tls.log" 2>/dev/null; }
 
 # keyscan PID... — the run CA's scalars (file $KEYS: "ca HEX", "leaf HEX")
 # in the memory of PID..., read from the host side. Prints a summary line
-# "pids=N bytes=B unreadable=U ca=C leaf=L" (C, L: hits of either byte
-# order), then one line per hit: "hit PID ADDRESS KEY ORDER MAPPING".
+# "pids=N bytes=B unreadable=U huge=H ca=C leaf=L" (C, L: hits of either
+# byte order; H: mappings over 4 GiB skipped, which only a sanitizer's
+# shadow reservation is), then one line per hit: "hit PID ADDRESS KEY
+# ORDER MAPPING".
 keyscan() {
 	python3 - "$KEYS" "$@" <<'PY'
 import sys
@@ -108,7 +110,8 @@ for line in open(sys.argv[1]):
     keys[(name, "be")] = b
     keys[(name, "le")] = b[::-1]
 CHUNK = 1 << 20
-pids = total = unreadable = 0
+HUGE = 1 << 32
+pids = total = unreadable = huge = 0
 hits = []
 for pid in sys.argv[2:]:
     try:
@@ -123,6 +126,9 @@ for pid in sys.argv[2:]:
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
             name = parts[5] if len(parts) > 5 else "[anon]"
             if "r" not in parts[1] or name in ("[vvar]", "[vsyscall]"):
+                continue
+            if hi - lo > HUGE:
+                huge += 1  # a sanitizer's shadow (terabytes of reservation): no data of the process
                 continue
             addr, prev = lo, b""
             while addr < hi:
@@ -144,7 +150,8 @@ for pid in sys.argv[2:]:
                 prev = data[-31:]
                 addr += len(data)
 n = {k: sum(1 for h in hits if h[2] == k) for k in ("ca", "leaf")}
-print("pids=%d bytes=%d unreadable=%d ca=%d leaf=%d" % (pids, total, unreadable, n["ca"], n["leaf"]))
+print("pids=%d bytes=%d unreadable=%d huge=%d ca=%d leaf=%d" % (pids, total, unreadable, huge,
+                                                                n["ca"], n["leaf"]))
 for h in hits:
     print("hit %s %#x %s %s %s" % h)
 PY
