@@ -94,10 +94,13 @@ int cmd_layers(void);
  * NULL when the run needs none (no injection names a host: addresses are
  * plaintext only). The strings are the run's trust files (plan_input).
  */
+struct egress_tls_ca;
 struct run_tls {
         struct rf_tls_module mod;
         struct rf_tls_trust *trust;
-        struct rf_tls_ca *ca;
+        /* the run CA, exported into secret memory (egress.h: what each egress
+         * process imports); the CA handle itself is freed in run_tls_setup */
+        struct egress_tls_ca *ca;
         char *bundle, *ca_pem;
         size_t bundle_len, ca_pem_len;
         unsigned char *java; /* NULL when the host has no JVM cacerts */
@@ -108,7 +111,9 @@ struct run_tls {
  * run_tls_setup — for the injections inj[n] of a run with policy pol:
  * load the TLS module, read the host's CA bundle (+ network.upstream_ca),
  * make the run CA for the injection host names (valid for the run's
- * timeout + 2 min, else 30 days) and the trust files. 0 (t->mod.vt NULL
+ * timeout + 2 min, else 30 days) and the trust files, then keep the CA
+ * only as its export in secret memory (t->ca; no OpenSSL object of this
+ * process holds its keys once this returns). 0 (t->mod.vt NULL
  * when nothing needs TLS), or -errno with err saying why (the run is
  * refused: fail closed). Release with run_tls_free.
  */

@@ -7,23 +7,36 @@
  *
  * Called by cmd_run before the plan is built (the trust files go into the
  * run's root) and only for runs with an injection or an HTTP rule: every
- * other run never maps OpenSSL. The CA's key stays in memory here (ringfence's own,
- * non-dumpable process, which holds the secret values anyway) and in the
- * egress process forked from it; it is never written anywhere and is
- * wiped when the run ends (run_tls_free).
+ * other run never maps OpenSSL.
+ *
+ * Where the CA's keys live: this process (the supervisor-to-be) makes the
+ * CA, writes the trust files from it, exports it (certificate, hosts, both
+ * private keys: tlsterm.h ca_export) into secret memory (secmem.h: locked,
+ * out of core dumps, wiped in every fork) and frees the CA handle, which
+ * clears the keys OpenSSL held. So when the run's init is cloned from this
+ * process (a fork without exec) it inherits no key: only the wiped secret
+ * memory. Each egress process gets the export through a mapping made for
+ * its fork only and imports the CA from it (egress_spawn), so a replaced
+ * egress process serves leaves of the same CA. The export is never
+ * written anywhere and is wiped when the run ends (run_tls_free).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "egress/addr.h"
+#include "egress/egress.h"
 #include "egress/httprule.h"
 #include "egress/inject.h"
 #include "egress/rules.h"
 #include "policy/policy.h"
+#include "secrets/secmem.h"
+#include "shared/macro.h"
 
 #define HOST_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 #define HOST_JAVA   "/etc/ssl/certs/java/cacerts"
@@ -39,10 +52,67 @@ void run_tls_free(struct run_tls *t)
         free(t->bundle);
         free(t->ca_pem);
         free(t->java);
-        t->mod.vt->ca_free(t->ca); /* wipes the keys */
+        secmem_free(t->ca); /* wipes the keys */
         t->mod.vt->trust_free(t->trust);
         rf_tls_unload(&t->mod);
         *t = (struct run_tls){0};
+}
+
+#ifdef RF_TEST_BUILD
+/*
+ * Test builds only: the run CA's private scalars, hex ("ca HEX\nleaf
+ * HEX\n"), into the file RINGFENCE_TEST_CA_KEYS names (created, never
+ * replaced), so inject_cakey.sh can look for them in the memory of the
+ * run's processes from the host side. A release build has no such path.
+ */
+static void test_ca_keys_out(const struct egress_tls_ca *ca)
+{
+        const char *path = getenv("RINGFENCE_TEST_CA_KEYS");
+        static const struct {
+                const char *name;
+                size_t off;
+        } keys[] = {{"ca", RF_TLS_CA_EXPORT_CA_KEY}, {"leaf", RF_TLS_CA_EXPORT_LEAF_KEY}};
+        if (!path || !path[0])
+                return;
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return;
+        for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+                char line[16 + 2 * RF_TLS_CA_KEY_LEN];
+                size_t n = (size_t)snprintf(line, sizeof line, "%s ", keys[k].name);
+                for (size_t i = 0; i < RF_TLS_CA_KEY_LEN; i++)
+                        n += (size_t)snprintf(line + n, sizeof line - n, "%02x",
+                                              ca->bytes[keys[k].off + i]);
+                line[n++] = '\n';
+                (void)!write(fd, line, n);
+        }
+        close(fd);
+}
+#endif
+
+/*
+ * The CA kept as its export in secret memory (*ret), for the egress
+ * processes to import. 0, or -errno (secret memory refused: RLIMIT_MEMLOCK).
+ */
+static int ca_keep(const struct rf_tls_vtable *vt, const struct rf_tls_ca *ca,
+                   struct egress_tls_ca **ret)
+{
+        size_t len = 0;
+        int r = vt->ca_export(ca, NULL, 0, &len);
+        if (r != -ENOBUFS)
+                return r < 0 ? r : -EIO;
+        struct egress_tls_ca *k = secmem_alloc(sizeof *k + len);
+        if (!k)
+                return negative_errno();
+        if ((r = vt->ca_export(ca, k->bytes, len, &k->len)) < 0) {
+                secmem_free(k);
+                return r;
+        }
+#ifdef RF_TEST_BUILD
+        test_ca_keys_out(k);
+#endif
+        *ret = k;
+        return 0;
 }
 
 static bool regular_file(const char *path)
@@ -113,14 +183,23 @@ int run_tls_setup(const struct rf_policy *pol, const struct inject_secret *inj, 
                 return r;
         }
         uint64_t life = pol->timeout_ms ? pol->timeout_ms / 1000 + 120 : CA_LIFETIME_DEFAULT_S;
-        if ((r = vt->ca_new(list, nl, life, &t->ca)) < 0 ||
-            (r = vt->trust_bundle(t->trust, t->ca, &t->bundle, &t->bundle_len)) < 0 ||
-            (r = vt->ca_pem(t->ca, &t->ca_pem, &t->ca_pem_len)) < 0 ||
+        struct rf_tls_ca *ca = NULL;
+        if ((r = vt->ca_new(list, nl, life, &ca)) < 0 ||
+            (r = vt->trust_bundle(t->trust, ca, &t->bundle, &t->bundle_len)) < 0 ||
+            (r = vt->ca_pem(ca, &t->ca_pem, &t->ca_pem_len)) < 0 ||
             (regular_file(HOST_JAVA) &&
-             (r = vt->pkcs12(t->ca, t->trust, "changeit", &t->java, &t->java_len)) < 0)) {
-                rf_error_set(err, r, "cannot make the run's TLS authority: %s", strerror(-r));
+             (r = vt->pkcs12(ca, t->trust, "changeit", &t->java, &t->java_len)) < 0) ||
+            (r = ca_keep(vt, ca, &t->ca)) < 0) {
+                vt->ca_free(ca);
+                rf_error_set(err, r, "cannot make the run's TLS authority: %s%s", strerror(-r),
+                             r == -EPERM || r == -EAGAIN
+                                     ? " (its keys go into locked memory: RLIMIT_MEMLOCK)"
+                                     : "");
                 run_tls_free(t);
                 return r;
         }
+        /* from here on the keys are in secret memory only: the handle goes,
+         * OpenSSL clearing what it held of them */
+        vt->ca_free(ca);
         return 0;
 }

@@ -47,6 +47,7 @@
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "shared/macro.h"
+#include "tls/tlsterm.h"
 
 /* ---- configuration ----------------------------------------------------------- */
 
@@ -343,7 +344,31 @@ struct egress_prep {
         const struct egress_config *c;
         struct egress_config *mine;
         unsigned char *values; /* the injected values, copied across the fork */
+        unsigned char *ca;     /* the run CA's export, copied across the fork */
+        size_t ca_len;
 };
+
+/* A mapping of `len` bytes for one fork's copy of secrets: locked and out
+ * of core dumps, NOT wiped on fork (the child must find the bytes there).
+ * NULL with errno set. */
+static unsigned char *fork_copy_map(size_t len)
+{
+        unsigned char *m =
+                mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+                return NULL;
+        (void)madvise(m, len, MADV_DONTDUMP);
+        (void)mlock(m, len);
+        return m;
+}
+
+static void fork_copy_unmap(unsigned char *m, size_t len)
+{
+        if (!m)
+                return;
+        explicit_bzero(m, len);
+        munmap(m, len);
+}
 
 static int egress_prepare(void *ctx)
 {
@@ -370,6 +395,19 @@ static int egress_prepare(void *ctx)
                         off += v[i].len;
                 }
                 p->mine->inject = v;
+        }
+        /* the run CA, imported from this fork's copy of its export (the
+         * supervisor's, in secret memory, was wiped by the fork), which is
+         * wiped and unmapped right after: from now on the keys live in this
+         * process's CA handle only */
+        p->mine->tls_ca_own = NULL;
+        p->mine->tls_ca = NULL;
+        if (p->ca) {
+                int r = p->c->tls->ca_import(p->ca, p->ca_len, &p->mine->tls_ca_own);
+                fork_copy_unmap(p->ca, p->ca_len);
+                p->ca = NULL;
+                if (r < 0)
+                        return r;
         }
         read_host_facts(p->mine);
         /* file descriptors for the connections allowed (a client, an
@@ -408,19 +446,30 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
         for (size_t i = 0; i < c->n_inject; i++)
                 vsize += c->inject[i].len;
         if (vsize) {
-                prep.values = mmap(NULL, vsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                                   -1, 0);
-                if (prep.values == MAP_FAILED) {
+                if (!(prep.values = fork_copy_map(vsize))) {
                         close_pair(sp);
                         return negative_errno();
                 }
-                (void)madvise(prep.values, vsize, MADV_DONTDUMP);
-                (void)mlock(prep.values, vsize);
                 size_t off = 0;
                 for (size_t i = 0; i < c->n_inject; i++) {
                         memcpy(prep.values + off, c->inject[i].value, c->inject[i].len);
                         off += c->inject[i].len;
                 }
+        }
+        /* The run CA likewise: the supervisor keeps its export (keys
+         * included) in wipe-on-fork secret memory; this fork's copy goes
+         * into a mapping of its own, which the child imports the CA from
+         * and then wipes and unmaps, and which is wiped and unmapped here
+         * once the child is set up. */
+        if (c->tls && c->tls_ca && c->tls_ca->len) {
+                if (!(prep.ca = fork_copy_map(c->tls_ca->len))) {
+                        int e = negative_errno();
+                        fork_copy_unmap(prep.values, vsize);
+                        close_pair(sp);
+                        return e;
+                }
+                prep.ca_len = c->tls_ca->len;
+                memcpy(prep.ca, c->tls_ca->bytes, prep.ca_len);
         }
         struct rf_lockdown how = {.what = "egress process",
                                   .arrange_fds = true,
@@ -436,9 +485,9 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
                                   .seccomp = egress_filter(),
                                   .pidfd = pidfd};
         pid_t pid = rf_fork_tied(&how, NULL);
-        if (pid != 0 && vsize) {
-                explicit_bzero(prep.values, vsize);
-                munmap(prep.values, vsize);
+        if (pid != 0) {
+                fork_copy_unmap(prep.values, vsize);
+                fork_copy_unmap(prep.ca, prep.ca_len);
         }
         if (pid < 0) {
                 close_pair(sp);

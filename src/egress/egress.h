@@ -113,13 +113,32 @@ struct egress_config {
         struct inject_secret *inject;
         size_t n_inject;
         /* TLS termination toward injection hosts (src/tls): the loaded
-         * module's vtable, the run CA (its key: the egress process and the
-         * supervisor only) and the upstream trust store; all borrowed from
-         * the caller (cmd_run), NULL when no injection names an HTTPS host.
-         * egress_config_free leaves them alone. */
+         * module's vtable, the run CA to import (below) and the upstream
+         * trust store; all borrowed from the caller (cmd_run), NULL when no
+         * injection names an HTTPS host. egress_config_free leaves them
+         * alone. */
         const struct rf_tls_vtable *tls;
-        struct rf_tls_ca *tls_ca;
+        const struct egress_tls_ca *tls_ca;
         struct rf_tls_trust *tls_trust;
+        /* The egress process's own run CA, imported from tls_ca by
+         * egress_spawn's child before its lockdown (owned by that process,
+         * which ends with it); NULL in the supervisor. */
+        struct rf_tls_ca *tls_ca_own;
+};
+
+/*
+ * The run CA as the supervisor keeps it between egress processes: the TLS
+ * module's export of it (tlsterm.h ca_export: certificate, hosts, private
+ * keys) in secret memory (secrets/secmem.h: locked, out of core dumps,
+ * wiped in every fork), so no OpenSSL object of the supervisor's holds the
+ * key and no process forked from it (the run's init, a provider command)
+ * inherits it. Each egress process gets a copy through a mapping made for
+ * its fork only and imports it (ca_import). Made by run_tls_setup, freed
+ * (wiped) by run_tls_free; one allocation, header and bytes.
+ */
+struct egress_tls_ca {
+        size_t len;
+        unsigned char bytes[];
 };
 
 struct rf_policy;
@@ -128,6 +147,7 @@ struct inject_secret;
 struct rf_tls_vtable;
 struct rf_tls_ca;
 struct rf_tls_trust;
+struct egress_tls_ca;
 
 /*
  * egress_config_build — this run's egress configuration from its policy:

@@ -1244,7 +1244,8 @@ static void up_start(struct conn *c);
 
 static void tls_accept_start(struct conn *c)
 {
-        int r = E.cfg->tls->server_new(E.cfg->tls_ca, c->cfd, c->host, c->in, c->in_len, &c->ctls);
+        int r = E.cfg->tls->server_new(E.cfg->tls_ca_own, c->cfd, c->host, c->in, c->in_len,
+                                       &c->ctls);
         explicit_bzero(c->in, c->in_len);
         c->in_len = 0;
         if (r < 0) {

@@ -10,8 +10,13 @@
  * Design:
  *   - The per-run CA (rf_tls_ca) owns its ECDSA P-256 key, its certificate,
  *     one leaf key for the run and a small cache of leaves, one per injection
- *     host. Keys exist only in this process's memory; EVP_PKEY_free clears
- *     the private scalar. The CA's critical nameConstraints permits only the
+ *     host. EVP_PKEY_free clears the private scalar. The keys leave a handle
+ *     only through ca_export, into the caller's buffer (the supervisor's
+ *     secret memory), and come back through ca_import (in each egress
+ *     process): scalars in a fixed layout, moved between the caller's
+ *     bytes and OpenSSL's key objects through OSSL_PARAMs on buffers of
+ *     our own, so no decoder, encoder or intermediate BIGNUM of ours
+ *     holds a copy. The CA's critical nameConstraints permits only the
  *     run's injection hosts and excludes all IP addresses: defence in depth
  *     (the protection is that the key never leaves the egress process).
  *   - One leaf key per run, not per name: a leaf key is exactly as exposed as
@@ -148,7 +153,7 @@ struct leaf {
 };
 
 struct rf_tls_ca {
-        EVP_PKEY *key;      /* owned: CA key, never exported */
+        EVP_PKEY *key;      /* owned: CA key (leaves it only through ca_export) */
         EVP_PKEY *leaf_key; /* owned: the run's leaf key */
         X509 *cert;         /* owned */
         SSL_CTX *server;    /* owned: server context (no cert: set per session),
@@ -1167,6 +1172,198 @@ static int tls_trust_bundle(const struct rf_tls_trust *t, const struct rf_tls_ca
         return 0;
 }
 
+/* ---- the CA's export and import (ca_export, ca_import) --------------------- */
+
+#define EXPORT_MAGIC_LEN sizeof(RF_TLS_CA_EXPORT_MAGIC) - 1
+#define P256_POINT_LEN   65
+#define EXPORT_LEAF_PUB  (RF_TLS_CA_EXPORT_LEAF_KEY + RF_TLS_CA_KEY_LEN)
+#define EXPORT_CERT      (EXPORT_LEAF_PUB + P256_POINT_LEN)
+
+_Static_assert(EXPORT_MAGIC_LEN == RF_TLS_CA_EXPORT_CA_KEY, "the CA key follows the magic");
+_Static_assert(RF_TLS_CA_EXPORT_CA_KEY + RF_TLS_CA_KEY_LEN == RF_TLS_CA_EXPORT_LEAF_KEY,
+               "the leaf key follows the CA key");
+
+/* OpenSSL's OSSL_PARAM integers are native-endian; the export is big-endian. */
+static void native_be(unsigned char *out, const unsigned char *in, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        for (size_t i = 0; i < n; i++)
+                out[i] = in[n - 1 - i];
+#else
+        memmove(out, in, n);
+#endif
+}
+
+/* A P-256 key's private scalar, big-endian, into out[RF_TLS_CA_KEY_LEN]:
+ * OpenSSL writes it into a buffer on our stack (padded to the group's
+ * size), which is reversed into out and wiped. 0 or -EIO. */
+static int p256_priv_out(const EVP_PKEY *key, unsigned char *out)
+{
+        unsigned char native[RF_TLS_CA_KEY_LEN] = {0};
+        OSSL_PARAM p[] = {OSSL_PARAM_construct_BN(OSSL_PKEY_PARAM_PRIV_KEY, native, sizeof native),
+                          OSSL_PARAM_construct_end()};
+        int r = EVP_PKEY_get_params(key, p) == 1 && OSSL_PARAM_modified(p) ? 0 : -EIO;
+        if (r == 0)
+                native_be(out, native, sizeof native);
+        OPENSSL_cleanse(native, sizeof native);
+        return r;
+}
+
+/* A P-256 key from its big-endian private scalar and its public point (65
+ * bytes, uncompressed), checked to be one key pair. NULL if it is not one
+ * (or OpenSSL fails). The scalar passes through one buffer on our stack
+ * (native-endian, wiped); OpenSSL's import frees its own copy clearing it. */
+static EVP_PKEY *p256_key_in(const unsigned char *priv, const unsigned char *pub)
+{
+        unsigned char native[RF_TLS_CA_KEY_LEN];
+        char group[] = "prime256v1";
+        EVP_PKEY *key = NULL;
+        native_be(native, priv, sizeof native);
+        OSSL_PARAM p[] = {OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, group, 0),
+                          OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)pub,
+                                                            P256_POINT_LEN),
+                          OSSL_PARAM_construct_BN(OSSL_PKEY_PARAM_PRIV_KEY, native, sizeof native),
+                          OSSL_PARAM_construct_end()};
+        EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+        if (ctx && EVP_PKEY_fromdata_init(ctx) == 1)
+                (void)EVP_PKEY_fromdata(ctx, &key, EVP_PKEY_KEYPAIR, p);
+        EVP_PKEY_CTX_free(ctx);
+        OPENSSL_cleanse(native, sizeof native);
+        if (!key)
+                return NULL;
+        /* the private half must be the public half's (priv * G == pub) */
+        EVP_PKEY_CTX *chk = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
+        bool pair = chk && EVP_PKEY_pairwise_check(chk) == 1;
+        EVP_PKEY_CTX_free(chk);
+        if (!pair) {
+                EVP_PKEY_free(key);
+                return NULL;
+        }
+        return key;
+}
+
+/* The certificate's public point (borrowed from x), 65 bytes, or NULL. */
+static const unsigned char *cert_point(X509 *x)
+{
+        const unsigned char *pk = NULL;
+        int pklen = 0;
+        if (!X509_PUBKEY_get0_param(NULL, &pk, &pklen, NULL, X509_get_X509_PUBKEY(x)) ||
+            pklen != P256_POINT_LEN || pk[0] != 0x04)
+                return NULL;
+        return pk;
+}
+
+static int tls_ca_export(const struct rf_tls_ca *ca, unsigned char *buf, size_t size, size_t *len)
+{
+        ERR_clear_error();
+        int cert_len = i2d_X509(ca->cert, NULL);
+        if (cert_len <= 0)
+                return ossl_err();
+        size_t need = EXPORT_CERT + 4 + (size_t)cert_len + 1;
+        for (size_t i = 0; i < ca->n_hosts; i++)
+                need += 1 + strlen(ca->hosts[i]);
+        *len = need;
+        if (need > RF_TLS_CA_EXPORT_MAX)
+                return -EFBIG; /* cannot happen: RF_TLS_MAX_HOSTS names of RF_TLS_HOST_MAX */
+        if (!buf || size < need)
+                return -ENOBUFS;
+
+        unsigned char pt[P256_POINT_LEN];
+        size_t ptlen = 0;
+        if (EVP_PKEY_get_octet_string_param(ca->leaf_key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, pt,
+                                            sizeof pt, &ptlen) != 1 ||
+            ptlen != sizeof pt)
+                return ossl_err();
+        unsigned char *p = buf;
+        memcpy(p, RF_TLS_CA_EXPORT_MAGIC, EXPORT_MAGIC_LEN);
+        if (p256_priv_out(ca->key, p + RF_TLS_CA_EXPORT_CA_KEY) < 0 ||
+            p256_priv_out(ca->leaf_key, p + RF_TLS_CA_EXPORT_LEAF_KEY) < 0) {
+                OPENSSL_cleanse(buf, need);
+                return -EIO;
+        }
+        memcpy(p + EXPORT_LEAF_PUB, pt, sizeof pt);
+        p += EXPORT_CERT;
+        *p++ = (unsigned char)((unsigned)cert_len >> 24);
+        *p++ = (unsigned char)((unsigned)cert_len >> 16);
+        *p++ = (unsigned char)((unsigned)cert_len >> 8);
+        *p++ = (unsigned char)cert_len;
+        unsigned char *q = p;
+        if (i2d_X509(ca->cert, &q) != cert_len) {
+                OPENSSL_cleanse(buf, need);
+                return ossl_err();
+        }
+        p = q;
+        *p++ = (unsigned char)ca->n_hosts;
+        for (size_t i = 0; i < ca->n_hosts; i++) {
+                size_t l = strlen(ca->hosts[i]);
+                *p++ = (unsigned char)l;
+                p = mempcpy(p, ca->hosts[i], l);
+        }
+        return 0;
+}
+
+static int tls_ca_import(const unsigned char *buf, size_t len, struct rf_tls_ca **ret)
+{
+        if (!buf || len < EXPORT_CERT + 4 || len > RF_TLS_CA_EXPORT_MAX ||
+            memcmp(buf, RF_TLS_CA_EXPORT_MAGIC, EXPORT_MAGIC_LEN) != 0)
+                return -EBADMSG;
+        size_t off = EXPORT_CERT;
+        size_t cert_len = (size_t)buf[off] << 24 | (size_t)buf[off + 1] << 16 |
+                          (size_t)buf[off + 2] << 8 | buf[off + 3];
+        off += 4;
+        if (cert_len == 0 || cert_len > len - off)
+                return -EBADMSG;
+
+        ERR_clear_error();
+        int r = -ENOMEM;
+        struct rf_tls_ca *ca = calloc(1, sizeof *ca);
+        if (!ca)
+                return -ENOMEM;
+        const unsigned char *q = buf + off;
+        ca->cert = d2i_X509(NULL, &q, (long)cert_len);
+        if (!ca->cert || q != buf + off + cert_len) {
+                r = -EBADMSG;
+                goto fail;
+        }
+        off += cert_len;
+        size_t n = off < len ? buf[off++] : 0;
+        r = -EBADMSG;
+        if (n == 0 || n > RF_TLS_MAX_HOSTS)
+                goto fail;
+        if (!(ca->hosts = calloc(n, sizeof *ca->hosts))) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        for (; ca->n_hosts < n; ca->n_hosts++) {
+                size_t l = off < len ? buf[off++] : 0;
+                if (l == 0 || l > len - off)
+                        goto fail;
+                if (!(ca->hosts[ca->n_hosts] = strndup((const char *)buf + off, l))) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                off += l;
+                if (strlen(ca->hosts[ca->n_hosts]) != l || !host_valid(ca->hosts[ca->n_hosts])) {
+                        ca->n_hosts++; /* freed with the others */
+                        goto fail;
+                }
+        }
+        if (off != len)
+                goto fail;
+        const unsigned char *capub = cert_point(ca->cert);
+        if (!capub)
+                goto fail;
+        ca->key = p256_key_in(buf + RF_TLS_CA_EXPORT_CA_KEY, capub);
+        ca->leaf_key = p256_key_in(buf + RF_TLS_CA_EXPORT_LEAF_KEY, buf + EXPORT_LEAF_PUB);
+        if (!ca->key || !ca->leaf_key)
+                goto fail;
+        *ret = ca;
+        return 0;
+fail:
+        tls_ca_free(ca);
+        return r;
+}
+
 /* ---- the JVM's PKCS#12 trust store, written as DER ------------------------ */
 
 /*
@@ -1754,7 +1951,7 @@ static const char *tls_sni(const struct rf_tls_conn *c)
         return c->ssl ? SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name) : NULL;
 }
 
-EXPORT const struct rf_tls_vtable rf_tls_vtable_v2 = {
+EXPORT const struct rf_tls_vtable rf_tls_vtable_v3 = {
         .abi_version = RF_TLS_ABI_VERSION,
         .size = sizeof(struct rf_tls_vtable),
         .init = tls_init,
@@ -1782,4 +1979,6 @@ EXPORT const struct rf_tls_vtable rf_tls_vtable_v2 = {
         .test_forge_leaf_pem = tls_test_forge_leaf_pem,
         .test_server_new_forged = tls_test_server_new_forged,
 #endif
+        .ca_export = tls_ca_export,
+        .ca_import = tls_ca_import,
 };

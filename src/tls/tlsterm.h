@@ -23,7 +23,7 @@
  *   - nothing logs; failures a peer can cause carry a reason string.
  *   - files are read only by init-time calls (trust_load): everything else
  *     works in memory, so it may run after the egress process's lockdown.
- *   - the run's start path (init, trust_load, ca_new, trust_bundle, ca_pem,
+ *   - the run's start path (init, trust_load, ca_new, ca_export, trust_bundle, ca_pem,
  *     pkcs12) does no X.509 parsing of the host's roots and builds no TLS
  *     context: that work waits for the first client_new / server_new, in
  *     the egress process (docs/TLS.md, "Cost at a run's start").
@@ -38,8 +38,8 @@
 #include <sys/types.h>
 
 /* Bump when the vtable's layout or any entry's contract changes. */
-#define RF_TLS_ABI_VERSION   2
-#define RF_TLS_VTABLE_SYMBOL "rf_tls_vtable_v2"
+#define RF_TLS_ABI_VERSION   3
+#define RF_TLS_VTABLE_SYMBOL "rf_tls_vtable_v3"
 
 /* Named limits (all of them are sizes a policy or a peer influences). */
 #define RF_TLS_MAX_HOSTS      64               /* injection hosts in one run CA */
@@ -47,10 +47,26 @@
 #define RF_TLS_LEAF_CACHE_MAX RF_TLS_MAX_HOSTS /* leaves kept per CA (one per host) */
 #define RF_TLS_BUNDLE_MAX     (8u << 20)       /* a trust file read by trust_load */
 #define RF_TLS_REASON_MAX     160              /* a failure's reason string */
+#define RF_TLS_CA_EXPORT_MAX  (64u << 10) /* ca_export's bytes (a CA of 64 long names: ~35 KiB) */
 
 /*
- * Syscalls the post-lockdown entries make (ca_new, leaf issuance, server and
- * client sessions, read/write/shutdown, *_free; including the work deferred
+ * ca_export's layout (ca_import reads exactly this, nothing more, nothing
+ * less): the magic (8 bytes, the ABI version in its last byte); the CA's
+ * private scalar and the leaf key's (RF_TLS_CA_KEY_LEN bytes each,
+ * big-endian, at fixed offsets); the leaf key's public point (65 bytes,
+ * uncompressed); the certificate's DER (a 4-byte big-endian length, then
+ * the bytes); the hosts (a count byte, then per host a length byte and the
+ * name). The CA's public key is the certificate's.
+ */
+#define RF_TLS_CA_EXPORT_MAGIC    "rfca\0\0\0\3"
+#define RF_TLS_CA_KEY_LEN         32
+#define RF_TLS_CA_EXPORT_CA_KEY   8  /* offset of the CA's private scalar */
+#define RF_TLS_CA_EXPORT_LEAF_KEY 40 /* offset of the leaf key's */
+
+/*
+ * Syscalls the post-lockdown entries make (ca_new, ca_export, ca_import,
+ * leaf issuance, server and client sessions, read/write/shutdown, *_free;
+ * including the work deferred
  * to first use: the trust's certificates parsed into the verification store
  * by the first client_new, a CA's server context made by its first
  * server_new, OpenSSL's error strings loaded by the first failure that
@@ -109,8 +125,8 @@ struct rf_tls_vtable {
          * letters, digits, '-', '.', no IP literals, each <= RF_TLS_HOST_MAX;
          * otherwise -EINVAL), valid from one minute ago for `lifetime_s`
          * seconds (1 .. 10 years, else -EINVAL). The ECDSA P-256 key is
-         * generated in memory and never leaves the handle (freed and wiped
-         * by ca_free). The certificate carries basicConstraints CA:TRUE and
+         * generated in memory and leaves the handle only through ca_export
+         * (freed and wiped by ca_free). The certificate carries basicConstraints CA:TRUE and
          * keyUsage keyCertSign (both critical) and a CRITICAL nameConstraints
          * permitting dNSName subtrees = `hosts` and excluding every IPv4 and
          * IPv6 address. A second P-256 key, the leaf key, is made here too
@@ -233,4 +249,29 @@ struct rf_tls_vtable {
          * CA's name constraint. */
         int (*test_server_new_forged)(struct rf_tls_ca *ca, int fd, const char *name,
                                       struct rf_tls_conn **ret);
+
+        /* ---- ABI 3 ---- */
+
+        /* The CA as bytes another process rebuilds it from (ca_import;
+         * layout: RF_TLS_CA_EXPORT_MAGIC above): its certificate, hosts and
+         * both private keys. So the supervisor can hold the CA between the
+         * egress processes it forks in memory of its own choosing (secret,
+         * wiped in every fork) and ca_free the handle: then no OpenSSL
+         * object of its heap holds a key. buf NULL or size too small:
+         * -ENOBUFS with *len = the size needed, nothing written; else 0
+         * with buf[0..*len) written. The private scalars go straight from
+         * the keys into buf (no copy of them is left in this module's
+         * memory). -EIO if OpenSSL fails. */
+        int (*ca_export)(const struct rf_tls_ca *ca, unsigned char *buf, size_t size, size_t *len);
+
+        /* A CA rebuilt from ca_export's bytes buf[0..len): the same
+         * certificate (so the same validity and name constraint), hosts and
+         * keys; no leaf issued yet, no server context; nothing generated.
+         * Bytes that are not an export — wrong magic, a length that does
+         * not fit, bytes left over, a host ca_new would refuse, a key not on
+         * P-256 or whose private and public halves differ, a CA key that is
+         * not the certificate's — are -EBADMSG; -ENOMEM/-EIO if OpenSSL
+         * fails. buf is read only (the caller wipes it). Memory only: works
+         * after the lockdown (the egress process calls it before). */
+        int (*ca_import)(const unsigned char *buf, size_t len, struct rf_tls_ca **ret);
 };

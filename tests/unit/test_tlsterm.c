@@ -16,8 +16,9 @@
  * test servers (trusted via the extra CA → ok; self-signed, expired, wrong
  * name, untrusted → refused with the reason), the run's trust bundle, the
  * PKCS12 store (run CA alone, and with every host root but not the extra
- * CA) checked bag by bag and as Java 17's keytool lists it, and the
- * loader's refusals.
+ * CA) checked bag by bag and as Java 17's keytool lists it, the CA's
+ * export and import (the same certificate, keys and hosts; what is not an
+ * export refused), and the loader's refusals.
  *
  *   test_tlsterm --syscalls   runs only the post-lockdown operations after a
  *                             marker syscall (close(-77)), for strace.
@@ -643,6 +644,99 @@ static bool pump_pair(SSL *a, SSL *b)
         return ra == 1 && rb == 1;
 }
 
+/* ---- export and import (the supervisor keeps the CA as bytes) ------------ */
+
+static int import_bytes(const unsigned char *b, size_t len)
+{
+        struct rf_tls_ca *x = NULL;
+        int r = vt->ca_import(b, len, &x);
+        vt->ca_free(x);
+        return r;
+}
+
+static void test_export(struct rf_tls_ca *ca)
+{
+        size_t len = 0, len2 = 0;
+        is_int(vt->ca_export(ca, NULL, 0, &len), -ENOBUFS, "ca_export without a buffer: -ENOBUFS");
+        ok(len > RF_TLS_CA_EXPORT_LEAF_KEY + RF_TLS_CA_KEY_LEN && len <= RF_TLS_CA_EXPORT_MAX,
+           "... and the size it needs (%zu bytes)", len);
+        unsigned char *b = calloc(1, len + 1), *bad = calloc(1, len + 1);
+        is_int(vt->ca_export(ca, b, len - 1, &len2), -ENOBUFS, "a buffer one byte short: -ENOBUFS");
+        is_int(vt->ca_export(ca, b, len + 1, &len2), 0, "ca_export into a large enough buffer");
+        ok(len2 == len && memcmp(b, RF_TLS_CA_EXPORT_MAGIC, 8) == 0,
+           "... writes the size it announced, magic first");
+
+        struct rf_tls_ca *imp = NULL;
+        is_int(vt->ca_import(b, len, &imp), 0, "ca_import of the export");
+        char *pem, *pem2, *leafpem, *leafpem2;
+        size_t n;
+        vt->ca_pem(ca, &pem, &n);
+        vt->ca_pem(imp, &pem2, &n);
+        is_str(pem2, pem, "the imported CA has the same certificate");
+        X509 *cax = pem_x509(pem);
+        free(pem);
+        free(pem2);
+        is_int(vt->leaf_pem(imp, "upload.example.test", &leafpem, &n), 0,
+               "the imported CA issues a leaf for one of its hosts");
+        X509 *leaf = leafpem ? pem_x509(leafpem) : NULL;
+        is_int(verify_leaf(cax, leaf, "upload.example.test"), X509_V_OK,
+               "... which verifies under the ORIGINAL CA's certificate (same CA key)");
+        vt->leaf_pem(ca, "upload.example.test", &leafpem2, &n);
+        X509 *leaf2 = pem_x509(leafpem2);
+        ok(leaf && leaf2 && EVP_PKEY_eq(X509_get0_pubkey(leaf), X509_get0_pubkey(leaf2)) == 1,
+           "... with the same leaf key as the original's leaf");
+        ok(strcmp(leafpem, leafpem2) != 0, "... a leaf of its own (the cache starts empty)");
+        free(leafpem);
+        free(leafpem2);
+        X509_free(leaf);
+        X509_free(leaf2);
+        is_int(vt->leaf_pem(imp, "evil.test", &leafpem, &n), -EPERM,
+               "the imported CA keeps the hosts: no leaf for another name");
+        SSL_CTX *cctx = client_ctx_trusting(ca);
+        is_int(server_session(imp, cctx, "api.example.test", NULL, 0, PRE_NONE, true), 0,
+               "a client trusting the original CA completes a handshake with the imported one");
+        SSL_CTX_free(cctx);
+        size_t len3 = 0;
+        unsigned char *again = calloc(1, len);
+        is_int(vt->ca_export(imp, again, len, &len3), 0, "the imported CA exports again");
+        ok(len3 == len && memcmp(again, b, len) == 0, "... the same bytes");
+        free(again);
+        vt->ca_free(imp);
+
+        /* what is not an export */
+        memcpy(bad, b, len);
+        bad[0] ^= 1;
+        is_int(import_bytes(bad, len), -EBADMSG, "import: a wrong magic is refused (-EBADMSG)");
+        is_int(import_bytes(b, len - 1), -EBADMSG, "import: a byte short is refused");
+        memcpy(bad, b, len);
+        bad[len] = 'x';
+        is_int(import_bytes(bad, len + 1), -EBADMSG, "import: a byte left over is refused");
+        is_int(import_bytes(b, 20), -EBADMSG, "import: a stub is refused");
+        memcpy(bad, b, len);
+        bad[RF_TLS_CA_EXPORT_CA_KEY + 31] ^= 1;
+        is_int(import_bytes(bad, len), -EBADMSG,
+               "import: a CA key that is not the certificate's is refused");
+        memcpy(bad, b, len);
+        memcpy(bad + RF_TLS_CA_EXPORT_CA_KEY, b + RF_TLS_CA_EXPORT_LEAF_KEY, RF_TLS_CA_KEY_LEN);
+        is_int(import_bytes(bad, len), -EBADMSG,
+               "import: a valid P-256 key (the leaf's) as the CA key is refused");
+        memcpy(bad, b, len);
+        bad[RF_TLS_CA_EXPORT_LEAF_KEY + 31] ^= 1;
+        is_int(import_bytes(bad, len), -EBADMSG,
+               "import: a leaf key whose halves differ is refused");
+        memcpy(bad, b, len);
+        bad[len - 1] = 'X'; /* the last host's last letter, uppercase */
+        is_int(import_bytes(bad, len), -EBADMSG, "import: a host ca_new would refuse is refused");
+        memcpy(bad, b, len);
+        bad[len - 1] = 't'; /* control: the same byte, as it was */
+        is_int(import_bytes(bad, len), 0, "control: the same bytes as exported import");
+        explicit_bzero(b, len + 1);
+        explicit_bzero(bad, len + 1);
+        free(b);
+        free(bad);
+        X509_free(cax);
+}
+
 /* Renegotiation is refused by the module's server side (a client asking for
  * one, TLS 1.2) and its client side (an upstream sending HelloRequest). The
  * controls show that the same test endpoints do renegotiate with a peer that
@@ -1001,6 +1095,15 @@ static int run_locked_down(struct rf_tls_trust *t, struct rf_tls_trust *junk,
                         _exit(6);
                 if (client_session(t, u, reason, sizeof reason, false) < 0)
                         _exit(5);
+                /* the CA exported and imported (as a new egress process
+                 * does, there before its lockdown): the copy serves too */
+                static unsigned char exp[RF_TLS_CA_EXPORT_MAX];
+                size_t elen = 0;
+                struct rf_tls_ca *imp = NULL;
+                if (vt->ca_export(ca, exp, sizeof exp, &elen) < 0 ||
+                    vt->ca_import(exp, elen, &imp) < 0 ||
+                    server_session(imp, cctx, "api.example.test", NULL, 0, PRE_ALL, true) < 0)
+                        _exit(9);
                 if (then_open)
                         (void)!open("/etc/hostname", O_RDONLY | O_CLOEXEC);
                 _exit(0);
@@ -1032,8 +1135,9 @@ static void test_seccomp(const char *bundle)
            "after fork, under an allowlist of only the listed syscalls: the first client_new "
            "on a fresh trust (its certificates parsed then; one that does not parse refused "
            "with a reason), CA, leaf, the CA's first server session, server sessions (without "
-           "and with a ClientHello prefix), a refusal with OpenSSL's reason and upstream "
-           "sessions work (status %#x)",
+           "and with a ClientHello prefix), a refusal with OpenSSL's reason, upstream "
+           "sessions, the CA's export and import and the imported CA's server session work "
+           "(status %#x)",
            st);
         st = run_locked_down(t, junk, &good, true);
         ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
@@ -1633,6 +1737,7 @@ int main(int argc, char **argv)
         test_ca(ca, t0);
         test_leaves(ca);
         test_server(ca);
+        test_export(ca);
         if (access(bundle, R_OK) == 0) {
                 test_client(ca, bundle);
                 test_bundle(ca, bundle);
