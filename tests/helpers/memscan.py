@@ -25,6 +25,11 @@ import sys
 CHUNK = 1 << 20
 
 
+# mappings past 4 GiB: a sanitizer's shadow memory, reserved and empty;
+# reading it took longer than the run's processes lived
+HUGE = 1 << 32
+
+
 def main():
     if len(sys.argv) < 2:
         print("usage: memscan.py PID... < VALUE", file=sys.stderr)
@@ -57,6 +62,8 @@ def main():
                 name = parts[5] if len(parts) > 5 else ""
                 if "r" not in parts[1] or name in ("[vvar]", "[vsyscall]"):
                     continue
+                if hi - lo > HUGE:
+                    continue  # only a sanitizer's shadow is this large (ASan builds)
                 ranges += 1
                 addr, prev = lo, b""
                 while addr < hi:
