@@ -1267,22 +1267,46 @@ static void tls_accept_start(struct conn *c)
 
 /* The upstream's side: verified against the host's trust (and
  * --upstream-ca), its name checked; a failure is the client's 502. */
-static void tls_connect_step(struct conn *c)
+/* The upstream's client session on c->ufd; -1 with why[] on failure (a
+ * trust that does not parse hands back a session carrying its reason). */
+static int up_session(struct conn *c, char *why, size_t n)
+{
+        if (E.cfg->tls->client_new(E.cfg->tls_trust, c->ufd, c->host, &c->utls) >= 0)
+                return 0;
+        snprintf(why, n, "the upstream TLS session could not be set up%s%s", c->utls ? ": " : "",
+                 c->utls ? E.cfg->tls->reason(c->utls) : "");
+        return -1;
+}
+
+/* One step of the upstream's handshake: 0 done (egress.tls recorded),
+ * -EAGAIN, or -1 with why[]. */
+static int up_handshake(struct conn *c, char *why, size_t n)
 {
         int r = E.cfg->tls->handshake(c->utls);
         if (r == -EAGAIN)
-                return;
+                return r;
         if (r < 0) {
-                char why[RF_TLS_REASON_MAX + 80];
-                snprintf(why, sizeof why, "the upstream's TLS %s: %s",
+                snprintf(why, n, "the upstream's TLS %s: %s",
                          r == -EKEYREJECTED ? "certificate was refused" : "handshake failed",
                          E.cfg->tls->reason(c->utls));
+                return -1;
+        }
+        tls_record(c, "upstream", c->utls);
+        return 0;
+}
+
+static void tls_connect_step(struct conn *c)
+{
+        char why[RF_TLS_REASON_MAX + 96];
+        int r = up_handshake(c, why, sizeof why);
+        if (r == -EAGAIN)
+                return;
+        if (r < 0) {
                 c->ufd = unwatch_close(c, W_UP, c->ufd);
                 c->allowed = false;
                 deny(c, why, c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
                 return;
         }
-        tls_record(c, "upstream", c->utls);
         send_request_head(c);
 }
 
@@ -1308,10 +1332,7 @@ static void up_step(struct conn *c)
                         up_fail(c, why);
                         return;
                 }
-                if (E.cfg->tls->client_new(E.cfg->tls_trust, c->ufd, c->host, &c->utls) < 0) {
-                        snprintf(why, sizeof why,
-                                 "the upstream TLS session could not be set up%s%s",
-                                 c->utls ? ": " : "", c->utls ? E.cfg->tls->reason(c->utls) : "");
+                if (up_session(c, why, sizeof why) < 0) {
                         up_fail(c, why);
                         return;
                 }
@@ -1319,18 +1340,13 @@ static void up_step(struct conn *c)
         }
         if (c->upst != UP_HANDSHAKE)
                 return;
-        int r = E.cfg->tls->handshake(c->utls);
+        int r = up_handshake(c, why, sizeof why);
         if (r == -EAGAIN)
                 return;
-        if (r < 0) {
-                snprintf(why, sizeof why, "the upstream's TLS %s: %s",
-                         r == -EKEYREJECTED ? "certificate was refused" : "handshake failed",
-                         E.cfg->tls->reason(c->utls));
+        if (r < 0)
                 up_fail(c, why);
-                return;
-        }
-        tls_record(c, "upstream", c->utls);
-        c->upst = UP_READY;
+        else
+                c->upst = UP_READY;
 }
 
 /*
@@ -1393,12 +1409,8 @@ static uint32_t up_interest(const struct conn *c)
 
 static void tls_connect_start(struct conn *c)
 {
-        int r = E.cfg->tls->client_new(E.cfg->tls_trust, c->ufd, c->host, &c->utls);
-        if (r < 0) {
-                /* a trust that does not parse hands back a session with its reason */
-                char why[RF_TLS_REASON_MAX + 64];
-                snprintf(why, sizeof why, "the upstream TLS session could not be set up%s%s",
-                         c->utls ? ": " : "", c->utls ? E.cfg->tls->reason(c->utls) : "");
+        char why[RF_TLS_REASON_MAX + 96];
+        if (up_session(c, why, sizeof why) < 0) {
                 c->ufd = unwatch_close(c, W_UP, c->ufd);
                 c->allowed = false;
                 deny(c, why, c->rule, 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
@@ -2181,6 +2193,18 @@ static void u2c_to_front(struct conn *c)
  * must wait for the next read; at the end of a response (`ended`) a value
  * cut short there is replaced too and nothing is held.
  */
+/* Scrub buf[from..len) in place; the bytes at the end that must wait, none
+ * once `ended` (a value cut short there replaced). */
+static size_t scrub_span(char *buf, size_t len, size_t from, bool ended)
+{
+        size_t h = inject_scrub_inplace(&E.needles, buf, len, from, &E.scrubbed);
+        if (ended && h) {
+                (void)inject_scrub_tail(&E.needles, buf, len, h, &E.scrubbed);
+                h = 0;
+        }
+        return h;
+}
+
 static void scrub_u2c(struct conn *c, size_t start, bool ended)
 {
         static char g[RELAY_BUF];
@@ -2189,35 +2213,25 @@ static void scrub_u2c(struct conn *c, size_t start, bool ended)
         struct relay *o = &c->u2c;
         size_t end = o->off + o->len;
         size_t from = start - (c->hold <= start - o->off ? c->hold : start - o->off);
-        size_t n = 0;
+        size_t hold_at; /* the first byte that waits (end: none) */
         if (!framing_any(c, from, end)) {
                 /* no framing in the way (a body of known length): in place */
-                size_t h = inject_scrub_inplace(&E.needles, o->d, end, from, &E.scrubbed);
-                if (ended && h) {
-                        (void)inject_scrub_tail(&E.needles, o->d, end, h, &E.scrubbed);
-                        h = 0;
-                }
-                size_t before = c->hold;
-                c->hold = h;
-                if (h && (!before || end > start))
-                        c->hold_until = now_ms() + SCRUB_HOLD_MS;
-                return;
+                hold_at = end - scrub_span(o->d, end, from, ended);
+        } else {
+                size_t n = 0;
+                for (size_t i = from; i < end; i++)
+                        if (!framing_bit(c, i)) {
+                                g[n] = o->d[i];
+                                at[n++] = (uint16_t)i;
+                        }
+                size_t h = scrub_span(g, n, 0, ended);
+                for (size_t j = 0; j < n; j++)
+                        o->d[at[j]] = g[j];
+                explicit_bzero(g, n);
+                hold_at = h ? at[n - h] : end;
         }
-        for (size_t i = from; i < end; i++)
-                if (!framing_bit(c, i)) {
-                        g[n] = o->d[i];
-                        at[n++] = (uint16_t)i;
-                }
-        size_t h = inject_scrub_inplace(&E.needles, g, n, 0, &E.scrubbed);
-        if (ended && h) {
-                (void)inject_scrub_tail(&E.needles, g, n, h, &E.scrubbed);
-                h = 0;
-        }
-        for (size_t j = 0; j < n; j++)
-                o->d[at[j]] = g[j];
-        explicit_bzero(g, n);
         size_t before = c->hold;
-        c->hold = h ? end - at[n - h] : 0;
+        c->hold = end - hold_at;
         if (c->hold && (!before || end > start))
                 c->hold_until = now_ms() + SCRUB_HOLD_MS;
 }

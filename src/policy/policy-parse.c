@@ -526,35 +526,53 @@ static int parse_env(struct ctx *c, const struct json_node *v, const struct fiel
 /* ------------------------------------------------------------------------ */
 /* network                                                                   */
 
-static int parse_rules(struct ctx *c, const struct json_node *v, char ***list, size_t *n)
+/* A network rule's canonical text (net_rule_parse), malloc'ed; 0, -EINVAL
+ * with *why, -ENOMEM. */
+static int net_rule_canon(const char *s, size_t len, char **ret, const char **why)
 {
-        int r = expect_type(c, v, JSON_ARRAY,
-                            "an array of rules (\"host[:ports]\", "
-                            "\"*.suffix\", \"IP\", \"CIDR\")");
+        struct net_rule rule;
+        if (net_rule_parse(s, len, &rule, why) < 0)
+                return -EINVAL;
+        return (*ret = strdup(rule.text)) ? 0 : -ENOMEM;
+}
+
+/* An HTTP rule's canonical text (httprule_parse), the same way. */
+static int http_rule_canon(const char *s, size_t len, char **ret, const char **why)
+{
+        struct http_rule rule;
+        if (httprule_parse(s, len, &rule, why) < 0)
+                return -EINVAL;
+        return (*ret = strdup(rule.text)) ? 0 : -ENOMEM;
+}
+
+/* An array of at most `max` rule strings, each kept as canon() makes it. */
+static int parse_rule_list(struct ctx *c, const struct json_node *v, char ***list, size_t *n,
+                           size_t max, const char *expected,
+                           int (*canon)(const char *, size_t, char **, const char **))
+{
+        int r = expect_type(c, v, JSON_ARRAY, expected);
         if (r < 0)
                 return r;
-        if (v->n_items > POLICY_NET_RULES_MAX) {
+        if (v->n_items > max) {
                 size_t mark;
-                path_push_index(c, POLICY_NET_RULES_MAX, &mark);
-                return fail_value(c, v->items[POLICY_NET_RULES_MAX], -E2BIG, "more than %d rules",
-                                  POLICY_NET_RULES_MAX);
+                path_push_index(c, max, &mark);
+                return fail_value(c, v->items[max], -E2BIG, "more than %zu rules", max);
         }
         for (size_t i = 0; i < v->n_items; i++) {
                 const struct json_node *e = v->items[i];
-                struct net_rule rule;
                 const char *why = "invalid";
-                char buf[128];
+                char buf[128], *t = NULL;
                 size_t mark;
 
                 path_push_index(c, i, &mark);
                 r = expect_type(c, e, JSON_STRING, "a string");
                 if (r < 0)
                         return r;
-                if (net_rule_parse(e->str, e->len, &rule, &why) < 0)
+                r = canon(e->str, e->len, &t, &why);
+                if (r == -EINVAL)
                         return fail_value(c, e, -EINVAL, "\"%s\": %s", shown(e, buf, sizeof buf),
                                           why);
-                char *t = strdup(rule.text);
-                if (!t || (r = policy_list_take(list, n, t)) < 0) {
+                if (r < 0 || (r = policy_list_take(list, n, t)) < 0) {
                         free(t);
                         return fail_value(c, e, -ENOMEM, "out of memory");
                 }
@@ -563,52 +581,27 @@ static int parse_rules(struct ctx *c, const struct json_node *v, char ***list, s
         return 0;
 }
 
+#define NET_RULES_EXPECTED "an array of rules (\"host[:ports]\", \"*.suffix\", \"IP\", \"CIDR\")"
+
 static int parse_net_allow(struct ctx *c, const struct json_node *v, const struct field *f)
 {
-        return parse_rules(c, v, &c->p->net_allow, &c->p->n_net_allow);
+        return parse_rule_list(c, v, &c->p->net_allow, &c->p->n_net_allow, POLICY_NET_RULES_MAX,
+                               NET_RULES_EXPECTED, net_rule_canon);
 }
 
 static int parse_net_deny(struct ctx *c, const struct json_node *v, const struct field *f)
 {
-        return parse_rules(c, v, &c->p->net_deny, &c->p->n_net_deny);
+        return parse_rule_list(c, v, &c->p->net_deny, &c->p->n_net_deny, POLICY_NET_RULES_MAX,
+                               NET_RULES_EXPECTED, net_rule_canon);
 }
 
 /* network.http: HTTP rules, "HOST[:PORT] METHOD[,METHOD...] PATH-GLOB"
- * (httprule.h), kept as their canonical text, each once. */
+ * (httprule.h), kept as their canonical text. */
 static int parse_net_http(struct ctx *c, const struct json_node *v, const struct field *f)
 {
-        int r = expect_type(c, v, JSON_ARRAY,
-                            "an array of HTTP rules (\"HOST[:PORT] METHOD[,METHOD] PATH-GLOB\")");
-        if (r < 0)
-                return r;
-        if (v->n_items > POLICY_NET_HTTP_MAX) {
-                size_t mark;
-                path_push_index(c, POLICY_NET_HTTP_MAX, &mark);
-                return fail_value(c, v->items[POLICY_NET_HTTP_MAX], -E2BIG, "more than %d rules",
-                                  POLICY_NET_HTTP_MAX);
-        }
-        for (size_t i = 0; i < v->n_items; i++) {
-                const struct json_node *e = v->items[i];
-                struct http_rule rule;
-                const char *why = "invalid";
-                char buf[128];
-                size_t mark;
-
-                path_push_index(c, i, &mark);
-                r = expect_type(c, e, JSON_STRING, "a string");
-                if (r < 0)
-                        return r;
-                if (httprule_parse(e->str, e->len, &rule, &why) < 0)
-                        return fail_value(c, e, -EINVAL, "\"%s\": %s", shown(e, buf, sizeof buf),
-                                          why);
-                char *t = strdup(rule.text);
-                if (!t || (r = policy_list_take(&c->p->net_http, &c->p->n_net_http, t)) < 0) {
-                        free(t);
-                        return fail_value(c, e, -ENOMEM, "out of memory");
-                }
-                path_pop(c, mark);
-        }
-        return 0;
+        return parse_rule_list(c, v, &c->p->net_http, &c->p->n_net_http, POLICY_NET_HTTP_MAX,
+                               "an array of HTTP rules (\"HOST[:PORT] METHOD[,METHOD] PATH-GLOB\")",
+                               http_rule_canon);
 }
 
 /* network.hosts: {"name": "IP"} — operator-declared static names. */

@@ -219,8 +219,8 @@ struct plan_input {
         size_t tls_ca_pem_len;
         const unsigned char *tls_java;
         size_t tls_java_len;
-        bool expect_ws;             /* the workspace must be this inode (the daemon */
-        dev_t expect_ws_dev;        /* checked it as the caller's own) */
+        bool expect_ws;      /* the workspace must be this inode (the daemon */
+        dev_t expect_ws_dev; /* checked it as the caller's own) */
         ino_t expect_ws_ino;
 };
 

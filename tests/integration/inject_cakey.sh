@@ -96,65 +96,17 @@ tlslog() { cat "$P/tls.log" 2>/dev/null; }
 # in the memory of PID..., read from the host side. Prints a summary line
 # "pids=N bytes=B unreadable=U huge=H ca=C leaf=L" (C, L: hits of either
 # byte order; H: mappings over 4 GiB skipped, which only a sanitizer's
-# shadow reservation is), then one line per hit: "hit PID ADDRESS KEY
-# ORDER MAPPING".
+# shadow reservation is), then memscan.py's line per hit: "hit PID
+# ADDRESS MAPPING KEY-ORDER".
 keyscan() {
-	python3 - "$KEYS" "$@" <<'PY'
-import sys
-keys = {}
-for line in open(sys.argv[1]):
-    name, hexv = line.split()
-    b = bytes.fromhex(hexv)
-    if len(b) != 32:
-        sys.exit("bad key line")
-    keys[(name, "be")] = b
-    keys[(name, "le")] = b[::-1]
-CHUNK = 1 << 20
-HUGE = 1 << 32
-pids = total = unreadable = huge = 0
-hits = []
-for pid in sys.argv[2:]:
-    try:
-        maps = open("/proc/%s/maps" % pid).read().splitlines()
-        mem = open("/proc/%s/mem" % pid, "rb", buffering=0)
-    except OSError:
-        continue
-    pids += 1
-    with mem:
-        for line in maps:
-            parts = line.split(None, 5)
-            lo, hi = (int(x, 16) for x in parts[0].split("-"))
-            name = parts[5] if len(parts) > 5 else "[anon]"
-            if "r" not in parts[1] or name in ("[vvar]", "[vsyscall]"):
-                continue
-            if hi - lo > HUGE:
-                huge += 1  # a sanitizer's shadow (terabytes of reservation): no data of the process
-                continue
-            addr, prev = lo, b""
-            while addr < hi:
-                try:
-                    mem.seek(addr)
-                    data = mem.read(min(CHUNK, hi - addr))
-                except (OSError, OverflowError):
-                    unreadable += 1
-                    break
-                if not data:
-                    break
-                total += len(data)
-                hay = prev + data
-                for (k, order), pat in keys.items():
-                    i = hay.find(pat)
-                    while i >= 0:
-                        hits.append((pid, addr - len(prev) + i, k, order, name))
-                        i = hay.find(pat, i + 1)
-                prev = data[-31:]
-                addr += len(data)
-n = {k: sum(1 for h in hits if h[2] == k) for k in ("ca", "leaf")}
-print("pids=%d bytes=%d unreadable=%d huge=%d ca=%d leaf=%d" % (pids, total, unreadable, huge,
-                                                                n["ca"], n["leaf"]))
-for h in hits:
-    print("hit %s %#x %s %s %s" % h)
-PY
+	python3 "$RF_SRC/tests/helpers/memscan.py" --keys "$KEYS" "$@" | awk '
+		NR == 1 { for (i = 1; i <= NF; i++) { split($i, kv, "="); a[kv[1]] = kv[2] }; next }
+		{ hit[++n] = $0; if ($NF ~ /^ca-/) ca++; else if ($NF ~ /^leaf-/) leaf++ }
+		END {
+			printf "pids=%d bytes=%d unreadable=%d huge=%d ca=%d leaf=%d\n", a["pids"],
+				a["bytes"], a["unreadable"], a["huge"], ca, leaf
+			for (i = 1; i <= n; i++) print hit[i]
+		}'
 }
 # run_pids — the processes of the run's pid namespace (init's)
 run_pids() {
