@@ -7,8 +7,10 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "shared/error.h"
 #include "tls/tls-load.h"
@@ -90,36 +92,59 @@ int run_trigger_token(const char *state_dir, const char *token, struct rf_policy
 int cmd_layers(void);
 
 /*
- * run_tls.c: the TLS side of a run with credential injection. `mod.vt` is
- * NULL when the run needs none (no injection names a host: addresses are
- * plaintext only). The strings are the run's trust files (plan_input).
+ * run_tls.c: the TLS side of a run with credential injection or HTTP rules.
+ * `on` is false when the run needs none (no injection names a host:
+ * addresses are plaintext only). The CA and the trust files are made by a
+ * helper process (forked by run_tls_begin) while the run starts; the
+ * supervisor never maps OpenSSL.
  */
 struct egress_tls_ca;
 struct run_tls {
-        struct rf_tls_module mod;
-        struct rf_tls_trust *trust;
+        bool on;      /* the run terminates TLS for some host */
+        bool java;    /* the host has a JVM store: the run gets one too */
+        size_t bound; /* each trust file's size bound (plan_input.tls_bound) */
+        pid_t helper; /* the helper while it runs, else 0 */
+        int sock;     /* the helper's result channel, or -1 */
+        int files;    /* the sealed memfd of the trust files (trustfiles.h), or -1 */
         /* the run CA, exported into secret memory (egress.h: what each egress
-         * process imports); the CA handle itself is freed in run_tls_setup */
+         * process imports); no CA handle exists in this process */
         struct egress_tls_ca *ca;
-        char *bundle, *ca_pem;
-        size_t bundle_len, ca_pem_len;
-        unsigned char *java; /* NULL when the host has no JVM cacerts */
-        size_t java_len;
+        const char *what; /* what needs TLS, for messages */
 };
 
 /*
- * run_tls_setup — for the injections inj[n] of a run with policy pol:
- * load the TLS module, read the host's CA bundle (+ network.upstream_ca),
- * make the run CA for the injection host names (valid for the run's
- * timeout + 2 min, else 30 days) and the trust files, then keep the CA
- * only as its export in secret memory (t->ca; no OpenSSL object of this
- * process holds its keys once this returns). 0 (t->mod.vt NULL
- * when nothing needs TLS), or -errno with err saying why (the run is
- * refused: fail closed). Release with run_tls_free.
+ * run_tls_begin — for the injections inj[n] and the HTTP rules of a run
+ * with policy pol: the host names to terminate; when there are any, check
+ * the TLS module and the trust files it will read (missing or unsafe ones
+ * refuse the run now), then fork the helper, which loads the module, reads
+ * the host's CA bundle (+ network.upstream_ca), makes the run CA for those
+ * names (valid for the run's timeout + 2 min, else 30 days) and the trust
+ * files, and returns them (run_tls_finish). 0 (t->on false when nothing
+ * needs TLS), or -errno with err saying why (the run is refused: fail
+ * closed). Release with run_tls_free, which also ends a helper still
+ * running.
  */
 struct inject_secret;
-int run_tls_setup(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
+int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
                   struct run_tls *t, struct rf_error *err);
+
+/*
+ * run_tls_finish — wait for the helper's result: t->files (the trust files,
+ * sealed, checked against t->bound and t->java) and t->ca (the CA's export
+ * in secret memory; it crossed only the helper's socket). 0, or -errno with
+ * err saying why (the run is refused). Called once, after run_tls_begin
+ * set t->on.
+ */
+int run_tls_finish(struct run_tls *t, struct rf_error *err);
+
+/*
+ * The helper's entry (main.c, when argv[1] is RUN_TLS_HELPER_ARG): the run
+ * CA and trust files for the job in argv, the result sent on fd 3, which
+ * must be the SOCK_SEQPACKET socket run_tls_begin gave it (else 125 at
+ * once). Does not return on success.
+ */
+#define RUN_TLS_HELPER_ARG "--internal-tls-helper"
+int run_tls_helper_main(int argc, char **argv);
 void run_tls_free(struct run_tls *t);
 static inline void run_tls_freep(struct run_tls *t)
 {

@@ -489,6 +489,24 @@ static int register_run(void *ctx, struct rf_error *err)
 }
 
 /* Is `path` (canonical) at or beneath `dir`? */
+/* supervisor_run's trust callback: the helper's result (run_tls_finish),
+ * its CA for the egress processes and its trust files for init. */
+struct trust_ctx {
+        struct run_tls *tls;
+        struct egress_config *egress;
+};
+
+static int run_trust(void *ctx, int *fd, struct rf_error *err)
+{
+        struct trust_ctx *tc = ctx;
+        int r = run_tls_finish(tc->tls, err);
+        if (r < 0)
+                return r;
+        tc->egress->tls_ca = tc->tls->ca;
+        *fd = tc->tls->files;
+        return 0;
+}
+
 static bool beneath(const char *path, const char *dir)
 {
         size_t n = strlen(dir);
@@ -853,18 +871,18 @@ int cmd_run(int argc, char **argv)
                 }
         }
 
-        /* credential injection over TLS: the module, the run CA and the
-         * run's trust files, before the plan (they go into its root); a
-         * run without an injection or an HTTP rule never loads OpenSSL */
+        /* credential injection over TLS: the run CA and the run's trust
+         * files, made by a helper while the run starts (run_tls.c); they go
+         * into its root through init. This process never maps OpenSSL. */
         _cleanup_(run_tls_freep) struct run_tls tls = {0};
         if ((grants && grants->any_inject) || pol->n_net_http) {
                 /* the hosts of HTTP rules are terminated too, injection or not */
                 struct inject_secret inj[INJECT_MAX];
                 size_t ni =
                         grants && grants->any_inject ? grants_inject(grants, inj, INJECT_MAX) : 0;
-                r = run_tls_setup(pol, inj, ni, &tls, &err);
+                r = run_tls_begin(pol, inj, ni, &tls, &err);
                 explicit_bzero(inj, sizeof inj);
-                if (r == 0 && pol->n_net_http && !tls.mod.vt)
+                if (r == 0 && pol->n_net_http && !tls.on)
                         r = rf_error_set(&err, -EINVAL,
                                          "HTTP rules need TLS termination, "
                                          "which this run could not set up");
@@ -901,12 +919,9 @@ int cmd_run(int argc, char **argv)
                 .identity_token = token,
                 .secrets_files = grants && grants->any_file,
                 .secrets_broker = grants && grants->any_broker,
-                .tls_bundle = tls.bundle,
-                .tls_bundle_len = tls.bundle_len,
-                .tls_ca_pem = tls.ca_pem,
-                .tls_ca_pem_len = tls.ca_pem_len,
+                .tls_trust = tls.on,
                 .tls_java = tls.java,
-                .tls_java_len = tls.java_len,
+                .tls_bound = tls.bound,
                 .expect_ws = expect_ws,
                 .expect_ws_dev = (dev_t)expect_dev,
                 .expect_ws_ino = (ino_t)expect_ino,
@@ -1014,9 +1029,8 @@ int cmd_run(int argc, char **argv)
         /* HTTP rules: the egress process terminates their hosts (the run CA
          * names them); a rule whose host no allow rule reaches: refused */
         if (egress.n_http) {
-                egress.tls = tls.mod.vt;
-                egress.tls_ca = tls.ca;
-                egress.tls_trust = tls.trust;
+                egress.tls_on = tls.on;
+                egress.tls_upstream_ca = pol->net_upstream_ca;
                 if ((r = http_rules_check(&egress, &err)) < 0)
                         return refuse_late(alog, plan, cg, ev, &egress, &err);
         }
@@ -1027,9 +1041,8 @@ int cmd_run(int argc, char **argv)
                 struct inject_secret inj[INJECT_MAX];
                 size_t ni = grants_inject(grants, inj, INJECT_MAX);
                 r = inject_check(inj, ni, pol, &egress, &err);
-                egress.tls = tls.mod.vt; /* NULL: plaintext injection only */
-                egress.tls_ca = tls.ca;
-                egress.tls_trust = tls.trust;
+                egress.tls_on = tls.on; /* false: plaintext injection only */
+                egress.tls_upstream_ca = pol->net_upstream_ca;
                 if (r == 0)
                         r = egress_config_inject(&egress, inj, ni);
                 explicit_bzero(inj, sizeof inj);
@@ -1039,9 +1052,9 @@ int cmd_run(int argc, char **argv)
                         return refuse_late(alog, plan, cg, ev, &egress, &err);
                 }
         }
-        /* secret.grant for each binding, durable before anything of the run
-         * starts; then the values for init, and redaction of what the run
-         * makes us record */
+        /* secret.grant for each binding (durable with run.start, before the
+         * command may start: register_run); then the values for init, and
+         * redaction of what the run makes us record */
         _cleanup_close_ int blob = -1;
         if (grants) {
                 if ((r = grants_record(grants, ev, &err)) >= 0)
@@ -1070,10 +1083,13 @@ int cmd_run(int argc, char **argv)
         snprintf(info.command, sizeof info.command, "%s", plan->argv[0]);
         snprintf(info.cgroup, sizeof info.cgroup, "%s", cgroup_mode_name(cgroup_get_mode(cg)));
         struct reg_ctx rc = {.state_dir = state_dir, .info = &info, .alog = alog};
+        struct trust_ctx tc = {.tls = &tls, .egress = &egress};
         struct run_services services = {.timeout_ms = pol->timeout_ms,
                                         .registered = register_run,
                                         .registered_ctx = &rc,
                                         .reg = &rc.reg,
+                                        .trust = tls.on ? run_trust : NULL,
+                                        .trust_ctx = &tc,
                                         .ev = ev,
                                         .egress = &egress,
                                         .grants = grants,

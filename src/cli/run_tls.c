@@ -1,31 +1,47 @@
 /*
  * run_tls.c — the TLS side of a run with credential injection (issue 15,
- * docs/TLS.md) or HTTP rules (egress/httprule.h): load the TLS module,
- * read the upstream trust, make the run CA for the hosts to terminate
- * (the injection hosts and the hosts HTTP rules name) and the run's trust
- * files.
+ * docs/TLS.md) or HTTP rules (egress/httprule.h): the hosts to terminate,
+ * the run CA for them and the run's trust files, made off the start path.
  *
- * Called by cmd_run before the plan is built (the trust files go into the
- * run's root) and only for runs with an injection or an HTTP rule: every
- * other run never maps OpenSSL.
+ * Called by cmd_run (run_tls_begin before the plan is built, run_tls_finish
+ * through supervisor_run's trust callback once init builds the root) and
+ * only for runs with an injection or an HTTP rule.
  *
- * Where the CA's keys live: this process (the supervisor-to-be) makes the
- * CA, writes the trust files from it, exports it (certificate, hosts, both
- * private keys: tlsterm.h ca_export) into secret memory (secmem.h: locked,
- * out of core dumps, wiped in every fork) and frees the CA handle, which
- * clears the keys OpenSSL held. So when the run's init is cloned from this
- * process (a fork without exec) it inherits no key: only the wiped secret
- * memory. Each egress process gets the export through a mapping made for
- * its fork only and imports the CA from it (egress_spawn), so a replaced
- * egress process serves leaves of the same CA. The export is never
- * written anywhere and is wiped when the run ends (run_tls_free).
+ * Design: the supervisor never maps OpenSSL. run_tls_begin checks what can
+ * be checked cheaply (the module file, the trust files it will read) and
+ * forks a helper, which loads the module (~1.5 ms of dlopen, ~1.5 ms of
+ * OpenSSL's first use), makes the CA and writes the trust files into one
+ * sealed memfd (sandbox/trustfiles.h), on the other CPU while this process
+ * clones the run and init builds its root; init receives the memfd at its
+ * first trust-file op (MSG_TRUST). The helper then sends the CA's export
+ * (certificate, hosts, both private keys: tlsterm.h ca_export) over its
+ * socket and exits without any cleanup (_exit: OpenSSL's exit handlers are
+ * the helper's only other cost). Each egress process loads the module
+ * itself before its lockdown and imports the CA (egress_spawn).
+ *
+ * Where the CA's keys live: in the helper until it exits (non-dumpable,
+ * killed with the supervisor), in the socket's buffer for the moment
+ * between its send and this process's receive, then in this process's
+ * secret memory (secmem.h: locked, out of core dumps, wiped in every fork:
+ * the run's init, cloned before the keys arrive, never had them; a provider
+ * command or later fork inherits wiped pages) and in each egress process.
+ * The export is never written anywhere and is wiped when the run ends
+ * (run_tls_free).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -35,27 +51,35 @@
 #include "egress/inject.h"
 #include "egress/rules.h"
 #include "policy/policy.h"
+#include "sandbox/plan.h"
+#include "sandbox/trustfiles.h"
 #include "secrets/secmem.h"
 #include "shared/macro.h"
 
-#define HOST_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
-#define HOST_JAVA   "/etc/ssl/certs/java/cacerts"
 /* a run without a timeout: the run CA's validity (its key dies with the run) */
 #define CA_LIFETIME_DEFAULT_S (30ULL * 24 * 3600)
+/* what a trust file may add to the files it is made from (the run CA's
+ * certificate, PKCS#12 bags), beyond twice their size */
+#define TRUST_SLACK ((size_t)64 << 10)
+
+/* The helper's answer: err 0 and the CA's export (ca_len bytes) after it,
+ * the memfd attached; or err < 0 and why. */
+struct tls_result {
+        int32_t err;
+        uint32_t ca_len;
+        char why[RF_ERROR_MSG_MAX];
+};
 
 void run_tls_free(struct run_tls *t)
 {
-        if (!t->mod.vt) {
-                rf_tls_unload(&t->mod);
-                return;
+        if (t->helper > 0) {
+                (void)kill(t->helper, SIGKILL);
+                (void)RETRY_EINTR(waitpid(t->helper, NULL, 0));
         }
-        free(t->bundle);
-        free(t->ca_pem);
-        free(t->java);
+        t->sock = t->on ? safe_close(t->sock) : -1;
+        t->files = t->on ? safe_close(t->files) : -1;
         secmem_free(t->ca); /* wipes the keys */
-        t->mod.vt->trust_free(t->trust);
-        rf_tls_unload(&t->mod);
-        *t = (struct run_tls){0};
+        *t = (struct run_tls){.sock = -1, .files = -1};
 }
 
 #ifdef RF_TEST_BUILD
@@ -90,28 +114,190 @@ static void test_ca_keys_out(const struct egress_tls_ca *ca)
 }
 #endif
 
-/*
- * The CA kept as its export in secret memory (*ret), for the egress
- * processes to import. 0, or -errno (secret memory refused: RLIMIT_MEMLOCK).
- */
-static int ca_keep(const struct rf_tls_vtable *vt, const struct rf_tls_ca *ca,
-                   struct egress_tls_ca **ret)
+/* ---- the helper (a fork of the supervisor-to-be) ----------------------------------- */
+
+struct helper_job {
+        const char *const *hosts;
+        size_t n_hosts;
+        const char *upstream_ca;
+        uint64_t lifetime_s;
+        bool java;
+        size_t bound;
+};
+
+static int fail(struct tls_result *res, int r, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static int fail(struct tls_result *res, int r, const char *fmt, ...)
 {
-        size_t len = 0;
-        int r = vt->ca_export(ca, NULL, 0, &len);
-        if (r != -ENOBUFS)
-                return r < 0 ? r : -EIO;
-        struct egress_tls_ca *k = secmem_alloc(sizeof *k + len);
-        if (!k)
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(res->why, sizeof res->why, fmt, ap);
+        va_end(ap);
+        res->err = r < 0 ? r : -EIO;
+        return res->err;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+        const unsigned char *p = buf;
+        while (len) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EIO;
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+/* The trust files into a new memfd, sealed against writes and resizing. */
+static int files_memfd(const void *const data[TRUST_FILES], const size_t len[TRUST_FILES])
+{
+        unsigned char hdr[TRUSTFILES_HDR];
+        int fd = memfd_create("ringfence-trust", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
                 return negative_errno();
-        if ((r = vt->ca_export(ca, k->bytes, len, &k->len)) < 0) {
-                secmem_free(k);
+        trustfiles_header(len, hdr);
+        int r = write_all(fd, hdr, sizeof hdr);
+        for (size_t i = 0; r >= 0 && i < TRUST_FILES; i++)
+                r = write_all(fd, data[i], len[i]);
+        if (r >= 0 &&
+            fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                close(fd);
                 return r;
         }
-#ifdef RF_TEST_BUILD
-        test_ca_keys_out(k);
-#endif
-        *ret = k;
+        return fd;
+}
+
+/* Everything the helper does; fills *res (and *fd, export[0..*ca_len)). */
+static int helper_work(const struct helper_job *j, struct tls_result *res, int *fd,
+                       unsigned char *export, size_t export_max)
+{
+        struct rf_tls_module mod;
+        struct rf_tls_trust *trust = NULL;
+        struct rf_tls_ca *ca = NULL;
+        int r;
+
+        if ((r = rf_tls_load(&mod)) < 0) {
+                char path[256] = "ringfence-tls.so";
+                (void)rf_tls_module_path(path, sizeof path);
+                return fail(res, r, "the TLS module %s could not be loaded: %s", path,
+                            r == -EPROTO ? "it is of another version" : strerror(-r));
+        }
+        const struct rf_tls_vtable *vt = mod.vt;
+        if ((r = vt->trust_load(RF_TLS_HOST_BUNDLE, j->upstream_ca, &trust)) < 0)
+                return fail(res, r,
+                            "cannot read the host's CA bundle " RF_TLS_HOST_BUNDLE "%s%s: %s",
+                            j->upstream_ca ? " or the upstream CA file " : "",
+                            j->upstream_ca ? j->upstream_ca : "",
+                            r == -EBADMSG ? "no certificate in it"
+                            : r == -EFBIG ? "too large"
+                                          : strerror(-r));
+        char *bundle = NULL, *pem = NULL;
+        unsigned char *java = NULL;
+        size_t bundle_len = 0, pem_len = 0, java_len = 0, ca_len = 0;
+        if ((r = vt->ca_new(j->hosts, j->n_hosts, j->lifetime_s, &ca)) < 0 ||
+            (r = vt->trust_bundle(trust, ca, &bundle, &bundle_len)) < 0 ||
+            (r = vt->ca_pem(ca, &pem, &pem_len)) < 0 ||
+            (j->java && (r = vt->pkcs12(ca, trust, "changeit", &java, &java_len)) < 0) ||
+            (r = vt->ca_export(ca, export, export_max, &ca_len)) < 0)
+                return fail(res, r, "cannot make the run's TLS authority: %s", strerror(-r));
+        if (bundle_len > j->bound || pem_len > j->bound || java_len > j->bound)
+                return fail(res, -EFBIG, "the run's TLS trust files exceed %zu bytes", j->bound);
+        const void *data[TRUST_FILES] = {bundle, pem, java};
+        size_t len[TRUST_FILES] = {bundle_len, pem_len, java_len};
+        if ((*fd = files_memfd(data, len)) < 0)
+                return fail(res, *fd, "cannot pass the run's TLS trust files: %s", strerror(-*fd));
+        res->ca_len = (uint32_t)ca_len;
+        return 0; /* nothing freed: the process ends now */
+}
+
+/* The helper's fd for its result (run_tls_begin puts its socket there). */
+#define HELPER_FD 3
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *v)
+{
+        char *end = NULL;
+        errno = 0;
+        unsigned long long x = strtoull(s, &end, 10);
+        if (errno || !end || *end || end == s || s[0] == '-' || x > max)
+                return -EINVAL;
+        *v = x;
+        return 0;
+}
+
+int run_tls_helper_main(int argc, char **argv)
+{
+        /* argv: ringfence RUN_TLS_HELPER_ARG PPID LIFETIME_S JAVA BOUND UPSTREAM HOST...
+         * (UPSTREAM "-": none); the result goes to HELPER_FD, which must be a
+         * SOCK_SEQPACKET socket: anything else (a person typing this) is
+         * refused without a word */
+        int type = 0;
+        socklen_t tl = sizeof type;
+        if (getsockopt(HELPER_FD, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET)
+                return 125;
+        /* the CA's keys: this process only (no core dump, no ptrace by the
+         * same uid), and it dies with the supervisor */
+        (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        uint64_t ppid = 0, life = 0, java = 0, bound = 0;
+        if (argc < 8 || parse_u64(argv[2], INT32_MAX, &ppid) < 0 ||
+            prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != (pid_t)ppid ||
+            parse_u64(argv[3], UINT64_MAX, &life) < 0 || parse_u64(argv[4], 1, &java) < 0 ||
+            parse_u64(argv[5], PLAN_TLS_FILE_MAX, &bound) < 0 ||
+            (size_t)(argc - 7) > RF_TLS_MAX_HOSTS)
+                return 125;
+        struct helper_job j = {
+                .hosts = (const char *const *)argv + 7,
+                .n_hosts = (size_t)(argc - 7),
+                .upstream_ca = strcmp(argv[6], "-") ? argv[6] : NULL,
+                .lifetime_s = life,
+                .java = java,
+                .bound = (size_t)bound,
+        };
+        static unsigned char export[RF_TLS_CA_EXPORT_MAX];
+        (void)madvise(export, sizeof export, MADV_DONTDUMP);
+        struct tls_result res = {0};
+        int fd = -1;
+        helper_work(&j, &res, &fd, export, sizeof export);
+        struct iovec iov[2] = {{.iov_base = &res, .iov_len = sizeof res},
+                               {.iov_base = export, .iov_len = res.err ? 0 : res.ca_len}};
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+        if (fd >= 0) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = sizeof cbuf;
+                struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+        }
+        ssize_t n = RETRY_EINTR(sendmsg(HELPER_FD, &mh, MSG_NOSIGNAL));
+        explicit_bzero(export, sizeof export);
+        _exit(n < 0); /* no exit handlers: nothing of OpenSSL's is torn down */
+}
+
+/* ---- the supervisor's side ---------------------------------------------------------- */
+
+/* A trust file the helper will read: readable now (a missing or unreadable
+ * one refuses the run before it starts), its size added to *total. */
+static int trust_source(const char *path, size_t *total)
+{
+        struct stat st;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if ((uint64_t)st.st_size > RF_TLS_BUNDLE_MAX)
+                return -EFBIG;
+        *total += (size_t)st.st_size;
         return 0;
 }
 
@@ -121,15 +307,15 @@ static bool regular_file(const char *path)
         return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int run_tls_setup(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
+int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
                   struct run_tls *t, struct rf_error *err)
 {
         static char names[RF_TLS_MAX_HOSTS][SECRET_INJECT_HOST_MAX + 1];
-        const char *list[RF_TLS_MAX_HOSTS];
+        static const char *list[RF_TLS_MAX_HOSTS];
         size_t k = inject_tls_names(inj, n, names, RF_TLS_MAX_HOSTS), nl = 0;
         int r;
 
-        *t = (struct run_tls){0};
+        *t = (struct run_tls){.sock = -1, .files = -1};
         if (k > RF_TLS_MAX_HOSTS)
                 return rf_error_set(err, -E2BIG, "more than %d injection hosts in one run",
                                     RF_TLS_MAX_HOSTS);
@@ -156,50 +342,159 @@ int run_tls_setup(const struct rf_policy *pol, const struct inject_secret *inj, 
         }
         if (nl == 0)
                 return 0; /* no name to terminate TLS for */
-        if ((r = rf_tls_load(&t->mod)) < 0) {
-                char path[256] = "ringfence-tls.so";
-                (void)rf_tls_module_path(path, sizeof path);
+        t->what = n ? "credential injection" : "an HTTP rule";
+
+        char path[256] = "ringfence-tls.so";
+        if ((r = rf_tls_module_check(path, sizeof path)) < 0)
                 return rf_error_set(err, r,
                                     "%s needs the TLS module %s, which could not be loaded: %s",
-                                    n ? "credential injection" : "an HTTP rule", path,
-                                    r == -ENOENT   ? "it is not installed"
-                                    : r == -EPERM  ? "it is writable by others than root"
-                                    : r == -EPROTO ? "it is of another version"
-                                                   : strerror(-r));
+                                    t->what, path,
+                                    r == -ENOENT  ? "it is not installed"
+                                    : r == -EPERM ? "it is writable by others than root"
+                                                  : strerror(-r));
+        size_t sources = 0;
+        if ((r = trust_source(RF_TLS_HOST_BUNDLE, &sources)) < 0 ||
+            (pol->net_upstream_ca && (r = trust_source(pol->net_upstream_ca, &sources)) < 0)) {
+                const char *what = pol->net_upstream_ca
+                                           ? "the host's CA bundle " RF_TLS_HOST_BUNDLE
+                                             " or the upstream CA file"
+                                           : "the host's CA bundle " RF_TLS_HOST_BUNDLE;
+                return rf_error_set(err, r, "cannot read %s%s%s: %s", what,
+                                    pol->net_upstream_ca ? " " : "",
+                                    pol->net_upstream_ca ? pol->net_upstream_ca : "",
+                                    r == -EFBIG ? "too large" : strerror(-r));
         }
-        const struct rf_tls_vtable *vt = t->mod.vt;
-        r = vt->trust_load(HOST_BUNDLE, pol->net_upstream_ca, &t->trust);
-        if (r < 0) {
-                const char *what = pol->net_upstream_ca ? "the host's CA bundle " HOST_BUNDLE
-                                                          " or the upstream CA file"
-                                                        : "the host's CA bundle " HOST_BUNDLE;
-                rf_error_set(err, r, "cannot read %s%s%s: %s", what,
-                             pol->net_upstream_ca ? " " : "",
-                             pol->net_upstream_ca ? pol->net_upstream_ca : "",
-                             r == -EBADMSG ? "no certificate in it"
-                             : r == -EFBIG ? "too large"
-                                           : strerror(-r));
-                run_tls_free(t);
-                return r;
+        t->java = regular_file(RF_TLS_HOST_JAVA);
+        t->bound = 2 * sources + TRUST_SLACK;
+        if (t->bound > PLAN_TLS_FILE_MAX)
+                t->bound = PLAN_TLS_FILE_MAX;
+
+        /* the helper: this very binary (/proc/self/exe, whatever its path
+         * now names) in its helper mode, spawned without copying this
+         * process (posix_spawn: vfork-like), its job in argv, its socket
+         * at HELPER_FD, nothing else open, no environment */
+        char a_ppid[24], a_life[24], a_bound[24];
+        char *argv[8 + RF_TLS_MAX_HOSTS] = {"ringfence",
+                                            RUN_TLS_HELPER_ARG,
+                                            a_ppid,
+                                            a_life,
+                                            t->java ? "1" : "0",
+                                            a_bound,
+                                            pol->net_upstream_ca ? pol->net_upstream_ca : "-"};
+        char *envp[] = {NULL};
+        snprintf(a_ppid, sizeof a_ppid, "%d", (int)getpid());
+        snprintf(a_life, sizeof a_life, "%llu",
+                 (unsigned long long)(pol->timeout_ms ? pol->timeout_ms / 1000 + 120
+                                                      : CA_LIFETIME_DEFAULT_S));
+        snprintf(a_bound, sizeof a_bound, "%zu", t->bound);
+        for (size_t i = 0; i < nl; i++)
+                argv[7 + i] = (char *)list[i];
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return rf_error_set(err, negative_errno(), "cannot start the TLS helper: %m");
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t at;
+        sigset_t none, dfl;
+        sigemptyset(&none);
+        sigemptyset(&dfl);
+        sigaddset(&dfl, SIGPIPE);
+        pid_t pid = -1;
+        r = posix_spawn_file_actions_init(&fa);
+        if (r == 0 && (r = posix_spawnattr_init(&at)) != 0)
+                posix_spawn_file_actions_destroy(&fa);
+        if (r == 0) {
+                if ((r = posix_spawn_file_actions_adddup2(&fa, sv[1], HELPER_FD)) == 0 &&
+                    (r = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+                                                               POSIX_SPAWN_SETSIGDEF)) == 0 &&
+                    (r = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
+                    (r = posix_spawnattr_setsigdefault(&at, &dfl)) == 0)
+                        r = posix_spawn(&pid, "/proc/self/exe", &fa, &at, argv, envp);
+                posix_spawn_file_actions_destroy(&fa);
+                posix_spawnattr_destroy(&at);
         }
-        uint64_t life = pol->timeout_ms ? pol->timeout_ms / 1000 + 120 : CA_LIFETIME_DEFAULT_S;
-        struct rf_tls_ca *ca = NULL;
-        if ((r = vt->ca_new(list, nl, life, &ca)) < 0 ||
-            (r = vt->trust_bundle(t->trust, ca, &t->bundle, &t->bundle_len)) < 0 ||
-            (r = vt->ca_pem(ca, &t->ca_pem, &t->ca_pem_len)) < 0 ||
-            (regular_file(HOST_JAVA) &&
-             (r = vt->pkcs12(ca, t->trust, "changeit", &t->java, &t->java_len)) < 0) ||
-            (r = ca_keep(vt, ca, &t->ca)) < 0) {
-                vt->ca_free(ca);
-                rf_error_set(err, r, "cannot make the run's TLS authority: %s%s", strerror(-r),
-                             r == -EPERM || r == -EAGAIN
-                                     ? " (its keys go into locked memory: RLIMIT_MEMLOCK)"
-                                     : "");
-                run_tls_free(t);
-                return r;
+        if (r != 0) {
+                close_pair(sv);
+                return rf_error_set(err, -r, "cannot start the TLS helper: %s", strerror(r));
         }
-        /* from here on the keys are in secret memory only: the handle goes,
-         * OpenSSL clearing what it held of them */
-        vt->ca_free(ca);
+        close(sv[1]);
+        t->on = true;
+        t->helper = pid;
+        t->sock = sv[0];
         return 0;
+}
+
+int run_tls_finish(struct run_tls *t, struct rf_error *err)
+{
+        struct tls_result res = {0};
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        int fd = -1, r;
+
+        if (!t->on || t->ca)
+                return rf_error_set(err, -EINVAL, "no TLS helper to wait for (internal error)");
+        struct egress_tls_ca *k = secmem_alloc(sizeof *k + RF_TLS_CA_EXPORT_MAX);
+        if (!k)
+                return rf_error_set(err, negative_errno(),
+                                    "cannot keep the run's TLS authority: %m (its keys go "
+                                    "into locked memory: RLIMIT_MEMLOCK)");
+        struct iovec iov[2] = {{.iov_base = &res, .iov_len = sizeof res},
+                               {.iov_base = k->bytes, .iov_len = RF_TLS_CA_EXPORT_MAX}};
+        struct msghdr mh = {.msg_iov = iov,
+                            .msg_iovlen = 2,
+                            .msg_control = cbuf,
+                            .msg_controllen = sizeof cbuf};
+        ssize_t n = RETRY_EINTR(recvmsg(t->sock, &mh, MSG_CMSG_CLOEXEC));
+        if (n > 0)
+                for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+                            cm->cmsg_len == CMSG_LEN(sizeof(int)) && fd < 0)
+                                memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+        int e = errno, status = 0;
+        t->sock = safe_close(t->sock);
+        if (n < (ssize_t)sizeof res || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                (void)RETRY_EINTR(waitpid(t->helper, &status, 0));
+                t->helper = 0;
+                r = rf_error_set(err, n < 0 ? -e : -EIO,
+                                 "the TLS helper ended without a result (%s %d)",
+                                 WIFSIGNALED(status) ? "signal" : "status",
+                                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+                goto fail;
+        }
+        /* the helper is exiting (unmapping OpenSSL takes a while): reaped
+         * now if it is gone, else by run_tls_free, not waited for here */
+        if (RETRY_EINTR(waitpid(t->helper, &status, WNOHANG)) == t->helper)
+                t->helper = 0;
+        res.why[sizeof res.why - 1] = '\0';
+        if (res.err < 0) {
+                r = rf_error_set(err, res.err, "%s: %s", t->what, res.why);
+                goto fail;
+        }
+        /* what init will check, checked here too: a result that does not
+         * fit the plan refuses the run with a reason, not a failed step */
+        struct stat st;
+        void *map = MAP_FAILED;
+        struct trustfiles tf;
+        int seals = fd >= 0 ? fcntl(fd, F_GET_SEALS) : -1;
+        int need = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
+        if ((size_t)n != sizeof res + res.ca_len || !res.ca_len || seals < 0 ||
+            (seals & need) != need || fstat(fd, &st) < 0 || st.st_size < TRUSTFILES_HDR ||
+            (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED ||
+            trustfiles_parse(map, (size_t)st.st_size, t->bound, &tf) < 0 ||
+            !tf.data[TRUST_JAVA] != !t->java) {
+                if (map != MAP_FAILED)
+                        munmap(map, (size_t)st.st_size);
+                r = rf_error_set(err, -EPROTO, "the TLS helper's result is malformed");
+                goto fail;
+        }
+        munmap(map, (size_t)st.st_size);
+        k->len = res.ca_len;
+#ifdef RF_TEST_BUILD
+        test_ca_keys_out(k);
+#endif
+        t->ca = k;
+        t->files = fd;
+        return 0;
+fail:
+        safe_close(fd);
+        secmem_free(k);
+        return r;
 }

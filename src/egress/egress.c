@@ -47,6 +47,7 @@
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "shared/macro.h"
+#include "tls/tls-load.h"
 #include "tls/tlsterm.h"
 
 /* ---- configuration ----------------------------------------------------------- */
@@ -402,8 +403,26 @@ static int egress_prepare(void *ctx)
          * process's CA handle only */
         p->mine->tls_ca_own = NULL;
         p->mine->tls_ca = NULL;
+        p->mine->tls = NULL;
+        p->mine->tls_trust = NULL;
+        if (p->c->tls_on) {
+                /* the TLS module, loaded here and kept for this process's
+                 * life (its files read now: nothing is opened after the
+                 * lockdown); the upstream trust read likewise */
+                static struct rf_tls_module mod;
+                int r = mod.vt ? 0 : rf_tls_load(&mod); /* init() included */
+                if (r < 0 || (r = mod.vt->trust_load(RF_TLS_HOST_BUNDLE, p->c->tls_upstream_ca,
+                                                     &p->mine->tls_trust)) < 0) {
+                        fork_copy_unmap(p->ca, p->ca_len);
+                        p->ca = NULL;
+                        return r;
+                }
+                p->mine->tls = mod.vt;
+        }
         if (p->ca) {
-                int r = p->c->tls->ca_import(p->ca, p->ca_len, &p->mine->tls_ca_own);
+                int r = p->mine->tls
+                                ? p->mine->tls->ca_import(p->ca, p->ca_len, &p->mine->tls_ca_own)
+                                : -EINVAL;
                 fork_copy_unmap(p->ca, p->ca_len);
                 p->ca = NULL;
                 if (r < 0)
@@ -461,7 +480,7 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
          * into a mapping of its own, which the child imports the CA from
          * and then wipes and unmaps, and which is wiped and unmapped here
          * once the child is set up. */
-        if (c->tls && c->tls_ca && c->tls_ca->len) {
+        if (c->tls_on && c->tls_ca && c->tls_ca->len) {
                 if (!(prep.ca = fork_copy_map(c->tls_ca->len))) {
                         int e = negative_errno();
                         fork_copy_unmap(prep.values, vsize);

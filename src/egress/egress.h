@@ -112,11 +112,17 @@ struct egress_config {
          * copies the values across its fork, the child's copy is its own */
         struct inject_secret *inject;
         size_t n_inject;
-        /* TLS termination toward injection hosts (src/tls): the loaded
-         * module's vtable, the run CA to import (below) and the upstream
-         * trust store; all borrowed from the caller (cmd_run), NULL when no
-         * injection names an HTTPS host. egress_config_free leaves them
-         * alone. */
+        /* TLS termination toward injection hosts and HTTP rules' hosts
+         * (src/tls). tls_on: the run has such hosts; the egress process then
+         * loads the TLS module itself, before its lockdown (the supervisor
+         * never maps OpenSSL), reads the host's roots and tls_upstream_ca
+         * (network.upstream_ca, borrowed from the policy, or NULL) into
+         * tls_trust and imports the run CA from tls_ca (borrowed from the
+         * caller, cmd_run; set before the first egress process starts).
+         * tls and tls_trust are that process's own (NULL in the
+         * supervisor); egress_config_free leaves all of them alone. */
+        bool tls_on;
+        const char *tls_upstream_ca;
         const struct rf_tls_vtable *tls;
         const struct egress_tls_ca *tls_ca;
         struct rf_tls_trust *tls_trust;
@@ -133,8 +139,8 @@ struct egress_config {
  * wiped in every fork), so no OpenSSL object of the supervisor's holds the
  * key and no process forked from it (the run's init, a provider command)
  * inherits it. Each egress process gets a copy through a mapping made for
- * its fork only and imports it (ca_import). Made by run_tls_setup, freed
- * (wiped) by run_tls_free; one allocation, header and bytes.
+ * its fork only and imports it (ca_import). Received from run_tls.c's
+ * helper by run_tls_finish, freed (wiped) by run_tls_free; one allocation, header and bytes.
  */
 struct egress_tls_ca {
         size_t len;

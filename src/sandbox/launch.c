@@ -68,6 +68,7 @@
 #include "msg.h"
 #include "seccomp.h"
 #include "shared/macro.h"
+#include "trustfiles.h"
 #include "steps.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -91,6 +92,16 @@ struct child {
         const unsigned char *secrets;
         size_t secrets_len;
         char **envp; /* the command's environment: the plan's plus env secrets */
+        /* the run's TLS trust files (MSG_TRUST), mapped at the first
+         * OPF_LATE op until the root is built */
+        struct trust_late *trust;
+};
+
+struct trust_late {
+        bool got;
+        void *map;
+        size_t len;
+        struct trustfiles files;
 };
 
 static _noreturn_ void child_fail(const struct child *c, int step, int err)
@@ -481,6 +492,43 @@ static void bind_in_root(const struct child *c, const struct plan_op *op, int ro
         close(dst);
 }
 
+/*
+ * The run's TLS trust files, at the first OPF_LATE op: the supervisor sends
+ * them once they are made (MSG_TRUST, before START: nothing else can come
+ * first). The memfd must be sealed against writes and resizing, within the
+ * plan's bound, and well-formed (trustfiles_parse); anything else fails the
+ * step with EPROTO.
+ */
+static void trust_receive(const struct child *c, int step)
+{
+        struct trust_late *t = c->trust;
+        const int seals = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
+        struct rf_msg m;
+        struct stat st;
+        int fd = -1;
+
+        if (t->got)
+                return;
+        int r = rf_msg_recv(c->chan, &m, &fd);
+        if (r <= 0)
+                _exit(125);
+        if (m.type != MSG_TRUST || fd < 0)
+                child_fail(c, step, EPROTO);
+        int have = fcntl(fd, F_GET_SEALS);
+        if (have < 0 || (have & seals) != seals || fstat(fd, &st) < 0 ||
+            st.st_size < TRUSTFILES_HDR ||
+            (uint64_t)st.st_size > TRUSTFILES_HDR + (uint64_t)TRUST_FILES * c->plan->trust_bound)
+                child_fail(c, step, EPROTO);
+        t->len = (size_t)st.st_size;
+        t->map = mmap(NULL, t->len, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        if (t->map == MAP_FAILED)
+                child_fail(c, step, errno);
+        if (trustfiles_parse(t->map, t->len, c->plan->trust_bound, &t->files) < 0)
+                child_fail(c, step, EPROTO);
+        t->got = true;
+}
+
 static void do_op(const struct child *c, const struct plan_op *op, int tree, struct root_dir *d,
                   int rootfd)
 {
@@ -499,20 +547,30 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                 TRY(c, op->step, pfd = open_parent(d, rootfd, op->dst, name, sizeof name));
                 TRY(c, op->step, symlinkat(op->src, pfd, name));
                 break;
-        case OP_FILE:
+        case OP_FILE: {
+                const char *data = op->data;
+                size_t len = op->data_len;
+                if (op->flags & OPF_LATE) {
+                        trust_receive(c, op->step);
+                        data = (const char *)c->trust->files.data[op->data_len % TRUST_FILES];
+                        len = c->trust->files.len[op->data_len % TRUST_FILES];
+                        if (!data)
+                                break; /* an optional file the run does not get */
+                }
                 TRY(c, op->step, pfd = open_parent(d, rootfd, op->dst, name, sizeof name));
                 fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                             op->mode);
-                if (fd < 0 && !(errno == EEXIST && !op->data))
+                if (fd < 0 && !(errno == EEXIST && !data))
                         child_fail(c, op->step, errno);
-                for (size_t off = 0; fd >= 0 && off < op->data_len;) {
-                        ssize_t n = write(fd, op->data + off, op->data_len - off);
+                for (size_t off = 0; fd >= 0 && off < len;) {
+                        ssize_t n = write(fd, data + off, len - off);
                         if (n < 0 && errno != EINTR)
                                 child_fail(c, op->step, errno);
                         off += n > 0 ? (size_t)n : 0;
                 }
                 safe_close(fd);
                 break;
+        }
         case OP_BIND:
                 if (op->flags & OPF_IN_ROOT) {
                         bind_in_root(c, op, rootfd);
@@ -641,6 +699,10 @@ static void build_root(const struct child *c, int trees[])
                 do_op(c, &p->ops[i], trees[i], &held, rootfd);
         }
         root_dir_forget(&held);
+        if (c->trust->got) {
+                munmap(c->trust->map, c->trust->len);
+                *c->trust = (struct trust_late){0};
+        }
 
         step_begin(c, STEP_SECRETS);
         secrets_in_root(c, rootfd);
@@ -1379,7 +1441,8 @@ static void wipe_cmdline(void)
 
 static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int stdio[3])
 {
-        struct child c = {.plan = p, .chan = chan};
+        struct trust_late trust = {0};
+        struct child c = {.plan = p, .chan = chan, .trust = &trust};
         struct rf_msg m;
         int report[2];
 

@@ -77,7 +77,7 @@ int rf_msg_recv(int sock, struct rf_msg *m, int *fd)
         if (got >= 0 && (!fd || (m->type != MSG_PTY && m->type != MSG_TREE && m->type != MSG_DNS &&
                                  m->type != MSG_LISTEN && m->type != MSG_SECRETS &&
                                  m->type != MSG_SECRETS_DIR && m->type != MSG_BROKER &&
-                                 m->type != MSG_NFLOG))) {
+                                 m->type != MSG_NFLOG && m->type != MSG_TRUST))) {
                 safe_close(got);
                 return -EBADMSG;
         }

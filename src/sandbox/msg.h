@@ -32,6 +32,8 @@ enum rf_msg_type {
         MSG_BROKER,  /* init → S: the listening broker socket, /run/ringfence/broker.sock (fd) */
         MSG_CAPTURE, /* init → S: capture is committed in the run's netns; value = CAPTURE_* */
         MSG_NFLOG,   /* init → S: the NFLOG socket of the run's ruleset refusals (fd) */
+        MSG_TRUST, /* S → init: the run's TLS trust files (sealed memfd, trustfiles.h), before START
+                    */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };

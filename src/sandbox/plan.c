@@ -44,6 +44,7 @@
 #include "seccomp.h"
 #include "shared/macro.h"
 #include "steps.h"
+#include "trustfiles.h"
 
 #define DEFAULT_PATH   "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define DEV_TMPFS_SIZE (1ULL << 20)
@@ -55,10 +56,6 @@
 #define RUN_TLS_JAVA    "/run/ringfence/cacerts.p12"
 #define HOST_TLS_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 #define HOST_TLS_JAVA   "/etc/ssl/certs/java/cacerts"
-/* The largest trust file a plan takes: the host bundle is at most 8 MiB
- * (RF_TLS_BUNDLE_MAX) before the run CA is added; the PKCS12 of the same
- * roots is smaller (DER). Each file costs the run's root tmpfs its size. */
-#define PLAN_TLS_FILE_MAX (16ULL << 20)
 
 int path_absolute(const char *cwd, const char *path, char *out, size_t len)
 {
@@ -285,25 +282,6 @@ static int add_file(struct rf_plan *p, int step, const char *dst, const char *da
         op->data_len = data ? strlen(data) : 0;
         op->mode = mode;
         return data ? 0 : -ENOMEM;
-}
-
-/* An OP_FILE of `len` bytes of any content (NULs included), copied into
- * the plan's memory. */
-static int add_data(struct rf_plan *p, int step, const char *dst, const void *data, size_t len,
-                    mode_t mode)
-{
-        struct plan_op *op = op_add(p, OP_FILE, step, dst);
-        if (!op)
-                return -E2BIG;
-        char *copy = plan_keep(p, malloc(len ? len : 1));
-        if (!copy)
-                return -ENOMEM;
-        if (len)
-                memcpy(copy, data, len);
-        op->data = copy;
-        op->data_len = len;
-        op->mode = mode;
-        return 0;
 }
 
 static bool passwd_safe(const char *s)
@@ -951,7 +929,7 @@ static int build_env(struct rf_plan *p, const struct plan_input *in)
         for (size_t i = 0; i < ARRAY_SIZE(proxy_env); i++)
                 if ((r = env_set(p, &n, proxy_env[i][0], proxy_env[i][1])) < 0)
                         return r;
-        if (in->tls_bundle) {
+        if (in->tls_trust) {
                 /* the run's trust (add_tls_trust), for clients that do not
                  * read /etc/ssl/certs by default or bring roots of their
                  * own; Node adds NODE_EXTRA_CA_CERTS to its built-in roots */
@@ -1018,22 +996,19 @@ static int add_secret_helper(struct rf_plan *p)
 
 /* ---- TLS trust (credential injection over TLS) ---------------------------- */
 
-/* The caller's trust files hang together: all or nothing, each within
- * PLAN_TLS_FILE_MAX (the java store optional). */
+/* The caller's trust: a bound within PLAN_TLS_FILE_MAX, nothing without
+ * tls_trust. */
 static int tls_input_check(const struct plan_input *in, struct rf_error *err)
 {
-        if (!in->tls_bundle) {
-                if (in->tls_bundle_len || in->tls_ca_pem || in->tls_ca_pem_len || in->tls_java ||
-                    in->tls_java_len)
+        if (!in->tls_trust) {
+                if (in->tls_java || in->tls_bound)
                         return rf_error_set(err, -EINVAL,
                                             "TLS trust files without the bundle (internal error)");
                 return 0;
         }
-        if (!in->tls_bundle_len || !in->tls_ca_pem || !in->tls_ca_pem_len ||
-            !in->tls_java != !in->tls_java_len)
-                return rf_error_set(err, -EINVAL, "incomplete TLS trust files (internal error)");
-        if (in->tls_bundle_len > PLAN_TLS_FILE_MAX || in->tls_ca_pem_len > PLAN_TLS_FILE_MAX ||
-            in->tls_java_len > PLAN_TLS_FILE_MAX)
+        if (!in->tls_bound)
+                return rf_error_set(err, -EINVAL, "TLS trust files of no size (internal error)");
+        if (in->tls_bound > PLAN_TLS_FILE_MAX)
                 return rf_error_set(err, -E2BIG, "the run's TLS trust files exceed %llu bytes",
                                     (unsigned long long)PLAN_TLS_FILE_MAX);
         return 0;
@@ -1102,16 +1077,25 @@ static int add_tls_trust(struct rf_plan *p, const struct plan_input *in, struct 
                                             "run's TLS trust files go; refusing",
                                             op->dst);
         }
-        r = add_data(p, STEP_ETC, RUN_TLS_BUNDLE, in->tls_bundle, in->tls_bundle_len, 0444);
-        if (r >= 0)
-                r = add_data(p, STEP_ETC, RUN_TLS_CA, in->tls_ca_pem, in->tls_ca_pem_len, 0444);
-        if (r >= 0 && in->tls_java)
-                r = add_data(p, STEP_ETC, RUN_TLS_JAVA, in->tls_java, in->tls_java_len, 0444);
-        if (r < 0)
-                return r;
-        /* the root tmpfs holds them (launch.c sizes it by this) */
-        p->root_extra = tmpfs_bytes(in->tls_bundle_len) + tmpfs_bytes(in->tls_ca_pem_len) +
-                        tmpfs_bytes(in->tls_java_len);
+        static const struct {
+                const char *path;
+                int which;
+        } files[] = {
+                {RUN_TLS_BUNDLE, TRUST_BUNDLE}, {RUN_TLS_CA, TRUST_CA}, {RUN_TLS_JAVA, TRUST_JAVA}};
+        for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+                if (files[i].which == TRUST_JAVA && !in->tls_java)
+                        continue;
+                struct plan_op *op = op_add(p, OP_FILE, STEP_ETC, files[i].path);
+                if (!op)
+                        return -E2BIG;
+                op->flags = OPF_LATE;
+                op->data_len = (size_t)files[i].which;
+                op->mode = 0444;
+                /* the root tmpfs holds them (launch.c sizes it by this) */
+                p->root_extra += tmpfs_bytes(in->tls_bound);
+        }
+        p->trust_late = true;
+        p->trust_bound = in->tls_bound;
         if ((r = add_trust_overlay(p, RUN_TLS_BUNDLE, HOST_TLS_BUNDLE)) < 0 ||
             (in->tls_java && (r = add_trust_overlay(p, RUN_TLS_JAVA, HOST_TLS_JAVA)) < 0))
                 return r;
@@ -1293,7 +1277,7 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
                 goto fail;
-        if ((in->identity_token || in->secrets_broker || in->tls_bundle) &&
+        if ((in->identity_token || in->secrets_broker || in->tls_trust) &&
             !op_add(p, OP_DIR, STEP_ETC, "/run/ringfence")) {
                 r = -E2BIG;
                 goto fail;
@@ -1305,7 +1289,7 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         }
         if (in->secrets_broker && (r = add_secret_helper(p)) < 0)
                 goto fail;
-        if (in->tls_bundle && (r = add_tls_trust(p, in, err)) < 0)
+        if (in->tls_trust && (r = add_tls_trust(p, in, err)) < 0)
                 goto fail;
         if ((r = landlock_plan(p, err)) < 0 || (r = seccomp_plan(p, err)) < 0)
                 goto fail;

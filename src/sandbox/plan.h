@@ -20,6 +20,7 @@
 #include "cgroup.h"
 #include "policy/policy.h"
 #include "shared/error.h"
+#include "trustfiles.h"
 
 #define PLAN_OPS_MAX 4096
 #define PLAN_ENV_MAX (POLICY_ENV_MAX + 32)
@@ -64,12 +65,23 @@ enum {
          * written: it may lie in a read-only bind). With OPF_OPTIONAL, a
          * missing dst is skipped. */
         OPF_IN_ROOT = 1 << 5,
+        /* OP_FILE: the content is one of the run's TLS trust files
+         * (data_len: TRUST_*), which init receives from the supervisor when
+         * it reaches the first such op (MSG_TRUST: a sealed memfd, see
+         * trustfiles.h); an absent optional file (the Java store) is not
+         * created. */
+        OPF_LATE = 1 << 6,
 };
 
 /*
  * One step of building the new root. `dst` is absolute within the new root.
  * Strings are owned by the plan. `step` is what a failure is reported as.
  */
+/* The largest trust file a plan takes: the host bundle is at most 8 MiB
+ * (RF_TLS_BUNDLE_MAX) before the run CA is added; the PKCS12 of the same
+ * roots is smaller (DER). Each file costs the run's root tmpfs its bound. */
+#define PLAN_TLS_FILE_MAX TRUSTFILES_FILE_MAX
+
 struct plan_op {
         enum plan_op_kind kind;
         int step;        /* enum rf_step */
@@ -77,8 +89,8 @@ struct plan_op {
         const char *src; /* host path (OP_BIND) or link target (OP_SYMLINK) */
         const char *dst;
         const char *data; /* OP_FILE contents */
-        size_t data_len;
-        uint64_t size; /* OP_TMPFS bytes */
+        size_t data_len;  /* OPF_LATE: which trust file (TRUST_*), no data */
+        uint64_t size;    /* OP_TMPFS bytes */
         mode_t mode;
         dev_t dev; /* OPF_VERIFY: expected st_dev/st_ino of src */
         ino_t ino;
@@ -145,6 +157,8 @@ struct rf_plan {
         size_t n_ops;
         uint64_t root_extra; /* bytes the root tmpfs needs beyond its base
                               * (the TLS trust files); 0 for other runs */
+        bool trust_late;     /* init waits for MSG_TRUST (OPF_LATE ops) */
+        size_t trust_bound;  /* each trust file's size bound */
 
         char **argv;    /* NULL-terminated; argv[0] is the command */
         char **envp;    /* NULL-terminated; the run's whole environment */
@@ -201,24 +215,26 @@ struct plan_input {
                                      * at /run/ringfence/identity (0444, the run's
                                      * own root; no other run can see it) */
         /* credential injection over TLS (src/tls, docs/TLS.md): the run's
-         * trust, or NULL/0 when the run has no terminated host. Copied into
-         * the plan. tls_bundle (host roots + run CA, PEM) becomes
+         * trust. The files are made while init builds the root (by
+         * cli/run_tls.c's helper) and reach init as one sealed memfd
+         * (MSG_TRUST, sandbox/trustfiles.h), so the plan holds their names
+         * and bounds only (OPF_LATE). tls_trust: the run has terminated
+         * hosts; its bundle (host roots + run CA, PEM) becomes
          * /run/ringfence/ca-certificates.crt and is mounted over the host's
          * /etc/ssl/certs/ca-certificates.crt when that is a regular file;
-         * tls_ca_pem (the run CA alone) /run/ringfence/run-ca.crt;
-         * tls_java (PKCS12: host roots + run CA, password "changeit")
+         * the run CA alone /run/ringfence/run-ca.crt; with tls_java, the
+         * PKCS12 store (host roots + run CA, password "changeit")
          * /run/ringfence/cacerts.p12, mounted over the host's
-         * /etc/ssl/certs/java/cacerts when that is a regular file. The
+         * /etc/ssl/certs/java/cacerts when that is a regular file.
+         * tls_bound: each file's size bound (1 .. PLAN_TLS_FILE_MAX): init
+         * refuses a larger one, and the root tmpfs is sized by it. The
          * environment gets SSL_CERT_FILE, REQUESTS_CA_BUNDLE,
          * CURL_CA_BUNDLE, GIT_SSL_CAINFO, PIP_CERT, AWS_CA_BUNDLE (the
          * bundle) and NODE_EXTRA_CA_CERTS (the run CA), over any value the
          * policy gave them. */
-        const char *tls_bundle;
-        size_t tls_bundle_len;
-        const char *tls_ca_pem;
-        size_t tls_ca_pem_len;
-        const unsigned char *tls_java;
-        size_t tls_java_len;
+        bool tls_trust;
+        bool tls_java;
+        size_t tls_bound;
         bool expect_ws;      /* the workspace must be this inode (the daemon */
         dev_t expect_ws_dev; /* checked it as the caller's own) */
         ino_t expect_ws_ino;

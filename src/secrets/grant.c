@@ -189,8 +189,9 @@ int grants_record(struct rf_grants *g, struct audit_emitter *ev, struct rf_error
                         {.key = "ttl_ms", .type = AUDIT_UINT, .u = gr->b.ttl_ms},
                         {.key = "dev_only", .type = AUDIT_BOOL, .b = gr->b.source == SOURCE_ENV},
                 };
-                int64_t r = audit_emit(ev, "secret.grant", NULL, NULL, f, ARRAY_SIZE(f),
-                                       i + 1 == g->n ? AUDIT_EMIT_DURABLE : 0, err);
+                /* durable with run.start, in the group commit made before
+                 * the command may start (cmd_run's register_run) */
+                int64_t r = audit_emit(ev, "secret.grant", NULL, NULL, f, ARRAY_SIZE(f), 0, err);
                 if (r < 0)
                         return (int)r;
         }

@@ -68,7 +68,9 @@ int grants_resolve(const struct rf_policy *pol, const char *state_dir, const cha
                    struct rf_error *err);
 
 /* grants_record — secret.grant for every binding through `ev` (kept for
- * later records); must succeed before the run starts. 0 or -errno. */
+ * later records); must succeed before the run starts. Appended, not
+ * synced: the caller makes them durable before the run's command can start
+ * (one group commit with run.start). 0 or -errno. */
 int grants_record(struct rf_grants *g, struct audit_emitter *ev, struct rf_error *err);
 
 /* grants_blob — a memfd holding the env and file deliveries for init

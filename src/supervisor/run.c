@@ -1446,6 +1446,24 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
                 s.ctl = registry_listen_fd(*rs->reg);
         }
+        /* the run's TLS trust files, made meanwhile by a helper (cli/run_tls.c):
+         * init waits for them at its first OPF_LATE op */
+        if (plan->trust_late) {
+                int fd = -1;
+                r = rs->trust ? rs->trust(rs->trust_ctx, &fd, err)
+                              : rf_error_set(err, -EINVAL, "no TLS trust files (internal error)");
+                if (r < 0) {
+                        sup_kill(&s);
+                        (void)waitpid(s.child.pid, NULL, 0);
+                        s.init_gone = true;
+                        goto refuse;
+                }
+                /* like START below: an init that failed a step and went
+                 * cannot take them; the loop reads why from the channel */
+                struct rf_msg m = {.type = MSG_TRUST};
+                if (rf_msg_send(s.child.chan, &m, fd) < 0)
+                        sup_kill(&s);
+        }
         /* START cannot reach an init that already failed a setup step and
          * went: the loop below reads why from the channel and reports it */
         {

@@ -55,6 +55,13 @@ struct run_services {
         int (*registered)(void *ctx, struct rf_error *err);
         void *registered_ctx;
         struct registry **reg;
+        /* plans with trust_late (TLS termination): once the run is
+         * registered, the sealed memfd of its trust files (*fd, owned by the
+         * caller from then on), sent to init before START; waits for them
+         * while init builds the root. A failure kills the run before the
+         * command starts. */
+        int (*trust)(void *ctx, int *fd, struct rf_error *err);
+        void *trust_ctx;
 };
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err);

@@ -56,15 +56,16 @@ int rf_tls_module_path(char *buf, size_t size)
         return 0;
 }
 
-int rf_tls_load_path(const char *path, struct rf_tls_module *m)
+/* The module file at `path`, opened and checked (see rf_tls_load_path):
+ * an O_RDONLY fd, or -errno. */
+static int module_open(const char *path)
 {
         _cleanup_close_ int fd = -1, dfd = -1;
         struct stat st, dst;
-        char dir[PATH_MAX], proc[64];
+        char dir[PATH_MAX];
         int r;
 
-        memset(m, 0, sizeof *m);
-        if (!path || path[0] != '/' || strlen(path) >= sizeof m->path)
+        if (!path || path[0] != '/' || strlen(path) >= sizeof((struct rf_tls_module *)0)->path)
                 return -EINVAL;
         strcpy(dir, path);
         *strrchr(dir, '/') = '\0';
@@ -86,10 +87,33 @@ int rf_tls_load_path(const char *path, struct rf_tls_module *m)
                 return negative_errno();
         if (!S_ISREG(st.st_mode))
                 return -EPERM;
-        r = owner_ok(&st);
+        if ((r = owner_ok(&st)) < 0)
+                return r;
+        r = fd;
+        fd = -1;
+        return r;
+}
+
+int rf_tls_module_check(char *path, size_t size)
+{
+        int r = rf_tls_module_path(path, size);
         if (r < 0)
                 return r;
+        r = module_open(path);
+        if (r >= 0)
+                close(r);
+        return r < 0 ? r : 0;
+}
 
+int rf_tls_load_path(const char *path, struct rf_tls_module *m)
+{
+        _cleanup_close_ int fd = -1;
+        char proc[64];
+        int r;
+
+        memset(m, 0, sizeof *m);
+        if ((fd = module_open(path)) < 0)
+                return fd;
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
         m->handle = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
         if (!m->handle)

@@ -1,15 +1,22 @@
 /*
  * tls-load.h — load the TLS-termination module (ringfence-tls.so) on demand.
  *
- * Called by the supervisor for a run with an injection, before it forks the
- * egress process (which cannot open or map files after its lockdown). Runs
- * without injection never call it, so they never map OpenSSL.
+ * Called by the egress process of a run with TLS termination, before its
+ * lockdown (it cannot open or map files after it), and by the helper that
+ * makes the run's CA and trust files (cli/run_tls.c). The supervisor only
+ * checks that the module is there (rf_tls_module_check): it never maps
+ * OpenSSL, nor does any process of a run without TLS termination.
  */
 #pragma once
 
 #include <stddef.h>
 
 #include "tls/tlsterm.h"
+
+/* The host's roots (PEM) and Java store, read by trust_load and overlaid
+ * in the run (sandbox/plan.h). */
+#define RF_TLS_HOST_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+#define RF_TLS_HOST_JAVA   "/etc/ssl/certs/java/cacerts"
 
 struct rf_tls_module {
         void *handle;                   /* owned: dlopen handle */
@@ -37,6 +44,13 @@ int rf_tls_module_path(char *buf, size_t size);
  * rf_tls_unload). -ENOENT if absent, -ELIBBAD if dlopen fails.
  */
 int rf_tls_load_path(const char *path, struct rf_tls_module *m);
+
+/*
+ * rf_tls_module_path() into path[size], then the checks of rf_tls_load_path
+ * (the file opened and closed again, nothing mapped): 0, or what
+ * rf_tls_load_path would fail with (-ENOENT, -EPERM, -ENAMETOOLONG).
+ */
+int rf_tls_module_check(char *path, size_t size);
 
 /* rf_tls_module_path() + rf_tls_load_path(). */
 int rf_tls_load(struct rf_tls_module *m);

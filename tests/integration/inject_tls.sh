@@ -27,8 +27,9 @@
 # only the worthless placeholder); the value — or its base64 at any
 # offset, as echoed Basic credentials carry it — in no output, process
 # environment, file or memory of the run (read from the host side:
-# tests/helpers/memscan.py), nor in the state dir. Every attack next to
-# its control.
+# tests/helpers/memscan.py), nor in the state dir; the supervisor maps no
+# OpenSSL (a helper makes the run CA), the egress process does. Every
+# attack next to its control.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -183,6 +184,25 @@ er "${INJ[@]}" -- true
 is "$RF_RC" 0 "--inject TOKEN=store:api@svc.test (a bare host: HTTPS on 443) with --upstream-ca: the run starts"
 er --inject "TOKEN=store:api@svc.test:8446" "${NET[@]}" "${UCA[@]}" -- true
 is "$RF_RC" 0 "--inject ...@svc.test:8446 (a TLS port named): the run starts"
+
+# ---- refused at start: trust the run's CA could not be made from -------------------------------
+# a missing upstream CA file: refused before anything of the run exists
+rm -f "$WS/ran"
+er --inject "TOKEN=store:api@svc.test" "${NET[@]}" --upstream-ca "$P/missing.pem" -- touch ran
+is "$RF_RC" 125 "--upstream-ca of a missing file: exit 125"
+like "$RF_ERR" "cannot read the host's CA bundle .* or the upstream CA file $P/missing.pem: No such file" \
+	"... saying which file and why"
+is "$(wc -l <<<"$RF_ERR")" 1 "... in one line"
+check "... and the command never ran" test ! -e "$WS/ran"
+# a file with no certificate in it: the helper that makes the run CA fails
+# while the run starts (run_tls.c), so the run is refused before its command
+printf 'not a certificate\n' >"$P/nocert.pem"
+er --inject "TOKEN=store:api@svc.test" "${NET[@]}" --upstream-ca "$P/nocert.pem" -- touch ran
+is "$RF_RC" 125 "--upstream-ca of a file without a certificate: exit 125"
+like "$RF_ERR" "credential injection: cannot read the host's CA bundle .* or the upstream CA file $P/nocert.pem: no certificate in it" \
+	"... saying which file and why"
+is "$(wc -l <<<"$RF_ERR")" 1 "... in one line"
+check "... and the command never ran" test ! -e "$WS/ran"
 
 # ---- the run's trust ----------------------------------------------------------------------------
 TRUSTVARS="SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO PIP_CERT AWS_CA_BUNDLE NODE_EXTRA_CA_CERTS"
@@ -734,6 +754,17 @@ else
 	not_ok "the run's files were read from the host side" "no /proc/PID/root/run for '$p1'"
 	not_ok "... no file under the run's /run, /etc, /tmp, HOME holds the value"
 fi
+# the supervisor never maps OpenSSL (a helper makes the run CA: run_tls.c);
+# the egress process, which terminates the run's TLS, does (the control)
+sup_maps=$(cat "/proc/$RF_PID/maps" 2>/dev/null)
+egress_maps=""
+for c in $(ps -o pid= --ppid "$RF_PID" 2>/dev/null); do
+	[ "$c" = "$init" ] && continue
+	egress_maps+=$(cat "/proc/$c/maps" 2>/dev/null)
+done
+like "$sup_maps" 'ringfence' "the supervisor's mappings were read from the host side"
+unlike "$sup_maps" 'libcrypto|libssl|ringfence-tls' "... and hold no OpenSSL and no TLS module"
+like "$egress_maps" 'libcrypto' "control: the egress process maps OpenSSL"
 [ -n "${NSFD:-}" ] && exec {NSFD}<&-
 touch "$WS/mem-done"
 rf_wait

@@ -3,7 +3,8 @@
  * path_absolute (lexical normalisation), path_is_beneath, the workspace
  * rule (plan_check_workspace) and the run id format; and of plan_build's
  * TLS trust files (plan_input.tls_*): the ops, their order, the
- * environment, binary data kept whole, nothing of it without a bundle.
+ * environment, their content left to init (OPF_LATE), nothing of it
+ * without tls_trust.
  * plan_build needs Landlock (it plans the rules); without it those checks
  * are skipped.
  */
@@ -86,6 +87,49 @@ static int build(struct rf_policy *pol, const char *ws, struct plan_input *in, s
         return plan_build(in, p, err);
 }
 
+/* The trust files' memfd layout (sandbox/trustfiles.h), which init parses. */
+static void test_trustfiles(void)
+{
+        static const unsigned char b[] = "BUNDLE", c[] = "CA", j[] = {0x30, 0x00, 0x01};
+        const void *data[TRUST_FILES] = {b, c, j};
+        size_t len[TRUST_FILES] = {6, 2, 3};
+        unsigned char buf[TRUSTFILES_HDR + 16];
+        struct trustfiles t;
+
+        trustfiles_header(len, buf);
+        size_t n = TRUSTFILES_HDR;
+        for (size_t i = 0; i < TRUST_FILES; i++) {
+                memcpy(buf + n, data[i], len[i]);
+                n += len[i];
+        }
+        is_int(trustfiles_parse(buf, n, 100, &t), 0, "trust files: the writer's layout parses");
+        ok(t.len[TRUST_BUNDLE] == 6 && !memcmp(t.data[TRUST_BUNDLE], "BUNDLE", 6) &&
+                   t.len[TRUST_CA] == 2 && !memcmp(t.data[TRUST_CA], "CA", 2) &&
+                   t.len[TRUST_JAVA] == 3 && t.data[TRUST_JAVA] == buf + TRUSTFILES_HDR + 8,
+           "... each file where the writer put it, borrowed");
+        is_int(trustfiles_parse(buf, n, 5, &t), -EFBIG, "a file over the bound: -EFBIG");
+        ok(!t.data[TRUST_BUNDLE] && !t.len[TRUST_CA], "... and nothing returned");
+        is_int(trustfiles_parse(buf, n - 1, 100, &t), -EBADMSG, "a byte short: -EBADMSG");
+        buf[n] = 'x';
+        is_int(trustfiles_parse(buf, n + 1, 100, &t), -EBADMSG, "a byte left over: -EBADMSG");
+        is_int(trustfiles_parse(buf, TRUSTFILES_HDR - 1, 100, &t), -EBADMSG,
+               "shorter than the header: -EBADMSG");
+        buf[0] ^= 1;
+        is_int(trustfiles_parse(buf, n, 100, &t), -EBADMSG, "a bad magic: -EBADMSG");
+        buf[0] ^= 1;
+        size_t nojava[TRUST_FILES] = {6, 2, 0};
+        trustfiles_header(nojava, buf);
+        is_int(trustfiles_parse(buf, TRUSTFILES_HDR + 8, 100, &t), 0, "no Java store: parses");
+        ok(!t.data[TRUST_JAVA] && !t.len[TRUST_JAVA], "... and the store is absent");
+        size_t noca[TRUST_FILES] = {8, 0, 0};
+        trustfiles_header(noca, buf);
+        is_int(trustfiles_parse(buf, TRUSTFILES_HDR + 8, 100, &t), -EBADMSG, "no run CA: -EBADMSG");
+        size_t huge[TRUST_FILES] = {SIZE_MAX, 2, 0};
+        trustfiles_header(huge, buf);
+        is_int(trustfiles_parse(buf, n, SIZE_MAX, &t), -EFBIG,
+               "a length past 16 MiB, whatever the bound: -EFBIG (no overflow)");
+}
+
 static void test_tls(void)
 {
         char ws[] = "/tmp/rf-test-plan.XXXXXX";
@@ -132,20 +176,12 @@ static void test_tls(void)
         size_t plain_ops = p->n_ops;
         p = plan_free(p);
 
-        /* with a bundle, a CA and a binary PKCS12 (NULs inside) */
-        static const char bundle[] =
-                "-----BEGIN CERTIFICATE-----\nhost\n-----END CERTIFICATE-----\n"
-                "-----BEGIN CERTIFICATE-----\nrun\n-----END CERTIFICATE-----\n";
-        static const char ca[] = "-----BEGIN CERTIFICATE-----\nrun\n-----END CERTIFICATE-----\n";
-        static const unsigned char p12[] = {0x30, 0x82, 0x00, 0x00, 0x02, 0x01, 0x03,
-                                            0x00, 0xff, 0x00, 0x00, 0x7f, 0x00};
+        /* with trust files, the Java store included: their names and bound
+         * are planned, their content comes later (OPF_LATE, MSG_TRUST) */
         in = (struct plan_input){
-                .tls_bundle = bundle,
-                .tls_bundle_len = sizeof bundle - 1,
-                .tls_ca_pem = ca,
-                .tls_ca_pem_len = sizeof ca - 1,
-                .tls_java = p12,
-                .tls_java_len = sizeof p12,
+                .tls_trust = true,
+                .tls_java = true,
+                .tls_bound = 300000,
                 .identity_token = "token",
         };
         r = build(pol, ws, &in, &p, &err);
@@ -161,18 +197,15 @@ static void test_tls(void)
         if (fb < 0 || fc < 0 || fj < 0)
                 goto out;
         const struct plan_op *ob = &p->ops[fb], *oc = &p->ops[fc], *oj = &p->ops[fj];
-        ok(ob->data_len == sizeof bundle - 1 && memcmp(ob->data, bundle, ob->data_len) == 0,
-           "bundle content kept");
-        ok(oc->data_len == sizeof ca - 1 && memcmp(oc->data, ca, oc->data_len) == 0,
-           "run CA content kept");
-        is_int((int)oj->data_len, (int)sizeof p12, "PKCS12 length kept (not strlen'ed)");
-        ok(memcmp(oj->data, p12, sizeof p12) == 0, "PKCS12 bytes kept, NULs included");
-        ok(ob->data != bundle && oc->data != ca && (const void *)oj->data != p12,
-           "the data is copied into the plan");
+        ok((ob->flags & OPF_LATE) && (oc->flags & OPF_LATE) && (oj->flags & OPF_LATE),
+           "the three files' content comes late (OPF_LATE)");
+        ok(ob->data_len == TRUST_BUNDLE && oc->data_len == TRUST_CA && oj->data_len == TRUST_JAVA,
+           "each names its trust file");
+        ok(!ob->data && !oc->data && !oj->data, "no content in the plan");
+        ok(p->trust_late && p->trust_bound == 300000, "the plan waits for them, with the bound");
         ok(ob->mode == 0444 && oc->mode == 0444 && oj->mode == 0444, "trust files are 0444");
         ok(dir >= 0 && dir < fb && dir < fc && dir < fj, "/run/ringfence before its files");
-        ok(p->root_extra >= sizeof bundle - 1 + sizeof ca - 1 + sizeof p12,
-           "the root tmpfs grows by the trust files");
+        ok(p->root_extra >= 3 * 300000, "the root tmpfs grows by the trust files' bound");
 
         struct {
                 const char *host, *run;
@@ -215,29 +248,24 @@ static void test_tls(void)
         is_int((int)n_ssl, 1, "SSL_CERT_FILE once: the policy's value replaced");
         p = plan_free(p);
 
-        /* no PKCS12: no p12 file, no Java overlay */
-        in.tls_java = NULL;
-        in.tls_java_len = 0;
+        /* no Java store: no p12 file, no Java overlay */
+        in.tls_java = false;
         r = build(pol, ws, &in, &p, &err);
-        is_int(r, 0, "plan with TLS, no PKCS12 builds (%s)", err.msg);
+        is_int(r, 0, "plan with TLS, no Java store builds (%s)", err.msg);
         if (r == 0)
                 ok(find_op(p, OP_FILE, RUN_JAVA) < 0 && find_op(p, OP_BIND, HOST_JAVA) < 0 &&
                            find_op(p, OP_FILE, RUN_BUNDLE) >= 0,
-                   "no PKCS12: no cacerts.p12 and no Java overlay");
+                   "no Java store: no cacerts.p12 and no Java overlay");
         p = plan_free(p);
 
         /* inconsistent or oversized input is refused */
-        struct plan_input bad = {.tls_bundle = bundle, .tls_bundle_len = sizeof bundle - 1};
-        is_int(build(pol, ws, &bad, &p, &err), -EINVAL, "a bundle without the run CA: refused");
-        bad = (struct plan_input){.tls_ca_pem = ca, .tls_ca_pem_len = sizeof ca - 1};
-        is_int(build(pol, ws, &bad, &p, &err), -EINVAL, "a run CA without the bundle: refused");
+        struct plan_input bad = {.tls_java = true, .tls_bound = 100};
+        is_int(build(pol, ws, &bad, &p, &err), -EINVAL, "a Java store without the bundle: refused");
+        bad = (struct plan_input){.tls_trust = true};
+        is_int(build(pol, ws, &bad, &p, &err), -EINVAL, "trust files of no bound: refused");
         bad = in;
-        bad.tls_java = p12;
-        bad.tls_java_len = 0;
-        is_int(build(pol, ws, &bad, &p, &err), -EINVAL, "a PKCS12 of 0 bytes: refused");
-        bad = in;
-        bad.tls_bundle_len = (16u << 20) + 1; /* checked before anything is read */
-        is_int(build(pol, ws, &bad, &p, &err), -E2BIG, "a bundle over 16 MiB: refused");
+        bad.tls_bound = (16u << 20) + 1;
+        is_int(build(pol, ws, &bad, &p, &err), -E2BIG, "a bound over 16 MiB: refused");
 
         /* a policy mount over /run: the trust files would not be the run's own */
         ok(policy_add_path(&pol->read_only, &pol->n_read_only, "/run", &err) == 0,
@@ -337,5 +365,6 @@ int main(void)
         regfree(&re);
 
         test_tls();
+        test_trustfiles();
         return done();
 }
