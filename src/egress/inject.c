@@ -289,6 +289,12 @@ bool inject_scrubbable(const struct inject_secret *s)
 /* one base64 form of a value: up to 2 leading bytes of another's group */
 #define B64_SLOT ((INJECT_VALUE_MAX + 2 + 2) / 3 * 4 + 8)
 
+/* The scan's 2-byte block, hashed into the skip table. */
+static inline size_t block_hash(unsigned char a, unsigned char b)
+{
+        return ((size_t)a << 4 ^ b) & (INJECT_SHIFT_SIZE - 1);
+}
+
 int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_needles *nd)
 {
         memset(nd, 0, sizeof *nd);
@@ -354,9 +360,22 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
         for (size_t i = 0; i < nd->count; i++) {
                 if (nd->n[i].find_len > nd->max_len)
                         nd->max_len = nd->n[i].find_len;
+                if (!nd->min_len || nd->n[i].find_len < nd->min_len)
+                        nd->min_len = nd->n[i].find_len;
                 unsigned char b = (unsigned char)nd->n[i].find[0];
                 nd->first[b / 8] |= (uint8_t)(1u << (b % 8));
         }
+        /* the skip table: a shift never passes a needle's beginning */
+        size_t m = nd->min_len < 256 ? nd->min_len : 255;
+        nd->min_len = m;
+        memset(nd->shift, m >= 2 ? (int)(m - 1) : 0, sizeof nd->shift);
+        for (size_t i = 0; m >= 2 && i < nd->count; i++)
+                for (size_t j = 0; j + 1 < m; j++) {
+                        const unsigned char *f = (const unsigned char *)nd->n[i].find;
+                        size_t h = block_hash(f[j], f[j + 1]), sh = m - 2 - j;
+                        if (sh < nd->shift[h])
+                                nd->shift[h] = (uint8_t)sh;
+                }
         return 0;
 }
 
@@ -373,55 +392,96 @@ static bool prev_could_be(const struct inject_needles *nd, char ch)
         return false;
 }
 
-size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
-                            uint64_t *replaced)
+/*
+ * The needles that may begin at buf[*i]: the longest that stands whole is
+ * replaced (*i moves past it); one that may still turn out longer (its
+ * beginning ends the buffer) makes the scan stop: true, with *hold the
+ * bytes to hold back. Else *i moves on by one.
+ */
+static bool scrub_at(const struct inject_needles *nd, char *buf, size_t len, size_t from, size_t *i,
+                     uint64_t *replaced, size_t *hold)
 {
-        size_t i = from;
+        size_t at = *i;
+        const struct inject_needle *hit = NULL;
+        size_t partial = 0;
+        bool partial_prev = false;
+        for (size_t k = 0; k < nd->count; k++) {
+                const struct inject_needle *e = &nd->n[k];
+                if (buf[at] != e->find[0])
+                        continue;
+                if (at + e->find_len <= len) {
+                        if ((!hit || e->find_len > hit->find_len) &&
+                            !memcmp(buf + at, e->find, e->find_len))
+                                hit = e;
+                } else if (e->find_len > partial && !memcmp(buf + at, e->find, len - at)) {
+                        partial = e->find_len;
+                        partial_prev = e->prev_bits != 0;
+                }
+        }
+        if (partial && (!hit || partial > hit->find_len)) {
+                /* and the character before it, where a base64 form would
+                 * change it */
+                *hold = len - at + (partial_prev && at > from && prev_could_be(nd, buf[at - 1]));
+                return true;
+        }
+        if (!hit) {
+                *i = at + 1;
+                return false;
+        }
+        int pv = at > 0 && hit->prev_bits ? b64_val(buf[at - 1]) : -1;
+        unsigned mask = (1u << hit->prev_bits) - 1;
+        if (pv >= 0 && ((unsigned)pv & mask) == hit->v_hi)
+                buf[at - 1] = b64_alphabet[((unsigned)pv & ~mask) | hit->p_hi];
+        memcpy(buf + at, hit->repl, hit->find_len);
+        (*replaced)++;
+        *i = at + hit->find_len;
+        return false;
+}
+
+/* The byte-at-a-time scan from *i on (the first-byte table skips most). */
+static size_t scrub_bytes(const struct inject_needles *nd, char *buf, size_t len, size_t from,
+                          size_t i, uint64_t *replaced)
+{
+        size_t hold;
         while (i < len) {
-                /* most bytes begin no needle: skipped at one lookup each */
                 unsigned char b0 = (unsigned char)buf[i];
                 if (!(nd->first[b0 / 8] & (1u << (b0 % 8)))) {
                         i++;
                         continue;
                 }
-                /* the longest needle standing here wins; one that may still
-                 * turn out longer (its beginning ends the buffer) holds */
-                const struct inject_needle *hit = NULL;
-                size_t partial = 0;
-                bool partial_prev = false;
-                for (size_t k = 0; k < nd->count; k++) {
-                        const struct inject_needle *e = &nd->n[k];
-                        if (buf[i] != e->find[0])
-                                continue;
-                        if (i + e->find_len <= len) {
-                                if ((!hit || e->find_len > hit->find_len) &&
-                                    !memcmp(buf + i, e->find, e->find_len))
-                                        hit = e;
-                        } else if (e->find_len > partial && !memcmp(buf + i, e->find, len - i)) {
-                                partial = e->find_len;
-                                partial_prev = e->prev_bits != 0;
-                        }
-                }
-                if (partial && (!hit || partial > hit->find_len))
-                        /* and the character before it, where a base64
-                         * form would change it */
-                        return len - i +
-                               (partial_prev && i > from && prev_could_be(nd, buf[i - 1]));
-                if (hit) {
-                        int pv = i > 0 && hit->prev_bits ? b64_val(buf[i - 1]) : -1;
-                        unsigned mask = (1u << hit->prev_bits) - 1;
-                        if (pv >= 0 && ((unsigned)pv & mask) == hit->v_hi)
-                                buf[i - 1] = b64_alphabet[((unsigned)pv & ~mask) | hit->p_hi];
-                        memcpy(buf + i, hit->repl, hit->find_len);
-                        (*replaced)++;
-                        i += hit->find_len;
-                        continue;
-                }
-                i++;
+                if (scrub_at(nd, buf, len, from, &i, replaced, &hold))
+                        return hold;
         }
         /* the last character may be the one before a needle the next bytes
          * begin: it waits with them */
         return len > from && prev_could_be(nd, buf[len - 1]) ? 1 : 0;
+}
+
+size_t inject_scrub_inplace_bytewise(const struct inject_needles *nd, char *buf, size_t len,
+                                     size_t from, uint64_t *replaced)
+{
+        return scrub_bytes(nd, buf, len, from, from, replaced);
+}
+
+size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
+                            uint64_t *replaced)
+{
+        size_t i = from, hold, m = nd->min_len;
+        /* while a whole window fits: the block ending it says how far no
+         * needle can begin; where one may, the position is verified */
+        if (m >= 2)
+                while (i + m <= len) {
+                        uint8_t sh = nd->shift[block_hash((unsigned char)buf[i + m - 2],
+                                                          (unsigned char)buf[i + m - 1])];
+                        if (sh) {
+                                i += sh;
+                                continue;
+                        }
+                        if (scrub_at(nd, buf, len, from, &i, replaced, &hold))
+                                return hold;
+                }
+        /* the last bytes, where a needle's window no longer fits */
+        return scrub_bytes(nd, buf, len, from, i, replaced);
 }
 
 static int put(char *out, size_t size, size_t *o, const char *p, size_t n)

@@ -155,6 +155,7 @@ struct inject_needle {
          * the placeholder's, p_hi, so not even those bits stay */
         uint8_t prev_bits, v_hi, p_hi;
 };
+#define INJECT_SHIFT_SIZE 4096 /* entries of the scan's skip table (4 KiB: in L1) */
 struct inject_needles {
         struct inject_needle *n; /* owned */
         size_t count;
@@ -162,6 +163,14 @@ struct inject_needles {
         char *store; /* owned: the base64 forms */
         size_t store_len;
         uint8_t first[32]; /* bit b: some needle begins with byte b (the scan skips the rest) */
+        /* The skip table of the scan (a Horspool scan on 2-byte blocks,
+         * Wu and Manber's multi-pattern form): window = the first min_len
+         * bytes of every needle (min_len >= INJECT_SCRUB_MIN); for the
+         * block ending a window, shift[hash] is how far the next window may
+         * start without passing over a needle's beginning (0: a needle may
+         * begin here, verify). Colliding blocks keep the smallest shift. */
+        size_t min_len;
+        uint8_t shift[INJECT_SHIFT_SIZE];
 };
 
 /* inject_needles_new — for s[n] (values longer than INJECT_VALUE_MAX are
@@ -181,6 +190,11 @@ void inject_needles_free(struct inject_needles *nd);
  */
 size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
                             uint64_t *replaced);
+
+/* The same scan a byte at a time, without the skip table: the reference
+ * the fuzzer holds inject_scrub_inplace to (identical bytes and hold). */
+size_t inject_scrub_inplace_bytewise(const struct inject_needles *nd, char *buf, size_t len,
+                                     size_t from, uint64_t *replaced);
 
 /*
  * inject_scrub_tail — the end of a stream whose last `held` bytes

@@ -3204,17 +3204,16 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
         quota_check(c);
 }
 
-/* What c waits for now, registered with epoll (no call if unchanged). */
-static void conn_watch(struct conn *c)
+/* What c waits for on its client and upstream sockets (epoll events). */
+static void conn_interest(const struct conn *c, uint32_t *cev, uint32_t *uev)
 {
         if (c->st == CS_TLS_ACCEPT || c->st == CS_TLS_CONNECT) {
                 /* a handshake: only its socket, for what it waits for */
                 bool up = c->st == CS_TLS_CONNECT;
                 short w = E.cfg->tls->want(up ? c->utls : c->ctls);
                 uint32_t ev = w == POLLOUT ? EPOLLOUT : EPOLLIN;
-                watch(c, W_CLIENT, c->cfd, up ? 0 : ev);
-                watch(c, W_UP, c->ufd, up ? ev : up_interest(c));
-                watch(c, W_DNS, c->dfd, EPOLLIN);
+                *cev = up ? 0 : ev;
+                *uev = up ? ev : up_interest(c);
                 return;
         }
         bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || c->st == CS_HEAD ||
@@ -3228,15 +3227,25 @@ static void conn_watch(struct conn *c)
         bool wr_client =
                 c->u2c.len > (c->st == CS_RESP || c->st == CS_TUNNEL ? c->hold : 0) || c->pd.len;
         bool wr_up = (c->c2u.len && !c->sniff) || c->pu.len || c->st == CS_DIAL;
-        watch(c, W_CLIENT, c->cfd,
-              (rd_client || c->want_in[W_CLIENT] ? EPOLLIN : 0) |
-                      (wr_client || c->want_out[W_CLIENT] ? EPOLLOUT : 0));
-        watch(c, W_UP, c->ufd,
-              (rd_up || c->want_in[W_UP] ? EPOLLIN : 0) |
-                      (wr_up || c->want_out[W_UP] ? EPOLLOUT : 0) | up_interest(c));
+        *cev = (rd_client || c->want_in[W_CLIENT] ? EPOLLIN : 0) |
+               (wr_client || c->want_out[W_CLIENT] ? EPOLLOUT : 0);
+        *uev = (rd_up || c->want_in[W_UP] ? EPOLLIN : 0) |
+               (wr_up || c->want_out[W_UP] ? EPOLLOUT : 0) | up_interest(c);
+}
+
+/* What c waits for now, registered with epoll (no call if unchanged). */
+static void conn_watch(struct conn *c)
+{
+        uint32_t cev, uev;
+        conn_interest(c, &cev, &uev);
+        watch(c, W_CLIENT, c->cfd, cev);
+        watch(c, W_UP, c->ufd, uev);
         watch(c, W_DNS, c->dfd, EPOLLIN);
+        if (c->st == CS_TLS_ACCEPT || c->st == CS_TLS_CONNECT)
+                return;
         /* bytes a TLS session already decrypted raise no event on its
          * socket: the connection is stepped again next round instead */
+        bool rd_client = (cev & EPOLLIN) != 0, rd_up = (uev & EPOLLIN) != 0;
         bool cp =
                 c->ctls && rd_client && (c->tls_end[W_CLIENT] || E.cfg->tls->pending(c->ctls) > 0);
         bool up = c->utls && rd_up && (c->tls_end[W_UP] || E.cfg->tls->pending(c->utls) > 0);
@@ -3244,6 +3253,37 @@ static void conn_watch(struct conn *c)
                 c->rev[W_CLIENT] |= cp ? EPOLLIN : 0;
                 c->rev[W_UP] |= up ? EPOLLIN : 0;
                 E.again[E.n_again++] = c;
+        }
+}
+
+/* Bytes c has moved or holds: changes when a step made progress. */
+static uint64_t conn_progress(const struct conn *c)
+{
+        return c->up + c->down + c->u2c.len + c->c2u.len + c->pd.len + c->pu.len + c->in_len;
+}
+
+/*
+ * A terminated connection in a bulk transfer is stepped again at once, for
+ * what it would wait for, while its bytes move (a socket that is not ready
+ * answers EAGAIN: no progress, the burst ends), so a transfer returns to
+ * epoll — and changes its registration — once per burst, not once per
+ * TLS record. At most CONN_BURST steps: the other connections wait no
+ * longer than that.
+ */
+#define CONN_BURST 16
+static void conn_burst(struct conn *c)
+{
+        for (int k = 0; k < CONN_BURST && (c->ctls || c->utls) &&
+                        (c->st == CS_RESP || c->st == CS_TUNNEL || c->st == CS_BODY);
+             k++) {
+                uint32_t cev, uev;
+                uint64_t before = conn_progress(c);
+                conn_interest(c, &cev, &uev);
+                if (!cev && !uev)
+                        return;
+                conn_step(c, (short)cev, (short)uev, 0);
+                if (conn_progress(c) == before)
+                        return;
         }
 }
 
@@ -3385,8 +3425,10 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
                         short cre = (short)c->rev[W_CLIENT], ure = (short)c->rev[W_UP],
                               dre = (short)c->rev[W_DNS];
                         c->rev[0] = c->rev[1] = c->rev[2] = 0;
-                        if (cre || ure || dre)
+                        if (cre || ure || dre) {
                                 conn_step(c, cre, ure, dre);
+                                conn_burst(c);
+                        }
                         conn_expire(c, now);
                         if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY)
                                 if (cre || ure)

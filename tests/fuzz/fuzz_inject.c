@@ -119,6 +119,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         size_t hb = inject_scrub_inplace(&nd, b, at, 0, &rep);
                         hb = inject_scrub_inplace(&nd, b, size, at - hb, &rep);
                         CHECK(ha == hb && !memcmp(a, b, size));
+                        /* the skip-table scan equals the byte-wise reference */
+                        char *ref = malloc(size + 1);
+                        if (ref) {
+                                memcpy(ref, arg, size);
+                                size_t hr = inject_scrub_inplace_bytewise(&nd, ref, size, 0, &rep);
+                                CHECK(hr == ha && !memcmp(a, ref, size));
+                                free(ref);
+                        }
                         /* the held tail is not scanned yet: the rest is clean */
                         CHECK(!memmem(a, size - ha, s.value, s.len));
                         (void)inject_scrub_tail(&nd, a, size, ha, &rep);

@@ -475,12 +475,72 @@ static void test_scrub(void)
         inject_needles_free(&nd);
 }
 
+/*
+ * The skip-table scan (inject_scrub_inplace) against the byte-wise
+ * reference: random buffers over a small alphabet with the value and its
+ * base64 forms (after 0..5 other bytes, so every alignment and the
+ * character before it) planted at random places, overlapping, cut short
+ * at the end; every cut of each buffer. The same bytes and the same hold,
+ * every time.
+ */
+static void test_scrub_skip(void)
+{
+        struct inject_needles nd;
+        is_int(inject_needles_new(&sec, 1, &nd), 0, "needles for the skip scan");
+        ok(nd.min_len >= INJECT_SCRUB_MIN && nd.min_len <= nd.max_len,
+           "the skip table's window: the shortest needle (%zu)", nd.min_len);
+        unsigned seed = 12345;
+        size_t diff = 0, runs = 0, planted = 0, found = 0;
+        for (int round = 0; round < 3000; round++) {
+                char buf[700], a[700], b[700];
+                size_t len = (size_t)(rand_r(&seed) % 600) + 1;
+                for (size_t i = 0; i < len; i++)
+                        buf[i] = "abAB01+/=x-_"[rand_r(&seed) % 12];
+                int plants = rand_r(&seed) % 4;
+                for (int k = 0; k < plants; k++) {
+                        unsigned char raw[128];
+                        char enc[200];
+                        size_t pre = (size_t)(rand_r(&seed) % 6), n;
+                        for (size_t i = 0; i < pre; i++)
+                                raw[i] = (unsigned char)rand_r(&seed);
+                        memcpy(raw + pre, sec.value, sec.len);
+                        const char *what = enc;
+                        if (rand_r(&seed) % 2) {
+                                n = inject_b64_encode(raw, pre + sec.len, enc);
+                        } else {
+                                what = (const char *)sec.value;
+                                n = sec.len;
+                        }
+                        size_t at = (size_t)(rand_r(&seed) % len);
+                        size_t cp = n < len - at ? n : len - at; /* cut short at the end */
+                        memcpy(buf + at, what, cp);
+                        planted++;
+                }
+                for (size_t cut = len > 40 ? len - 40 : 0; cut <= len; cut++) {
+                        uint64_t ra = 0, rb = 0;
+                        memcpy(a, buf, len);
+                        memcpy(b, buf, len);
+                        size_t ha = inject_scrub_inplace(&nd, a, cut, 0, &ra);
+                        size_t hb = inject_scrub_inplace_bytewise(&nd, b, cut, 0, &rb);
+                        diff += ha != hb || ra != rb || memcmp(a, b, cut) != 0;
+                        found += cut == len ? ra : 0;
+                        runs++;
+                }
+        }
+        is_int((int)diff, 0, "skip scan == byte-wise scan: same bytes, hold and count (%zu runs)",
+               runs);
+        ok(found > planted / 2, "... and the buffers held values to replace (%zu of %zu planted)",
+           found, planted);
+        inject_needles_free(&nd);
+}
+
 int main(void)
 {
         test_cli();
         test_placeholder();
         test_headers();
         test_scrub();
+        test_scrub_skip();
         test_query();
         test_body();
         return done();
