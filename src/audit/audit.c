@@ -64,6 +64,7 @@ struct audit_log {
         int64_t dirty_since_ms; /* monotonic ms of the oldest unsynced record, 0 if clean */
         int64_t last_checkpoint_ms;
         int broken;     /* first fdatasync error; every later call fails with it */
+        unsigned held;  /* audit_hold depth: the lock is taken once for all of them */
         bool dir_dirty; /* audit_open created names in dirfd not yet synced */
 
         /* the signing key, in a page of its own: locked, out of core dumps,
@@ -621,6 +622,8 @@ static int64_t checkpoint_locked(struct audit_log *log, struct rf_error *err)
 
 static int lock_log(struct audit_log *log, struct rf_error *err)
 {
+        if (log->held)
+                return 0; /* audit_hold has it */
         if (RETRY_EINTR(flock(log->lockfd, LOCK_EX)) < 0)
                 return rf_error_set(err, negative_errno(), "lock audit log: %m");
         return 0;
@@ -628,7 +631,25 @@ static int lock_log(struct audit_log *log, struct rf_error *err)
 
 static void unlock_log(struct audit_log *log)
 {
-        (void)flock(log->lockfd, LOCK_UN);
+        if (!log->held)
+                (void)flock(log->lockfd, LOCK_UN);
+}
+
+int audit_hold(struct audit_log *log, struct rf_error *err)
+{
+        if (log->held == 0) {
+                int r = lock_log(log, err);
+                if (r < 0)
+                        return r;
+        }
+        log->held++;
+        return 0;
+}
+
+void audit_release(struct audit_log *log)
+{
+        if (log->held && --log->held == 0)
+                unlock_log(log);
 }
 
 int64_t audit_append(struct audit_log *log, const char *run, const char *event,

@@ -86,6 +86,16 @@ int64_t audit_append(struct audit_log *log, const char *run, const char *event,
                      const struct audit_field *fields, size_t n_fields, bool durable,
                      struct rf_error *err);
 
+/*
+ * audit_hold — take the log's lock for the appends that follow, up to the
+ * matching audit_release: a batch of records the caller makes at once (a
+ * supervisor draining its egress process's records) takes the lock once,
+ * not once each. Holds nest. Other writers wait meanwhile: hold only
+ * around work that does not block. 0 or -errno (err set).
+ */
+int audit_hold(struct audit_log *log, struct rf_error *err);
+void audit_release(struct audit_log *log);
+
 /* audit_flush — make every appended record durable. 0 or -errno. */
 int audit_flush(struct audit_log *log);
 

@@ -278,6 +278,16 @@ int audit_emitter_finish(struct audit_emitter *e, struct rf_error *err)
         return 0;
 }
 
+int audit_emitter_hold(struct audit_emitter *e, struct rf_error *err)
+{
+        return audit_hold(e->log, err);
+}
+
+void audit_emitter_release(struct audit_emitter *e)
+{
+        audit_release(e->log);
+}
+
 const struct audit_budget *audit_emitter_budget(const struct audit_emitter *e)
 {
         return &e->budget;

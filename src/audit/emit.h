@@ -84,5 +84,9 @@ int audit_emitter_finish(struct audit_emitter *e, struct rf_error *err);
 /* The run's budget counters (for tests and run.exit). */
 const struct audit_budget *audit_emitter_budget(const struct audit_emitter *e);
 
+/* audit_hold/audit_release on the emitter's log (audit.h). */
+int audit_emitter_hold(struct audit_emitter *e, struct rf_error *err);
+void audit_emitter_release(struct audit_emitter *e);
+
 /* Free (without finishing). Accepts NULL; returns NULL. */
 struct audit_emitter *audit_emitter_free(struct audit_emitter *e);

@@ -1709,7 +1709,11 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                     ((pfd[ncap].revents || pfd[ncap + 1].revents) && s.egress_pid == 0))
                         sup_egress_start(&s);
                 /* the egress process's records: each answered before it acts
-                 * (a non-blocking read says when none is left: no poll each) */
+                 * (a non-blocking read says when none is left: no poll each);
+                 * the audit log's lock taken once for the batch */
+                struct rf_error he = {0};
+                bool held = ev && (pfd[7].revents & POLLIN) && s.egress_events >= 0 &&
+                            audit_emitter_hold(ev, &he) == 0;
                 for (int k = 0; k < 64 && (pfd[7].revents & (POLLIN | POLLHUP | POLLERR)) &&
                                 s.egress_events >= 0;
                      k++) {
@@ -1728,6 +1732,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         if (k2 <= 0)
                                 break;
                 }
+                if (held)
+                        audit_emitter_release(ev);
                 if (ev) {
                         /* coalesced summaries and the group-commit bound;
                          * a log that fails now refuses the run's later actions */
