@@ -476,6 +476,9 @@ big="head -c 100000 /dev/zero | tr '\\\\0' x"
 api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"$big\"],\"agent\":\"nbq\",\"workspace\":\"$NBWS\"}"
 is "$API_S" 201 "a run that prints 100 KB starts ($API_B)"
 NQ1=$(run_of "$API_B")
+# its log is whole once its run.exit is recorded (the supervisor closes the
+# log first); the run count alone could be met by another run ending
+for _ in $(seq 1 1200); do records | grep -q "\"event\":\"run.exit\".*\"run\":\"$NQ1\"" && break; sleep 0.05; done
 wait_quiescent "$NBQRUNS"
 sz=$(stat -c %s "$RF_STATE/logs/$NQ1.log" 2>/dev/null)
 check "... its log stops at the grant's log_bytes (16K: $sz bytes)" test "${sz:-0}" -ge 16384 -a "${sz:-0}" -le 16640
@@ -483,6 +486,7 @@ like "$(tail -c 200 "$RF_STATE/logs/$NQ1.log")" "output truncated: the log reach
 api_nb POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"$big\"],\"agent\":\"nbq\",\"workspace\":\"$NBWS\"}"
 is "$API_S" 201 "a second such run takes what is left of uid 65534's state_bytes (24K)"
 NQ2=$(run_of "$API_B")
+for _ in $(seq 1 1200); do records | grep -q "\"event\":\"run.exit\".*\"run\":\"$NQ2\"" && break; sleep 0.05; done
 wait_quiescent "$NBQRUNS"
 sz2=$(stat -c %s "$RF_STATE/logs/$NQ2.log" 2>/dev/null)
 check "... its log capped to the rest ($sz2 bytes)" test "${sz2:-0}" -gt 0 -a "${sz2:-0}" -lt 16384
