@@ -106,6 +106,10 @@ struct run_tls {
         pid_t helper; /* the helper while it runs, else 0 */
         int sock;     /* the helper's result channel, or -1 */
         int files;    /* the sealed memfd of the trust files (trustfiles.h), or -1 */
+        /* sealed snapshots the helper made before the run's command existed,
+         * for the egress processes: the TLS module, the host's roots and
+         * network.upstream_ca as they were then (-1: none) */
+        int module, bundle, upstream;
         /* the run CA, exported into secret memory (egress.h: what each egress
          * process imports); no CA handle exists in this process */
         struct egress_tls_ca *ca;
@@ -129,11 +133,12 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                   struct run_tls *t, struct rf_error *err);
 
 /*
- * run_tls_finish — wait for the helper's result: t->files (the trust files,
- * sealed, checked against t->bound and t->java) and t->ca (the CA's export
- * in secret memory; it crossed only the helper's socket). 0, or -errno with
- * err saying why (the run is refused). Called once, after run_tls_begin
- * set t->on.
+ * run_tls_finish — wait (at most 30 s) for the helper's result: t->files
+ * (the trust files, sealed, checked against t->bound and t->java), t->ca
+ * (the CA's export in secret memory, just as large as it; it crossed only
+ * the helper's socket) and the snapshots t->module, t->bundle, t->upstream.
+ * 0, or -errno with err saying why (the run is refused; a helper that did
+ * not answer is killed). Called once, after run_tls_begin set t->on.
  */
 int run_tls_finish(struct run_tls *t, struct rf_error *err);
 

@@ -462,6 +462,7 @@ struct reg_ctx {
         const struct run_info *info;
         struct registry *reg;
         struct audit_log *alog; /* borrowed: run.start waits here for its commit */
+        bool defer_ready;       /* a --detach caller is let go by run_trust instead */
 };
 
 /*
@@ -484,7 +485,8 @@ static int register_run(void *ctx, struct rf_error *err)
         if ((r = registry_blocked(rc->state_dir, rc->info->agent, why, sizeof why)) != 0)
                 return rf_error_set(err, r < 0 ? r : -EPERM, "refused: %s",
                                     r < 0 ? "cannot read the agent blocks" : why);
-        detach_ready();
+        if (!rc->defer_ready)
+                detach_ready();
         return 0;
 }
 
@@ -494,6 +496,7 @@ static int register_run(void *ctx, struct rf_error *err)
 struct trust_ctx {
         struct run_tls *tls;
         struct egress_config *egress;
+        bool ready; /* let a --detach caller go once the trust is there */
 };
 
 static int run_trust(void *ctx, int *fd, struct rf_error *err)
@@ -503,7 +506,13 @@ static int run_trust(void *ctx, int *fd, struct rf_error *err)
         if (r < 0)
                 return r;
         tc->egress->tls_ca = tc->tls->ca;
-        *fd = tc->tls->files;
+        tc->egress->tls_module_fd = tc->tls->module;
+        tc->egress->tls_bundle_fd = tc->tls->bundle;
+        tc->egress->tls_upstream_fd = tc->tls->upstream;
+        *fd = tc->tls->files; /* the supervisor's now: closed once sent */
+        tc->tls->files = -1;
+        if (tc->ready)
+                detach_ready(); /* only now: a TLS failure refused the run before */
         return 0;
 }
 
@@ -1030,7 +1039,6 @@ int cmd_run(int argc, char **argv)
          * names them); a rule whose host no allow rule reaches: refused */
         if (egress.n_http) {
                 egress.tls_on = tls.on;
-                egress.tls_upstream_ca = pol->net_upstream_ca;
                 if ((r = http_rules_check(&egress, &err)) < 0)
                         return refuse_late(alog, plan, cg, ev, &egress, &err);
         }
@@ -1042,7 +1050,6 @@ int cmd_run(int argc, char **argv)
                 size_t ni = grants_inject(grants, inj, INJECT_MAX);
                 r = inject_check(inj, ni, pol, &egress, &err);
                 egress.tls_on = tls.on; /* false: plaintext injection only */
-                egress.tls_upstream_ca = pol->net_upstream_ca;
                 if (r == 0)
                         r = egress_config_inject(&egress, inj, ni);
                 explicit_bzero(inj, sizeof inj);
@@ -1082,8 +1089,9 @@ int cmd_run(int argc, char **argv)
         snprintf(info.task, sizeof info.task, "%s", pol->task ? pol->task : "");
         snprintf(info.command, sizeof info.command, "%s", plan->argv[0]);
         snprintf(info.cgroup, sizeof info.cgroup, "%s", cgroup_mode_name(cgroup_get_mode(cg)));
-        struct reg_ctx rc = {.state_dir = state_dir, .info = &info, .alog = alog};
-        struct trust_ctx tc = {.tls = &tls, .egress = &egress};
+        struct reg_ctx rc = {
+                .state_dir = state_dir, .info = &info, .alog = alog, .defer_ready = tls.on};
+        struct trust_ctx tc = {.tls = &tls, .egress = &egress, .ready = tls.on};
         struct run_services services = {.timeout_ms = pol->timeout_ms,
                                         .registered = register_run,
                                         .registered_ctx = &rc,

@@ -30,6 +30,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -63,12 +65,24 @@
 #define TRUST_SLACK ((size_t)64 << 10)
 
 /* The helper's answer: err 0 and the CA's export (ca_len bytes) after it,
- * the memfd attached; or err < 0 and why. */
+ * HELPER_FDS fds attached (HF_*); or err < 0 and why. */
 struct tls_result {
         int32_t err;
         uint32_t ca_len;
+        uint32_t upstream; /* HF_UPSTREAM is a snapshot (else a copy of HF_FILES) */
         char why[RF_ERROR_MSG_MAX];
 };
+
+/* The fds the helper sends, in this order. */
+enum {
+        HF_FILES,    /* the run's trust files (sandbox/trustfiles.h), for init */
+        HF_MODULE,   /* the TLS module, for the egress processes */
+        HF_BUNDLE,   /* the host's roots as read, for the egress processes */
+        HF_UPSTREAM, /* network.upstream_ca as read, for them too */
+        HELPER_FDS,
+};
+/* How long the supervisor waits for the helper (it needs ~5 ms). */
+#define HELPER_TIMEOUT_MS 30000
 
 void run_tls_free(struct run_tls *t)
 {
@@ -76,10 +90,15 @@ void run_tls_free(struct run_tls *t)
                 (void)kill(t->helper, SIGKILL);
                 (void)RETRY_EINTR(waitpid(t->helper, NULL, 0));
         }
-        t->sock = t->on ? safe_close(t->sock) : -1;
-        t->files = t->on ? safe_close(t->files) : -1;
+        if (t->on) {
+                safe_close(t->sock);
+                safe_close(t->files);
+                safe_close(t->module);
+                safe_close(t->bundle);
+                safe_close(t->upstream);
+        }
         secmem_free(t->ca); /* wipes the keys */
-        *t = (struct run_tls){.sock = -1, .files = -1};
+        *t = (struct run_tls){.sock = -1, .files = -1, .module = -1, .bundle = -1, .upstream = -1};
 }
 
 #ifdef RF_TEST_BUILD
@@ -114,7 +133,10 @@ static void test_ca_keys_out(const struct egress_tls_ca *ca)
 }
 #endif
 
-/* ---- the helper (a fork of the supervisor-to-be) ----------------------------------- */
+/* ---- the helper (this binary, spawned by the supervisor-to-be) --------------------- */
+
+/* The helper's fd for its result (run_tls_begin puts its socket there). */
+#define HELPER_FD 3
 
 struct helper_job {
         const char *const *hosts;
@@ -174,29 +196,54 @@ static int files_memfd(const void *const data[TRUST_FILES], const size_t len[TRU
 }
 
 /* Everything the helper does; fills *res (and *fd, export[0..*ca_len)). */
-static int helper_work(const struct helper_job *j, struct tls_result *res, int *fd,
+/* A file the egress processes will read, snapshotted now (before the run's
+ * command exists: nothing of the run can have changed it). */
+static int snapshot_path(const char *path, const char *name)
+{
+        _cleanup_close_ int src = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (src < 0)
+                return negative_errno();
+        return rf_tls_snapshot(src, RF_TLS_BUNDLE_MAX, name);
+}
+
+/* Everything the helper does; fills *res and fds[HELPER_FDS] (-1 where
+ * none) and export[0..res->ca_len). */
+static int helper_work(const struct helper_job *j, struct tls_result *res, int fds[HELPER_FDS],
                        unsigned char *export, size_t export_max)
 {
         struct rf_tls_module mod;
         struct rf_tls_trust *trust = NULL;
         struct rf_tls_ca *ca = NULL;
+        char bpath[64], upath[64];
         int r;
 
-        if ((r = rf_tls_load(&mod)) < 0) {
+        /* the module and the trust files as they are now: the egress
+         * processes load these snapshots, never the paths again */
+        if ((r = rf_tls_module_snapshot(&fds[HF_MODULE])) < 0 ||
+            (r = rf_tls_load_fd(fds[HF_MODULE], &mod)) < 0) {
                 char path[256] = "ringfence-tls.so";
                 (void)rf_tls_module_path(path, sizeof path);
                 return fail(res, r, "the TLS module %s could not be loaded: %s", path,
                             r == -EPROTO ? "it is of another version" : strerror(-r));
         }
         const struct rf_tls_vtable *vt = mod.vt;
-        if ((r = vt->trust_load(RF_TLS_HOST_BUNDLE, j->upstream_ca, &trust)) < 0)
+        if ((r = fds[HF_BUNDLE] = snapshot_path(RF_TLS_HOST_BUNDLE, "ca-bundle")) >= 0 &&
+            j->upstream_ca)
+                r = fds[HF_UPSTREAM] = snapshot_path(j->upstream_ca, "upstream-ca");
+        if (r >= 0) {
+                snprintf(bpath, sizeof bpath, "/proc/self/fd/%d", fds[HF_BUNDLE]);
+                snprintf(upath, sizeof upath, "/proc/self/fd/%d", fds[HF_UPSTREAM]);
+                r = vt->trust_load(bpath, j->upstream_ca ? upath : NULL, &trust);
+        }
+        if (r < 0)
                 return fail(res, r,
                             "cannot read the host's CA bundle " RF_TLS_HOST_BUNDLE "%s%s: %s",
                             j->upstream_ca ? " or the upstream CA file " : "",
                             j->upstream_ca ? j->upstream_ca : "",
-                            r == -EBADMSG ? "no certificate in it"
-                            : r == -EFBIG ? "too large"
-                                          : strerror(-r));
+                            r == -EBADMSG  ? "no certificate in it"
+                            : r == -EFBIG  ? "too large"
+                            : r == -EINVAL ? "not a regular file"
+                                           : strerror(-r));
         char *bundle = NULL, *pem = NULL;
         unsigned char *java = NULL;
         size_t bundle_len = 0, pem_len = 0, java_len = 0, ca_len = 0;
@@ -210,14 +257,12 @@ static int helper_work(const struct helper_job *j, struct tls_result *res, int *
                 return fail(res, -EFBIG, "the run's TLS trust files exceed %zu bytes", j->bound);
         const void *data[TRUST_FILES] = {bundle, pem, java};
         size_t len[TRUST_FILES] = {bundle_len, pem_len, java_len};
-        if ((*fd = files_memfd(data, len)) < 0)
-                return fail(res, *fd, "cannot pass the run's TLS trust files: %s", strerror(-*fd));
+        if ((fds[HF_FILES] = files_memfd(data, len)) < 0)
+                return fail(res, fds[HF_FILES], "cannot pass the run's TLS trust files: %s",
+                            strerror(-fds[HF_FILES]));
         res->ca_len = (uint32_t)ca_len;
         return 0; /* nothing freed: the process ends now */
 }
-
-/* The helper's fd for its result (run_tls_begin puts its socket there). */
-#define HELPER_FD 3
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *v)
 {
@@ -240,6 +285,8 @@ int run_tls_helper_main(int argc, char **argv)
         socklen_t tl = sizeof type;
         if (getsockopt(HELPER_FD, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET)
                 return 125;
+        /* nothing else of the caller's stays open here */
+        (void)close_range(HELPER_FD + 1, ~0U, 0);
         /* the CA's keys: this process only (no core dump, no ptrace by the
          * same uid), and it dies with the supervisor */
         (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -250,31 +297,51 @@ int run_tls_helper_main(int argc, char **argv)
             parse_u64(argv[5], PLAN_TLS_FILE_MAX, &bound) < 0 ||
             (size_t)(argc - 7) > RF_TLS_MAX_HOSTS)
                 return 125;
+        /* the job, copied; then the arguments are wiped, so that
+         * /proc/PID/cmdline shows no host or path of the run */
+        static char hostbuf[RF_TLS_MAX_HOSTS][RF_TLS_HOST_MAX + 1];
+        static const char *hosts[RF_TLS_MAX_HOSTS];
+        static char upstream[PATH_MAX];
+        size_t nh = (size_t)(argc - 7);
+        for (size_t i = 0; i < nh; i++) {
+                snprintf(hostbuf[i], sizeof hostbuf[i], "%s", argv[7 + i]);
+                hosts[i] = hostbuf[i];
+        }
+        snprintf(upstream, sizeof upstream, "%s", argv[6]);
+        for (int i = 1; i < argc; i++)
+                explicit_bzero(argv[i], strlen(argv[i]));
         struct helper_job j = {
-                .hosts = (const char *const *)argv + 7,
-                .n_hosts = (size_t)(argc - 7),
-                .upstream_ca = strcmp(argv[6], "-") ? argv[6] : NULL,
+                .hosts = hosts,
+                .n_hosts = nh,
+                .upstream_ca = strcmp(upstream, "-") ? upstream : NULL,
                 .lifetime_s = life,
                 .java = java,
                 .bound = (size_t)bound,
         };
-        static unsigned char export[RF_TLS_CA_EXPORT_MAX];
+        static unsigned char export[RF_TLS_CA_EXPORT_MAX] __attribute__((aligned(4096)));
         (void)madvise(export, sizeof export, MADV_DONTDUMP);
+        (void)mlock(export, sizeof export);
         struct tls_result res = {0};
-        int fd = -1;
-        helper_work(&j, &res, &fd, export, sizeof export);
+        int fds[HELPER_FDS] = {-1, -1, -1, -1};
+        helper_work(&j, &res, fds, export, sizeof export);
         struct iovec iov[2] = {{.iov_base = &res, .iov_len = sizeof res},
                                {.iov_base = export, .iov_len = res.err ? 0 : res.ca_len}};
-        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        char cbuf[CMSG_SPACE(sizeof fds)] = {0};
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
-        if (fd >= 0) {
+        if (!res.err) {
+                /* the fds in a fixed order; an absent one (no upstream CA
+                 * file) is sent as the trust files again, never read */
+                int out[HELPER_FDS];
+                for (size_t i = 0; i < HELPER_FDS; i++)
+                        out[i] = fds[i] >= 0 ? fds[i] : fds[HF_FILES];
+                res.upstream = fds[HF_UPSTREAM] >= 0;
                 mh.msg_control = cbuf;
                 mh.msg_controllen = sizeof cbuf;
                 struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
                 cm->cmsg_level = SOL_SOCKET;
                 cm->cmsg_type = SCM_RIGHTS;
-                cm->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+                cm->cmsg_len = CMSG_LEN(sizeof out);
+                memcpy(CMSG_DATA(cm), out, sizeof out);
         }
         ssize_t n = RETRY_EINTR(sendmsg(HELPER_FD, &mh, MSG_NOSIGNAL));
         explicit_bzero(export, sizeof export);
@@ -288,7 +355,7 @@ int run_tls_helper_main(int argc, char **argv)
 static int trust_source(const char *path, size_t *total)
 {
         struct stat st;
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
         if (fstat(fd, &st) < 0)
@@ -315,7 +382,7 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         size_t k = inject_tls_names(inj, n, names, RF_TLS_MAX_HOSTS), nl = 0;
         int r;
 
-        *t = (struct run_tls){.sock = -1, .files = -1};
+        *t = (struct run_tls){.sock = -1, .files = -1, .module = -1, .bundle = -1, .upstream = -1};
         if (k > RF_TLS_MAX_HOSTS)
                 return rf_error_set(err, -E2BIG, "more than %d injection hosts in one run",
                                     RF_TLS_MAX_HOSTS);
@@ -405,7 +472,8 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         if (r == 0) {
                 if ((r = posix_spawn_file_actions_adddup2(&fa, sv[1], HELPER_FD)) == 0 &&
                     (r = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-                                                               POSIX_SPAWN_SETSIGDEF)) == 0 &&
+                                                               POSIX_SPAWN_SETSIGDEF |
+                                                               POSIX_SPAWN_SETSID)) == 0 &&
                     (r = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
                     (r = posix_spawnattr_setsigdefault(&at, &dfl)) == 0)
                         r = posix_spawn(&pid, "/proc/self/exe", &fa, &at, argv, envp);
@@ -423,38 +491,74 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         return 0;
 }
 
+/* The helper did not answer properly: it goes (SIGKILL, reaped). */
+static void helper_end(struct run_tls *t, int *status)
+{
+        if (t->helper > 0) {
+                (void)kill(t->helper, SIGKILL);
+                (void)RETRY_EINTR(waitpid(t->helper, status, 0));
+        }
+        t->helper = 0;
+}
+
 int run_tls_finish(struct run_tls *t, struct rf_error *err)
 {
         struct tls_result res = {0};
-        char cbuf[CMSG_SPACE(sizeof(int))];
-        int fd = -1, r;
+        char cbuf[CMSG_SPACE(sizeof(int) * HELPER_FDS)];
+        int fds[HELPER_FDS] = {-1, -1, -1, -1}, status = 0, r;
+        struct egress_tls_ca *k = NULL;
 
         if (!t->on || t->ca)
                 return rf_error_set(err, -EINVAL, "no TLS helper to wait for (internal error)");
-        struct egress_tls_ca *k = secmem_alloc(sizeof *k + RF_TLS_CA_EXPORT_MAX);
-        if (!k)
-                return rf_error_set(err, negative_errno(),
-                                    "cannot keep the run's TLS authority: %m (its keys go "
-                                    "into locked memory: RLIMIT_MEMLOCK)");
+        /* its answer, within HELPER_TIMEOUT_MS (it needs ~5 ms: a helper
+         * that hangs, on a file or the kernel's random pool, must not hang
+         * the run, whose signals and control socket wait meanwhile) */
+        struct pollfd pf = {.fd = t->sock, .events = POLLIN};
+        int pr = RETRY_EINTR(poll(&pf, 1, HELPER_TIMEOUT_MS));
+        if (pr <= 0) {
+                helper_end(t, &status);
+                return rf_error_set(err, pr < 0 ? negative_errno() : -ETIMEDOUT,
+                                    "%s: the TLS helper did not answer within %d s", t->what,
+                                    HELPER_TIMEOUT_MS / 1000);
+        }
+        /* the header first (peeked), so that the secret memory is just as
+         * large as the export it announces */
+        ssize_t n = RETRY_EINTR(recv(t->sock, &res, sizeof res, MSG_PEEK | MSG_DONTWAIT));
+        if (n == (ssize_t)sizeof res && res.err == 0 && res.ca_len > 0 &&
+            res.ca_len <= RF_TLS_CA_EXPORT_MAX && !(k = secmem_alloc(sizeof *k + res.ca_len))) {
+                r = rf_error_set(err, negative_errno(),
+                                 "cannot keep the run's TLS authority: %m (its keys go into "
+                                 "locked memory: RLIMIT_MEMLOCK)");
+                helper_end(t, &status);
+                return r;
+        }
+        uint32_t want = res.ca_len;
         struct iovec iov[2] = {{.iov_base = &res, .iov_len = sizeof res},
-                               {.iov_base = k->bytes, .iov_len = RF_TLS_CA_EXPORT_MAX}};
+                               {.iov_base = k ? k->bytes : NULL, .iov_len = k ? want : 0}};
         struct msghdr mh = {.msg_iov = iov,
                             .msg_iovlen = 2,
                             .msg_control = cbuf,
                             .msg_controllen = sizeof cbuf};
-        ssize_t n = RETRY_EINTR(recvmsg(t->sock, &mh, MSG_CMSG_CLOEXEC));
+        n = RETRY_EINTR(recvmsg(t->sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT));
+        int e = errno;
+        size_t got = 0;
         if (n > 0)
                 for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-                        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-                            cm->cmsg_len == CMSG_LEN(sizeof(int)) && fd < 0)
-                                memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-        int e = errno, status = 0;
+                        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                                size_t c = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                                int *in = (int *)(void *)CMSG_DATA(cm);
+                                for (size_t i = 0; i < c; i++) {
+                                        if (got < HELPER_FDS)
+                                                fds[got++] = in[i];
+                                        else
+                                                close(in[i]); /* more than asked for */
+                                }
+                        }
         t->sock = safe_close(t->sock);
         if (n < (ssize_t)sizeof res || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-                (void)RETRY_EINTR(waitpid(t->helper, &status, 0));
-                t->helper = 0;
+                helper_end(t, &status);
                 r = rf_error_set(err, n < 0 ? -e : -EIO,
-                                 "the TLS helper ended without a result (%s %d)",
+                                 "%s: the TLS helper ended without a result (%s %d)", t->what,
                                  WIFSIGNALED(status) ? "signal" : "status",
                                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
                 goto fail;
@@ -473,16 +577,19 @@ int run_tls_finish(struct run_tls *t, struct rf_error *err)
         struct stat st;
         void *map = MAP_FAILED;
         struct trustfiles tf;
-        int seals = fd >= 0 ? fcntl(fd, F_GET_SEALS) : -1;
-        int need = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
-        if ((size_t)n != sizeof res + res.ca_len || !res.ca_len || seals < 0 ||
-            (seals & need) != need || fstat(fd, &st) < 0 || st.st_size < TRUSTFILES_HDR ||
-            (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED ||
+        if (!k || res.ca_len != want || (size_t)n != sizeof res + want || got != HELPER_FDS ||
+            rf_tls_sealed(fds[HF_FILES], TRUSTFILES_HDR + TRUST_FILES * t->bound) < 0 ||
+            rf_tls_sealed(fds[HF_MODULE], RF_TLS_MODULE_MAX) < 0 ||
+            rf_tls_sealed(fds[HF_BUNDLE], RF_TLS_BUNDLE_MAX) < 0 ||
+            rf_tls_sealed(fds[HF_UPSTREAM], RF_TLS_BUNDLE_MAX) < 0 ||
+            fstat(fds[HF_FILES], &st) < 0 || st.st_size < TRUSTFILES_HDR ||
+            (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fds[HF_FILES], 0)) ==
+                    MAP_FAILED ||
             trustfiles_parse(map, (size_t)st.st_size, t->bound, &tf) < 0 ||
             !tf.data[TRUST_JAVA] != !t->java) {
                 if (map != MAP_FAILED)
                         munmap(map, (size_t)st.st_size);
-                r = rf_error_set(err, -EPROTO, "the TLS helper's result is malformed");
+                r = rf_error_set(err, -EPROTO, "%s: the TLS helper's result is malformed", t->what);
                 goto fail;
         }
         munmap(map, (size_t)st.st_size);
@@ -491,10 +598,17 @@ int run_tls_finish(struct run_tls *t, struct rf_error *err)
         test_ca_keys_out(k);
 #endif
         t->ca = k;
-        t->files = fd;
+        t->files = fds[HF_FILES];
+        t->module = fds[HF_MODULE];
+        t->bundle = fds[HF_BUNDLE];
+        if (res.upstream)
+                t->upstream = fds[HF_UPSTREAM];
+        else
+                close(fds[HF_UPSTREAM]);
         return 0;
 fail:
-        safe_close(fd);
+        for (size_t i = 0; i < got; i++)
+                safe_close(fds[i]);
         secmem_free(k);
         return r;
 }

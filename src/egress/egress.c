@@ -77,6 +77,7 @@ int egress_config_build(const struct rf_policy *pol, const char *run_id, const c
         int r;
 
         memset(c, 0, sizeof *c);
+        c->tls_module_fd = c->tls_bundle_fd = c->tls_upstream_fd = -1;
         snprintf(c->run_id, sizeof c->run_id, "%s", run_id);
         snprintf(c->agent, sizeof c->agent, "%s", pol->agent ? pol->agent : "agent");
         /* the agent name goes into a header: keep it to token characters */
@@ -340,7 +341,11 @@ static const struct sock_fprog *egress_filter(void)
 
 /* What the egress child does while it may still open files and raise
  * rlimits (rf_fork_tied's prepare step): fds 3..8 are its listeners, the
- * event channel and the map channel by then (egress_spawn). */
+ * event channel and the map channel by then, 9..11 the TLS snapshots
+ * (egress_spawn). */
+#define EGRESS_FD_MODULE   9
+#define EGRESS_FD_BUNDLE   10
+#define EGRESS_FD_UPSTREAM 11
 struct egress_prep {
         const struct egress_config *c;
         struct egress_config *mine;
@@ -406,13 +411,22 @@ static int egress_prepare(void *ctx)
         p->mine->tls = NULL;
         p->mine->tls_trust = NULL;
         if (p->c->tls_on) {
-                /* the TLS module, loaded here and kept for this process's
-                 * life (its files read now: nothing is opened after the
-                 * lockdown); the upstream trust read likewise */
+                /* the TLS module and the upstream trust, from the snapshots
+                 * (fds 9-11), loaded here and kept for this process's life
+                 * (nothing is opened after the lockdown); then those fds go */
                 static struct rf_tls_module mod;
-                int r = mod.vt ? 0 : rf_tls_load(&mod); /* init() included */
-                if (r < 0 || (r = mod.vt->trust_load(RF_TLS_HOST_BUNDLE, p->c->tls_upstream_ca,
-                                                     &p->mine->tls_trust)) < 0) {
+                char bpath[32], upath[32];
+                snprintf(bpath, sizeof bpath, "/proc/self/fd/%d", EGRESS_FD_BUNDLE);
+                snprintf(upath, sizeof upath, "/proc/self/fd/%d", EGRESS_FD_UPSTREAM);
+                int r = mod.vt ? 0 : rf_tls_load_fd(EGRESS_FD_MODULE, &mod); /* init() too */
+                if (r >= 0 && (r = rf_tls_sealed(EGRESS_FD_BUNDLE, RF_TLS_BUNDLE_MAX)) >= 0 &&
+                    (p->c->tls_upstream_fd < 0 ||
+                     (r = rf_tls_sealed(EGRESS_FD_UPSTREAM, RF_TLS_BUNDLE_MAX)) >= 0))
+                        r = mod.vt->trust_load(bpath, p->c->tls_upstream_fd >= 0 ? upath : NULL,
+                                               &p->mine->tls_trust);
+                for (int fd = EGRESS_FD_MODULE; fd <= EGRESS_FD_UPSTREAM; fd++)
+                        (void)close(fd);
+                if (r < 0) {
                         fork_copy_unmap(p->ca, p->ca_len);
                         p->ca = NULL;
                         return r;
@@ -480,7 +494,14 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
          * into a mapping of its own, which the child imports the CA from
          * and then wipes and unmaps, and which is wiped and unmapped here
          * once the child is set up. */
-        if (c->tls_on && c->tls_ca && c->tls_ca->len) {
+        /* TLS termination needs its CA, its module and its trust */
+        if (c->tls_on &&
+            (!c->tls_ca || !c->tls_ca->len || c->tls_module_fd < 0 || c->tls_bundle_fd < 0)) {
+                fork_copy_unmap(prep.values, vsize);
+                close_pair(sp);
+                return -EINVAL;
+        }
+        if (c->tls_on) {
                 if (!(prep.ca = fork_copy_map(c->tls_ca->len))) {
                         int e = negative_errno();
                         fork_copy_unmap(prep.values, vsize);
@@ -490,19 +511,21 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
                 prep.ca_len = c->tls_ca->len;
                 memcpy(prep.ca, c->tls_ca->bytes, prep.ca_len);
         }
-        struct rf_lockdown how = {.what = "egress process",
-                                  .arrange_fds = true,
-                                  .fds = {-1, -1, -1, fds->http, fds->socks, sp[1], fds->cap4,
-                                          fds->cap6, fds->synth_rx},
-                                  .n_fds = 9,
-                                  .prepare = egress_prepare,
-                                  .ctx = &prep,
-                                  .set_ids = true,
-                                  .uid = 65534,
-                                  .gid = 65534,
-                                  .drop_caps = true,
-                                  .seccomp = egress_filter(),
-                                  .pidfd = pidfd};
+        struct rf_lockdown how = {
+                .what = "egress process",
+                .arrange_fds = true,
+                .fds = {-1, -1, -1, fds->http, fds->socks, sp[1], fds->cap4, fds->cap6,
+                        fds->synth_rx, c->tls_on ? c->tls_module_fd : -1,
+                        c->tls_on ? c->tls_bundle_fd : -1, c->tls_on ? c->tls_upstream_fd : -1},
+                .n_fds = 12,
+                .prepare = egress_prepare,
+                .ctx = &prep,
+                .set_ids = true,
+                .uid = 65534,
+                .gid = 65534,
+                .drop_caps = true,
+                .seccomp = egress_filter(),
+                .pidfd = pidfd};
         pid_t pid = rf_fork_tied(&how, NULL);
         if (pid != 0) {
                 fork_copy_unmap(prep.values, vsize);

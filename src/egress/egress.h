@@ -115,14 +115,16 @@ struct egress_config {
         /* TLS termination toward injection hosts and HTTP rules' hosts
          * (src/tls). tls_on: the run has such hosts; the egress process then
          * loads the TLS module itself, before its lockdown (the supervisor
-         * never maps OpenSSL), reads the host's roots and tls_upstream_ca
-         * (network.upstream_ca, borrowed from the policy, or NULL) into
-         * tls_trust and imports the run CA from tls_ca (borrowed from the
-         * caller, cmd_run; set before the first egress process starts).
-         * tls and tls_trust are that process's own (NULL in the
-         * supervisor); egress_config_free leaves all of them alone. */
+         * never maps OpenSSL), from tls_module_fd, reads the host's roots
+         * from tls_bundle_fd and network.upstream_ca from tls_upstream_fd
+         * (-1: none) into tls_trust — sealed snapshots made before the run's
+         * command existed (cli/run_tls.c), never the paths again — and
+         * imports the run CA from tls_ca. All borrowed from the caller
+         * (cmd_run; set before the first egress process starts). tls and
+         * tls_trust are that process's own (NULL in the supervisor);
+         * egress_config_free leaves all of them alone. */
         bool tls_on;
-        const char *tls_upstream_ca;
+        int tls_module_fd, tls_bundle_fd, tls_upstream_fd;
         const struct rf_tls_vtable *tls;
         const struct egress_tls_ca *tls_ca;
         struct rf_tls_trust *tls_trust;

@@ -477,6 +477,11 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
                                 i += sh;
                                 continue;
                         }
+                        unsigned char b0 = (unsigned char)buf[i];
+                        if (!(nd->first[b0 / 8] & (1u << (b0 % 8)))) {
+                                i++; /* a block that collided: no needle begins here */
+                                continue;
+                        }
                         if (scrub_at(nd, buf, len, from, &i, replaced, &hold))
                                 return hold;
                 }

@@ -521,9 +521,10 @@ static void trust_receive(const struct child *c, int step)
                 child_fail(c, step, EPROTO);
         t->len = (size_t)st.st_size;
         t->map = mmap(NULL, t->len, PROT_READ, MAP_SHARED, fd, 0);
+        int e = errno;
         close(fd);
         if (t->map == MAP_FAILED)
-                child_fail(c, step, errno);
+                child_fail(c, step, e);
         if (trustfiles_parse(t->map, t->len, c->plan->trust_bound, &t->files) < 0)
                 child_fail(c, step, EPROTO);
         t->got = true;

@@ -1463,6 +1463,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 struct rf_msg m = {.type = MSG_TRUST};
                 if (rf_msg_send(s.child.chan, &m, fd) < 0)
                         sup_kill(&s);
+                close(fd);
         }
         /* START cannot reach an init that already failed a setup step and
          * went: the loop below reads why from the channel and reports it */
@@ -1718,6 +1719,13 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                 s.egress_events >= 0;
                      k++) {
                         int k2 = egress_event_serve(s.egress_events, ev, &s.egress_async_fail);
+                        if (held && (k2 == 2 || k2 < 0)) {
+                                /* what follows may wait (a kill, the
+                                 * egress process reaped): not under the
+                                 * log's lock */
+                                audit_emitter_release(ev);
+                                held = false;
+                        }
                         if (k2 == 2 && s.state == RS_RUNNING) {
                                 /* secret.exfil under on_exfil "kill" (issue 15) */
                                 struct ucred self = {.pid = getpid(), .uid = getuid()};

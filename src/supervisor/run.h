@@ -56,10 +56,10 @@ struct run_services {
         void *registered_ctx;
         struct registry **reg;
         /* plans with trust_late (TLS termination): once the run is
-         * registered, the sealed memfd of its trust files (*fd, owned by the
-         * caller from then on), sent to init before START; waits for them
-         * while init builds the root. A failure kills the run before the
-         * command starts. */
+         * registered, the sealed memfd of its trust files (*fd, the
+         * supervisor's from then on: closed once sent to init, before
+         * START); waits for them while init builds the root. A failure
+         * kills the run before the command starts. */
         int (*trust)(void *ctx, int *fd, struct rf_error *err);
         void *trust_ctx;
 };

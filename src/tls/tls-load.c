@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,15 +106,13 @@ int rf_tls_module_check(char *path, size_t size)
         return r < 0 ? r : 0;
 }
 
-int rf_tls_load_path(const char *path, struct rf_tls_module *m)
+/* dlopen the module open at fd (checked by the caller), its vtable checked,
+ * init() called. */
+static int load_open(int fd, const char *name, struct rf_tls_module *m)
 {
-        _cleanup_close_ int fd = -1;
         char proc[64];
         int r;
 
-        memset(m, 0, sizeof *m);
-        if ((fd = module_open(path)) < 0)
-                return fd;
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
         m->handle = dlopen(proc, RTLD_NOW | RTLD_LOCAL);
         if (!m->handle)
@@ -127,11 +126,103 @@ int rf_tls_load_path(const char *path, struct rf_tls_module *m)
         r = m->vt->init();
         if (r < 0)
                 goto fail;
-        strcpy(m->path, path);
+        snprintf(m->path, sizeof m->path, "%s", name);
         return 0;
 fail:
         rf_tls_unload(m);
         return r;
+}
+
+int rf_tls_load_path(const char *path, struct rf_tls_module *m)
+{
+        _cleanup_close_ int fd = -1;
+
+        memset(m, 0, sizeof *m);
+        if ((fd = module_open(path)) < 0)
+                return fd;
+        return load_open(fd, path, m);
+}
+
+int rf_tls_sealed(int fd, size_t max)
+{
+        const int seals = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
+        struct stat st;
+        int have = fcntl(fd, F_GET_SEALS);
+        if (have < 0 || (have & seals) != seals || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return -EBADF;
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
+        return 0;
+}
+
+int rf_tls_snapshot(int src, size_t max, const char *name)
+{
+        struct stat st;
+        char buf[65536];
+        if (fstat(src, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
+        int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+                return negative_errno();
+        int r = 0;
+        size_t total = 0;
+        for (;;) {
+                ssize_t n = read(src, buf, sizeof buf);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? negative_errno() : 0;
+                        break;
+                }
+                if ((total += (size_t)n) > max) {
+                        r = -EFBIG;
+                        break;
+                }
+                for (ssize_t off = 0; off < n && r == 0;) {
+                        ssize_t w = write(fd, buf + off, (size_t)(n - off));
+                        if (w < 0 && errno != EINTR)
+                                r = negative_errno();
+                        off += w > 0 ? w : 0;
+                }
+                if (r < 0)
+                        break;
+        }
+        explicit_bzero(buf, sizeof buf);
+        if (r == 0 &&
+            fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int rf_tls_module_snapshot(int *fd)
+{
+        char path[PATH_MAX];
+        int r = rf_tls_module_path(path, sizeof path);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int src = module_open(path);
+        if (src < 0)
+                return src;
+        r = rf_tls_snapshot(src, RF_TLS_MODULE_MAX, "ringfence-tls.so");
+        if (r < 0)
+                return r;
+        *fd = r;
+        return 0;
+}
+
+int rf_tls_load_fd(int fd, struct rf_tls_module *m)
+{
+        memset(m, 0, sizeof *m);
+        int r = rf_tls_sealed(fd, RF_TLS_MODULE_MAX);
+        return r < 0 ? r : load_open(fd, "ringfence-tls.so (snapshot)", m);
 }
 
 int rf_tls_load(struct rf_tls_module *m)

@@ -55,6 +55,35 @@ int rf_tls_module_check(char *path, size_t size);
 /* rf_tls_module_path() + rf_tls_load_path(). */
 int rf_tls_load(struct rf_tls_module *m);
 
+/* The largest module file a snapshot takes. */
+#define RF_TLS_MODULE_MAX ((size_t)16 << 20)
+
+/*
+ * rf_tls_snapshot — the regular file open at `src` (at most `max` bytes)
+ * copied into a new memfd named `name`, sealed against writes, growth and
+ * shrinking: what a process reads later is what was there now, whatever
+ * happens to the file. Returns the memfd (O_CLOEXEC) or -errno (-EINVAL
+ * not a regular file, -EFBIG over max).
+ */
+int rf_tls_snapshot(int src, size_t max, const char *name);
+
+/* rf_tls_sealed — fd is a regular file of at most `max` bytes sealed against
+ * writes, growth and shrinking (as rf_tls_snapshot makes them): 0, -EBADF,
+ * -EFBIG. */
+int rf_tls_sealed(int fd, size_t max);
+
+/*
+ * rf_tls_module_snapshot — the module rf_tls_load would load, opened and
+ * checked the same way, copied into a sealed memfd (*fd): loaded later with
+ * rf_tls_load_fd, by a process that may no longer trust the file's path
+ * (it may have changed since the run started). 0 or -errno.
+ */
+int rf_tls_module_snapshot(int *fd);
+
+/* rf_tls_load_fd — load the module from a sealed snapshot (rf_tls_sealed
+ * checked first: -EBADF otherwise), as rf_tls_load_path does from a path. */
+int rf_tls_load_fd(int fd, struct rf_tls_module *m);
+
 /* dlclose the module (NULL handle is fine). Handles made through the vtable
  * must be freed first. */
 void rf_tls_unload(struct rf_tls_module *m);

@@ -552,7 +552,8 @@ static int tls_init(void)
 
 static int read_file(const char *path, char **ret, size_t *len)
 {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO where a file was expected must not hang us */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         struct stat st;

@@ -203,6 +203,29 @@ like "$RF_ERR" "credential injection: cannot read the host's CA bundle .* or the
 	"... saying which file and why"
 is "$(wc -l <<<"$RF_ERR")" 1 "... in one line"
 check "... and the command never ran" test ! -e "$WS/ran"
+# a FIFO where the upstream CA file should be: refused at once, nothing
+# blocks on it (the supervisor and the helper open trust files O_NONBLOCK)
+mkfifo "$P/fifo.pem"
+rm -f "$WS/ran"
+er --inject "TOKEN=store:api@svc.test" "${NET[@]}" --upstream-ca "$P/fifo.pem" -- touch ran
+is "$RF_RC" 125 "--upstream-ca naming a FIFO: exit 125, at once"
+like "$RF_ERR" "upstream CA file $P/fifo.pem: Invalid argument" "... saying which file"
+check "... and the command never ran" test ! -e "$WS/ran"
+# --detach: a run refused for its trust never prints a run id
+rm -f "$WS/ran"
+er --detach --inject "TOKEN=store:api@svc.test" "${NET[@]}" --upstream-ca "$P/nocert.pem" -- touch ran
+is "$RF_RC" 125 "--detach with an upstream CA file without a certificate: exit 125"
+unlike "$RF_OUT" '[0-9a-f]{8}-[0-9a-f]{4}-' "... and no run id printed (the caller is let go only once the trust is made)"
+like "$RF_ERR" "no certificate in it" "... saying why"
+# the upstream CA in the workspace, rewritten by the run after it started:
+# the egress process, started by the run's first connection, still trusts
+# what the file held when the run started (a snapshot), never the run's
+# version of it
+cp "$P/testca.pem" "$WS/upstream-ca.pem"
+er --inject "TOKEN=store:api@svc.test" "${NET[@]}" --upstream-ca "$WS/upstream-ca.pem" -- sh -c \
+	'echo "not a certificate" >upstream-ca.pem; curl -sS -m 10 -o /dev/null -w "%{http_code}\n" -H "Authorization: Bearer $TOKEN" https://svc.test/value'
+is "$RF_OUT" 200 "the run rewrote its upstream CA file, then connected: still verified against the file as it was (200)"
+is "$(head -c 17 "$WS/upstream-ca.pem")" "not a certificate" "... control: the run did rewrite the file"
 
 # ---- the run's trust ----------------------------------------------------------------------------
 TRUSTVARS="SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO PIP_CERT AWS_CA_BUNDLE NODE_EXTRA_CA_CERTS"
