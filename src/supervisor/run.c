@@ -468,6 +468,7 @@ struct sup {
         int kill_waiters[CTL_CONNS_MAX]; /* owned: `kill` requests, answered when the run is gone */
         bool paused;
         char killed_by[160];   /* "uid 0 (root): reason" */
+        char storm_note[2048]; /* a refusal storm's notice, held back for the end (pty runs) */
         uint64_t file_written; /* the run's output written to a log file */
         uint64_t log_max;      /* --log-max: 0 none */
 };
@@ -826,6 +827,43 @@ static void ctl_record(struct sup *s, const char *event, const struct ucred *who
         if (!strcmp(event, "run.kill"))
                 snprintf(s->killed_by, sizeof s->killed_by, "uid %u (%s)%s%.100s",
                          (unsigned)who->uid, user, reason[0] ? ": " : "", reason);
+}
+
+/*
+ * A refusal storm (egress.h: one refusal repeated EGRESS_STORM_COUNT times
+ * within EGRESS_STORM_WINDOW_MS — a client retrying what will never be
+ * allowed): network.on_refusal_storm "kill" ends the run, recorded;
+ * "notice" tells the caller once per refusal, on stderr — at once, or at
+ * the run's end when the run has a terminal (a full-screen program owns
+ * it: a line in the middle would corrupt its screen).
+ */
+static void sup_storm(struct sup *s, const struct run_services *rs, bool pty)
+{
+        const struct egress_refusal *r;
+        if (!egress_refusals_storm(&r))
+                return;
+        char what[EGRESS_DEST_MAX + EGRESS_REASON_MAX + 96];
+        snprintf(what, sizeof what, "%s refused %d times within %d s (%s)", r->dest,
+                 EGRESS_STORM_COUNT, EGRESS_STORM_WINDOW_MS / 1000, r->reason);
+        if (rs->storm_kill && s->state == RS_RUNNING) {
+                char reason[sizeof what + 64];
+                snprintf(reason, sizeof reason,
+                         "refusal storm: %s; network.on_refusal_storm is kill", what);
+                struct ucred self = {.pid = getpid(), .uid = getuid()};
+                ctl_record(s, "run.kill", &self, reason);
+                sup_event(s, EV_KILL);
+                return;
+        }
+        char line[sizeof s->storm_note];
+        (void)!snprintf(line, sizeof line,
+                 "ringfence: the run keeps trying %s%s%s: it will not be allowed (network."
+                 "on_refusal_storm \"kill\" ends such runs)\n",
+                 what, r->fix[0] ? "; " : "", r->fix);
+        if (pty) {
+                if (!s->storm_note[0])
+                        snprintf(s->storm_note, sizeof s->storm_note, "%s", line);
+        } else
+                (void)!write(STDERR_FILENO, line, strlen(line));
 }
 
 /* One request: authorised by SO_PEERCRED (root or our own uid), then done. */
@@ -1799,6 +1837,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
                 if (held)
                         audit_emitter_release(ev);
+                sup_storm(&s, rs, plan->use_pty);
                 if (ev) {
                         /* coalesced summaries and the group-commit bound;
                          * a log that fails now refuses the run's later actions */
@@ -1826,6 +1865,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 (void)nflog_serve(s.nflog, s.nflog_seen, ev);
         sup_drain_replies(&s, sfd);
         term_restore(&s.term);
+        if (s.storm_note[0]) /* held back while the run had the terminal */
+                (void)!write(STDERR_FILENO, s.storm_note, strlen(s.storm_note));
         /* An OOM kill the notification did not deliver still decides. */
         struct rf_cgroup_stats st;
         if (s.state == RS_EXITED && cg && cgroup_stats(cg, &st) == 0 && st.oom_kills > 0)
