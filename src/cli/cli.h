@@ -31,6 +31,10 @@ void cli_print_error(const struct rf_error *err);
  */
 int cli_state_dir(const char *flag, int create, char **ret, struct rf_error *err);
 
+/* cli_state_dir_path — the same choice of path (absolute, malloc'd in *ret),
+ * neither created nor required to exist. 0 or -errno with err set. */
+int cli_state_dir_path(const char *flag, char **ret, struct rf_error *err);
+
 /* Subcommands: argc/argv start at the subcommand name. Return the exit status. */
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
@@ -90,6 +94,7 @@ int run_trigger_token(const char *state_dir, const char *token, struct rf_policy
 
 /* `ringfence version --layers`: the isolation layers this host offers. */
 int cmd_layers(void);
+int cmd_doctor(int argc, char **argv);
 
 /*
  * run_tls.c: the TLS side of a run with credential injection or HTTP rules.

@@ -1102,6 +1102,7 @@ int cmd_run(int argc, char **argv)
                                         .egress = &egress,
                                         .grants = grants,
                                         .mask_output = mask_output,
+                                        .storm_kill = pol->net_on_storm == POLICY_STORM_KILL,
                                         .raw_terminal = raw_terminal,
                                         .log_max = log_max};
         /* what the egress process refused, for one summary at the end */

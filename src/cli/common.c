@@ -63,7 +63,7 @@ static int mkdir_p(const char *path)
         return 0;
 }
 
-int cli_state_dir(const char *flag, int create, char **ret, struct rf_error *err)
+int cli_state_dir_path(const char *flag, char **ret, struct rf_error *err)
 {
         _cleanup_free_ char *guess = NULL;
         const char *dir = flag;
@@ -95,12 +95,21 @@ int cli_state_dir(const char *flag, int create, char **ret, struct rf_error *err
                         return rf_error_set(err, -EINVAL, "state dir %s: not usable", dir);
                 strcat(buf, "/");
                 strcat(buf, dir);
-                guess = guess ? (free(guess), NULL) : NULL;
-                guess = strdup(buf);
-                if (!guess)
-                        return -ENOMEM;
-                dir = guess;
+                dir = buf;
         }
+        if (!(*ret = strdup(dir)))
+                return -ENOMEM;
+        return 0;
+}
+
+int cli_state_dir(const char *flag, int create, char **ret, struct rf_error *err)
+{
+        _cleanup_free_ char *dir = NULL;
+        char buf[PATH_MAX];
+        int r;
+
+        if ((r = cli_state_dir_path(flag, &dir, err)) < 0)
+                return r;
         if (create && (r = mkdir_p(dir)) < 0)
                 return rf_error_set(err, r, "state dir %s: %s", dir, strerror(-r));
         if (!realpath(dir, buf))

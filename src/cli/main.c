@@ -1,12 +1,14 @@
 /*
  * main.c — `ringfence` entry point: dispatch to a subcommand.
  *
- * Global options (--state-dir) are accepted by every subcommand, in the
- * subcommand's own option list.
+ * Global options (--state-dir) are accepted before the subcommand (they
+ * set RINGFENCE_STATE_DIR for it) and by every subcommand, in its own
+ * option list (which wins).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -17,7 +19,7 @@
 
 static void usage(FILE *f)
 {
-        fputs("Usage: ringfence COMMAND [OPTIONS]\n"
+        fputs("Usage: ringfence [--state-dir DIR] COMMAND [OPTIONS]\n"
               "\n"
               "Per-run isolation for AI-agent runs.\n"
               "\n"
@@ -37,9 +39,11 @@ static void usage(FILE *f)
               "  wait RUN / logs RUN [--follow]  a detached run's status / output\n"
               "  daemon [--config FILE]          supervise many runs; the control API "
               "(docs/API.md)\n"
+              "  doctor [--json]                 will runs work here? what to fix if not\n"
               "  version [--layers]              print the version [and what this host offers]\n"
               "\n"
-              "Every command accepts --state-dir DIR (or RINGFENCE_STATE_DIR).\n"
+              "Every command accepts --state-dir DIR, before or after its name (or\n"
+              "RINGFENCE_STATE_DIR).\n"
               "See ringfence(1).\n",
               f);
 }
@@ -68,6 +72,30 @@ int main(int argc, char **argv)
                 usage(stderr);
                 return CLI_EXIT_USAGE;
         }
+        /* Global options before the command: --state-dir DIR (or
+         * --state-dir=DIR), the same as RINGFENCE_STATE_DIR for every
+         * command; a command's own --state-dir still wins. */
+        int g = 1;
+        while (g < argc && !strncmp(argv[g], "--state-dir", 11) &&
+               (argv[g][11] == '\0' || argv[g][11] == '=')) {
+                const char *v = argv[g][11] == '=' ? argv[g] + 12 : g + 1 < argc ? argv[++g] : NULL;
+                if (!v || !*v) {
+                        cli_error("--state-dir: a directory (usage: ringfence [--state-dir DIR] "
+                                  "COMMAND [OPTIONS])");
+                        return CLI_EXIT_USAGE;
+                }
+                if (setenv("RINGFENCE_STATE_DIR", v, 1) < 0) {
+                        cli_error("out of memory");
+                        return CLI_EXIT_USAGE;
+                }
+                g++;
+        }
+        argc -= g - 1;
+        argv += g - 1;
+        if (argc < 2) {
+                usage(stderr);
+                return CLI_EXIT_USAGE;
+        }
         const char *cmd = argv[1];
         if (!strcmp(cmd, RUN_TLS_HELPER_ARG)) /* cli/run_tls.c, spawned by a run */
                 return run_tls_helper_main(argc, argv);
@@ -87,6 +115,8 @@ int main(int argc, char **argv)
                 return cmd_secret(argc - 1, argv + 1);
         if (!strcmp(cmd, "daemon"))
                 return cmd_daemon(argc - 1, argv + 1);
+        if (!strcmp(cmd, "doctor"))
+                return cmd_doctor(argc - 1, argv + 1);
         if (!strcmp(cmd, "identity"))
                 return cmd_identity(argc - 1, argv + 1);
         if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

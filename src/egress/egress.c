@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit/emit.h"
@@ -583,6 +584,8 @@ void egress_refusals_track(struct egress_refusals *t, int (*redact)(void *, cons
         tally.t = t;
         tally.redact = redact;
         tally.ctx = ctx;
+        if (t && t->n == 0)
+                t->storm = -1;
 }
 
 /* s (NULL: "") into out[n], redacted; cut at n - 1 bytes. */
@@ -595,6 +598,13 @@ static void tally_copy(char *out, size_t n, const char *s)
                 s = red;
         snprintf(out, n, "%s", s);
         free(red);
+}
+
+static int64_t mono_now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* One egress.deny with these fields (host, port, reason, fix), counted. */
@@ -626,12 +636,24 @@ static void tally_add(const struct audit_field *f, size_t nf)
         tally_copy(e.reason, sizeof e.reason, reason);
         tally_copy(e.fix, sizeof e.fix, fix);
         t->total++;
+        int64_t now = mono_now_ms();
         for (size_t i = 0; i < t->n; i++)
                 if (!strcmp(t->v[i].dest, e.dest) && !strcmp(t->v[i].reason, e.reason) &&
                     !strcmp(t->v[i].fix, e.fix)) {
-                        t->v[i].count++;
+                        struct egress_refusal *x = &t->v[i];
+                        x->count++;
+                        if (now - x->window_ms > EGRESS_STORM_WINDOW_MS) {
+                                x->window_ms = now;
+                                x->in_window = 1;
+                        } else if (++x->in_window >= EGRESS_STORM_COUNT && !x->stormed) {
+                                x->stormed = true;
+                                if (t->storm < 0)
+                                        t->storm = (long)i;
+                        }
                         return;
                 }
+        e.window_ms = now;
+        e.in_window = 1;
         if (!t->v && !(t->v = calloc(EGRESS_REFUSALS_MAX, sizeof *t->v))) {
                 t->overflow++;
                 return;
@@ -646,6 +668,16 @@ static void tally_add(const struct audit_field *f, size_t nf)
 void egress_refusal_note(const struct audit_field *f, size_t nf)
 {
         tally_add(f, nf);
+}
+
+int egress_refusals_storm(const struct egress_refusal **r)
+{
+        struct egress_refusals *t = tally.t;
+        if (!t || t->storm < 0 || (size_t)t->storm >= t->n)
+                return 0;
+        *r = &t->v[t->storm];
+        t->storm = -1;
+        return 1;
 }
 
 /* s escaped for a terminal (the one display escaper) into out[size]. */

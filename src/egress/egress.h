@@ -271,14 +271,31 @@ struct egress_refusal {
         char reason[EGRESS_REASON_MAX]; /* as the egress process said it */
         char fix[EGRESS_FIX_MAX];       /* what would allow it, or "" */
         uint64_t count;
+        /* the storm window: refusals since window_ms (CLOCK_MONOTONIC) */
+        int64_t window_ms;
+        uint32_t in_window;
+        bool stormed; /* a storm of this refusal was reported (once per run) */
 };
+
+/* A refusal storm: one refusal repeated this many times within this window
+ * (a client retrying what will never be allowed; network.on_refusal_storm). */
+#define EGRESS_STORM_COUNT     20
+#define EGRESS_STORM_WINDOW_MS 10000
 
 struct egress_refusals {
         struct egress_refusal *v; /* owned, EGRESS_REFUSALS_MAX slots once one came */
         size_t n;
         uint64_t total;    /* every refusal counted */
         uint64_t overflow; /* refusals of pairs beyond EGRESS_REFUSALS_MAX */
+        long storm;        /* index in v of a storm not yet taken (egress_refusals_storm), or -1 */
 };
+
+/*
+ * egress_refusals_storm — a refusal storm counted since the last call: 1
+ * with *r the refusal (borrowed until the next egress event), else 0.
+ * Each refusal storms at most once per run.
+ */
+int egress_refusals_storm(const struct egress_refusal **r);
 
 /*
  * egress_refusals_track — from now on, egress_event_serve() (in this

@@ -299,6 +299,8 @@ int policy_to_json(const struct rf_policy *p, char **ret)
         put_paths_member(&sec, &f, "deny", p->net_deny, p->n_net_deny);
         put_hosts_member(&sec, &f, p);
         put_paths_member(&sec, &f, "http", p->net_http, p->n_net_http);
+        if (p->net_on_storm != POLICY_STORM_UNSET) /* unset: the default, notice */
+                put_string_member(&sec, &f, "on_refusal_storm", policy_storm_name(p->net_on_storm));
         put_ports_member(&sec, &f, "plain_ports", p->net_plain_ports, p->n_net_plain_ports);
         if (p->net_upstream_ca)
                 put_string_member(&sec, &f, "upstream_ca", p->net_upstream_ca);

@@ -671,6 +671,19 @@ static int parse_capture(struct ctx *c, const struct json_node *v, const struct 
         return 0;
 }
 
+/* network.on_refusal_storm: "notice" or "kill". */
+static int parse_on_storm(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_STRING, "a string (\"notice\" or \"kill\")");
+        if (r < 0)
+                return r;
+        enum policy_storm m = policy_storm_from_name(v->str);
+        if (m < 0)
+                return fail_value(c, v, -EINVAL, "must be \"notice\" or \"kill\"");
+        c->p->net_on_storm = m;
+        return 0;
+}
+
 /* network.upstream_ca: an absolute path (read when a run with an HTTPS
  * injection starts; its contents are checked then). */
 static int parse_upstream_ca(struct ctx *c, const struct json_node *v, const struct field *f)
@@ -791,6 +804,7 @@ static const struct field network_fields[] = {
         {.key = "deny", .parse = parse_net_deny},
         {.key = "hosts", .parse = parse_net_hosts},
         {.key = "http", .parse = parse_net_http},
+        {.key = "on_refusal_storm", .parse = parse_on_storm},
         {.key = "plain_ports", .parse = parse_plain_ports},
         {.key = "upstream_ca", .parse = parse_upstream_ca},
 };

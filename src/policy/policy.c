@@ -716,6 +716,8 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
         merge_u64(&m->egress_connections, overlay->egress_connections);
         if (overlay->net_capture != POLICY_CAPTURE_UNSET)
                 m->net_capture = overlay->net_capture;
+        if (overlay->net_on_storm != POLICY_STORM_UNSET)
+                m->net_on_storm = overlay->net_on_storm;
         if (overlay->net_upstream_ca) {
                 const char *why = NULL;
                 r = policy_set_upstream_ca(m, overlay->net_upstream_ca, &why);
@@ -874,6 +876,20 @@ enum policy_capture policy_capture_from_name(const char *s)
 const char *policy_capture_name(enum policy_capture c)
 {
         return c == POLICY_CAPTURE_PROXY_ONLY ? "proxy-only" : "transparent";
+}
+
+enum policy_storm policy_storm_from_name(const char *s)
+{
+        if (strcmp(s, "notice") == 0)
+                return POLICY_STORM_NOTICE;
+        if (strcmp(s, "kill") == 0)
+                return POLICY_STORM_KILL;
+        return _POLICY_STORM_INVALID;
+}
+
+const char *policy_storm_name(enum policy_storm m)
+{
+        return m == POLICY_STORM_KILL ? "kill" : "notice";
 }
 
 int policy_apply_defaults(struct rf_policy *p)

@@ -64,6 +64,20 @@ enum policy_capture {
 enum policy_capture policy_capture_from_name(const char *s);
 const char *policy_capture_name(enum policy_capture c);
 
+/* network.on_refusal_storm; POLICY_STORM_UNSET means the default (notice) */
+enum policy_storm {
+        POLICY_STORM_UNSET = 0,
+        POLICY_STORM_NOTICE,
+        POLICY_STORM_KILL,
+        _POLICY_STORM_MAX,
+        _POLICY_STORM_INVALID = -22,
+};
+
+/* policy_storm_from_name — "notice" or "kill", else _POLICY_STORM_INVALID;
+ * policy_storm_name — its name (UNSET reads "notice"). Pure. */
+enum policy_storm policy_storm_from_name(const char *s);
+const char *policy_storm_name(enum policy_storm m);
+
 /*
  * Everything a policy can say. All pointers are owned by the struct and
  * freed by policy_free(). Unset optional strings are NULL; unset numbers 0
@@ -133,6 +147,11 @@ struct rf_policy {
         /* network.capture: "transparent" (default; a run with allow rules gets
          * the capture ruleset, src/sandbox/capture.h) or "proxy-only" */
         enum policy_capture net_capture;
+        /* network.on_refusal_storm: what a refusal storm (one destination
+         * refused EGRESS_STORM_COUNT times within EGRESS_STORM_WINDOW_MS)
+         * does: "notice" (default: one line on the caller's stderr) or
+         * "kill" (the run ends, recorded) */
+        enum policy_storm net_on_storm;
         /* network.upstream_ca / --upstream-ca: an absolute path to a PEM CA
          * file trusted, besides the host's bundle, for the upstream side of
          * terminated TLS connections (private APIs); NULL: none */

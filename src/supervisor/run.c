@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -40,6 +41,7 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "audit/emit.h"
 #include "egress/dnsstub.h"
@@ -466,6 +468,7 @@ struct sup {
         int kill_waiters[CTL_CONNS_MAX]; /* owned: `kill` requests, answered when the run is gone */
         bool paused;
         char killed_by[160];   /* "uid 0 (root): reason" */
+        char storm_note[2048]; /* a refusal storm's notice, held back for the end (pty runs) */
         uint64_t file_written; /* the run's output written to a log file */
         uint64_t log_max;      /* --log-max: 0 none */
 };
@@ -826,6 +829,43 @@ static void ctl_record(struct sup *s, const char *event, const struct ucred *who
                          (unsigned)who->uid, user, reason[0] ? ": " : "", reason);
 }
 
+/*
+ * A refusal storm (egress.h: one refusal repeated EGRESS_STORM_COUNT times
+ * within EGRESS_STORM_WINDOW_MS — a client retrying what will never be
+ * allowed): network.on_refusal_storm "kill" ends the run, recorded;
+ * "notice" tells the caller once per refusal, on stderr — at once, or at
+ * the run's end when the run has a terminal (a full-screen program owns
+ * it: a line in the middle would corrupt its screen).
+ */
+static void sup_storm(struct sup *s, const struct run_services *rs, bool pty)
+{
+        const struct egress_refusal *r;
+        if (!egress_refusals_storm(&r))
+                return;
+        char what[EGRESS_DEST_MAX + EGRESS_REASON_MAX + 96];
+        snprintf(what, sizeof what, "%s refused %d times within %d s (%s)", r->dest,
+                 EGRESS_STORM_COUNT, EGRESS_STORM_WINDOW_MS / 1000, r->reason);
+        if (rs->storm_kill && s->state == RS_RUNNING) {
+                char reason[sizeof what + 64];
+                snprintf(reason, sizeof reason,
+                         "refusal storm: %s; network.on_refusal_storm is kill", what);
+                struct ucred self = {.pid = getpid(), .uid = getuid()};
+                ctl_record(s, "run.kill", &self, reason);
+                sup_event(s, EV_KILL);
+                return;
+        }
+        char line[sizeof s->storm_note];
+        (void)!snprintf(line, sizeof line,
+                 "ringfence: the run keeps trying %s%s%s: it will not be allowed (network."
+                 "on_refusal_storm \"kill\" ends such runs)\n",
+                 what, r->fix[0] ? "; " : "", r->fix);
+        if (pty) {
+                if (!s->storm_note[0])
+                        snprintf(s->storm_note, sizeof s->storm_note, "%s", line);
+        } else
+                (void)!write(STDERR_FILENO, line, strlen(line));
+}
+
 /* One request: authorised by SO_PEERCRED (root or our own uid), then done. */
 static void ctl_serve(struct sup *s, struct ctl_conn *c)
 {
@@ -1052,6 +1092,66 @@ static void sup_egress_lost(struct sup *s)
                 (void)audit_emit(s->ev, "egress.lost", NULL, NULL, f, ARRAY_SIZE(f), 0, &e);
 }
 
+/*
+ * A command the run could not find, looked up on the host as the caller
+ * would (this process's PATH, or the path itself): when the host has it,
+ * a hint naming it and the tree to mount (the common root of its
+ * directory and of where its symlinks lead: an npm prefix, not just its
+ * bin/). Empty when the host has no such command either.
+ */
+static void notfound_hint(const char *cmd, char *out, size_t size)
+{
+        char found[PATH_MAX] = "", real[PATH_MAX];
+        out[0] = '\0';
+        if (!cmd || !cmd[0])
+                return;
+        if (strchr(cmd, '/')) {
+                if (access(cmd, X_OK) == 0 && realpath(cmd, found))
+                        ;
+                else
+                        return;
+        } else {
+                const char *path = getenv("PATH");
+                for (const char *p = path; p && *p && !found[0];) {
+                        size_t n = strcspn(p, ":");
+                        char cand[PATH_MAX];
+                        if (n > 0 && p[0] == '/' &&
+                            (size_t)snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, cmd) <
+                                    sizeof cand &&
+                            access(cand, X_OK) == 0)
+                                snprintf(found, sizeof found, "%s", cand);
+                        p += n + (p[n] == ':');
+                }
+                if (!found[0])
+                        return;
+        }
+        /* the tree to mount: the common root of its directory and its target */
+        char root[PATH_MAX];
+        snprintf(root, sizeof root, "%s", found);
+        char *slash = strrchr(root, '/');
+        if (slash && slash != root)
+                *slash = '\0';
+        if (realpath(found, real)) {
+                size_t k = 0;
+                while (root[k] && root[k] == real[k])
+                        k++;
+                if (root[k] || (real[k] && real[k] != '/')) {
+                        /* back to the last whole component they share */
+                        while (k > 1 && root[k - 1] != '/')
+                                k--;
+                        if (k > 1)
+                                k--;
+                        root[k] = '\0';
+                }
+        }
+        if (!root[0] || !strcmp(root, "/"))
+                return;
+        snprintf(out, size,
+                 " in the run; the host has it at %s, which the run does not see: add --ro %s "
+                 "and call it by that path",
+                 found, root);
+}
+
 static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeout_ms,
                            struct rf_error *err)
 {
@@ -1065,8 +1165,11 @@ static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeou
         case RS_FAILED:
                 if (s->fail.step == STEP_EXEC) {
                         int e = s->fail.err;
-                        rf_error_set(err, -e, "%s: %s", cmd,
-                                     e == ENOENT ? "command not found" : strerror(e));
+                        char hint[2 * PATH_MAX + 160] = "";
+                        if (e == ENOENT)
+                                notfound_hint(cmd, hint, sizeof hint);
+                        rf_error_set(err, -e, "%s: %s%s", cmd,
+                                     e == ENOENT ? "command not found" : strerror(e), hint);
                         return e == ENOENT ? RF_EXIT_NOTFOUND : RF_EXIT_NOEXEC;
                 }
                 rf_error_set(err, -s->fail.err, "cannot set up %s (%s): %s",
@@ -1742,6 +1845,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
                 if (held)
                         audit_emitter_release(ev);
+                sup_storm(&s, rs, plan->use_pty);
                 if (ev) {
                         /* coalesced summaries and the group-commit bound;
                          * a log that fails now refuses the run's later actions */
@@ -1769,6 +1873,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 (void)nflog_serve(s.nflog, s.nflog_seen, ev);
         sup_drain_replies(&s, sfd);
         term_restore(&s.term);
+        if (s.storm_note[0]) /* held back while the run had the terminal */
+                (void)!write(STDERR_FILENO, s.storm_note, strlen(s.storm_note));
         /* An OOM kill the notification did not deliver still decides. */
         struct rf_cgroup_stats st;
         if (s.state == RS_EXITED && cg && cgroup_stats(cg, &st) == 0 && st.oom_kills > 0)

@@ -52,6 +52,7 @@ struct run_services {
         uint64_t log_max;  /* output to a regular file stops (with a note) past this; 0 none */
         /* once init exists: register the run (its control socket in *reg);
          * a failure kills the run before the command starts. NULL: none */
+        bool storm_kill; /* network.on_refusal_storm "kill": a refusal storm ends the run */
         int (*registered)(void *ctx, struct rf_error *err);
         void *registered_ctx;
         struct registry **reg;

@@ -199,6 +199,20 @@ wait "$fpid" 2>/dev/null
 like "$(cat "$WS.follow")" "\"event\":\"run.start\".*\"run\":\"$fid\"" "audit --follow: a new run's record is streamed"
 rm -f "$WS.follow"
 
+# global options before the command: ringfence --state-dir DIR audit ...
+out=$("$RF_BIN" --state-dir "$RF_STATE" audit --json 2>&1)
+rc=$?
+is "$rc" 0 "ringfence --state-dir DIR audit: the option before the command is accepted"
+like "$out" '"event":"run.start"' "... and that state dir's log is read"
+out=$("$RF_BIN" --state-dir="$RF_STATE" audit verify 2>&1)
+is "$?" 0 "ringfence --state-dir=DIR audit verify: the = form too"
+out=$("$RF_BIN" --state-dir "$WS.none" audit --state-dir "$RF_STATE" --json 2>&1)
+like "$out" '"event":"run.start"' "... the command's own --state-dir wins over the global one"
+check "... and the global one made no directory" test ! -e "$WS.none"
+out=$("$RF_BIN" --state-dir 2>&1)
+is "$?" 2 "ringfence --state-dir with no directory: usage error (2)"
+like "$out" 'state-dir: a directory' "... saying what is missing"
+
 # full disk: run.start cannot be written -> 125, the command does not run
 if is_root && command -v unshare >/dev/null; then
 	mnt=$WS.full

@@ -73,6 +73,24 @@ is "$RF_RC" 127 "a command not on PATH -> 127"
 like "$RF_ERR" "rf-no-such-command-$$" "... and stderr names it"
 rf_run -- /nonexistent-dir/cmd
 is "$RF_RC" 127 "a missing absolute path -> 127"
+unlike "$RF_ERR" 'the host has it' "... and no hint: the host has no such command either"
+# a command the host has and the run does not see (an npm-style prefix: its
+# bin/ links into lib/node_modules): the hint names it and the tree to mount
+hb=$WS.hostbin
+register_dir "$hb"
+mkdir -p "$hb/pfx/bin" "$hb/pfx/lib/node_modules/tool"
+printf '#!/bin/sh\necho hint-tool-ran\n' >"$hb/pfx/lib/node_modules/tool/cli.sh"
+chmod 0755 "$hb/pfx/lib/node_modules/tool/cli.sh"
+ln -s ../lib/node_modules/tool/cli.sh "$hb/pfx/bin/rf-hint-tool-$$"
+RF_ENV=("PATH=$hb/pfx/bin:$PATH")
+rf_run -- "rf-hint-tool-$$"
+RF_ENV=()
+is "$RF_RC" 127 "a command only the host has -> 127"
+like "$RF_ERR" "the host has it at $hb/pfx/bin/rf-hint-tool-$$, which the run does not see: add --ro $hb/pfx and call it by that path" \
+	"... with a hint naming it and the prefix to mount"
+is "$(wc -l <<<"$RF_ERR")" 1 "... in one line"
+rf_run --ro "$hb/pfx" -- "$hb/pfx/bin/rf-hint-tool-$$"
+is "$RF_OUT" "hint-tool-ran" "... and following the hint runs it"
 
 # ---- stdio -------------------------------------------------------------------
 

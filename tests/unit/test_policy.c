@@ -1753,10 +1753,46 @@ static void test_network_capture(void)
              "got a boolean");
 }
 
+static void test_network_storm(void)
+{
+        struct rf_policy *p = parse_ok("{\"version\":1,\"network\":{}}",
+                                       "network.on_refusal_storm left out");
+        ok(p && p->net_on_storm == POLICY_STORM_UNSET &&
+                   !strcmp(policy_storm_name(p->net_on_storm), "notice"),
+           "network.on_refusal_storm: notice by default");
+        char *j = p ? to_json(p) : NULL;
+        ok(j && !strstr(j, "storm"), "... and the default is not written out");
+        free(j);
+        policy_free(p);
+        p = parse_ok("{\"version\":1,\"network\":{\"on_refusal_storm\":\"kill\"}}",
+                     "network.on_refusal_storm kill");
+        ok(p && p->net_on_storm == POLICY_STORM_KILL, "network.on_refusal_storm: kill");
+        j = p ? to_json(p) : NULL;
+        ok(j && strstr(j, "\"network\":{\"on_refusal_storm\":\"kill\"}"), "canonical JSON: %s",
+           j ? j : "");
+        free(j);
+        struct rf_policy *d = NULL;
+        ok(p && policy_dup(p, &d) == 0 && d->net_on_storm == POLICY_STORM_KILL,
+           "... copied by policy_dup");
+        policy_free(d);
+        struct rf_policy *o = policy_new();
+        struct rf_error e = {0};
+        if (o)
+                o->net_on_storm = POLICY_STORM_NOTICE;
+        ok(p && o && policy_merge(p, o, &e) == 0 && p->net_on_storm == POLICY_STORM_NOTICE,
+           "an overlay's on_refusal_storm replaces the file's");
+        policy_free(o);
+        policy_free(p);
+        is_int(policy_storm_from_name("Kill"), _POLICY_STORM_INVALID, "names are exact");
+        FAIL("{\"version\":1,\"network\":{\"on_refusal_storm\":\"ignore\"}}", -EINVAL,
+             "p.json:1:44: network.on_refusal_storm: must be \"notice\" or \"kill\"");
+}
+
 int main(void)
 {
         test_network_section();
         test_network_capture();
+        test_network_storm();
         test_audit_section();
         test_parse_good();
         test_top_level_errors();
