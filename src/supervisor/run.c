@@ -856,9 +856,9 @@ static void sup_storm(struct sup *s, const struct run_services *rs, bool pty)
         }
         char line[sizeof s->storm_note];
         (void)!snprintf(line, sizeof line,
-                 "ringfence: the run keeps trying %s%s%s: it will not be allowed (network."
-                 "on_refusal_storm \"kill\" ends such runs)\n",
-                 what, r->fix[0] ? "; " : "", r->fix);
+                        "ringfence: the run keeps trying %s%s%s: it will not be allowed (network."
+                        "on_refusal_storm \"kill\" ends such runs)\n",
+                        what, r->fix[0] ? "; " : "", r->fix);
         if (pty) {
                 if (!s->storm_note[0])
                         snprintf(s->storm_note, sizeof s->storm_note, "%s", line);
