@@ -1755,8 +1755,8 @@ static void test_network_capture(void)
 
 static void test_network_storm(void)
 {
-        struct rf_policy *p = parse_ok("{\"version\":1,\"network\":{}}",
-                                       "network.on_refusal_storm left out");
+        struct rf_policy *p =
+                parse_ok("{\"version\":1,\"network\":{}}", "network.on_refusal_storm left out");
         ok(p && p->net_on_storm == POLICY_STORM_UNSET &&
                    !strcmp(policy_storm_name(p->net_on_storm), "notice"),
            "network.on_refusal_storm: notice by default");
