@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "profile.h"
 #include "audit/audit.h"
 #include "audit/emit.h"
 #include "egress/dnsstub.h"
@@ -72,10 +73,12 @@ enum {
         OPT_EXPECT_WORKSPACE,
         OPT_CALLER_UID,
         OPT_QUIET,
+        OPT_PROFILE,
 };
 
 static const struct option run_options[] = {
         {"policy", required_argument, NULL, 'p'},
+        {"profile", required_argument, NULL, OPT_PROFILE},
         {"workspace", required_argument, NULL, 'w'},
         {"env", required_argument, NULL, 'e'},
         {"agent", required_argument, NULL, OPT_AGENT},
@@ -123,6 +126,9 @@ static void run_usage(FILE *f)
               "directories; the workspace read-write; no capabilities.\n"
               "\n"
               "  -p, --policy FILE         policy file (JSON; format in docs/POLICY.md)\n"
+              "      --profile NAME        what an agent or tool needs, as flags: claude-code,\n"
+              "                            codex, gemini-cli, node, python, git, npm, pip, or\n"
+              "                            a policy file of yours (ringfence profile list)\n"
               "  -w, --workspace DIR       mounted read-write at the same path (default: cwd)\n"
               "  -e, --env NAME=VALUE      add an environment variable\n"
               "      --ro PATH             also bind PATH read-only\n"
@@ -202,6 +208,64 @@ static int parse_env_flag(struct rf_policy *o, const char *arg, struct rf_error 
         return policy_add_env(o, name, eq + 1, err);
 }
 
+static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy_file,
+                      char **state_dir, char **trigger_token, struct rf_error *err);
+
+/*
+ * --profile NAME: its flags (profile.h), applied here as if typed, in
+ * order; "path" puts a directory first on the run's PATH, "policy" merges
+ * a user profile's policy file. Returns 0 or -errno with err set.
+ */
+static int apply_profile(struct rf_policy *o, const char *name, char **policy_file,
+                         char **state_dir, char **trigger_token, struct rf_error *err)
+{
+        static struct profile_ops ops;
+        int r;
+
+        ops.n = 0;
+        if ((r = profile_expand(name, &ops, err)) < 0)
+                return r;
+        for (size_t i = 0; i < ops.n; i++) {
+                const struct profile_op *op = &ops.op[i];
+                if (!strcmp(op->flag, "policy")) {
+                        _cleanup_policy_ struct rf_policy *fp = NULL;
+                        if ((r = policy_load_file(op->arg, &fp, err)) < 0 ||
+                            (r = policy_merge(o, fp, err)) < 0)
+                                return r;
+                        continue;
+                }
+                if (!strcmp(op->flag, "path")) {
+                        const char *cur = RF_DEFAULT_PATH;
+                        for (size_t k = 0; k < o->n_env; k++)
+                                if (!strcmp(o->env_names[k], "PATH"))
+                                        cur = o->env_values[k];
+                        char path[POLICY_STRING_MAX];
+                        if ((size_t)snprintf(path, sizeof path, "%s:%s", op->arg, cur) >=
+                            sizeof path)
+                                return rf_error_set(err, -E2BIG, "--profile %s: PATH too long",
+                                                    name);
+                        if ((r = policy_add_env(o, "PATH", path, err)) < 0)
+                                return r;
+                        continue;
+                }
+                int c = 0;
+                for (const struct option *ro = run_options; ro->name && !c; ro++)
+                        if (!strcmp(ro->name, op->flag))
+                                c = ro->val;
+                if (!c)
+                        return rf_error_set(err, -EINVAL,
+                                            "--profile %s: flag --%s (internal error)", name,
+                                            op->flag);
+                if ((r = apply_flag(o, c, op->arg, policy_file, state_dir, trigger_token, err)) <
+                    0) {
+                        char why[RF_ERROR_MSG_MAX];
+                        snprintf(why, sizeof why, "%s", err->msg[0] ? err->msg : strerror(-r));
+                        return rf_error_set(err, r, "--profile %s: %s", name, why);
+                }
+        }
+        return 0;
+}
+
 /* Apply one option to the CLI overlay. Returns 0 or -errno with err set. */
 static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy_file,
                       char **state_dir, char **trigger_token, struct rf_error *err)
@@ -219,6 +283,8 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         case OPT_CALLER_UID:
         case OPT_QUIET:
                 return 0; /* cmd_run's own */
+        case OPT_PROFILE:
+                return apply_profile(o, arg, policy_file, state_dir, trigger_token, err);
         case 'p':
                 free(*policy_file);
                 *policy_file = strdup(arg);

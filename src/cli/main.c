@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include "cli.h"
+#include "profile.h"
 #include "config.h"
 
 static void usage(FILE *f)
@@ -39,6 +40,7 @@ static void usage(FILE *f)
               "  wait RUN / logs RUN [--follow]  a detached run's status / output\n"
               "  daemon [--config FILE]          supervise many runs; the control API "
               "(docs/API.md)\n"
+              "  profile list|show NAME          the profiles of run --profile NAME\n"
               "  doctor [--json]                 will runs work here? what to fix if not\n"
               "  version [--layers]              print the version [and what this host offers]\n"
               "\n"
@@ -115,6 +117,8 @@ int main(int argc, char **argv)
                 return cmd_secret(argc - 1, argv + 1);
         if (!strcmp(cmd, "daemon"))
                 return cmd_daemon(argc - 1, argv + 1);
+        if (!strcmp(cmd, "profile"))
+                return cmd_profile(argc - 1, argv + 1);
         if (!strcmp(cmd, "doctor"))
                 return cmd_doctor(argc - 1, argv + 1);
         if (!strcmp(cmd, "identity"))

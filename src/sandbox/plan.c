@@ -46,7 +46,7 @@
 #include "steps.h"
 #include "trustfiles.h"
 
-#define DEFAULT_PATH   "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DEFAULT_PATH   RF_DEFAULT_PATH
 #define DEV_TMPFS_SIZE (1ULL << 20)
 
 /* Credential injection over TLS (plan_input.tls_*): the run's trust files,

@@ -82,6 +82,9 @@ enum {
  * roots is smaller (DER). Each file costs the run's root tmpfs its bound. */
 #define PLAN_TLS_FILE_MAX TRUSTFILES_FILE_MAX
 
+/* A run's PATH unless its policy sets one. */
+#define RF_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 struct plan_op {
         enum plan_op_kind kind;
         int step;        /* enum rf_step */

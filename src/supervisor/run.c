@@ -58,6 +58,7 @@
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
 #include "supervisor/termfilter.h"
+#include "shared/hostcmd.h"
 #include "shared/macro.h"
 
 #define PUMP_BUF (64 * 1024)
@@ -1095,61 +1096,20 @@ static void sup_egress_lost(struct sup *s)
 /*
  * A command the run could not find, looked up on the host as the caller
  * would (this process's PATH, or the path itself): when the host has it,
- * a hint naming it and the tree to mount (the common root of its
- * directory and of where its symlinks lead: an npm prefix, not just its
- * bin/). Empty when the host has no such command either.
+ * a hint naming it and the tree to mount (shared/hostcmd.h: an npm
+ * prefix, not just its bin/). Empty when the host has no such command.
  */
 static void notfound_hint(const char *cmd, char *out, size_t size)
 {
-        char found[PATH_MAX] = "", real[PATH_MAX];
+        char found[PATH_MAX], root[PATH_MAX], extra[PATH_MAX];
         out[0] = '\0';
-        if (!cmd || !cmd[0])
+        if (host_command(cmd, getenv("PATH"), found, root, extra) < 0)
                 return;
-        if (strchr(cmd, '/')) {
-                if (access(cmd, X_OK) == 0 && realpath(cmd, found))
-                        ;
-                else
-                        return;
-        } else {
-                const char *path = getenv("PATH");
-                for (const char *p = path; p && *p && !found[0];) {
-                        size_t n = strcspn(p, ":");
-                        char cand[PATH_MAX];
-                        if (n > 0 && p[0] == '/' &&
-                            (size_t)snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, cmd) <
-                                    sizeof cand &&
-                            access(cand, X_OK) == 0)
-                                snprintf(found, sizeof found, "%s", cand);
-                        p += n + (p[n] == ':');
-                }
-                if (!found[0])
-                        return;
-        }
-        /* the tree to mount: the common root of its directory and its target */
-        char root[PATH_MAX];
-        snprintf(root, sizeof root, "%s", found);
-        char *slash = strrchr(root, '/');
-        if (slash && slash != root)
-                *slash = '\0';
-        if (realpath(found, real)) {
-                size_t k = 0;
-                while (root[k] && root[k] == real[k])
-                        k++;
-                if (root[k] || (real[k] && real[k] != '/')) {
-                        /* back to the last whole component they share */
-                        while (k > 1 && root[k - 1] != '/')
-                                k--;
-                        if (k > 1)
-                                k--;
-                        root[k] = '\0';
-                }
-        }
-        if (!root[0] || !strcmp(root, "/"))
-                return;
-        snprintf(out, size,
-                 " in the run; the host has it at %s, which the run does not see: add --ro %s "
-                 "and call it by that path",
-                 found, root);
+        (void)!snprintf(
+                out, size,
+                " in the run; the host has it at %s, which the run does not see: add --ro %s%s%s "
+                "and call it by that path",
+                found, root, extra[0] ? " --ro " : "", extra);
 }
 
 static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeout_ms,
@@ -1165,7 +1125,7 @@ static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeou
         case RS_FAILED:
                 if (s->fail.step == STEP_EXEC) {
                         int e = s->fail.err;
-                        char hint[2 * PATH_MAX + 160] = "";
+                        char hint[3 * PATH_MAX + 160] = "";
                         if (e == ENOENT)
                                 notfound_hint(cmd, hint, sizeof hint);
                         rf_error_set(err, -e, "%s: %s%s", cmd,

@@ -334,6 +334,45 @@ unlike "$RF_OUT" "$REPLY_O" "... no reply printed"
 like "$(mocklog openai | grep '"status": 401' | head -1)" "\"authorization\": \"Bearer $BAD_O\"" \
 	"... the mock got the (wrong) stored value and answered 401"
 
+# ---- the same agents by profile (issue 16): --profile claude-code / codex --------------------------
+# Found on the caller's PATH (the npm install's node_modules/.bin), their
+# node_modules tree mounted read-only and .bin first on the run's PATH, the
+# API host allowed, the caller's key (from its environment) injected: no
+# --ro, --allow-host, --inject or -e of the caller's own.
+# (Claude Code's own .bin/claude is a stub where npm ran no install
+# scripts: a bin directory of the caller's links to the native binary, as
+# a user's ~/.local/bin would; the profile mounts both trees)
+AGBIN=${CLAUDE%%/node_modules/*}/node_modules/.bin
+mkdir -p "$AG/bin"
+ln -sf "$CLAUDE" "$AG/bin/claude"
+rm -f "$M/anthropic.log" "$WS/claude.env"
+PATH="$AG/bin:$AGBIN:$PATH" ANTHROPIC_API_KEY="$KEY_A" er --profile claude-code \
+	--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" -e CLAUDE_CODE_MAX_RETRIES=1 \
+	--timeout 90s -- sh -c 'cat /proc/self/environ >claude.env; exec claude -p "$0"' "Reply with the fixed test answer."
+is "$RF_RC" 0 "--profile claude-code: claude -p, found on the caller's PATH: exit 0"
+has_line "$RF_OUT" "$REPLY_A" "... it printed the mock's fixed reply"
+PH_P=$(envof "$WS/claude.env" ANTHROPIC_API_KEY)
+like "$PH_P" '^[A-Za-z0-9_-]{22,}$' "... its ANTHROPIC_API_KEY a placeholder (the caller's key injected)"
+like "$(envof "$WS/claude.env" PATH)" "^$AG/bin:" "... its directory first on the run's PATH"
+is "$(envof "$WS/claude.env" DISABLE_TELEMETRY)" 1 "... telemetry off"
+ok_n=$(mocklog anthropic | grep '"path": "/v1/messages' | grep -c "\"x-api-key\": \"$KEY_A\"")
+is "$((ok_n >= 1))" 1 "... the mock got the real key from the caller's environment ($ok_n)"
+rm -f "$M/openai.log"
+PATH="$AGBIN:$PATH" CODEX_API_KEY="$KEY_O" er --profile codex \
+	--add-host "api.openai.com:$O_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- \
+	sh -c 'mkdir -p "$HOME/.codex" && printf "%s" "$1" >"$HOME/.codex/config.toml" &&
+		exec codex exec --skip-git-repo-check "$0"' "Reply with the fixed test answer." "$CODEX_TOML"
+is "$RF_RC" 0 "--profile codex: codex exec (codex.js run by node), found on the caller's PATH: exit 0"
+has_line "$RF_OUT" "$REPLY_O" "... it printed the mock's fixed reply"
+like "$(mocklog openai | grep '"status": 101' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
+	"... the mock got the real key from the caller's environment"
+# control: without the profile the command is not there
+PATH="$AGBIN:$PATH" er --timeout 30s -- claude --version
+is "$RF_RC" 127 "control: without --profile, claude (on the caller's PATH) is not found in a run (127)"
+like "$RF_ERR" "add --ro ${AGBIN%/.bin} " "... and the hint names the tree the profile mounts"
+PATH="$AG/bin:$PATH" er --timeout 30s -- claude --version
+like "$RF_ERR" "add --ro $AG/bin --ro ${CLAUDE%/*} " "... a link to a binary elsewhere: the hint names both trees"
+
 # what else the CLIs tried to reach (refused: no rule allows it)
 denied=$(records | grep '"egress.deny"' | sed -n 's/.*"host":"\([^"]*\)".*"reason":"\([^"]*\)".*/\1: \2/p' | sort -u)
 diag "egress.deny during the agent runs: ${denied:-none}"

@@ -1,0 +1,334 @@
+/*
+ * profile.c — built-in profiles and their expansion into run flags
+ * (profile.h), and `ringfence profile list|show`.
+ *
+ * Design: a profile is data (the table below) plus a small expansion that
+ * reads the host as the caller: commands through the caller's PATH
+ * (host_command), credentials through the caller's environment, the git
+ * identity through the caller's `git config`. The result is a list of
+ * ordinary run flags, applied by cmd_run exactly as if typed (so every
+ * check a flag gets, a profile's flag gets), and shown by `profile show`.
+ * Telemetry, error reporting and auto-update are switched off by the
+ * agents' own variables; hosts beyond the API are not allowed (a refusal
+ * storm notice says so if an agent keeps trying).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/profile.h"
+#include "shared/hostcmd.h"
+#include "shared/macro.h"
+#include "supervisor/run.h"
+
+extern char **environ;
+
+struct builtin {
+        const char *name, *summary;
+        const char *uses[3];     /* building blocks, expanded first */
+        const char *commands[3]; /* found on the caller's PATH: tree read-only, dir on PATH */
+        const char *allow[3];    /* hosts the run may reach */
+        const char *env[6];      /* NAME=VALUE */
+        const char *key_env[2];  /* API key variables: injected when the caller has one */
+        bool git_identity;       /* the caller's user.name and user.email */
+};
+
+static const struct builtin builtins[] = {
+        {.name = "node", .summary = "Node.js (node on your PATH)", .commands = {"node"}},
+        {.name = "python", .summary = "Python 3 (python3 on your PATH)", .commands = {"python3"}},
+        {.name = "git",
+         .summary = "git with your user.name and user.email (never credential helpers)",
+         .commands = {"git"},
+         .git_identity = true},
+        {.name = "npm",
+         .summary = "npm (no registry is reached unless you allow its host)",
+         .uses = {"node"},
+         .commands = {"npm"},
+         .env = {"npm_config_update_notifier=false", "npm_config_fund=false"}},
+        {.name = "pip",
+         .summary = "pip (no index is reached unless you allow its host)",
+         .uses = {"python"},
+         .commands = {"pip3"},
+         .env = {"PIP_DISABLE_PIP_VERSION_CHECK=1"}},
+        {.name = "claude-code",
+         .summary = "Claude Code: claude, api.anthropic.com, ANTHROPIC_API_KEY injected",
+         .uses = {"node", "git"},
+         .commands = {"claude"},
+         .allow = {"api.anthropic.com"},
+         .env = {"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
+         .key_env = {"ANTHROPIC_API_KEY"}},
+        {.name = "codex",
+         .summary = "Codex CLI: codex, api.openai.com, CODEX_API_KEY/OPENAI_API_KEY injected",
+         .uses = {"node", "git"},
+         .commands = {"codex"},
+         .allow = {"api.openai.com"},
+         .env = {"CODEX_DISABLE_UPDATE_CHECK=1"},
+         .key_env = {"CODEX_API_KEY", "OPENAI_API_KEY"}},
+        {.name = "gemini-cli",
+         .summary = "Gemini CLI: gemini (node), generativelanguage.googleapis.com, "
+                    "GEMINI_API_KEY injected",
+         .uses = {"node", "git"},
+         .commands = {"gemini"},
+         .allow = {"generativelanguage.googleapis.com"},
+         .env = {"GEMINI_CLI_DISABLE_AUTO_UPDATE=true"},
+         .key_env = {"GEMINI_API_KEY"}},
+};
+
+static const struct builtin *builtin_find(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
+                if (!strcmp(builtins[i].name, name))
+                        return &builtins[i];
+        return NULL;
+}
+
+static bool name_valid(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n > PROFILE_NAME_MAX || s[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+                      s[i] == '_'))
+                        return false;
+        return true;
+}
+
+/* The user profile file for name, if there is one: 0 with path[], else -ENOENT. */
+static int user_file(const char *name, char path[PATH_MAX])
+{
+        const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+        char dirs[2][PATH_MAX];
+        size_t nd = 0;
+        if (xdg && xdg[0] == '/')
+                snprintf(dirs[nd++], PATH_MAX, "%s/ringfence/profiles", xdg);
+        else if (home && home[0] == '/')
+                snprintf(dirs[nd++], PATH_MAX, "%s/.config/ringfence/profiles", home);
+        snprintf(dirs[nd++], PATH_MAX, "/etc/ringfence/profiles");
+        for (size_t i = 0; i < nd; i++) {
+                struct stat st;
+                if ((size_t)snprintf(path, PATH_MAX, "%s/%s.json", dirs[i], name) < PATH_MAX &&
+                    stat(path, &st) == 0 && S_ISREG(st.st_mode))
+                        return 0;
+        }
+        return -ENOENT;
+}
+
+static int add(struct profile_ops *ops, const char *flag, const char *arg, struct rf_error *err)
+{
+        if (ops->n == PROFILE_OPS_MAX)
+                return rf_error_set(err, -E2BIG, "profiles: more than %d flags", PROFILE_OPS_MAX);
+        struct profile_op *o = &ops->op[ops->n];
+        if ((size_t)snprintf(o->arg, sizeof o->arg, "%s", arg) >= sizeof o->arg)
+                return rf_error_set(err, -E2BIG, "profiles: --%s %.100s...: too long", flag, arg);
+        o->flag = flag;
+        ops->n++;
+        return 0;
+}
+
+/* `git config --get KEY` as the caller, into out (trailing newline cut);
+ * "" when git has none or fails. */
+static void git_config(const char *key, char *out, size_t size)
+{
+        int p[2];
+        out[0] = '\0';
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return;
+        posix_spawn_file_actions_t fa;
+        pid_t pid = -1;
+        if (posix_spawn_file_actions_init(&fa) == 0) {
+                char *argv[] = {"git", "config", "--get", (char *)key, NULL};
+                if (posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO) == 0 &&
+                    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY,
+                                                     0) == 0 &&
+                    posix_spawnp(&pid, "git", &fa, NULL, argv, environ) != 0)
+                        pid = -1;
+                posix_spawn_file_actions_destroy(&fa);
+        }
+        close(p[1]);
+        size_t n = 0;
+        for (ssize_t k; pid > 0 && n + 1 < size && (k = read(p[0], out + n, size - 1 - n)) != 0;) {
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        break;
+                n += (size_t)k;
+        }
+        out[n] = '\0';
+        out[strcspn(out, "\r\n")] = '\0';
+        close(p[0]);
+        int status = 0;
+        if (pid > 0 && (RETRY_EINTR(waitpid(pid, &status, 0)) != pid || !WIFEXITED(status) ||
+                        WEXITSTATUS(status) != 0))
+                out[0] = '\0';
+}
+
+static int expand(const char *name, struct profile_ops *ops, int depth, struct rf_error *err)
+{
+        char file[PATH_MAX], buf[PROFILE_ARG_MAX];
+        int r;
+
+        if (!name_valid(name))
+                return rf_error_set(err, -EINVAL,
+                                    "--profile %.80s: a name of a-z, 0-9, - and _ (see ringfence "
+                                    "profile list)",
+                                    name);
+        if (depth > 4)
+                return rf_error_set(err, -ELOOP, "--profile %s: building blocks nest too deep",
+                                    name);
+        if (user_file(name, file) == 0)
+                return add(ops, "policy", file, err);
+        const struct builtin *b = builtin_find(name);
+        if (!b)
+                return rf_error_set(err, -ENOENT,
+                                    "--profile %s: no such profile (built in: node, python, git, "
+                                    "npm, pip, claude-code, codex, gemini-cli; or a policy file "
+                                    "~/.config/ringfence/profiles/%s.json)",
+                                    name, name);
+        for (size_t i = 0; i < ARRAY_SIZE(b->uses) && b->uses[i]; i++)
+                if ((r = expand(b->uses[i], ops, depth + 1, err)) < 0)
+                        return r;
+        for (size_t i = 0; i < ARRAY_SIZE(b->commands) && b->commands[i]; i++) {
+                char found[PATH_MAX], root[PATH_MAX], extra[PATH_MAX];
+                if (host_command(b->commands[i], getenv("PATH"), found, root, extra) < 0)
+                        return rf_error_set(err, -ENOENT,
+                                            "--profile %s: %s is not on your PATH; install it, "
+                                            "or put its directory on PATH",
+                                            name, b->commands[i]);
+                /* the tree (not under /usr: every run sees that) read-only,
+                 * and the command's own directory first on the run's PATH */
+                if (!host_path_visible(root) && (r = add(ops, "ro", root, err)) < 0)
+                        return r;
+                if (extra[0] && !host_path_visible(extra) && (r = add(ops, "ro", extra, err)) < 0)
+                        return r;
+                char *slash = strrchr(found, '/');
+                if (slash && slash != found)
+                        *slash = '\0';
+                if (!host_path_visible(found) && (r = add(ops, "path", found, err)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(b->allow) && b->allow[i]; i++)
+                if ((r = add(ops, "allow-host", b->allow[i], err)) < 0)
+                        return r;
+        for (size_t i = 0; i < ARRAY_SIZE(b->env) && b->env[i]; i++)
+                if ((r = add(ops, "env", b->env[i], err)) < 0)
+                        return r;
+        /* the API key: the run holds a placeholder, the egress process
+         * puts the caller's value on the wire toward the API host only */
+        for (size_t i = 0; i < ARRAY_SIZE(b->key_env) && b->key_env[i]; i++) {
+                const char *v = getenv(b->key_env[i]);
+                if (!v || !v[0] || !b->allow[0])
+                        continue;
+                snprintf(buf, sizeof buf, "%s=env:%s@%s", b->key_env[i], b->key_env[i],
+                         b->allow[0]);
+                if ((r = add(ops, "inject", buf, err)) < 0)
+                        return r;
+        }
+        if (b->git_identity) {
+                static const char *const keys[][3] = {
+                        {"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
+                        {"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}};
+                for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+                        char v[256];
+                        git_config(keys[k][0], v, sizeof v);
+                        if (!v[0])
+                                continue;
+                        for (size_t j = 1; j < 3; j++) {
+                                snprintf(buf, sizeof buf, "%s=%s", keys[k][j], v);
+                                if ((r = add(ops, "env", buf, err)) < 0)
+                                        return r;
+                        }
+                }
+        }
+        return 0;
+}
+
+int profile_expand(const char *name, struct profile_ops *ops, struct rf_error *err)
+{
+        return expand(name, ops, 0, err);
+}
+
+/* ---- ringfence profile list|show ------------------------------------------------------ */
+
+static void profile_usage(FILE *f)
+{
+        fputs("Usage: ringfence profile list\n"
+              "       ringfence profile show NAME\n"
+              "\n"
+              "Profiles for `ringfence run --profile NAME` (repeatable): what an agent or a\n"
+              "tool needs, as the run flags it stands for on this host. A policy file\n"
+              "~/.config/ringfence/profiles/NAME.json or /etc/ringfence/profiles/NAME.json\n"
+              "is a profile too, and wins over a built-in of the same name.\n",
+              f);
+}
+
+static void list_dir(const char *dir)
+{
+        DIR *d = opendir(dir);
+        if (!d)
+                return;
+        for (struct dirent *e; (e = readdir(d));) {
+                size_t n = strlen(e->d_name);
+                if (n > 5 && !strcmp(e->d_name + n - 5, ".json"))
+                        printf("%-14.*s policy file %s/%s\n", (int)(n - 5), e->d_name, dir,
+                               e->d_name);
+        }
+        closedir(d);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+        if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+                profile_usage(argc < 2 ? stderr : stdout);
+                return argc < 2 ? CLI_EXIT_USAGE : 0;
+        }
+        if (!strcmp(argv[1], "list") && argc == 2) {
+                for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
+                        printf("%-14s %s\n", builtins[i].name, builtins[i].summary);
+                const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+                char dir[PATH_MAX];
+                if (xdg && xdg[0] == '/') {
+                        snprintf(dir, sizeof dir, "%s/ringfence/profiles", xdg);
+                        list_dir(dir);
+                } else if (home && home[0] == '/') {
+                        snprintf(dir, sizeof dir, "%s/.config/ringfence/profiles", home);
+                        list_dir(dir);
+                }
+                list_dir("/etc/ringfence/profiles");
+                return 0;
+        }
+        if (!strcmp(argv[1], "show") && argc == 3) {
+                static struct profile_ops ops;
+                struct rf_error err = {0};
+                if (profile_expand(argv[2], &ops, &err) < 0) {
+                        cli_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
+                printf("ringfence run --profile %s stands for, on this host:\n", argv[2]);
+                for (size_t i = 0; i < ops.n; i++) {
+                        const struct profile_op *o = &ops.op[i];
+                        if (!strcmp(o->flag, "inject")) {
+                                /* the value is never shown: only where it comes from */
+                                printf("  --inject %s\n", o->arg);
+                        } else if (!strcmp(o->flag, "path"))
+                                printf("  -e PATH=%s:... (first on the run's PATH)\n", o->arg);
+                        else if (!strcmp(o->flag, "policy"))
+                                printf("  -p %s (merged at this point)\n", o->arg);
+                        else
+                                printf("  --%s %s\n", o->flag, o->arg);
+                }
+                return 0;
+        }
+        cli_error("profile: expected `list` or `show NAME` (see ringfence profile --help)");
+        return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,51 @@
+/*
+ * profile.h — `--profile NAME`: what an agent or a tool needs, as run
+ * flags (issue 16).
+ *
+ * A profile expands, on this host and for this caller, into the flags a
+ * user would otherwise type: the install tree of each command it names
+ * (found on the caller's PATH: shared/hostcmd.h) read-only and its
+ * directory first on the run's PATH, the hosts it must reach, its
+ * environment (telemetry and auto-update off), its API key as an injected
+ * secret when the caller has one in the environment (the run holds a
+ * placeholder), and the caller's git identity. Built-in profiles are the
+ * table in profile.c; a user profile is a policy file
+ * (~/.config/ringfence/profiles/NAME.json, then
+ * /etc/ringfence/profiles/NAME.json), which wins over a built-in of the
+ * same name. Nothing of the caller's own agent configuration (~/.claude,
+ * ~/.codex: hooks and MCP commands that run on the host) is mounted.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "shared/error.h"
+
+#define PROFILE_NAME_MAX 64
+#define PROFILE_OPS_MAX  64
+#define PROFILE_ARG_MAX  (PATH_MAX + 256)
+
+/* One flag of `ringfence run`, by its long name ("ro", "env", "allow-host",
+ * "inject"), or "path" (a directory to put first on the run's PATH) or
+ * "policy" (a user profile: a policy file merged at this point). */
+struct profile_op {
+        const char *flag;
+        char arg[PROFILE_ARG_MAX];
+};
+
+struct profile_ops {
+        struct profile_op op[PROFILE_OPS_MAX];
+        size_t n;
+};
+
+/*
+ * profile_expand — append NAME's flags to *ops (building blocks first),
+ * for the caller's PATH and environment. 0, or -errno with err saying why:
+ * -ENOENT an unknown profile or a command it needs that the host lacks
+ * (named, with what to do), -EINVAL a bad name, -E2BIG too many flags.
+ */
+int profile_expand(const char *name, struct profile_ops *ops, struct rf_error *err);
+
+/* `ringfence profile list` / `ringfence profile show NAME`. */
+int cmd_profile(int argc, char **argv);

@@ -1,0 +1,90 @@
+#!/bin/bash
+# tests/integration/profile.sh — `--profile NAME` and `ringfence profile
+# list|show` (issue 16): the built-ins are listed; a profile's command is
+# found on the caller's PATH and its tree mounted (a tool of the test's own
+# in a prefix outside /usr, run by name; its control: without the profile,
+# the run does not see it); a profile whose command the host lacks refuses the run saying so;
+# names are checked; a user profile (a policy file under
+# $XDG_CONFIG_HOME/ringfence/profiles) applies and wins over a built-in of
+# its name; the git profile gives the run the caller's identity, so a
+# commit works (its control: without it, git refuses to commit). The agent
+# profiles end to end (claude -p, codex exec): agents_inject.sh.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+new_workspace
+
+out=$("$RF_BIN" profile list)
+for p in node python git npm pip claude-code codex gemini-cli; do
+	if grep -q "^$p " <<<"$out"; then ok "profile list: $p"; else not_ok "profile list: $p" "$out"; fi
+done
+
+# a command of a built-in profile, in a prefix of the caller's (the node
+# profile's `node`, a stand-in script, first on the caller's PATH)
+px=$WS.prefix
+register_dir "$px"
+mkdir -p "$px/bin" "$px/lib/node"
+printf '#!/bin/sh\necho "stand-in node $*"\n' >"$px/lib/node/node"
+chmod 0755 "$px/lib/node/node"
+ln -s ../lib/node/node "$px/bin/node"
+RF_ENV=("PATH=$px/bin:$PATH")
+rf_run -- node --version
+unlike "$RF_OUT" 'stand-in' "control: without the profile the run does not see the caller's prefix (not its node)"
+rf_run --profile node -- node --version
+is "$RF_OUT" "stand-in node --version" "--profile node: found on the caller's PATH, its prefix mounted, run by name"
+out=$(PATH="$px/bin:$PATH" "$RF_BIN" profile show node)
+like "$out" "--ro $px"$'\n' "profile show node: the prefix it mounts"
+like "$out" "PATH=$px/bin:" "... and the directory it puts first on PATH"
+RF_ENV=()
+
+# a profile whose command the host lacks
+RF_ENV=("PATH=/usr/bin:/bin")
+rf_run --profile gemini-cli -- true
+RF_ENV=()
+is "$RF_RC" 125 "--profile gemini-cli without gemini on the caller's PATH: refused (125)"
+like "$RF_ERR" 'gemini is not on your PATH' "... saying what is missing"
+rf_run --profile no-such-profile -- true
+is "$RF_RC" 125 "an unknown profile: refused (125)"
+like "$RF_ERR" 'no such profile' "... saying so"
+rf_run --profile ../../etc/passwd -- true
+is "$RF_RC" 125 "a profile name with a path in it: refused (125)"
+like "$RF_ERR" 'a name of a-z, 0-9' "... saying what a name is"
+
+# a user profile: a policy file; it wins over a built-in of its name
+cfg=$WS.config
+register_dir "$cfg"
+mkdir -p "$cfg/ringfence/profiles"
+printf '{"version": 1, "env": {"RF_PROFILE_TEST": "mine"}}\n' >"$cfg/ringfence/profiles/mine.json"
+printf '{"version": 1, "env": {"RF_PROFILE_TEST": "my node"}}\n' >"$cfg/ringfence/profiles/node.json"
+RF_ENV=("XDG_CONFIG_HOME=$cfg")
+rf_run --profile mine -- printenv RF_PROFILE_TEST
+is "$RF_OUT" "mine" "a user profile (a policy file) applies"
+rf_run --profile node -- printenv RF_PROFILE_TEST
+is "$RF_OUT" "my node" "... and wins over the built-in of its name"
+RF_ENV=()
+out=$(XDG_CONFIG_HOME=$cfg "$RF_BIN" profile list)
+like "$out" "mine +policy file $cfg/ringfence/profiles/mine.json" "profile list: the user's profiles too"
+
+# git: the caller's identity, so the run can commit (never its credential helpers)
+if command -v git >/dev/null; then
+	home=$WS.home
+	register_dir "$home"
+	mkdir -p "$home"
+	printf '[user]\n\tname = Profile Tester\n\temail = tester@example.test\n[credential]\n\thelper = store\n' >"$home/.gitconfig"
+	git -C "$WS" init -q 2>/dev/null
+	echo x >"$WS/f"
+	RF_ENV=("HOME=$home")
+	rf_run -- sh -c 'git add f && git commit -q -m one'
+	isnt "$RF_RC" 0 "control: without the git profile, the run cannot commit (no identity)"
+	rf_run --profile git -- sh -c 'git add f && git commit -q -m one && git log -1 --format="%an <%ae>"; git config --get credential.helper; echo helper=$?'
+	RF_ENV=()
+	is "$(first_line "$RF_OUT")" "Profile Tester <tester@example.test>" "--profile git: the commit carries the caller's name and email"
+	like "$RF_OUT" 'helper=1' "... and no credential helper of the caller's reached the run"
+else
+	skip "git profile" "no git"
+	skip "... identity" "no git"
+	skip "... no credential helper" "no git"
+fi
+
+done_testing
