@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon/api.h"
+#include "policy/policy-internal.h"
 #include "secrets/broker.h"
 #include "shared/json.h"
 
@@ -36,6 +37,7 @@ void api_req_clear(struct api_req *req)
         strv_free(req->argv, req->argc);
         strv_free(req->secrets, req->n_secrets);
         strv_free(req->allow_hosts, req->n_allow_hosts);
+        strv_free(req->env, req->n_env);
         memset(req, 0, sizeof *req);
 }
 
@@ -85,6 +87,34 @@ static int strv_from(const struct json_node *m, size_t max_n, size_t max_len, ch
                 if (!((*out)[i] = strdup(e->str)))
                         return rf_why(why, wl, 500, "out of memory");
                 (*n)++;
+        }
+        return 0;
+}
+
+/* "env": {"NAME": "VALUE", ...} — as `run -e` takes them (a valid name, not
+ * RINGFENCE_*, a value of at most POLICY_STRING_MAX bytes), at most
+ * API_ENV_MAX, kept as "NAME=VALUE". */
+static int env_from(const struct json_node *m, struct api_req *r, char *why, size_t wl)
+{
+        if (m->type != JSON_OBJECT || m->n_items > API_ENV_MAX)
+                return rf_why(why, wl, 400, "env: an object of at most %d variables", API_ENV_MAX);
+        r->env = calloc(m->n_items + 1, sizeof *r->env);
+        if (!r->env)
+                return rf_why(why, wl, 500, "out of memory");
+        for (size_t i = 0; i < m->n_items; i++) {
+                const struct json_node *e = m->items[i];
+                const char *p = policy_env_name_problem(e->key);
+                if (!p && e->type != JSON_STRING)
+                        p = "the value must be a string";
+                if (!p)
+                        p = policy_env_value_problem(e->str, e->len);
+                if (p)
+                        return rf_why(why, wl, 400, "env.%.64s: %s", e->key, p);
+                if (asprintf(&r->env[i], "%s=%s", e->key, e->str) < 0) {
+                        r->env[i] = NULL;
+                        return rf_why(why, wl, 500, "out of memory");
+                }
+                r->n_env++;
         }
         return 0;
 }
@@ -185,14 +215,17 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                         if ((s = strv_from(m, 256, 300, &r->allow_hosts, &r->n_allow_hosts, why,
                                            wl)))
                                 return s;
+                } else if (!strcmp(m->key, "env")) {
+                        if ((s = env_from(m, r, why, wl)))
+                                return s;
                 } else
-                        return rf_why(
-                                why, wl, 400,
-                                "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
-                                "workspace, timeout, memory, pids, cpus, secrets, allow_hosts; "
-                                "exec providers and policies come from the daemon's "
-                                "configuration)",
-                                m->key);
+                        return rf_why(why, wl, 400,
+                                      "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
+                                      "workspace, timeout, memory, pids, cpus, secrets, "
+                                      "allow_hosts, env; "
+                                      "exec providers and policies come from the daemon's "
+                                      "configuration)",
+                                      m->key);
         }
         if (r->argc == 0)
                 return rf_why(why, wl, 400, "argv: required, at least the command");

@@ -24,6 +24,8 @@
  */
 #pragma once
 
+#define API_ENV_MAX 64 /* variables a start may set */
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -73,6 +75,8 @@ struct api_req {
         size_t n_secrets;
         char **allow_hosts; /* network rules asked for (narrowed by the ceiling) */
         size_t n_allow_hosts;
+        char **env; /* "NAME=VALUE" for the run's environment (`-e`); owned */
+        size_t n_env;
 };
 
 /*

@@ -215,6 +215,20 @@ like "$(records | grep "\"run\":\"$R1\"" | grep '"event":"control.start"')" '"ac
 	"control.start records who started it"
 like "$(cat "$RF_STATE/logs/$R1.log" 2>/dev/null)" "r1-output" "the run's output went to its log"
 
+# env: what `run -e` takes, through the API (issue 16)
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"echo env=\$RF_API_ENV; touch '$WS/env.done'\"],\"agent\":\"alpha\",\"workspace\":\"$WS\",\"env\":{\"RF_API_ENV\":\"from the api\"}}"
+is "$API_S" 201 "a start with env: 201"
+RE=$(run_of "$API_B")
+for _ in $(seq 1 600); do records | grep -q "\"event\":\"run.exit\".*\"run\":\"$RE\"" && break; sleep 0.05; done
+like "$(cat "$RF_STATE/logs/$RE.log" 2>/dev/null)" "env=from the api" "... the run has the variable"
+api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"alpha\",\"workspace\":\"$WS\",\"env\":{\"RINGFENCE_RUN_ID\":\"x\"}}"
+is "$API_S" 400 "env naming a variable ringfence sets (RINGFENCE_*): 400"
+like "$API_B" 'env.RINGFENCE_RUN_ID' "... naming it"
+api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"alpha\",\"workspace\":\"$WS\",\"env\":{\"A=B\":\"x\"}}"
+is "$API_S" 400 "env with an invalid name: 400"
+api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"alpha\",\"workspace\":\"$WS\",\"env\":{\"X\":1}}"
+is "$API_S" 400 "env with a value that is not a string: 400"
+
 # kill an agent, with block
 for i in 1 2; do
 	api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/b$i.ready'; sleep 3600\"],\"agent\":\"beta\",\"workspace\":\"$WS\"}"

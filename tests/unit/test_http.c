@@ -828,11 +828,11 @@ static void test_http10(void)
 {
         static struct http_request r;
         const char *why = NULL;
-        const char *s = "CONNECT pypi.example:443 HTTP/1.0" CRLF CRLF;
+        const char *s = "CONNECT pkgs.example:443 HTTP/1.0" CRLF CRLF;
 
         is_int(req(s, &r, &why), strlen(s), "HTTP/1.0 CONNECT (Python 3.11 urllib's exact bytes)");
         ok(r.connect && r.http10 && r.close, "... connect, http10, close");
-        is_str(r.host, "pypi.example", "... host");
+        is_str(r.host, "pkgs.example", "... host");
         is_int(r.port, 443, "... port");
         request_every_split(s, "HTTP/1.0 CONNECT");
 
