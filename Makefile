@@ -4,6 +4,7 @@
 #   make check      install deps, build release + test + sanitizer builds, run every test
 #   make demo       install deps, build, narrate an isolated agent run
 #   make install    install to $(PREFIX) (default /usr/local)
+#   make deb        build/ringfence_VERSION_amd64.deb (debhelper; lintian clean)
 #   make bench      start-latency benchmark against bubblewrap (not part of check)
 #   make format     clang-format the sources
 
@@ -11,7 +12,7 @@ PREFIX ?= /usr/local
 MESON  ?= meson
 NINJA  ?= ninja
 
-.PHONY: all deps deps-build check demo install bench format clean
+.PHONY: all deps deps-build check demo install deb bench format clean
 
 all: deps-build build/build.ninja
 	$(NINJA) -C build
@@ -46,6 +47,9 @@ demo: deps all
 
 install: all
 	$(MESON) install -C build
+
+deb: deps
+	@scripts/deb.sh
 
 bench: deps all build-test/build.ninja
 	$(NINJA) -C build-test

@@ -5,8 +5,10 @@
 # is removed at the end; the listeners it starts are stopped by their pids.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-RF=$PWD/build/ringfence
-[ -x "$RF" ] || { echo "demo: build/ringfence missing (run make)"; exit 1; }
+# RF_DEMO_BIN: the ringfence to demonstrate (the package test runs the
+# demo with the installed /usr/bin/ringfence); default the build's
+RF=${RF_DEMO_BIN:-$PWD/build/ringfence}
+[ -x "$RF" ] || { echo "demo: $RF missing (run make)"; exit 1; }
 
 base=$(mktemp -d /tmp/ringfence-demo.XXXXXX)
 chmod 755 "$base"
