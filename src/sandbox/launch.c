@@ -1618,6 +1618,58 @@ int sandbox_start(const struct rf_child *c, struct rf_error *err)
  * namespace: its owner on disk appears as the run uid, and what the run
  * writes lands owned by the owner — never by the run's host uid.
  */
+/*
+ * A user namespace mapping the host ids ou/og (a tree's owner) to hu/hg
+ * (the run's host ids), for an OPF_IDMAP_OWNER tree's idmap (an idmapped
+ * mount shows an on-disk id as the outside id its namespace maps it to).
+ * Made by a child that unshares and waits while root writes its maps; the
+ * namespace outlives it through the returned fd. An fd or -errno.
+ */
+static int owner_userns(uid_t ou, gid_t og, uid_t hu, gid_t hg)
+{
+        int up[2], go[2];
+        char map[64];
+        if (pipe2(up, O_CLOEXEC) < 0)
+                return negative_errno();
+        if (pipe2(go, O_CLOEXEC) < 0) {
+                int e = negative_errno();
+                close_pair(up);
+                return e;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(up[0]);
+                close(go[1]); /* so that the parent's close ends the read below */
+                char c = unshare(CLONE_NEWUSER) == 0 ? 'u' : 'x';
+                (void)!write(up[1], &c, 1);
+                (void)!read(go[0], &c, 1); /* until the maps are written and read */
+                _exit(0);
+        }
+        close(up[1]);
+        close(go[0]);
+        int r = pid < 0 ? negative_errno() : 0, fd = -1;
+        char c = 0;
+        if (r == 0 && (RETRY_EINTR(read(up[0], &c, 1)) != 1 || c != 'u'))
+                r = -EPERM;
+        if (r == 0 && (r = write_file(pid, "setgroups", "deny")) >= 0) {
+                snprintf(map, sizeof map, "%u %u 1\n", (unsigned)ou, (unsigned)hu);
+                if ((r = write_file(pid, "uid_map", map)) >= 0) {
+                        snprintf(map, sizeof map, "%u %u 1\n", (unsigned)og, (unsigned)hg);
+                        r = write_file(pid, "gid_map", map);
+                }
+        }
+        if (r >= 0) {
+                snprintf(map, sizeof map, "/proc/%d/ns/user", (int)pid);
+                if ((fd = open(map, O_RDONLY | O_CLOEXEC)) < 0)
+                        r = negative_errno();
+        }
+        close(go[1]); /* the child ends */
+        close(up[0]);
+        if (pid > 0)
+                (void)RETRY_EINTR(waitpid(pid, NULL, 0));
+        return r < 0 ? r : fd;
+}
+
 static int send_trees(const struct rf_plan *plan, pid_t pid, int chan, struct rf_error *err)
 {
         char path[64];
@@ -1634,17 +1686,23 @@ static int send_trees(const struct rf_plan *plan, pid_t pid, int chan, struct rf
                         continue;
                 if (plan->test_fail_step == STEP_IDMAP)
                         r = -EPERM;
-                else
+                else if (op->flags & OPF_IDMAP_OWNER) {
+                        /* its owner shown as the run's user (plan.h) */
+                        _cleanup_close_ int own = owner_userns(op->owner_uid, op->owner_gid,
+                                                               plan->host_uid, plan->host_gid);
+                        r = own < 0 ? own : tree_from_host(op, own);
+                } else
                         r = tree_from_host(op, (op->flags & OPF_IDMAP) ? userns : -1);
                 if (r < 0) {
                         bool idmap = plan->test_fail_step == STEP_IDMAP ||
-                                     (r == -EINVAL && (op->flags & OPF_IDMAP));
+                                     (r == -EINVAL && (op->flags & (OPF_IDMAP | OPF_IDMAP_OWNER)));
                         int step = idmap ? STEP_IDMAP : op->step;
-                        return rf_error_set(err, r, "cannot set up %s (%s): %s: %s",
-                                            rf_step_what(step), rf_step_name(step), op->src,
-                                            r == -EINVAL && (op->flags & OPF_IDMAP)
-                                                    ? "its filesystem cannot be idmapped"
-                                                    : strerror(-r));
+                        return rf_error_set(
+                                err, r, "cannot set up %s (%s): %s: %s", rf_step_what(step),
+                                rf_step_name(step), op->src,
+                                r == -EINVAL && (op->flags & (OPF_IDMAP | OPF_IDMAP_OWNER))
+                                        ? "its filesystem cannot be idmapped"
+                                        : strerror(-r));
                 }
                 struct rf_msg m = {.type = MSG_TREE, .value = (int32_t)i};
                 int tree = r;

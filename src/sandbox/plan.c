@@ -436,6 +436,8 @@ struct user_mount {
         mode_t mode; /* tmpfs mode, or S_IFDIR/S_IFREG of a bind source */
         dev_t dev;
         ino_t ino;
+        uid_t owner_uid; /* OPF_IDMAP_OWNER */
+        gid_t owner_gid;
 };
 
 static int user_mount_cmp(const void *a, const void *b)
@@ -502,6 +504,16 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
         /* A writable path owned like the workspace is idmapped like it. One
          * owned by anyone else would collect files owned by this run's host
          * uid, which a later run may be given: refused. */
+        /* A read-only path others may not read (a user's 0600 config) is
+         * shown to a root-started run as its own, through an idmapped
+         * mount from the path's owner: root named it, so the run may read
+         * it; it stays read-only and nothing else of the host changes. */
+        if (p->map_as_root && (m->flags & OPF_RDONLY) && !(st.st_mode & S_IROTH) &&
+            (st.st_uid != p->uid || st.st_gid != p->gid)) {
+                m->flags |= OPF_IDMAP_OWNER;
+                m->owner_uid = st.st_uid;
+                m->owner_gid = st.st_gid;
+        }
         if (p->map_as_root && !(m->flags & OPF_RDONLY)) {
                 if (st.st_uid != p->uid)
                         return rf_error_set(err, -EPERM,
@@ -842,6 +854,8 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
                 op->mode = m[i].mode;
                 op->dev = m[i].dev;
                 op->ino = m[i].ino;
+                op->owner_uid = m[i].owner_uid;
+                op->owner_gid = m[i].owner_gid;
         }
         return 0;
 }

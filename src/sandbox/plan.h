@@ -71,6 +71,11 @@ enum {
          * trustfiles.h); an absent optional file (the Java store) is not
          * created. */
         OPF_LATE = 1 << 6,
+        /* OP_BIND (root runs, read-only): the tree's owner (owner_uid,
+         * owner_gid) appears as the run's own user through an idmapped
+         * mount of its own: a --ro path others may not read (a user's 0600
+         * ~/.npmrc) is readable in the run, and nothing else changes. */
+        OPF_IDMAP_OWNER = 1 << 7,
 };
 
 /*
@@ -97,6 +102,8 @@ struct plan_op {
         mode_t mode;
         dev_t dev; /* OPF_VERIFY: expected st_dev/st_ino of src */
         ino_t ino;
+        uid_t owner_uid; /* OPF_IDMAP_OWNER: the tree's owner on the host */
+        gid_t owner_gid;
 };
 
 /* A placeholder the supervisor created for a protected path (plan_cleanup). */
