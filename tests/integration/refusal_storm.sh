@@ -5,7 +5,8 @@
 # stderr line saying so, once, naming the destination and why; a few
 # refusals get none (the control); with network.on_refusal_storm "kill"
 # the same storm ends the run (SIGKILL, 137), says why, and run.kill
-# records it. No network is needed: the run has no allow rule, so its
+# records it; with a terminal the notice waits for the run's end. No
+# network is needed: the run has no allow rule, so its
 # egress process refuses every request itself (403).
 #
 # shellcheck source=tests/lib.sh
@@ -46,6 +47,24 @@ is "$RF_RC" 0 "... the run ends normally (network.on_refusal_storm defaults to n
 like "$RF_ERR" 'ringfence: the run keeps trying storm\.test:80 refused 20 times within 10 s \(no allow rule matches' \
 	"... and the caller is told, naming the destination and why"
 is "$(grep -c 'keeps trying' <<<"$RF_ERR")" 1 "... once"
+
+# with a terminal (the run gets a pty, a full-screen program may own it):
+# the notice waits for the run's end, after everything the run printed
+if command -v script >/dev/null; then
+	rf_mktemp /tmp
+	mkfifo "$REPLY/stdin"
+	exec 8<>"$REPLY/stdin"
+	out=$(cd "$WS" && timeout -k 5 120 script -qec "'$RF_BIN' run --state-dir '$RF_STATE' -- sh -c 'python3 storm.py 25; echo run-output-end'" /dev/null <"$REPLY/stdin" 2>&1 | tr -d '\r')
+	exec 8<&-
+	like "$out" 'refused=25' "with a terminal: the same storm"
+	end_at=$(grep -n 'run-output-end' <<<"$out" | head -n 1 | cut -d: -f1)
+	note_at=$(grep -n 'keeps trying' <<<"$out" | head -n 1 | cut -d: -f1)
+	check "... the notice comes after all the run printed (line ${note_at:-none} after ${end_at:-none})" \
+		test "${note_at:-0}" -gt "${end_at:-999999}"
+else
+	skip "with a terminal: the storm notice is held back" "script(1) is not installed"
+	skip "... after all the run printed" "script(1) is not installed"
+fi
 
 cat >"$WS/kill.json" <<'JSON'
 {"version": 1, "network": {"on_refusal_storm": "kill"}}
