@@ -501,27 +501,37 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
         m->dev = st.st_dev;
         m->ino = st.st_ino;
         m->flags |= OPF_VERIFY;
-        /* A writable path owned like the workspace is idmapped like it. One
-         * owned by anyone else would collect files owned by this run's host
-         * uid, which a later run may be given: refused. */
         /* A read-only path others may not read (a user's 0600 config) is
          * shown to a root-started run as its own, through an idmapped
          * mount from the path's owner: root named it, so the run may read
-         * it; it stays read-only and nothing else of the host changes. */
+         * it; it stays read-only and nothing else of the host changes.
+         * Never root's own: a run is not host root, whatever it is given. */
         if (p->map_as_root && (m->flags & OPF_RDONLY) && !(st.st_mode & S_IROTH) &&
-            (st.st_uid != p->uid || st.st_gid != p->gid)) {
+            st.st_uid != 0 && (st.st_uid != p->uid || st.st_gid != p->gid)) {
                 m->flags |= OPF_IDMAP_OWNER;
                 m->owner_uid = st.st_uid;
                 m->owner_gid = st.st_gid;
         }
+        /* A writable path owned like the workspace is idmapped like it; one
+         * owned by another user (not root) through an idmap from that
+         * owner, so what the run writes there lands as the owner (setuid
+         * and setgid bits are refused by the run's seccomp filter, as in
+         * the workspace). Root's own trees are refused: the run would
+         * become the owner of every root-owned file beneath. */
         if (p->map_as_root && !(m->flags & OPF_RDONLY)) {
-                if (st.st_uid != p->uid)
+                if (st.st_uid == 0 && p->uid != 0)
                         return rf_error_set(err, -EPERM,
-                                            "%s %s is owned by uid %u, not by the workspace "
-                                            "owner (uid %u); a run started by root can only "
-                                            "write paths owned like its workspace",
-                                            what, buf, st.st_uid, p->uid);
-                m->flags |= OPF_IDMAP;
+                                            "%s %s is owned by root; a run started by root "
+                                            "writes only its workspace owner's paths or "
+                                            "another user's, never root's",
+                                            what, buf);
+                if (st.st_uid == p->uid && st.st_gid == p->gid)
+                        m->flags |= OPF_IDMAP;
+                else {
+                        m->flags |= OPF_IDMAP_OWNER;
+                        m->owner_uid = st.st_uid;
+                        m->owner_gid = st.st_gid;
+                }
         }
         return 0;
 }
