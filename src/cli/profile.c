@@ -104,8 +104,12 @@ static bool name_valid(const char *s)
         return true;
 }
 
-/* The user profile file for name, if there is one: 0 with path[], else -ENOENT. */
-static int user_file(const char *name, char path[PATH_MAX])
+/* The user profile file for name, if there is one: 0 with path[], -ENOENT
+ * when there is none, -EPERM (err set) for one this caller must not trust:
+ * not a regular file of its own or root's, or writable by others (a policy
+ * is power over the run: root must not take one from another user's
+ * $XDG_CONFIG_HOME). */
+static int user_file(const char *name, char path[PATH_MAX], struct rf_error *err)
 {
         const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
         char dirs[2][PATH_MAX];
@@ -117,9 +121,16 @@ static int user_file(const char *name, char path[PATH_MAX])
         snprintf(dirs[nd++], PATH_MAX, "/etc/ringfence/profiles");
         for (size_t i = 0; i < nd; i++) {
                 struct stat st;
-                if ((size_t)snprintf(path, PATH_MAX, "%s/%s.json", dirs[i], name) < PATH_MAX &&
-                    stat(path, &st) == 0 && S_ISREG(st.st_mode))
-                        return 0;
+                if ((size_t)snprintf(path, PATH_MAX, "%s/%s.json", dirs[i], name) >= PATH_MAX ||
+                    lstat(path, &st) < 0)
+                        continue;
+                if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
+                    (st.st_mode & (S_IWGRP | S_IWOTH)))
+                        return rf_error_set(err, -EPERM,
+                                            "--profile %s: %s is not a regular file of yours or "
+                                            "root's that only its owner may write; refusing it",
+                                            name, path);
+                return 0;
         }
         return -ENOENT;
 }
@@ -186,8 +197,10 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
         if (depth > 4)
                 return rf_error_set(err, -ELOOP, "--profile %s: building blocks nest too deep",
                                     name);
-        if (user_file(name, file) == 0)
+        if ((r = user_file(name, file, err)) == 0)
                 return add(ops, "policy", file, err);
+        if (r != -ENOENT)
+                return r;
         const struct builtin *b = builtin_find(name);
         if (!b)
                 return rf_error_set(err, -ENOENT,

@@ -63,6 +63,22 @@ is "$RF_OUT" "mine" "a user profile (a policy file) applies"
 rf_run --profile node -- printenv RF_PROFILE_TEST
 is "$RF_OUT" "my node" "... and wins over the built-in of its name"
 RF_ENV=()
+# a profile file the caller must not trust: another user's, or writable by others
+if is_root; then
+	cp "$cfg/ringfence/profiles/mine.json" "$cfg/ringfence/profiles/theirs.json"
+	chown 1234:1234 "$cfg/ringfence/profiles/theirs.json"
+	RF_ENV=("XDG_CONFIG_HOME=$cfg")
+	rf_run --profile theirs -- printenv RF_PROFILE_TEST
+	RF_ENV=()
+	is "$RF_RC" 125 "a profile file owned by another user: refused (125)"
+	like "$RF_ERR" 'is not a regular file of yours or root' "... saying why"
+fi
+chmod 0666 "$cfg/ringfence/profiles/mine.json"
+RF_ENV=("XDG_CONFIG_HOME=$cfg")
+rf_run --profile mine -- printenv RF_PROFILE_TEST
+RF_ENV=()
+is "$RF_RC" 125 "a profile file others may write: refused (125)"
+chmod 0644 "$cfg/ringfence/profiles/mine.json"
 out=$(XDG_CONFIG_HOME=$cfg "$RF_BIN" profile list)
 like "$out" "mine +policy file $cfg/ringfence/profiles/mine.json" "profile list: the user's profiles too"
 
