@@ -57,6 +57,7 @@
 #include "sandbox/trustfiles.h"
 #include "secrets/secmem.h"
 #include "shared/macro.h"
+#include "shared/memfd.h"
 
 /* a run without a timeout: the run CA's validity (its key dies with the run) */
 #define CA_LIFETIME_DEFAULT_S (30ULL * 24 * 3600)
@@ -159,35 +160,19 @@ static int fail(struct tls_result *res, int r, const char *fmt, ...)
         return res->err;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-        const unsigned char *p = buf;
-        while (len) {
-                ssize_t n = write(fd, p, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? negative_errno() : -EIO;
-                p += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
 /* The trust files into a new memfd, sealed against writes and resizing. */
 static int files_memfd(const void *const data[TRUST_FILES], const size_t len[TRUST_FILES])
 {
         unsigned char hdr[TRUSTFILES_HDR];
-        int fd = memfd_create("ringfence-trust", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        int fd = memfd_new("ringfence-trust");
         if (fd < 0)
-                return negative_errno();
+                return fd;
         trustfiles_header(len, hdr);
-        int r = write_all(fd, hdr, sizeof hdr);
+        int r = fd_write_all(fd, hdr, sizeof hdr);
         for (size_t i = 0; r >= 0 && i < TRUST_FILES; i++)
-                r = write_all(fd, data[i], len[i]);
-        if (r >= 0 &&
-            fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
-                r = negative_errno();
+                r = fd_write_all(fd, data[i], len[i]);
+        if (r >= 0)
+                r = memfd_seal(fd);
         if (r < 0) {
                 close(fd);
                 return r;
@@ -195,7 +180,6 @@ static int files_memfd(const void *const data[TRUST_FILES], const size_t len[TRU
         return fd;
 }
 
-/* Everything the helper does; fills *res (and *fd, export[0..*ca_len)). */
 /* A file the egress processes will read, snapshotted now (before the run's
  * command exists: nothing of the run can have changed it). */
 static int snapshot_path(const char *path, const char *name)
@@ -574,25 +558,23 @@ int run_tls_finish(struct run_tls *t, struct rf_error *err)
         }
         /* what init will check, checked here too: a result that does not
          * fit the plan refuses the run with a reason, not a failed step */
-        struct stat st;
+        size_t size = 0;
         void *map = MAP_FAILED;
         struct trustfiles tf;
         if (!k || res.ca_len != want || (size_t)n != sizeof res + want || got != HELPER_FDS ||
-            rf_tls_sealed(fds[HF_FILES], TRUSTFILES_HDR + TRUST_FILES * t->bound) < 0 ||
-            rf_tls_sealed(fds[HF_MODULE], RF_TLS_MODULE_MAX) < 0 ||
-            rf_tls_sealed(fds[HF_BUNDLE], RF_TLS_BUNDLE_MAX) < 0 ||
-            rf_tls_sealed(fds[HF_UPSTREAM], RF_TLS_BUNDLE_MAX) < 0 ||
-            fstat(fds[HF_FILES], &st) < 0 || st.st_size < TRUSTFILES_HDR ||
-            (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fds[HF_FILES], 0)) ==
-                    MAP_FAILED ||
-            trustfiles_parse(map, (size_t)st.st_size, t->bound, &tf) < 0 ||
-            !tf.data[TRUST_JAVA] != !t->java) {
+            memfd_sealed_size(fds[HF_FILES], TRUSTFILES_HDR + TRUST_FILES * t->bound, &size) < 0 ||
+            memfd_sealed_size(fds[HF_MODULE], RF_TLS_MODULE_MAX, NULL) < 0 ||
+            memfd_sealed_size(fds[HF_BUNDLE], RF_TLS_BUNDLE_MAX, NULL) < 0 ||
+            memfd_sealed_size(fds[HF_UPSTREAM], RF_TLS_BUNDLE_MAX, NULL) < 0 ||
+            size < TRUSTFILES_HDR ||
+            (map = mmap(NULL, size, PROT_READ, MAP_SHARED, fds[HF_FILES], 0)) == MAP_FAILED ||
+            trustfiles_parse(map, size, t->bound, &tf) < 0 || !tf.data[TRUST_JAVA] != !t->java) {
                 if (map != MAP_FAILED)
-                        munmap(map, (size_t)st.st_size);
+                        munmap(map, size);
                 r = rf_error_set(err, -EPROTO, "%s: the TLS helper's result is malformed", t->what);
                 goto fail;
         }
-        munmap(map, (size_t)st.st_size);
+        munmap(map, size);
         k->len = res.ca_len;
 #ifdef RF_TEST_BUILD
         test_ca_keys_out(k);

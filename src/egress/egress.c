@@ -48,6 +48,7 @@
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "shared/macro.h"
+#include "shared/memfd.h"
 #include "tls/tls-load.h"
 #include "tls/tlsterm.h"
 
@@ -420,9 +421,10 @@ static int egress_prepare(void *ctx)
                 snprintf(bpath, sizeof bpath, "/proc/self/fd/%d", EGRESS_FD_BUNDLE);
                 snprintf(upath, sizeof upath, "/proc/self/fd/%d", EGRESS_FD_UPSTREAM);
                 int r = mod.vt ? 0 : rf_tls_load_fd(EGRESS_FD_MODULE, &mod); /* init() too */
-                if (r >= 0 && (r = rf_tls_sealed(EGRESS_FD_BUNDLE, RF_TLS_BUNDLE_MAX)) >= 0 &&
+                if (r >= 0 &&
+                    (r = memfd_sealed_size(EGRESS_FD_BUNDLE, RF_TLS_BUNDLE_MAX, NULL)) >= 0 &&
                     (p->c->tls_upstream_fd < 0 ||
-                     (r = rf_tls_sealed(EGRESS_FD_UPSTREAM, RF_TLS_BUNDLE_MAX)) >= 0))
+                     (r = memfd_sealed_size(EGRESS_FD_UPSTREAM, RF_TLS_BUNDLE_MAX, NULL)) >= 0))
                         r = mod.vt->trust_load(bpath, p->c->tls_upstream_fd >= 0 ? upath : NULL,
                                                &p->mine->tls_trust);
                 for (int fd = EGRESS_FD_MODULE; fd <= EGRESS_FD_UPSTREAM; fd++)

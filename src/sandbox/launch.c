@@ -68,6 +68,7 @@
 #include "msg.h"
 #include "seccomp.h"
 #include "shared/macro.h"
+#include "shared/memfd.h"
 #include "trustfiles.h"
 #include "steps.h"
 
@@ -502,9 +503,7 @@ static void bind_in_root(const struct child *c, const struct plan_op *op, int ro
 static void trust_receive(const struct child *c, int step)
 {
         struct trust_late *t = c->trust;
-        const int seals = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
         struct rf_msg m;
-        struct stat st;
         int fd = -1;
 
         if (t->got)
@@ -514,12 +513,10 @@ static void trust_receive(const struct child *c, int step)
                 _exit(125);
         if (m.type != MSG_TRUST || fd < 0)
                 child_fail(c, step, EPROTO);
-        int have = fcntl(fd, F_GET_SEALS);
-        if (have < 0 || (have & seals) != seals || fstat(fd, &st) < 0 ||
-            st.st_size < TRUSTFILES_HDR ||
-            (uint64_t)st.st_size > TRUSTFILES_HDR + (uint64_t)TRUST_FILES * c->plan->trust_bound)
+        if (memfd_sealed_size(fd, TRUSTFILES_HDR + TRUST_FILES * c->plan->trust_bound, &t->len) <
+                    0 ||
+            t->len < TRUSTFILES_HDR)
                 child_fail(c, step, EPROTO);
-        t->len = (size_t)st.st_size;
         t->map = mmap(NULL, t->len, PROT_READ, MAP_SHARED, fd, 0);
         int e = errno;
         close(fd);

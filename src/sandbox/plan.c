@@ -45,17 +45,15 @@
 #include "shared/macro.h"
 #include "steps.h"
 #include "trustfiles.h"
+#include "tls/tls-load.h"
 
-#define DEFAULT_PATH   RF_DEFAULT_PATH
 #define DEV_TMPFS_SIZE (1ULL << 20)
 
 /* Credential injection over TLS (plan_input.tls_*): the run's trust files,
  * on the root tmpfs, and the host files they are mounted over. */
-#define RUN_TLS_BUNDLE  "/run/ringfence/ca-certificates.crt"
-#define RUN_TLS_CA      "/run/ringfence/run-ca.crt"
-#define RUN_TLS_JAVA    "/run/ringfence/cacerts.p12"
-#define HOST_TLS_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
-#define HOST_TLS_JAVA   "/etc/ssl/certs/java/cacerts"
+#define RUN_TLS_BUNDLE "/run/ringfence/ca-certificates.crt"
+#define RUN_TLS_CA     "/run/ringfence/run-ca.crt"
+#define RUN_TLS_JAVA   "/run/ringfence/cacerts.p12"
 
 int path_absolute(const char *cwd, const char *path, char *out, size_t len)
 {
@@ -922,7 +920,7 @@ static int build_env(struct rf_plan *p, const struct plan_input *in)
                 return -ENOMEM;
         /* Defaults, then the policy's env (which may override any of them),
          * then ringfence's own variables, which nothing overrides. */
-        if ((r = env_set(p, &n, "PATH", DEFAULT_PATH)) < 0 ||
+        if ((r = env_set(p, &n, "PATH", RF_DEFAULT_PATH)) < 0 ||
             (r = env_set(p, &n, "HOME", p->home)) < 0 ||
             (r = env_set(p, &n, "USER", p->user)) < 0 ||
             (r = env_set(p, &n, "LOGNAME", p->user)) < 0 ||
@@ -967,7 +965,7 @@ static int build_env(struct rf_plan *p, const struct plan_input *in)
                 if ((r = env_set(p, &n, "NODE_EXTRA_CA_CERTS", RUN_TLS_CA)) < 0)
                         return r;
         }
-        const char *path = DEFAULT_PATH;
+        const char *path = RF_DEFAULT_PATH;
         bool own_path = false;
         for (size_t i = 0; i < pol->n_env; i++)
                 if (strcmp(pol->env_names[i], "PATH") == 0) {
@@ -979,7 +977,7 @@ static int build_env(struct rf_plan *p, const struct plan_input *in)
                 if ((r = env_set(p, &n, "RINGFENCE_BROKER", BROKER_SOCKET)) < 0)
                         return r;
                 if (!own_path) {
-                        path = DEFAULT_PATH ":/run/ringfence/bin";
+                        path = RF_DEFAULT_PATH ":/run/ringfence/bin";
                         if ((r = env_set(p, &n, "PATH", path)) < 0)
                                 return r;
                 }
@@ -1120,8 +1118,8 @@ static int add_tls_trust(struct rf_plan *p, const struct plan_input *in, struct 
         }
         p->trust_late = true;
         p->trust_bound = in->tls_bound;
-        if ((r = add_trust_overlay(p, RUN_TLS_BUNDLE, HOST_TLS_BUNDLE)) < 0 ||
-            (in->tls_java && (r = add_trust_overlay(p, RUN_TLS_JAVA, HOST_TLS_JAVA)) < 0))
+        if ((r = add_trust_overlay(p, RUN_TLS_BUNDLE, RF_TLS_HOST_BUNDLE)) < 0 ||
+            (in->tls_java && (r = add_trust_overlay(p, RUN_TLS_JAVA, RF_TLS_HOST_JAVA)) < 0))
                 return r;
         return 0;
 }

@@ -18,11 +18,11 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "shared/macro.h"
+#include "shared/memfd.h"
 #include "tls/tls-load.h"
 
 static int owner_ok(const struct stat *st)
@@ -143,18 +143,6 @@ int rf_tls_load_path(const char *path, struct rf_tls_module *m)
         return load_open(fd, path, m);
 }
 
-int rf_tls_sealed(int fd, size_t max)
-{
-        const int seals = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
-        struct stat st;
-        int have = fcntl(fd, F_GET_SEALS);
-        if (have < 0 || (have & seals) != seals || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return -EBADF;
-        if ((uint64_t)st.st_size > max)
-                return -EFBIG;
-        return 0;
-}
-
 int rf_tls_snapshot(int src, size_t max, const char *name)
 {
         struct stat st;
@@ -165,9 +153,9 @@ int rf_tls_snapshot(int src, size_t max, const char *name)
                 return -EINVAL;
         if ((uint64_t)st.st_size > max)
                 return -EFBIG;
-        int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        int fd = memfd_new(name);
         if (fd < 0)
-                return negative_errno();
+                return fd;
         int r = 0;
         size_t total = 0;
         for (;;) {
@@ -178,23 +166,16 @@ int rf_tls_snapshot(int src, size_t max, const char *name)
                         r = n < 0 ? negative_errno() : 0;
                         break;
                 }
-                if ((total += (size_t)n) > max) {
+                if ((total += (size_t)n) > max)
                         r = -EFBIG;
-                        break;
-                }
-                for (ssize_t off = 0; off < n && r == 0;) {
-                        ssize_t w = write(fd, buf + off, (size_t)(n - off));
-                        if (w < 0 && errno != EINTR)
-                                r = negative_errno();
-                        off += w > 0 ? w : 0;
-                }
+                else
+                        r = fd_write_all(fd, buf, (size_t)n);
                 if (r < 0)
                         break;
         }
         explicit_bzero(buf, sizeof buf);
-        if (r == 0 &&
-            fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
-                r = negative_errno();
+        if (r == 0)
+                r = memfd_seal(fd);
         if (r < 0) {
                 close(fd);
                 return r;
@@ -221,7 +202,7 @@ int rf_tls_module_snapshot(int *fd)
 int rf_tls_load_fd(int fd, struct rf_tls_module *m)
 {
         memset(m, 0, sizeof *m);
-        int r = rf_tls_sealed(fd, RF_TLS_MODULE_MAX);
+        int r = memfd_sealed_size(fd, RF_TLS_MODULE_MAX, NULL);
         return r < 0 ? r : load_open(fd, "ringfence-tls.so (snapshot)", m);
 }
 

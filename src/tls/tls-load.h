@@ -67,11 +67,6 @@ int rf_tls_load(struct rf_tls_module *m);
  */
 int rf_tls_snapshot(int src, size_t max, const char *name);
 
-/* rf_tls_sealed — fd is a regular file of at most `max` bytes sealed against
- * writes, growth and shrinking (as rf_tls_snapshot makes them): 0, -EBADF,
- * -EFBIG. */
-int rf_tls_sealed(int fd, size_t max);
-
 /*
  * rf_tls_module_snapshot — the module rf_tls_load would load, opened and
  * checked the same way, copied into a sealed memfd (*fd): loaded later with
@@ -80,8 +75,9 @@ int rf_tls_sealed(int fd, size_t max);
  */
 int rf_tls_module_snapshot(int *fd);
 
-/* rf_tls_load_fd — load the module from a sealed snapshot (rf_tls_sealed
- * checked first: -EBADF otherwise), as rf_tls_load_path does from a path. */
+/* rf_tls_load_fd — load the module from a sealed snapshot (checked with
+ * memfd_sealed_size first: -EBADF otherwise), as rf_tls_load_path does
+ * from a path. */
 int rf_tls_load_fd(int fd, struct rf_tls_module *m);
 
 /* dlclose the module (NULL handle is fine). Handles made through the vtable

@@ -1,0 +1,54 @@
+/*
+ * memfd.c — sealed memory files (memfd.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shared/macro.h"
+#include "shared/memfd.h"
+
+int memfd_new(const char *name)
+{
+        int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+int fd_write_all(int fd, const void *buf, size_t len)
+{
+        const unsigned char *p = buf;
+        while (len) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EIO;
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+int memfd_seal(int fd)
+{
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int memfd_sealed_size(int fd, size_t max, size_t *size)
+{
+        const int seals = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
+        struct stat st;
+        int have = fcntl(fd, F_GET_SEALS);
+        if (have < 0 || (have & seals) != seals || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return -EBADF;
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
+        if (size)
+                *size = (size_t)st.st_size;
+        return 0;
+}
