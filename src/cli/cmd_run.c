@@ -38,6 +38,7 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 #include "supervisor/registry.h"
+#include "supervisor/publish.h"
 #include "supervisor/run.h"
 
 enum {
@@ -74,6 +75,7 @@ enum {
         OPT_CALLER_UID,
         OPT_QUIET,
         OPT_PROFILE,
+        OPT_PUBLISH,
 };
 
 static const struct option run_options[] = {
@@ -90,6 +92,7 @@ static const struct option run_options[] = {
         {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
         {"allow-http", required_argument, NULL, OPT_ALLOW_HTTP},
         {"add-host", required_argument, NULL, OPT_ADD_HOST},
+        {"publish", required_argument, NULL, OPT_PUBLISH},
         {"capture", required_argument, NULL, OPT_CAPTURE},
         {"upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -152,6 +155,10 @@ static void run_usage(FILE *f)
               "                            with the run CA; an allow rule must still reach\n"
               "                            it (network.http, docs/EGRESS.md)\n"
               "      --add-host NAME:IP    a static name for the egress proxy (before DNS)\n"
+              "      --publish [127.0.0.1:|[::1]:]HOST_PORT:RUN_PORT\n"
+              "                            the host's loopback HOST_PORT reaches the run's\n"
+              "                            RUN_PORT (OAuth callbacks, dev servers); only\n"
+              "                            your uid (and root) may connect; recorded\n"
               "      --capture MODE        transparent (default): TCP to allowed names and\n"
               "                            addresses is captured without proxy settings,\n"
               "                            anything else refused at once; proxy-only: only\n"
@@ -340,6 +347,13 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 if (r < 0 && err)
                         snprintf(err->keypath, sizeof err->keypath, "--add-host");
                 return r;
+        case OPT_PUBLISH: {
+                struct policy_publish pp;
+                const char *why = "invalid";
+                if (policy_publish_parse(arg, strlen(arg), &pp, &why) < 0)
+                        return rf_error_set(err, -EINVAL, "--publish %.80s: %s", arg, why);
+                return policy_add_publish(o, &pp, err);
+        }
         case OPT_CAPTURE:
                 o->net_capture = policy_capture_from_name(arg);
                 if (o->net_capture < 0) {
@@ -1142,6 +1156,12 @@ int cmd_run(int argc, char **argv)
                 blob = -1;
                 audit_emitter_set_redact(ev, grants_redact, grants);
         }
+        /* published ports (--publish): the host's listeners, open before
+         * anything of the run starts, so a port in use refuses the run */
+        struct publish *publish = NULL;
+        if ((r = publish_open(pol->net_publish, pol->n_net_publish,
+                              caller_uid >= 0 ? (uid_t)caller_uid : getuid(), &publish, &err)) < 0)
+                return refuse_late(alog, plan, cg, ev, &egress, &err);
         /* Reachable from now on: `ringfence ps`, `kill`, `pause`, ... */
         struct run_info info = {.uid = caller_uid >= 0 ? (uint64_t)caller_uid : getuid(),
                                 .pid = (uint64_t)getpid()};
@@ -1170,11 +1190,13 @@ int cmd_run(int argc, char **argv)
                                         .mask_output = mask_output,
                                         .storm_kill = pol->net_on_storm == POLICY_STORM_KILL,
                                         .raw_terminal = raw_terminal,
+                                        .publish = publish,
                                         .log_max = log_max};
         /* what the egress process refused, for one summary at the end */
         struct egress_refusals refusals = {0};
         egress_refusals_track(&refusals, grants ? grants_redact : NULL, grants);
         int status = supervisor_run(plan, cg, &services, &err);
+        publish = publish_free(publish);
         egress_refusals_track(NULL, NULL, NULL);
         if (!quiet)
                 egress_refusals_print(&refusals, stderr);

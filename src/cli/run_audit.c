@@ -64,9 +64,16 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
                     struct rf_cgroup *cg, struct rf_error *err)
 {
         char digest[65], host[256] = "", started_by[320], layers[160];
+        char publish[POLICY_PUBLISH_MAX * (POLICY_PUBLISH_TEXT_MAX + 1)] = "";
         struct passwd *pw = getpwuid(getuid());
 
         policy_digest(pol, digest);
+        for (size_t i = 0; i < pol->n_net_publish; i++) {
+                char t[POLICY_PUBLISH_TEXT_MAX];
+                policy_publish_text(&pol->net_publish[i], t);
+                size_t l = strlen(publish);
+                snprintf(publish + l, sizeof publish - l, "%s%s", l ? "," : "", t);
+        }
         if (gethostname(host, sizeof host - 1) < 0)
                 strcpy(host, "unknown");
         snprintf(started_by, sizeof started_by, "uid:%u(%s)", (unsigned)getuid(),
@@ -91,6 +98,7 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
                 UINT("limit_pids", plan->limits.pids),
                 UINT("limit_cpus_milli", plan->limits.cpus_milli),
                 UINT("timeout_ms", pol->timeout_ms),
+                STR("publish", publish[0] ? publish : NULL),
         };
         /* not durable yet: the caller commits it (audit_flush) before the
          * command can start; a failed commit refuses the run */

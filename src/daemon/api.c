@@ -9,6 +9,7 @@
 
 #include "daemon/api.h"
 #include "policy/policy-internal.h"
+#include "policy/policy.h"
 #include "secrets/broker.h"
 #include "shared/json.h"
 
@@ -38,6 +39,7 @@ void api_req_clear(struct api_req *req)
         strv_free(req->secrets, req->n_secrets);
         strv_free(req->allow_hosts, req->n_allow_hosts);
         strv_free(req->env, req->n_env);
+        strv_free(req->publish, req->n_publish);
         memset(req, 0, sizeof *req);
 }
 
@@ -218,11 +220,30 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                 } else if (!strcmp(m->key, "env")) {
                         if ((s = env_from(m, r, why, wl)))
                                 return s;
+                } else if (!strcmp(m->key, "publish")) {
+                        /* host loopback ports for the caller (publish.h):
+                         * checked and kept canonical here */
+                        if ((s = strv_from(m, POLICY_PUBLISH_MAX, POLICY_PUBLISH_TEXT_MAX,
+                                           &r->publish, &r->n_publish, why, wl)))
+                                return s;
+                        for (size_t k = 0; k < r->n_publish; k++) {
+                                struct policy_publish pp;
+                                const char *bad = "invalid";
+                                if (policy_publish_parse(r->publish[k], strlen(r->publish[k]), &pp,
+                                                         &bad) < 0)
+                                        return rf_why(why, wl, 400, "publish[%zu]: %s", k, bad);
+                                char t[POLICY_PUBLISH_TEXT_MAX], *c;
+                                policy_publish_text(&pp, t);
+                                if (!(c = strdup(t)))
+                                        return rf_why(why, wl, 500, "out of memory");
+                                free(r->publish[k]);
+                                r->publish[k] = c;
+                        }
                 } else
                         return rf_why(why, wl, 400,
                                       "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
                                       "workspace, timeout, memory, pids, cpus, secrets, "
-                                      "allow_hosts, env; "
+                                      "allow_hosts, env, publish; "
                                       "exec providers and policies come from the daemon's "
                                       "configuration)",
                                       m->key);

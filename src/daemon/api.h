@@ -77,6 +77,8 @@ struct api_req {
         size_t n_allow_hosts;
         char **env; /* "NAME=VALUE" for the run's environment (`-e`); owned */
         size_t n_env;
+        char **publish; /* `--publish` specs, canonical (policy_publish_text); owned */
+        size_t n_publish;
 };
 
 /*

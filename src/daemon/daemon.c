@@ -776,7 +776,7 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                         return;
                 }
         }
-        const char *av[64 + API_ARGV_MAX + 512 + 2 * API_ENV_MAX];
+        const char *av[64 + API_ARGV_MAX + 512 + 2 * API_ENV_MAX + 2 * POLICY_PUBLISH_MAX];
         size_t n = 0;
         av[n++] = "ringfence";
         av[n++] = "run";
@@ -838,6 +838,11 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
         for (size_t i = 0; i < q->n_env; i++) {
                 av[n++] = "-e";
                 av[n++] = q->env[i];
+        }
+        /* the run's listener lets only the caller's uid (and root) in */
+        for (size_t i = 0; i < q->n_publish; i++) {
+                av[n++] = "--publish";
+                av[n++] = q->publish[i];
         }
         if (pol[0]) {
                 av[n++] = "-p";
@@ -924,8 +929,8 @@ static void op_start(struct daemon *d, struct client *c, struct api_req *q)
                 return;
         }
         *c->start = *q; /* the request is the client's now: its arrays too */
-        q->argv = q->secrets = q->allow_hosts = q->env = NULL;
-        q->argc = q->n_secrets = q->n_allow_hosts = q->n_env = 0;
+        q->argv = q->secrets = q->allow_hosts = q->env = q->publish = NULL;
+        q->argc = q->n_secrets = q->n_allow_hosts = q->n_env = q->n_publish = 0;
         int e = check_start(c);
         if (e) {
                 api_req_clear(c->start);

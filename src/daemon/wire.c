@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon/wire.h"
+#include "policy/policy.h"
 
 static int put_strv(char *buf, size_t size, size_t *off, char *const *v, size_t n)
 {
@@ -44,10 +45,12 @@ int wire_pack(const struct wire_head *h, const struct api_req *req, char *buf, s
                 w.n_secrets = (uint32_t)req->n_secrets;
                 w.n_hosts = (uint32_t)req->n_allow_hosts;
                 w.n_env = (uint32_t)req->n_env;
+                w.n_publish = (uint32_t)req->n_publish;
                 if (put_strv(buf, size, &off, req->argv, req->argc) < 0 ||
                     put_strv(buf, size, &off, req->secrets, req->n_secrets) < 0 ||
                     put_strv(buf, size, &off, req->allow_hosts, req->n_allow_hosts) < 0 ||
-                    put_strv(buf, size, &off, req->env, req->n_env) < 0)
+                    put_strv(buf, size, &off, req->env, req->n_env) < 0 ||
+                    put_strv(buf, size, &off, req->publish, req->n_publish) < 0)
                         return -E2BIG;
         }
         w.strings_len = (uint32_t)(off - sizeof w);
@@ -119,6 +122,8 @@ int wire_unpack(const char *buf, size_t len, struct wire_head *h, struct api_req
                            &req->n_secrets)) < 0 ||
             (r = take_strv(&p, end, h->n_hosts, 256, &req->allow_hosts, &req->n_allow_hosts)) < 0 ||
             (r = take_strv(&p, end, h->n_env, API_ENV_MAX, &req->env, &req->n_env)) < 0 ||
+            (r = take_strv(&p, end, h->n_publish, POLICY_PUBLISH_MAX, &req->publish,
+                           &req->n_publish)) < 0 ||
             p != end) {
                 api_req_clear(req);
                 return r < 0 ? r : -EBADMSG;

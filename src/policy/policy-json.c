@@ -302,6 +302,18 @@ int policy_to_json(const struct rf_policy *p, char **ret)
         if (p->net_on_storm != POLICY_STORM_UNSET) /* unset: the default, notice */
                 put_string_member(&sec, &f, "on_refusal_storm", policy_storm_name(p->net_on_storm));
         put_ports_member(&sec, &f, "plain_ports", p->net_plain_ports, p->n_net_plain_ports);
+        if (p->n_net_publish) {
+                put_key(&sec, &f, "publish");
+                json_buf_append(&sec, "[", 1);
+                for (size_t i = 0; i < p->n_net_publish; i++) {
+                        char t[POLICY_PUBLISH_TEXT_MAX];
+                        policy_publish_text(&p->net_publish[i], t);
+                        if (i)
+                                json_buf_append(&sec, ",", 1);
+                        json_buf_append_string(&sec, t, strlen(t));
+                }
+                json_buf_append(&sec, "]", 1);
+        }
         if (p->net_upstream_ca)
                 put_string_member(&sec, &f, "upstream_ca", p->net_upstream_ca);
         put_section(&b, &first, "network", &sec);

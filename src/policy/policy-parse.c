@@ -659,6 +659,34 @@ static int parse_plain_ports(struct ctx *c, const struct json_node *v, const str
         return 0;
 }
 
+static int parse_publish(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        int r = expect_type(c, v, JSON_ARRAY, "an array of \"HOST_PORT:RUN_PORT\" strings");
+        if (r < 0)
+                return r;
+        if (v->n_items > POLICY_PUBLISH_MAX)
+                return fail_value(c, v, -E2BIG, "more than %d entries", POLICY_PUBLISH_MAX);
+        for (size_t i = 0; i < v->n_items; i++) {
+                const struct json_node *e = v->items[i];
+                struct policy_publish pp;
+                const char *why = "invalid";
+                struct rf_error e2 = {0};
+                size_t mark;
+
+                path_push_index(c, i, &mark);
+                r = expect_type(c, e, JSON_STRING,
+                                "a \"[127.0.0.1:|[::1]:]HOST_PORT:RUN_PORT\" string");
+                if (r < 0)
+                        return r;
+                if (policy_publish_parse(e->str, e->len, &pp, &why) < 0)
+                        return fail_value(c, e, -EINVAL, "%s", why);
+                if ((r = policy_add_publish(c->p, &pp, &e2)) < 0)
+                        return fail_value(c, e, r, "%s", e2.msg);
+                path_pop(c, mark);
+        }
+        return 0;
+}
+
 static int parse_capture(struct ctx *c, const struct json_node *v, const struct field *f)
 {
         int r = expect_type(c, v, JSON_STRING, "a string (\"transparent\" or \"proxy-only\")");
@@ -806,6 +834,7 @@ static const struct field network_fields[] = {
         {.key = "http", .parse = parse_net_http},
         {.key = "on_refusal_storm", .parse = parse_on_storm},
         {.key = "plain_ports", .parse = parse_plain_ports},
+        {.key = "publish", .parse = parse_publish},
         {.key = "upstream_ca", .parse = parse_upstream_ca},
 };
 

@@ -724,6 +724,9 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
                 if (r < 0)
                         return rf_error_set(err, r, "upstream_ca: %s", why ? why : "invalid");
         }
+        for (size_t i = 0; i < overlay->n_net_publish; i++)
+                if ((r = policy_add_publish(m, &overlay->net_publish[i], err)) < 0)
+                        return r;
         for (size_t i = 0; i < overlay->n_net_plain_ports; i++)
                 if (!policy_net_port_listed(m, overlay->net_plain_ports[i])) {
                         if (m->n_net_plain_ports >= POLICY_NET_PLAIN_PORTS_MAX)
@@ -1070,5 +1073,88 @@ int policy_add_net_host(struct rf_policy *p, const char *name_ip, struct rf_erro
         int r = policy_net_host_put(p, entry);
         if (r < 0)
                 return rf_error_set(err, r, r == -E2BIG ? "too many hosts" : "out of memory");
+        return 0;
+}
+
+/* A decimal port 1..65535 of exactly len bytes. */
+static int publish_port(const char *s, size_t len, uint16_t *out)
+{
+        unsigned v = 0;
+
+        if (len == 0 || len > 5)
+                return -EINVAL;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                v = v * 10 + (unsigned)(s[i] - '0');
+        }
+        if (v == 0 || v > 65535 || (len > 1 && s[0] == '0'))
+                return -EINVAL;
+        *out = (uint16_t)v;
+        return 0;
+}
+
+int policy_publish_parse(const char *s, size_t len, struct policy_publish *out, const char **why)
+{
+        struct policy_publish pp = {0};
+        static const char v4[] = "127.0.0.1:", v6[] = "[::1]:";
+
+        if (len >= sizeof v4 - 1 && !memcmp(s, v4, sizeof v4 - 1)) {
+                s += sizeof v4 - 1;
+                len -= sizeof v4 - 1;
+        } else if (len >= sizeof v6 - 1 && !memcmp(s, v6, sizeof v6 - 1)) {
+                pp.v6 = true;
+                s += sizeof v6 - 1;
+                len -= sizeof v6 - 1;
+        }
+        const char *colon = memchr(s, ':', len);
+        if (!colon) {
+                *why = "expected [127.0.0.1:|[::1]:]HOST_PORT:RUN_PORT";
+                return -EINVAL;
+        }
+        if (memchr(colon + 1, ':', len - (size_t)(colon + 1 - s)) || memchr(s, '[', len)) {
+                *why = "only the host's loopback (127.0.0.1 or [::1]) can be published to";
+                return -EINVAL;
+        }
+        if (publish_port(s, (size_t)(colon - s), &pp.host_port) < 0 ||
+            publish_port(colon + 1, len - (size_t)(colon + 1 - s), &pp.run_port) < 0) {
+                *why = memchr(s, '.', (size_t)(colon - s))
+                               ? "only the host's loopback (127.0.0.1 or [::1]) can be "
+                                 "published to"
+                               : "ports are 1 to 65535";
+                return -EINVAL;
+        }
+        *out = pp;
+        return 0;
+}
+
+void policy_publish_text(const struct policy_publish *pp, char out[POLICY_PUBLISH_TEXT_MAX])
+{
+        snprintf(out, POLICY_PUBLISH_TEXT_MAX, "%s:%u:%u", pp->v6 ? "[::1]" : "127.0.0.1",
+                 pp->host_port, pp->run_port);
+}
+
+int policy_add_publish(struct rf_policy *p, const struct policy_publish *pp, struct rf_error *err)
+{
+        char t[POLICY_PUBLISH_TEXT_MAX];
+
+        policy_publish_text(pp, t);
+        if (pp->host_port == 0 || pp->run_port == 0)
+                return rf_error_set(err, -EINVAL, "publish \"%s\": ports are 1 to 65535", t);
+        for (size_t i = 0; i < p->n_net_publish; i++) {
+                const struct policy_publish *o = &p->net_publish[i];
+                if (o->v6 != pp->v6 || o->host_port != pp->host_port)
+                        continue;
+                if (o->run_port == pp->run_port)
+                        return 0;
+                return rf_error_set(err, -EINVAL,
+                                    "publish \"%s\": host port %u is already published to run "
+                                    "port %u",
+                                    t, pp->host_port, o->run_port);
+        }
+        if (p->n_net_publish >= POLICY_PUBLISH_MAX)
+                return rf_error_set(err, -E2BIG, "more than %d published ports",
+                                    POLICY_PUBLISH_MAX);
+        p->net_publish[p->n_net_publish++] = *pp;
         return 0;
 }

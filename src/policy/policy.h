@@ -39,6 +39,7 @@
 #define POLICY_NET_RULES_MAX       256           /* entries in network.allow / deny / hosts */
 #define POLICY_NET_PLAIN_PORTS_MAX 16            /* entries in network.plain_ports */
 #define POLICY_NET_HTTP_MAX        64            /* entries in network.http (HTTPRULE_MAX) */
+#define POLICY_PUBLISH_MAX         8             /* entries in network.publish */
 #define POLICY_EGRESS_CONNS_MAX    16384         /* limits.egress_connections */
 #define POLICY_ENV_RESERVED_PREFIX "RINGFENCE_"  /* env names ringfence sets itself */
 
@@ -46,6 +47,27 @@
 #define POLICY_DEFAULT_TMP_SIZE  (512ULL << 20)
 #define POLICY_DEFAULT_HOME_SIZE (512ULL << 20)
 #define POLICY_DEFAULT_SHM_SIZE  (64ULL << 20)
+
+/*
+ * One entry of network.publish (`--publish`): the host's loopback port
+ * host_port (127.0.0.1, or [::1] when v6) reaches the run's own loopback
+ * port run_port. Text form "[ADDR:]HOST_PORT:RUN_PORT", ADDR 127.0.0.1
+ * (the default) or [::1]; never any other address.
+ */
+struct policy_publish {
+        bool v6;
+        uint16_t host_port, run_port;
+};
+#define POLICY_PUBLISH_TEXT_MAX sizeof "127.0.0.1:65535:65535"
+
+/*
+ * policy_publish_parse — the text form above (len bytes, no NUL needed)
+ * into *out. 0, or -EINVAL with *why a static reason. Pure.
+ * policy_publish_text — the canonical text of *pp into out
+ * (POLICY_PUBLISH_TEXT_MAX bytes).
+ */
+int policy_publish_parse(const char *s, size_t len, struct policy_publish *out, const char **why);
+void policy_publish_text(const struct policy_publish *pp, char out[POLICY_PUBLISH_TEXT_MAX]);
 
 /* network.capture; POLICY_CAPTURE_UNSET means the default (transparent) */
 enum policy_capture {
@@ -144,6 +166,9 @@ struct rf_policy {
         size_t n_net_hosts;
         uint16_t net_plain_ports[POLICY_NET_PLAIN_PORTS_MAX];
         size_t n_net_plain_ports;
+        /* network.publish: host loopback ports that reach the run's */
+        struct policy_publish net_publish[POLICY_PUBLISH_MAX];
+        size_t n_net_publish;
         /* network.capture: "transparent" (default; a run with allow rules gets
          * the capture ruleset, src/sandbox/capture.h) or "proxy-only" */
         enum policy_capture net_capture;
@@ -279,6 +304,13 @@ int policy_add_net_rule(struct rf_policy *p, const char *rule, struct rf_error *
  */
 int policy_add_http_rule(struct rf_policy *p, const char *rule, struct rf_error *err);
 int policy_add_net_host(struct rf_policy *p, const char *name_ip, struct rf_error *err);
+/*
+ * policy_add_publish — one network.publish entry (policy_publish_parse), for
+ * `--publish` and merges: an entry for the same host address and port is
+ * kept when it names the same run port and refused when it names another.
+ * 0 or -EINVAL/-E2BIG (past POLICY_PUBLISH_MAX) with err->msg.
+ */
+int policy_add_publish(struct rf_policy *p, const struct policy_publish *pp, struct rf_error *err);
 /*
  * policy_add_secret — add one binding (canonical JSON, secret_binding_to_json)
  * replacing one of the same delivery and name. Takes ownership of `canonical`

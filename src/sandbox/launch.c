@@ -1313,6 +1313,63 @@ fail:
 #undef CFAIL
 }
 
+/*
+ * A published port (supervisor/publish.h): a socket connected, from inside
+ * the run's network namespace, to the run's 127.0.0.1 — or, where nothing
+ * listens there, [::1] — port m->value, sent back for the supervisor to
+ * relay. Only the plan's published run ports: the supervisor cannot make
+ * init connect anywhere else. init waits at most 100 ms for the loopback's
+ * answer (it must go on reaping): a connect still going is handed over.
+ */
+static void publish_connect(const struct child *c, const struct rf_msg *m)
+{
+        struct rf_msg rep = {
+                .type = MSG_CONNECTED, .step = m->step, .value = m->value, .err = EPERM};
+        int s = -1;
+        bool listed = false;
+
+        for (size_t i = 0; i < c->plan->n_publish; i++)
+                listed |= m->value == c->plan->publish_ports[i];
+        for (int fam = 0; listed && fam < 2; fam++) {
+                union {
+                        struct sockaddr sa;
+                        struct sockaddr_in in;
+                        struct sockaddr_in6 in6;
+                } a = {0};
+                socklen_t alen = fam ? sizeof a.in6 : sizeof a.in;
+                if (fam)
+                        a.in6 = (struct sockaddr_in6){.sin6_family = AF_INET6,
+                                                      .sin6_port = htons((uint16_t)m->value),
+                                                      .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+                else
+                        a.in = (struct sockaddr_in){.sin_family = AF_INET,
+                                                    .sin_port = htons((uint16_t)m->value),
+                                                    .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+                s = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                int r = s < 0 ? -1 : connect(s, &a.sa, alen);
+                if (r < 0 && s >= 0 && errno == EINPROGRESS) {
+                        /* the loopback answers within microseconds; a full
+                         * backlog leaves it connecting, handed over as is */
+                        struct pollfd pw = {.fd = s, .events = POLLOUT};
+                        int e = 0;
+                        socklen_t el = sizeof e;
+                        r = poll(&pw, 1, 100) <= 0                             ? 0
+                            : getsockopt(s, SOL_SOCKET, SO_ERROR, &e, &el) < 0 ? -1
+                            : e                                                ? (errno = e, -1)
+                                                                               : 0;
+                }
+                if (r == 0) {
+                        rep.err = 0;
+                        rep.value |= fam ? CONNECTED_V6 : 0;
+                        break;
+                }
+                rep.err = errno;
+                s = safe_close(s);
+        }
+        (void)rf_msg_send(c->chan, &rep, s);
+        safe_close(s);
+}
+
 /* pid 1 of the run after the command started: reap, forward, report, and
  * answer the seccomp filter's umask() notifications (listener, or -1). */
 static _noreturn_ void init_loop(const struct child *c, pid_t cmd, int listener)
@@ -1359,6 +1416,8 @@ static _noreturn_ void init_loop(const struct child *c, pid_t cmd, int listener)
                         if (r > 0 && m.type == MSG_SIGNAL && m.value > 0 && m.value < NSIG &&
                             m.value != SIGKILL && m.value != SIGSTOP)
                                 (void)kill(-cmd, m.value);
+                        if (r > 0 && m.type == MSG_CONNECT)
+                                publish_connect(c, &m);
                 }
         }
 }

@@ -74,10 +74,11 @@ int rf_msg_recv(int sock, struct rf_msg *m, int *fd)
                 safe_close(got);
                 return -EBADMSG;
         }
-        if (got >= 0 && (!fd || (m->type != MSG_PTY && m->type != MSG_TREE && m->type != MSG_DNS &&
-                                 m->type != MSG_LISTEN && m->type != MSG_SECRETS &&
-                                 m->type != MSG_SECRETS_DIR && m->type != MSG_BROKER &&
-                                 m->type != MSG_NFLOG && m->type != MSG_TRUST))) {
+        if (got >= 0 &&
+            (!fd || (m->type != MSG_PTY && m->type != MSG_TREE && m->type != MSG_DNS &&
+                     m->type != MSG_LISTEN && m->type != MSG_SECRETS &&
+                     m->type != MSG_SECRETS_DIR && m->type != MSG_BROKER && m->type != MSG_NFLOG &&
+                     m->type != MSG_TRUST && m->type != MSG_CONNECTED))) {
                 safe_close(got);
                 return -EBADMSG;
         }

@@ -34,6 +34,9 @@ enum rf_msg_type {
         MSG_NFLOG,   /* init → S: the NFLOG socket of the run's ruleset refusals (fd) */
         MSG_TRUST, /* S → init: the run's TLS trust files (sealed memfd, trustfiles.h), before START
                     */
+        MSG_CONNECT,   /* S → init: connect to the run's loopback port `value` (a published
+                        * port of the plan); step = the supervisor's slot, echoed */
+        MSG_CONNECTED, /* init → S: that socket (fd, connecting), or none with err */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };
@@ -45,6 +48,10 @@ enum rf_msg_type {
 #define CAPTURE_V4        1
 #define CAPTURE_V6        2
 #define CAPTURE_LISTEN_V6 0x10000
+
+/* MSG_CONNECTED value: the run port, | CONNECTED_V6 when the run's [::1]
+ * answered (nothing listened on its 127.0.0.1) */
+#define CONNECTED_V6 0x10000
 
 struct rf_msg {
         uint32_t type;       /* enum rf_msg_type */

@@ -1222,6 +1222,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         p->secrets_fd = -1;
         p->secrets_files = in->secrets_files;
         p->secrets_broker = in->secrets_broker;
+        for (size_t i = 0; i < pol->n_net_publish; i++)
+                p->publish_ports[p->n_publish++] = pol->net_publish[i].run_port;
 #ifdef RF_TEST_BUILD
         plan_test_switches(p);
         if (p->test_switch_error) {

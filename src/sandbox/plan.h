@@ -168,7 +168,11 @@ struct rf_plan {
         uint64_t root_extra; /* bytes the root tmpfs needs beyond its base
                               * (the TLS trust files); 0 for other runs */
         bool trust_late;     /* init waits for MSG_TRUST (OPF_LATE ops) */
-        size_t trust_bound;  /* each trust file's size bound */
+        /* network.publish: the run's loopback ports init may connect to
+         * for the supervisor (MSG_CONNECT; supervisor/publish.h) */
+        uint16_t publish_ports[POLICY_PUBLISH_MAX];
+        size_t n_publish;
+        size_t trust_bound; /* each trust file's size bound */
 
         char **argv;    /* NULL-terminated; argv[0] is the command */
         char **envp;    /* NULL-terminated; the run's whole environment */

@@ -46,6 +46,7 @@
 #include "audit/emit.h"
 #include "egress/dnsstub.h"
 #include "supervisor/nflog.h"
+#include "supervisor/publish.h"
 #include "egress/egress.h"
 #include "run.h"
 #include "sandbox/cgroup.h"
@@ -468,10 +469,11 @@ struct sup {
         struct ctl_conn ctls[CTL_CONNS_MAX]; /* control requests being read */
         int kill_waiters[CTL_CONNS_MAX]; /* owned: `kill` requests, answered when the run is gone */
         bool paused;
-        char killed_by[160];   /* "uid 0 (root): reason" */
-        char storm_note[2048]; /* a refusal storm's notice, held back for the end (pty runs) */
-        uint64_t file_written; /* the run's output written to a log file */
-        uint64_t log_max;      /* --log-max: 0 none */
+        char killed_by[160];     /* "uid 0 (root): reason" */
+        char storm_note[2048];   /* a refusal storm's notice, held back for the end (pty runs) */
+        uint64_t file_written;   /* the run's output written to a log file */
+        uint64_t log_max;        /* --log-max: 0 none */
+        struct publish *publish; /* borrowed: published ports (publish.h), or NULL */
 };
 
 /* ---- the secret broker ------------------------------------------------------ */
@@ -743,6 +745,9 @@ static void sup_on_msg(struct sup *s)
         case MSG_EXIT:
                 s->wait_status = m.value;
                 sup_event(s, EV_EXIT);
+                break;
+        case MSG_CONNECTED: /* a published port's way in (publish.h) */
+                publish_connected(s->publish, &m, fd);
                 break;
         default:
                 s->state = RS_BROKEN;
@@ -1428,6 +1433,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         .grants = rs->grants,
                         .ctl = -1,
                         .log_max = rs->log_max,
+                        .publish = rs->publish,
                         .egress = rs->egress,
                         .listen_http = -1,
                         .listen_socks = -1,
@@ -1599,7 +1605,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         break;
                 }
 
-                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX + 1 + CTL_CONNS_MAX + 3];
+                struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX + 1 + CTL_CONNS_MAX + 3 +
+                                  PUBLISH_POLLFDS];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -1643,6 +1650,9 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 /* the run's ruleset refusals (transparent capture) */
                 size_t nl = n;
                 pfd[n++] = (struct pollfd){.fd = s.nflog, .events = POLLIN};
+                /* published ports: their listeners and connections */
+                size_t npub = n;
+                n += publish_pollfds(s.publish, pfd + n);
                 int64_t wake = ev ? audit_emitter_next_ms(ev) : -1;
                 int64_t gw = grants_next_ms(s.grants);
                 if (gw >= 0 && (wake < 0 || gw < wake))
@@ -1748,6 +1758,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         ctl_record(&s, "run.kill", &self, "secret.exfil: on_exfil is kill");
                         sup_event(&s, EV_KILL);
                 }
+                publish_serve(s.publish, pfd + npub, s.child.chan, ev);
                 if (pfd[nl].revents && s.nflog >= 0) {
                         if (!s.nflog_seen)
                                 s.nflog_seen = calloc(1, sizeof *s.nflog_seen);

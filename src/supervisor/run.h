@@ -28,6 +28,7 @@ enum {
 struct rf_cgroup;
 struct audit_emitter;
 struct egress_config;
+struct publish;
 
 /*
  * supervisor_run — spawn the run described by `plan` into the cgroups `cg`
@@ -63,6 +64,9 @@ struct run_services {
          * kills the run before the command starts. */
         int (*trust)(void *ctx, int *fd, struct rf_error *err);
         void *trust_ctx;
+        /* network.publish: the host's listeners (publish_open), relayed
+         * into the run while it runs; borrowed, or NULL */
+        struct publish *publish;
 };
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err);

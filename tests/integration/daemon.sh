@@ -229,6 +229,32 @@ is "$API_S" 400 "env with an invalid name: 400"
 api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"alpha\",\"workspace\":\"$WS\",\"env\":{\"X\":1}}"
 is "$API_S" 400 "env with a value that is not a string: 400"
 
+# publish: a run started through the API for uid 65534 publishes a host
+# loopback port that uid (and root) reach, and no other uid (issue 16)
+read -r PUBP < <(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PUBSRV="import socket,os
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1); s.bind(('127.0.0.1',8766)); s.listen(4)
+open('pub.ready','w').close()
+for _ in range(2):
+    c,_=s.accept(); c.sendall(b'from-run'); c.close()"
+PUBCLI='import socket,sys
+try:
+    s=socket.create_connection(("127.0.0.1",int(sys.argv[1])),timeout=10); print(s.recv(100).decode() or "eof")
+except OSError as e: print("error", e.errno)'
+api_nb POST /v1/runs "$(python3 -c 'import json,sys; print(json.dumps({"argv":["/usr/bin/python3","-c",sys.argv[1]],"agent":"nb","workspace":sys.argv[2],"publish":[sys.argv[3]+":8766"],"timeout":"2m"}))' "$PUBSRV" "$NBWS" "$PUBP")"
+is "$API_S" 201 "a start with publish, as uid 65534: 201"
+RP1=$(run_of "$API_B")
+wait_for "$NBWS/pub.ready" || diag "the run's server did not start"
+is "$(setpriv --reuid=65533 --regid=65533 --clear-groups /usr/bin/python3 -c "$PUBCLI" "$PUBP" | sed 's/error 104/eof/')" "eof" \
+	"... uid 65533 connecting to the published port: closed, nothing relayed"
+is "$(as_user /usr/bin/python3 -c "$PUBCLI" "$PUBP")" "from-run" "... the caller (uid 65534) reaches the run's server"
+is "$(/usr/bin/python3 -c "$PUBCLI" "$PUBP")" "from-run" "... and root does"
+like "$(records | grep "\"run\":\"$RP1\"" | grep '"event":"publish.refused"')" '"peer_uid":65533' \
+	"... publish.refused records uid 65533"
+for _ in $(seq 1 600); do records | grep -q "\"event\":\"run.exit\".*\"run\":\"$RP1\"" && break; sleep 0.05; done
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$NBWS\",\"publish\":[\"0.0.0.0:80:80\"]}"
+is "$API_S" 400 "publish of a non-loopback address through the API: 400"
+
 # kill an agent, with block
 for i in 1 2; do
 	api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/b$i.ready'; sleep 3600\"],\"agent\":\"beta\",\"workspace\":\"$WS\"}"

@@ -84,6 +84,39 @@ static void test_routes(void)
                      "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\",\"memory\":[1]}", &r,
                      why),
                400, "memory: not a string or number: 400");
+        /* publish (issue 16): checked and kept canonical, across the wire */
+        is_int(route("POST", "/v1/runs",
+                     "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\","
+                     "\"publish\":[\"1455:1455\",\"[::1]:8080:3000\"]}",
+                     &r, why),
+               0, "a start with publish (%s)", why);
+        ok(r.n_publish == 2 && !strcmp(r.publish[0], "127.0.0.1:1455:1455") &&
+                   !strcmp(r.publish[1], "[::1]:8080:3000"),
+           "... kept canonical");
+        {
+                static char wbuf[WIRE_MAX];
+                struct wire_head h = {.conn = 7, .kind = WIRE_REQUEST}, h2;
+                struct api_req r2;
+                int n = wire_pack(&h, &r, wbuf, sizeof wbuf);
+                ok(n > 0 && wire_unpack(wbuf, (size_t)n, &h2, &r2) == 0 && r2.n_publish == 2 &&
+                           !strcmp(r2.publish[1], "[::1]:8080:3000"),
+                   "... and across the parser's wire");
+                api_req_clear(&r2);
+        }
+        api_req_clear(&r);
+        is_int(route("POST", "/v1/runs",
+                     "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\","
+                     "\"publish\":[\"0.0.0.0:80:80\"]}",
+                     &r, why),
+               400, "publish of a non-loopback address: 400");
+        ok(strstr(why, "publish[0]: only the host's loopback"), "... saying why: %s", why);
+        api_req_clear(&r);
+        is_int(route("POST", "/v1/runs",
+                     "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\","
+                     "\"publish\":[\"1:1\",\"2:1\",\"3:1\",\"4:1\",\"5:1\",\"6:1\",\"7:1\",\"8:1\",\"9:1\"]}",
+                     &r, why),
+               400, "more than 8 published ports: 400");
+        api_req_clear(&r);
 
         static const struct {
                 const char *m, *t, *body;

@@ -1788,8 +1788,102 @@ static void test_network_storm(void)
              "p.json:1:44: network.on_refusal_storm: must be \"notice\" or \"kill\"");
 }
 
+/* network.publish / --publish (issue 16): the text form, loopback only. */
+static void test_network_publish(void)
+{
+        static const struct {
+                const char *s;
+                int r;
+                bool v6;
+                uint16_t h, run;
+        } cases[] = {
+                {"8080:1455", 0, false, 8080, 1455},
+                {"127.0.0.1:8080:1455", 0, false, 8080, 1455},
+                {"[::1]:1:65535", 0, true, 1, 65535},
+                {"0.0.0.0:80:80", -EINVAL, false, 0, 0},
+                {"192.0.2.1:80:80", -EINVAL, false, 0, 0},
+                {"[::]:80:80", -EINVAL, false, 0, 0},
+                {"localhost:80:80", -EINVAL, false, 0, 0},
+                {"127.0.0.2:80:80", -EINVAL, false, 0, 0},
+                {"80", -EINVAL, false, 0, 0},
+                {"80:", -EINVAL, false, 0, 0},
+                {":80", -EINVAL, false, 0, 0},
+                {"0:80", -EINVAL, false, 0, 0},
+                {"80:65536", -EINVAL, false, 0, 0},
+                {"080:80", -EINVAL, false, 0, 0},
+                {"+80:80", -EINVAL, false, 0, 0},
+                {"80:80 ", -EINVAL, false, 0, 0},
+                {"127.0.0.1:", -EINVAL, false, 0, 0},
+                {"", -EINVAL, false, 0, 0},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct policy_publish pp = {0};
+                const char *why = NULL;
+                int r = policy_publish_parse(cases[i].s, strlen(cases[i].s), &pp, &why);
+                ok(r == cases[i].r && (r < 0 ? why != NULL
+                                             : pp.v6 == cases[i].v6 && pp.host_port == cases[i].h &&
+                                                       pp.run_port == cases[i].run),
+                   "publish \"%s\": %s", cases[i].s,
+                   r == 0 ? "accepted"
+                   : why  ? why
+                          : "?");
+        }
+        /* the parser reads exactly len bytes */
+        struct policy_publish pp;
+        const char *why = NULL;
+        ok(policy_publish_parse("80:81junk", 5, &pp, &why) == 0 && pp.run_port == 81,
+           "publish: exactly len bytes are read");
+        char t[POLICY_PUBLISH_TEXT_MAX];
+        policy_publish_text(&(struct policy_publish){.v6 = false, 65535, 65535}, t);
+        is_str(t, "127.0.0.1:65535:65535", "the longest text fits");
+
+        struct rf_policy *p = parse_ok(
+                "{\"version\":1,\"network\":{\"publish\":[\"8080:1455\",\"[::1]:8080:1455\","
+                "\"127.0.0.1:8080:1455\"]}}",
+                "network.publish");
+        ok(p && p->n_net_publish == 2 && !p->net_publish[0].v6 && p->net_publish[1].v6,
+           "network.publish: one entry per host address and port");
+        char *j = p ? to_json(p) : NULL;
+        ok(j && strstr(j, "\"publish\":[\"127.0.0.1:8080:1455\",\"[::1]:8080:1455\"]"),
+           "canonical JSON: %s", j ? j : "");
+        free(j);
+        struct rf_policy *d = NULL;
+        ok(p && policy_dup(p, &d) == 0 && d->n_net_publish == 2 &&
+                   d->net_publish[1].run_port == 1455,
+           "... copied by policy_dup");
+        struct rf_error e = {0};
+        struct policy_publish other = {.host_port = 8080, .run_port = 9};
+        is_int(p ? policy_add_publish(p, &other, &e) : 0, -EINVAL,
+               "the same host port to another run port: refused");
+        ok(strstr(e.msg, "already published to run port 1455"), "... saying which: %s", e.msg);
+        struct rf_policy *o = policy_new();
+        struct policy_publish more = {.host_port = 9000, .run_port = 9};
+        ok(o && policy_add_publish(o, &more, &e) == 0 && p && policy_merge(p, o, &e) == 0 &&
+                   p->n_net_publish == 3,
+           "an overlay's published ports are added");
+        policy_free(o);
+        policy_free(d);
+        for (uint16_t k = 0; p && p->n_net_publish < POLICY_PUBLISH_MAX; k++)
+                (void)policy_add_publish(
+                        p, &(struct policy_publish){.host_port = 100 + k, .run_port = 1}, &e);
+        is_int(p ? policy_add_publish(p, &(struct policy_publish){.host_port = 99, .run_port = 1},
+                                      &e)
+                 : 0,
+               -E2BIG, "more than POLICY_PUBLISH_MAX published ports: refused");
+        policy_free(p);
+        FAIL("{\"version\":1,\"network\":{\"publish\":[\"0.0.0.0:80:80\"]}}", -EINVAL,
+             "p.json:1:36: network.publish[0]: only the host's loopback (127.0.0.1 or [::1]) can "
+             "be "
+             "published to");
+        FAIL("{\"version\":1,\"network\":{\"publish\":[8080]}}", -EINVAL,
+             "p.json:1:36: network.publish[0]: expected a "
+             "\"[127.0.0.1:|[::1]:]HOST_PORT:RUN_PORT\" "
+             "string, got a number");
+}
+
 int main(void)
 {
+        test_network_publish();
         test_network_section();
         test_network_capture();
         test_network_storm();
