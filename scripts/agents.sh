@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# scripts/agents.sh — install the two real agent CLIs the agent tests run
-# (tests/integration/agents_inject.sh): Claude Code (@anthropic-ai/claude-code)
-# and the Codex CLI (@openai/codex), at pinned versions, with npm (its own
-# configured registry), into a cache directory outside the repository.
+# scripts/agents.sh — install the three real agent CLIs the agent tests run
+# (tests/integration/agents_inject.sh): Claude Code (@anthropic-ai/claude-code),
+# the Codex CLI (@openai/codex) and Gemini CLI (@google/gemini-cli), at
+# pinned versions, with npm (its own configured registry), into a cache
+# directory outside the repository.
 #
-#   scripts/agents.sh            install if needed; print "claude=PATH" and
-#                                "codex=PATH" (the native binaries) on stdout
+#   scripts/agents.sh            install if needed; print "claude=PATH",
+#                                "codex=PATH" (the native binaries) and
+#                                "gemini=PATH" (its node_modules/.bin link)
 #
 #   RF_AGENTS_DIR   where (default /var/cache/ringfence-test/agents)
 #
@@ -15,7 +17,9 @@
 # time), Codex a static musl executable (@openai/codex-linux-x64/vendor/
 # x86_64-unknown-linux-musl/bin/codex). Install scripts are not run (the
 # Claude Code postinstall only copies that same binary to bin/claude.exe);
-# the paths printed are the platform packages' own binaries.
+# the paths printed are the platform packages' own binaries. Gemini CLI is
+# a node program (one bundle, no dependencies beyond optional native ones);
+# it runs with the host's node (20 or later).
 #
 # Idempotent and quick when present: a stamp names the installed versions
 # and both binaries answer --version with them; otherwise a fresh install
@@ -28,8 +32,9 @@ set -euo pipefail
 
 CLAUDE_CODE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
+GEMINI_CLI_VERSION=0.61.0
 DIR=${RF_AGENTS_DIR:-/var/cache/ringfence-test/agents}
-STAMP="claude-code@$CLAUDE_CODE_VERSION codex@$CODEX_VERSION"
+STAMP="claude-code@$CLAUDE_CODE_VERSION codex@$CODEX_VERSION gemini-cli@$GEMINI_CLI_VERSION"
 
 cannot() {
 	printf 'agents.sh: %s\n' "$1" >&2
@@ -43,6 +48,7 @@ aarch64) plat=linux-arm64 triple=aarch64-unknown-linux-musl ;;
 esac
 CLAUDE_REL=node_modules/@anthropic-ai/claude-code-$plat/claude
 CODEX_REL=node_modules/@openai/codex-$plat/vendor/$triple/bin/codex
+GEMINI_REL=node_modules/.bin/gemini
 
 # present DIR — both binaries there, of the pinned versions
 present() {
@@ -51,10 +57,12 @@ present() {
 		return 1
 	[ "$(HOME=/nonexistent timeout 30 "$1/$CODEX_REL" --version 2>/dev/null | tail -n 1)" = \
 		"codex-cli $CODEX_VERSION" ] || return 1
+	[ "$(HOME=/nonexistent timeout 60 "$1/$GEMINI_REL" --version 2>/dev/null | tail -n 1)" = \
+		"$GEMINI_CLI_VERSION" ] || return 1
 }
 
 report() {
-	printf 'claude=%s\ncodex=%s\n' "$DIR/$CLAUDE_REL" "$DIR/$CODEX_REL"
+	printf 'claude=%s\ncodex=%s\ngemini=%s\n' "$DIR/$CLAUDE_REL" "$DIR/$CODEX_REL" "$DIR/$GEMINI_REL"
 	exit 0
 }
 
@@ -73,6 +81,7 @@ log=$tmp/npm.log
 if ! timeout 900 npm install --prefix "$tmp" --no-save --no-package-lock --no-audit --no-fund \
 	--ignore-scripts --loglevel=error \
 	"@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" \
+	"@google/gemini-cli@$GEMINI_CLI_VERSION" \
 	</dev/null >"$log" 2>&1; then
 	# npm's error code and first message say why (ENOTFOUND, ETIMEDOUT, E404 ...)
 	why=$(grep -m 1 '^npm error code ' "$log" || true)
@@ -82,7 +91,7 @@ fi
 rm -f "$log"
 printf '%s\n' "$STAMP" >"$tmp/.ringfence-agents"
 chmod 0755 "$tmp"
-present "$tmp" || cannot "npm installed the packages but the $plat binaries do not run ($tmp/$CLAUDE_REL, $tmp/$CODEX_REL)"
+present "$tmp" || cannot "npm installed the packages but the $plat binaries do not run ($tmp/$CLAUDE_REL, $tmp/$CODEX_REL, $tmp/$GEMINI_REL)"
 # replace an old or broken install as a whole
 if [ -e "$DIR" ]; then
 	mv -- "$DIR" "$tmp.old"

@@ -80,7 +80,11 @@ static const struct builtin builtins[] = {
          .uses = {"node", "git"},
          .commands = {"gemini"},
          .allow = {"generativelanguage.googleapis.com"},
-         .env = {"GEMINI_CLI_DISABLE_AUTO_UPDATE=true"},
+         /* headless runs need the workspace trusted (its .gemini settings
+          * act inside the run only); Gemini's own sandbox (docker, podman)
+          * cannot start inside a run */
+         .env = {"GEMINI_CLI_DISABLE_AUTO_UPDATE=true", "GEMINI_CLI_TRUST_WORKSPACE=true",
+                 "GEMINI_SANDBOX=false"},
          .key_env = {"GEMINI_API_KEY"}},
 };
 

@@ -16,8 +16,9 @@ until killed:
   * POST /v1beta/models/MODEL:generateContent — one JSON response. When the
     request asks for JSON (generationConfig.responseMimeType
     application/json: the CLI's own routing and next-speaker checks), the
-    text is a JSON object that ends the turn ({"next_speaker": "user",
-    "reasoning": "mock", "model_choice": "flash"}).
+    text is a JSON object that ends the turn and answers its model router
+    ({"next_speaker": "user", "model_choice": "flash",
+    "complexity_score": 1, ...}).
   * POST /v1beta/models/MODEL:countTokens — {"totalTokens": N}.
   * GET /v1beta/models... — an empty model list.
   Only a request whose x-goog-api-key (or ?key=) is the key in --key-file
@@ -150,7 +151,8 @@ class Handler(BaseHTTPRequestHandler):
             cfg = req.get("generationConfig") or {}
             if cfg.get("responseMimeType") == "application/json":
                 text = json.dumps({"next_speaker": "user", "reasoning": "mock",
-                                   "model_choice": "flash"})
+                                   "model_choice": "flash", "complexity_reasoning": "mock",
+                                   "complexity_score": 1})
             else:
                 text = args.reply
             self.send_json(200, candidate(text, True, len(words)), kind=method)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# agents_inject.sh — two real agents from npm under ringfence with their
-# API key injected: `claude -p` (Claude Code) and `codex exec` (Codex CLI)
-# talk to mock APIs at their real API names over HTTPS and print the
-# mock's fixed reply, while the run holds only a placeholder.
+# agents_inject.sh — three real agents from npm under ringfence with their
+# API key injected: `claude -p` (Claude Code), `codex exec` (Codex CLI) and,
+# by its profile, `gemini -p` (Gemini CLI) talk to mock APIs at their real
+# API names over HTTPS and print the mock's fixed reply, while the run
+# holds only a placeholder.
 #
 # The agents are installed by scripts/agents.sh (pinned versions, into a
 # cache directory outside the repository; the test skips, saying why, when
@@ -51,8 +52,9 @@ case $? in
 *) bail_out "scripts/agents.sh failed: $(tr '\n' ' ' <"$AG/err")" ;;
 esac
 CLAUDE=$(sed -n 's/^claude=//p' "$AG/paths")
+GEMINI=$(sed -n 's/^gemini=//p' "$AG/paths")
 CODEX=$(sed -n 's/^codex=//p' "$AG/paths")
-[ -x "$CLAUDE" ] && [ -x "$CODEX" ] || bail_out "scripts/agents.sh printed no binaries: $(cat "$AG/paths")"
+[ -x "$CLAUDE" ] && [ -x "$CODEX" ] && [ -x "$GEMINI" ] || bail_out "scripts/agents.sh printed no binaries: $(cat "$AG/paths")"
 # shellcheck source=tests/helpers/egress-net.bash
 . "$RF_SRC/tests/helpers/egress-net.bash"
 
@@ -63,7 +65,7 @@ ossl() { openssl "$@" >/dev/null 2>&1 || bail_out "openssl $1 failed"; }
 ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$M/ca.key" \
 	-out "$M/ca.pem" -days 1 -subj "/CN=ringfence agents test CA $$" \
 	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-for name in api.anthropic.com api.openai.com; do
+for name in api.anthropic.com api.openai.com generativelanguage.googleapis.com; do
 	ossl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$M/$name.key" \
 		-out "$M/$name.csr" -subj "/CN=$name"
 	printf 'subjectAltName=DNS:%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
@@ -78,13 +80,16 @@ KEY_A=sk-ant-api03-$(rand 86)-$(rand 6)AA
 KEY_O=sk-proj-$(rand 120)
 BAD_A=sk-ant-api03-$(rand 86)-$(rand 6)AA
 BAD_O=sk-proj-$(rand 120)
+KEY_G=AIza$(rand 35)
+printf '%s' "$KEY_G" >"$M/gemini.key"
+REPLY_G="Fenced pong from the mock Gemini API $$"
 printf '%s' "$KEY_A" >"$M/anthropic.key"
 printf '%s' "$KEY_O" >"$M/openai.key"
 REPLY_A="Fenced pong from the mock Messages API $$"
 REPLY_O="Fenced pong from the mock Responses API $$"
 
-A_ADDR=$net.11 O_ADDR=$net.12 OD_ADDR=$net.13
-for a in "$A_ADDR" "$O_ADDR" "$OD_ADDR"; do ip -n "$HNS" addr add "$a/24" dev "$VB"; done
+A_ADDR=$net.11 O_ADDR=$net.12 OD_ADDR=$net.13 G_ADDR=$net.14
+for a in "$A_ADDR" "$O_ADDR" "$OD_ADDR" "$G_ADDR"; do ip -n "$HNS" addr add "$a/24" dev "$VB"; done
 # start_mock NAME SCRIPT ADDR ARGS... — a mock on ADDR:443 in the test host
 start_mock() {
 	local name=$1 script=$2 addr=$3
@@ -101,6 +106,8 @@ start_mock openai mock-openai.py "$O_ADDR" --key-file "$M/openai.key" --ws accep
 	--reply "$REPLY_O" --cert "$M/api.openai.com.pem" --certkey "$M/api.openai.com.key"
 start_mock openai-nows mock-openai.py "$OD_ADDR" --key-file "$M/openai.key" --ws decline \
 	--reply "$REPLY_O" --cert "$M/api.openai.com.pem" --certkey "$M/api.openai.com.key"
+start_mock gemini mock-gemini.py "$G_ADDR" --key-file "$M/gemini.key" --reply "$REPLY_G" \
+	--cert "$M/generativelanguage.googleapis.com.pem" --certkey "$M/generativelanguage.googleapis.com.key"
 mocklog() { cat "$M/$1.log" 2>/dev/null; }
 
 set_secret() {
@@ -366,6 +373,73 @@ is "$RF_RC" 0 "--profile codex: codex exec (codex.js run by node), found on the 
 has_line "$RF_OUT" "$REPLY_O" "... it printed the mock's fixed reply"
 like "$(mocklog openai | grep '"status": 101' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
 	"... the mock got the real key from the caller's environment"
+# Gemini CLI (a node program) by its profile: the key from GEMINI_API_KEY
+# (the run holds a placeholder), the workspace trusted for a headless run
+GN=generativelanguage.googleapis.com
+rm -f "$M/gemini.log" "$WS/gemini.env"
+PATH="$AGBIN:$PATH" er --profile gemini-cli --timeout 60s -- gemini --version
+is "$RF_OUT" "$(sed -n 's/^GEMINI_CLI_VERSION=//p' "$RF_SRC/scripts/agents.sh")" \
+	"--profile gemini-cli: gemini --version (node and the bundle found on the caller's PATH)"
+PATH="$AGBIN:$PATH" GEMINI_API_KEY="$KEY_G" er --profile gemini-cli \
+	--add-host "$GN:$G_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- \
+	sh -c 'cat /proc/self/environ >gemini.env; exec gemini -p "$0"' "Reply with the fixed test answer."
+is "$RF_RC" 0 "--profile gemini-cli: gemini -p with GEMINI_API_KEY injected: exit 0"
+has_line "$RF_OUT" "$REPLY_G" "... it printed the mock's fixed reply"
+PH_G=$(envof "$WS/gemini.env" GEMINI_API_KEY)
+like "$PH_G" '^[A-Za-z0-9_-]{22,}$' "... its GEMINI_API_KEY a placeholder (${#PH_G} characters)"
+unlike "$(tr '\0' '\n' <"$WS/gemini.env" 2>/dev/null)" "$KEY_G" "... and no variable of the CLI's environment holds the key"
+ok_n=$(mocklog gemini | grep 'streamGenerateContent' | grep -c "\"x-goog-api-key\": \"$KEY_G\".*\"status\": 200")
+is "$((ok_n >= 1))" 1 "... the mock's streamGenerateContent arrived with x-goog-api-key = the real key ($ok_n)"
+if [ -n "$PH_G" ] && mocklog gemini | grep -qF -- "$PH_G"; then
+	not_ok "... the placeholder never reached the mock" "$(mocklog gemini)"
+else
+	ok "... the placeholder never reached the mock"
+fi
+like "$(records | grep '"secret.inject"' | grep '"name":"GEMINI_API_KEY"' | tail -1)" 'GenerateContent' \
+	"... secret.inject recorded, naming the request"
+diag "Gemini CLI requests: $(mocklog gemini | sed 's/"x-goog-api-key": "[^"]*"/"x-goog-api-key": …/')"
+
+# Their TUIs, by profile, on a terminal (tests/helpers/tui-drive.py: a pty
+# that answers the terminal queries they make): each starts, shows its
+# screen (a welcome, login, trust or prompt screen: whichever the fresh
+# run's $HOME leads to) and exits on Ctrl-C, pressed as a keyboard does
+# (0x03 on the terminal), again each second until it goes.
+# tui NAME REGEX ENV... -- RUN-ARGS...: started/ctrlc/exit in TUI_OUT
+tui() {
+	local name=$1 re=$2
+	shift 2
+	local -a envs=()
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	TUI_OUT=$(cd "$WS" && env PATH="$AG/bin:$AGBIN:$PATH" "${envs[@]}" \
+		python3 "$RF_SRC/tests/helpers/tui-drive.py" --expect "$re" --out "$M/$name.tui" --timeout 60 -- \
+		"$RF_BIN" run --state-dir "$RF_STATE" "$@")
+}
+for agent in claude codex gemini; do
+	# Claude Code's TUI checks its API before the screen is usable and
+	# ends (exit 1) when that check fails: under ringfence the check's
+	# connection is refused upstream ("hostname mismatch") where `claude -p`
+	# to the same mock works — not understood yet
+	[ "$agent" = claude ] && todo_begin "Claude Code's TUI start-up check fails upstream (hostname mismatch)"
+	case $agent in
+	claude) tui claude 'Claude\s*Code' ANTHROPIC_API_KEY="$KEY_A" -- --profile claude-code \
+		--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- claude ;;
+	codex) tui codex 'Codex|OpenAI|ChatGPT' CODEX_API_KEY="$KEY_O" -- --profile codex \
+		--add-host "api.openai.com:$O_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- codex --no-daemon ;;
+	gemini) tui gemini 'Gemini|Type\s*your' GEMINI_API_KEY="$KEY_G" -- --profile gemini-cli \
+		--add-host "$GN:$G_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- gemini ;;
+	esac
+	is "$(sed -n 's/^started=//p' <<<"$TUI_OUT")" 1 "$agent's TUI under its profile, on a terminal: its screen is up"
+	ex=$(sed -n 's/^exit=//p' <<<"$TUI_OUT")
+	presses=$(sed -n 's/^ctrlc=//p' <<<"$TUI_OUT")
+	if [ "${presses:-0}" -ge 1 ] && [ "$ex" != timeout ] && [ "$ex" != 124 ] && [ "$ex" != 125 ]; then
+		ok "... it exits on Ctrl-C ($presses pressed, exit $ex)"
+	else
+		not_ok "... it exits on Ctrl-C" "$TUI_OUT" "$(tail -c 2000 "$M/$agent.tui" | tr -d '\033' | tail -n 20)"
+	fi
+	todo_end
+done
+
 # control: without the profile the command is not there
 PATH="$AGBIN:$PATH" er --timeout 30s -- claude --version
 is "$RF_RC" 127 "control: without --profile, claude (on the caller's PATH) is not found in a run (127)"
@@ -378,5 +452,5 @@ denied=$(records | grep '"egress.deny"' | sed -n 's/.*"host":"\([^"]*\)".*"reaso
 diag "egress.deny during the agent runs: ${denied:-none}"
 
 # AGENTS_DEBUG=DIR keeps the audit records and the mocks' logs there
-[ -n "${AGENTS_DEBUG:-}" ] && { records >"$AGENTS_DEBUG/records.jsonl"; cp "$M"/*.log "$AGENTS_DEBUG/"; }
+[ -n "${AGENTS_DEBUG:-}" ] && { records >"$AGENTS_DEBUG/records.jsonl"; cp "$M"/*.log "$M"/*.tui "$AGENTS_DEBUG/" 2>/dev/null; }
 done_testing
