@@ -60,10 +60,12 @@ static const struct builtin builtins[] = {
          .commands = {"pip3"},
          .env = {"PIP_DISABLE_PIP_VERSION_CHECK=1"}},
         {.name = "claude-code",
-         .summary = "Claude Code: claude, api.anthropic.com, ANTHROPIC_API_KEY injected",
+         .summary = "Claude Code: claude, api.anthropic.com, platform.claude.com, "
+                    "ANTHROPIC_API_KEY injected",
          .uses = {"node", "git"},
          .commands = {"claude"},
-         .allow = {"api.anthropic.com"},
+         /* the API, and the login host its TUI checks at start */
+         .allow = {"api.anthropic.com", "platform.claude.com"},
          .env = {"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
                  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
          .key_env = {"ANTHROPIC_API_KEY"}},

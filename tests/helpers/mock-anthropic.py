@@ -17,6 +17,9 @@ Serves HTTP/1.1 (keep-alive), over TLS when --cert/--certkey are given
     one JSON message. Any other key: 401 with the API's error JSON
     ({"type":"error","error":{"type":"authentication_error",...}}).
   * POST /v1/messages/count_tokens — {"input_tokens": N} (same key check).
+  * GET /api/hello, /v1/oauth/hello — 200 {"message": "hello"}, no key
+    needed: the reachability checks Claude Code's TUI makes before its
+    first screen (api.anthropic.com and platform.claude.com).
   * a WebSocket upgrade on any path is declined: 426 with an error JSON
     (this API has no WebSocket endpoint; the OpenAI mock is the one that
     accepts an upgrade).
@@ -116,6 +119,10 @@ class Handler(BaseHTTPRequestHandler):
         if (self.headers.get("upgrade") or "").lower() == "websocket":
             self.close_connection = True
             self.error(426, "invalid_request_error", "WebSocket is not supported here")
+            return
+        if self.path.split("?", 1)[0] in ("/api/hello", "/v1/oauth/hello"):
+            # the reachability check Claude Code's TUI makes at start
+            self.send_json(200, {"message": "hello"})
             return
         self.error(404, "not_found_error", "Not found")
 

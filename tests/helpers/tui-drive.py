@@ -9,7 +9,8 @@ controlling tty), answering the queries a terminal answers (cursor
 position ESC[6n, DA1, OSC 10/11 colours, kitty keyboard ESC[?u) so a TUI
 that waits for them goes on. Once the screen text (escape sequences
 removed) matches REGEX — the TUI is up — it presses Ctrl-C (one byte
-0x03 on the terminal, as a keyboard does), again every second, until
+0x03 on the terminal, as a keyboard does), again every 0.4 s (within
+the double-press windows TUIs use to confirm an exit), until
 COMMAND exits. Prints `started=0|1`, `ctrlc=N` (presses until the exit)
 and `exit=N` (the wait status's exit code, or 128+signal); with --out the
 terminal's output is saved. Gives up (exit=timeout) after --timeout
@@ -82,7 +83,7 @@ while time.monotonic() < deadline:
     if started and time.monotonic() >= next_press:
         os.write(fd, b"\x03")
         presses += 1
-        next_press = time.monotonic() + 1.0
+        next_press = time.monotonic() + 0.4
 if status is None:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
