@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "profile.h"
+#include "profile_home.h"
 #include "audit/audit.h"
 #include "audit/emit.h"
 #include "egress/dnsstub.h"
@@ -218,6 +219,49 @@ static int parse_env_flag(struct rf_policy *o, const char *arg, struct rf_error 
 static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy_file,
                       char **state_dir, char **trigger_token, struct rf_error *err);
 
+/* the profiles' files for the run's $HOME (profile_home.h), by generator */
+static char home_gens[PROFILE_HOME_MAX][PROFILE_ARG_MAX];
+static size_t n_home_gens;
+
+static const char *grant_placeholder(void *ctx, const char *name)
+{
+        const struct rf_grants *g = ctx;
+        for (size_t i = 0; g && i < g->n; i++)
+                if (g->g[i].b.delivery == SECRET_INJECT && !strcmp(g->g[i].b.env, name))
+                        return g->g[i].placeholder;
+        return NULL;
+}
+
+/*
+ * The profiles' home files rendered for this run into files[] (data owned
+ * by the caller: free each), for a workspace `ws` (as given or the current
+ * directory) and the run's placeholders. 0 or -errno with err set.
+ */
+static int home_files_render(const char *ws, const char *host_home, const struct rf_grants *grants,
+                             struct plan_home_file *files, size_t *n, struct rf_error *err)
+{
+        char canon[PATH_MAX];
+        struct profile_home_ctx ctx = {.workspace = realpath(ws, canon) ? canon : ws,
+                                       .host_home = host_home,
+                                       .placeholder = grant_placeholder,
+                                       .placeholder_ctx = (void *)grants};
+        *n = 0;
+        for (size_t i = 0; i < n_home_gens; i++) {
+                struct plan_home_file *f = &files[*n];
+                char *data = NULL;
+                size_t len = 0;
+                int r = profile_home_render(home_gens[i], &ctx, f->rel, &data, &len, err);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                f->data = data;
+                f->len = len;
+                (*n)++;
+        }
+        return 0;
+}
+
 /*
  * --profile NAME: its flags (profile.h), applied here as if typed, in
  * order; "path" puts a directory first on the run's PATH, "policy" merges
@@ -239,6 +283,22 @@ static int apply_profile(struct rf_policy *o, const char *name, char **policy_fi
                         if ((r = policy_load_file(op->arg, &fp, err)) < 0 ||
                             (r = policy_merge(o, fp, err)) < 0)
                                 return r;
+                        continue;
+                }
+                if (!strcmp(op->flag, "home")) {
+                        /* rendered once the run's workspace and placeholders
+                         * are known (home_files_render) */
+                        bool dup = false;
+                        for (size_t k = 0; k < n_home_gens; k++)
+                                dup |= !strcmp(home_gens[k], op->arg);
+                        if (dup)
+                                continue;
+                        if (n_home_gens == PROFILE_HOME_MAX)
+                                return rf_error_set(err, -E2BIG,
+                                                    "--profile %s: more than %d files for the "
+                                                    "run's $HOME",
+                                                    name, PROFILE_HOME_MAX);
+                        snprintf(home_gens[n_home_gens++], sizeof home_gens[0], "%s", op->arg);
                         continue;
                 }
                 if (!strcmp(op->flag, "path")) {
@@ -995,6 +1055,18 @@ int cmd_run(int argc, char **argv)
                 h = pw->pw_dir;
         bool have_home = h && realpath(h, home);
         bool tty = isatty(STDIN_FILENO);
+        /* the profiles' configuration files for the run's $HOME */
+        struct plan_home_file home_files[PROFILE_HOME_MAX] = {0};
+        size_t n_home_files = 0;
+        if ((r = home_files_render(pol->workspace ? pol->workspace : cwd, h, grants, home_files,
+                                   &n_home_files, &err)) < 0) {
+                for (size_t i = 0; i < n_home_files; i++)
+                        free(home_files[i].data);
+                run_audit_refused(alog, run_id, "setup", err.msg);
+                audit_close(alog);
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
         struct plan_input in = {
                 .policy = pol,
                 .argv = argv + optind,
@@ -1014,8 +1086,12 @@ int cmd_run(int argc, char **argv)
                 .expect_ws = expect_ws,
                 .expect_ws_dev = (dev_t)expect_dev,
                 .expect_ws_ino = (ino_t)expect_ino,
+                .home_files = home_files,
+                .n_home_files = n_home_files,
         };
         r = plan_build(&in, &plan, &err);
+        for (size_t i = 0; i < n_home_files; i++) /* the plan has its copies */
+                free(home_files[i].data);
         explicit_bzero(token, sizeof token);
         if (r == 0 && grants)
                 r = key_file_exposed(plan, state_dir, key_file, &err);

@@ -39,6 +39,7 @@ struct builtin {
         const char *allow[3];    /* hosts the run may reach */
         const char *env[6];      /* NAME=VALUE */
         const char *key_env[2];  /* API key variables: injected when the caller has one */
+        const char *home[3];     /* files put in the run's $HOME (profile_home.h) */
         bool git_identity;       /* the caller's user.name and user.email */
 };
 
@@ -68,14 +69,16 @@ static const struct builtin builtins[] = {
          .allow = {"api.anthropic.com", "platform.claude.com"},
          .env = {"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
                  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
-         .key_env = {"ANTHROPIC_API_KEY"}},
+         .key_env = {"ANTHROPIC_API_KEY"},
+         .home = {"claude-state", "copy:.claude/settings.json", "copy:.claude/CLAUDE.md"}},
         {.name = "codex",
          .summary = "Codex CLI: codex, api.openai.com, CODEX_API_KEY/OPENAI_API_KEY injected",
          .uses = {"node", "git"},
          .commands = {"codex"},
          .allow = {"api.openai.com"},
          .env = {"CODEX_DISABLE_UPDATE_CHECK=1"},
-         .key_env = {"CODEX_API_KEY", "OPENAI_API_KEY"}},
+         .key_env = {"CODEX_API_KEY", "OPENAI_API_KEY"},
+         .home = {"codex-config", "copy:.codex/AGENTS.md"}},
         {.name = "gemini-cli",
          .summary = "Gemini CLI: gemini (node), generativelanguage.googleapis.com, "
                     "GEMINI_API_KEY injected",
@@ -87,7 +90,8 @@ static const struct builtin builtins[] = {
           * cannot start inside a run */
          .env = {"GEMINI_CLI_DISABLE_AUTO_UPDATE=true", "GEMINI_CLI_TRUST_WORKSPACE=true",
                  "GEMINI_SANDBOX=false"},
-         .key_env = {"GEMINI_API_KEY"}},
+         .key_env = {"GEMINI_API_KEY"},
+         .home = {"gemini-settings", "copy:.gemini/GEMINI.md"}},
 };
 
 static const struct builtin *builtin_find(const char *name)
@@ -253,6 +257,9 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
                 if ((r = add(ops, "inject", buf, err)) < 0)
                         return r;
         }
+        for (size_t i = 0; i < ARRAY_SIZE(b->home) && b->home[i]; i++)
+                if ((r = add(ops, "home", b->home[i], err)) < 0)
+                        return r;
         if (b->git_identity) {
                 static const char *const keys[][3] = {
                         {"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
@@ -343,6 +350,20 @@ int cmd_profile(int argc, char **argv)
                                 printf("  -e PATH=%s:... (first on the run's PATH)\n", o->arg);
                         else if (!strcmp(o->flag, "policy"))
                                 printf("  -p %s (merged at this point)\n", o->arg);
+                        else if (!strncmp(o->arg, "copy:", 5) && !strcmp(o->flag, "home"))
+                                printf("  ~/%s copied into the run's $HOME when you have it\n",
+                                       o->arg + 5);
+                        else if (!strcmp(o->flag, "home"))
+                                printf("  %s in the run's $HOME (%s)\n",
+                                       !strcmp(o->arg, "claude-state") ? "~/.claude.json"
+                                       : !strcmp(o->arg, "codex-config")
+                                               ? "~/.codex/config.toml"
+                                               : "~/.gemini/settings.json",
+                                       !strcmp(o->arg, "claude-state")
+                                               ? "onboarding done, the workspace trusted, the "
+                                                 "key's placeholder approved"
+                                               : "yours if you have one, else made: telemetry "
+                                                 "off, the workspace trusted");
                         else
                                 printf("  --%s %s\n", o->flag, o->arg);
                 }

@@ -13,7 +13,9 @@
  * (~/.config/ringfence/profiles/NAME.json, then
  * /etc/ringfence/profiles/NAME.json), which wins over a built-in of the
  * same name. Nothing of the caller's own agent configuration (~/.claude,
- * ~/.codex: hooks and MCP commands that run on the host) is mounted.
+ * ~/.codex: hooks and MCP commands that run on the host) is mounted: a
+ * profile's "home" ops (profile_home.h) put per-run copies in the run's
+ * $HOME, which end with the run.
  */
 #pragma once
 
@@ -27,8 +29,9 @@
 #define PROFILE_ARG_MAX  (PATH_MAX + 256)
 
 /* One flag of `ringfence run`, by its long name ("ro", "env", "allow-host",
- * "inject"), or "path" (a directory to put first on the run's PATH) or
- * "policy" (a user profile: a policy file merged at this point). */
+ * "inject"), or "path" (a directory to put first on the run's PATH),
+ * "policy" (a user profile: a policy file merged at this point) or "home"
+ * (a file for the run's $HOME: a generator of profile_home.h). */
 struct profile_op {
         const char *flag;
         char arg[PROFILE_ARG_MAX];

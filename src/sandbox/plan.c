@@ -282,6 +282,58 @@ static int add_file(struct rf_plan *p, int step, const char *dst, const char *da
         return data ? 0 : -ENOMEM;
 }
 
+/*
+ * A profile's files for the run's $HOME (plan_input.home_files): the
+ * directories of each (0700) and the file (0600), made by init in the home
+ * tmpfs as the run user, after the tmpfs is mounted. None when the
+ * workspace holds the home: they would be written into the caller's own
+ * files. A name must be relative, without empty, "." or ".." components.
+ */
+static int add_home_files(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
+{
+        if (p->home_in_workspace || in->n_home_files == 0)
+                return 0;
+        if (in->n_home_files > PLAN_HOME_FILES_MAX)
+                return rf_error_set(err, -E2BIG, "more than %d files for the run's $HOME",
+                                    PLAN_HOME_FILES_MAX);
+        for (size_t i = 0; i < in->n_home_files; i++) {
+                const struct plan_home_file *f = &in->home_files[i];
+                const char *rel = f->rel;
+                size_t n = strnlen(rel, sizeof f->rel);
+                bool ok = n > 0 && n < sizeof f->rel && rel[0] != '/';
+                for (const char *c = rel; ok && *c;) {
+                        size_t l = strcspn(c, "/");
+                        ok = l > 0 && !(l == 1 && c[0] == '.') &&
+                             !(l == 2 && c[0] == '.' && c[1] == '.');
+                        c += l + (c[l] == '/');
+                        ok = ok && !(c[-1] == '/' && !*c);
+                }
+                if (!ok)
+                        return rf_error_set(err, -EINVAL, "~/%.200s: not a file name beneath $HOME",
+                                            rel);
+                for (const char *sl = strchr(rel, '/'); sl; sl = strchr(sl + 1, '/')) {
+                        struct plan_op *d =
+                                op_add(p, OP_DIR, STEP_HOME,
+                                       plan_printf(p, "%s/%.*s", p->home, (int)(sl - rel), rel));
+                        if (!d || !d->dst)
+                                return rf_error_set(err, -E2BIG, "too many mounts and files");
+                        d->mode = 0700;
+                }
+                char *data = plan_keep(p, malloc(f->len + 1));
+                struct plan_op *op =
+                        data ? op_add(p, OP_FILE, STEP_HOME, plan_printf(p, "%s/%s", p->home, rel))
+                             : NULL;
+                if (!op || !op->dst)
+                        return rf_error_set(err, -E2BIG, "too many mounts and files");
+                memcpy(data, f->data, f->len);
+                data[f->len] = '\0';
+                op->data = data;
+                op->data_len = f->len;
+                op->mode = 0600;
+        }
+        return 0;
+}
+
 static bool passwd_safe(const char *s)
 {
         if (!s || !*s || strlen(s) > 64)
@@ -1297,7 +1349,7 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 r = -E2BIG;
                 goto fail;
         }
-        if ((r = add_user_mounts(p, in, err)) < 0)
+        if ((r = add_user_mounts(p, in, err)) < 0 || (r = add_home_files(p, in, err)) < 0)
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
                 goto fail;

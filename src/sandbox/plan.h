@@ -12,6 +12,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -212,6 +213,16 @@ struct rf_plan {
         size_t n_strings, cap_strings;
 };
 
+/* A file for the run's $HOME (a profile's configuration, cli/profile_home.h):
+ * rel beneath $HOME, its bytes; made by init in the run's home tmpfs, the
+ * run user's own (0600, directories 0700). */
+struct plan_home_file {
+        char rel[PATH_MAX];
+        char *data;
+        size_t len;
+};
+#define PLAN_HOME_FILES_MAX 8
+
 /* Caller facts the plan is computed from (gathered by the CLI). */
 struct plan_input {
         const struct rf_policy *policy; /* effective policy (defaults applied) */
@@ -249,8 +260,10 @@ struct plan_input {
         bool tls_trust;
         bool tls_java;
         size_t tls_bound;
-        bool expect_ws;      /* the workspace must be this inode (the daemon */
-        dev_t expect_ws_dev; /* checked it as the caller's own) */
+        const struct plan_home_file *home_files; /* for the run's $HOME; none when */
+        size_t n_home_files;                     /* the workspace holds the home */
+        bool expect_ws;                          /* the workspace must be this inode (the daemon */
+        dev_t expect_ws_dev;                     /* checked it as the caller's own) */
         ino_t expect_ws_ino;
 };
 

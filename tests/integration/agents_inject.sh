@@ -401,6 +401,8 @@ else
 fi
 like "$(records | grep '"secret.inject"' | grep '"name":"GEMINI_API_KEY"' | tail -1)" 'GenerateContent' \
 	"... secret.inject recorded, naming the request"
+is "$(records | grep '"egress.deny"' | grep -c '"host":"play.googleapis.com"')" 0 \
+	"... and no usage statistics were sent (the profile's ~/.gemini/settings.json turns them off)"
 diag "Gemini CLI requests: $(mocklog gemini | sed 's/"x-goog-api-key": "[^"]*"/"x-goog-api-key": …/')"
 
 # Their TUIs, by profile, on a terminal (tests/helpers/tui-drive.py: a pty
@@ -425,11 +427,12 @@ tui() {
 for agent in claude codex gemini; do
 	case $agent in
 	# Claude Code's TUI checks api.anthropic.com and platform.claude.com
-	# (GET /api/hello, /v1/oauth/hello) before its first screen, the
-	# onboarding's theme picker; the login host is terminated here by an
-	# HTTP rule only so that it is verified with the test CA (its real
-	# certificate is public: the profile passes it through)
-	claude) tui claude 'Choose\s*the\s*text\s*style' ANTHROPIC_API_KEY="$KEY_A" -- --profile claude-code \
+	# (GET /api/hello, /v1/oauth/hello) before its first screen; the
+	# profile's ~/.claude.json takes it past onboarding, the folder-trust
+	# question and the API key question straight to its prompt. The login
+	# host is terminated here by an HTTP rule only so that it is verified
+	# with the test CA (its real certificate is public: passed through)
+	claude) tui claude 'shift\+tab\s*to\s*cycle' ANTHROPIC_API_KEY="$KEY_A" -- --profile claude-code \
 		--add-host "api.anthropic.com:$A_ADDR" --add-host "platform.claude.com:$A_ADDR" \
 		--allow-http 'platform.claude.com GET /**' --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- claude ;;
 	codex) tui codex 'Codex|OpenAI|ChatGPT' CODEX_API_KEY="$KEY_O" -- --profile codex \

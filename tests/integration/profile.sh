@@ -103,4 +103,52 @@ else
 	skip "... no credential helper" "no git"
 fi
 
+# the agent's configuration in the run's $HOME: a per-run copy of the
+# caller's own settings file (writable in the run, never written back), and
+# made for the run: Claude Code's onboarding done and the workspace trusted
+# (~/.claude.json), Codex's workspace trusted and its update check off
+printf '#!/bin/sh\nexec "$@"\n' >"$px/lib/node/claude"
+printf '#!/bin/sh\nexec "$@"\n' >"$px/lib/node/codex"
+chmod 0755 "$px/lib/node/claude" "$px/lib/node/codex"
+ln -s ../lib/node/claude "$px/bin/claude"
+ln -s ../lib/node/codex "$px/bin/codex"
+fh=$WS.home
+register_dir "$fh"
+mkdir -p "$fh/.claude"
+printf '{"hooks": {}, "mine": "settings of the caller"}\n' >"$fh/.claude/settings.json"
+chmod 0600 "$fh/.claude/settings.json"
+WSR=$(realpath "$WS")
+RF_ENV=("PATH=$px/bin:$PATH" "HOME=$fh")
+rf_run --profile claude-code -- claude sh -c 'cat ~/.claude/settings.json; cat ~/.claude.json; echo; echo run-wrote >~/.claude/settings.json && echo wrote'
+is "$RF_RC" 0 "--profile claude-code with the caller's ~/.claude/settings.json: the run starts"
+like "$RF_OUT" '"mine": "settings of the caller"' "... the run reads a copy of the caller's settings in its ~/.claude"
+like "$RF_OUT" "\"hasCompletedOnboarding\":true.*\"projects\":\\{\"$WSR\":\\{\"hasTrustDialogAccepted\":true\\}" \
+	"... its ~/.claude.json: onboarding done, the workspace ($WSR) trusted"
+like "$RF_OUT" 'wrote' "... the copy is the run's to change"
+is "$(cat "$fh/.claude/settings.json")" '{"hooks": {}, "mine": "settings of the caller"}' \
+	"... and the caller's file is untouched after the run wrote its copy"
+check "... and the run made nothing in the caller's home" test ! -e "$fh/.claude.json"
+rf_run --profile codex -- codex sh -c 'cat ~/.codex/config.toml'
+like "$RF_OUT" "\\[projects.\"$WSR\"\\]"$'\n''trust_level = "trusted"' "--profile codex: the workspace trusted in the run's ~/.codex/config.toml"
+like "$RF_OUT" 'check_for_update_on_startup = false' "... the update check off"
+ln -s settings.json "$fh/.claude/CLAUDE.md"
+rf_run --profile claude-code -- claude true
+is "$RF_RC" 125 "a symbolic link where a profile copies a file: refused (125)"
+like "$RF_ERR" "$fh/.claude/CLAUDE.md: a symbolic link" "... saying which and why"
+rm -f "$fh/.claude/CLAUDE.md"
+if is_root; then
+	chown 65534 "$fh/.claude/settings.json"
+	rf_run --profile claude-code -- claude true
+	is "$RF_RC" 125 "another user's file where root's profile copies one (sudo -E): refused (125)"
+	like "$RF_ERR" "not a file of yours or root's" "... saying why"
+	chown 0 "$fh/.claude/settings.json"
+else
+	skip "another user's file" "needs root"
+	skip "... saying why" "needs root"
+fi
+chmod 0666 "$fh/.claude/settings.json"
+rf_run --profile claude-code -- claude true
+is "$RF_RC" 125 "a settings file others may write: refused (125)"
+RF_ENV=()
+
 done_testing

@@ -1,0 +1,201 @@
+/*
+ * profile_home.c — the configuration files a profile puts in the run's
+ * $HOME (profile_home.h): generated for the run, or copied from the
+ * caller's own, read as the caller: a regular file (not a symbolic link)
+ * of the caller's or root's that no one else may write, bounded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/profile_home.h"
+#include "shared/json.h"
+#include "shared/macro.h"
+
+int profile_toml_string(const char *s, char *out, size_t size)
+{
+        size_t n = 0;
+
+        if (size < 3)
+                return -E2BIG;
+        out[n++] = '"';
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                char esc[8];
+                size_t el;
+                if (*p == '"' || *p == '\\')
+                        el = (size_t)snprintf(esc, sizeof esc, "\\%c", *p);
+                else if (*p < 0x20 || *p == 0x7f)
+                        el = (size_t)snprintf(esc, sizeof esc, "\\u%04X", *p);
+                else {
+                        esc[0] = (char)*p;
+                        el = 1;
+                }
+                if (n + el + 2 > size)
+                        return -E2BIG;
+                memcpy(out + n, esc, el);
+                n += el;
+        }
+        out[n++] = '"';
+        out[n] = '\0';
+        return 0;
+}
+
+/* The caller's $HOME/rel: 0 with *data, 1 when absent, -errno (err set). */
+static int copy_own(const struct profile_home_ctx *ctx, const char *rel, char **data, size_t *len,
+                    struct rf_error *err)
+{
+        char path[PATH_MAX];
+
+        if (!ctx->host_home || ctx->host_home[0] != '/')
+                return 1;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", ctx->host_home, rel) >= sizeof path)
+                return rf_error_set(err, -ENAMETOOLONG, "~/%s: path too long", rel);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+                return 1;
+        if (fd < 0)
+                return rf_error_set(err, -errno,
+                                    errno == ELOOP ? "%s: a symbolic link (a profile copies "
+                                                     "only a regular file into the run)"
+                                                   : "%s: %m (a profile copies it into the run)",
+                                    path);
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PROFILE_HOME_FILE_MAX)
+                return rf_error_set(err, -EINVAL,
+                                    "%s: not a regular file of at most %d bytes (a profile "
+                                    "copies it into the run)",
+                                    path, PROFILE_HOME_FILE_MAX);
+        /* as for user profiles: root must not take another user's file
+         * (sudo -E keeps that user's $HOME) into a run */
+        if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return rf_error_set(err, -EPERM,
+                                    "%s: not a file of yours or root's that only its owner may "
+                                    "write; a profile copies it into the run, so it is refused",
+                                    path);
+        char *buf = malloc((size_t)st.st_size + 1);
+        size_t n = 0;
+        if (!buf)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        for (ssize_t k; n < (size_t)st.st_size; n += (size_t)k) {
+                k = read(fd, buf + n, (size_t)st.st_size - n);
+                if (k < 0 && errno == EINTR) {
+                        k = 0;
+                        continue;
+                }
+                if (k <= 0)
+                        break;
+        }
+        buf[n] = '\0';
+        *data = buf;
+        *len = n;
+        return 0;
+}
+
+#define LIT(b, s) json_buf_append((b), (s), sizeof(s) - 1)
+
+static int take(struct json_buf *b, char **data, size_t *len, struct rf_error *err)
+{
+        if (b->error) {
+                int e = b->error;
+                json_buf_done(b);
+                return rf_error_set(err, e, "the workspace path cannot be written as JSON");
+        }
+        *data = b->data;
+        *len = b->len;
+        return 0;
+}
+
+/* ~/.claude.json: onboarding done, the workspace trusted, the injected
+ * key's placeholder approved (Claude Code asks about a key from the
+ * environment by its last 20 characters) */
+static int claude_state(const struct profile_home_ctx *ctx, char **data, size_t *len,
+                        struct rf_error *err)
+{
+        struct json_buf b = {0};
+        const char *ph = ctx->placeholder
+                                 ? ctx->placeholder(ctx->placeholder_ctx, "ANTHROPIC_API_KEY")
+                                 : NULL;
+
+        LIT(&b, "{\"hasCompletedOnboarding\":true,\"theme\":\"dark\",\"projects\":{");
+        json_buf_append_string(&b, ctx->workspace, strlen(ctx->workspace));
+        LIT(&b, ":{\"hasTrustDialogAccepted\":true}}");
+        if (ph && strlen(ph) >= 20) {
+                LIT(&b, ",\"customApiKeyResponses\":{\"approved\":[");
+                json_buf_append_string(&b, ph + strlen(ph) - 20, 20);
+                LIT(&b, "],\"rejected\":[]}");
+        }
+        LIT(&b, "}\n");
+        return take(&b, data, len, err);
+}
+
+static int codex_config(const struct profile_home_ctx *ctx, char **data, size_t *len,
+                        struct rf_error *err)
+{
+        char ws[PATH_MAX * 6 + 3];
+        int r = copy_own(ctx, ".codex/config.toml", data, len, err);
+        if (r <= 0)
+                return r;
+        if (profile_toml_string(ctx->workspace, ws, sizeof ws) < 0)
+                return rf_error_set(err, -EINVAL, "the workspace path cannot be written as TOML");
+        char *s = NULL;
+        int n = asprintf(&s,
+                         "check_for_update_on_startup = false\n"
+                         "[analytics]\nenabled = false\n"
+                         "[projects.%s]\ntrust_level = \"trusted\"\n",
+                         ws);
+        if (n < 0)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        *data = s;
+        *len = (size_t)n;
+        return 0;
+}
+
+static int gemini_settings(const struct profile_home_ctx *ctx, char **data, size_t *len,
+                           struct rf_error *err)
+{
+        static const char def[] =
+                "{\"privacy\":{\"usageStatisticsEnabled\":false},"
+                "\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}}}\n";
+        int r = copy_own(ctx, ".gemini/settings.json", data, len, err);
+        if (r <= 0)
+                return r;
+        if (!(*data = strdup(def)))
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        *len = sizeof def - 1;
+        return 0;
+}
+
+int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, char rel[PATH_MAX],
+                        char **data, size_t *len, struct rf_error *err)
+{
+        *data = NULL;
+        *len = 0;
+        if (!strncmp(gen, "copy:", 5)) {
+                const char *r = gen + 5;
+                if (!r[0] || r[0] == '/' || strstr(r, "..") ||
+                    (size_t)snprintf(rel, PATH_MAX, "%s", r) >= PATH_MAX)
+                        return rf_error_set(err, -EINVAL,
+                                            "profile home file %s: not a path "
+                                            "beneath $HOME",
+                                            gen);
+                return copy_own(ctx, r, data, len, err);
+        }
+        static const struct {
+                const char *name, *rel;
+                int (*fn)(const struct profile_home_ctx *, char **, size_t *, struct rf_error *);
+        } gens[] = {
+                {"claude-state", ".claude.json", claude_state},
+                {"codex-config", ".codex/config.toml", codex_config},
+                {"gemini-settings", ".gemini/settings.json", gemini_settings},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(gens); i++)
+                if (!strcmp(gen, gens[i].name)) {
+                        snprintf(rel, PATH_MAX, "%s", gens[i].rel);
+                        return gens[i].fn(ctx, data, len, err);
+                }
+        return rf_error_set(err, -EINVAL, "profile home file %s: unknown (internal error)", gen);
+}

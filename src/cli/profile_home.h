@@ -1,0 +1,56 @@
+/*
+ * profile_home.h — the files a profile puts in the run's $HOME (issue 16):
+ * an agent's configuration, so that it starts where a user would expect,
+ * never in its onboarding, its folder-trust question or its API key
+ * question, and with its telemetry off.
+ *
+ * A profile names them by generator ("home" ops of profile.h):
+ *   claude-state      ~/.claude.json: onboarding done, the workspace trusted,
+ *                     the injected key's placeholder approved
+ *   codex-config      ~/.codex/config.toml: the caller's own if there is
+ *                     one, else update check and analytics off, the
+ *                     workspace trusted
+ *   gemini-settings   ~/.gemini/settings.json: the caller's own if there is
+ *                     one, else usage statistics off, API-key auth
+ *   copy:REL          the caller's $HOME/REL, if it is a regular file
+ * The run gets a copy, its own to change, which ends with the run: nothing
+ * is ever written back to the caller's configuration (agent settings carry
+ * hooks and MCP commands that run wherever the agent runs). The agents'
+ * credential files (auth.json, .credentials.json, oauth_creds.json) are
+ * never among them: the key is injected.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "shared/error.h"
+
+#define PROFILE_HOME_FILE_MAX (256 * 1024) /* bytes of one file */
+#define PROFILE_HOME_MAX      8            /* files per run */
+
+struct profile_home_ctx {
+        const char *workspace; /* canonical: the run's workspace */
+        const char *host_home; /* the caller's $HOME (absolute), or NULL */
+        /* the placeholder the run holds for env var `name`, or NULL */
+        const char *(*placeholder)(void *ctx, const char *name);
+        void *placeholder_ctx;
+};
+
+/*
+ * profile_home_render — the file generator `gen` stands for: 0 with
+ * rel[] (relative to $HOME) and *data, *len (malloc'd), 1 when there is
+ * nothing to put (a copy whose source is absent), -errno with err set
+ * (an unknown generator, a source that is not a regular file of at most
+ * PROFILE_HOME_FILE_MAX bytes, a workspace that cannot be written into
+ * the file's format).
+ */
+int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, char rel[PATH_MAX],
+                        char **data, size_t *len, struct rf_error *err);
+
+/*
+ * profile_toml_string — `s` as a TOML basic string ("...", with \" \\
+ * and \uXXXX for control characters) into out; -E2BIG when it does not
+ * fit, -EINVAL for a NUL-free string that is not UTF-8. Pure.
+ */
+int profile_toml_string(const char *s, char *out, size_t size);
