@@ -26,8 +26,10 @@
 
 #include "cli/cli.h"
 #include "cli/profile.h"
+#include "cli/profile_home.h"
 #include "shared/hostcmd.h"
 #include "shared/macro.h"
+#include "shared/npmrc.h"
 #include "supervisor/run.h"
 
 extern char **environ;
@@ -41,6 +43,7 @@ struct builtin {
         const char *key_env[2];  /* API key variables: injected when the caller has one */
         const char *home[3];     /* files put in the run's $HOME (profile_home.h) */
         bool git_identity;       /* the caller's user.name and user.email */
+        bool npm_tokens;         /* the caller's ~/.npmrc tokens injected */
 };
 
 static const struct builtin builtins[] = {
@@ -51,10 +54,13 @@ static const struct builtin builtins[] = {
          .commands = {"git"},
          .git_identity = true},
         {.name = "npm",
-         .summary = "npm (no registry is reached unless you allow its host)",
+         .summary = "npm: your ~/.npmrc, its registry tokens injected (their registries "
+                    "allowed); no other registry",
          .uses = {"node"},
          .commands = {"npm"},
-         .env = {"npm_config_update_notifier=false", "npm_config_fund=false"}},
+         .env = {"npm_config_update_notifier=false", "npm_config_fund=false"},
+         .home = {"npmrc"},
+         .npm_tokens = true},
         {.name = "pip",
          .summary = "pip (no index is reached unless you allow its host)",
          .uses = {"python"},
@@ -194,6 +200,45 @@ static void git_config(const char *key, char *out, size_t size)
                 out[0] = '\0';
 }
 
+/*
+ * The registry tokens of the caller's ~/.npmrc (shared/npmrc.h): each one's
+ * registry allowed and the token injected toward it — the run's copy of the
+ * file (profile_home.c, "npmrc") reads RF_NPM_TOKEN_<k>, a placeholder; the
+ * value goes into ringfence's own environment only (RINGFENCE_NPM_TOKEN_<k>,
+ * an env: source), never into the run's.
+ */
+static int npm_tokens(const char *name, struct profile_ops *ops, struct rf_error *err)
+{
+        char *buf = NULL;
+        size_t len = 0, n = 0;
+        struct npmrc_token t[NPMRC_TOKENS_MAX];
+        int r = profile_home_read(getenv("HOME"), ".npmrc", &buf, &len, err);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        r = npmrc_scan(buf, len, t, &n);
+        for (size_t k = 0; r == 0 && k < n; k++) {
+                char src[64], arg[PROFILE_ARG_MAX];
+                snprintf(src, sizeof src, "%s%zu", PROFILE_NPM_TOKEN_SRC, k + 1);
+                buf[t[k].value_off + t[k].value_len] = '\0';
+                if (setenv(src, buf + t[k].value_off, 1) < 0)
+                        r = rf_error_set(err, -ENOMEM, "out of memory");
+                if (r == 0 &&
+                    (size_t)snprintf(arg, sizeof arg, "%s%zu=env:%s@%.*s", PROFILE_NPM_TOKEN_VAR,
+                                     k + 1, src, NPMRC_HOST_MAX, t[k].host) >= sizeof arg)
+                        r = rf_error_set(err, -E2BIG, "--profile %s: ~/.npmrc: too long", name);
+                if (r == 0 && (r = add(ops, "allow-host", t[k].host, err)) == 0)
+                        r = add(ops, "inject", arg, err);
+        }
+        explicit_bzero(buf, len);
+        free(buf);
+        if (r == -E2BIG || r == -EINVAL)
+                return rf_error_set(err, r,
+                                    "--profile %s: ~/.npmrc: more than %d registry tokens, or one "
+                                    "too long",
+                                    name, NPMRC_TOKENS_MAX);
+        return r;
+}
+
 static int expand(const char *name, struct profile_ops *ops, int depth, struct rf_error *err)
 {
         char file[PATH_MAX], buf[PROFILE_ARG_MAX];
@@ -257,6 +302,8 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
                 if ((r = add(ops, "inject", buf, err)) < 0)
                         return r;
         }
+        if (b->npm_tokens && (r = npm_tokens(name, ops, err)) < 0)
+                return r;
         for (size_t i = 0; i < ARRAY_SIZE(b->home) && b->home[i]; i++)
                 if ((r = add(ops, "home", b->home[i], err)) < 0)
                         return r;
@@ -353,18 +400,26 @@ int cmd_profile(int argc, char **argv)
                         else if (!strncmp(o->arg, "copy:", 5) && !strcmp(o->flag, "home"))
                                 printf("  ~/%s copied into the run's $HOME when you have it\n",
                                        o->arg + 5);
-                        else if (!strcmp(o->flag, "home"))
-                                printf("  %s in the run's $HOME (%s)\n",
-                                       !strcmp(o->arg, "claude-state") ? "~/.claude.json"
-                                       : !strcmp(o->arg, "codex-config")
-                                               ? "~/.codex/config.toml"
-                                               : "~/.gemini/settings.json",
-                                       !strcmp(o->arg, "claude-state")
-                                               ? "onboarding done, the workspace trusted, the "
-                                                 "key's placeholder approved"
-                                               : "yours if you have one, else made: telemetry "
-                                                 "off, the workspace trusted");
-                        else
+                        else if (!strcmp(o->flag, "home")) {
+                                static const char *const what[][3] = {
+                                        {"claude-state", "~/.claude.json",
+                                         "made: onboarding done, the workspace trusted, the "
+                                         "key's placeholder approved"},
+                                        {"codex-config", "~/.codex/config.toml",
+                                         "yours if you have one, else made: update check and "
+                                         "analytics off, the workspace trusted"},
+                                        {"gemini-settings", "~/.gemini/settings.json",
+                                         "yours if you have one, else made: usage statistics "
+                                         "off, API-key auth"},
+                                        {"npmrc", "~/.npmrc",
+                                         "yours, its tokens read from RF_NPM_TOKEN_<k> "
+                                         "(placeholders), _auth/_password lines left out"},
+                                };
+                                for (size_t k = 0; k < ARRAY_SIZE(what); k++)
+                                        if (!strcmp(o->arg, what[k][0]))
+                                                printf("  %s in the run's $HOME (%s)\n", what[k][1],
+                                                       what[k][2]);
+                        } else
                                 printf("  --%s %s\n", o->flag, o->arg);
                 }
                 return 0;

@@ -15,6 +15,7 @@
 #include "cli/profile_home.h"
 #include "shared/json.h"
 #include "shared/macro.h"
+#include "shared/npmrc.h"
 
 int profile_toml_string(const char *s, char *out, size_t size)
 {
@@ -44,15 +45,14 @@ int profile_toml_string(const char *s, char *out, size_t size)
         return 0;
 }
 
-/* The caller's $HOME/rel: 0 with *data, 1 when absent, -errno (err set). */
-static int copy_own(const struct profile_home_ctx *ctx, const char *rel, char **data, size_t *len,
-                    struct rf_error *err)
+int profile_home_read(const char *host_home, const char *rel, char **data, size_t *len,
+                      struct rf_error *err)
 {
         char path[PATH_MAX];
 
-        if (!ctx->host_home || ctx->host_home[0] != '/')
+        if (!host_home || host_home[0] != '/')
                 return 1;
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", ctx->host_home, rel) >= sizeof path)
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", host_home, rel) >= sizeof path)
                 return rf_error_set(err, -ENAMETOOLONG, "~/%s: path too long", rel);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
@@ -96,6 +96,12 @@ static int copy_own(const struct profile_home_ctx *ctx, const char *rel, char **
 }
 
 #define LIT(b, s) json_buf_append((b), (s), sizeof(s) - 1)
+
+static int copy_own(const struct profile_home_ctx *ctx, const char *rel, char **data, size_t *len,
+                    struct rf_error *err)
+{
+        return profile_home_read(ctx->host_home, rel, data, len, err);
+}
 
 static int take(struct json_buf *b, char **data, size_t *len, struct rf_error *err)
 {
@@ -169,6 +175,48 @@ static int gemini_settings(const struct profile_home_ctx *ctx, char **data, size
         return 0;
 }
 
+/* ~/.npmrc: the caller's, each registry token read from the variable
+ * RF_NPM_TOKEN_<k> (its placeholder; the token is injected toward its
+ * registry: profile.c), other credentials (_auth, _password) left out */
+static int npmrc(const struct profile_home_ctx *ctx, char **data, size_t *len, struct rf_error *err)
+{
+        char *in = NULL;
+        size_t n = 0, k = 0;
+        int r = copy_own(ctx, ".npmrc", &in, &n, err);
+        if (r != 0)
+                return r;
+        struct json_buf b = {0}; /* a growing buffer; nothing JSON about it */
+        for (size_t s = 0; s < n;) {
+                const char *nl = memchr(in + s, '\n', n - s);
+                size_t e = nl ? (size_t)(nl - in) : n, vo = 0, vl = 0;
+                char host[NPMRC_HOST_MAX + 1], var[48];
+                switch (npmrc_classify(in + s, e - s, &vo, &vl, host)) {
+                case NPMRC_TOKEN:
+                        snprintf(var, sizeof var, "${%s%zu}", PROFILE_NPM_TOKEN_VAR, ++k);
+                        json_buf_append(&b, in + s, vo);
+                        json_buf_append(&b, var, strlen(var));
+                        json_buf_append(&b, in + s + vo + vl, e - s - vo - vl);
+                        break;
+                case NPMRC_DROP:
+                        LIT(&b, "; (a credential: ringfence keeps it out of the run)");
+                        break;
+                default:
+                        json_buf_append(&b, in + s, e - s);
+                }
+                LIT(&b, "\n");
+                s = e + 1;
+        }
+        explicit_bzero(in, n);
+        free(in);
+        if (b.error) {
+                json_buf_done(&b);
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        }
+        *data = b.data;
+        *len = b.len;
+        return 0;
+}
+
 int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, char rel[PATH_MAX],
                         char **data, size_t *len, struct rf_error *err)
 {
@@ -191,6 +239,7 @@ int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, cha
                 {"claude-state", ".claude.json", claude_state},
                 {"codex-config", ".codex/config.toml", codex_config},
                 {"gemini-settings", ".gemini/settings.json", gemini_settings},
+                {"npmrc", ".npmrc", npmrc},
         };
         for (size_t i = 0; i < ARRAY_SIZE(gens); i++)
                 if (!strcmp(gen, gens[i].name)) {

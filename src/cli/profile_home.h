@@ -12,6 +12,10 @@
  *                     workspace trusted
  *   gemini-settings   ~/.gemini/settings.json: the caller's own if there is
  *                     one, else usage statistics off, API-key auth
+ *   npmrc             ~/.npmrc: the caller's, each registry token replaced by
+ *                     ${RF_NPM_TOKEN_<k>} (a placeholder; the token is
+ *                     injected toward its registry), _auth and _password
+ *                     lines left out
  *   copy:REL          the caller's $HOME/REL, if it is a regular file
  * The run gets a copy, its own to change, which ends with the run: nothing
  * is ever written back to the caller's configuration (agent settings carry
@@ -26,8 +30,10 @@
 
 #include "shared/error.h"
 
-#define PROFILE_HOME_FILE_MAX (256 * 1024) /* bytes of one file */
-#define PROFILE_HOME_MAX      8            /* files per run */
+#define PROFILE_HOME_FILE_MAX (256 * 1024)           /* bytes of one file */
+#define PROFILE_HOME_MAX      8                      /* files per run */
+#define PROFILE_NPM_TOKEN_VAR "RF_NPM_TOKEN_"        /* + k: the run's variable of .npmrc token k */
+#define PROFILE_NPM_TOKEN_SRC "RINGFENCE_NPM_TOKEN_" /* + k: ringfence's own, its value */
 
 struct profile_home_ctx {
         const char *workspace; /* canonical: the run's workspace */
@@ -47,6 +53,16 @@ struct profile_home_ctx {
  */
 int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, char rel[PATH_MAX],
                         char **data, size_t *len, struct rf_error *err);
+
+/*
+ * profile_home_read — the caller's $HOME/rel as a profile copies it: 0 with
+ * *data (malloc'd, NUL-terminated) and *len, 1 when there is none, -errno
+ * with err set for a file that is not a regular file (a symbolic link
+ * included) of the caller's or root's that no one else may write, or
+ * larger than PROFILE_HOME_FILE_MAX.
+ */
+int profile_home_read(const char *host_home, const char *rel, char **data, size_t *len,
+                      struct rf_error *err);
 
 /*
  * profile_toml_string — `s` as a TOML basic string ("...", with \" \\
