@@ -282,8 +282,11 @@ size_t publish_pollfds(const struct publish *pub, struct pollfd *pfd)
                                    (wants_write(&c->down) ? POLLOUT : 0));
                 short re = (short)((wants_read(&c->down) ? POLLIN : 0) |
                                    (wants_write(&c->up) ? POLLOUT : 0));
-                pfd[n++] = (struct pollfd){.fd = c->client, .events = ce};
-                pfd[n++] = (struct pollfd){.fd = c->run, .events = re};
+                /* a side with nothing to do is not polled: its hang-up
+                 * (reported whatever the events) would wake us for nothing
+                 * until the other side has taken what is buffered */
+                pfd[n++] = (struct pollfd){.fd = ce ? c->client : -1, .events = ce};
+                pfd[n++] = (struct pollfd){.fd = re ? c->run : -1, .events = re};
         }
         return n;
 }
