@@ -6,7 +6,8 @@
 # installed path (a run with an injection), and runs the demo from
 # /usr/bin; the daemon's unit is installed but neither enabled nor started;
 # the AppArmor profile installed is the one this host's parser accepts;
-# purge leaves none of the package's files (and never touches
+# an upgrade to a newer package keeps the state dir's keys, secret store
+# and audit chain valid and an operator's changed conffile; purge leaves none of the package's files (and never touches
 # /var/lib/ringfence). Skipped where a ringfence package is already
 # installed (never replaced by a test), or without root or debhelper.
 #
@@ -74,6 +75,31 @@ if [ -d /etc/apparmor.d ]; then
 		is "$?" 0 "... and this host's parser accepts it"
 	fi
 fi
+
+# an upgrade over this build keeps the state: its keys, secret store and
+# audit chain (a newer package of the same tree, RF_DEB_VERSION)
+printf 'upgrade-kept-value-0123456789' | /usr/bin/ringfence secret set --state-dir "$WS.state" kept >/dev/null 2>&1
+(cd "$WS" && /usr/bin/ringfence run --state-dir "$WS.state" --secret K=store:kept -- sh -c 'test -n "$K" && echo before') >"$WS.out" 2>&1
+is "$(tail -n 1 "$WS.out")" "before" "before the upgrade: a run with a secret from the store"
+/usr/bin/ringfence audit head --state-dir "$WS.state" >"$WS.head" 2>/dev/null
+check "... and the audit chain's head anchored" test -s "$WS.head"
+printf '\n' >>/etc/ringfence/daemon.json # the operator's change to a conffile
+conf=$(cat /etc/ringfence/daemon.json)
+v1=$(dpkg-query -W -f='${Version}' ringfence)
+out2=$(RF_DEB_VERSION="$v1+upgrade1" "$RF_SRC/scripts/deb.sh" 2>&1)
+is "$?" 0 "a newer package ($v1+upgrade1) of the same tree builds"
+deb2=$RF_SRC/$(tail -n 1 <<<"$out2")
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Options::=--force-confold "$deb2" >>"$WS.apt" 2>&1
+is "$?" 0 "apt upgrades to it"
+is "$(dpkg-query -W -f='${Version}' ringfence)" "$v1+upgrade1" "... the newer version is installed"
+out=$(/usr/bin/ringfence audit verify --state-dir "$WS.state" --head "$WS.head" 2>&1)
+is "$?" 0 "after the upgrade the audit chain verifies against the head anchored before it"
+(cd "$WS" && /usr/bin/ringfence run --state-dir "$WS.state" --secret K=store:kept -- sh -c 'test "$K" = upgrade-kept-value-0123456789 && echo after') >"$WS.out" 2>&1
+is "$(tail -n 1 "$WS.out")" "after" "... the store and its key still give the secret to a run"
+is "$(cat /etc/ringfence/daemon.json)" "$conf" "... and the operator's changed conffile is kept"
+out=$(/usr/bin/ringfence audit verify --state-dir "$WS.state" --head "$WS.head" 2>&1)
+is "$?" 0 "... and still does with the new binary's records on it"
+rm -f -- "$deb2"
 
 pkgfiles=$(dpkg -L ringfence | grep -v '^/\.$')
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -q ringfence >>"$WS.apt" 2>&1
