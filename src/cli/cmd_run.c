@@ -1008,8 +1008,10 @@ int cmd_run(int argc, char **argv)
                         cli_print_error(&err);
                         return RF_EXIT_REFUSED;
                 }
-                if ((r = grants_resolve(pol, state_dir, key_file, &grants, &failed, why, sizeof why,
-                                        &err)) < 0) {
+                r = grants_resolve(pol, state_dir, key_file, &grants, &failed, why, sizeof why,
+                                   &err);
+                profile_npm_scrub(); /* the grants hold the values now */
+                if (r < 0) {
                         if (failed < pol->n_secrets)
                                 run_audit_provider_error(alog, run_id, pol, failed, why);
                         else

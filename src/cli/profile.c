@@ -239,6 +239,19 @@ static int npm_tokens(const char *name, struct profile_ops *ops, struct rf_error
         return r;
 }
 
+void profile_npm_scrub(void)
+{
+        for (size_t k = 1; k <= NPMRC_TOKENS_MAX; k++) {
+                char src[64];
+                snprintf(src, sizeof src, "%s%zu", PROFILE_NPM_TOKEN_SRC, k);
+                char *v = getenv(src);
+                if (!v)
+                        continue;
+                explicit_bzero(v, strlen(v));
+                unsetenv(src);
+        }
+}
+
 static int expand(const char *name, struct profile_ops *ops, int depth, struct rf_error *err)
 {
         char file[PATH_MAX], buf[PROFILE_ARG_MAX];
@@ -401,24 +414,9 @@ int cmd_profile(int argc, char **argv)
                                 printf("  ~/%s copied into the run's $HOME when you have it\n",
                                        o->arg + 5);
                         else if (!strcmp(o->flag, "home")) {
-                                static const char *const what[][3] = {
-                                        {"claude-state", "~/.claude.json",
-                                         "made: onboarding done, the workspace trusted, the "
-                                         "key's placeholder approved"},
-                                        {"codex-config", "~/.codex/config.toml",
-                                         "yours if you have one, else made: update check and "
-                                         "analytics off, the workspace trusted"},
-                                        {"gemini-settings", "~/.gemini/settings.json",
-                                         "yours if you have one, else made: usage statistics "
-                                         "off, API-key auth"},
-                                        {"npmrc", "~/.npmrc",
-                                         "yours, its tokens read from RF_NPM_TOKEN_<k> "
-                                         "(placeholders), _auth/_password lines left out"},
-                                };
-                                for (size_t k = 0; k < ARRAY_SIZE(what); k++)
-                                        if (!strcmp(o->arg, what[k][0]))
-                                                printf("  %s in the run's $HOME (%s)\n", what[k][1],
-                                                       what[k][2]);
+                                const char *rel = "", *what = profile_home_describe(o->arg, &rel);
+                                if (what)
+                                        printf("  ~/%s in the run's $HOME (%s)\n", rel, what);
                         } else
                                 printf("  --%s %s\n", o->flag, o->arg);
                 }

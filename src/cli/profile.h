@@ -50,5 +50,12 @@ struct profile_ops {
  */
 int profile_expand(const char *name, struct profile_ops *ops, struct rf_error *err);
 
+/*
+ * profile_npm_scrub — wipe the values `--profile npm` put in ringfence's
+ * own environment (the env: sources of its injections) and remove them;
+ * called once the run's grants have read them. No-op without them.
+ */
+void profile_npm_scrub(void);
+
 /* `ringfence profile list` / `ringfence profile show NAME`. */
 int cmd_profile(int argc, char **argv);

@@ -217,6 +217,37 @@ static int npmrc(const struct profile_home_ctx *ctx, char **data, size_t *len, s
         return 0;
 }
 
+/* The generators: name, the file beneath $HOME, what it holds (for
+ * `ringfence profile show`), how it is made. */
+static const struct {
+        const char *name, *rel, *what;
+        int (*fn)(const struct profile_home_ctx *, char **, size_t *, struct rf_error *);
+} gens[] = {
+        {"claude-state", ".claude.json",
+         "made: onboarding done, the workspace trusted, the key's placeholder approved",
+         claude_state},
+        {"codex-config", ".codex/config.toml",
+         "yours if you have one, else made: update check and analytics off, the workspace "
+         "trusted",
+         codex_config},
+        {"gemini-settings", ".gemini/settings.json",
+         "yours if you have one, else made: usage statistics off, API-key auth", gemini_settings},
+        {"npmrc", ".npmrc",
+         "yours, its tokens read from RF_NPM_TOKEN_<k> (placeholders), _auth/_password lines "
+         "left out",
+         npmrc},
+};
+
+const char *profile_home_describe(const char *gen, const char **rel)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(gens); i++)
+                if (!strcmp(gen, gens[i].name)) {
+                        *rel = gens[i].rel;
+                        return gens[i].what;
+                }
+        return NULL;
+}
+
 int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, char rel[PATH_MAX],
                         char **data, size_t *len, struct rf_error *err)
 {
@@ -232,15 +263,7 @@ int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, cha
                                             gen);
                 return copy_own(ctx, r, data, len, err);
         }
-        static const struct {
-                const char *name, *rel;
-                int (*fn)(const struct profile_home_ctx *, char **, size_t *, struct rf_error *);
-        } gens[] = {
-                {"claude-state", ".claude.json", claude_state},
-                {"codex-config", ".codex/config.toml", codex_config},
-                {"gemini-settings", ".gemini/settings.json", gemini_settings},
-                {"npmrc", ".npmrc", npmrc},
-        };
+
         for (size_t i = 0; i < ARRAY_SIZE(gens); i++)
                 if (!strcmp(gen, gens[i].name)) {
                         snprintf(rel, PATH_MAX, "%s", gens[i].rel);

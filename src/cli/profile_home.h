@@ -55,6 +55,13 @@ int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, cha
                         char **data, size_t *len, struct rf_error *err);
 
 /*
+ * profile_home_describe — what generator `gen` puts in the run's $HOME:
+ * its file (*rel, beneath $HOME) and a line saying what it holds; NULL
+ * for a copy:REL or an unknown generator. Pure.
+ */
+const char *profile_home_describe(const char *gen, const char **rel);
+
+/*
  * profile_home_read — the caller's $HOME/rel as a profile copies it: 0 with
  * *data (malloc'd, NUL-terminated) and *len, 1 when there is none, -errno
  * with err set for a file that is not a regular file (a symbolic link

@@ -40,8 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(copy, data + 1, size - 1);
         int r = publish_diag_parse(copy, size - 1, seq, &want, &uid);
         if (r == 0) {
-                /* the first message of the right type at some offset
-                 * must be an inet_diag_msg for want */
+                /* an accepted answer holds a whole inet_diag_msg */
                 if (size - 1 < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
                         abort();
         } else if (r != -ENOENT && r != -EACCES && r != -EBADMSG) {

@@ -113,7 +113,8 @@ static void test_routes(void)
         api_req_clear(&r);
         is_int(route("POST", "/v1/runs",
                      "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\","
-                     "\"publish\":[\"1:1\",\"2:1\",\"3:1\",\"4:1\",\"5:1\",\"6:1\",\"7:1\",\"8:1\",\"9:1\"]}",
+                     "\"publish\":[\"1:1\",\"2:1\",\"3:1\",\"4:1\",\"5:1\",\"6:1\",\"7:1\",\"8:1\","
+                     "\"9:1\"]}",
                      &r, why),
                400, "more than 8 published ports: 400");
         api_req_clear(&r);
