@@ -42,6 +42,7 @@ _rf_failed=0
 _rf_dirs=()
 _rf_pids=()
 _rf_netns=()
+_rf_users=()
 
 # ---- TAP -------------------------------------------------------------------
 
@@ -168,6 +169,10 @@ register_dir() { _rf_dirs+=("$1"); }
 # (rft<pid-hex>...) are ever deleted.
 register_netns() { _rf_netns+=("$1"); }
 
+# register_user NAME — `userdel NAME` at exit. Only names this script made
+# (rft<pid-hex>...) are ever deleted.
+register_user() { _rf_users+=("$1"); }
+
 _rf_cleanup() {
 	local p d
 	# Only the test script itself cleans up. A forked child that has not yet
@@ -191,6 +196,12 @@ _rf_cleanup() {
 		case $d in
 		"rft$(printf '%x' $$)"*) ip netns del "$d" 2>/dev/null ;;
 		*) printf '# cleanup: refusing to delete netns %s\n' "$d" ;;
+		esac
+	done
+	for d in "${_rf_users[@]}"; do
+		case $d in
+		"rft$(printf '%x' $$)"*) userdel "$d" 2>/dev/null ;;
+		*) printf '# cleanup: refusing to delete user %s\n' "$d" ;;
 		esac
 	done
 	for d in "${_rf_dirs[@]}"; do

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "caller.h"
 #include "profile.h"
 #include "profile_home.h"
 #include "audit/audit.h"
@@ -219,6 +220,9 @@ static int parse_env_flag(struct rf_policy *o, const char *arg, struct rf_error 
 static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy_file,
                       char **state_dir, char **trigger_token, struct rf_error *err);
 
+/* whom the run is for (caller.h): this process, or the daemon's caller */
+static struct rf_caller who;
+
 /* the profiles' files for the run's $HOME (profile_home.h), by generator */
 static char home_gens[PROFILE_HOME_MAX][PROFILE_ARG_MAX];
 static size_t n_home_gens;
@@ -237,12 +241,12 @@ static const char *grant_placeholder(void *ctx, const char *name)
  * by the caller: free each), for a workspace `ws` (as given or the current
  * directory) and the run's placeholders. 0 or -errno with err set.
  */
-static int home_files_render(const char *ws, const char *host_home, const struct rf_grants *grants,
+static int home_files_render(const char *ws, const struct rf_grants *grants,
                              struct plan_home_file *files, size_t *n, struct rf_error *err)
 {
         char canon[PATH_MAX];
         struct profile_home_ctx ctx = {.workspace = realpath(ws, canon) ? canon : ws,
-                                       .host_home = host_home,
+                                       .who = &who,
                                        .placeholder = grant_placeholder,
                                        .placeholder_ctx = (void *)grants};
         *n = 0;
@@ -274,7 +278,16 @@ static int apply_profile(struct rf_policy *o, const char *name, char **policy_fi
         int r;
 
         ops.n = 0;
-        if ((r = profile_expand(name, &ops, err)) < 0)
+        /* the daemon's caller's commands: on the PATH it asked for (-e PATH
+         * before --profile), else the default one — never the daemon's */
+        struct profile_for f = {.who = &who, .path = getenv("PATH")};
+        if (who.other) {
+                f.path = RF_DEFAULT_PATH;
+                for (size_t k = 0; k < o->n_env; k++)
+                        if (!strcmp(o->env_names[k], "PATH"))
+                                f.path = o->env_values[k];
+        }
+        if ((r = profile_expand(name, &f, &ops, err)) < 0)
                 return r;
         for (size_t i = 0; i < ops.n; i++) {
                 const struct profile_op *op = &ops.op[i];
@@ -827,8 +840,33 @@ int cmd_run(int argc, char **argv)
         sigaddset(&term, SIGHUP);
         sigaddset(&term, SIGQUIT);
         sigprocmask(SIG_BLOCK, &term, NULL);
+        /* whom the run is for, before any profile reads the host for it */
+        caller_self(&who);
         optind = 1;
         opterr = 0;
+        while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
+                if (c != OPT_CALLER_UID)
+                        continue;
+                /* the daemon starts runs for its callers: ps and the API
+                 * show the caller, not root; its paths are read as it */
+                char *end = NULL;
+                errno = 0;
+                unsigned long v = strtoul(optarg, &end, 10);
+                if (getuid() != 0) {
+                        cli_error("run: --caller-uid: only root may name another caller");
+                        return RF_EXIT_REFUSED;
+                }
+                if (errno || !end || *end || end == optarg || v >= 0xffffffffUL) {
+                        cli_error("run: --caller-uid: a uid");
+                        return RF_EXIT_REFUSED;
+                }
+                caller_uid = (long long)v;
+                if ((r = caller_other(&who, (uid_t)v, &err)) < 0) {
+                        cli_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
+        }
+        optind = 1;
         while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
                 if (c == 'h') {
                         run_usage(stdout);
@@ -868,22 +906,6 @@ int cmd_run(int argc, char **argv)
                                 return RF_EXIT_REFUSED;
                         }
                         snprintf(given_id, sizeof given_id, "%s", optarg);
-                }
-                if (c == OPT_CALLER_UID) {
-                        /* the daemon starts runs for its callers: ps and the
-                         * API show the caller, not root */
-                        char *end = NULL;
-                        errno = 0;
-                        unsigned long v = strtoul(optarg, &end, 10);
-                        if (getuid() != 0) {
-                                cli_error("run: --caller-uid: only root may name another caller");
-                                return RF_EXIT_REFUSED;
-                        }
-                        if (errno || !end || *end || end == optarg || v >= 0xffffffffUL) {
-                                cli_error("run: --caller-uid: a uid");
-                                return RF_EXIT_REFUSED;
-                        }
-                        caller_uid = (long long)v;
                 }
                 if (c == OPT_EXPECT_WORKSPACE) {
                         /* the daemon checked this inode as the caller's own:
@@ -1051,16 +1073,26 @@ int cmd_run(int argc, char **argv)
                 audit_close(alog);
                 return RF_EXIT_REFUSED;
         }
-        const char *h = getenv("HOME");
-        struct passwd *pw = !h || h[0] != '/' ? getpwuid(getuid()) : NULL;
-        if (pw)
-                h = pw->pw_dir;
-        bool have_home = h && realpath(h, home);
+        bool have_home = who.home[0] && realpath(who.home, home);
         bool tty = isatty(STDIN_FILENO);
         /* the profiles' configuration files for the run's $HOME */
         struct plan_home_file home_files[PROFILE_HOME_MAX] = {0};
         size_t n_home_files = 0;
-        if ((r = home_files_render(pol->workspace ? pol->workspace : cwd, h, grants, home_files,
+        /* the daemon's caller: every path it gave, or its profiles found,
+         * opened as it and pinned to that inode */
+        struct plan_pin pins[2 * POLICY_PATHS_MAX];
+        size_t n_pins = 0;
+        r = 0;
+        for (size_t i = 0; who.other && r >= 0 && i < pol->n_read_only + pol->n_read_write; i++) {
+                bool rw = i >= pol->n_read_only;
+                const char *path = rw ? pol->read_write[i - pol->n_read_only] : pol->read_only[i];
+                if (n_pins == ARRAY_SIZE(pins))
+                        r = rf_error_set(&err, -E2BIG, "too many paths");
+                else
+                        r = caller_pin(&who, path, rw, &pins[n_pins++], &err);
+        }
+        if (r < 0 ||
+            (r = home_files_render(pol->workspace ? pol->workspace : cwd, grants, home_files,
                                    &n_home_files, &err)) < 0) {
                 for (size_t i = 0; i < n_home_files; i++)
                         free(home_files[i].data);
@@ -1088,6 +1120,9 @@ int cmd_run(int argc, char **argv)
                 .expect_ws = expect_ws,
                 .expect_ws_dev = (dev_t)expect_dev,
                 .expect_ws_ino = (ino_t)expect_ino,
+                .pinned = who.other,
+                .pins = pins,
+                .n_pins = n_pins,
                 .home_files = home_files,
                 .n_home_files = n_home_files,
         };

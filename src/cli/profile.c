@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -125,12 +126,15 @@ static bool name_valid(const char *s)
  * not a regular file of its own or root's, or writable by others (a policy
  * is power over the run: root must not take one from another user's
  * $XDG_CONFIG_HOME). */
-static int user_file(const char *name, char path[PATH_MAX], struct rf_error *err)
+static int user_file(const char *name, const struct profile_for *f, char path[PATH_MAX],
+                     struct rf_error *err)
 {
         const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
         char dirs[2][PATH_MAX];
         size_t nd = 0;
-        if (xdg && xdg[0] == '/')
+        if (f->who->other)
+                ; /* the daemon's caller: the operator's profiles only */
+        else if (xdg && xdg[0] == '/')
                 snprintf(dirs[nd++], PATH_MAX, "%s/ringfence/profiles", xdg);
         else if (home && home[0] == '/')
                 snprintf(dirs[nd++], PATH_MAX, "%s/.config/ringfence/profiles", home);
@@ -163,9 +167,21 @@ static int add(struct profile_ops *ops, const char *flag, const char *arg, struc
         return 0;
 }
 
+/* The daemon's caller's identity for git_config's child (it may trace or
+ * signal that child: what it can change is only its own run's git
+ * identity); 0 or -1. */
+static int become(const struct rf_caller *who)
+{
+        if (setgroups((size_t)who->n_groups, who->groups) < 0 ||
+            setresgid(who->gid, who->gid, who->gid) < 0 ||
+            setresuid(who->uid, who->uid, who->uid) < 0)
+                return -1;
+        return 0;
+}
+
 /* `git config --get KEY` as the caller, into out (trailing newline cut);
  * "" when git has none or fails. */
-static void git_config(const char *key, char *out, size_t size)
+static void git_config(const char *key, const struct rf_caller *who, char *out, size_t size)
 {
         int p[2];
         out[0] = '\0';
@@ -173,7 +189,22 @@ static void git_config(const char *key, char *out, size_t size)
                 return;
         posix_spawn_file_actions_t fa;
         pid_t pid = -1;
-        if (posix_spawn_file_actions_init(&fa) == 0) {
+        if (who->other) {
+                /* run as the caller, with its home and nothing of ours */
+                char home[PATH_MAX + 8];
+                snprintf(home, sizeof home, "HOME=%s", who->home[0] ? who->home : "/nonexistent");
+                char *argv[] = {"git", "config", "--get", (char *)key, NULL};
+                char *envp[] = {home, "PATH=" RF_DEFAULT_PATH, "GIT_CONFIG_NOSYSTEM=1", NULL};
+                pid = fork();
+                if (pid == 0) {
+                        int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                        if (become(who) < 0 || dup2(p[1], STDOUT_FILENO) < 0 || nul < 0 ||
+                            dup2(nul, STDERR_FILENO) < 0)
+                                _exit(127);
+                        execve("/usr/bin/git", argv, envp);
+                        _exit(127);
+                }
+        } else if (posix_spawn_file_actions_init(&fa) == 0) {
                 char *argv[] = {"git", "config", "--get", (char *)key, NULL};
                 if (posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO) == 0 &&
                     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY,
@@ -207,12 +238,13 @@ static void git_config(const char *key, char *out, size_t size)
  * value goes into ringfence's own environment only (RINGFENCE_NPM_TOKEN_<k>,
  * an env: source), never into the run's.
  */
-static int npm_tokens(const char *name, struct profile_ops *ops, struct rf_error *err)
+static int npm_tokens(const char *name, const struct profile_for *f, struct profile_ops *ops,
+                      struct rf_error *err)
 {
         char *buf = NULL;
         size_t len = 0, n = 0;
         struct npmrc_token t[NPMRC_TOKENS_MAX];
-        int r = profile_home_read(getenv("HOME"), ".npmrc", &buf, &len, err);
+        int r = profile_home_read(f->who, ".npmrc", &buf, &len, err);
         if (r != 0)
                 return r > 0 ? 0 : r;
         r = npmrc_scan(buf, len, t, &n);
@@ -252,7 +284,8 @@ void profile_npm_scrub(void)
         }
 }
 
-static int expand(const char *name, struct profile_ops *ops, int depth, struct rf_error *err)
+static int expand(const char *name, const struct profile_for *f, struct profile_ops *ops,
+                  int depth, struct rf_error *err)
 {
         char file[PATH_MAX], buf[PROFILE_ARG_MAX];
         int r;
@@ -265,7 +298,7 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
         if (depth > 4)
                 return rf_error_set(err, -ELOOP, "--profile %s: building blocks nest too deep",
                                     name);
-        if ((r = user_file(name, file, err)) == 0)
+        if ((r = user_file(name, f, file, err)) == 0)
                 return add(ops, "policy", file, err);
         if (r != -ENOENT)
                 return r;
@@ -277,11 +310,17 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
                                     "~/.config/ringfence/profiles/%s.json)",
                                     name, name);
         for (size_t i = 0; i < ARRAY_SIZE(b->uses) && b->uses[i]; i++)
-                if ((r = expand(b->uses[i], ops, depth + 1, err)) < 0)
+                if ((r = expand(b->uses[i], f, ops, depth + 1, err)) < 0)
                         return r;
         for (size_t i = 0; i < ARRAY_SIZE(b->commands) && b->commands[i]; i++) {
                 char found[PATH_MAX], root[PATH_MAX], extra[PATH_MAX];
-                if (host_command(b->commands[i], getenv("PATH"), found, root, extra) < 0)
+                /* as the caller: it must be able to reach what it runs */
+                if ((r = caller_enter(f->who)) < 0)
+                        return rf_error_set(err, r, "--profile %s: cannot take uid %u's identity",
+                                            name, (unsigned)f->who->uid);
+                r = host_command(b->commands[i], f->path, found, root, extra);
+                caller_leave(f->who);
+                if (r < 0)
                         return rf_error_set(err, -ENOENT,
                                             "--profile %s: %s is not on your PATH; install it, "
                                             "or put its directory on PATH",
@@ -307,7 +346,7 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
         /* the API key: the run holds a placeholder, the egress process
          * puts the caller's value on the wire toward the API host only */
         for (size_t i = 0; i < ARRAY_SIZE(b->key_env) && b->key_env[i]; i++) {
-                const char *v = getenv(b->key_env[i]);
+                const char *v = f->who->other ? NULL : getenv(b->key_env[i]);
                 if (!v || !v[0] || !b->allow[0])
                         continue;
                 snprintf(buf, sizeof buf, "%s=env:%s@%s", b->key_env[i], b->key_env[i],
@@ -315,7 +354,7 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
                 if ((r = add(ops, "inject", buf, err)) < 0)
                         return r;
         }
-        if (b->npm_tokens && (r = npm_tokens(name, ops, err)) < 0)
+        if (b->npm_tokens && (r = npm_tokens(name, f, ops, err)) < 0)
                 return r;
         for (size_t i = 0; i < ARRAY_SIZE(b->home) && b->home[i]; i++)
                 if ((r = add(ops, "home", b->home[i], err)) < 0)
@@ -326,7 +365,7 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
                         {"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}};
                 for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
                         char v[256];
-                        git_config(keys[k][0], v, sizeof v);
+                        git_config(keys[k][0], f->who, v, sizeof v);
                         if (!v[0])
                                 continue;
                         for (size_t j = 1; j < 3; j++) {
@@ -339,9 +378,10 @@ static int expand(const char *name, struct profile_ops *ops, int depth, struct r
         return 0;
 }
 
-int profile_expand(const char *name, struct profile_ops *ops, struct rf_error *err)
+int profile_expand(const char *name, const struct profile_for *f, struct profile_ops *ops,
+                   struct rf_error *err)
 {
-        return expand(name, ops, 0, err);
+        return expand(name, f, ops, 0, err);
 }
 
 /* ---- ringfence profile list|show ------------------------------------------------------ */
@@ -396,7 +436,10 @@ int cmd_profile(int argc, char **argv)
         if (!strcmp(argv[1], "show") && argc == 3) {
                 static struct profile_ops ops;
                 struct rf_error err = {0};
-                if (profile_expand(argv[2], &ops, &err) < 0) {
+                struct rf_caller self;
+                caller_self(&self);
+                struct profile_for f = {.who = &self, .path = getenv("PATH")};
+                if (profile_expand(argv[2], &f, &ops, &err) < 0) {
                         cli_print_error(&err);
                         return RF_EXIT_REFUSED;
                 }

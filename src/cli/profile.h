@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "cli/caller.h"
 #include "shared/error.h"
 
 #define PROFILE_NAME_MAX 64
@@ -42,13 +43,25 @@ struct profile_ops {
         size_t n;
 };
 
+/* Whom a profile is expanded for (caller.h) and the PATH its commands are
+ * found on. For the daemon's caller (who->other) its files are read as it,
+ * its user profiles are not read (a policy file would reach past the
+ * operator's ceiling: /etc/ringfence/profiles only), its git identity is
+ * asked of git run as it, and no API key comes from this process's
+ * environment (the daemon's is not the caller's). */
+struct profile_for {
+        const struct rf_caller *who;
+        const char *path;
+};
+
 /*
  * profile_expand — append NAME's flags to *ops (building blocks first),
- * for the caller's PATH and environment. 0, or -errno with err saying why:
- * -ENOENT an unknown profile or a command it needs that the host lacks
- * (named, with what to do), -EINVAL a bad name, -E2BIG too many flags.
+ * for `f`. 0, or -errno with err saying why: -ENOENT an unknown profile or
+ * a command it needs that the host lacks (named, with what to do), -EINVAL
+ * a bad name, -E2BIG too many flags.
  */
-int profile_expand(const char *name, struct profile_ops *ops, struct rf_error *err);
+int profile_expand(const char *name, const struct profile_for *f, struct profile_ops *ops,
+                   struct rf_error *err);
 
 /*
  * profile_npm_scrub — wipe the values `--profile npm` put in ringfence's

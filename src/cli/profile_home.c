@@ -6,10 +6,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli/profile_home.h"
@@ -45,24 +47,40 @@ int profile_toml_string(const char *s, char *out, size_t size)
         return 0;
 }
 
-int profile_home_read(const char *host_home, const char *rel, char **data, size_t *len,
+int profile_home_read(const struct rf_caller *who, const char *rel, char **data, size_t *len,
                       struct rf_error *err)
 {
         char path[PATH_MAX];
 
-        if (!host_home || host_home[0] != '/')
+        if (!who->home[0])
                 return 1;
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", host_home, rel) >= sizeof path)
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", who->home, rel) >= sizeof path)
                 return rf_error_set(err, -ENAMETOOLONG, "~/%s: path too long", rel);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+        int r = caller_enter(who);
+        if (r < 0)
+                return rf_error_set(err, r, "%s: cannot take uid %u's identity to read it", path,
+                                    (unsigned)who->uid);
+        /* the daemon's caller: its home (passwd's) as it is, nothing beneath
+         * through a symbolic link; this process's own: the last one refused */
+        _cleanup_close_ int hfd =
+                who->other ? open(who->home, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        struct open_how how = {.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                          RESOLVE_NO_MAGICLINKS};
+        _cleanup_close_ int fd =
+                !who->other ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+                : hfd < 0   ? -1
+                            : (int)syscall(SYS_openat2, hfd, rel, &how, sizeof how);
+        int e = errno;
+        caller_leave(who);
+        if (fd < 0 && (e == ENOENT || e == ENOTDIR))
                 return 1;
         if (fd < 0)
-                return rf_error_set(err, -errno,
-                                    errno == ELOOP ? "%s: a symbolic link (a profile copies "
-                                                     "only a regular file into the run)"
-                                                   : "%s: %m (a profile copies it into the run)",
-                                    path);
+                return rf_error_set(err, -e,
+                                    e == ELOOP ? "%s: a symbolic link (a profile copies "
+                                                 "only a regular file into the run)"
+                                               : "%s: %s (a profile copies it into the run)",
+                                    path, strerror(e));
         struct stat st;
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PROFILE_HOME_FILE_MAX)
                 return rf_error_set(err, -EINVAL,
@@ -71,11 +89,16 @@ int profile_home_read(const char *host_home, const char *rel, char **data, size_
                                     path, PROFILE_HOME_FILE_MAX);
         /* as for user profiles: root must not take another user's file
          * (sudo -E keeps that user's $HOME) into a run */
-        if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        if ((st.st_uid != who->uid && (who->other || st.st_uid != 0)) ||
+            (st.st_mode & (S_IWGRP | S_IWOTH))) {
+                char whose[48] = "yours or root's";
+                if (who->other)
+                        snprintf(whose, sizeof whose, "uid %u's", (unsigned)who->uid);
                 return rf_error_set(err, -EPERM,
-                                    "%s: not a file of yours or root's that only its owner may "
-                                    "write; a profile copies it into the run, so it is refused",
-                                    path);
+                                    "%s: not a file of %s that only its owner may write; a "
+                                    "profile copies it into the run, so it is refused",
+                                    path, whose);
+        }
         char *buf = malloc((size_t)st.st_size + 1);
         size_t n = 0;
         if (!buf)
@@ -100,7 +123,7 @@ int profile_home_read(const char *host_home, const char *rel, char **data, size_
 static int copy_own(const struct profile_home_ctx *ctx, const char *rel, char **data, size_t *len,
                     struct rf_error *err)
 {
-        return profile_home_read(ctx->host_home, rel, data, len, err);
+        return profile_home_read(ctx->who, rel, data, len, err);
 }
 
 static int take(struct json_buf *b, char **data, size_t *len, struct rf_error *err)

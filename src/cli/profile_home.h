@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "cli/caller.h"
 #include "shared/error.h"
 
 #define PROFILE_HOME_FILE_MAX (256 * 1024)           /* bytes of one file */
@@ -37,7 +38,7 @@
 
 struct profile_home_ctx {
         const char *workspace; /* canonical: the run's workspace */
-        const char *host_home; /* the caller's $HOME (absolute), or NULL */
+        const struct rf_caller *who; /* whose $HOME files are copied, read as it */
         /* the placeholder the run holds for env var `name`, or NULL */
         const char *(*placeholder)(void *ctx, const char *name);
         void *placeholder_ctx;
@@ -62,13 +63,15 @@ int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, cha
 const char *profile_home_describe(const char *gen, const char **rel);
 
 /*
- * profile_home_read — the caller's $HOME/rel as a profile copies it: 0 with
- * *data (malloc'd, NUL-terminated) and *len, 1 when there is none, -errno
- * with err set for a file that is not a regular file (a symbolic link
- * included) of the caller's or root's that no one else may write, or
- * larger than PROFILE_HOME_FILE_MAX.
+ * profile_home_read — who's $HOME/rel as a profile copies it, opened as who
+ * (caller.h): 0 with *data (malloc'd, NUL-terminated) and *len, 1 when
+ * there is none (or who has no home), -errno with err set for a file that
+ * is not a regular file (a symbolic link included) of who's that no one
+ * else may write (or root's, for a caller that is this process), or larger
+ * than PROFILE_HOME_FILE_MAX. For the daemon's caller no component of the
+ * path beneath its home may be a symbolic link.
  */
-int profile_home_read(const char *host_home, const char *rel, char **data, size_t *len,
+int profile_home_read(const struct rf_caller *who, const char *rel, char **data, size_t *len,
                       struct rf_error *err);
 
 /*

@@ -40,6 +40,10 @@ void api_req_clear(struct api_req *req)
         strv_free(req->allow_hosts, req->n_allow_hosts);
         strv_free(req->env, req->n_env);
         strv_free(req->publish, req->n_publish);
+        strv_free(req->ro, req->n_ro);
+        strv_free(req->rw, req->n_rw);
+        strv_free(req->profiles, req->n_profiles);
+        strv_free(req->add_hosts, req->n_add_hosts);
         memset(req, 0, sizeof *req);
 }
 
@@ -64,6 +68,19 @@ static bool agent_ok(const char *s, size_t n)
         for (size_t i = 0; i < n; i++)
                 if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
                       (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+/* A profile's name as `--profile` takes it: 1-64 of a-z 0-9 - _ */
+static bool profile_name_ok(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+                      s[i] == '-' || s[i] == '_'))
                         return false;
         return true;
 }
@@ -239,11 +256,38 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                                 free(r->publish[k]);
                                 r->publish[k] = c;
                         }
+                } else if (!strcmp(m->key, "ro") || !strcmp(m->key, "rw")) {
+                        bool ro = m->key[1] == 'o';
+                        char ***v = ro ? &r->ro : &r->rw;
+                        size_t *nv = ro ? &r->n_ro : &r->n_rw;
+                        if ((s = strv_from(m, API_PATHS_MAX, API_ARG_MAX, v, nv, why, wl)))
+                                return s;
+                        for (size_t k = 0; k < *nv; k++)
+                                if ((*v)[k][0] != '/' || !json_text_is_safe((*v)[k], strlen((*v)[k])))
+                                        return rf_why(why, wl, 400, "%s[%zu]: an absolute path",
+                                                      m->key, k);
+                } else if (!strcmp(m->key, "profiles")) {
+                        if ((s = strv_from(m, API_PROFILES_MAX, 64, &r->profiles, &r->n_profiles,
+                                           why, wl)))
+                                return s;
+                        for (size_t k = 0; k < r->n_profiles; k++)
+                                if (!profile_name_ok(r->profiles[k]))
+                                        return rf_why(why, wl, 400,
+                                                      "profiles[%zu]: a profile name (a-z 0-9 - _)",
+                                                      k);
+                } else if (!strcmp(m->key, "add_hosts")) {
+                        if ((s = strv_from(m, API_ADD_HOSTS_MAX, 300, &r->add_hosts,
+                                           &r->n_add_hosts, why, wl)))
+                                return s;
+                        for (size_t k = 0; k < r->n_add_hosts; k++)
+                                if (!strchr(r->add_hosts[k], ':') ||
+                                    !json_text_is_safe(r->add_hosts[k], strlen(r->add_hosts[k])))
+                                        return rf_why(why, wl, 400, "add_hosts[%zu]: NAME:IP", k);
                 } else
                         return rf_why(why, wl, 400,
                                       "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
                                       "workspace, timeout, memory, pids, cpus, secrets, "
-                                      "allow_hosts, env, publish; "
+                                      "allow_hosts, env, publish, ro, rw, profiles, add_hosts; "
                                       "exec providers and policies come from the daemon's "
                                       "configuration)",
                                       m->key);

@@ -34,6 +34,9 @@
 #define API_ARG_MAX     4096        /* bytes of one argument */
 #define API_NAME_MAX    256         /* agent, task, on_behalf_of */
 #define API_SECRETS_MAX 64          /* operator-configured secrets a start may bind */
+#define API_PATHS_MAX   32          /* ro and rw paths of a start, each */
+#define API_PROFILES_MAX 8          /* profiles of a start */
+#define API_ADD_HOSTS_MAX 16        /* add_hosts of a start */
 
 enum api_op {
         API_LIST_RUNS,
@@ -79,6 +82,12 @@ struct api_req {
         size_t n_env;
         char **publish; /* `--publish` specs, canonical (policy_publish_text); owned */
         size_t n_publish;
+        char **ro, **rw; /* absolute paths, opened by the run as the caller (cli/caller.h) */
+        size_t n_ro, n_rw;
+        char **profiles; /* profile names (`--profile`) */
+        size_t n_profiles;
+        char **add_hosts; /* NAME:IP (`--add-host`) */
+        size_t n_add_hosts;
 };
 
 /*

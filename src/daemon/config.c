@@ -25,6 +25,8 @@ void dconf_clear(struct dconf *c)
         for (size_t i = 0; i < c->n_grants; i++)
                 strv_free(c->grants[i].agents, c->grants[i].n_agents);
         strv_free(c->allow_hosts, c->n_allow_hosts);
+        strv_free(c->profiles, c->n_profiles);
+        strv_free(c->add_hosts, c->n_add_hosts);
         for (size_t i = 0; i < c->n_secrets; i++) {
                 free(c->secrets[i].key);
                 free(c->secrets[i].binding);
@@ -274,6 +276,10 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
                                 const struct json_node *e = m->items[k];
                                 if (!strcmp(e->key, "allow_hosts"))
                                         r = strv(e, &c->allow_hosts, &c->n_allow_hosts, why, wl);
+                                else if (!strcmp(e->key, "profiles"))
+                                        r = strv(e, &c->profiles, &c->n_profiles, why, wl);
+                                else if (!strcmp(e->key, "add_hosts"))
+                                        r = strv(e, &c->add_hosts, &c->n_add_hosts, why, wl);
                                 else if (!strcmp(e->key, "max_timeout")) {
                                         if (e->type != JSON_STRING ||
                                             parse_duration(e->str, &c->max_timeout_ms) < 0)

@@ -9,6 +9,7 @@
  *               {"gid": 100, "agents": ["*"], "actions": ["list-runs", "audit"],
  *                "all_uids": true}],
  *    "ceiling": {"allow_hosts": ["api.github.com:443"], "max_timeout": "1h",
+ *                "profiles": ["claude-code"], "add_hosts": ["git.internal:10.0.0.7"],
  *                "memory": "2G", "pids": 1024, "cpus": "2", "log_bytes": "4M",
  *                "state_bytes": "1G"},
  *    "secrets": {"github": {"name": "GITHUB_TOKEN", "deliver": "env",
@@ -17,7 +18,10 @@
  *
  * Actions: list-runs, get-run, start-run, kill, pause, resume, revoke,
  * block, audit, status (api_op_name). uid 0 may do everything. A request can
- * only narrow the ceiling: it may ask for some of its allow_hosts, a timeout
+ * only narrow the ceiling: it may ask for some of its allow_hosts, profiles
+ * (whose hosts, named by the operator here, are then granted with them) and
+ * add_hosts (a static NAME:IP would reach any address under an allowed
+ * name, so only the operator's), a timeout
  * up to max_timeout, memory, pids and cpus up to the limits; secrets come
  * only from here (a request names them), each with an ACL of agents and uids.
  *
@@ -88,6 +92,10 @@ struct dconf {
         size_t n_grants;
         char **allow_hosts; /* the ceiling */
         size_t n_allow_hosts;
+        char **profiles; /* profiles a caller other than root may ask for */
+        size_t n_profiles;
+        char **add_hosts; /* NAME:IP a caller other than root may ask for */
+        size_t n_add_hosts;
         uint64_t max_timeout_ms;    /* 0: none */
         unsigned runs_per_uid;      /* live runs a uid other than root may have started */
         struct dconf_limits limits; /* the ceiling's (defaults filled in by dconf_parse) */

@@ -674,6 +674,23 @@ static int start_admissible(struct daemon *d, struct client *c, const struct api
                         return -1;
                 }
         }
+        /* profiles and static names: only the operator's (a profile's hosts
+         * are granted with it; a NAME:IP could reach any address under an
+         * allowed name) */
+        for (size_t i = 0; c->cred.uid != 0 && i < q->n_profiles + q->n_add_hosts; i++) {
+                bool prof = i < q->n_profiles;
+                const char *want = prof ? q->profiles[i] : q->add_hosts[i - q->n_profiles];
+                char **have = prof ? conf->profiles : conf->add_hosts;
+                size_t nh = prof ? conf->n_profiles : conf->n_add_hosts, k = 0;
+                while (k < nh && strcmp(have[k], want))
+                        k++;
+                if (k == nh) {
+                        respond_error(c, 403, "%s: %s is beyond the operator's ceiling (ceiling.%s)",
+                                      prof ? "profiles" : "add_hosts", want,
+                                      prof ? "profiles" : "add_hosts");
+                        return -1;
+                }
+        }
         /* resources: the grant's limits (or the ceiling's), which a request
          * can only lower; every API run gets a memory and a pids limit */
         gid_t g[DAEMON_GROUPS_MAX + 1];
@@ -776,7 +793,8 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                         return;
                 }
         }
-        const char *av[64 + API_ARGV_MAX + 512 + 2 * API_ENV_MAX + 2 * POLICY_PUBLISH_MAX];
+        const char *av[64 + API_ARGV_MAX + 512 + 2 * API_ENV_MAX + 2 * POLICY_PUBLISH_MAX +
+                       4 * API_PATHS_MAX + 2 * API_PROFILES_MAX + 2 * API_ADD_HOSTS_MAX];
         size_t n = 0;
         av[n++] = "ringfence";
         av[n++] = "run";
@@ -843,6 +861,20 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
         for (size_t i = 0; i < q->n_publish; i++) {
                 av[n++] = "--publish";
                 av[n++] = q->publish[i];
+        }
+        /* opened by the run as the caller (--caller-uid), never as root */
+        for (size_t i = 0; i < q->n_ro + q->n_rw; i++) {
+                av[n++] = i < q->n_ro ? "--ro" : "--rw";
+                av[n++] = i < q->n_ro ? q->ro[i] : q->rw[i - q->n_ro];
+        }
+        for (size_t i = 0; i < q->n_add_hosts; i++) {
+                av[n++] = "--add-host";
+                av[n++] = q->add_hosts[i];
+        }
+        /* after -e: a profile finds the caller's commands on its PATH */
+        for (size_t i = 0; i < q->n_profiles; i++) {
+                av[n++] = "--profile";
+                av[n++] = q->profiles[i];
         }
         if (pol[0]) {
                 av[n++] = "-p";
@@ -930,7 +962,9 @@ static void op_start(struct daemon *d, struct client *c, struct api_req *q)
         }
         *c->start = *q; /* the request is the client's now: its arrays too */
         q->argv = q->secrets = q->allow_hosts = q->env = q->publish = NULL;
+        q->ro = q->rw = q->profiles = q->add_hosts = NULL;
         q->argc = q->n_secrets = q->n_allow_hosts = q->n_env = q->n_publish = 0;
+        q->n_ro = q->n_rw = q->n_profiles = q->n_add_hosts = 0;
         int e = check_start(c);
         if (e) {
                 api_req_clear(c->start);

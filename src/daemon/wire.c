@@ -46,11 +46,19 @@ int wire_pack(const struct wire_head *h, const struct api_req *req, char *buf, s
                 w.n_hosts = (uint32_t)req->n_allow_hosts;
                 w.n_env = (uint32_t)req->n_env;
                 w.n_publish = (uint32_t)req->n_publish;
+                w.n_ro = (uint32_t)req->n_ro;
+                w.n_rw = (uint32_t)req->n_rw;
+                w.n_profiles = (uint32_t)req->n_profiles;
+                w.n_add_hosts = (uint32_t)req->n_add_hosts;
                 if (put_strv(buf, size, &off, req->argv, req->argc) < 0 ||
                     put_strv(buf, size, &off, req->secrets, req->n_secrets) < 0 ||
                     put_strv(buf, size, &off, req->allow_hosts, req->n_allow_hosts) < 0 ||
                     put_strv(buf, size, &off, req->env, req->n_env) < 0 ||
-                    put_strv(buf, size, &off, req->publish, req->n_publish) < 0)
+                    put_strv(buf, size, &off, req->publish, req->n_publish) < 0 ||
+                    put_strv(buf, size, &off, req->ro, req->n_ro) < 0 ||
+                    put_strv(buf, size, &off, req->rw, req->n_rw) < 0 ||
+                    put_strv(buf, size, &off, req->profiles, req->n_profiles) < 0 ||
+                    put_strv(buf, size, &off, req->add_hosts, req->n_add_hosts) < 0)
                         return -E2BIG;
         }
         w.strings_len = (uint32_t)(off - sizeof w);
@@ -124,6 +132,12 @@ int wire_unpack(const char *buf, size_t len, struct wire_head *h, struct api_req
             (r = take_strv(&p, end, h->n_env, API_ENV_MAX, &req->env, &req->n_env)) < 0 ||
             (r = take_strv(&p, end, h->n_publish, POLICY_PUBLISH_MAX, &req->publish,
                            &req->n_publish)) < 0 ||
+            (r = take_strv(&p, end, h->n_ro, API_PATHS_MAX, &req->ro, &req->n_ro)) < 0 ||
+            (r = take_strv(&p, end, h->n_rw, API_PATHS_MAX, &req->rw, &req->n_rw)) < 0 ||
+            (r = take_strv(&p, end, h->n_profiles, API_PROFILES_MAX, &req->profiles,
+                           &req->n_profiles)) < 0 ||
+            (r = take_strv(&p, end, h->n_add_hosts, API_ADD_HOSTS_MAX, &req->add_hosts,
+                           &req->n_add_hosts)) < 0 ||
             p != end) {
                 api_req_clear(req);
                 return r < 0 ? r : -EBADMSG;

@@ -36,7 +36,7 @@ struct wire_head {
         char task[API_NAME_MAX + 1], on_behalf_of[API_NAME_MAX + 1];
         char timeout[32];
         char memory[32], cpus[32], pids[32];
-        uint32_t argc, n_secrets, n_hosts, n_env, n_publish;
+        uint32_t argc, n_secrets, n_hosts, n_env, n_publish, n_ro, n_rw, n_profiles, n_add_hosts;
         uint32_t strings_len; /* bytes of strings after the head */
 };
 

@@ -520,9 +520,10 @@ static int refuse_symlinks(const char *what, const char *given, const char *reso
 }
 
 /* Canonicalise a user-named host path and record what it is. */
-static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
-                        const char *state_dir, struct user_mount *m, struct rf_error *err)
+static int resolve_bind(struct rf_plan *p, const struct plan_input *in, const char *what,
+                        const char *path, struct user_mount *m, struct rf_error *err)
 {
+        const char *state_dir = in->state_dir;
         char buf[PATH_MAX];
         struct stat st;
         int r;
@@ -544,6 +545,18 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 return rf_error_set(err, -EINVAL, "%s %s: not a directory or regular file", what,
                                     buf);
+        if (in->pinned) {
+                /* the daemon's caller: the inode checked as that caller, or nothing */
+                const struct plan_pin *pin = NULL;
+                for (size_t i = 0; i < in->n_pins && !pin; i++)
+                        if (!strcmp(in->pins[i].path, path))
+                                pin = &in->pins[i];
+                if (!pin || pin->dev != st.st_dev || pin->ino != st.st_ino)
+                        return rf_error_set(err, -EPERM,
+                                            "%s %s: %s", what, buf,
+                                            pin ? "changed since it was checked as the caller"
+                                                : "not checked as the caller (internal error)");
+        }
         m->path = plan_strdup(p, buf);
         if (!m->path)
                 return -ENOMEM;
@@ -557,10 +570,14 @@ static int resolve_bind(struct rf_plan *p, const char *what, const char *path,
          * it; it stays read-only and nothing else of the host changes.
          * Never root's own: a run is not host root, whatever it is given. */
         if (p->map_as_root && (m->flags & OPF_RDONLY) && !(st.st_mode & S_IROTH) &&
-            st.st_uid != 0 && (st.st_uid != p->uid || st.st_gid != p->gid)) {
-                m->flags |= OPF_IDMAP_OWNER;
-                m->owner_uid = st.st_uid;
-                m->owner_gid = st.st_gid;
+            st.st_uid != 0) {
+                if (st.st_uid == p->uid && st.st_gid == p->gid)
+                        m->flags |= OPF_IDMAP; /* the workspace owner's: as the workspace */
+                else {
+                        m->flags |= OPF_IDMAP_OWNER;
+                        m->owner_uid = st.st_uid;
+                        m->owner_gid = st.st_gid;
+                }
         }
         /* A writable path owned like the workspace is idmapped like it; one
          * owned by another user (not root) through an idmap from that
@@ -866,14 +883,13 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
         for (size_t i = 0; i < pol->n_read_only; i++, n++) {
                 m[n] = (struct user_mount){
                         .kind = OP_BIND, .step = STEP_BINDS, .flags = OPF_RDONLY};
-                if ((r = resolve_bind(p, "read-only path", pol->read_only[i], in->state_dir, &m[n],
-                                      err)) < 0)
+                if ((r = resolve_bind(p, in, "read-only path", pol->read_only[i], &m[n], err)) < 0)
                         return r;
         }
         for (size_t i = 0; i < pol->n_read_write; i++, n++) {
                 m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_BINDS};
-                if ((r = resolve_bind(p, "read-write path", pol->read_write[i], in->state_dir,
-                                      &m[n], err)) < 0)
+                if ((r = resolve_bind(p, in, "read-write path", pol->read_write[i], &m[n],
+                                      err)) < 0)
                         return r;
         }
         m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_WORKSPACE, .path = p->workspace};

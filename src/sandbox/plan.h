@@ -224,6 +224,13 @@ struct plan_home_file {
 #define PLAN_HOME_FILES_MAX 8
 
 /* Caller facts the plan is computed from (gathered by the CLI). */
+/* A path checked as the caller (cli/caller.h): the inode it named then. */
+struct plan_pin {
+        const char *path;
+        dev_t dev;
+        ino_t ino;
+};
+
 struct plan_input {
         const struct rf_policy *policy; /* effective policy (defaults applied) */
         char *const *argv;              /* command and arguments */
@@ -265,6 +272,13 @@ struct plan_input {
         bool expect_ws;                          /* the workspace must be this inode (the daemon */
         dev_t expect_ws_dev;                     /* checked it as the caller's own) */
         ino_t expect_ws_ino;
+        /* pinned: every read-only and read-write path must be one of pins[]
+         * (the same path) and still that inode — checked as the daemon's
+         * caller (cli/caller.h); one that is not, or names another inode by
+         * now, refuses the run */
+        bool pinned;
+        const struct plan_pin *pins;
+        size_t n_pins;
 };
 
 /*

@@ -104,6 +104,43 @@ static void test_routes(void)
                 api_req_clear(&r2);
         }
         api_req_clear(&r);
+        /* ro, rw, profiles, add_hosts (issue 16): checked, across the wire */
+        is_int(route("POST", "/v1/runs",
+                     "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\","
+                     "\"ro\":[\"/home/u/.npmrc\"],\"rw\":[\"/home/u/out\",\"/o2\"],"
+                     "\"profiles\":[\"claude-code\"],\"add_hosts\":[\"a.test:10.0.0.1\"]}",
+                     &r, why),
+               0, "a start with ro, rw, profiles and add_hosts (%s)", why);
+        {
+                static char wbuf[WIRE_MAX];
+                struct wire_head h = {.conn = 7, .kind = WIRE_REQUEST}, h2;
+                struct api_req r2;
+                int n = wire_pack(&h, &r, wbuf, sizeof wbuf);
+                ok(n > 0 && wire_unpack(wbuf, (size_t)n, &h2, &r2) == 0 && r2.n_ro == 1 &&
+                           r2.n_rw == 2 && !strcmp(r2.rw[1], "/o2") && r2.n_profiles == 1 &&
+                           !strcmp(r2.profiles[0], "claude-code") && r2.n_add_hosts == 1 &&
+                           !strcmp(r2.add_hosts[0], "a.test:10.0.0.1"),
+                   "... across the parser's wire");
+                api_req_clear(&r2);
+        }
+        api_req_clear(&r);
+        static const char *const bad_start[][2] = {
+                {"\"ro\":[\"relative/path\"]", "ro[0]: an absolute path"},
+                {"\"rw\":[1]", "rw[0]: a string"},
+                {"\"profiles\":[\"../x\"]", "profiles[0]: a profile name"},
+                {"\"profiles\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"]",
+                 "profiles: an array of at most 8"},
+                {"\"add_hosts\":[\"no-address\"]", "add_hosts[0]: NAME:IP"},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(bad_start); i++) {
+                char body[512];
+                snprintf(body, sizeof body,
+                         "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\",%s}",
+                         bad_start[i][0]);
+                is_int(route("POST", "/v1/runs", body, &r, why), 400, "%s: 400", bad_start[i][0]);
+                ok(strstr(why, bad_start[i][1]) != NULL, "... saying %s (%s)", bad_start[i][1], why);
+                api_req_clear(&r);
+        }
         is_int(route("POST", "/v1/runs",
                      "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\","
                      "\"publish\":[\"0.0.0.0:80:80\"]}",
@@ -190,9 +227,13 @@ static void test_config(void)
         ok(c.secrets[1].binding && strstr(c.secrets[1].binding, "\"exec\":[\"vault\",\"kv\"]"),
            "an exec provider from the operator's configuration");
         dconf_clear(&c);
-        const char *few = "{\"version\":1,\"ceiling\":{\"runs_per_uid\":3}}";
+        const char *few = "{\"version\":1,\"ceiling\":{\"runs_per_uid\":3,"
+                          "\"profiles\":[\"claude-code\",\"git\"],\"add_hosts\":[\"a:10.0.0.1\"]}}";
         is_int(dconf_parse(few, strlen(few), &c, why, sizeof why), 0, "ceiling.runs_per_uid");
         is_int((int)c.runs_per_uid, 3, "... 3");
+        ok(c.n_profiles == 2 && !strcmp(c.profiles[1], "git") && c.n_add_hosts == 1 &&
+                   !strcmp(c.add_hosts[0], "a:10.0.0.1"),
+           "ceiling.profiles and ceiling.add_hosts");
         dconf_clear(&c);
 
         static const char *const bad[] = {
