@@ -1032,7 +1032,7 @@ int cmd_run(int argc, char **argv)
                 }
                 r = grants_resolve(pol, state_dir, key_file, &grants, &failed, why, sizeof why,
                                    &err);
-                profile_npm_scrub(); /* the grants hold the values now */
+                profile_scrub(); /* the grants hold the values now */
                 if (r < 0) {
                         if (failed < pol->n_secrets)
                                 run_audit_provider_error(alog, run_id, pol, failed, why);
@@ -1091,9 +1091,8 @@ int cmd_run(int argc, char **argv)
                 else
                         r = caller_pin(&who, path, rw, &pins[n_pins++], &err);
         }
-        if (r < 0 ||
-            (r = home_files_render(pol->workspace ? pol->workspace : cwd, grants, home_files,
-                                   &n_home_files, &err)) < 0) {
+        if (r < 0 || (r = home_files_render(pol->workspace ? pol->workspace : cwd, grants,
+                                            home_files, &n_home_files, &err)) < 0) {
                 for (size_t i = 0; i < n_home_files; i++)
                         free(home_files[i].data);
                 run_audit_refused(alog, run_id, "setup", err.msg);

@@ -31,6 +31,7 @@
 #include "shared/hostcmd.h"
 #include "shared/macro.h"
 #include "shared/npmrc.h"
+#include "shared/pipconf.h"
 #include "supervisor/run.h"
 
 extern char **environ;
@@ -45,6 +46,7 @@ struct builtin {
         const char *home[3];     /* files put in the run's $HOME (profile_home.h) */
         bool git_identity;       /* the caller's user.name and user.email */
         bool npm_tokens;         /* the caller's ~/.npmrc tokens injected */
+        bool pip_creds;          /* the caller's pip.conf index credentials injected */
 };
 
 static const struct builtin builtins[] = {
@@ -66,7 +68,9 @@ static const struct builtin builtins[] = {
          .summary = "pip (no index is reached unless you allow its host)",
          .uses = {"python"},
          .commands = {"pip3"},
-         .env = {"PIP_DISABLE_PIP_VERSION_CHECK=1"}},
+         .env = {"PIP_DISABLE_PIP_VERSION_CHECK=1"},
+         .home = {"pipconf"},
+         .pip_creds = true},
         {.name = "claude-code",
          .summary = "Claude Code: claude, api.anthropic.com, platform.claude.com, "
                     "ANTHROPIC_API_KEY injected",
@@ -238,6 +242,23 @@ static void git_config(const char *key, const struct rf_caller *who, char *out, 
  * value goes into ringfence's own environment only (RINGFENCE_NPM_TOKEN_<k>,
  * an env: source), never into the run's.
  */
+/* Token k (1-based) of a configuration file injected: its value into
+ * ringfence's own environment as SRC<k>, the run's variable VAR<k> holds a
+ * placeholder, injected toward host only, which is allowed. */
+static int inject_token(const char *name, struct profile_ops *ops, const char *var,
+                        const char *src_prefix, size_t k, const char *value, const char *host,
+                        struct rf_error *err)
+{
+        char src[64], arg[PROFILE_ARG_MAX];
+        snprintf(src, sizeof src, "%s%zu", src_prefix, k);
+        if (setenv(src, value, 1) < 0)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        if ((size_t)snprintf(arg, sizeof arg, "%s%zu=env:%s@%s", var, k, src, host) >= sizeof arg)
+                return rf_error_set(err, -E2BIG, "--profile %s: a host too long", name);
+        int r = add(ops, "allow-host", host, err);
+        return r < 0 ? r : add(ops, "inject", arg, err);
+}
+
 static int npm_tokens(const char *name, const struct profile_for *f, struct profile_ops *ops,
                       struct rf_error *err)
 {
@@ -249,17 +270,9 @@ static int npm_tokens(const char *name, const struct profile_for *f, struct prof
                 return r > 0 ? 0 : r;
         r = npmrc_scan(buf, len, t, &n);
         for (size_t k = 0; r == 0 && k < n; k++) {
-                char src[64], arg[PROFILE_ARG_MAX];
-                snprintf(src, sizeof src, "%s%zu", PROFILE_NPM_TOKEN_SRC, k + 1);
                 buf[t[k].value_off + t[k].value_len] = '\0';
-                if (setenv(src, buf + t[k].value_off, 1) < 0)
-                        r = rf_error_set(err, -ENOMEM, "out of memory");
-                if (r == 0 &&
-                    (size_t)snprintf(arg, sizeof arg, "%s%zu=env:%s@%.*s", PROFILE_NPM_TOKEN_VAR,
-                                     k + 1, src, NPMRC_HOST_MAX, t[k].host) >= sizeof arg)
-                        r = rf_error_set(err, -E2BIG, "--profile %s: ~/.npmrc: too long", name);
-                if (r == 0 && (r = add(ops, "allow-host", t[k].host, err)) == 0)
-                        r = add(ops, "inject", arg, err);
+                r = inject_token(name, ops, PROFILE_NPM_TOKEN_VAR, PROFILE_NPM_TOKEN_SRC, k + 1,
+                                 buf + t[k].value_off, t[k].host, err);
         }
         explicit_bzero(buf, len);
         free(buf);
@@ -271,21 +284,71 @@ static int npm_tokens(const char *name, const struct profile_for *f, struct prof
         return r;
 }
 
-void profile_npm_scrub(void)
+/*
+ * The index credentials of the caller's pip.conf (shared/pipconf.h): each
+ * index's host allowed and its password (or token) injected toward it —
+ * the run's copy of the file (profile_home.c, "pipconf") holds the
+ * placeholder of RF_PIP_TOKEN_<k> where the credential was.
+ */
+static int pip_creds(const char *name, const struct profile_for *f, struct profile_ops *ops,
+                     struct rf_error *err)
 {
-        for (size_t k = 1; k <= NPMRC_TOKENS_MAX; k++) {
-                char src[64];
-                snprintf(src, sizeof src, "%s%zu", PROFILE_NPM_TOKEN_SRC, k);
-                char *v = getenv(src);
-                if (!v)
-                        continue;
-                explicit_bzero(v, strlen(v));
-                unsetenv(src);
+        char *buf = NULL;
+        const char *rel = NULL;
+        size_t len = 0, n = 0, k = 0;
+        struct pipconf_cred c[PIPCONF_CREDS_MAX];
+        int r = profile_pipconf_read(f->who, &buf, &len, &rel, err);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        r = pipconf_scan(buf, len, c, &n);
+        for (size_t i = 0; r == 0 && i < n; i++) {
+                char value[PIPCONF_VALUE_MAX + 1];
+                size_t vl = 0;
+                if (!c[i].host[0])
+                        continue; /* its line stays out of the run's copy */
+                if (pipconf_decode(buf + c[i].off, c[i].len, value, &vl) < 0 ||
+                    strlen(value) != vl) {
+                        r = rf_error_set(err, -EINVAL,
+                                         "--profile %s: ~/%s: a credential's %%-escape is not "
+                                         "one",
+                                         name, rel);
+                        break;
+                }
+                r = inject_token(name, ops, PROFILE_PIP_TOKEN_VAR, PROFILE_PIP_TOKEN_SRC, ++k,
+                                 value, c[i].host, err);
+                explicit_bzero(value, sizeof value);
         }
+        explicit_bzero(buf, len);
+        free(buf);
+        if (r == -E2BIG)
+                return rf_error_set(err, r,
+                                    "--profile %s: ~/%s: more than %d index credentials, or one "
+                                    "too long",
+                                    name, rel, PIPCONF_CREDS_MAX);
+        if (r == -EINVAL && !err->msg[0])
+                return rf_error_set(err, r, "--profile %s: ~/%s: a NUL byte", name, rel);
+        return r;
 }
 
-static int expand(const char *name, const struct profile_for *f, struct profile_ops *ops,
-                  int depth, struct rf_error *err)
+void profile_scrub(void)
+{
+        static const char *const srcs[] = {PROFILE_NPM_TOKEN_SRC, PROFILE_PIP_TOKEN_SRC};
+        for (size_t i = 0; i < ARRAY_SIZE(srcs); i++)
+                for (size_t k = 1; k <= (NPMRC_TOKENS_MAX > PIPCONF_CREDS_MAX ? NPMRC_TOKENS_MAX
+                                                                              : PIPCONF_CREDS_MAX);
+                     k++) {
+                        char src[64];
+                        snprintf(src, sizeof src, "%s%zu", srcs[i], k);
+                        char *v = getenv(src);
+                        if (!v)
+                                continue;
+                        explicit_bzero(v, strlen(v));
+                        unsetenv(src);
+                }
+}
+
+static int expand(const char *name, const struct profile_for *f, struct profile_ops *ops, int depth,
+                  struct rf_error *err)
 {
         char file[PATH_MAX], buf[PROFILE_ARG_MAX];
         int r;
@@ -355,6 +418,8 @@ static int expand(const char *name, const struct profile_for *f, struct profile_
                         return r;
         }
         if (b->npm_tokens && (r = npm_tokens(name, f, ops, err)) < 0)
+                return r;
+        if (b->pip_creds && (r = pip_creds(name, f, ops, err)) < 0)
                 return r;
         for (size_t i = 0; i < ARRAY_SIZE(b->home) && b->home[i]; i++)
                 if ((r = add(ops, "home", b->home[i], err)) < 0)

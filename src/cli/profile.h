@@ -64,11 +64,12 @@ int profile_expand(const char *name, const struct profile_for *f, struct profile
                    struct rf_error *err);
 
 /*
- * profile_npm_scrub — wipe the values `--profile npm` put in ringfence's
- * own environment (the env: sources of its injections) and remove them;
- * called once the run's grants have read them. No-op without them.
+ * profile_scrub — wipe the values `--profile npm` and `--profile pip` put
+ * in ringfence's own environment (the env: sources of their injections)
+ * and remove them; called once the run's grants have read them. No-op
+ * without them.
  */
-void profile_npm_scrub(void);
+void profile_scrub(void);
 
 /* `ringfence profile list` / `ringfence profile show NAME`. */
 int cmd_profile(int argc, char **argv);

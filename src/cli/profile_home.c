@@ -18,6 +18,7 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 #include "shared/npmrc.h"
+#include "shared/pipconf.h"
 
 int profile_toml_string(const char *s, char *out, size_t size)
 {
@@ -240,6 +241,80 @@ static int npmrc(const struct profile_home_ctx *ctx, char **data, size_t *len, s
         return 0;
 }
 
+int profile_pipconf_read(const struct rf_caller *who, char **data, size_t *len, const char **rel,
+                         struct rf_error *err)
+{
+        static const char *const at[] = {".config/pip/pip.conf", ".pip/pip.conf"};
+        int r = 1;
+        for (size_t i = 0; r == 1 && i < ARRAY_SIZE(at); i++)
+                if ((r = profile_home_read(who, at[i], data, len, err)) != 1)
+                        *rel = at[i];
+        return r;
+}
+
+/* ~/.config/pip/pip.conf: the caller's, each index credential replaced by
+ * its placeholder (profile.c injects the value toward the index); a line
+ * with a credential bound to no host left out. */
+static int pipconf(const struct profile_home_ctx *ctx, char **data, size_t *len,
+                   struct rf_error *err)
+{
+        char *in = NULL;
+        const char *rel = NULL;
+        size_t n = 0, nc = 0, k = 0, ci = 0;
+        struct pipconf_cred c[PIPCONF_CREDS_MAX];
+        int r = profile_pipconf_read(ctx->who, &in, &n, &rel, err);
+        if (r != 0)
+                return r;
+        if ((r = pipconf_scan(in, n, c, &nc)) < 0) {
+                explicit_bzero(in, n);
+                free(in);
+                return rf_error_set(err, r, "~/%s: not a pip configuration ringfence can copy",
+                                    rel);
+        }
+        struct json_buf b = {0}; /* a growing buffer; nothing JSON about it */
+        for (size_t s = 0; s < n;) {
+                const char *nl = memchr(in + s, '\n', n - s);
+                size_t e = nl ? (size_t)(nl - in) : n, first = ci, last = ci;
+                const char *ph[PIPCONF_CREDS_MAX];
+                bool drop = false;
+                /* the line's credentials, numbered as profile.c injects them */
+                for (; last < nc && c[last].line_off == s; last++) {
+                        char var[48];
+                        ph[last] = NULL;
+                        if (!c[last].host[0]) {
+                                drop = true;
+                                continue;
+                        }
+                        snprintf(var, sizeof var, "%s%zu", PROFILE_PIP_TOKEN_VAR, ++k);
+                        if (ctx->placeholder)
+                                ph[last] = ctx->placeholder(ctx->placeholder_ctx, var);
+                        drop |= !ph[last];
+                }
+                if (drop)
+                        LIT(&b, "# (a credential: ringfence keeps it out of the run)");
+                size_t at = s;
+                for (size_t i = first; !drop && i < last; i++) {
+                        json_buf_append(&b, in + at, c[i].off - at);
+                        json_buf_append(&b, ph[i], strlen(ph[i]));
+                        at = c[i].off + c[i].len;
+                }
+                if (!drop)
+                        json_buf_append(&b, in + at, e - at);
+                LIT(&b, "\n");
+                ci = last;
+                s = e + 1;
+        }
+        explicit_bzero(in, n);
+        free(in);
+        if (b.error) {
+                json_buf_done(&b);
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        }
+        *data = b.data;
+        *len = b.len;
+        return 0;
+}
+
 /* The generators: name, the file beneath $HOME, what it holds (for
  * `ringfence profile show`), how it is made. */
 static const struct {
@@ -255,6 +330,10 @@ static const struct {
          codex_config},
         {"gemini-settings", ".gemini/settings.json",
          "yours if you have one, else made: usage statistics off, API-key auth", gemini_settings},
+        {"pipconf", ".config/pip/pip.conf",
+         "yours (~/.config/pip/pip.conf or ~/.pip/pip.conf), each index credential replaced by "
+         "a placeholder (the value is injected toward that index)",
+         pipconf},
         {"npmrc", ".npmrc",
          "yours, its tokens read from RF_NPM_TOKEN_<k> (placeholders), _auth/_password lines "
          "left out",

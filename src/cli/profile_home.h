@@ -16,6 +16,10 @@
  *                     ${RF_NPM_TOKEN_<k>} (a placeholder; the token is
  *                     injected toward its registry), _auth and _password
  *                     lines left out
+ *   pipconf           ~/.config/pip/pip.conf: the caller's (or its ~/.pip/pip.conf),
+ *                     each index credential replaced by the placeholder of
+ *                     RF_PIP_TOKEN_<k> (injected toward its index), lines
+ *                     with a credential bound to no host left out
  *   copy:REL          the caller's $HOME/REL, if it is a regular file
  * The run gets a copy, its own to change, which ends with the run: nothing
  * is ever written back to the caller's configuration (agent settings carry
@@ -35,9 +39,11 @@
 #define PROFILE_HOME_MAX      8                      /* files per run */
 #define PROFILE_NPM_TOKEN_VAR "RF_NPM_TOKEN_"        /* + k: the run's variable of .npmrc token k */
 #define PROFILE_NPM_TOKEN_SRC "RINGFENCE_NPM_TOKEN_" /* + k: ringfence's own, its value */
+#define PROFILE_PIP_TOKEN_VAR "RF_PIP_TOKEN_"        /* + k: pip.conf credential k's placeholder */
+#define PROFILE_PIP_TOKEN_SRC "RINGFENCE_PIP_TOKEN_" /* + k: ringfence's own, its value */
 
 struct profile_home_ctx {
-        const char *workspace; /* canonical: the run's workspace */
+        const char *workspace;       /* canonical: the run's workspace */
         const struct rf_caller *who; /* whose $HOME files are copied, read as it */
         /* the placeholder the run holds for env var `name`, or NULL */
         const char *(*placeholder)(void *ctx, const char *name);
@@ -73,6 +79,13 @@ const char *profile_home_describe(const char *gen, const char **rel);
  */
 int profile_home_read(const struct rf_caller *who, const char *rel, char **data, size_t *len,
                       struct rf_error *err);
+
+/*
+ * profile_pipconf_read — who's pip configuration, as profile_home_read
+ * reads it: ~/.config/pip/pip.conf, else ~/.pip/pip.conf; *rel says which.
+ */
+int profile_pipconf_read(const struct rf_caller *who, char **data, size_t *len, const char **rel,
+                         struct rf_error *err);
 
 /*
  * profile_toml_string — `s` as a TOML basic string ("...", with \" \\

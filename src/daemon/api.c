@@ -79,8 +79,8 @@ static bool profile_name_ok(const char *s)
         if (n == 0 || n > 64)
                 return false;
         for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-                      s[i] == '-' || s[i] == '_'))
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+                      s[i] == '_'))
                         return false;
         return true;
 }
@@ -263,7 +263,8 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                         if ((s = strv_from(m, API_PATHS_MAX, API_ARG_MAX, v, nv, why, wl)))
                                 return s;
                         for (size_t k = 0; k < *nv; k++)
-                                if ((*v)[k][0] != '/' || !json_text_is_safe((*v)[k], strlen((*v)[k])))
+                                if ((*v)[k][0] != '/' ||
+                                    !json_text_is_safe((*v)[k], strlen((*v)[k])))
                                         return rf_why(why, wl, 400, "%s[%zu]: an absolute path",
                                                       m->key, k);
                 } else if (!strcmp(m->key, "profiles")) {

@@ -29,14 +29,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define API_BODY_MAX    (64 * 1024) /* bytes of a request body */
-#define API_ARGV_MAX    256         /* arguments of a started run's command */
-#define API_ARG_MAX     4096        /* bytes of one argument */
-#define API_NAME_MAX    256         /* agent, task, on_behalf_of */
-#define API_SECRETS_MAX 64          /* operator-configured secrets a start may bind */
-#define API_PATHS_MAX   32          /* ro and rw paths of a start, each */
-#define API_PROFILES_MAX 8          /* profiles of a start */
-#define API_ADD_HOSTS_MAX 16        /* add_hosts of a start */
+#define API_BODY_MAX      (64 * 1024) /* bytes of a request body */
+#define API_ARGV_MAX      256         /* arguments of a started run's command */
+#define API_ARG_MAX       4096        /* bytes of one argument */
+#define API_NAME_MAX      256         /* agent, task, on_behalf_of */
+#define API_SECRETS_MAX   64          /* operator-configured secrets a start may bind */
+#define API_PATHS_MAX     32          /* ro and rw paths of a start, each */
+#define API_PROFILES_MAX  8           /* profiles of a start */
+#define API_ADD_HOSTS_MAX 16          /* add_hosts of a start */
 
 enum api_op {
         API_LIST_RUNS,

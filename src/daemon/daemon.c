@@ -685,7 +685,8 @@ static int start_admissible(struct daemon *d, struct client *c, const struct api
                 while (k < nh && strcmp(have[k], want))
                         k++;
                 if (k == nh) {
-                        respond_error(c, 403, "%s: %s is beyond the operator's ceiling (ceiling.%s)",
+                        respond_error(c, 403,
+                                      "%s: %s is beyond the operator's ceiling (ceiling.%s)",
                                       prof ? "profiles" : "add_hosts", want,
                                       prof ? "profiles" : "add_hosts");
                         return -1;

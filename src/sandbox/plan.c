@@ -552,8 +552,7 @@ static int resolve_bind(struct rf_plan *p, const struct plan_input *in, const ch
                         if (!strcmp(in->pins[i].path, path))
                                 pin = &in->pins[i];
                 if (!pin || pin->dev != st.st_dev || pin->ino != st.st_ino)
-                        return rf_error_set(err, -EPERM,
-                                            "%s %s: %s", what, buf,
+                        return rf_error_set(err, -EPERM, "%s %s: %s", what, buf,
                                             pin ? "changed since it was checked as the caller"
                                                 : "not checked as the caller (internal error)");
         }
@@ -888,8 +887,8 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
         }
         for (size_t i = 0; i < pol->n_read_write; i++, n++) {
                 m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_BINDS};
-                if ((r = resolve_bind(p, in, "read-write path", pol->read_write[i], &m[n],
-                                      err)) < 0)
+                if ((r = resolve_bind(p, in, "read-write path", pol->read_write[i], &m[n], err)) <
+                    0)
                         return r;
         }
         m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_WORKSPACE, .path = p->workspace};

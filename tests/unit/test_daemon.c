@@ -138,7 +138,8 @@ static void test_routes(void)
                          "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\",%s}",
                          bad_start[i][0]);
                 is_int(route("POST", "/v1/runs", body, &r, why), 400, "%s: 400", bad_start[i][0]);
-                ok(strstr(why, bad_start[i][1]) != NULL, "... saying %s (%s)", bad_start[i][1], why);
+                ok(strstr(why, bad_start[i][1]) != NULL, "... saying %s (%s)", bad_start[i][1],
+                   why);
                 api_req_clear(&r);
         }
         is_int(route("POST", "/v1/runs",

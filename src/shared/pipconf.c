@@ -1,0 +1,147 @@
+/*
+ * pipconf.c — index credentials of a pip.conf (pipconf.h). Pure.
+ *
+ * pip.conf is INI: `[section]`, `key = value`, values continued on
+ * indented lines (extra-index-url lists), `#` or `;` comments. Rather
+ * than know which keys hold URLs (index-url, extra-index-url, find-links,
+ * and whatever pip adds), every `http://` or `https://` in the file is
+ * read as a URL: its authority runs to the first '/', '?', '#', quote or
+ * space, and a userinfo before its last '@' is a credential — the
+ * password after the first ':', or the whole userinfo when it has none
+ * (a token as the user name, as pip and private indexes use it).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "shared/pipconf.h"
+
+static bool alpha(char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+static char lower(char c)
+{
+        return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Is buf[i..] "://" preceded by http or https (any case), which is not
+ * itself preceded by a letter? Returns where the authority starts, or 0. */
+static size_t scheme_end(const char *buf, size_t len, size_t i)
+{
+        if (i + 3 > len || memcmp(buf + i, "://", 3) != 0)
+                return 0;
+        for (size_t sl = 4; sl <= 5; sl++) {
+                if (i < sl)
+                        continue;
+                const char *s = buf + i - sl;
+                bool ok = lower(s[0]) == 'h' && lower(s[1]) == 't' && lower(s[2]) == 't' &&
+                          lower(s[3]) == 'p' && (sl == 4 || lower(s[4]) == 's');
+                if (ok && (i == sl || !alpha(buf[i - sl - 1])))
+                        return i + 3;
+        }
+        return 0;
+}
+
+static bool authority_char(char c)
+{
+        return c != '/' && c != '?' && c != '#' && c != ' ' && c != '\t' && c != '\r' &&
+               c != '\n' && c != '"' && c != '\'';
+}
+
+/* host[:port] of hp (hl bytes) into host, lower case; false if it is not a
+ * name with an optional port (an IPv6 literal included: not bound). */
+static bool host_of(const char *hp, size_t hl, char *host)
+{
+        bool port = false;
+        if (hl == 0 || hl > PIPCONF_HOST_MAX)
+                return false;
+        for (size_t k = 0; k < hl; k++) {
+                char c = hp[k];
+                if (c == ':' && !port && k > 0 && k + 1 < hl) {
+                        port = true;
+                        continue;
+                }
+                if (!(port ? digit(c) : alpha(c) || digit(c) || c == '.' || c == '-'))
+                        return false;
+        }
+        for (size_t k = 0; k < hl; k++)
+                host[k] = lower(hp[k]);
+        host[hl] = '\0';
+        return true;
+}
+
+int pipconf_scan(const char *buf, size_t len, struct pipconf_cred *out, size_t *n)
+{
+        *n = 0;
+        if (memchr(buf, '\0', len))
+                return -EINVAL;
+        for (size_t ls = 0; ls < len;) {
+                const char *nl = memchr(buf + ls, '\n', len - ls);
+                size_t le = nl ? (size_t)(nl - buf) : len, i = ls;
+                while (i < le && (buf[i] == ' ' || buf[i] == '\t'))
+                        i++;
+                bool comment = i < le && (buf[i] == '#' || buf[i] == ';');
+                for (; i < le; i++) {
+                        size_t as = scheme_end(buf, le, i);
+                        if (!as)
+                                continue;
+                        size_t ae = as, at = 0;
+                        while (ae < le && authority_char(buf[ae])) {
+                                if (buf[ae] == '@')
+                                        at = ae;
+                                ae++;
+                        }
+                        i = ae > i ? ae - 1 : i;
+                        if (!at)
+                                continue; /* no userinfo */
+                        const char *colon = memchr(buf + as, ':', at - as);
+                        size_t cs = colon ? (size_t)(colon - buf) + 1 : as;
+                        if (cs == at)
+                                continue; /* "user:@host" or "@host": nothing secret */
+                        if (*n == PIPCONF_CREDS_MAX || at - cs > PIPCONF_VALUE_MAX)
+                                return -E2BIG;
+                        struct pipconf_cred *c = &out[(*n)++];
+                        c->off = cs;
+                        c->len = at - cs;
+                        c->line_off = ls;
+                        c->line_len = le - ls;
+                        if (comment || !host_of(buf + at + 1, ae - at - 1, c->host))
+                                c->host[0] = '\0'; /* its line is left out */
+                }
+                ls = le + 1;
+        }
+        return 0;
+}
+
+static int hexval(char c)
+{
+        return digit(c)               ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+}
+
+int pipconf_decode(const char *s, size_t len, char *out, size_t *out_len)
+{
+        size_t o = 0;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] != '%') {
+                        out[o++] = s[i];
+                        continue;
+                }
+                int hi = i + 2 < len ? hexval(s[i + 1]) : -1, lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+                if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                        return -EINVAL;
+                out[o++] = (char)(hi << 4 | lo);
+                i += 2;
+        }
+        out[o] = '\0';
+        *out_len = o;
+        return 0;
+}
