@@ -1120,6 +1120,7 @@ int cmd_run(int argc, char **argv)
                 .expect_ws_dev = (dev_t)expect_dev,
                 .expect_ws_ino = (ino_t)expect_ino,
                 .pinned = who.other,
+                .pin_uid = who.uid,
                 .pins = pins,
                 .n_pins = n_pins,
                 .home_files = home_files,

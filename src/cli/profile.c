@@ -81,7 +81,7 @@ static const struct builtin builtins[] = {
          .env = {"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
                  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
          .key_env = {"ANTHROPIC_API_KEY"},
-         .home = {"claude-state", "copy:.claude/settings.json", "copy:.claude/CLAUDE.md"}},
+         .home = {"claude-state", "claude-settings", "copy:.claude/CLAUDE.md"}},
         {.name = "codex",
          .summary = "Codex CLI: codex, api.openai.com, CODEX_API_KEY/OPENAI_API_KEY injected",
          .uses = {"node", "git"},
@@ -137,8 +137,8 @@ static int user_file(const char *name, const struct profile_for *f, char path[PA
         char dirs[2][PATH_MAX];
         size_t nd = 0;
         if (f->who->other)
-                ; /* the daemon's caller: the operator's profiles only */
-        else if (xdg && xdg[0] == '/')
+                return -ENOENT; /* the daemon's caller: built-in profiles only */
+        if (xdg && xdg[0] == '/')
                 snprintf(dirs[nd++], PATH_MAX, "%s/ringfence/profiles", xdg);
         else if (home && home[0] == '/')
                 snprintf(dirs[nd++], PATH_MAX, "%s/.config/ringfence/profiles", home);
@@ -245,9 +245,9 @@ static void git_config(const char *key, const struct rf_caller *who, char *out, 
 /* Token k (1-based) of a configuration file injected: its value into
  * ringfence's own environment as SRC<k>, the run's variable VAR<k> holds a
  * placeholder, injected toward host only, which is allowed. */
-static int inject_token(const char *name, struct profile_ops *ops, const char *var,
-                        const char *src_prefix, size_t k, const char *value, const char *host,
-                        struct rf_error *err)
+static int inject_token(const char *name, const struct profile_for *f, struct profile_ops *ops,
+                        const char *var, const char *src_prefix, size_t k, const char *value,
+                        const char *host, struct rf_error *err)
 {
         char src[64], arg[PROFILE_ARG_MAX];
         snprintf(src, sizeof src, "%s%zu", src_prefix, k);
@@ -255,7 +255,10 @@ static int inject_token(const char *name, struct profile_ops *ops, const char *v
                 return rf_error_set(err, -ENOMEM, "out of memory");
         if ((size_t)snprintf(arg, sizeof arg, "%s%zu=env:%s@%s", var, k, src, host) >= sizeof arg)
                 return rf_error_set(err, -E2BIG, "--profile %s: a host too long", name);
-        int r = add(ops, "allow-host", host, err);
+        /* the daemon's caller: a host named in its own file is not allowed
+         * by it (that would reach past the operator's ceiling); the
+         * request's allow_hosts may, within it */
+        int r = f->who->other ? 0 : add(ops, "allow-host", host, err);
         return r < 0 ? r : add(ops, "inject", arg, err);
 }
 
@@ -271,7 +274,7 @@ static int npm_tokens(const char *name, const struct profile_for *f, struct prof
         r = npmrc_scan(buf, len, t, &n);
         for (size_t k = 0; r == 0 && k < n; k++) {
                 buf[t[k].value_off + t[k].value_len] = '\0';
-                r = inject_token(name, ops, PROFILE_NPM_TOKEN_VAR, PROFILE_NPM_TOKEN_SRC, k + 1,
+                r = inject_token(name, f, ops, PROFILE_NPM_TOKEN_VAR, PROFILE_NPM_TOKEN_SRC, k + 1,
                                  buf + t[k].value_off, t[k].host, err);
         }
         explicit_bzero(buf, len);
@@ -314,7 +317,7 @@ static int pip_creds(const char *name, const struct profile_for *f, struct profi
                                          name, rel);
                         break;
                 }
-                r = inject_token(name, ops, PROFILE_PIP_TOKEN_VAR, PROFILE_PIP_TOKEN_SRC, ++k,
+                r = inject_token(name, f, ops, PROFILE_PIP_TOKEN_VAR, PROFILE_PIP_TOKEN_SRC, ++k,
                                  value, c[i].host, err);
                 explicit_bzero(value, sizeof value);
         }

@@ -162,26 +162,68 @@ static int claude_state(const struct profile_home_ctx *ctx, char **data, size_t 
         return take(&b, data, len, err);
 }
 
+/* Is line (len bytes, no newline) a top-level `sandbox_mode = ...` (the
+ * key bare or quoted)? */
+static bool toml_sandbox_line(const char *line, size_t len)
+{
+        size_t i = 0;
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+                i++;
+        static const char *const keys[] = {"sandbox_mode", "\"sandbox_mode\"", "'sandbox_mode'"};
+        for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+                size_t kl = strlen(keys[k]), j = i + kl;
+                if (len - i < kl || memcmp(line + i, keys[k], kl))
+                        continue;
+                while (j < len && (line[j] == ' ' || line[j] == '\t'))
+                        j++;
+                if (j < len && line[j] == '=')
+                        return true;
+        }
+        return false;
+}
+
+/* ~/.codex/config.toml: the caller's, or one made for the run (update
+ * check and analytics off, the workspace trusted); either way with Codex's
+ * own sandbox off — a run is the sandbox, and Codex's (bubblewrap in a
+ * user namespace) cannot start inside one: every command would fail. The
+ * caller's top-level sandbox_mode is left out (TOML refuses a key twice);
+ * its [profiles.*] are left as they are. */
 static int codex_config(const struct profile_home_ctx *ctx, char **data, size_t *len,
                         struct rf_error *err)
 {
-        char ws[PATH_MAX * 6 + 3];
-        int r = copy_own(ctx, ".codex/config.toml", data, len, err);
-        if (r <= 0)
+        static const char off[] = "sandbox_mode = \"danger-full-access\"\n";
+        char ws[PATH_MAX * 6 + 3], *in = NULL;
+        size_t n = 0;
+        struct json_buf b = {0}; /* a growing buffer; nothing TOML about it */
+        int r = copy_own(ctx, ".codex/config.toml", &in, &n, err);
+        if (r < 0)
                 return r;
-        if (profile_toml_string(ctx->workspace, ws, sizeof ws) < 0)
+        LIT(&b, off);
+        if (r == 0) {
+                bool top = true;
+                for (size_t s = 0; s < n;) {
+                        const char *nl = memchr(in + s, '\n', n - s);
+                        size_t e = nl ? (size_t)(nl - in) : n, i = s;
+                        while (i < e && (in[i] == ' ' || in[i] == '\t'))
+                                i++;
+                        top &= !(i < e && in[i] == '[');
+                        if (!(top && toml_sandbox_line(in + s, e - s))) {
+                                json_buf_append(&b, in + s, e - s);
+                                LIT(&b, "\n");
+                        }
+                        s = e + 1;
+                }
+                free(in);
+                return take(&b, data, len, err);
+        }
+        if (profile_toml_string(ctx->workspace, ws, sizeof ws) < 0) {
+                json_buf_done(&b);
                 return rf_error_set(err, -EINVAL, "the workspace path cannot be written as TOML");
-        char *s = NULL;
-        int n = asprintf(&s,
-                         "check_for_update_on_startup = false\n"
-                         "[analytics]\nenabled = false\n"
-                         "[projects.%s]\ntrust_level = \"trusted\"\n",
-                         ws);
-        if (n < 0)
-                return rf_error_set(err, -ENOMEM, "out of memory");
-        *data = s;
-        *len = (size_t)n;
-        return 0;
+        }
+        LIT(&b, "check_for_update_on_startup = false\n[analytics]\nenabled = false\n[projects.");
+        json_buf_append(&b, ws, strlen(ws));
+        LIT(&b, "]\ntrust_level = \"trusted\"\n");
+        return take(&b, data, len, err);
 }
 
 static int gemini_settings(const struct profile_home_ctx *ctx, char **data, size_t *len,
@@ -315,6 +357,53 @@ static int pipconf(const struct profile_home_ctx *ctx, char **data, size_t *len,
         return 0;
 }
 
+/* ~/.claude/settings.json: the caller's, with Claude Code's own sandbox
+ * off — a run is the sandbox, and Claude Code's (bubblewrap in a user
+ * namespace) cannot start inside one: it would warn and run each command
+ * unsandboxed anyway, or fail where it is told to. The key is added last
+ * in the object: JSON.parse keeps the last of duplicate keys. */
+static int claude_settings(const struct profile_home_ctx *ctx, char **data, size_t *len,
+                           struct rf_error *err)
+{
+        static const char off[] = "\"sandbox\": {\"enabled\": false}";
+        char *in = NULL;
+        size_t n = 0;
+        struct json_buf b = {0};
+        int r = copy_own(ctx, ".claude/settings.json", &in, &n, err);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                LIT(&b, "{");
+                LIT(&b, off);
+                LIT(&b, "}\n");
+                return take(&b, data, len, err);
+        }
+        struct json_node *doc = NULL;
+        struct rf_error perr = {0};
+        size_t end = n;
+        while (end > 0 && (in[end - 1] == ' ' || in[end - 1] == '\n' || in[end - 1] == '\r' ||
+                           in[end - 1] == '\t'))
+                end--;
+        if (json_parse(in, n, &doc, &perr) < 0 || doc->type != JSON_OBJECT || end == 0 ||
+            in[end - 1] != '}') {
+                json_node_free(doc);
+                free(in);
+                return rf_error_set(err, -EINVAL,
+                                    "~/.claude/settings.json: not a JSON object (%s); the profile "
+                                    "copies it with Claude Code's sandbox off",
+                                    perr.msg[0] ? perr.msg : "another value");
+        }
+        bool empty = doc->n_items == 0;
+        json_node_free(doc);
+        json_buf_append(&b, in, end - 1);
+        if (!empty)
+                LIT(&b, ",");
+        LIT(&b, off);
+        LIT(&b, "}\n");
+        free(in);
+        return take(&b, data, len, err);
+}
+
 /* The generators: name, the file beneath $HOME, what it holds (for
  * `ringfence profile show`), how it is made. */
 static const struct {
@@ -326,10 +415,15 @@ static const struct {
          claude_state},
         {"codex-config", ".codex/config.toml",
          "yours if you have one, else made: update check and analytics off, the workspace "
-         "trusted",
+         "trusted; Codex's own sandbox off (the run is the sandbox; Codex's cannot start "
+         "inside one)",
          codex_config},
         {"gemini-settings", ".gemini/settings.json",
          "yours if you have one, else made: usage statistics off, API-key auth", gemini_settings},
+        {"claude-settings", ".claude/settings.json",
+         "yours if you have one, with Claude Code's own sandbox off (the run is the sandbox; "
+         "Claude Code's cannot start inside one)",
+         claude_settings},
         {"pipconf", ".config/pip/pip.conf",
          "yours (~/.config/pip/pip.conf or ~/.pip/pip.conf), each index credential replaced by "
          "a placeholder (the value is injected toward that index)",

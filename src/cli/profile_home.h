@@ -7,9 +7,14 @@
  * A profile names them by generator ("home" ops of profile.h):
  *   claude-state      ~/.claude.json: onboarding done, the workspace trusted,
  *                     the injected key's placeholder approved
+ *   claude-settings   ~/.claude/settings.json: the caller's if there is one,
+ *                     with Claude Code's own sandbox off (it cannot start in
+ *                     a run: no user namespace there)
  *   codex-config      ~/.codex/config.toml: the caller's own if there is
  *                     one, else update check and analytics off, the
- *                     workspace trusted
+ *                     workspace trusted; either way Codex's own sandbox off
+ *                     (sandbox_mode = "danger-full-access": it cannot start
+ *                     in a run)
  *   gemini-settings   ~/.gemini/settings.json: the caller's own if there is
  *                     one, else usage statistics off, API-key auth
  *   npmrc             ~/.npmrc: the caller's, each registry token replaced by

@@ -674,6 +674,12 @@ static int start_admissible(struct daemon *d, struct client *c, const struct api
                         return -1;
                 }
         }
+        /* what the parser checked, again: it is the unprivileged side */
+        for (size_t i = 0; i < q->n_ro + q->n_rw; i++)
+                if ((i < q->n_ro ? q->ro[i] : q->rw[i - q->n_ro])[0] != '/') {
+                        respond_error(c, 400, "ro, rw: absolute paths");
+                        return -1;
+                }
         /* profiles and static names: only the operator's (a profile's hosts
          * are granted with it; a NAME:IP could reach any address under an
          * allowed name) */

@@ -528,6 +528,20 @@ static int resolve_bind(struct rf_plan *p, const struct plan_input *in, const ch
         struct stat st;
         int r;
 
+        if (in->pinned) {
+                /* the daemon's caller: the inode checked as that caller, or
+                 * nothing — before root resolves anything its errors could
+                 * tell the caller about */
+                const struct plan_pin *pin = NULL;
+                for (size_t i = 0; i < in->n_pins && !pin; i++)
+                        if (!strcmp(in->pins[i].path, path))
+                                pin = &in->pins[i];
+                if (!pin || stat(path, &st) < 0 || pin->dev != st.st_dev || pin->ino != st.st_ino)
+                        return rf_error_set(err, -EPERM, "%s %s: %s", what, path,
+                                            pin ? "changed since it was checked as the caller"
+                                                : "not checked as the caller (internal error)");
+        }
+
         if (!realpath(path, buf))
                 return rf_error_set(err, negative_errno(), "%s %s: %s", what, path,
                                     strerror(errno));
@@ -545,17 +559,6 @@ static int resolve_bind(struct rf_plan *p, const struct plan_input *in, const ch
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 return rf_error_set(err, -EINVAL, "%s %s: not a directory or regular file", what,
                                     buf);
-        if (in->pinned) {
-                /* the daemon's caller: the inode checked as that caller, or nothing */
-                const struct plan_pin *pin = NULL;
-                for (size_t i = 0; i < in->n_pins && !pin; i++)
-                        if (!strcmp(in->pins[i].path, path))
-                                pin = &in->pins[i];
-                if (!pin || pin->dev != st.st_dev || pin->ino != st.st_ino)
-                        return rf_error_set(err, -EPERM, "%s %s: %s", what, buf,
-                                            pin ? "changed since it was checked as the caller"
-                                                : "not checked as the caller (internal error)");
-        }
         m->path = plan_strdup(p, buf);
         if (!m->path)
                 return -ENOMEM;
@@ -568,6 +571,16 @@ static int resolve_bind(struct rf_plan *p, const struct plan_input *in, const ch
          * mount from the path's owner: root named it, so the run may read
          * it; it stays read-only and nothing else of the host changes.
          * Never root's own: a run is not host root, whatever it is given. */
+        if (in->pinned) {
+                /* the daemon's caller: only its own paths are shown as the
+                 * run's (like the workspace: its uid and its primary
+                 * group); any other path as it is, with the rights of
+                 * others — never another owner's (or a group's the caller
+                 * may not hold) lent through an idmap */
+                if (p->map_as_root && st.st_uid == in->pin_uid && p->uid == in->pin_uid)
+                        m->flags |= OPF_IDMAP;
+                return 0;
+        }
         if (p->map_as_root && (m->flags & OPF_RDONLY) && !(st.st_mode & S_IROTH) &&
             st.st_uid != 0) {
                 if (st.st_uid == p->uid && st.st_gid == p->gid)

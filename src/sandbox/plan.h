@@ -277,6 +277,7 @@ struct plan_input {
          * caller (cli/caller.h); one that is not, or names another inode by
          * now, refuses the run */
         bool pinned;
+        uid_t pin_uid; /* the caller: only its own paths are idmapped */
         const struct plan_pin *pins;
         size_t n_pins;
 };

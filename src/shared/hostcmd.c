@@ -1,10 +1,12 @@
 /*
  * hostcmd.c — host_command, host_path_visible (hostcmd.h).
  *
- * Reads the file system as the calling process (access(2), realpath(3)):
+ * Reads the file system as the calling process (faccessat(2) with AT_EACCESS:
+ * its file-system identity, which a caller's fsuid sets; realpath(3)):
  * it only ever names what the caller could run itself.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,7 @@ int host_command(const char *cmd, const char *path, char found[PATH_MAX], char r
         if (!cmd || !cmd[0])
                 return -ENOENT;
         if (strchr(cmd, '/')) {
-                if (access(cmd, X_OK) < 0 || !realpath(cmd, found))
+                if (faccessat(AT_FDCWD, cmd, X_OK, AT_EACCESS) < 0 || !realpath(cmd, found))
                         return -ENOENT;
                 /* found is the resolved path: its directory is the tree */
         } else {
@@ -32,7 +34,7 @@ int host_command(const char *cmd, const char *path, char found[PATH_MAX], char r
                         if (n > 0 && p[0] == '/' &&
                             (size_t)snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, cmd) <
                                     sizeof cand &&
-                            access(cand, X_OK) == 0)
+                            faccessat(AT_FDCWD, cand, X_OK, AT_EACCESS) == 0)
                                 snprintf(found, PATH_MAX, "%s", cand);
                         p += n + (p[n] == ':');
                 }

@@ -7,8 +7,9 @@
  * and whatever pip adds), every `http://` or `https://` in the file is
  * read as a URL: its authority runs to the first '/', '?', '#', quote or
  * space, and a userinfo before its last '@' is a credential — the
- * password after the first ':', or the whole userinfo when it has none
- * (a token as the user name, as pip and private indexes use it).
+ * password after the first ':', or the user name when there is none or it
+ * is empty (a token as the user name, as pip and private indexes use it:
+ * `https://TOKEN@host/`, `https://TOKEN:@host/`).
  */
 #include <errno.h>
 #include <string.h>
@@ -48,10 +49,12 @@ static size_t scheme_end(const char *buf, size_t len, size_t i)
         return 0;
 }
 
+/* A quote ends it only where URLs cannot hold one: '"' must be
+ * percent-encoded in a URL, a "'" may stand in a password as it is. */
 static bool authority_char(char c)
 {
         return c != '/' && c != '?' && c != '#' && c != ' ' && c != '\t' && c != '\r' &&
-               c != '\n' && c != '"' && c != '\'';
+               c != '\n' && c != '"';
 }
 
 /* host[:port] of hp (hl bytes) into host, lower case; false if it is not a
@@ -100,15 +103,22 @@ int pipconf_scan(const char *buf, size_t len, struct pipconf_cred *out, size_t *
                         i = ae > i ? ae - 1 : i;
                         if (!at)
                                 continue; /* no userinfo */
+                        if (at == as)
+                                continue; /* "@host": nothing secret */
+                        /* the password; or the user, where there is none
+                         * ("TOKEN@host", "TOKEN:@host": a token as the user) */
                         const char *colon = memchr(buf + as, ':', at - as);
-                        size_t cs = colon ? (size_t)(colon - buf) + 1 : as;
-                        if (cs == at)
-                                continue; /* "user:@host" or "@host": nothing secret */
-                        if (*n == PIPCONF_CREDS_MAX || at - cs > PIPCONF_VALUE_MAX)
+                        size_t cs = colon && (size_t)(colon - buf) + 1 < at
+                                            ? (size_t)(colon - buf) + 1
+                                            : as,
+                               ce = colon && cs == as ? (size_t)(colon - buf) : at;
+                        if (ce == cs)
+                                continue; /* ":@host": nothing secret */
+                        if (*n == PIPCONF_CREDS_MAX || ce - cs > PIPCONF_VALUE_MAX)
                                 return -E2BIG;
                         struct pipconf_cred *c = &out[(*n)++];
                         c->off = cs;
-                        c->len = at - cs;
+                        c->len = ce - cs;
                         c->line_off = ls;
                         c->line_len = le - ls;
                         if (comment || !host_of(buf + at + 1, ae - at - 1, c->host))

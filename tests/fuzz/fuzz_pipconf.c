@@ -4,7 +4,8 @@
  *
  * The input is read in a heap buffer of exactly its length. Beyond "no
  * crash, no out-of-bounds read, no UB": every credential found lies within
- * its line, which lies within the input; it is not empty, ends at an '@';
+ * its line, which lies within the input; it is not empty, ends at an '@'
+ * (or a ':' before one: a token as the user);
  * its host is "" or host characters (an optional :port); at most
  * PIPCONF_CREDS_MAX are found, in order; decoding one never writes past
  * its length.

@@ -57,6 +57,22 @@ chmod 0600 "$ROOTF"
 OPEN=$BASE/open
 mkdir "$OPEN"
 chmod 1777 "$OPEN"
+# a second user whose group the caller is in: its directory the caller may
+# read through the group, and its private file there
+ONAME=rft$(printf '%x' $$)o$RANDOM
+useradd -M -d /nonexistent -s /usr/sbin/nologin -U "$ONAME" || bail_out "cannot add user $ONAME"
+register_user "$ONAME"
+usermod -aG "$ONAME" "$UNAME"
+TEAM=$BASE/team
+mkdir "$TEAM"
+printf 'other-private\n' >"$TEAM/private.txt"
+chown -R "$ONAME:$ONAME" "$TEAM"
+chmod 0750 "$TEAM"
+chmod 0600 "$TEAM/private.txt"
+# the caller's pip.conf names an index beyond the ceiling
+mkdir -p "$UH/.config/pip"
+printf '[global]\nindex-url = https://u:exfil-pw@exfil.example.test/simple\n' >"$UH/.config/pip/pip.conf"
+chown -R "$U:$G" "$UH/.config"
 # the daemon's own HOME: another git identity (what must not reach the user's run)
 DH=$BASE/daemonhome
 mkdir -p "$DH"
@@ -67,7 +83,7 @@ cat >"$WS.conf" <<JSON
 {"version": 1, "socket": "$SOCK", "socket_mode": "0666",
  "grants": [{"uid": $U, "agents": ["cu"], "actions": ["start-run", "get-run", "list-runs"]}],
  "ceiling": {"allow_hosts": ["api.example.test:443"], "max_timeout": "10m",
-             "profiles": ["claude-code", "git"], "add_hosts": ["api.example.test:10.9.9.9"]}}
+             "profiles": ["claude-code", "git", "pip"], "add_hosts": ["api.example.test:10.9.9.9"]}}
 JSON
 HOME=$DH ANTHROPIC_API_KEY=daemon-key-$RANDOM "$RF" daemon --state-dir "$RF_STATE" \
 	--config "$WS.conf" 2>>"$WS.daemon.err" &
@@ -123,6 +139,15 @@ like "$END" '"event":"run.refused"' "ro of a symlink in the user's home to that 
 like "$LOG" 'goes through a symbolic link' "... as a symbolic link (ELOOP), never followed by root"
 unlike "$LOG" 'root-only' "... and nothing of it reached the run"
 
+# ro of another user's directory the caller reads through a group: mounted
+# with the rights of others, never that user's (an idmap from its owner
+# would hand the run its private files)
+start_as_user "\"ro\":[\"$TEAM\"],\"argv\":[\"sh\",\"-c\",\"cat $TEAM/private.txt; echo rc=\$?\"]"
+like "$LOG" 'Permission denied' "ro of another user's directory read through a group: its private file is not readable in the run (EACCES)"
+unlike "$LOG" 'other-private' "... nothing of it reached the run"
+like "$(setpriv --reuid="$U" --regid="$G" --init-groups cat "$TEAM/private.txt" 2>&1)" 'Permission denied' \
+	"... control: the caller cannot read it on the host either"
+
 # ---- rw ----------------------------------------------------------------------
 start_as_user "\"rw\":[\"$UH/out\"],\"argv\":[\"sh\",\"-c\",\"echo made >$UH/out/new\"]"
 like "$END" '"event":"run.exit"' "rw of the user's own directory: the run ran"
@@ -161,6 +186,22 @@ like "$END" '"event":"run.refused"' "a profile file in the user's home that is a
 like "$LOG" 'symbolic link' "... as a symbolic link"
 unlike "$LOG" 'root-only' "... and nothing of it reached the run"
 rm -f "$UH/.claude/CLAUDE.md"
+
+# a profile's credential file names a host: the caller's own file does not
+# allow it (that would reach past the ceiling); the request's allow_hosts
+# may, within the ceiling
+PIPRUN="\"profiles\":[\"pip\"],\"env\":{\"PATH\":\"/usr/bin:/bin\"},\"argv\":[\"sh\",\"-c\",\"cat \$HOME/.config/pip/pip.conf\"]"
+start_as_user "$PIPRUN"
+like "$END" '"status":125' "a pip profile run whose pip.conf names an index the request does not allow: refused (125)"
+like "$LOG" 'no allow rule lets the run reach exfil.example.test' "... its index is not allowed by the caller's own file"
+unlike "$LOG" 'exfil-pw' "... and nothing of the password reached the run"
+api --as-user POST /v1/runs "{\"agent\":\"cu\",\"workspace\":\"$UH/ws\",\"allow_hosts\":[\"exfil.example.test\"],$PIPRUN}"
+is "$API_S" 403 "... asking for that index's host beyond the ceiling: 403"
+printf '[global]\nindex-url = https://u:in-ceiling-pw@api.example.test/simple\n' >"$UH/.config/pip/pip.conf"
+start_as_user "\"allow_hosts\":[\"api.example.test:443\"],$PIPRUN"
+like "$END" '"event":"run.exit"' "control: an index within the ceiling, asked for: the run ran"
+like "$LOG" 'index-url = https://u:[A-Za-z0-9_-]{20,}@api.example.test/simple' "... its pip.conf copy holds a placeholder"
+unlike "$LOG" 'in-ceiling-pw' "... not the password"
 
 # control: root's start reads the daemon's own identity (the mechanism works,
 # and what the user's run got was the user's)

@@ -41,7 +41,9 @@ int main(void)
               "    https://b:p%40ss@two.test/simple\n",
               "one.test=pw1 two.test=p%40ss");
         creds("index-url = https://pypi.org/simple\n", "");
-        creds("index-url = https://user:@host.test/simple\n", "");
+        creds("index-url = https://TOKEN:@pypi.fury.test/acct/\n", "pypi.fury.test=TOKEN");
+        creds("index-url = https://:@host.test/simple\n", "");
+        creds("index-url = https://u:pa'ss@h.test/simple\n", "h.test=pa'ss");
         creds("index-url = https://@host.test/simple\n", "");
         creds("find-links = file:///srv/wheels\n", "");
         creds("# index-url = https://u:old@host.test/simple\n", "-=old");
@@ -51,6 +53,7 @@ int main(void)
         creds("index-url = HTTP://u:pw@h.test\n", "h.test=pw");
         creds("x = xhttps://u:pw@h.test/\n", "");
         creds("index-url = \"https://u:pw@h.test/simple\"\n", "h.test=pw");
+        creds("index-url = 'https://u:pw@h.test/simple'\n", "h.test=pw");
         creds("index-url = https://u:pw@h.test?x=@y\n", "h.test=pw");
         creds("index-url = https://u:a:b@h.test/\n", "h.test=a:b");
         creds("index-url = https://u:pw@x@h.test/\n", "h.test=pw@x");
