@@ -3,7 +3,7 @@
 agent tests (tests/integration/agents_inject.sh). Test networks only.
 
   mock-anthropic.py --listen ADDR:PORT --key-file FILE --reply TEXT --log FILE
-                    [--cert PEM --certkey PEM] [--ready FILE]
+                    [--cert PEM --certkey PEM] [--ready FILE] [--tool-command CMD]
 
 Serves HTTP/1.1 (keep-alive), over TLS when --cert/--certkey are given
 (a certificate for api.anthropic.com from the test's CA), until killed:
@@ -16,6 +16,12 @@ Serves HTTP/1.1 (keep-alive), over TLS when --cert/--certkey are given
     most 2 s), content_block_stop, message_delta, message_stop), else as
     one JSON message. Any other key: 401 with the API's error JSON
     ({"type":"error","error":{"type":"authentication_error",...}}).
+    With --tool-command, a model that makes one tool call: a request that
+    offers the Bash tool and whose last message holds no tool_result is
+    answered with a tool_use of Bash running CMD (stop_reason "tool_use");
+    one whose last message holds a tool_result is answered with --reply,
+    " | tool output: " and the first 200 characters of that result.
+    Requests that offer no Bash tool (the CLI's side calls) get --reply.
   * POST /v1/messages/count_tokens — {"input_tokens": N} (same key check).
   * GET /api/hello, /v1/oauth/hello — 200 {"message": "hello"}, no key
     needed: the reachability checks Claude Code's TUI makes before its
@@ -49,6 +55,7 @@ ap.add_argument("--log", required=True)
 ap.add_argument("--cert")
 ap.add_argument("--certkey")
 ap.add_argument("--ready")
+ap.add_argument("--tool-command")
 args = ap.parse_args()
 
 with open(args.key_file) as f:
@@ -154,15 +161,41 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.messages(req)
 
+    def tool_turn(self, req):
+        """With --tool-command: ("call", None) for a request that offers
+        Bash and holds no tool result yet, ("result", TEXT) for one whose
+        last message holds a tool_result, else None."""
+        if not args.tool_command:
+            return None
+        msgs = req.get("messages") or []
+        last = msgs[-1] if msgs and isinstance(msgs[-1], dict) else {}
+        content = last.get("content")
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                c = b.get("content")
+                if isinstance(c, list):
+                    c = "".join(x.get("text", "") for x in c if isinstance(x, dict))
+                return ("result", c if isinstance(c, str) else "")
+        names = [t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)]
+        return ("call", None) if "Bash" in names else None
+
     def messages(self, req):
         model = req.get("model", "claude-mock")
         mid = "msg_mock" + uuid.uuid4().hex[:16]
-        words = args.reply.split(" ")
+        turn = self.tool_turn(req)
+        reply = args.reply
+        if turn and turn[0] == "result":
+            reply = args.reply + " | tool output: " + turn[1][:200]
+            log({"tool_output": turn[1][:200]})
+        if turn and turn[0] == "call":
+            self.tool_call(req, model, mid)
+            return
+        words = reply.split(" ")
         usage = {"input_tokens": 12, "cache_creation_input_tokens": 0,
                  "cache_read_input_tokens": 0, "output_tokens": len(words)}
         if not req.get("stream"):
             self.send_json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
-                                 "content": [{"type": "text", "text": args.reply}],
+                                 "content": [{"type": "text", "text": reply}],
                                  "stop_reason": "end_turn", "stop_sequence": None,
                                  "usage": usage}, stream=False)
             return
@@ -200,6 +233,47 @@ class Handler(BaseHTTPRequestHandler):
         chunk(sse("message_delta", {"type": "message_delta",
                                     "delta": {"stop_reason": "end_turn", "stop_sequence": None},
                                     "usage": {"output_tokens": len(words)}}))
+        chunk(sse("message_stop", {"type": "message_stop"}))
+        chunk(b"")
+        self.entry(200, stream=True)
+
+    def tool_call(self, req, model, mid):
+        """One tool_use of Bash running --tool-command, streamed or not."""
+        tid = "toolu_mock" + uuid.uuid4().hex[:16]
+        inp = {"command": args.tool_command, "description": "Run the test command"}
+        usage = {"input_tokens": 12, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0, "output_tokens": 8}
+        log({"tool": "Bash"})
+        if not req.get("stream"):
+            self.send_json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
+                                 "content": [{"type": "tool_use", "id": tid, "name": "Bash",
+                                              "input": inp}],
+                                 "stop_reason": "tool_use", "stop_sequence": None,
+                                 "usage": usage}, stream=False)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def chunk(b):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
+            self.wfile.flush()
+
+        chunk(sse("message_start", {"type": "message_start", "message": {
+            "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}}))
+        chunk(sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "tool_use", "id": tid,
+                                                            "name": "Bash", "input": {}}}))
+        chunk(sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                          "delta": {"type": "input_json_delta",
+                                                    "partial_json": json.dumps(inp)}}))
+        chunk(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+        chunk(sse("message_delta", {"type": "message_delta",
+                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                                    "usage": {"output_tokens": 8}}))
         chunk(sse("message_stop", {"type": "message_stop"}))
         chunk(b"")
         self.entry(200, stream=True)

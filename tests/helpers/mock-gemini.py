@@ -4,7 +4,7 @@ for the agent tests (tests/integration/agents_inject.sh). Test networks
 only.
 
   mock-gemini.py --listen ADDR:PORT --key-file FILE --reply TEXT --log FILE
-                 [--cert PEM --certkey PEM] [--ready FILE]
+                 [--cert PEM --certkey PEM] [--ready FILE] [--tool-command CMD]
 
 Serves HTTP/1.1 (keep-alive), over TLS when --cert/--certkey are given
 (a certificate for generativelanguage.googleapis.com from the test's CA),
@@ -25,8 +25,25 @@ until killed:
   is answered; any other: 400 API_KEY_INVALID as the real API says it.
   Anything else: 404.
 
+With --tool-command CMD the mock is a model that makes one shell tool
+call and then answers. A generateContent / streamGenerateContent request
+that declares the CLI's shell tool (a functionDeclaration named
+run_shell_command, or else one whose name holds "shell" and that takes a
+"command") and whose contents hold no functionResponse part yet is
+answered (streamed as above, or as one JSON response) with one candidate
+whose part is {"functionCall": {"name": TOOL, "args": {"command": CMD,
+...}}} (a "description" too when the tool declares one, and any other
+required string parameter ""), finishReason STOP. Once the contents hold a
+functionResponse part, the answer is --reply + " | tool output: " + the
+first 200 characters of the last function response's output (its
+response.output as the CLI sent it; the whole response as JSON if it has
+no string "output"). Requests declaring no such tool (the CLI's routing
+and next-speaker checks) get the usual answers.
+
 Every request is logged to --log as one JSON line: method, path, the
-x-goog-api-key header as received, the status answered.
+x-goog-api-key header as received, the status answered; with
+--tool-command also "tool" (the tool's name) when a call was sent and
+"tool_output" (the 200 characters quoted) when a response arrived.
 """
 import argparse
 import json
@@ -47,6 +64,7 @@ ap.add_argument("--log", required=True)
 ap.add_argument("--cert")
 ap.add_argument("--certkey")
 ap.add_argument("--ready")
+ap.add_argument("--tool-command")
 args = ap.parse_args()
 
 with open(args.key_file) as f:
@@ -59,14 +77,55 @@ def log(entry):
         f.write(json.dumps(entry) + "\n")
 
 
-def candidate(text, last, n_words):
-    c = {"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}
+def candidate(text, last, n_words, part=None):
+    c = {"content": {"parts": [part or {"text": text}], "role": "model"}, "index": 0}
     out = {"candidates": [c], "modelVersion": "gemini-mock", "responseId": "mock"}
     if last:
         c["finishReason"] = "STOP"
         out["usageMetadata"] = {"promptTokenCount": 12, "candidatesTokenCount": n_words,
                                 "totalTokenCount": 12 + n_words}
     return out
+
+
+def shell_tool(req):
+    """The CLI's shell tool as declared in req: (name, declaration) or None."""
+    decls = [d for t in req.get("tools") or [] if isinstance(t, dict)
+             for d in t.get("functionDeclarations") or [] if isinstance(d, dict)]
+    for d in decls:
+        if d.get("name") == "run_shell_command":
+            return d
+    for d in decls:
+        props = (d.get("parametersJsonSchema") or d.get("parameters") or {}).get("properties") or {}
+        if "shell" in str(d.get("name", "")).lower() and "command" in props:
+            return d
+    return None
+
+
+def tool_args(decl):
+    schema = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
+    props = schema.get("properties") or {}
+    a = {"command": args.tool_command}
+    if "description" in props:
+        a["description"] = "Run the mock's test command."
+    for r in schema.get("required") or []:
+        if r not in a:
+            a[r] = ""
+    return a
+
+
+def function_output(req):
+    """The output of the last functionResponse part in req's contents, or None."""
+    last = None
+    for c in req.get("contents") or []:
+        for p in (c.get("parts") if isinstance(c, dict) else None) or []:
+            if isinstance(p, dict) and "functionResponse" in p:
+                last = p["functionResponse"]
+    if last is None:
+        return None
+    resp = last.get("response") if isinstance(last, dict) else None
+    if isinstance(resp, dict) and isinstance(resp.get("output"), str):
+        return resp["output"]
+    return json.dumps(resp if resp is not None else last)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -146,16 +205,28 @@ class Handler(BaseHTTPRequestHandler):
         if method == "countTokens":
             self.send_json(200, {"totalTokens": 12})
             return
-        words = args.reply.split(" ")
+        reply, call, extra = args.reply, None, {}
+        cfg = req.get("generationConfig") or {}
+        decl = shell_tool(req) if args.tool_command is not None else None
+        if decl is not None and cfg.get("responseMimeType") != "application/json":
+            out = function_output(req)
+            if out is None:
+                call = {"functionCall": {"name": decl["name"], "args": tool_args(decl)}}
+                extra["tool"] = decl["name"]
+            else:
+                reply = "%s | tool output: %s" % (args.reply, out[:200])
+                extra["tool_output"] = out[:200]
+        words = reply.split(" ")
         if method == "generateContent":
-            cfg = req.get("generationConfig") or {}
-            if cfg.get("responseMimeType") == "application/json":
+            if call is not None:
+                text = None
+            elif cfg.get("responseMimeType") == "application/json":
                 text = json.dumps({"next_speaker": "user", "reasoning": "mock",
                                    "model_choice": "flash", "complexity_reasoning": "mock",
                                    "complexity_score": 1})
             else:
-                text = args.reply
-            self.send_json(200, candidate(text, True, len(words)), kind=method)
+                text = reply
+            self.send_json(200, candidate(text, True, len(words), call), kind=method, **extra)
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -166,14 +237,17 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
             self.wfile.flush()
 
-        for i, w in enumerate(words):
-            text = w if i == 0 else " " + w
-            data = json.dumps(candidate(text, i == len(words) - 1, len(words)),
-                              separators=(",", ":"))
+        if call is not None:
+            events = [candidate(None, True, 1, call)]
+        else:
+            events = [candidate(w if i == 0 else " " + w, i == len(words) - 1, len(words))
+                      for i, w in enumerate(words)]
+        for ev in events:
+            data = json.dumps(ev, separators=(",", ":"))
             chunk(("data: %s\r\n\r\n" % data).encode())
             time.sleep(0.02)
         chunk(b"")
-        self.entry(200, kind=method, stream=True)
+        self.entry(200, kind=method, stream=True, **extra)
 
 
 host, _, port = args.listen.rpartition(":")

@@ -4,6 +4,7 @@ tests (tests/integration/agents_inject.sh). Test networks only.
 
   mock-openai.py --listen ADDR:PORT --key-file FILE --reply TEXT --log FILE
                  [--ws accept|decline] [--cert PEM --certkey PEM] [--ready FILE]
+                 [--tool-command CMD]
 
 Serves HTTP/1.1 (keep-alive), over TLS when --cert/--certkey are given
 (a certificate for api.openai.com from the test's CA), until killed:
@@ -27,11 +28,31 @@ Serves HTTP/1.1 (keep-alive), over TLS when --cert/--certkey are given
   * GET /v1/models — a list with the request's model names (key checked).
   * anything else: 404 with an error JSON.
 
+--tool-command CMD: the mock acts as a model that makes one shell tool
+call, then answers. A response request (POST or WebSocket) whose input
+holds no tool output yet (no item of type function_call_output,
+custom_tool_call_output or local_shell_call_output) and whose "tools"
+offer a shell tool is answered with a call of that tool running CMD —
+"shell" {"command": ["bash", "-lc", CMD]}, "shell_command" {"command":
+CMD}, "exec_command" {"cmd": CMD} (what Codex 0.171 offers), or a
+"local_shell" tool (a local_shell_call item), the first of these the
+request offers (events: response.created, response.in_progress,
+response.output_item.added, response.function_call_arguments.delta,
+response.function_call_arguments.done, response.output_item.done,
+response.completed). A request whose input holds a tool output is
+answered with the text --reply + " | tool output: " + the first 200
+characters of that output (the last one in the input) as the client sent
+it. A request offering no shell tool, or with "generate": false (Codex's
+WebSocket prewarm), gets the plain --reply. Without --tool-command every
+request gets the plain --reply.
+
 Every request is logged to --log as one JSON line: method, path, the
 Authorization header as received, the Upgrade header and the status
 answered; each WebSocket message received is logged as {"ws": TYPE}. The
 test reads it to see which key arrived (the real one, never the
-placeholder) and whether the WebSocket was used.
+placeholder) and whether the WebSocket was used. With --tool-command a
+response request's line also has "tool": the tool name when a call was
+sent, "tool_output": the output text when one arrived.
 """
 import argparse
 import base64
@@ -57,6 +78,7 @@ ap.add_argument("--ws", choices=("accept", "decline"), default="accept")
 ap.add_argument("--cert")
 ap.add_argument("--certkey")
 ap.add_argument("--ready")
+ap.add_argument("--tool-command")
 args = ap.parse_args()
 
 with open(args.key_file) as f:
@@ -69,18 +91,64 @@ def log(entry):
         f.write(json.dumps(entry) + "\n")
 
 
-def events(req):
+SHELL_TOOLS = ("shell", "shell_command", "exec_command", "local_shell")
+OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+
+
+def output_text(o):
+    """A tool output item's "output" as text: a string, a list of content
+    items ({"type": "input_text", "text": ...}), or {"content": ...}."""
+    if isinstance(o, str):
+        return o
+    if isinstance(o, list):
+        return "".join(p.get("text") or "" if isinstance(p, dict) else str(p) for p in o)
+    if isinstance(o, dict):
+        return output_text(o.get("content", o.get("output", "")))
+    return "" if o is None else json.dumps(o)
+
+
+def plan(req):
+    """What to answer one response request with: (text, None, None, extra)
+    for a text reply, (None, tool_name, arguments, extra) for a tool call;
+    extra holds the log fields ("tool", "tool_output")."""
+    if args.tool_command is None or req.get("generate") is False:
+        return args.reply, None, None, {}  # generate false: Codex's WebSocket prewarm
+    outs = [i for i in req.get("input") or [] if isinstance(i, dict)
+            and i.get("type") in OUTPUT_TYPES]
+    if outs:
+        out = output_text(outs[-1].get("output"))
+        return (args.reply + " | tool output: " + out[:200], None, None,
+                {"tool_output": out})
+    offered = {}
+    for t in req.get("tools") or []:
+        if isinstance(t, dict):
+            name = "local_shell" if t.get("type") == "local_shell" else t.get("name")
+            offered.setdefault(name, t)
+    cmd = args.tool_command
+    for name in SHELL_TOOLS:
+        if name in offered:
+            a = {"shell": {"command": ["bash", "-lc", cmd]}, "shell_command": {"command": cmd},
+                 "exec_command": {"cmd": cmd},
+                 "local_shell": {"command": ["bash", "-lc", cmd]}}[name]
+            return None, name, a, {"tool": name}
+    return args.reply, None, None, {}
+
+
+def events(req, p=None):
     """The Responses API's stream events for one request, in order (each
-    a dict with "type" and "sequence_number")."""
+    a dict with "type" and "sequence_number"); p: plan(req)."""
+    text, tool, targs, _ = p or plan(req)
     model = req.get("model", "gpt-mock")
     rid = "resp_mock" + uuid.uuid4().hex[:16]
-    iid = "msg_mock" + uuid.uuid4().hex[:16]
-    words = args.reply.split(" ")
     now = int(time.time())
     base = {"id": rid, "object": "response", "created_at": now, "model": model,
             "status": "in_progress", "output": [], "error": None, "incomplete_details": None,
             "instructions": None, "parallel_tool_calls": True, "tool_choice": "auto",
             "tools": [], "usage": None}
+    if tool is not None:
+        return tool_events(base, tool, targs)
+    iid = "msg_mock" + uuid.uuid4().hex[:16]
+    words = text.split(" ")
     out = []
     out.append({"type": "response.created", "response": dict(base)})
     out.append({"type": "response.in_progress", "response": dict(base)})
@@ -93,9 +161,9 @@ def events(req):
     for i, w in enumerate(words):
         out.append({"type": "response.output_text.delta", "item_id": iid, "output_index": 0,
                     "content_index": 0, "delta": w if i == 0 else " " + w, "logprobs": []})
-    part = {"type": "output_text", "text": args.reply, "annotations": [], "logprobs": []}
+    part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
     out.append({"type": "response.output_text.done", "item_id": iid, "output_index": 0,
-                "content_index": 0, "text": args.reply, "logprobs": []})
+                "content_index": 0, "text": text, "logprobs": []})
     out.append({"type": "response.content_part.done", "item_id": iid, "output_index": 0,
                 "content_index": 0, "part": part})
     done_item = {"id": iid, "type": "message", "status": "completed", "role": "assistant",
@@ -104,6 +172,41 @@ def events(req):
     usage = {"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0},
              "output_tokens": len(words), "output_tokens_details": {"reasoning_tokens": 0},
              "total_tokens": 12 + len(words)}
+    out.append({"type": "response.completed",
+                "response": dict(base, status="completed", output=[done_item], usage=usage)})
+    for n, e in enumerate(out):
+        e["sequence_number"] = n
+    return out
+
+
+def tool_events(base, tool, targs):
+    """The stream events of a response whose output is one call of tool."""
+    cid = "call_mock" + uuid.uuid4().hex[:16]
+    out = [{"type": "response.created", "response": dict(base)},
+           {"type": "response.in_progress", "response": dict(base)}]
+    if tool == "local_shell":
+        iid = "lsh_mock" + uuid.uuid4().hex[:16]
+        action = {"type": "exec", "command": targs["command"], "timeout_ms": None,
+                  "working_directory": None, "env": None, "user": None}
+        item = {"type": "local_shell_call", "id": iid, "call_id": cid,
+                "status": "in_progress", "action": action}
+        out.append({"type": "response.output_item.added", "output_index": 0, "item": item})
+        done_item = dict(item, status="completed")
+    else:
+        iid = "fc_mock" + uuid.uuid4().hex[:16]
+        a = json.dumps(targs)
+        item = {"type": "function_call", "id": iid, "call_id": cid, "name": tool,
+                "arguments": "", "status": "in_progress"}
+        out.append({"type": "response.output_item.added", "output_index": 0, "item": item})
+        out.append({"type": "response.function_call_arguments.delta", "item_id": iid,
+                    "output_index": 0, "delta": a})
+        out.append({"type": "response.function_call_arguments.done", "item_id": iid,
+                    "output_index": 0, "arguments": a})
+        done_item = dict(item, arguments=a, status="completed")
+    out.append({"type": "response.output_item.done", "output_index": 0, "item": done_item})
+    usage = {"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": 8, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": 20}
     out.append({"type": "response.completed",
                 "response": dict(base, status="completed", output=[done_item], usage=usage)})
     for n, e in enumerate(out):
@@ -201,9 +304,10 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             self.error(400, "We could not parse the JSON body of your request.")
             return
-        evs = events(req)
+        p = plan(req)
+        evs = events(req, p)
         if not req.get("stream"):
-            self.send_json(200, evs[-1]["response"], stream=False)
+            self.send_json(200, evs[-1]["response"], stream=False, **p[3])
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -219,7 +323,7 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(0.02)  # deltas apart: the stream is relayed as it comes
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
-        self.entry(200, stream=True)
+        self.entry(200, stream=True, **p[3])
 
     # ---- RFC 6455, server side: no extensions, text/ping/close ----------------------------
 
@@ -250,10 +354,11 @@ class Handler(BaseHTTPRequestHandler):
                     req = json.loads(msg)
                 except ValueError:
                     req = {}
-                log({"ws": req.get("type"), "model": req.get("model")})
+                p = plan(req) if req.get("type") == "response.create" else (None,) * 3 + ({},)
+                log(dict({"ws": req.get("type"), "model": req.get("model")}, **p[3]))
                 if req.get("type") != "response.create":
                     continue
-                for e in events(req):
+                for e in events(req, p):
                     self.ws_send(1, json.dumps(e).encode())
                     if e["type"] == "response.output_text.delta":
                         time.sleep(0.02)
