@@ -77,6 +77,7 @@ enum {
         OPT_CALLER_UID,
         OPT_QUIET,
         OPT_PROFILE,
+        OPT_KEEP_STATE,
         OPT_PUBLISH,
 };
 
@@ -118,6 +119,7 @@ static const struct option run_options[] = {
         {"expect-workspace", required_argument, NULL, OPT_EXPECT_WORKSPACE},
         {"caller-uid", required_argument, NULL, OPT_CALLER_UID},
         {"quiet", no_argument, NULL, OPT_QUIET},
+        {"keep-state", no_argument, NULL, OPT_KEEP_STATE},
         {"help", no_argument, NULL, 'h'},
         {},
 };
@@ -134,6 +136,9 @@ static void run_usage(FILE *f)
               "      --profile NAME        what an agent or tool needs, as flags: claude-code,\n"
               "                            codex, gemini-cli, node, python, git, npm, pip, or\n"
               "                            a policy file of yours (ringfence profile list)\n"
+              "      --keep-state          keep the agent profiles' state (~/.claude, ~/.codex,\n"
+              "                            ~/.gemini: logins, history) across runs, in the\n"
+              "                            state dir (ringfence profile forget NAME clears it)\n"
               "  -w, --workspace DIR       mounted read-write at the same path (default: cwd)\n"
               "  -e, --env NAME=VALUE      add an environment variable\n"
               "      --ro PATH             also bind PATH read-only\n"
@@ -223,6 +228,11 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
 /* whom the run is for (caller.h): this process, or the daemon's caller */
 static struct rf_caller who;
 
+/* the profiles' state directories kept with --keep-state (plan.h) */
+static struct plan_kept kept[PLAN_KEPT_MAX];
+static char kept_names[PLAN_KEPT_MAX][2][PROFILE_NAME_MAX + 1];
+static size_t n_kept;
+
 /* the profiles' files for the run's $HOME (profile_home.h), by generator */
 static char home_gens[PROFILE_HOME_MAX][PROFILE_ARG_MAX];
 static size_t n_home_gens;
@@ -298,6 +308,22 @@ static int apply_profile(struct rf_policy *o, const char *name, char **policy_fi
                                 return r;
                         continue;
                 }
+                if (!strcmp(op->flag, "keep")) {
+                        bool dup = false;
+                        for (size_t k = 0; k < n_kept; k++)
+                                dup |= !strcmp(kept[k].rel, op->arg);
+                        if (dup)
+                                continue;
+                        if (n_kept == PLAN_KEPT_MAX || strlen(op->arg) > PROFILE_NAME_MAX)
+                                return rf_error_set(err, -E2BIG, "--profile %s: too much state",
+                                                    name);
+                        snprintf(kept_names[n_kept][0], sizeof kept_names[0][0], "%s", name);
+                        snprintf(kept_names[n_kept][1], sizeof kept_names[0][1], "%s", op->arg);
+                        kept[n_kept] = (struct plan_kept){.profile = kept_names[n_kept][0],
+                                                          .rel = kept_names[n_kept][1]};
+                        n_kept++;
+                        continue;
+                }
                 if (!strcmp(op->flag, "home")) {
                         /* rendered once the run's workspace and placeholders
                          * are known (home_files_render) */
@@ -362,6 +388,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
         case OPT_EXPECT_WORKSPACE:
         case OPT_CALLER_UID:
         case OPT_QUIET:
+        case OPT_KEEP_STATE:
                 return 0; /* cmd_run's own */
         case OPT_PROFILE:
                 return apply_profile(o, arg, policy_file, state_dir, trigger_token, err);
@@ -816,7 +843,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
         bool mask_output = false, detach = false, expect_ws = false, quiet = false,
-             raw_terminal = false;
+             raw_terminal = false, keep_state = false;
         unsigned long long expect_dev = 0, expect_ino = 0;
         long long caller_uid = -1;
         uint64_t log_max = 0;
@@ -889,6 +916,8 @@ int cmd_run(int argc, char **argv)
                         detach = true;
                 if (c == OPT_QUIET)
                         quiet = true;
+                if (c == OPT_KEEP_STATE)
+                        keep_state = true;
                 if (c == OPT_LOG_MAX && (parse_size(optarg, &log_max) < 0 || !log_max)) {
                         cli_error("run: --log-max %s: a size such as 64M", optarg);
                         return RF_EXIT_REFUSED;
@@ -938,6 +967,11 @@ int cmd_run(int argc, char **argv)
         }
         if (optind >= argc) {
                 cli_error("run: no command given (usage: ringfence run [OPTIONS] -- COMMAND)");
+                return RF_EXIT_REFUSED;
+        }
+        if (keep_state && n_kept == 0) {
+                cli_error("run: --keep-state keeps an agent profile's state (claude-code, codex, "
+                          "gemini-cli); no --profile given has any");
                 return RF_EXIT_REFUSED;
         }
 
@@ -1100,6 +1134,18 @@ int cmd_run(int argc, char **argv)
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
+        /* every file the profiles make beneath $HOME, rendered or not */
+        const char *home_rels[PROFILE_HOME_MAX];
+        size_t n_home_rels = 0;
+        for (size_t i = 0; i < n_home_gens; i++) {
+                const char *rel = NULL;
+                if (!strncmp(home_gens[i], "copy:", 5))
+                        rel = home_gens[i] + 5;
+                else
+                        (void)profile_home_describe(home_gens[i], &rel);
+                if (rel)
+                        home_rels[n_home_rels++] = rel;
+        }
         struct plan_input in = {
                 .policy = pol,
                 .argv = argv + optind,
@@ -1119,6 +1165,10 @@ int cmd_run(int argc, char **argv)
                 .expect_ws = expect_ws,
                 .expect_ws_dev = (dev_t)expect_dev,
                 .expect_ws_ino = (ino_t)expect_ino,
+                .kept = keep_state ? kept : NULL,
+                .n_kept = keep_state ? n_kept : 0,
+                .home_rels = home_rels,
+                .n_home_rels = n_home_rels,
                 .pinned = who.other,
                 .pin_uid = who.uid,
                 .pins = pins,

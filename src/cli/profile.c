@@ -47,6 +47,7 @@ struct builtin {
         bool git_identity;       /* the caller's user.name and user.email */
         bool npm_tokens;         /* the caller's ~/.npmrc tokens injected */
         bool pip_creds;          /* the caller's pip.conf index credentials injected */
+        const char *keep;        /* its state directory beneath $HOME, kept with --keep-state */
 };
 
 static const struct builtin builtins[] = {
@@ -81,7 +82,8 @@ static const struct builtin builtins[] = {
          .env = {"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
                  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
          .key_env = {"ANTHROPIC_API_KEY"},
-         .home = {"claude-state", "claude-settings", "copy:.claude/CLAUDE.md"}},
+         .home = {"claude-state", "claude-settings", "copy:.claude/CLAUDE.md"},
+         .keep = ".claude"},
         {.name = "codex",
          .summary = "Codex CLI: codex, api.openai.com, CODEX_API_KEY/OPENAI_API_KEY injected",
          .uses = {"node", "git"},
@@ -89,7 +91,8 @@ static const struct builtin builtins[] = {
          .allow = {"api.openai.com"},
          .env = {"CODEX_DISABLE_UPDATE_CHECK=1"},
          .key_env = {"CODEX_API_KEY", "OPENAI_API_KEY"},
-         .home = {"codex-config", "copy:.codex/AGENTS.md"}},
+         .home = {"codex-config", "copy:.codex/AGENTS.md"},
+         .keep = ".codex"},
         {.name = "gemini-cli",
          .summary = "Gemini CLI: gemini (node), generativelanguage.googleapis.com, "
                     "GEMINI_API_KEY injected",
@@ -102,7 +105,8 @@ static const struct builtin builtins[] = {
          .env = {"GEMINI_CLI_DISABLE_AUTO_UPDATE=true", "GEMINI_CLI_TRUST_WORKSPACE=true",
                  "GEMINI_SANDBOX=false"},
          .key_env = {"GEMINI_API_KEY"},
-         .home = {"gemini-settings", "copy:.gemini/GEMINI.md"}},
+         .home = {"gemini-settings", "copy:.gemini/GEMINI.md"},
+         .keep = ".gemini"},
 };
 
 static const struct builtin *builtin_find(const char *name)
@@ -427,6 +431,8 @@ static int expand(const char *name, const struct profile_for *f, struct profile_
         for (size_t i = 0; i < ARRAY_SIZE(b->home) && b->home[i]; i++)
                 if ((r = add(ops, "home", b->home[i], err)) < 0)
                         return r;
+        if (b->keep && (r = add(ops, "keep", b->keep, err)) < 0)
+                return r;
         if (b->git_identity) {
                 static const char *const keys[][3] = {
                         {"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
@@ -458,11 +464,14 @@ static void profile_usage(FILE *f)
 {
         fputs("Usage: ringfence profile list\n"
               "       ringfence profile show NAME\n"
+              "       ringfence profile forget NAME [--uid UID] [--state-dir DIR]\n"
               "\n"
               "Profiles for `ringfence run --profile NAME` (repeatable): what an agent or a\n"
               "tool needs, as the run flags it stands for on this host. A policy file\n"
               "~/.config/ringfence/profiles/NAME.json or /etc/ringfence/profiles/NAME.json\n"
-              "is a profile too, and wins over a built-in of the same name.\n",
+              "is a profile too, and wins over a built-in of the same name.\n"
+              "`forget` removes what `run --keep-state` kept of NAME's agent state (logins,\n"
+              "history) for UID (default: yours; root: another uid's).\n",
               f);
 }
 
@@ -478,6 +487,88 @@ static void list_dir(const char *dir)
                                e->d_name);
         }
         closedir(d);
+}
+
+/* Remove name beneath dfd and everything in it, through no symbolic link
+ * (one is removed, never followed). 0 or -errno. */
+static int remove_tree(int dfd, const char *name, int depth)
+{
+        struct stat st;
+        if (depth > 64)
+                return -ELOOP;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        if (!d) {
+                int e = -errno;
+                if (fd >= 0)
+                        close(fd);
+                return e;
+        }
+        int r = 0;
+        for (struct dirent *e; r == 0 && (e = readdir(d));)
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                        r = remove_tree(dirfd(d), e->d_name, depth + 1);
+        closedir(d);
+        if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                r = -errno;
+        return r;
+}
+
+/* `ringfence profile forget NAME [--uid UID] [--state-dir DIR]` */
+static int profile_forget(int argc, char **argv)
+{
+        const char *name = argv[2], *sd_flag = NULL;
+        unsigned long uid = getuid();
+        for (int i = 3; i < argc; i++) {
+                char *end = NULL;
+                if (!strcmp(argv[i], "--uid") && i + 1 < argc) {
+                        errno = 0;
+                        uid = strtoul(argv[++i], &end, 10);
+                        if (errno || !end || *end || uid >= 0xffffffffUL) {
+                                cli_error("profile forget: --uid: a uid");
+                                return CLI_EXIT_USAGE;
+                        }
+                        if (uid != getuid() && getuid() != 0) {
+                                cli_error("profile forget: --uid: only root may name another uid");
+                                return RF_EXIT_REFUSED;
+                        }
+                } else if (!strcmp(argv[i], "--state-dir") && i + 1 < argc)
+                        sd_flag = argv[++i];
+                else {
+                        cli_error("profile forget: unknown argument %s", argv[i]);
+                        return CLI_EXIT_USAGE;
+                }
+        }
+        if (!name_valid(name)) {
+                cli_error("profile forget: %.80s: a profile name (a-z, 0-9, - and _)", name);
+                return CLI_EXIT_USAGE;
+        }
+        _cleanup_free_ char *sd = NULL;
+        struct rf_error err = {0};
+        if (cli_state_dir(sd_flag, 0, &sd, &err) < 0) {
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/kept/%lu", sd, uid);
+        _cleanup_close_ int ud = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if ((ud < 0 && errno == ENOENT) ||
+            (ud >= 0 && fstatat(ud, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)) {
+                printf("nothing kept of %s for uid %lu\n", name, uid);
+                return 0;
+        }
+        int r = ud < 0 ? -errno : remove_tree(ud, name, 0);
+        if (r < 0) {
+                cli_error("profile forget: %s/%s: %s", path, name, strerror(-r));
+                return RF_EXIT_REFUSED;
+        }
+        printf("forgot what was kept of %s for uid %lu\n", name, uid);
+        return 0;
 }
 
 int cmd_profile(int argc, char **argv)
@@ -524,6 +615,10 @@ int cmd_profile(int argc, char **argv)
                         else if (!strncmp(o->arg, "copy:", 5) && !strcmp(o->flag, "home"))
                                 printf("  ~/%s copied into the run's $HOME when you have it\n",
                                        o->arg + 5);
+                        else if (!strcmp(o->flag, "keep"))
+                                printf("  ~/%s kept across runs with --keep-state (ringfence's "
+                                       "state dir, not yours)\n",
+                                       o->arg);
                         else if (!strcmp(o->flag, "home")) {
                                 const char *rel = "", *what = profile_home_describe(o->arg, &rel);
                                 if (what)
@@ -533,6 +628,9 @@ int cmd_profile(int argc, char **argv)
                 }
                 return 0;
         }
-        cli_error("profile: expected `list` or `show NAME` (see ringfence profile --help)");
+        if (!strcmp(argv[1], "forget") && argc >= 3)
+                return profile_forget(argc, argv);
+        cli_error("profile: expected `list`, `show NAME` or `forget NAME` (see ringfence profile "
+                  "--help)");
         return CLI_EXIT_USAGE;
 }

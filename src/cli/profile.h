@@ -31,8 +31,9 @@
 
 /* One flag of `ringfence run`, by its long name ("ro", "env", "allow-host",
  * "inject"), or "path" (a directory to put first on the run's PATH),
- * "policy" (a user profile: a policy file merged at this point) or "home"
- * (a file for the run's $HOME: a generator of profile_home.h). */
+ * "policy" (a user profile: a policy file merged at this point), "home"
+ * (a file for the run's $HOME: a generator of profile_home.h) or "keep"
+ * (the agent's state directory beneath $HOME, kept with --keep-state). */
 struct profile_op {
         const char *flag;
         char arg[PROFILE_ARG_MAX];

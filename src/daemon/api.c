@@ -276,6 +276,10 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                                         return rf_why(why, wl, 400,
                                                       "profiles[%zu]: a profile name (a-z 0-9 - _)",
                                                       k);
+                } else if (!strcmp(m->key, "keep_state")) {
+                        if (m->type != JSON_TRUE && m->type != JSON_FALSE)
+                                return rf_why(why, wl, 400, "keep_state: true or false");
+                        r->keep_state = m->type == JSON_TRUE;
                 } else if (!strcmp(m->key, "add_hosts")) {
                         if ((s = strv_from(m, API_ADD_HOSTS_MAX, 300, &r->add_hosts,
                                            &r->n_add_hosts, why, wl)))
@@ -288,7 +292,8 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                         return rf_why(why, wl, 400,
                                       "unknown key \"%.64s\" (argv, agent, task, on_behalf_of, "
                                       "workspace, timeout, memory, pids, cpus, secrets, "
-                                      "allow_hosts, env, publish, ro, rw, profiles, add_hosts; "
+                                      "allow_hosts, env, publish, ro, rw, profiles, add_hosts, "
+                                      "keep_state; "
                                       "exec providers and policies come from the daemon's "
                                       "configuration)",
                                       m->key);

@@ -65,6 +65,7 @@ struct api_req {
         char rule[321]; /* grant: the network rule */
         bool allow;     /* grant: allow (true) or revoke the rule */
         bool block, follow;
+        bool keep_state; /* start: `--keep-state` (the profiles' agent state kept) */
         /* API_START_RUN */
         char **argv; /* owned, NULL-terminated */
         size_t argc;

@@ -878,6 +878,8 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 av[n++] = "--add-host";
                 av[n++] = q->add_hosts[i];
         }
+        if (q->keep_state)
+                av[n++] = "--keep-state";
         /* after -e: a profile finds the caller's commands on its PATH */
         for (size_t i = 0; i < q->n_profiles; i++) {
                 av[n++] = "--profile";

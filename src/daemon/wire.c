@@ -28,7 +28,8 @@ int wire_pack(const struct wire_head *h, const struct api_req *req, char *buf, s
                 return -E2BIG;
         if (req && h->kind == WIRE_REQUEST) {
                 w.op = req->op;
-                w.flags = (req->block ? 1u : 0) | (req->follow ? 2u : 0) | (req->allow ? 4u : 0);
+                w.flags = (req->block ? 1u : 0) | (req->follow ? 2u : 0) | (req->allow ? 4u : 0) |
+                          (req->keep_state ? 8u : 0);
                 memcpy(w.rule, req->rule, sizeof w.rule);
                 memcpy(w.run, req->run, sizeof w.run);
                 memcpy(w.agent, req->agent, sizeof w.agent);
@@ -111,6 +112,7 @@ int wire_unpack(const char *buf, size_t len, struct wire_head *h, struct api_req
         req->block = h->flags & 1;
         req->follow = h->flags & 2;
         req->allow = h->flags & 4;
+        req->keep_state = h->flags & 8;
         memcpy(req->rule, h->rule, sizeof req->rule);
         memcpy(req->run, h->run, sizeof req->run);
         memcpy(req->agent, h->agent, sizeof req->agent);

@@ -481,6 +481,7 @@ struct user_mount {
         enum plan_op_kind kind;
         int step;
         const char *path;
+        const char *src; /* a bind's source when not path (a kept directory) */
         unsigned flags;
         uint64_t size;
         mode_t mode; /* tmpfs mode, or S_IFDIR/S_IFREG of a bind source */
@@ -867,10 +868,106 @@ void plan_cleanup(struct rf_plan *p)
         }
 }
 
+/* One name beneath dfd: a directory of uid:gid, mode 0700, made if absent
+ * (chowned where this process may), never through a symbolic link. The
+ * fd, or -errno. */
+static int kept_dir(int dfd, const char *name, uid_t uid, gid_t gid)
+{
+        bool made = mkdirat(dfd, name, 0700) == 0;
+        if (!made && errno != EEXIST)
+                return negative_errno();
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0)
+                return negative_errno();
+        if (made && geteuid() == 0 && fchown(fd, uid, gid) < 0) {
+                int e = negative_errno();
+                close(fd);
+                return e;
+        }
+        if (fstat(fd, &st) < 0 || st.st_uid != uid || (st.st_mode & 077)) {
+                close(fd);
+                return -EPERM;
+        }
+        return fd;
+}
+
+/*
+ * An agent's kept state (plan.h, struct plan_kept): its directory under
+ * STATE_DIR/kept made (the path root's, the last two levels the run's
+ * identity's) and bound at $HOME/REL, idmapped like the workspace.
+ */
+static int kept_mount(struct rf_plan *p, const struct plan_input *in, const struct plan_kept *k,
+                      struct user_mount *m, struct rf_error *err)
+{
+        char uid[16];
+        uid_t owner = p->map_as_root ? p->ws_owner_uid : geteuid();
+        gid_t group = p->map_as_root ? p->ws_owner_gid : getegid();
+        snprintf(uid, sizeof uid, "%u", (unsigned)owner);
+        if (!in->state_dir || strchr(k->rel, '/') || k->rel[0] != '.' || !strcmp(k->rel, ".") ||
+            !strcmp(k->rel, "..") || strchr(k->profile, '/') || k->profile[0] == '.')
+                return rf_error_set(err, -EINVAL, "kept state %s/%s: not a name", k->profile,
+                                    k->rel);
+        _cleanup_close_ int sd = open(in->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sd < 0)
+                return rf_error_set(err, negative_errno(), "kept state: %s: %m", in->state_dir);
+        /* kept/ and kept/UID/ are this process's (0700): no run reaches them */
+        _cleanup_close_ int kd = kept_dir(sd, "kept", geteuid(), getegid());
+        _cleanup_close_ int ud = kd < 0 ? kd : kept_dir(kd, uid, geteuid(), getegid());
+        _cleanup_close_ int pd = ud < 0 ? ud : kept_dir(ud, k->profile, owner, group);
+        _cleanup_close_ int rd = pd < 0 ? pd : kept_dir(pd, k->rel, owner, group);
+        char *src = plan_printf(p, "%s/kept/%s/%s/%s", in->state_dir, uid, k->profile, k->rel);
+        if (rd < 0)
+                return rf_error_set(err, rd,
+                                    "kept state %s: %s (each level a 0700 directory of its "
+                                    "owner, no symbolic link)",
+                                    src ? src : k->rel, strerror(-rd));
+        /* the profiles' own files in it go: they are made anew (or not at
+         * all, where the caller has none to copy) */
+        size_t rl = strlen(k->rel);
+        for (size_t i = 0; i < in->n_home_rels; i++) {
+                const char *f = in->home_rels[i];
+                if (strncmp(f, k->rel, rl) || f[rl] != '/')
+                        continue;
+                _cleanup_close_ int dfd = fcntl(rd, F_DUPFD_CLOEXEC, 3);
+                for (const char *c = f + rl + 1; dfd >= 0;) {
+                        size_t l = strcspn(c, "/");
+                        char comp[NAME_MAX + 1];
+                        if (l == 0 || l > NAME_MAX)
+                                break;
+                        memcpy(comp, c, l);
+                        comp[l] = '\0';
+                        if (!c[l]) {
+                                if (unlinkat(dfd, comp, 0) < 0 && errno != ENOENT)
+                                        return rf_error_set(err, negative_errno(),
+                                                            "kept state %s/%s: %m", src,
+                                                            f + rl + 1);
+                                break;
+                        }
+                        int nd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        close(dfd);
+                        dfd = nd;
+                        c += l + 1;
+                }
+        }
+        struct stat st;
+        if (!src || fstat(rd, &st) < 0)
+                return -ENOMEM;
+        *m = (struct user_mount){.kind = OP_BIND,
+                                 .step = STEP_BINDS,
+                                 .path = plan_printf(p, "%s/%s", p->home, k->rel),
+                                 .src = src,
+                                 .mode = S_IFDIR,
+                                 .dev = st.st_dev,
+                                 .ino = st.st_ino,
+                                 .flags = OPF_VERIFY | (p->map_as_root ? OPF_IDMAP : 0)};
+        return m->path ? 0 : -ENOMEM;
+}
+
 static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
 {
         const struct rf_policy *pol = in->policy;
-        size_t n = 0, max = pol->n_read_only + pol->n_read_write + 4;
+        size_t n = 0, max = pol->n_read_only + pol->n_read_write + in->n_kept + 4;
         _cleanup_free_ struct user_mount *m = calloc(max, sizeof *m);
         int r;
 
@@ -904,6 +1001,9 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
                     0)
                         return r;
         }
+        for (size_t i = 0; !p->home_in_workspace && i < in->n_kept; i++, n++)
+                if ((r = kept_mount(p, in, &in->kept[i], &m[n], err)) < 0)
+                        return r;
         m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_WORKSPACE, .path = p->workspace};
         struct stat st;
         if (stat(p->workspace, &st) < 0)
@@ -936,7 +1036,7 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
                         op->kind = OP_FILE, op->mode = 0644; /* mount point for a file */
                 if (!(op = op_add(p, m[i].kind, m[i].step, m[i].path)))
                         return -E2BIG;
-                op->src = m[i].path;
+                op->src = m[i].src ? m[i].src : m[i].path;
                 op->flags = m[i].flags;
                 op->size = m[i].size;
                 op->mode = m[i].mode;

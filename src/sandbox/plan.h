@@ -223,6 +223,17 @@ struct plan_home_file {
 };
 #define PLAN_HOME_FILES_MAX 8
 
+/* An agent's state directory kept across runs (`run --keep-state`):
+ * STATE_DIR/kept/UID/PROFILE/REL, made here (0700, the run's identity's:
+ * UID is whose files the run acts as) and bound read-write at $HOME/REL,
+ * before the profiles' home files are written (so they land in it, anew
+ * each run). */
+struct plan_kept {
+        const char *profile; /* a profile name (a-z 0-9 - _) */
+        const char *rel;     /* a directory name beneath $HOME (".codex") */
+};
+#define PLAN_KEPT_MAX 8
+
 /* Caller facts the plan is computed from (gathered by the CLI). */
 /* A path checked as the caller (cli/caller.h): the inode it named then. */
 struct plan_pin {
@@ -276,6 +287,13 @@ struct plan_input {
          * (the same path) and still that inode — checked as the daemon's
          * caller (cli/caller.h); one that is not, or names another inode by
          * now, refuses the run */
+        const struct plan_kept *kept; /* none when the workspace holds the home */
+        size_t n_kept;
+        /* files beneath $HOME the profiles make (rendered this run or not):
+         * removed from a kept directory before it is bound, so what a run
+         * wrote there never stands in for them */
+        const char *const *home_rels;
+        size_t n_home_rels;
         bool pinned;
         uid_t pin_uid; /* the caller: only its own paths are idmapped */
         const struct plan_pin *pins;

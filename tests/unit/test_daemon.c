@@ -108,7 +108,8 @@ static void test_routes(void)
         is_int(route("POST", "/v1/runs",
                      "{\"argv\":[\"x\"],\"agent\":\"a\",\"workspace\":\"/w\","
                      "\"ro\":[\"/home/u/.npmrc\"],\"rw\":[\"/home/u/out\",\"/o2\"],"
-                     "\"profiles\":[\"claude-code\"],\"add_hosts\":[\"a.test:10.0.0.1\"]}",
+                     "\"profiles\":[\"claude-code\"],\"add_hosts\":[\"a.test:10.0.0.1\"],"
+                     "\"keep_state\":true}",
                      &r, why),
                0, "a start with ro, rw, profiles and add_hosts (%s)", why);
         {
@@ -119,7 +120,7 @@ static void test_routes(void)
                 ok(n > 0 && wire_unpack(wbuf, (size_t)n, &h2, &r2) == 0 && r2.n_ro == 1 &&
                            r2.n_rw == 2 && !strcmp(r2.rw[1], "/o2") && r2.n_profiles == 1 &&
                            !strcmp(r2.profiles[0], "claude-code") && r2.n_add_hosts == 1 &&
-                           !strcmp(r2.add_hosts[0], "a.test:10.0.0.1"),
+                           !strcmp(r2.add_hosts[0], "a.test:10.0.0.1") && r2.keep_state,
                    "... across the parser's wire");
                 api_req_clear(&r2);
         }
@@ -131,6 +132,7 @@ static void test_routes(void)
                 {"\"profiles\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"]",
                  "profiles: an array of at most 8"},
                 {"\"add_hosts\":[\"no-address\"]", "add_hosts[0]: NAME:IP"},
+                {"\"keep_state\":1", "keep_state: true or false"},
         };
         for (size_t i = 0; i < ARRAY_SIZE(bad_start); i++) {
                 char body[512];
