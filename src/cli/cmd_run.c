@@ -237,6 +237,16 @@ static size_t n_kept;
 static char home_gens[PROFILE_HOME_MAX][PROFILE_ARG_MAX];
 static size_t n_home_gens;
 
+static const char *policy_env(void *ctx, const char *name)
+{
+        const struct rf_policy *pol = ctx;
+        const char *v = NULL;
+        for (size_t i = 0; i < pol->n_env; i++)
+                if (!strcmp(pol->env_names[i], name))
+                        v = pol->env_values[i];
+        return v;
+}
+
 static const char *grant_placeholder(void *ctx, const char *name)
 {
         const struct rf_grants *g = ctx;
@@ -251,12 +261,15 @@ static const char *grant_placeholder(void *ctx, const char *name)
  * by the caller: free each), for a workspace `ws` (as given or the current
  * directory) and the run's placeholders. 0 or -errno with err set.
  */
-static int home_files_render(const char *ws, const struct rf_grants *grants,
-                             struct plan_home_file *files, size_t *n, struct rf_error *err)
+static int home_files_render(const char *ws, const struct rf_policy *pol,
+                             const struct rf_grants *grants, struct plan_home_file *files,
+                             size_t *n, struct rf_error *err)
 {
         char canon[PATH_MAX];
         struct profile_home_ctx ctx = {.workspace = realpath(ws, canon) ? canon : ws,
                                        .who = &who,
+                                       .env = policy_env,
+                                       .env_ctx = (void *)pol,
                                        .placeholder = grant_placeholder,
                                        .placeholder_ctx = (void *)grants};
         *n = 0;
@@ -1125,7 +1138,7 @@ int cmd_run(int argc, char **argv)
                 else
                         r = caller_pin(&who, path, rw, &pins[n_pins++], &err);
         }
-        if (r < 0 || (r = home_files_render(pol->workspace ? pol->workspace : cwd, grants,
+        if (r < 0 || (r = home_files_render(pol->workspace ? pol->workspace : cwd, pol, grants,
                                             home_files, &n_home_files, &err)) < 0) {
                 for (size_t i = 0; i < n_home_files; i++)
                         free(home_files[i].data);

@@ -437,17 +437,22 @@ static int expand(const char *name, const struct profile_for *f, struct profile_
                 static const char *const keys[][3] = {
                         {"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
                         {"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}};
+                bool any = false;
                 for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
                         char v[256];
                         git_config(keys[k][0], f->who, v, sizeof v);
                         if (!v[0])
                                 continue;
+                        any = true;
                         for (size_t j = 1; j < 3; j++) {
                                 snprintf(buf, sizeof buf, "%s=%s", keys[k][j], v);
                                 if ((r = add(ops, "env", buf, err)) < 0)
                                         return r;
                         }
                 }
+                /* and as the run's ~/.gitconfig, for `git config user.name` */
+                if (any && (r = add(ops, "home", "gitconfig", err)) < 0)
+                        return r;
         }
         return 0;
 }

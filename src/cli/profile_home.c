@@ -404,6 +404,43 @@ static int claude_settings(const struct profile_home_ctx *ctx, char **data, size
         return take(&b, data, len, err);
 }
 
+/* A git config value in quotes: \ and " escaped; 0, or -EINVAL for a
+ * control character (git_config cut the newline already). */
+static int git_quoted(struct json_buf *b, const char *v)
+{
+        LIT(b, "\"");
+        for (; *v; v++) {
+                if ((unsigned char)*v < 0x20 || *v == 0x7f)
+                        return -EINVAL;
+                if (*v == '\\' || *v == '"')
+                        LIT(b, "\\");
+                json_buf_append(b, v, 1);
+        }
+        LIT(b, "\"");
+        return 0;
+}
+
+/* ~/.gitconfig: the caller's identity as the git profile gave it to the
+ * run (GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL), and nothing else of its git
+ * configuration (no credential helper, no include). */
+static int gitconfig(const struct profile_home_ctx *ctx, char **data, size_t *len,
+                     struct rf_error *err)
+{
+        const char *name = ctx->env ? ctx->env(ctx->env_ctx, "GIT_AUTHOR_NAME") : NULL,
+                   *email = ctx->env ? ctx->env(ctx->env_ctx, "GIT_AUTHOR_EMAIL") : NULL;
+        struct json_buf b = {0};
+        if (!name && !email)
+                return 1;
+        LIT(&b, "# made by ringfence for this run: your git identity, nothing else\n[user]\n");
+        if ((name && (LIT(&b, "\tname = "), git_quoted(&b, name) < 0)) ||
+            (email && (LIT(&b, "\n\temail = "), git_quoted(&b, email) < 0))) {
+                json_buf_done(&b);
+                return rf_error_set(err, -EINVAL, "the git identity holds a control character");
+        }
+        LIT(&b, "\n");
+        return take(&b, data, len, err);
+}
+
 /* The generators: name, the file beneath $HOME, what it holds (for
  * `ringfence profile show`), how it is made. */
 static const struct {
@@ -424,6 +461,8 @@ static const struct {
          "yours if you have one, with Claude Code's own sandbox off (the run is the sandbox; "
          "Claude Code's cannot start inside one)",
          claude_settings},
+        {"gitconfig", ".gitconfig", "made: your git user.name and user.email, nothing else",
+         gitconfig},
         {"pipconf", ".config/pip/pip.conf",
          "yours (~/.config/pip/pip.conf or ~/.pip/pip.conf), each index credential replaced by "
          "a placeholder (the value is injected toward that index)",

@@ -25,6 +25,9 @@
  *                     each index credential replaced by the placeholder of
  *                     RF_PIP_TOKEN_<k> (injected toward its index), lines
  *                     with a credential bound to no host left out
+ *   gitconfig         ~/.gitconfig: [user] name and email, as the git profile
+ *                     set GIT_AUTHOR_NAME/EMAIL (so `git config user.name`
+ *                     answers in the run too); nothing else of the caller's
  *   copy:REL          the caller's $HOME/REL, if it is a regular file
  * The run gets a copy, its own to change, which ends with the run: nothing
  * is ever written back to the caller's configuration (agent settings carry
@@ -50,6 +53,9 @@
 struct profile_home_ctx {
         const char *workspace;       /* canonical: the run's workspace */
         const struct rf_caller *who; /* whose $HOME files are copied, read as it */
+        /* the run's environment variable `name` as its policy sets it, or NULL */
+        const char *(*env)(void *ctx, const char *name);
+        void *env_ctx;
         /* the placeholder the run holds for env var `name`, or NULL */
         const char *(*placeholder)(void *ctx, const char *name);
         void *placeholder_ctx;

@@ -93,14 +93,16 @@ if command -v git >/dev/null; then
 	RF_ENV=("HOME=$home")
 	rf_run -- sh -c 'git add f && git commit -q -m one'
 	isnt "$RF_RC" 0 "control: without the git profile, the run cannot commit (no identity)"
-	rf_run --profile git -- sh -c 'git add f && git commit -q -m one && git log -1 --format="%an <%ae>"; git config --get credential.helper; echo helper=$?'
+	rf_run --profile git -- sh -c 'git add f && git commit -q -m one && git log -1 --format="%an <%ae>"; git config --get credential.helper; echo helper=$?; git config --global user.name; git config --global user.email'
 	RF_ENV=()
 	is "$(first_line "$RF_OUT")" "Profile Tester <tester@example.test>" "--profile git: the commit carries the caller's name and email"
 	like "$RF_OUT" 'helper=1' "... and no credential helper of the caller's reached the run"
+	like "$RF_OUT" $'Profile Tester\ntester@example.test$' "... its ~/.gitconfig (git's global file) holds that identity: git config user.name answers"
 else
 	skip "git profile" "no git"
 	skip "... identity" "no git"
 	skip "... no credential helper" "no git"
+	skip "... ~/.gitconfig" "no git"
 fi
 
 # the agent's configuration in the run's $HOME: a per-run copy of the
