@@ -361,7 +361,7 @@ for agent in claude codex gemini; do
 		--add-host "api.anthropic.com:$A_ADDR" --add-host "platform.claude.com:$A_ADDR" \
 		--allow-http 'platform.claude.com GET /**' --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- claude ;;
 	codex) tui codex 'Codex|OpenAI|ChatGPT' CODEX_API_KEY="$KEY_O" -- --profile codex \
-		--add-host "api.openai.com:$O_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- codex --no-daemon ;;
+		--add-host "api.openai.com:$O_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- codex ;;
 	gemini) tui gemini 'Gemini|Type\s*your' GEMINI_API_KEY="$KEY_G" -- --profile gemini-cli \
 		--add-host "$GN:$G_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- gemini ;;
 	esac
