@@ -494,30 +494,85 @@ static void list_dir(const char *dir)
         closedir(d);
 }
 
-/* Remove name beneath dfd and everything in it, through no symbolic link
- * (one is removed, never followed). 0 or -errno. */
-static int remove_tree(int dfd, const char *name, int depth)
+#define FORGET_DEPTH 32 /* directories deeper are moved up and removed on a later pass */
+
+/*
+ * Empty the directory dfd, through no symbolic link (one is removed, never
+ * followed) and on device dev only (a mount point refuses: -EXDEV). A run
+ * wrote this tree: a directory deeper than FORGET_DEPTH is moved up into
+ * top (renamed, same filesystem) and *again set, so that no depth it made
+ * can exhaust fds or stop the removal. 0 or -errno.
+ */
+static int empty_dir(int top, int dfd, dev_t dev, int depth, unsigned *seq, bool *again)
+{
+        /* its own open file (a dup would share the offset of dfd's, left
+         * at the end by an earlier pass) */
+        int dup_fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = dup_fd < 0 ? NULL : fdopendir(dup_fd);
+        int r = 0;
+        if (!d) {
+                r = -errno;
+                if (dup_fd >= 0)
+                        close(dup_fd);
+                return r;
+        }
+        for (struct dirent *e; r == 0 && (e = readdir(d));) {
+                struct stat st;
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                        continue;
+                if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = errno == ENOENT ? 0 : -errno;
+                        continue;
+                }
+                if (!S_ISDIR(st.st_mode)) {
+                        if (unlinkat(dfd, e->d_name, 0) < 0 && errno != ENOENT)
+                                r = -errno;
+                        continue;
+                }
+                if (st.st_dev != dev) {
+                        r = -EXDEV;
+                        continue;
+                }
+                if (depth >= FORGET_DEPTH) {
+                        char moved[64];
+                        snprintf(moved, sizeof moved, ".forget-%d-%u", (int)getpid(), (*seq)++);
+                        if (renameat(dfd, e->d_name, top, moved) < 0)
+                                r = -errno;
+                        *again = true;
+                        continue;
+                }
+                int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0) {
+                        r = -errno;
+                        continue;
+                }
+                r = empty_dir(top, sub, dev, depth + 1, seq, again);
+                close(sub);
+                if (r == 0 && unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                        r = -errno;
+        }
+        closedir(d);
+        return r;
+}
+
+/* Remove name beneath dfd and everything in it (empty_dir). 0 or -errno. */
+static int remove_tree(int dfd, const char *name)
 {
         struct stat st;
-        if (depth > 64)
-                return -ELOOP;
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
         if (!S_ISDIR(st.st_mode))
                 return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        DIR *d = fd < 0 ? NULL : fdopendir(fd);
-        if (!d) {
-                int e = -errno;
-                if (fd >= 0)
-                        close(fd);
-                return e;
-        }
+        _cleanup_close_ int top =
+                openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (top < 0)
+                return -errno;
+        unsigned seq = 0;
         int r = 0;
-        for (struct dirent *e; r == 0 && (e = readdir(d));)
-                if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-                        r = remove_tree(dirfd(d), e->d_name, depth + 1);
-        closedir(d);
+        for (bool again = true; r == 0 && again;) {
+                again = false;
+                r = empty_dir(top, top, st.st_dev, 0, &seq, &again);
+        }
         if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
                 r = -errno;
         return r;
@@ -567,7 +622,7 @@ static int profile_forget(int argc, char **argv)
                 printf("nothing kept of %s for uid %lu\n", name, uid);
                 return 0;
         }
-        int r = ud < 0 ? -errno : remove_tree(ud, name, 0);
+        int r = ud < 0 ? -errno : remove_tree(ud, name);
         if (r < 0) {
                 cli_error("profile forget: %s/%s: %s", path, name, strerror(-r));
                 return RF_EXIT_REFUSED;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -139,6 +140,97 @@ static int take(struct json_buf *b, char **data, size_t *len, struct rf_error *e
         return 0;
 }
 
+/* Does a setting's name look like it holds a credential? (case-insensitive:
+ * key, token, secret, password, passwd, credential, authorization, bearer,
+ * cookie) — such a value stays out of the run's copy. */
+static bool credential_name(const char *name, size_t len)
+{
+        static const char *const words[] = {"key",           "token",  "secret",
+                                            "password",      "passwd", "credential",
+                                            "authorization", "bearer", "cookie"};
+        for (size_t w = 0; w < ARRAY_SIZE(words); w++) {
+                size_t wl = strlen(words[w]);
+                for (size_t i = 0; i + wl <= len; i++)
+                        if (!strncasecmp(name + i, words[w], wl))
+                                return true;
+        }
+        return false;
+}
+
+/* A JSON value as JSON, every object member with a credential-looking name
+ * and a scalar value (a string or number) left out, at any depth. */
+static void json_write_scrubbed(struct json_buf *b, const struct json_node *n)
+{
+        bool first = true;
+        switch (n->type) {
+        case JSON_STRING:
+                json_buf_append_string(b, n->str, n->len);
+                return;
+        case JSON_NUMBER:
+                json_buf_append(b, n->str, n->len);
+                return;
+        case JSON_TRUE:
+                LIT(b, "true");
+                return;
+        case JSON_FALSE:
+                LIT(b, "false");
+                return;
+        case JSON_ARRAY:
+                LIT(b, "[");
+                for (size_t i = 0; i < n->n_items; i++) {
+                        if (i)
+                                LIT(b, ",");
+                        json_write_scrubbed(b, n->items[i]);
+                }
+                LIT(b, "]");
+                return;
+        case JSON_OBJECT:
+                LIT(b, "{");
+                for (size_t i = 0; i < n->n_items; i++) {
+                        const struct json_node *m = n->items[i];
+                        if ((m->type == JSON_STRING || m->type == JSON_NUMBER) &&
+                            credential_name(m->key, m->key_len))
+                                continue;
+                        if (!first)
+                                LIT(b, ",");
+                        first = false;
+                        json_buf_append_string(b, m->key, m->key_len);
+                        LIT(b, ":");
+                        json_write_scrubbed(b, m);
+                }
+                LIT(b, "}");
+                return;
+        default:
+                LIT(b, "null");
+                return;
+        }
+}
+
+/* The caller's JSON settings file rel, parsed: 0 with *doc (an object), 1
+ * when there is none, -errno with err set. */
+static int settings_json(const struct profile_home_ctx *ctx, const char *rel,
+                         struct json_node **doc, struct rf_error *err)
+{
+        char *in = NULL;
+        size_t n = 0;
+        struct rf_error perr = {0};
+        int r = copy_own(ctx, rel, &in, &n, err);
+        if (r != 0)
+                return r;
+        *doc = NULL;
+        r = json_parse(in, n, doc, &perr);
+        explicit_bzero(in, n);
+        free(in);
+        if (r < 0 || (*doc)->type != JSON_OBJECT) {
+                *doc = json_node_free(*doc);
+                return rf_error_set(err, -EINVAL,
+                                    "~/%s: not a JSON object (%s); a profile copies it into the "
+                                    "run without its credentials",
+                                    rel, perr.msg[0] ? perr.msg : "another value");
+        }
+        return 0;
+}
+
 /* ~/.claude.json: onboarding done, the workspace trusted, the injected
  * key's placeholder approved (Claude Code asks about a key from the
  * environment by its last 20 characters) */
@@ -182,9 +274,40 @@ static bool toml_sandbox_line(const char *line, size_t len)
         return false;
 }
 
-/* ~/.codex/config.toml: the caller's, or one made for the run (update
- * check and analytics off, the workspace trusted); either way with Codex's
- * own sandbox off — a run is the sandbox, and Codex's (bubblewrap in a
+/* Does a TOML line of the caller's hold what looks like a credential? A
+ * key (dotted or quoted, at any table) with a credential-looking name, an
+ * inline table naming one (http_headers = { Authorization = ... }), or a
+ * comment that does. env_key and env_http_headers name variables, not
+ * values. (A multi-line string's inner lines are not told apart.) */
+static bool toml_credential_line(const char *line, size_t len)
+{
+        size_t i = 0;
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+                i++;
+        if (i < len && line[i] == '#')
+                return credential_name(line + i, len - i);
+        const char *eq = memchr(line + i, '=', len - i);
+        if (!eq || line[i] == '[')
+                return false;
+        size_t ke = (size_t)(eq - line), vs = ke + 1;
+        while (ke > i && (line[ke - 1] == ' ' || line[ke - 1] == '\t'))
+                ke--;
+        static const char *const names[] = {"env_key", "env_http_headers"};
+        for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+                size_t nl = strlen(names[k]);
+                if (ke - i >= nl && !memcmp(line + ke - nl, names[k], nl) &&
+                    (ke - i == nl || line[ke - nl - 1] == '.'))
+                        return false;
+        }
+        if (credential_name(line + i, ke - i))
+                return true;
+        return memchr(line + vs, '{', len - vs) && credential_name(line + vs, len - vs);
+}
+
+/* ~/.codex/config.toml: the caller's (its credential lines left out:
+ * toml_credential_line), or one made for the run (update check and
+ * analytics off, the workspace trusted); either way with Codex's own
+ * sandbox off — a run is the sandbox, and Codex's (bubblewrap in a
  * user namespace) cannot start inside one: every command would fail. The
  * caller's top-level sandbox_mode is left out (TOML refuses a key twice);
  * its [profiles.*] are left as they are. */
@@ -207,12 +330,15 @@ static int codex_config(const struct profile_home_ctx *ctx, char **data, size_t 
                         while (i < e && (in[i] == ' ' || in[i] == '\t'))
                                 i++;
                         top &= !(i < e && in[i] == '[');
-                        if (!(top && toml_sandbox_line(in + s, e - s))) {
+                        if (toml_credential_line(in + s, e - s))
+                                LIT(&b, "# (a credential: ringfence keeps it out of the run)\n");
+                        else if (!(top && toml_sandbox_line(in + s, e - s))) {
                                 json_buf_append(&b, in + s, e - s);
                                 LIT(&b, "\n");
                         }
                         s = e + 1;
                 }
+                explicit_bzero(in, n);
                 free(in);
                 return take(&b, data, len, err);
         }
@@ -232,9 +358,19 @@ static int gemini_settings(const struct profile_home_ctx *ctx, char **data, size
         static const char def[] =
                 "{\"privacy\":{\"usageStatisticsEnabled\":false},"
                 "\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}}}\n";
-        int r = copy_own(ctx, ".gemini/settings.json", data, len, err);
-        if (r <= 0)
+        struct json_node *doc = NULL;
+        int r = settings_json(ctx, ".gemini/settings.json", &doc, err);
+        if (r < 0)
                 return r;
+        if (r == 0) {
+                /* yours, without its credential-looking settings (an MCP
+                 * server's env or headers) */
+                struct json_buf b = {0};
+                json_write_scrubbed(&b, doc);
+                LIT(&b, "\n");
+                json_node_free(doc);
+                return take(&b, data, len, err);
+        }
         if (!(*data = strdup(def)))
                 return rf_error_set(err, -ENOMEM, "out of memory");
         *len = sizeof def - 1;
@@ -357,50 +493,36 @@ static int pipconf(const struct profile_home_ctx *ctx, char **data, size_t *len,
         return 0;
 }
 
-/* ~/.claude/settings.json: the caller's, with Claude Code's own sandbox
- * off — a run is the sandbox, and Claude Code's (bubblewrap in a user
- * namespace) cannot start inside one: it would warn and run each command
- * unsandboxed anyway, or fail where it is told to. The key is added last
- * in the object: JSON.parse keeps the last of duplicate keys. */
+/* ~/.claude/settings.json: the caller's, its credential-looking settings
+ * left out (an "env" ANTHROPIC_API_KEY, an apiKeyHelper: the key is
+ * injected instead), with Claude Code's own sandbox off — a run is the
+ * sandbox, and Claude Code's (bubblewrap in a user namespace) cannot start
+ * inside one: it would warn and run each command unsandboxed anyway, or
+ * fail where it is told to. */
 static int claude_settings(const struct profile_home_ctx *ctx, char **data, size_t *len,
                            struct rf_error *err)
 {
-        static const char off[] = "\"sandbox\": {\"enabled\": false}";
-        char *in = NULL;
-        size_t n = 0;
+        static const char off[] = "\"sandbox\":{\"enabled\":false}";
+        struct json_node *doc = NULL;
         struct json_buf b = {0};
-        int r = copy_own(ctx, ".claude/settings.json", &in, &n, err);
+        int r = settings_json(ctx, ".claude/settings.json", &doc, err);
         if (r < 0)
                 return r;
-        if (r > 0) {
-                LIT(&b, "{");
-                LIT(&b, off);
-                LIT(&b, "}\n");
-                return take(&b, data, len, err);
-        }
-        struct json_node *doc = NULL;
-        struct rf_error perr = {0};
-        size_t end = n;
-        while (end > 0 && (in[end - 1] == ' ' || in[end - 1] == '\n' || in[end - 1] == '\r' ||
-                           in[end - 1] == '\t'))
-                end--;
-        if (json_parse(in, n, &doc, &perr) < 0 || doc->type != JSON_OBJECT || end == 0 ||
-            in[end - 1] != '}') {
-                json_node_free(doc);
-                free(in);
-                return rf_error_set(err, -EINVAL,
-                                    "~/.claude/settings.json: not a JSON object (%s); the profile "
-                                    "copies it with Claude Code's sandbox off",
-                                    perr.msg[0] ? perr.msg : "another value");
-        }
-        bool empty = doc->n_items == 0;
-        json_node_free(doc);
-        json_buf_append(&b, in, end - 1);
-        if (!empty)
+        LIT(&b, "{");
+        for (size_t i = 0; doc && i < doc->n_items; i++) {
+                const struct json_node *m = doc->items[i];
+                if (!strcmp(m->key, "sandbox") ||
+                    ((m->type == JSON_STRING || m->type == JSON_NUMBER) &&
+                     credential_name(m->key, m->key_len)))
+                        continue;
+                json_buf_append_string(&b, m->key, m->key_len);
+                LIT(&b, ":");
+                json_write_scrubbed(&b, m);
                 LIT(&b, ",");
+        }
         LIT(&b, off);
         LIT(&b, "}\n");
-        free(in);
+        json_node_free(doc);
         return take(&b, data, len, err);
 }
 

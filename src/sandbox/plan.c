@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -227,6 +228,8 @@ struct rf_plan *plan_free(struct rf_plan *p)
         free(p->capture_rules);
         if (p->uid_lock_fd >= 0)
                 safe_close(p->uid_lock_fd);
+        for (size_t i = 0; i < p->n_kept_locks; i++)
+                safe_close(p->kept_lock_fds[i]);
         free(p);
         return NULL;
 }
@@ -885,7 +888,10 @@ static int kept_dir(int dfd, const char *name, uid_t uid, gid_t gid)
                 close(fd);
                 return e;
         }
-        if (fstat(fd, &st) < 0 || st.st_uid != uid || (st.st_mode & 077)) {
+        /* a mode the run itself set (its own directory): put back, the
+         * owner being right is what matters */
+        if (fstat(fd, &st) < 0 || st.st_uid != uid ||
+            ((st.st_mode & 077) && fchmod(fd, 0700) < 0)) {
                 close(fd);
                 return -EPERM;
         }
@@ -915,6 +921,24 @@ static int kept_mount(struct rf_plan *p, const struct plan_input *in, const stru
         _cleanup_close_ int kd = kept_dir(sd, "kept", geteuid(), getegid());
         _cleanup_close_ int ud = kd < 0 ? kd : kept_dir(kd, uid, geteuid(), getegid());
         _cleanup_close_ int pd = ud < 0 ? ud : kept_dir(ud, k->profile, owner, group);
+        /* one run at a time keeps a profile's state: another one's
+         * files would stand in for this one's, and it would read this
+         * one's sessions (the lock lives with the plan: the run's life) */
+        if (pd >= 0 && p->n_kept_locks < PLAN_KEPT_MAX) {
+                int lk = fcntl(pd, F_DUPFD_CLOEXEC, 3);
+                if (lk < 0 || flock(lk, LOCK_EX | LOCK_NB) < 0) {
+                        int e = lk < 0 ? negative_errno() : -EBUSY;
+                        if (lk >= 0)
+                                close(lk);
+                        return rf_error_set(err, e,
+                                            "kept state of %s: %s (one run at a time keeps a "
+                                            "profile's state)",
+                                            k->profile,
+                                            e == -EBUSY ? "another run keeps it now"
+                                                        : strerror(-e));
+                }
+                p->kept_lock_fds[p->n_kept_locks++] = lk;
+        }
         _cleanup_close_ int rd = pd < 0 ? pd : kept_dir(pd, k->rel, owner, group);
         char *src = plan_printf(p, "%s/kept/%s/%s/%s", in->state_dir, uid, k->profile, k->rel);
         if (rd < 0)
@@ -938,10 +962,14 @@ static int kept_mount(struct rf_plan *p, const struct plan_input *in, const stru
                         memcpy(comp, c, l);
                         comp[l] = '\0';
                         if (!c[l]) {
-                                if (unlinkat(dfd, comp, 0) < 0 && errno != ENOENT)
+                                /* a file, or an empty directory the run put
+                                 * in its place */
+                                if (unlinkat(dfd, comp, 0) < 0 && errno != ENOENT &&
+                                    !(errno == EISDIR && unlinkat(dfd, comp, AT_REMOVEDIR) == 0))
                                         return rf_error_set(err, negative_errno(),
-                                                            "kept state %s/%s: %m", src,
-                                                            f + rl + 1);
+                                                            "kept state %s/%s: %m (ringfence "
+                                                            "profile forget %s clears it)",
+                                                            src, f + rl + 1, k->profile);
                                 break;
                         }
                         int nd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

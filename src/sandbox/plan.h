@@ -143,6 +143,8 @@ struct rf_landlock_plan {
         size_t n_rules;
 };
 
+#define PLAN_KEPT_MAX 8 /* kept state directories of one run (struct plan_kept) */
+
 struct rf_plan {
         char run_id[RF_RUN_ID_LEN + 1];
         /* Ids. Rootless: the caller's ids, mapped to themselves. As root:
@@ -152,7 +154,12 @@ struct rf_plan {
         gid_t host_gid, gid;
         bool map_as_root; /* root caller: run uid allocated, trees cloned by the supervisor */
         int uid_lock_fd;  /* owned: holds the run uid allocation (-1 rootless) */
-        dev_t ws_dev;     /* the workspace's inode, as stat'ed for its owner */
+        /* owned: each kept state directory's lock (flock on PROFILE's
+         * directory), held for the run's life: one run at a time keeps a
+         * profile's state; -1 none */
+        int kept_lock_fds[PLAN_KEPT_MAX];
+        size_t n_kept_locks;
+        dev_t ws_dev; /* the workspace's inode, as stat'ed for its owner */
         ino_t ws_ino;
         uid_t ws_owner_uid; /* the workspace's owner on the host */
         gid_t ws_owner_gid;
@@ -232,7 +239,6 @@ struct plan_kept {
         const char *profile; /* a profile name (a-z 0-9 - _) */
         const char *rel;     /* a directory name beneath $HOME (".codex") */
 };
-#define PLAN_KEPT_MAX 8
 
 /* Caller facts the plan is computed from (gathered by the CLI). */
 /* A path checked as the caller (cli/caller.h): the inode it named then. */

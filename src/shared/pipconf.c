@@ -58,10 +58,10 @@ static bool authority_char(char c)
 }
 
 /* host[:port] of hp (hl bytes) into host, lower case; false if it is not a
- * name with an optional port (an IPv6 literal included: not bound). */
+ * name with an optional port (an IPv4 or IPv6 literal: not bound). */
 static bool host_of(const char *hp, size_t hl, char *host)
 {
-        bool port = false;
+        bool port = false, letter = false;
         if (hl == 0 || hl > PIPCONF_HOST_MAX)
                 return false;
         for (size_t k = 0; k < hl; k++) {
@@ -72,7 +72,10 @@ static bool host_of(const char *hp, size_t hl, char *host)
                 }
                 if (!(port ? digit(c) : alpha(c) || digit(c) || c == '.' || c == '-'))
                         return false;
+                letter |= !port && (alpha(c) || c == '-');
         }
+        if (!letter)
+                return false; /* an IPv4 literal: no name to bind it to */
         for (size_t k = 0; k < hl; k++)
                 host[k] = lower(hp[k]);
         host[hl] = '\0';
@@ -101,8 +104,27 @@ int pipconf_scan(const char *buf, size_t len, struct pipconf_cred *out, size_t *
                                 ae++;
                         }
                         i = ae > i ? ae - 1 : i;
-                        if (!at)
-                                continue; /* no userinfo */
+                        if (!at) {
+                                /* an '@' later in this URL (before the next
+                                 * one): a password with a character that ends
+                                 * an authority ('/', '?', '#', a tab pip's
+                                 * parser drops); not read, so its line is
+                                 * left out rather than copied in clear */
+                                size_t k = ae;
+                                while (k < le && buf[k] != '@' && !scheme_end(buf, le, k))
+                                        k++;
+                                if (k == le || buf[k] != '@')
+                                        continue; /* no userinfo */
+                                if (*n == PIPCONF_CREDS_MAX || k - as > PIPCONF_VALUE_MAX)
+                                        return -E2BIG;
+                                out[*n] = (struct pipconf_cred){.off = as,
+                                                                .len = k - as,
+                                                                .line_off = ls,
+                                                                .line_len = le - ls};
+                                (*n)++;
+                                i = k;
+                                continue;
+                        }
                         if (at == as)
                                 continue; /* "@host": nothing secret */
                         /* the password; or the user, where there is none

@@ -6,8 +6,9 @@
  * where the password (or token) was; pip sends it in `Authorization:
  * Basic base64(USER:PLACEHOLDER)`, and the egress process puts the real
  * value there, toward HOST only. A line that holds a credential this
- * reader cannot bind to a host (a comment, an address that is not a
- * name) is left out of the run's copy.
+ * reader cannot bind to a host (a comment, an IP literal) or cannot read
+ * (an '@' further in a URL: a password with an unencoded '/', '?', '#' or
+ * tab) is left out of the run's copy.
  *
  * Pure and bounded: at most PIPCONF_CREDS_MAX credentials,
  * PIPCONF_VALUE_MAX bytes of one, PIPCONF_HOST_MAX of a host; fuzzed

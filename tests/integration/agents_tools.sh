@@ -58,7 +58,7 @@ HOME=$fh PATH="$AG/bin:$AGBIN:$PATH" ANTHROPIC_API_KEY="$KEY_A" er --profile cla
 	--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" -e CLAUDE_CODE_MAX_RETRIES=1 \
 	--timeout 120s -- sh -c 'cat ~/.claude/settings.json >settings.seen; exec claude -p "Run the test command." --allowedTools Bash'
 is "$RF_RC" 0 "Claude Code's sandbox enabled in the caller's settings: claude -p with the tool call: exit 0"
-like "$(cat "$WS/settings.seen" 2>/dev/null)" '"mine": 1,"sandbox": \{"enabled": false\}\}$' \
+like "$(cat "$WS/settings.seen" 2>/dev/null)" '"mine":1,"sandbox":\{"enabled":false\}\}$' \
 	"... the run's copy of the settings turns it off (the caller's keys kept)"
 unlike "$RF_ERR" 'Sandbox disabled' "... so Claude Code does not warn that it cannot start"
 is "$(cat "$WS/tool.out" 2>/dev/null)" "tool-ran" "... and the tool's command ran in the run"

@@ -58,9 +58,40 @@ K2=$RF_STATE/kept/1234/codex/.codex
 is "$(stat -c '%u:%g' "$K2" "$K2/auth.json" 2>/dev/null | sort -u)" "1234:1234" "... its own kept state is that owner's, and so is what it wrote"
 is "$(cat "$K/auth.json")" "$TOK" "... uid 0's kept login untouched"
 
+# one run at a time keeps a profile's state: a second one is refused while
+# the first runs (else its files would stand in for the second's)
+rf_start --profile codex --keep-state -- codex sh -c 'touch ~/.codex/holding; sleep 30'
+first=$RF_PID
+for _ in $(seq 1 200); do [ -e "$K/holding" ] && break; sleep 0.05; done
+pid_first=$first
+(
+	cd "$WS" && env "PATH=$px/bin:$PATH" "HOME=$fh" "$RF_BIN" run --state-dir "$RF_STATE" \
+		--profile codex --keep-state -- codex true
+) >"$WS.second.out" 2>&1
+is "$?" 125 "a second run keeping codex's state while the first runs: refused (125)"
+like "$(cat "$WS.second.out")" 'another run keeps it now' "... saying why"
+kill -TERM "$pid_first" 2>/dev/null
+RF_PID=$pid_first rf_wait
+rm -f "$K/holding"
+
+# what a run leaves in the kept directory cannot stop the next one: a
+# directory where the profile's config.toml goes, a mode opened up
+rf_run --profile codex --keep-state -- codex sh -c 'rm -f ~/.codex/config.toml; mkdir ~/.codex/config.toml; chmod 0755 ~/.codex'
+rf_run --profile codex --keep-state -- codex sh -c 'test -f ~/.codex/config.toml && echo file'
+is "$RF_OUT" "file" "a kept run after one that put a directory in config.toml's place and opened the mode: starts, config.toml made anew"
+is "$(stat -c '%a' "$K")" 700 "... the kept directory 0700 again"
+
+# forget: through no symbolic link the run planted, and however deep the
+# tree it made
+rf_mktemp /tmp
+victim=$REPLY
+echo keep-me >"$victim/file"
+rf_run --profile codex --keep-state -- codex sh -c "ln -s $victim ~/.codex/link; d=~/.codex/deep; for i in \$(seq 1 100); do d=\$d/d; done; mkdir -p \$d && echo bottom >\$d/f"
+is "$RF_RC" 0 "a kept run plants a symbolic link and a tree 100 directories deep"
 out=$("$RF_BIN" profile forget codex --state-dir "$RF_STATE")
 like "$out" 'forgot' "profile forget codex: $out"
-check "... uid 0's kept codex state is gone" test ! -e "$RF_STATE/kept/0/codex"
+check "... uid 0's kept codex state is gone, the deep tree too" test ! -e "$RF_STATE/kept/0/codex"
+is "$(cat "$victim/file" 2>/dev/null)" "keep-me" "... and what the planted link pointed to is untouched"
 check "... uid 1234's is not" test -e "$K2/auth.json"
 rf_run --profile codex --keep-state -- codex sh -c 'ls -A ~/.codex'
 is "$RF_OUT" "config.toml" "... the next kept run starts from nothing but the profile's own config"

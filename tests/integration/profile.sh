@@ -117,22 +117,47 @@ ln -s ../lib/node/codex "$px/bin/codex"
 fh=$WS.home
 register_dir "$fh"
 mkdir -p "$fh/.claude"
-printf '{"hooks": {}, "mine": "settings of the caller"}\n' >"$fh/.claude/settings.json"
+printf '{"hooks": {}, "mine": "settings of the caller", "env": {"ANTHROPIC_API_KEY": "sk-ant-real-%s", "FOO": "bar"}, "apiKeyHelper": "/home/me/key.sh"}\n' "$$" >"$fh/.claude/settings.json"
 chmod 0600 "$fh/.claude/settings.json"
 WSR=$(realpath "$WS")
 RF_ENV=("PATH=$px/bin:$PATH" "HOME=$fh")
 rf_run --profile claude-code -- claude sh -c 'cat ~/.claude/settings.json; cat ~/.claude.json; echo; echo run-wrote >~/.claude/settings.json && echo wrote'
 is "$RF_RC" 0 "--profile claude-code with the caller's ~/.claude/settings.json: the run starts"
-like "$RF_OUT" '"mine": "settings of the caller"' "... the run reads a copy of the caller's settings in its ~/.claude"
+like "$RF_OUT" '"mine":"settings of the caller"' "... the run reads a copy of the caller's settings in its ~/.claude"
+like "$RF_OUT" '"env":\{"FOO":"bar"\}' "... its env kept but for what looks like a credential"
+unlike "$RF_OUT" "sk-ant-real-$$" "... so the caller's API key written there never reaches the run (it is injected from the environment instead)"
+unlike "$RF_OUT" 'apiKeyHelper' "... nor its apiKeyHelper"
+like "$RF_OUT" '"sandbox":\{"enabled":false\}' "... and Claude Code's own sandbox off"
 like "$RF_OUT" "\"hasCompletedOnboarding\":true.*\"projects\":\\{\"$WSR\":\\{\"hasTrustDialogAccepted\":true\\}" \
 	"... its ~/.claude.json: onboarding done, the workspace ($WSR) trusted"
 like "$RF_OUT" 'wrote' "... the copy is the run's to change"
-is "$(cat "$fh/.claude/settings.json")" '{"hooks": {}, "mine": "settings of the caller"}' \
+like "$(cat "$fh/.claude/settings.json")" "^\\{\"hooks\": \\{\\}, \"mine\": \"settings of the caller\", \"env\": \\{\"ANTHROPIC_API_KEY\": \"sk-ant-real-$$\"" \
 	"... and the caller's file is untouched after the run wrote its copy"
 check "... and the run made nothing in the caller's home" test ! -e "$fh/.claude.json"
 rf_run --profile codex -- codex sh -c 'cat ~/.codex/config.toml'
 like "$RF_OUT" "\\[projects.\"$WSR\"\\]"$'\n''trust_level = "trusted"' "--profile codex: the workspace trusted in the run's ~/.codex/config.toml"
 like "$RF_OUT" 'check_for_update_on_startup = false' "... the update check off"
+# the caller's own config.toml: its credential lines left out, the names
+# of variables (env_key) kept
+mkdir -p "$fh/.codex"
+printf 'model = "gpt-5.1-codex"\n# old token = sk-old-%s\n[model_providers.corp]\nenv_key = "CORP_KEY"\nexperimental_bearer_token = "sk-bearer-%s"\nhttp_headers = { "Authorization" = "Bearer sk-hdr-%s" }\n[mcp_servers.gh.env]\nGITHUB_TOKEN = "ghp-%s"\nLOG = "1"\n' "$$" "$$" "$$" "$$" >"$fh/.codex/config.toml"
+chmod 0600 "$fh/.codex/config.toml"
+rf_run --profile codex -- codex sh -c 'cat ~/.codex/config.toml'
+unlike "$RF_OUT" "sk-old-$$|sk-bearer-$$|sk-hdr-$$|ghp-$$" "--profile codex with the caller's config.toml: no credential of it in the run's copy"
+like "$RF_OUT" 'env_key = "CORP_KEY"' "... the name of a key's variable kept"
+like "$RF_OUT" 'LOG = "1"' "... and the rest"
+rm -rf "$fh/.codex"
+# Gemini CLI's settings: an MCP server's credentials left out
+printf '#!/bin/sh\nexec "$@"\n' >"$px/lib/node/gemini"
+chmod 0755 "$px/lib/node/gemini"
+ln -s ../lib/node/gemini "$px/bin/gemini"
+mkdir -p "$fh/.gemini"
+printf '{"mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp-g%s", "LOG": "1"}, "headers": {"Authorization": "Bearer g%s"}}}}\n' "$$" "$$" >"$fh/.gemini/settings.json"
+chmod 0600 "$fh/.gemini/settings.json"
+rf_run --profile gemini-cli -- gemini sh -c 'cat ~/.gemini/settings.json'
+unlike "$RF_OUT" "ghp-g$$|Bearer g$$" "--profile gemini-cli with the caller's settings: an MCP server's token and header not in the run's copy"
+like "$RF_OUT" '"command":"gh-mcp","env":\{"LOG":"1"\}' "... the rest of it kept"
+rm -rf "$fh/.gemini"
 ln -s settings.json "$fh/.claude/CLAUDE.md"
 rf_run --profile claude-code -- claude true
 is "$RF_RC" 125 "a symbolic link where a profile copies a file: refused (125)"

@@ -50,6 +50,13 @@ int main(void)
         creds("; index-url = https://u:old@host.test/simple\n", "-=old");
         creds("index-url = https://u:pw@[::1]:8080/simple\n", "-=pw");
         creds("index-url = https://u:pw@bad_host/simple\n", "-=pw");
+        creds("index-url = https://u:pw@10.1.2.3/simple\n", "-=pw");
+        creds("index-url = https://u:pw@10.1.2.3:8080/simple\n", "-=pw");
+        creds("index-url = https://u:p/w@h.test/simple\n", "-=u:p/w");
+        creds("index-url = https://u:p#w@h.test/simple\n", "-=u:p#w");
+        creds("index-url = https://u:p\tw@h.test/simple\n", "-=u:p\tw");
+        creds("extra-index-url = https://a.test/simple https://u:pw@b.test/simple\n", "b.test=pw");
+        creds("find-links = https://h.test/pkg@1.0/\n", "-=h.test/pkg");
         creds("index-url = HTTP://u:pw@h.test\n", "h.test=pw");
         creds("x = xhttps://u:pw@h.test/\n", "");
         creds("index-url = \"https://u:pw@h.test/simple\"\n", "h.test=pw");
