@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const char *data, size_t size)
                             c[i].off < c[i].line_off ||
                             c[i].off + c[i].len >= c[i].line_off + c[i].line_len ||
                             c[i].line_off + c[i].line_len > size ||
-                            copy[c[i].off + c[i].len] != '@')
+                            (copy[c[i].off + c[i].len] != '@' && copy[c[i].off + c[i].len] != ':'))
                                 abort();
                         if (i && (c[i].line_off < c[i - 1].line_off || c[i].off <= c[i - 1].off))
                                 abort();
