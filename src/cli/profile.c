@@ -85,10 +85,14 @@ static const struct builtin builtins[] = {
          .home = {"claude-state", "claude-settings", "copy:.claude/CLAUDE.md"},
          .keep = ".claude"},
         {.name = "codex",
-         .summary = "Codex CLI: codex, api.openai.com, CODEX_API_KEY/OPENAI_API_KEY injected",
+         .summary =
+                 "Codex CLI: codex, api.openai.com, auth.openai.com, CODEX_API_KEY/OPENAI_API_KEY "
+                 "injected",
          .uses = {"node", "git"},
          .commands = {"codex"},
-         .allow = {"api.openai.com"},
+         /* the API, and the login host its token refresh (and `codex
+          * login`'s exchange) talks to */
+         .allow = {"api.openai.com", "auth.openai.com"},
          .env = {"CODEX_DISABLE_UPDATE_CHECK=1"},
          .key_env = {"CODEX_API_KEY", "OPENAI_API_KEY"},
          .home = {"codex-config", "copy:.codex/AGENTS.md"},
@@ -98,7 +102,8 @@ static const struct builtin builtins[] = {
                     "GEMINI_API_KEY injected",
          .uses = {"node", "git"},
          .commands = {"gemini"},
-         .allow = {"generativelanguage.googleapis.com"},
+         /* the API, and where a Google login's tokens are refreshed */
+         .allow = {"generativelanguage.googleapis.com", "oauth2.googleapis.com"},
          /* headless runs need the workspace trusted (its .gemini settings
           * act inside the run only); Gemini's own sandbox (docker, podman)
           * cannot start inside a run */
