@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -192,8 +195,10 @@ static int become(const struct rf_caller *who)
         return 0;
 }
 
+#define GIT_CONFIG_MS 3000 /* how long `git config --get` may take */
+
 /* `git config --get KEY` as the caller, into out (trailing newline cut);
- * "" when git has none or fails. */
+ * "" when git has none, fails or takes longer than GIT_CONFIG_MS. */
 static void git_config(const char *key, const struct rf_caller *who, char *out, size_t size)
 {
         int p[2];
@@ -227,13 +232,34 @@ static void git_config(const char *key, const struct rf_caller *who, char *out, 
                 posix_spawn_file_actions_destroy(&fa);
         }
         close(p[1]);
+        /* at most GIT_CONFIG_MS: a config that includes a FIFO (or a slow
+         * file system) must not hold the run's start for ever */
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         size_t n = 0;
-        for (ssize_t k; pid > 0 && n + 1 < size && (k = read(p[0], out + n, size - 1 - n)) != 0;) {
+        bool late = false;
+        while (pid > 0 && n + 1 < size) {
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                long ms = GIT_CONFIG_MS -
+                          ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+                struct pollfd pf = {.fd = p[0], .events = POLLIN};
+                int pr = ms > 0 ? poll(&pf, 1, (int)ms) : 0;
+                if (pr < 0 && errno == EINTR)
+                        continue;
+                if (pr <= 0) {
+                        late = pr == 0;
+                        break;
+                }
+                ssize_t k = read(p[0], out + n, size - 1 - n);
                 if (k < 0 && errno == EINTR)
                         continue;
-                if (k < 0)
+                if (k <= 0)
                         break;
                 n += (size_t)k;
+        }
+        if (late) {
+                (void)kill(pid, SIGKILL);
+                n = 0;
         }
         out[n] = '\0';
         out[strcspn(out, "\r\n")] = '\0';
@@ -244,13 +270,6 @@ static void git_config(const char *key, const struct rf_caller *who, char *out, 
                 out[0] = '\0';
 }
 
-/*
- * The registry tokens of the caller's ~/.npmrc (shared/npmrc.h): each one's
- * registry allowed and the token injected toward it — the run's copy of the
- * file (profile_home.c, "npmrc") reads RF_NPM_TOKEN_<k>, a placeholder; the
- * value goes into ringfence's own environment only (RINGFENCE_NPM_TOKEN_<k>,
- * an env: source), never into the run's.
- */
 /* Token k (1-based) of a configuration file injected: its value into
  * ringfence's own environment as SRC<k>, the run's variable VAR<k> holds a
  * placeholder, injected toward host only, which is allowed. */
@@ -271,6 +290,13 @@ static int inject_token(const char *name, const struct profile_for *f, struct pr
         return r < 0 ? r : add(ops, "inject", arg, err);
 }
 
+/*
+ * The registry tokens of the caller's ~/.npmrc (shared/npmrc.h): each one's
+ * registry allowed and the token injected toward it — the run's copy of the
+ * file (profile_home.c, "npmrc") reads RF_NPM_TOKEN_<k>, a placeholder; the
+ * value goes into ringfence's own environment only (RINGFENCE_NPM_TOKEN_<k>,
+ * an env: source), never into the run's.
+ */
 static int npm_tokens(const char *name, const struct profile_for *f, struct profile_ops *ops,
                       struct rf_error *err)
 {

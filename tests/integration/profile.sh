@@ -98,11 +98,20 @@ if command -v git >/dev/null; then
 	is "$(first_line "$RF_OUT")" "Profile Tester <tester@example.test>" "--profile git: the commit carries the caller's name and email"
 	like "$RF_OUT" 'helper=1' "... and no credential helper of the caller's reached the run"
 	like "$RF_OUT" $'Profile Tester\ntester@example.test$' "... its ~/.gitconfig (git's global file) holds that identity: git config user.name answers"
+	# a config that includes a FIFO: git would wait on it for ever; the
+	# profile gives up on the identity after a bound, and the run starts
+	mkfifo "$home/fifo"
+	printf '[include]\n\tpath = %s/fifo\n' "$home" >>"$home/.gitconfig"
+	RF_ENV=("HOME=$home")
+	rf_run --profile git -- true
+	RF_ENV=()
+	is "$RF_RC" 0 "--profile git with a ~/.gitconfig that includes a FIFO: the run starts (git config given up on, not waited for)"
 else
 	skip "git profile" "no git"
 	skip "... identity" "no git"
 	skip "... no credential helper" "no git"
 	skip "... ~/.gitconfig" "no git"
+	skip "... a FIFO included" "no git"
 fi
 
 # the agent's configuration in the run's $HOME: a per-run copy of the
