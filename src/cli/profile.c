@@ -31,6 +31,7 @@
 #include "cli/cli.h"
 #include "cli/profile.h"
 #include "cli/profile_home.h"
+#include "policy/policy.h"
 #include "shared/hostcmd.h"
 #include "shared/macro.h"
 #include "shared/npmrc.h"
@@ -123,18 +124,6 @@ static const struct builtin *builtin_find(const char *name)
                 if (!strcmp(builtins[i].name, name))
                         return &builtins[i];
         return NULL;
-}
-
-static bool name_valid(const char *s)
-{
-        size_t n = strlen(s);
-        if (n == 0 || n > PROFILE_NAME_MAX || s[0] == '-')
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
-                      s[i] == '_'))
-                        return false;
-        return true;
 }
 
 /* The user profile file for name, if there is one: 0 with path[], -ENOENT
@@ -391,7 +380,7 @@ static int expand(const char *name, const struct profile_for *f, struct profile_
         char file[PATH_MAX], buf[PROFILE_ARG_MAX];
         int r;
 
-        if (!name_valid(name))
+        if (!policy_profile_name_valid(name))
                 return rf_error_set(err, -EINVAL,
                                     "--profile %.80s: a name of a-z, 0-9, - and _ (see ringfence "
                                     "profile list)",
@@ -634,7 +623,7 @@ static int profile_forget(int argc, char **argv)
                         return CLI_EXIT_USAGE;
                 }
         }
-        if (!name_valid(name)) {
+        if (!policy_profile_name_valid(name)) {
                 cli_error("profile forget: %.80s: a profile name (a-z, 0-9, - and _)", name);
                 return CLI_EXIT_USAGE;
         }

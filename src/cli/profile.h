@@ -23,9 +23,10 @@
 #include <stddef.h>
 
 #include "cli/caller.h"
+#include "policy/policy.h"
 #include "shared/error.h"
 
-#define PROFILE_NAME_MAX 64
+#define PROFILE_NAME_MAX POLICY_PROFILE_NAME_MAX
 #define PROFILE_OPS_MAX  64
 #define PROFILE_ARG_MAX  (PATH_MAX + 256)
 

@@ -128,12 +128,16 @@ static int copy_own(const struct profile_home_ctx *ctx, const char *rel, char **
         return profile_home_read(ctx->who, rel, data, len, err);
 }
 
+/* A generator's output: 0 with *data and *len, or the buffer's error
+ * (-EINVAL: a string that cannot be written as JSON, the workspace path). */
 static int take(struct json_buf *b, char **data, size_t *len, struct rf_error *err)
 {
         if (b->error) {
                 int e = b->error;
                 json_buf_done(b);
-                return rf_error_set(err, e, "the workspace path cannot be written as JSON");
+                return rf_error_set(err, e, "%s",
+                                    e == -EINVAL ? "the workspace path cannot be written as JSON"
+                                                 : strerror(-e));
         }
         *data = b->data;
         *len = b->len;
@@ -410,13 +414,7 @@ static int npmrc(const struct profile_home_ctx *ctx, char **data, size_t *len, s
         }
         explicit_bzero(in, n);
         free(in);
-        if (b.error) {
-                json_buf_done(&b);
-                return rf_error_set(err, -ENOMEM, "out of memory");
-        }
-        *data = b.data;
-        *len = b.len;
-        return 0;
+        return take(&b, data, len, err);
 }
 
 int profile_pipconf_read(const struct rf_caller *who, char **data, size_t *len, const char **rel,
@@ -484,13 +482,7 @@ static int pipconf(const struct profile_home_ctx *ctx, char **data, size_t *len,
         }
         explicit_bzero(in, n);
         free(in);
-        if (b.error) {
-                json_buf_done(&b);
-                return rf_error_set(err, -ENOMEM, "out of memory");
-        }
-        *data = b.data;
-        *len = b.len;
-        return 0;
+        return take(&b, data, len, err);
 }
 
 /* ~/.claude/settings.json: the caller's, its credential-looking settings

@@ -72,19 +72,6 @@ static bool agent_ok(const char *s, size_t n)
         return true;
 }
 
-/* A profile's name as `--profile` takes it: 1-64 of a-z 0-9 - _ */
-static bool profile_name_ok(const char *s)
-{
-        size_t n = strlen(s);
-        if (n == 0 || n > 64)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
-                      s[i] == '_'))
-                        return false;
-        return true;
-}
-
 static bool text_ok(const struct json_node *v, size_t max)
 {
         return v->type == JSON_STRING && v->len <= max && json_text_is_safe(v->str, v->len);
@@ -272,7 +259,7 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
                                            why, wl)))
                                 return s;
                         for (size_t k = 0; k < r->n_profiles; k++)
-                                if (!profile_name_ok(r->profiles[k]))
+                                if (!policy_profile_name_valid(r->profiles[k]))
                                         return rf_why(why, wl, 400,
                                                       "profiles[%zu]: a profile name (a-z 0-9 - _)",
                                                       k);

@@ -88,6 +88,18 @@ const char *policy_ident_problem(const char *s, size_t len, size_t max)
         return NULL;
 }
 
+bool policy_profile_name_valid(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n > POLICY_PROFILE_NAME_MAX || s[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+                      s[i] == '_'))
+                        return false;
+        return true;
+}
+
 const char *policy_env_name_problem(const char *name)
 {
         if (!env_name_valid(name))

@@ -400,3 +400,8 @@ bool env_name_valid(const char *name);
 
 /* True if `name` is reserved for ringfence (starts with POLICY_ENV_RESERVED_PREFIX). */
 bool env_name_reserved(const char *name);
+
+/* A profile's name as `run --profile` and the daemon API take it: 1..
+ * POLICY_PROFILE_NAME_MAX of a-z 0-9 - _, not starting with '-'. Pure. */
+#define POLICY_PROFILE_NAME_MAX 64
+bool policy_profile_name_valid(const char *s);

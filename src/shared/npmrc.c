@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "shared/hostname.h"
 #include "shared/npmrc.h"
 
 static bool is_space(char c)
@@ -63,24 +64,8 @@ enum npmrc_line npmrc_classify(const char *line, size_t len, size_t *value_off, 
         size_t hs = 2, he = hs;
         while (he < kl - (sizeof tok - 1) && key[he] != '/')
                 he++;
-        if (he == hs || he - hs > NPMRC_HOST_MAX)
-                return NPMRC_DROP; /* no host to bind it to: never into the run */
-        bool port = false;
-        for (size_t k = hs; k < he; k++) {
-                char c = key[k];
-                if (c == ':' && !port && k > hs && k + 1 < he) {
-                        port = true;
-                        continue;
-                }
-                bool ok = port ? (c >= '0' && c <= '9')
-                               : ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                                  (c >= '0' && c <= '9') || c == '.' || c == '-');
-                if (!ok)
-                        return NPMRC_DROP;
-        }
-        for (size_t k = hs; k < he; k++)
-                host[k - hs] = (char)(key[k] >= 'A' && key[k] <= 'Z' ? key[k] - 'A' + 'a' : key[k]);
-        host[he - hs] = '\0';
+        if (!hostname_port(key + hs, he - hs, NPMRC_HOST_MAX, host))
+                return NPMRC_DROP; /* no name to bind it to: never into the run */
         *value_off = vs;
         *value_len = ve - vs;
         return NPMRC_TOKEN;

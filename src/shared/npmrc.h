@@ -4,7 +4,8 @@
  * injected secret (the run's copy of the file reads the token from a
  * variable holding a placeholder; the egress process puts the value on
  * the wire toward HOST only), and the lines that hold a credential in any
- * other form (`_auth`, `_password`) are left out of the run's copy.
+ * other form (`_auth`, `_password`), or bound to no host name (an IP
+ * literal: shared/hostname.h), are left out of the run's copy.
  *
  * Pure and bounded: at most NPMRC_TOKENS_MAX tokens, NPMRC_VALUE_MAX bytes
  * of a value, NPMRC_HOST_MAX of a host; fuzzed (tests/fuzz/fuzz_npmrc.c).

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "shared/hostname.h"
 #include "shared/pipconf.h"
 
 static bool alpha(char c)
@@ -55,31 +56,6 @@ static bool authority_char(char c)
 {
         return c != '/' && c != '?' && c != '#' && c != ' ' && c != '\t' && c != '\r' &&
                c != '\n' && c != '"';
-}
-
-/* host[:port] of hp (hl bytes) into host, lower case; false if it is not a
- * name with an optional port (an IPv4 or IPv6 literal: not bound). */
-static bool host_of(const char *hp, size_t hl, char *host)
-{
-        bool port = false, letter = false;
-        if (hl == 0 || hl > PIPCONF_HOST_MAX)
-                return false;
-        for (size_t k = 0; k < hl; k++) {
-                char c = hp[k];
-                if (c == ':' && !port && k > 0 && k + 1 < hl) {
-                        port = true;
-                        continue;
-                }
-                if (!(port ? digit(c) : alpha(c) || digit(c) || c == '.' || c == '-'))
-                        return false;
-                letter |= !port && (alpha(c) || c == '-');
-        }
-        if (!letter)
-                return false; /* an IPv4 literal: no name to bind it to */
-        for (size_t k = 0; k < hl; k++)
-                host[k] = lower(hp[k]);
-        host[hl] = '\0';
-        return true;
 }
 
 int pipconf_scan(const char *buf, size_t len, struct pipconf_cred *out, size_t *n)
@@ -143,7 +119,8 @@ int pipconf_scan(const char *buf, size_t len, struct pipconf_cred *out, size_t *
                         c->len = ce - cs;
                         c->line_off = ls;
                         c->line_len = le - ls;
-                        if (comment || !host_of(buf + at + 1, ae - at - 1, c->host))
+                        if (comment ||
+                            !hostname_port(buf + at + 1, ae - at - 1, PIPCONF_HOST_MAX, c->host))
                                 c->host[0] = '\0'; /* its line is left out */
                 }
                 ls = le + 1;

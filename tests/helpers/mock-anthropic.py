@@ -161,6 +161,21 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.messages(req)
 
+    def start_stream(self):
+        """The 200 of a streamed answer (chunked text/event-stream); returns
+        the function that writes one chunk (b"" ends the stream)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("request-id", "req_mock_" + uuid.uuid4().hex[:20])
+        self.end_headers()
+
+        def chunk(b):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
+            self.wfile.flush()
+        return chunk
+
     def tool_turn(self, req):
         """With --tool-command: ("call", None) for a request that offers
         Bash and holds no tool result yet, ("result", TEXT) for one whose
@@ -199,16 +214,7 @@ class Handler(BaseHTTPRequestHandler):
                                  "stop_reason": "end_turn", "stop_sequence": None,
                                  "usage": usage}, stream=False)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("request-id", "req_mock_" + uuid.uuid4().hex[:20])
-        self.end_headers()
-
-        def chunk(b):
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
-            self.wfile.flush()
+        chunk = self.start_stream()
 
         # a test client may ask for slower deltas (metadata.mock_delay_s,
         # at most 2 s) to see them relayed one by one
@@ -251,15 +257,7 @@ class Handler(BaseHTTPRequestHandler):
                                  "stop_reason": "tool_use", "stop_sequence": None,
                                  "usage": usage}, stream=False)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-
-        def chunk(b):
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b))
-            self.wfile.flush()
+        chunk = self.start_stream()
 
         chunk(sse("message_start", {"type": "message_start", "message": {
             "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],

@@ -38,6 +38,7 @@ int main(void)
         line("_authToken=npm_global", NPMRC_DROP, NULL, NULL);
         line("//registry.example/:_authToken", NPMRC_KEEP, NULL, NULL);
         line("//bad_host!/:_authToken=x", NPMRC_DROP, NULL, NULL);
+        line("//10.1.2.3:4873/:_authToken=x", NPMRC_DROP, NULL, NULL);
         line("//host:/:_authToken=x", NPMRC_DROP, NULL, NULL);
         line("registry=https://registry.example/", NPMRC_KEEP, NULL, NULL);
         line("; //registry.example/:_authToken=commented", NPMRC_KEEP, NULL, NULL);
