@@ -22,26 +22,14 @@
 #include "caller.h"
 #include "profile.h"
 #include "profile_home.h"
-#include "audit/audit.h"
-#include "audit/emit.h"
-#include "egress/dnsstub.h"
-#include "egress/egress.h"
-#include "egress/httprule.h"
 #include "audit/token.h"
 #include "policy/policy.h"
-#include "sandbox/cgroup.h"
 #include "sandbox/plan.h"
-#include "sandbox/steps.h"
-#include "egress/inject.h"
-#include "secrets/binding.h"
 #include "secrets/grant.h"
-#include "secrets/secmem.h"
-#include "secrets/store.h"
 #include "shared/json.h"
 #include "shared/macro.h"
-#include "supervisor/registry.h"
-#include "supervisor/publish.h"
 #include "supervisor/run.h"
+#include "supervisor/start.h"
 
 enum {
         OPT_AGENT = 0x100,
@@ -79,6 +67,7 @@ enum {
         OPT_PROFILE,
         OPT_KEEP_STATE,
         OPT_PUBLISH,
+        OPT_ROOTFS,
 };
 
 static const struct option run_options[] = {
@@ -104,6 +93,7 @@ static const struct option run_options[] = {
         {"pids", required_argument, NULL, OPT_PIDS},
         {"cpus", required_argument, NULL, OPT_CPUS},
         {"ro", required_argument, NULL, OPT_RO},
+        {"rootfs", required_argument, NULL, OPT_ROOTFS},
         {"rw", required_argument, NULL, OPT_RW},
         {"protect", required_argument, NULL, OPT_PROTECT},
         {"secret", required_argument, NULL, OPT_SECRET},
@@ -143,6 +133,8 @@ static void run_usage(FILE *f)
               "  -e, --env NAME=VALUE      add an environment variable\n"
               "      --ro PATH             also bind PATH read-only\n"
               "      --rw PATH             also bind PATH read-write\n"
+              "      --rootfs DIR          the run's root is DIR (an image's root filesystem),\n"
+              "                            read-only under a layer of the run's own\n"
               "      --protect PATH        keep PATH (relative to the workspace) read-only;\n"
               "                            a trailing / makes a missing one a directory\n"
               "      --agent NAME          who acts (default \"agent\")\n"
@@ -414,15 +406,23 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 *state_dir = strdup(arg);
                 return *state_dir ? 0 : -ENOMEM;
         case 'w':
+        case OPT_ROOTFS:
         case OPT_RO:
         case OPT_RW: {
-                const char *flag = c == 'w' ? "--workspace" : c == OPT_RO ? "--ro" : "--rw";
+                const char *flag = c == 'w'          ? "--workspace"
+                                   : c == OPT_ROOTFS ? "--rootfs"
+                                   : c == OPT_RO     ? "--ro"
+                                                     : "--rw";
                 char cwd[PATH_MAX], abs[PATH_MAX];
                 if (!getcwd(cwd, sizeof cwd) || (r = path_absolute(cwd, arg, abs, sizeof abs)) < 0)
                         return rf_error_set(err, -EINVAL, "%s %s: not a usable path", flag, arg);
-                r = c == 'w'      ? policy_set_string(&o->workspace, abs, PATH_MAX, err)
-                    : c == OPT_RO ? policy_add_path(&o->read_only, &o->n_read_only, abs, err)
-                                  : policy_add_path(&o->read_write, &o->n_read_write, abs, err);
+                if (c == OPT_ROOTFS && !strcmp(abs, "/"))
+                        return rf_error_set(err, -EINVAL,
+                                            "--rootfs /: the host's own root is the default");
+                r = c == 'w'          ? policy_set_string(&o->workspace, abs, PATH_MAX, err)
+                    : c == OPT_ROOTFS ? policy_set_string(&o->rootfs, abs, PATH_MAX, err)
+                    : c == OPT_RO     ? policy_add_path(&o->read_only, &o->n_read_only, abs, err)
+                                      : policy_add_path(&o->read_write, &o->n_read_write, abs, err);
                 if (r < 0 && err->msg[0]) {
                         char msg[RF_ERROR_MSG_MAX];
                         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -552,24 +552,6 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
 }
 
 /*
- * True the first time `what` is noted in this state dir: notes that would
- * repeat on every run are said once per instance (the audit record of each
- * run carries them every time).
- */
-static bool note_once(const char *state_dir, const char *what)
-{
-        char path[PATH_MAX];
-
-        if (snprintf(path, sizeof path, "%s/note-%s", state_dir, what) >= (int)sizeof path)
-                return true;
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return errno != EEXIST;
-        close(fd);
-        return true;
-}
-
-/*
  * --detach: the run goes on in a child of its own session, its output in
  * STATE_DIR/logs/RUN.log; the caller returns once the run is registered
  * (printing its id, exit 0) or refused (the log's last line, exit 125).
@@ -644,215 +626,38 @@ static int detach_run(const char *state_dir, const char *run_id)
         return RF_EXIT_REFUSED;
 }
 
-/*
- * Called by the supervisor once the run's init exists (its setup then runs
- * on the other CPU meanwhile): register the run, then look at the agent's
- * block again — a `kill --agent A --block` between our first look and the
- * registration would otherwise miss this run. Then a --detach caller may go.
- */
-struct reg_ctx {
-        const char *state_dir;
-        const struct run_info *info;
-        struct registry *reg;
-        struct audit_log *alog; /* borrowed: run.start waits here for its commit */
-        bool defer_ready;       /* a --detach caller is let go by run_trust instead */
-};
-
-/*
- * Called by the supervisor once init is spawned and building the run's
- * root, before the command may start: commit run.start (its fdatasync
- * overlaps init's setup), then register the run. Any refusal here kills the
- * run before its command starts.
- */
-static int register_run(void *ctx, struct rf_error *err)
+/* run_request's hooks (supervisor/start.h): this front end's part of a start */
+static int hook_pin(void *ctx, const char *path, bool rw, struct plan_pin *pin,
+                    struct rf_error *err)
 {
-        struct reg_ctx *rc = ctx;
-        char why[RF_ERROR_MSG_MAX];
-        int r = audit_flush(rc->alog);
-        if (r < 0)
-                return rf_error_set(err, r, "cannot write the audit log: sync run.start: %s",
-                                    strerror(-r));
-        r = registry_add(rc->state_dir, rc->info, &rc->reg, err);
-        if (r < 0)
-                return r;
-        if ((r = registry_blocked(rc->state_dir, rc->info->agent, why, sizeof why)) != 0)
-                return rf_error_set(err, r < 0 ? r : -EPERM, "refused: %s",
-                                    r < 0 ? "cannot read the agent blocks" : why);
-        if (!rc->defer_ready)
-                detach_ready();
-        return 0;
+        return caller_pin(&who, path, rw, pin, err);
 }
 
-/* Is `path` (canonical) at or beneath `dir`? */
-/* supervisor_run's trust callback: the helper's result (run_tls_finish),
- * its CA for the egress processes and its trust files for init. */
-struct trust_ctx {
-        struct run_tls *tls;
-        struct egress_config *egress;
-        bool ready; /* let a --detach caller go once the trust is there */
-};
-
-static int run_trust(void *ctx, int *fd, struct rf_error *err)
+static void hook_resolved(void *ctx)
 {
-        struct trust_ctx *tc = ctx;
-        int r = run_tls_finish(tc->tls, err);
-        if (r < 0)
-                return r;
-        tc->egress->tls_ca = tc->tls->ca;
-        tc->egress->tls_module_fd = tc->tls->module;
-        tc->egress->tls_bundle_fd = tc->tls->bundle;
-        tc->egress->tls_upstream_fd = tc->tls->upstream;
-        *fd = tc->tls->files; /* the supervisor's now: closed once sent */
-        tc->tls->files = -1;
-        if (tc->ready)
-                detach_ready(); /* only now: a TLS failure refused the run before */
-        return 0;
+        profile_scrub(); /* the grants hold the values now */
 }
 
-static bool beneath(const char *path, const char *dir)
+static int hook_home_files(void *ctx, const char *workspace, const struct rf_policy *pol,
+                           const struct rf_grants *grants, struct plan_home_file *files, size_t *n,
+                           struct rf_error *err)
 {
-        size_t n = strlen(dir);
-        if (n == 1 && dir[0] == '/')
-                return true;
-        return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+        return home_files_render(workspace, pol, grants, files, n, err);
 }
 
-/*
- * The store's master key must not be visible inside the run: refused when
- * it lies in the workspace or beneath any path the plan binds into the run
- * (the state dir itself is already kept out).
- */
-static int key_file_exposed(const struct rf_plan *plan, const char *state_dir, const char *key_file,
-                            struct rf_error *err)
+static void hook_ready(void *ctx)
 {
-        char kp[PATH_MAX], canon[PATH_MAX];
-        if (!key_file) {
-                snprintf(kp, sizeof kp, "%s/%s", state_dir, STORE_KEY_FILE);
-                key_file = kp;
-        }
-        if (!realpath(key_file, canon))
-                return 0; /* not there: grants_resolve created it in the state dir */
-        if (plan->workspace && beneath(canon, plan->workspace))
-                return rf_error_set(err, -EPERM,
-                                    "--key-file %s: inside the workspace, where the run could "
-                                    "read it",
-                                    key_file);
-        for (size_t i = 0; i < plan->n_ops; i++)
-                if (plan->ops[i].kind == OP_BIND && !(plan->ops[i].flags & OPF_IN_ROOT) &&
-                    plan->ops[i].src && beneath(canon, plan->ops[i].src))
-                        return rf_error_set(err, -EPERM,
-                                            "--key-file %s: beneath %s, which the run sees",
-                                            key_file, plan->ops[i].src);
-        return 0;
+        detach_ready();
 }
 
-/* A refusal after the run's egress and events were set up (its injections
- * or grants): recorded, everything undone, one line; 125. */
-static int refuse_late(struct audit_log *alog, struct rf_plan *plan, struct rf_cgroup *cg,
-                       struct audit_emitter *ev, struct egress_config *egress,
-                       const struct rf_error *err)
+static void hook_note(void *ctx, const char *line)
 {
-        run_audit_exit(alog, plan, RF_EXIT_REFUSED, err->msg, cg, 0);
-        egress_config_free(egress);
-        audit_emitter_free(ev);
-        audit_close(alog);
-        cgroup_destroy(cg);
-        plan_cleanup(plan);
-        cli_print_error(err);
-        return RF_EXIT_REFUSED;
-}
-
-/*
- * The run's injections, refused (-errno with err) where one could not be
- * kept: a value the response scrubber cannot see (too short, or a hex
- * string that could be HTTP framing) could come back from its own host;
- * HTTPS to an IP literal cannot be terminated (a leaf names a host); one
- * whose host no allow rule reaches could never be used. 0 when all can be
- * kept.
- */
-static int inject_check(const struct inject_secret *inj, size_t ni, const struct rf_policy *pol,
-                        const struct egress_config *egress, struct rf_error *err)
-{
-        for (size_t i = 0; i < ni; i++) {
-                if (!inject_scrubbable(&inj[i]))
-                        return rf_error_set(
-                                err, -EINVAL,
-                                "injection %s: its value (%zu bytes) is too short or a hex string "
-                                "too short to be told from HTTP framing (under %d, or %d hex "
-                                "digits), so it could not be kept out of the run's responses",
-                                inj[i].name, inj[i].len, INJECT_SCRUB_MIN, INJECT_SCRUB_HEX_MIN);
-                if (inj[i].body && inj[i].ph_len != inj[i].len)
-                        return rf_error_set(err, -EINVAL,
-                                            "injection %s: \"body\" replaces the placeholder in "
-                                            "place, so it must be as long as the value (%zu "
-                                            "bytes): drop placeholder.length/prefix",
-                                            inj[i].name, inj[i].len);
-                for (size_t k = 0; k < inj[i].n_hosts; k++) {
-                        char ih[SECRET_INJECT_ENTRY_MAX + 1];
-                        bool plain = !strncmp(inj[i].hosts[k], "http://", 7);
-                        snprintf(ih, sizeof ih, "%s", inj[i].hosts[k] + (plain ? 7 : 0));
-                        char *colon = strchr(ih, ':');
-                        if (colon)
-                                *colon = '\0';
-                        uint8_t a[16];
-                        int fam;
-                        bool literal = net_ip_parse(ih, strlen(ih), false, a, &fam) == 0;
-                        if (literal && !plain)
-                                return rf_error_set(err, -EINVAL,
-                                                    "injection %s: TLS to the address %s cannot "
-                                                    "be terminated (leaf certificates name hosts); "
-                                                    "name the host (--add-host NAME:%s), or write "
-                                                    "http://%s:PORT for plaintext HTTP",
-                                                    inj[i].name, ih, ih, ih);
-                        if (pol->n_net_allow == 0 ||
-                            (!literal && !dnsstub_name_allowed(egress, ih)))
-                                return rf_error_set(err, -EINVAL,
-                                                    "injection %s: no allow rule lets the run "
-                                                    "reach %s, so the injection could never be "
-                                                    "used (add --allow-host %s)",
-                                                    inj[i].name, ih, ih);
-                }
-        }
-        return 0;
-}
-
-/*
- * The run's HTTP rules (egress/httprule.h), refused (-EINVAL with err)
- * where one could never be used: no allow rule lets the run reach its
- * host and port, or a deny rule refuses them (an HTTP rule limits what
- * may be done on a host; it never allows one). 0 when all can be.
- */
-static int http_rules_check(const struct egress_config *egress, struct rf_error *err)
-{
-        for (size_t i = 0; i < egress->n_http; i++) {
-                const struct http_rule *h = &egress->http[i];
-                bool reached = false, denied = false;
-                for (size_t k = 0; k < egress->n_allow && !reached; k++)
-                        reached = (egress->allow[k].kind == RULE_HOST ||
-                                   egress->allow[k].kind == RULE_SUFFIX) &&
-                                  net_rule_match_host(&egress->allow[k], h->host, h->port);
-                for (size_t k = 0; k < egress->n_deny && !denied; k++)
-                        denied = (egress->deny[k].kind == RULE_HOST ||
-                                  egress->deny[k].kind == RULE_SUFFIX) &&
-                                 net_rule_match_host(&egress->deny[k], h->host, h->port);
-                if (denied)
-                        return rf_error_set(err, -EINVAL,
-                                            "HTTP rule \"%.300s\": a deny rule refuses %s:%u, so "
-                                            "the rule could never be used",
-                                            h->text, h->host, h->port);
-                if (!reached)
-                        return rf_error_set(err, -EINVAL,
-                                            "HTTP rule \"%.300s\": no allow rule lets the run "
-                                            "reach %s:%u, so the rule could never be used (add "
-                                            "--allow-host %s:%u)",
-                                            h->text, h->host, h->port, h->host, h->port);
-        }
-        return 0;
+        cli_error("%s", line);
 }
 
 int cmd_run(int argc, char **argv)
 {
-        _cleanup_policy_ struct rf_policy *overlay = policy_new(), *pol = NULL;
+        _cleanup_policy_ struct rf_policy *overlay = policy_new();
         _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
                             *trigger_token = NULL, *key_file = NULL;
         bool mask_output = false, detach = false, expect_ws = false, quiet = false,
@@ -861,9 +666,8 @@ int cmd_run(int argc, char **argv)
         long long caller_uid = -1;
         uint64_t log_max = 0;
         char given_id[RF_RUN_ID_LEN + 1] = "";
-        _cleanup_(plan_freep) struct rf_plan *plan = NULL;
         struct rf_error err = {0};
-        char cwd[PATH_MAX], home[PATH_MAX];
+        char home[PATH_MAX];
         int c, r;
 
         if (!overlay) {
@@ -1004,149 +808,6 @@ int cmd_run(int argc, char **argv)
                 if ((r = detach_run(state_dir, given_id)) != 0)
                         return r == DETACHED_OK ? 0 : r; /* the parent: id printed, or refused */
         }
-        /* The audit log (and with it the instance's signing key) first: no
-         * record, no run. */
-        struct audit_log *alog = NULL;
-        if ((r = audit_open(state_dir, &alog, &err)) < 0) {
-                char why[RF_ERROR_MSG_MAX];
-                snprintf(why, sizeof why, "%s", err.msg);
-                rf_error_set(&err, r, "cannot write the audit log: %s", why);
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-        char run_id[RF_RUN_ID_LEN + 1], token[TOKEN_MAX + 1];
-        if (given_id[0])
-                memcpy(run_id, given_id, sizeof run_id);
-        else if ((r = rf_run_id_new(run_id)) < 0) {
-                audit_close(alog);
-                cli_error("cannot make a run id: %s", strerror(-r));
-                return RF_EXIT_REFUSED;
-        }
-        /* From here every refusal is recorded: a bad policy or trigger too. */
-        if (policy_file)
-                r = policy_load_file(policy_file, &pol, &err);
-        else
-                r = (pol = policy_new()) ? 0 : -ENOMEM;
-        if (r < 0 || (r = policy_merge(pol, overlay, &err)) < 0 ||
-            (r = policy_apply_defaults(pol)) < 0 ||
-            (r = run_trigger_token(state_dir, trigger_token, pol, &err)) < 0) {
-                if (!err.msg[0])
-                        rf_error_set(&err, r, "policy: %s", strerror(-r));
-                run_audit_refused(alog, run_id,
-                                  trigger_token && strstr(err.msg, "--triggered-by") ? "trigger"
-                                                                                     : "policy",
-                                  err.msg);
-                audit_close(alog);
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-        if ((r = run_identity_token(state_dir, run_id, pol, token, sizeof token, &err)) < 0) {
-                run_audit_refused(alog, run_id, "identity", err.msg);
-                audit_close(alog);
-                if (!err.msg[0])
-                        rf_error_set(&err, r, "cannot issue the run's identity token: %s",
-                                     strerror(-r));
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-
-        /* An agent blocked by `ringfence kill --agent A --block` (or `block`)
-         * starts nothing until unblocked; an unreadable block refuses too. */
-        char block_why[RF_ERROR_MSG_MAX];
-        if ((r = registry_blocked(state_dir, pol->agent, block_why, sizeof block_why)) != 0) {
-                if (r < 0)
-                        snprintf(block_why, sizeof block_why, "cannot read the agent blocks: %s",
-                                 strerror(-r));
-                run_audit_refused(alog, run_id, "blocked", block_why);
-                audit_close(alog);
-                cli_error("refused: %s", block_why);
-                return RF_EXIT_REFUSED;
-        }
-
-        /* The run's secrets, resolved now, outside anything of the run: a
-         * provider that fails refuses the run before it exists. */
-        _cleanup_(grants_freep) struct rf_grants *grants = NULL;
-        if (pol->n_secrets) {
-                size_t failed;
-                char why[256];
-                if ((r = secmem_harden_process()) < 0) {
-                        rf_error_set(&err, r, "cannot make ringfence non-dumpable: %s",
-                                     strerror(-r));
-                        run_audit_refused(alog, run_id, "secret", err.msg);
-                        audit_close(alog);
-                        cli_print_error(&err);
-                        return RF_EXIT_REFUSED;
-                }
-                r = grants_resolve(pol, state_dir, key_file, &grants, &failed, why, sizeof why,
-                                   &err);
-                profile_scrub(); /* the grants hold the values now */
-                if (r < 0) {
-                        if (failed < pol->n_secrets)
-                                run_audit_provider_error(alog, run_id, pol, failed, why);
-                        else
-                                run_audit_refused(alog, run_id, "secret", err.msg);
-                        audit_close(alog);
-                        cli_print_error(&err);
-                        return RF_EXIT_REFUSED;
-                }
-        }
-
-        /* credential injection over TLS: the run CA and the run's trust
-         * files, made by a helper while the run starts (run_tls.c); they go
-         * into its root through init. This process never maps OpenSSL. */
-        _cleanup_(run_tls_freep) struct run_tls tls = {0};
-        if ((grants && grants->any_inject) || pol->n_net_http) {
-                /* the hosts of HTTP rules are terminated too, injection or not */
-                struct inject_secret inj[INJECT_MAX];
-                size_t ni =
-                        grants && grants->any_inject ? grants_inject(grants, inj, INJECT_MAX) : 0;
-                r = run_tls_begin(pol, inj, ni, &tls, &err);
-                explicit_bzero(inj, sizeof inj);
-                if (r == 0 && pol->n_net_http && !tls.on)
-                        r = rf_error_set(&err, -EINVAL,
-                                         "HTTP rules need TLS termination, "
-                                         "which this run could not set up");
-                if (r < 0) {
-                        run_audit_refused(alog, run_id, ni ? "secret" : "setup", err.msg);
-                        audit_close(alog);
-                        cli_print_error(&err);
-                        return RF_EXIT_REFUSED;
-                }
-        }
-
-        if (!getcwd(cwd, sizeof cwd)) {
-                cli_error("cannot determine the current directory: %m");
-                run_audit_refused(alog, run_id, "setup", "cannot determine the current directory");
-                audit_close(alog);
-                return RF_EXIT_REFUSED;
-        }
-        bool have_home = who.home[0] && realpath(who.home, home);
-        bool tty = isatty(STDIN_FILENO);
-        /* the profiles' configuration files for the run's $HOME */
-        struct plan_home_file home_files[PROFILE_HOME_MAX] = {0};
-        size_t n_home_files = 0;
-        /* the daemon's caller: every path it gave, or its profiles found,
-         * opened as it and pinned to that inode */
-        struct plan_pin pins[2 * POLICY_PATHS_MAX];
-        size_t n_pins = 0;
-        r = 0;
-        for (size_t i = 0; who.other && r >= 0 && i < pol->n_read_only + pol->n_read_write; i++) {
-                bool rw = i >= pol->n_read_only;
-                const char *path = rw ? pol->read_write[i - pol->n_read_only] : pol->read_only[i];
-                if (n_pins == ARRAY_SIZE(pins))
-                        r = rf_error_set(&err, -E2BIG, "too many paths");
-                else
-                        r = caller_pin(&who, path, rw, &pins[n_pins++], &err);
-        }
-        if (r < 0 || (r = home_files_render(pol->workspace ? pol->workspace : cwd, pol, grants,
-                                            home_files, &n_home_files, &err)) < 0) {
-                for (size_t i = 0; i < n_home_files; i++)
-                        free(home_files[i].data);
-                run_audit_refused(alog, run_id, "setup", err.msg);
-                audit_close(alog);
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
         /* every file the profiles make beneath $HOME, rendered or not */
         const char *home_rels[PROFILE_HOME_MAX];
         size_t n_home_rels = 0;
@@ -1159,240 +820,40 @@ int cmd_run(int argc, char **argv)
                 if (rel)
                         home_rels[n_home_rels++] = rel;
         }
-        struct plan_input in = {
-                .policy = pol,
+        bool have_home = who.home[0] && realpath(who.home, home);
+        struct run_request req = {
+                .policy_file = policy_file,
+                .overlay = overlay,
+                .trigger_token = trigger_token,
                 .argv = argv + optind,
-                .cwd = cwd,
                 .state_dir = state_dir,
+                .key_file = key_file,
+                .run_id = given_id[0] ? given_id : NULL,
                 .host_home = have_home ? home : NULL,
                 .term = getenv("TERM"),
                 .lang = getenv("LANG"),
-                .use_pty = tty,
-                .run_id = run_id,
-                .identity_token = token,
-                .secrets_files = grants && grants->any_file,
-                .secrets_broker = grants && grants->any_broker,
-                .tls_trust = tls.on,
-                .tls_java = tls.java,
-                .tls_bound = tls.bound,
+                .use_pty = isatty(STDIN_FILENO),
+                .uid = caller_uid >= 0 ? (uid_t)caller_uid : getuid(),
                 .expect_ws = expect_ws,
                 .expect_ws_dev = (dev_t)expect_dev,
                 .expect_ws_ino = (ino_t)expect_ino,
+                .pinned = who.other,
+                .pin_uid = who.uid,
                 .kept = keep_state ? kept : NULL,
                 .n_kept = keep_state ? n_kept : 0,
                 .home_rels = home_rels,
                 .n_home_rels = n_home_rels,
-                .pinned = who.other,
-                .pin_uid = who.uid,
-                .pins = pins,
-                .n_pins = n_pins,
-                .home_files = home_files,
-                .n_home_files = n_home_files,
+                .mask_output = mask_output,
+                .raw_terminal = raw_terminal,
+                .log_max = log_max,
+                .refusals_to = quiet ? NULL : stderr,
+                .pin = hook_pin,
+                .resolved = hook_resolved,
+                .home_files = hook_home_files,
+                .ready = hook_ready,
+                .note = hook_note,
         };
-        r = plan_build(&in, &plan, &err);
-        for (size_t i = 0; i < n_home_files; i++) /* the plan has its copies */
-                free(home_files[i].data);
-        explicit_bzero(token, sizeof token);
-        if (r == 0 && grants)
-                r = key_file_exposed(plan, state_dir, key_file, &err);
-        if (r < 0) {
-                run_audit_refused(alog, run_id, "setup", err.msg);
-                audit_close(alog);
-                if (plan)
-                        plan_cleanup(plan); /* placeholders plan_build made */
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-
-        /* The run's cgroups: a limit asked for that cannot be enforced
-         * refuses the run; default limits fall back to rlimits, said once. */
-        struct rf_cgroup *cg = NULL;
-        bool want_cgroup = true;
-#ifdef RF_TEST_BUILD
-        want_cgroup = !(plan->test_skip & (1ULL << STEP_CGROUP)); /* layer switch */
-#endif
-        if (want_cgroup && (r = cgroup_create(plan->run_id, &plan->limits, &cg, &err)) < 0) {
-                run_audit_refused(alog, plan->run_id, "limits", err.msg);
-                audit_close(alog);
-                plan_cleanup(plan);
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-        /* Default pids limit not in a cgroup: RLIMIT_NPROC, which for a
-         * root-started run counts exactly its own uid's processes. */
-        if (!(cgroup_enforced(cg) & CGROUP_REQ_PIDS))
-                plan->nproc_fallback = plan->limits.pids;
-        unsigned missing = ~cgroup_enforced(cg) & (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS);
-        enum cgroup_mode mode = cgroup_get_mode(cg);
-        if (missing && note_once(state_dir, mode == CGROUP_NONE ? "cgroup-none"
-                                            : mode == CGROUP_V2 ? "cgroup-v2-undelegated"
-                                                                : "cgroup-v1-asked"))
-                cli_error("note: %s: %s%s%s (said once per state dir)",
-                          mode == CGROUP_NONE ? "no writable cgroup"
-                          : mode == CGROUP_V2
-                                  ? "the parent cgroup does not delegate the memory and "
-                                    "pids controllers"
-                                  : "cgroup v1 controllers serve only limits asked for",
-                          (missing & CGROUP_REQ_PIDS)
-                                  ? "the default pids limit falls back to RLIMIT_NPROC"
-                                  : "",
-                          missing == (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS) ? "; " : "",
-                          (missing & CGROUP_REQ_MEMORY) ? "no default memory limit" : "");
-        /* The wake-loop breaker decides before anything of the run exists
-         * beyond its plan; a refusal is itself recorded. */
-        char loop_why[RF_ERROR_MSG_MAX];
-        if (run_loop_check(state_dir, pol, loop_why, sizeof loop_why) < 0) {
-                run_audit_refused(alog, plan->run_id, "loop", loop_why);
-                audit_close(alog);
-                cgroup_destroy(cg);
-                plan_cleanup(plan);
-                cli_error("refused: %s", loop_why);
-                return RF_EXIT_REFUSED;
-        }
-        if ((r = run_audit_start(alog, plan, pol, cg, &err)) < 0) {
-                char why[RF_ERROR_MSG_MAX];
-                snprintf(why, sizeof why, "%s", err.msg);
-                rf_error_set(&err, r, "cannot write the audit log: %s", why);
-                audit_close(alog);
-                cgroup_destroy(cg);
-                plan_cleanup(plan);
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        /* The run's own events (DNS refusals now; egress, secrets later)
-         * go through its budget: a flooding run is throttled alone. */
-        struct audit_budget_cfg budget = {.rate = (uint32_t)pol->event_rate,
-                                          .burst = (uint32_t)pol->event_burst,
-                                          .bytes = pol->event_bytes};
-        struct audit_emitter *ev = NULL;
-        if ((r = audit_emitter_new(alog, plan->run_id, &budget, &ev)) < 0) {
-                run_audit_exit(alog, plan, RF_EXIT_REFUSED, "out of memory", cg, 0);
-                audit_close(alog);
-                cgroup_destroy(cg);
-                plan_cleanup(plan);
-                cli_error("out of memory");
-                return RF_EXIT_REFUSED;
-        }
-        /* the run's egress process: this run's policy only, built now (the
-         * egress process itself cannot read a file) */
-        struct egress_config egress;
-        const char *resolv = NULL;
-#ifdef RF_TEST_BUILD
-        resolv = getenv("RINGFENCE_TEST_RESOLV_CONF"); /* tests' own nameserver */
-#endif
-        if ((r = egress_config_build(pol, plan->run_id, resolv, &egress, &err)) < 0) {
-                run_audit_exit(alog, plan, RF_EXIT_REFUSED, err.msg, cg, 0);
-                audit_emitter_free(ev);
-                audit_close(alog);
-                cgroup_destroy(cg);
-                plan_cleanup(plan);
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-        /* HTTP rules: the egress process terminates their hosts (the run CA
-         * names them); a rule whose host no allow rule reaches: refused */
-        if (egress.n_http) {
-                egress.tls_on = tls.on;
-                if ((r = http_rules_check(&egress, &err)) < 0)
-                        return refuse_late(alog, plan, cg, ev, &egress, &err);
-        }
-        /* credential injection (issue 15): the egress process gets the
-         * placeholders, hosts and values; an injection in a run without any
-         * allow rule could never be used: refused */
-        if (grants && grants->any_inject) {
-                struct inject_secret inj[INJECT_MAX];
-                size_t ni = grants_inject(grants, inj, INJECT_MAX);
-                r = inject_check(inj, ni, pol, &egress, &err);
-                egress.tls_on = tls.on; /* false: plaintext injection only */
-                if (r == 0)
-                        r = egress_config_inject(&egress, inj, ni);
-                explicit_bzero(inj, sizeof inj);
-                if (r < 0) {
-                        if (!err.msg[0])
-                                rf_error_set(&err, r, "out of memory");
-                        return refuse_late(alog, plan, cg, ev, &egress, &err);
-                }
-        }
-        /* secret.grant for each binding (durable with run.start, before the
-         * command may start: register_run); then the values for init, and
-         * redaction of what the run makes us record */
-        _cleanup_close_ int blob = -1;
-        if (grants) {
-                if ((r = grants_record(grants, ev, &err)) >= 0)
-                        r = blob = grants_blob(grants, &err);
-                if (r < -1) {
-                        char why[RF_ERROR_MSG_MAX];
-                        snprintf(why, sizeof why, "%s", err.msg);
-                        rf_error_set(&err, r, "cannot grant the run's secrets: %.400s", why);
-                        return refuse_late(alog, plan, cg, ev, &egress, &err);
-                }
-                plan->secrets_fd = blob; /* the supervisor closes it once init has it */
-                blob = -1;
-                audit_emitter_set_redact(ev, grants_redact, grants);
-        }
-        /* published ports (--publish): the host's listeners, open before
-         * anything of the run starts, so a port in use refuses the run */
-        struct publish *publish = NULL;
-        if ((r = publish_open(pol->net_publish, pol->n_net_publish,
-                              caller_uid >= 0 ? (uid_t)caller_uid : getuid(), &publish, &err)) < 0)
-                return refuse_late(alog, plan, cg, ev, &egress, &err);
-        /* Reachable from now on: `ringfence ps`, `kill`, `pause`, ... */
-        struct run_info info = {.uid = caller_uid >= 0 ? (uint64_t)caller_uid : getuid(),
-                                .pid = (uint64_t)getpid()};
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        info.started_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-        snprintf(info.run, sizeof info.run, "%s", plan->run_id);
-        snprintf(info.agent, sizeof info.agent, "%s", pol->agent);
-        snprintf(info.on_behalf_of, sizeof info.on_behalf_of, "%s",
-                 pol->on_behalf_of ? pol->on_behalf_of : "");
-        snprintf(info.task, sizeof info.task, "%s", pol->task ? pol->task : "");
-        snprintf(info.command, sizeof info.command, "%s", plan->argv[0]);
-        snprintf(info.cgroup, sizeof info.cgroup, "%s", cgroup_mode_name(cgroup_get_mode(cg)));
-        struct reg_ctx rc = {
-                .state_dir = state_dir, .info = &info, .alog = alog, .defer_ready = tls.on};
-        struct trust_ctx tc = {.tls = &tls, .egress = &egress, .ready = tls.on};
-        struct run_services services = {.timeout_ms = pol->timeout_ms,
-                                        .registered = register_run,
-                                        .registered_ctx = &rc,
-                                        .reg = &rc.reg,
-                                        .trust = tls.on ? run_trust : NULL,
-                                        .trust_ctx = &tc,
-                                        .ev = ev,
-                                        .egress = &egress,
-                                        .grants = grants,
-                                        .mask_output = mask_output,
-                                        .storm_kill = pol->net_on_storm == POLICY_STORM_KILL,
-                                        .raw_terminal = raw_terminal,
-                                        .publish = publish,
-                                        .log_max = log_max};
-        /* what the egress process refused, for one summary at the end */
-        struct egress_refusals refusals = {0};
-        egress_refusals_track(&refusals, grants ? grants_redact : NULL, grants);
-        int status = supervisor_run(plan, cg, &services, &err);
-        publish = publish_free(publish);
-        egress_refusals_track(NULL, NULL, NULL);
-        if (!quiet)
-                egress_refusals_print(&refusals, stderr);
-        egress_refusals_free(&refusals);
-        egress_config_free(&egress);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        struct rf_error eerr = {0};
-        if (audit_emitter_finish(ev, &eerr) < 0)
-                cli_error("cannot record the run's events: %s", eerr.msg);
-        ev = audit_emitter_free(ev);
-        run_audit_exit(
-                alog, plan, status, err.msg, cg,
-                (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
-        /* Only now does the run leave the registry (its lock released):
-         * `ringfence wait` takes "not live" to mean "run.exit is in the
-         * log", and the grants' revoke records and run.exit come above. */
-        rc.reg = registry_remove(rc.reg);
-        audit_close(alog);
-        cgroup_destroy(cg);
-        plan_cleanup(plan); /* protected-path placeholders this run created */
+        int status = run_start(&req, &err);
         if (err.msg[0])
                 cli_print_error(&err);
         return status;

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "profile.h"
 #include "config.h"
+#include "supervisor/start.h"
 
 static void usage(FILE *f)
 {
@@ -99,7 +100,7 @@ int main(int argc, char **argv)
                 return CLI_EXIT_USAGE;
         }
         const char *cmd = argv[1];
-        if (!strcmp(cmd, RUN_TLS_HELPER_ARG)) /* cli/run_tls.c, spawned by a run */
+        if (!strcmp(cmd, RUN_TLS_HELPER_ARG)) /* supervisor/run_tls.c, spawned by a run */
                 return run_tls_helper_main(argc, argv);
         if (!strcmp(cmd, "run"))
                 return cmd_run(argc - 1, argv + 1);

@@ -9,7 +9,7 @@
 
 #include "daemon/config.h"
 #include "policy/policy.h"
-#include "secrets/binding.h"
+#include "policy/binding.h"
 #include "shared/json.h"
 
 static void strv_free(char **v, size_t n)

@@ -76,7 +76,7 @@ struct dconf_grant {
 
 struct dconf_secret {
         char *key;     /* the name requests use */
-        char *binding; /* canonical binding JSON (secrets/binding.h) */
+        char *binding; /* canonical binding JSON (policy/binding.h) */
         char **agents;
         size_t n_agents;
         uint32_t uids[DCONF_LIST_MAX];

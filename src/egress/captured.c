@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "egress/addr.h"
+#include "policy/addr.h"
 #include "egress/captured.h"
 #include "sandbox/plan.h" /* RF_EGRESS_CAPTURE_PORT */
 

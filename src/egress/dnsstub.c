@@ -33,7 +33,7 @@
 #include "egress/egress.h"
 #include "egress/inject.h"
 #include "egress/egress.h"
-#include "egress/rules.h"
+#include "policy/rules.h"
 #include "sandbox/msg.h" /* CAPTURE_V4, CAPTURE_V6 */
 #include "shared/macro.h"
 

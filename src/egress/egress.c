@@ -40,9 +40,9 @@
 #include <unistd.h>
 
 #include "audit/emit.h"
-#include "egress/addr.h"
+#include "policy/addr.h"
 #include "egress/egress-internal.h"
-#include "egress/httprule.h"
+#include "policy/httprule.h"
 #include "egress/inject.h"
 #include "shared/lockdown.h"
 #include "policy/policy.h"
@@ -54,22 +54,18 @@
 
 /* ---- configuration ----------------------------------------------------------- */
 
-static int parse_rules(char *const *text, size_t n, struct net_rule **ret, struct rf_error *err)
+/* n typed rules copied (the configuration's own: a live grant edits it) */
+static int copy_rules(const struct net_rule *v, size_t n, struct net_rule **ret,
+                      struct rf_error *err)
 {
         *ret = NULL;
         if (n == 0)
                 return 0;
-        struct net_rule *v = calloc(n, sizeof *v);
         if (!v)
+                return rf_error_set(err, -EINVAL, "the policy's rules are not compiled");
+        if (!(*ret = malloc(n * sizeof **ret)))
                 return rf_error_set(err, -ENOMEM, "out of memory");
-        for (size_t i = 0; i < n; i++) {
-                const char *why = "invalid";
-                if (net_rule_parse(text[i], strlen(text[i]), &v[i], &why) < 0) {
-                        free(v);
-                        return rf_error_set(err, -EINVAL, "network rule %s: %s", text[i], why);
-                }
-        }
-        *ret = v;
+        memcpy(*ret, v, n * sizeof **ret);
         return 0;
 }
 
@@ -87,8 +83,8 @@ int egress_config_build(const struct rf_policy *pol, const char *run_id, const c
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                       (*p >= '0' && *p <= '9') || strchr("-._~", *p)))
                         *p = '_';
-        if ((r = parse_rules(pol->net_allow, pol->n_net_allow, &c->allow, err)) < 0 ||
-            (r = parse_rules(pol->net_deny, pol->n_net_deny, &c->deny, err)) < 0) {
+        if ((r = copy_rules(pol->allow_rules, pol->n_net_allow, &c->allow, err)) < 0 ||
+            (r = copy_rules(pol->deny_rules, pol->n_net_deny, &c->deny, err)) < 0) {
                 egress_config_free(c);
                 return r;
         }
@@ -111,26 +107,17 @@ int egress_config_build(const struct rf_policy *pol, const char *run_id, const c
                 h->name[eq - e] = '\0';
                 c->n_hosts++;
         }
-        /* HTTP rules (httprule.h): parsed again (they were validated) */
+        /* HTTP rules (httprule.h), typed by the policy */
         if (pol->n_net_http) {
-                if (pol->n_net_http > HTTPRULE_MAX) {
+                if (!pol->http_rules) {
                         egress_config_free(c);
-                        return rf_error_set(err, -E2BIG, "more than %d HTTP rules", HTTPRULE_MAX);
+                        return rf_error_set(err, -EINVAL, "the policy's rules are not compiled");
                 }
-                if (!(c->http = calloc(pol->n_net_http, sizeof *c->http))) {
+                if (!(c->http = malloc(pol->n_net_http * sizeof *c->http))) {
                         egress_config_free(c);
                         return rf_error_set(err, -ENOMEM, "out of memory");
                 }
-                for (size_t i = 0; i < pol->n_net_http; i++) {
-                        const char *why = "invalid";
-                        if (httprule_parse(pol->net_http[i], strlen(pol->net_http[i]), &c->http[i],
-                                           &why) < 0) {
-                                rf_error_set(err, -EINVAL, "HTTP rule %.200s: %s", pol->net_http[i],
-                                             why);
-                                egress_config_free(c);
-                                return -EINVAL;
-                        }
-                }
+                memcpy(c->http, pol->http_rules, pol->n_net_http * sizeof *c->http);
                 c->n_http = pol->n_net_http;
         }
         memcpy(c->plain_ports, pol->net_plain_ports, sizeof c->plain_ports);

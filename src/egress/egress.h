@@ -66,7 +66,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "egress/rules.h"
+#include "policy/rules.h"
 #include "shared/error.h"
 
 #define EGRESS_NS_MAX        3  /* nameservers used */

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "secrets/binding.h"
+#include "policy/binding.h"
 
 #define INJECT_MAX        SECRET_BINDINGS_MAX
 #define INJECT_VALUE_MAX  4096 /* bytes of an injected value (a header value) */

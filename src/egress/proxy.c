@@ -47,12 +47,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "egress/addr.h"
+#include "policy/addr.h"
 #include "egress/captured.h"
 #include "egress/dnsresp.h"
 #include "egress/egress-internal.h"
 #include "egress/http.h"
-#include "egress/httprule.h"
+#include "policy/httprule.h"
 #include "egress/inject.h"
 #include "egress/socks.h"
 #include "egress/tls.h"

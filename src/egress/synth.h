@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "egress/rules.h" /* NET_HOST_MAX */
+#include "policy/rules.h" /* NET_HOST_MAX */
 
 #define SYNTH_V4_NET    0xc6120000u /* 198.18.0.0 */
 #define SYNTH_V4_PREFIX 15

@@ -269,6 +269,7 @@ int policy_to_json(const struct rf_policy *p, char **ret)
         put_protected_member(&sec, &f, p);
         put_paths_member(&sec, &f, "read_only", p->read_only, p->n_read_only);
         put_paths_member(&sec, &f, "read_write", p->read_write, p->n_read_write);
+        put_string_member(&sec, &f, "rootfs", p->rootfs);
         put_size_member(&sec, &f, "shm_size", p->shm_size);
         put_size_member(&sec, &f, "tmp_size", p->tmp_size);
         put_section(&b, &first, "filesystem", &sec);

@@ -23,9 +23,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "secrets/binding.h"
-#include "egress/httprule.h"
-#include "egress/rules.h"
+#include "policy/binding.h"
+#include "policy/httprule.h"
+#include "policy/rules.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
 #include "shared/json.h"
@@ -281,6 +281,23 @@ static int parse_workspace(struct ctx *c, const struct json_node *v, const struc
                 return r;
         free(c->p->workspace);
         c->p->workspace = path;
+        return 0;
+}
+
+static int parse_rootfs(struct ctx *c, const struct json_node *v, const struct field *f)
+{
+        char *path;
+        int r = normalize_node(c, v, &path);
+
+        if (r < 0)
+                return r;
+        if (!strcmp(path, "/")) {
+                free(path);
+                return fail_value(c, v, -EINVAL,
+                                  "\"/\" is the host's own root: leave rootfs out for that");
+        }
+        free(c->p->rootfs);
+        c->p->rootfs = path;
         return 0;
 }
 
@@ -802,6 +819,7 @@ static const struct field filesystem_fields[] = {
         {.key = "read_only", .parse = parse_read_only},
         {.key = "read_write", .parse = parse_read_write},
         {.key = "protected", .parse = parse_protected},
+        {.key = "rootfs", .parse = parse_rootfs},
         FIELD("tmp_size", parse_size_field, tmp_size),
         FIELD("home_size", parse_size_field, home_size),
         FIELD("shm_size", parse_size_field, shm_size),

@@ -21,10 +21,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "secrets/binding.h"
-#include "egress/addr.h"
-#include "egress/httprule.h"
-#include "egress/rules.h"
+#include "policy/binding.h"
+#include "policy/addr.h"
+#include "policy/httprule.h"
+#include "policy/rules.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
 #include "shared/json.h"
@@ -56,6 +56,7 @@ struct rf_policy *policy_free(struct rf_policy *p)
         free(p->triggered_by);
         free(p->audience);
         free(p->workspace);
+        free(p->rootfs);
         strv_free(p->read_only, p->n_read_only);
         strv_free(p->read_write, p->n_read_write);
         strv_free(p->net_allow, p->n_net_allow);
@@ -68,6 +69,9 @@ struct rf_policy *policy_free(struct rf_policy *p)
         strv_free(p->env_names, p->n_env);
         strv_free(p->env_values, p->n_env);
         strv_free(p->secrets, p->n_secrets);
+        free(p->allow_rules);
+        free(p->deny_rules);
+        free(p->http_rules);
         free(p);
         return NULL;
 }
@@ -566,7 +570,7 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         /* copy the scalars, then replace every pointer with an owned copy */
         *c = *p;
         c->agent = c->on_behalf_of = c->task = c->project = c->triggered_by = c->audience = NULL;
-        c->workspace = c->net_upstream_ca = NULL;
+        c->workspace = c->net_upstream_ca = c->rootfs = NULL;
         c->read_only = c->read_write = c->protected = c->env_names = c->env_values = NULL;
         c->protected_dir = NULL;
         c->n_read_only = c->n_read_write = c->n_protected = c->n_env = 0;
@@ -574,13 +578,16 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         c->n_net_allow = c->n_net_deny = c->n_net_hosts = c->n_net_http = 0;
         c->secrets = NULL;
         c->n_secrets = 0;
+        c->allow_rules = c->deny_rules = NULL; /* the copy compiles its own */
+        c->http_rules = NULL;
+        c->compiled = false;
 
         if (strdup_opt(p->agent, &c->agent) < 0 ||
             strdup_opt(p->on_behalf_of, &c->on_behalf_of) < 0 ||
             strdup_opt(p->task, &c->task) < 0 || strdup_opt(p->project, &c->project) < 0 ||
             strdup_opt(p->triggered_by, &c->triggered_by) < 0 ||
             strdup_opt(p->audience, &c->audience) < 0 ||
-            strdup_opt(p->workspace, &c->workspace) < 0 ||
+            strdup_opt(p->workspace, &c->workspace) < 0 || strdup_opt(p->rootfs, &c->rootfs) < 0 ||
             strdup_opt(p->net_upstream_ca, &c->net_upstream_ca) < 0)
                 return -ENOMEM;
         if (strv_dup(p->read_only, p->n_read_only, &c->read_only) < 0)
@@ -707,7 +714,8 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
             merge_string(&m->project, overlay->project) < 0 ||
             merge_string(&m->triggered_by, overlay->triggered_by) < 0 ||
             merge_string(&m->audience, overlay->audience) < 0 ||
-            merge_string(&m->workspace, overlay->workspace) < 0)
+            merge_string(&m->workspace, overlay->workspace) < 0 ||
+            merge_string(&m->rootfs, overlay->rootfs) < 0)
                 return rf_error_set(err, -ENOMEM, "out of memory");
 
         merge_u64(&m->tmp_size, overlay->tmp_size);
@@ -917,6 +925,63 @@ int policy_apply_defaults(struct rf_policy *p)
                 p->home_size = POLICY_DEFAULT_HOME_SIZE;
         if (!p->shm_size)
                 p->shm_size = POLICY_DEFAULT_SHM_SIZE;
+        return policy_compile(p, NULL);
+}
+
+/* n rules of text[] into *out (NULL for none), each through `parse`. */
+static int compile_list(char *const *text, size_t n, size_t size, void **out,
+                        int (*parse)(const char *s, size_t len, void *rule, const char **why),
+                        const char *what, struct rf_error *err)
+{
+        *out = NULL;
+        if (n == 0)
+                return 0;
+        _cleanup_free_ unsigned char *v = calloc(n, size);
+        if (!v)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const char *why = "invalid";
+                if (parse(text[i], strlen(text[i]), v + i * size, &why) < 0)
+                        return rf_error_set(err, -EINVAL, "%s %.200s: %s", what, text[i], why);
+        }
+        *out = TAKE_PTR(v);
+        return 0;
+}
+
+static int parse_net_rule(const char *s, size_t len, void *rule, const char **why)
+{
+        return net_rule_parse(s, len, rule, why);
+}
+
+static int parse_http_rule(const char *s, size_t len, void *rule, const char **why)
+{
+        return httprule_parse(s, len, rule, why);
+}
+
+int policy_compile(struct rf_policy *p, struct rf_error *err)
+{
+        void *allow = NULL, *deny = NULL, *http = NULL;
+        int r;
+
+        if (p->n_net_http > HTTPRULE_MAX)
+                return rf_error_set(err, -E2BIG, "more than %d HTTP rules", HTTPRULE_MAX);
+        if ((r = compile_list(p->net_allow, p->n_net_allow, sizeof(struct net_rule), &allow,
+                              parse_net_rule, "network rule", err)) < 0 ||
+            (r = compile_list(p->net_deny, p->n_net_deny, sizeof(struct net_rule), &deny,
+                              parse_net_rule, "network rule", err)) < 0 ||
+            (r = compile_list(p->net_http, p->n_net_http, sizeof(struct http_rule), &http,
+                              parse_http_rule, "HTTP rule", err)) < 0) {
+                free(allow);
+                free(deny);
+                return r;
+        }
+        free(p->allow_rules);
+        free(p->deny_rules);
+        free(p->http_rules);
+        p->allow_rules = allow;
+        p->deny_rules = deny;
+        p->http_rules = http;
+        p->compiled = true;
         return 0;
 }
 

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/httprule.h"
+#include "policy/rules.h"
 #include "shared/error.h"
 
 #define POLICY_VERSION             1
@@ -117,7 +119,12 @@ struct rf_policy {
         char *audience; /* `aud` of the run's identity token; default "ringfence" */
 
         /* filesystem */
-        char *workspace;  /* absolute path; NULL = current directory */
+        char *workspace; /* absolute path; NULL = current directory */
+        /* filesystem.rootfs / --rootfs: the run's root is this directory (an
+         * image's root filesystem), read-only beneath a copy-on-write layer
+         * of the run's own, instead of the host's system directories;
+         * NULL: the host's */
+        char *rootfs;
         char **read_only; /* absolute host paths bound read-only at the same path */
         size_t n_read_only;
         char **read_write; /* absolute host paths bound read-write at the same path */
@@ -181,12 +188,18 @@ struct rf_policy {
          * file trusted, besides the host's bundle, for the upstream side of
          * terminated TLS connections (private APIs); NULL: none */
         char *net_upstream_ca;
-        /* network.http / --allow-http: HTTP rules (egress/httprule.h), each
+        /* network.http / --allow-http: HTTP rules (policy/httprule.h), each
          * as its canonical text "host[:port] METHODS glob", at most once;
          * a host and port with a rule is terminated and every request to
          * it must match one of its rules */
         char **net_http;
         size_t n_net_http;
+        /* the same rules typed (policy_compile; NULL until then, and for
+         * an empty list): net_allow, net_deny, net_http in their order.
+         * Egress and capture take these; nothing parses a rule twice. */
+        struct net_rule *allow_rules, *deny_rules;
+        struct http_rule *http_rules;
+        bool compiled;
         uint64_t egress_bytes; /* limits.egress_bytes: bytes both ways over the run; 0 = none */
         uint64_t egress_connections; /* limits.egress_connections: at once; 0 = default */
 
@@ -198,11 +211,20 @@ struct rf_policy {
         uint64_t event_burst; /* events at once */
         uint64_t event_bytes; /* record bytes over the whole run */
 
-        /* secrets: bindings as canonical JSON (secrets/binding.h), at most
+        /* secrets: bindings as canonical JSON (policy/binding.h), at most
          * one per (delivery, name) */
         char **secrets;
         size_t n_secrets;
 };
+
+/*
+ * policy_compile — the typed form of the policy's rules (allow_rules,
+ * deny_rules, http_rules), parsed from their canonical text once the
+ * policy is final (policy_apply_defaults calls it). Again after a change:
+ * the old arrays are replaced. 0, or -errno with err set (a rule that does
+ * not parse: only a policy built by hand can hold one).
+ */
+int policy_compile(struct rf_policy *p, struct rf_error *err);
 
 /* Allocate an empty policy (version set, everything else unset). NULL on ENOMEM. */
 struct rf_policy *policy_new(void);

@@ -35,7 +35,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "egress/rules.h"
+#include "policy/rules.h"
 #include "egress/synth.h"
 #include "sandbox/capture-batch.h"
 #include "sandbox/plan.h"
@@ -74,12 +74,11 @@ int capture_rules_build(const struct rf_policy *pol, unsigned char **out, size_t
         size_t off = 0;
         unsigned k = 0;
         for (size_t i = 0; i < pol->n_net_allow; i++) {
-                struct net_rule r;
-                const char *why;
-                if (net_rule_parse(pol->net_allow[i], strlen(pol->net_allow[i]), &r, &why) < 0) {
+                if (!pol->allow_rules) { /* not compiled (policy_compile) */
                         free(buf);
                         return -EINVAL;
                 }
+                const struct net_rule r = pol->allow_rules[i];
                 if (r.kind != RULE_IP && r.kind != RULE_CIDR)
                         continue;
                 /* A rule with ports redirects every port of the prefix:

@@ -556,6 +556,11 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                                 break; /* an optional file the run does not get */
                 }
                 TRY(c, op->step, pfd = open_parent(d, rootfd, op->dst, name, sizeof name));
+                /* an image's own file (or link) of that name goes first: it
+                 * is removed in the run's upper layer, never written
+                 * through; a directory there refuses the run */
+                if (c->plan->rootfs && unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
+                        child_fail(c, op->step, errno);
                 fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                             op->mode);
                 if (fd < 0 && !(errno == EEXIST && !data))
@@ -648,6 +653,41 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
 
 static void secrets_in_root(const struct child *c, int rootfd);
 
+/*
+ * --rootfs (OPF_ROOT): the run's root is an overlay of the image's tree
+ * (`lower`, cloned from the host read-only, nosuid, nodev) under an upper
+ * layer on a tmpfs of the run's own, so the ops that follow (mount points,
+ * /etc files) never write to the image. The tmpfs is attached at
+ * ROOT_MOUNTPOINT with the image's tree beside the layers (overlayfs takes
+ * its layers by path); the overlay is mounted over it there. Returns the
+ * overlay's mount fd.
+ */
+static int overlay_root(const struct child *c, int lower, const char *rsize)
+{
+        const char *sopts[] = {"size", rsize, "mode", "0755", NULL, NULL};
+        int scratch = new_fs(c, STEP_ROOTFS, "tmpfs", sopts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        int mp = sys_openat2(AT_FDCWD, ROOT_MOUNTPOINT, O_PATH | O_DIRECTORY | O_CLOEXEC,
+                             RESOLVE_STRICT);
+        if (mp < 0 ||
+            move_mount(scratch, "", mp, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                child_fail(c, STEP_ROOTFS, errno);
+        close(mp);
+        TRY(c, STEP_ROOTFS, mkdirat(scratch, "lower", 0755));
+        TRY(c, STEP_ROOTFS, mkdirat(scratch, "upper", 0755));
+        TRY(c, STEP_ROOTFS, mkdirat(scratch, "work", 0700));
+        int l = sys_openat2(scratch, "lower", O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_STRICT);
+        if (l < 0 ||
+            move_mount(lower, "", l, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                child_fail(c, STEP_ROOTFS, errno);
+        close(l);
+        close(lower);
+        close(scratch);
+        const char *oopts[] = {
+                "lowerdir", ROOT_MOUNTPOINT "/lower", "upperdir", ROOT_MOUNTPOINT "/upper",
+                "workdir",  ROOT_MOUNTPOINT "/work",  NULL,       NULL};
+        return new_fs(c, STEP_ROOTFS, "overlay", oopts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+}
+
 static void build_root(const struct child *c, int trees[])
 {
         const struct rf_plan *p = c->plan;
@@ -682,7 +722,12 @@ static void build_root(const struct child *c, int trees[])
         if (p->root_extra) /* the plan bounds it (a few trust files) */
                 fmt_u64(rsize, sizeof rsize, ROOT_TMPFS_BASE + p->root_extra);
         const char *ropts[] = {"size", rsize, "mode", "0755", NULL, NULL};
-        int rootfd = new_fs(c, STEP_ROOTFS, "tmpfs", ropts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        bool image = p->n_ops && (p->ops[0].flags & OPF_ROOT) && p->ops[0].kind == OP_BIND;
+        int rootfd = image ? overlay_root(c, trees[0], rsize)
+                           : new_fs(c, STEP_ROOTFS, "tmpfs", ropts,
+                                    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (image)
+                trees[0] = -1; /* the overlay's now */
         int mp = sys_openat2(AT_FDCWD, ROOT_MOUNTPOINT, O_PATH | O_DIRECTORY | O_CLOEXEC,
                              RESOLVE_STRICT);
         if (mp < 0 ||
@@ -691,7 +736,7 @@ static void build_root(const struct child *c, int trees[])
         close(mp);
 
         struct root_dir held = {.fd = -1};
-        for (size_t i = 0; i < p->n_ops; i++) {
+        for (size_t i = image ? 1 : 0; i < p->n_ops; i++) {
                 if (p->ops[i].step != last_step)
                         step_begin(c, last_step = p->ops[i].step);
                 do_op(c, &p->ops[i], trees[i], &held, rootfd);

@@ -35,7 +35,10 @@
 #include <sys/resource.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/openat2.h>
 
 #include "secrets/broker.h"
 #include "hostuid.h"
@@ -348,6 +351,21 @@ static bool passwd_safe(const char *s)
         return true;
 }
 
+/* Does the image (--rootfs) have `rel` (a name beneath its root, however
+ * it is: a file, a link)? Looked up from its root without following a
+ * link, so nothing outside it is looked at. */
+static bool image_has(const struct rf_plan *p, const char *rel)
+{
+        if (!p->rootfs)
+                return false;
+        _cleanup_close_ int root = open(p->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        _cleanup_close_ int fd =
+                root < 0 ? -1 : (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
+        return fd >= 0;
+}
+
 static int add_etc(struct rf_plan *p)
 {
         static const struct {
@@ -379,8 +397,11 @@ static int add_etc(struct rf_plan *p)
                                     p->gid);
         if (group && p->gid != 65534)
                 group = plan_printf(p, "%snogroup:x:65534:\n", group);
-        if ((r = add_file(p, STEP_ETC, "/etc/passwd", passwd, 0644)) < 0 ||
-            (r = add_file(p, STEP_ETC, "/etc/group", group, 0644)) < 0 ||
+        /* an image's own users, groups and name service stay its own */
+        if ((!image_has(p, "etc/passwd") &&
+             (r = add_file(p, STEP_ETC, "/etc/passwd", passwd, 0644)) < 0) ||
+            (!image_has(p, "etc/group") &&
+             (r = add_file(p, STEP_ETC, "/etc/group", group, 0644)) < 0) ||
             (r = add_file(p, STEP_ETC, "/etc/hostname", RF_HOSTNAME "\n", 0644)) < 0 ||
             (r = add_file(p, STEP_ETC, "/etc/hosts",
                           "127.0.0.1\tlocalhost\n127.0.1.1\t" RF_HOSTNAME
@@ -390,11 +411,14 @@ static int add_etc(struct rf_plan *p)
              * at once (ECONNREFUSED) instead of hanging. */
             (r = add_file(p, STEP_ETC, "/etc/resolv.conf",
                           "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n", 0644)) < 0 ||
-            (r = add_file(p, STEP_ETC, "/etc/nsswitch.conf",
-                          "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
-                          "networks: files\nprotocols: files\nservices: files\n",
-                          0644)) < 0)
+            (!image_has(p, "etc/nsswitch.conf") &&
+             (r = add_file(p, STEP_ETC, "/etc/nsswitch.conf",
+                           "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
+                           "networks: files\nprotocols: files\nservices: files\n",
+                           0644)) < 0))
                 return r;
+        if (p->rootfs)
+                return 0; /* the image's own certificates, libraries, services */
 
         for (size_t i = 0; i < ARRAY_SIZE(binds); i++) {
                 struct stat st;
@@ -1386,6 +1410,62 @@ static void plan_test_switches(struct rf_plan *p)
  * git, are content), mapped to a host uid allocated for this run alone —
  * a namespace escape lands as nobody in particular, never as host root.
  */
+/*
+ * --rootfs DIR: the run's root is DIR (an image's root filesystem, the
+ * lower layer of an overlay, never written: the run's upper layer is its
+ * own tmpfs). DIR is named without a symbolic link, is a directory other
+ * than the host's root, and holds neither ringfence's state nor the
+ * caller's home; its inode is pinned (OPF_VERIFY). The first op.
+ */
+static int add_rootfs(struct rf_plan *p, const struct plan_input *in, const char *dir,
+                      struct rf_error *err)
+{
+        char canon[PATH_MAX];
+        struct stat st;
+        int r;
+
+        if (in->pinned)
+                return rf_error_set(err, -EPERM,
+                                    "rootfs %s: not for a run started through the daemon", dir);
+        if (!realpath(dir, canon))
+                return rf_error_set(err, negative_errno(), "rootfs %s: %s", dir, strerror(errno));
+        if ((r = refuse_symlinks("rootfs", dir, canon, err)) < 0)
+                return r;
+        if (stat(canon, &st) < 0 || !S_ISDIR(st.st_mode))
+                return rf_error_set(err, -ENOTDIR, "rootfs %s: not a directory", canon);
+        if (!strcmp(canon, "/"))
+                return rf_error_set(err, -EINVAL, "rootfs /: the host's own root is the default");
+        if (in->state_dir && path_is_beneath(in->state_dir, canon))
+                return rf_error_set(err, -EPERM,
+                                    "rootfs %s would expose ringfence state (%s); choose a "
+                                    "directory that does not contain it",
+                                    canon, in->state_dir);
+        if (in->host_home && path_is_beneath(in->host_home, canon))
+                return rf_error_set(err, -EPERM,
+                                    "rootfs %s contains your home directory (%s); an image's "
+                                    "root filesystem never does",
+                                    canon, in->host_home);
+        if (p->n_ops != 0)
+                return -EINVAL; /* the root comes first */
+        struct plan_op *op = op_add(p, OP_BIND, STEP_ROOTFS, "/");
+        if (!op || !(p->rootfs = plan_strdup(p, canon)))
+                return -ENOMEM;
+        op->src = p->rootfs;
+        op->flags = OPF_ROOT | OPF_RDONLY | OPF_VERIFY;
+        op->mode = S_IFDIR;
+        op->dev = st.st_dev;
+        op->ino = st.st_ino;
+        /* root runs: the image's owner (root, as a rule) is the run's user
+         * on the lower layer, so init may make its mount points and files
+         * in the upper one (a copy-up keeps the owner) */
+        if (p->map_as_root) {
+                op->flags |= OPF_IDMAP_OWNER;
+                op->owner_uid = st.st_uid;
+                op->owner_gid = st.st_gid;
+        }
+        return 0;
+}
+
 static int plan_identity(struct rf_plan *p, const struct stat *ws, struct rf_error *err)
 {
         int r;
@@ -1493,7 +1573,9 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
 
         static const char *const system_entries[] = {"/usr",   "/bin",   "/sbin",  "/lib",
                                                      "/lib32", "/lib64", "/libx32"};
-        for (size_t i = 0; i < ARRAY_SIZE(system_entries); i++)
+        if (pol->rootfs && (r = add_rootfs(p, in, pol->rootfs, err)) < 0)
+                goto fail;
+        for (size_t i = 0; !pol->rootfs && i < ARRAY_SIZE(system_entries); i++)
                 if ((r = add_system_entry(p, system_entries[i])) < 0) {
                         rf_error_set(err, r, "cannot inspect %s: %s", system_entries[i],
                                      strerror(-r));

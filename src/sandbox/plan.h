@@ -77,6 +77,11 @@ enum {
          * mount of its own: a --ro path others may not read (a user's 0600
          * ~/.npmrc) is readable in the run, and nothing else changes. */
         OPF_IDMAP_OWNER = 1 << 7,
+        /* OP_BIND at "/", the first op (--rootfs): the host directory is the
+         * read-only lower layer of the run's root, an overlay whose upper
+         * layer is the run's own tmpfs (launch.c, overlay_root); the ops
+         * after it build in that root as in the tmpfs one */
+        OPF_ROOT = 1 << 8,
 };
 
 /*
@@ -169,6 +174,7 @@ struct rf_plan {
         char *home;             /* $HOME inside (a private tmpfs, or in the workspace) */
         bool home_in_workspace; /* the workspace contains $HOME: no home tmpfs */
         char *workspace;        /* canonical host path, mounted at the same path */
+        char *rootfs;           /* --rootfs: the image's root (canonical), or NULL */
         char *cwd;              /* working directory inside */
 
         struct plan_op ops[PLAN_OPS_MAX];

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "secrets/binding.h"
+#include "policy/binding.h"
 #include "secrets/broker.h"
 #include "secrets/mask.h"
 #include "secrets/store.h"

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "secrets/binding.h"
+#include "policy/binding.h"
 #include "shared/error.h"
 
 /*

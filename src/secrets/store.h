@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "secrets/binding.h"
+#include "policy/binding.h"
 #include "shared/error.h"
 
 #define STORE_KEY_LEN    32

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "egress/rules.h"
+#include "policy/rules.h"
 #include "secrets/broker.h"
 #include "shared/json.h"
 #include "supervisor/control.h"

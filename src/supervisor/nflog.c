@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 
 #include "audit/emit.h"
-#include "egress/addr.h"
+#include "policy/addr.h"
 #include "egress/egress.h"
 #include "shared/macro.h"
 #include "supervisor/nflog.h"

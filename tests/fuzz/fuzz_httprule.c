@@ -1,5 +1,5 @@
 /*
- * fuzz_httprule.c — libFuzzer target for HTTP rules (src/egress/httprule.c):
+ * fuzz_httprule.c — libFuzzer target for HTTP rules (src/policy/httprule.c):
  * the rule parser, the path refusals, glob matching and the decision.
  *
  * Input: up to three lines, "RULE\nMETHOD\nTARGET" (missing lines are
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "egress/httprule.h"
+#include "policy/httprule.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_inject.c — libFuzzer target for credential injection's parsers:
- * the `--inject ENV=SOURCE@HOSTS` parser (src/secrets/binding.c), the
+ * the `--inject ENV=SOURCE@HOSTS` parser (src/policy/binding.c), the
  * binding's canonical JSON, Basic-credential decoding and header
  * replacement, and the streaming response scrubber (src/egress/inject.c).
  *
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "egress/inject.h"
-#include "secrets/binding.h"
+#include "policy/binding.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_rules.c — libFuzzer target for egress rules, host names, IP literals
- * (src/egress/rules.c) and address classes and text (src/egress/addr.c).
+ * (src/policy/rules.c) and address classes and text (src/policy/addr.c).
  *
  * Every piece of input is copied into a heap buffer of exactly its length,
  * so a read past it is an ASan report. The whole input is fed to each
@@ -28,8 +28,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "egress/addr.h"
-#include "egress/rules.h"
+#include "policy/addr.h"
+#include "policy/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # http_rules.sh — HTTP rules on terminated hosts (--allow-http,
-# network.http; src/egress/httprule.h): on a host and port an HTTP rule
+# network.http; src/policy/httprule.h): on a host and port an HTTP rule
 # names, every request — plaintext or TLS (terminated with the run CA),
 # proxied or captured — must match one of the host's rules, else 403
 # naming the method, the path and the rules, and egress.deny. Paths a

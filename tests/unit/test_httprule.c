@@ -1,5 +1,5 @@
 /*
- * test_httprule.c — HTTP rules on terminated hosts (egress/httprule.h):
+ * test_httprule.c — HTTP rules on terminated hosts (policy/httprule.h):
  * parsing and canonical text, the path refusals, glob matching (a table,
  * then random globs and paths against a plain dynamic-programming
  * matcher, and a worst case that must stay fast), method lists, the
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "egress/httprule.h"
+#include "policy/httprule.h"
 #include "policy/policy.h"
 #include "tap.h"
 

@@ -13,7 +13,7 @@
 #include <sys/random.h>
 
 #include "egress/inject.h"
-#include "secrets/binding.h"
+#include "policy/binding.h"
 #include "tap.h"
 
 static void test_cli(void)

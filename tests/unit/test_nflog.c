@@ -131,6 +131,9 @@ static void test_rules(void)
         unsigned char *out = NULL;
         size_t len = 0;
         unsigned nr = 0;
+        is_int(capture_rules_build(&p, &out, &len, &nr), -EINVAL,
+               "rules not compiled (policy_compile): refused, nothing parsed here");
+        is_int(policy_compile(&p, NULL), 0, "policy_compile");
         is_int(capture_rules_build(&p, &out, &len, &nr), 0, "capture_rules_build");
         is_int(nr, 3, "one rule per IP/CIDR rule, none for a name");
         /* each message carries its prefix, masked, right after its mask */
@@ -152,6 +155,7 @@ static void test_rules(void)
         }
         ok(msgs == 3 && off == len, "... three well-formed netlink messages (%zu)", msgs);
         free(out);
+        free(p.allow_rules);
 }
 
 int main(void)

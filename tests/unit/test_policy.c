@@ -1881,8 +1881,46 @@ static void test_network_publish(void)
              "string, got a number");
 }
 
+/* policy_compile: the rules typed once, in order; a hand-built policy's
+ * bad rule refused with its text; a second compile replaces the first */
+static void test_compile(void)
+{
+        struct rf_policy *p = parse_ok(
+                "{\"version\":1,\"network\":{\"allow\":[\"api.example.com:443\",\"10.0.0.0/8\"],"
+                "\"deny\":[\"*.bad.example\"],\"http\":[\"api.example.com GET /v1/*\"]}}",
+                "a policy with rules");
+        ok(p && !p->compiled && !p->allow_rules, "parsing alone compiles nothing");
+        is_int(p ? policy_apply_defaults(p) : -1, 0, "apply defaults compiles");
+        ok(p && p->compiled && p->allow_rules && p->deny_rules && p->http_rules, "typed rules");
+        ok(p && p->allow_rules[0].kind == RULE_HOST &&
+                   !strcmp(p->allow_rules[0].host, "api.example.com") &&
+                   p->allow_rules[0].n_ports == 1 && p->allow_rules[0].ports[0] == 443,
+           "allow[0]: the host and its port");
+        ok(p && p->allow_rules[1].kind == RULE_CIDR && p->allow_rules[1].prefix == 8,
+           "allow[1]: the CIDR");
+        ok(p && p->deny_rules[0].kind == RULE_SUFFIX &&
+                   !strcmp(p->deny_rules[0].host, "bad.example"),
+           "deny[0]: the suffix");
+        ok(p && !strcmp(p->http_rules[0].host, "api.example.com"), "http[0]: its host");
+        struct net_rule *before = p ? p->allow_rules : NULL;
+        is_int(p ? policy_compile(p, NULL) : -1, 0, "compiled again");
+        ok(p && p->allow_rules && p->allow_rules != before && p->allow_rules[1].prefix == 8,
+           "... the arrays replaced, the same rules");
+        policy_free(p);
+
+        struct rf_policy h = {0};
+        char *bad[] = {"ok.example", "not a rule"};
+        struct rf_error err = {0};
+        h.net_allow = bad;
+        h.n_net_allow = 2;
+        is_int(policy_compile(&h, &err), -EINVAL, "a hand-built policy's bad rule: refused");
+        ok(strstr(err.msg, "not a rule") != NULL, "... naming it (%s)", err.msg);
+        ok(!h.compiled && !h.allow_rules, "... nothing half-compiled kept");
+}
+
 int main(void)
 {
+        test_compile();
         test_network_publish();
         test_network_section();
         test_network_capture();

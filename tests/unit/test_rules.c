@@ -1,6 +1,6 @@
 /*
- * test_rules.c — egress rules, host names, IP literals (src/egress/rules.c)
- * and address classes and text (src/egress/addr.c).
+ * test_rules.c — egress rules, host names, IP literals (src/policy/rules.c)
+ * and address classes and text (src/policy/addr.c).
  *
  * Every rule form of rules.h is parsed and its canonical text checked; every
  * refusal is checked for its reason (the `why` phrase), not only for
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "egress/addr.h"
-#include "egress/rules.h"
+#include "policy/addr.h"
+#include "policy/rules.h"
 #include "tap.h"
 
 /* ---- helpers ------------------------------------------------------------- */

@@ -16,7 +16,7 @@
 
 #include "audit/emit.h"
 #include "policy/policy.h"
-#include "secrets/binding.h"
+#include "policy/binding.h"
 #include "secrets/grant.h"
 #include "secrets/secmem.h"
 #include "secrets/store.h"

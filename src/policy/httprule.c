@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "egress/httprule.h"
+#include "policy/httprule.h"
 
 static const struct {
         const char *name;

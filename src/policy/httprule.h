@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "egress/rules.h"
+#include "policy/rules.h"
 
 #define HTTPRULE_MAX      64   /* rules in one run */
 #define HTTPRULE_GLOB_MAX 1024 /* bytes of a path glob */

@@ -22,7 +22,7 @@
 
 #include "audit/audit.h"
 #include "audit/token.h"
-#include "cli.h"
+#include "supervisor/start-internal.h"
 #include "shared/json.h"
 #include "policy/policy.h"
 #include "shared/macro.h"

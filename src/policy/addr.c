@@ -35,7 +35,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "egress/addr.h"
+#include "policy/addr.h"
 
 struct prefix4 {
         uint8_t net[4];

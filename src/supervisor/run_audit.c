@@ -3,7 +3,7 @@
  *
  * run.start is written before the run is spawned and made durable before
  * the command can start (the run is refused with 125 if it cannot be): its
- * fdatasync runs while the run's init builds the root (cmd_run.c's
+ * fdatasync runs while the run's init builds the root (start.c's
  * registration callback commits it), so the disk flush, the largest single
  * cost of a start, overlaps the sandbox's setup instead of preceding it.
  * run.exit after the run is gone;
@@ -22,11 +22,11 @@
 
 #include "audit/audit.h"
 #include "audit/token.h"
-#include "cli.h"
+#include "supervisor/start-internal.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/plan.h"
-#include "secrets/binding.h"
+#include "policy/binding.h"
 #include "shared/macro.h"
 
 #define STR(k, v)                                                                                  \
@@ -106,11 +106,10 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
         return r < 0 ? (int)r : 0;
 }
 
-void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
-                    struct rf_cgroup *cg, uint64_t duration_ms)
+int run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
+                   struct rf_cgroup *cg, uint64_t duration_ms, struct rf_error *err)
 {
         struct rf_cgroup_stats st = {0};
-        struct rf_error err = {0};
 
         (void)cgroup_stats(cg, &st);
         struct audit_field f[] = {
@@ -124,10 +123,12 @@ void run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int statu
                 UINT("pids_max_hits", st.pids_max_hits),
         };
         /* run.exit and the run-end checkpoint share one fdatasync (group commit) */
-        if (audit_append(log, plan->run_id, "run.exit", f, ARRAY_SIZE(f), false, &err) < 0 ||
-            audit_checkpoint(log, &err) < 0 || audit_flush(log) < 0)
-                cli_error("cannot record the end of run %s: %s", plan->run_id,
-                          err.msg[0] ? err.msg : "the audit log could not be synced");
+        int64_t r = audit_append(log, plan->run_id, "run.exit", f, ARRAY_SIZE(f), false, err);
+        if (r >= 0)
+                r = audit_checkpoint(log, err);
+        if (r >= 0 && (r = audit_flush(log)) < 0)
+                rf_error_set(err, (int)r, "the audit log could not be synced");
+        return r < 0 ? (int)r : 0;
 }
 
 void run_audit_refused(struct audit_log *log, const char *run_id, const char *reason,

@@ -1,9 +1,9 @@
 /*
  * run_tls.c — the TLS side of a run with credential injection (issue 15,
- * docs/TLS.md) or HTTP rules (egress/httprule.h): the hosts to terminate,
+ * docs/TLS.md) or HTTP rules (policy/httprule.h): the hosts to terminate,
  * the run CA for them and the run's trust files, made off the start path.
  *
- * Called by cmd_run (run_tls_begin before the plan is built, run_tls_finish
+ * Called by run_start (start.c: run_tls_begin before the plan is built, run_tls_finish
  * through supervisor_run's trust callback once init builds the root) and
  * only for runs with an injection or an HTTP rule.
  *
@@ -46,12 +46,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "egress/addr.h"
+#include "supervisor/start-internal.h"
+#include "supervisor/start.h"
+#include "tls/tls-load.h"
+#include "policy/addr.h"
 #include "egress/egress.h"
-#include "egress/httprule.h"
+#include "policy/httprule.h"
 #include "egress/inject.h"
-#include "egress/rules.h"
+#include "policy/rules.h"
 #include "policy/policy.h"
 #include "sandbox/plan.h"
 #include "sandbox/trustfiles.h"

@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "policy/policy.h"
-#include "secrets/binding.h"
+#include "policy/binding.h"
 #include "secrets/broker.h"
 #include "shared/json.h"
 #include "shared/macro.h"

@@ -32,8 +32,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "egress/addr.h"
-#include "egress/rules.h"
+#include "policy/addr.h"
+#include "policy/rules.h"
 
 #define NET_LABEL_MAX  63
 #define RULE_INPUT_MAX 512 /* bytes of a rule as written; any valid rule is shorter */

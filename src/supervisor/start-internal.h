@@ -1,0 +1,122 @@
+/*
+ * start-internal.h — the parts of a run's start that start.c puts together:
+ * its audit records (run_audit.c), the wake-loop breaker and trigger
+ * tokens (run_loop.c) and the TLS side of injection and HTTP rules
+ * (run_tls.c). Used by start.c only (and run_tls_helper_main by the
+ * binaries' main).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shared/error.h"
+
+struct audit_log;
+struct rf_plan;
+struct rf_policy;
+struct rf_cgroup;
+
+/* run_audit.c: run.start (written, not yet durable: the caller commits it
+ * with audit_flush before the command can start; 0 or -errno: then the run
+ * is refused), run.exit, run.refused. */
+int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const struct rf_policy *pol,
+                    struct rf_cgroup *cg, struct rf_error *err);
+/* run.exit and the run-end checkpoint, made durable: 0, or -errno with
+ * err set (the caller says so: the run is over either way). */
+int run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
+                   struct rf_cgroup *cg, uint64_t duration_ms, struct rf_error *err);
+/* secret.provider_error {name, source, delivery, error} for the binding
+ * pol->secrets[failed] (grants_resolve's `why`: never provider output),
+ * then run.refused {reason: secret}; writes nothing for another failure. */
+void run_audit_provider_error(struct audit_log *log, const char *run_id,
+                              const struct rf_policy *pol, size_t failed, const char *why);
+/* run.refused {reason: policy|trigger|identity|setup|limits|loop|secret, detail}. */
+void run_audit_refused(struct audit_log *log, const char *run_id, const char *reason,
+                       const char *why);
+/* The run's identity token (PASETO v4.public; exp ≤ min(timeout, 1 h));
+ * also writes STATE_DIR/audit/jwks.json once. Length or -errno. */
+int run_identity_token(const char *state_dir, const char *run_id, const struct rf_policy *pol,
+                       char *out, size_t len, struct rf_error *err);
+
+/*
+ * run_loop.c: the wake-loop breaker. 0 if a run of pol's (agent, task)
+ * caused by pol->triggered_by (NULL or "" for none) may start under pol's
+ * audit.max_chain_depth / max_runs_per_window / loop_window (defaults
+ * LOOP_MAX_DEPTH, LOOP_MAX_RUNS, LOOP_WINDOW_S); else -ENOENT (unknown
+ * trigger) or -ELOOP (chain too deep, burst too large) with `why` set
+ * (the chain included), or -errno.
+ */
+#define LOOP_MAX_DEPTH 8  /* runs in one causal chain, this one included */
+#define LOOP_MAX_RUNS  30 /* runs per (agent, task) per window */
+#define LOOP_WINDOW_S  600
+struct rf_policy;
+int run_loop_check(const char *state_dir, const struct rf_policy *pol, char *why, size_t why_len);
+
+/*
+ * run_trigger_token — `--triggered-by TOKEN`: verify the run identity
+ * token against this instance's key (signature and expiry; a token of
+ * another instance or a forged one is refused) and make its run id the
+ * policy's triggered_by. `token` NULL: nothing to do. 0 or -errno with err.
+ */
+int run_trigger_token(const char *state_dir, const char *token, struct rf_policy *pol,
+                      struct rf_error *err);
+
+/*
+ * run_tls.c: the TLS side of a run with credential injection or HTTP rules.
+ * `on` is false when the run needs none (no injection names a host:
+ * addresses are plaintext only). The CA and the trust files are made by a
+ * helper process (forked by run_tls_begin) while the run starts; the
+ * supervisor never maps OpenSSL.
+ */
+struct egress_tls_ca;
+struct run_tls {
+        bool on;      /* the run terminates TLS for some host */
+        bool java;    /* the host has a JVM store: the run gets one too */
+        size_t bound; /* each trust file's size bound (plan_input.tls_bound) */
+        pid_t helper; /* the helper while it runs, else 0 */
+        int sock;     /* the helper's result channel, or -1 */
+        int files;    /* the sealed memfd of the trust files (trustfiles.h), or -1 */
+        /* sealed snapshots the helper made before the run's command existed,
+         * for the egress processes: the TLS module, the host's roots and
+         * network.upstream_ca as they were then (-1: none) */
+        int module, bundle, upstream;
+        /* the run CA, exported into secret memory (egress.h: what each egress
+         * process imports); no CA handle exists in this process */
+        struct egress_tls_ca *ca;
+        const char *what; /* what needs TLS, for messages */
+};
+
+/*
+ * run_tls_begin — for the injections inj[n] and the HTTP rules of a run
+ * with policy pol: the host names to terminate; when there are any, check
+ * the TLS module and the trust files it will read (missing or unsafe ones
+ * refuse the run now), then fork the helper, which loads the module, reads
+ * the host's CA bundle (+ network.upstream_ca), makes the run CA for those
+ * names (valid for the run's timeout + 2 min, else 30 days) and the trust
+ * files, and returns them (run_tls_finish). 0 (t->on false when nothing
+ * needs TLS), or -errno with err saying why (the run is refused: fail
+ * closed). Release with run_tls_free, which also ends a helper still
+ * running.
+ */
+struct inject_secret;
+int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
+                  struct run_tls *t, struct rf_error *err);
+
+/*
+ * run_tls_finish — wait (at most 30 s) for the helper's result: t->files
+ * (the trust files, sealed, checked against t->bound and t->java), t->ca
+ * (the CA's export in secret memory, just as large as it; it crossed only
+ * the helper's socket) and the snapshots t->module, t->bundle, t->upstream.
+ * 0, or -errno with err saying why (the run is refused; a helper that did
+ * not answer is killed). Called once, after run_tls_begin set t->on.
+ */
+int run_tls_finish(struct run_tls *t, struct rf_error *err);
+
+void run_tls_free(struct run_tls *t);
+static inline void run_tls_freep(struct run_tls *t)
+{
+        run_tls_free(t);
+}

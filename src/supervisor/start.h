@@ -1,0 +1,97 @@
+/*
+ * start.h — start one run from a request and supervise it to its end.
+ *
+ * The one place a run is started: the CLI (`ringfence run`, which the
+ * daemon execs for its callers) builds a struct run_request from its flags
+ * and profiles; the OCI front end will build one from a bundle. run_start
+ * then does, in order, what makes a run: the audit log first (no record,
+ * no run), the policy (file, then the request's flags on top, defaults,
+ * trigger token), the run's identity, the agent's block, the secrets, the
+ * TLS helper, the plan, the cgroups, the wake-loop breaker, run.start, the
+ * egress configuration, grants, published ports, registration, the run
+ * itself (supervisor_run), run.exit. Every refusal on the way is recorded
+ * (run.refused before run.start, run.exit after) and undoes what was made,
+ * through one cleanup (start.c), never a ladder.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "sandbox/plan.h"
+#include "shared/error.h"
+
+struct rf_policy;
+struct rf_grants;
+
+struct run_request {
+        /* the policy: the file (NULL: none), then `overlay` (the request's
+         * own settings: flags, profiles) merged on top, then the defaults */
+        const char *policy_file;
+        const struct rf_policy *overlay;
+        const char *trigger_token; /* --triggered-by, or NULL */
+        char *const *argv;         /* the command */
+        const char *state_dir;     /* canonical, existing */
+        const char *key_file;      /* the secret store's key, NULL: the state dir's */
+        const char *run_id;        /* chosen by the caller (daemon, --detach), or NULL */
+        const char *cwd;           /* canonical; NULL: this process's */
+        const char *host_home;     /* the caller's home (canonical), or NULL */
+        const char *term, *lang;   /* passed through, or NULL */
+        bool use_pty;              /* the run gets a terminal */
+        uid_t uid;                 /* whose run it is: ps, the API, published ports */
+        /* the daemon's caller: the workspace must be this inode */
+        bool expect_ws;
+        dev_t expect_ws_dev;
+        ino_t expect_ws_ino;
+        /* the daemon's caller: every read-only and read-write path is
+         * opened as it (pin) and must still be that inode */
+        bool pinned;
+        uid_t pin_uid;
+        const struct plan_kept *kept; /* --keep-state */
+        size_t n_kept;
+        const char *const *home_rels; /* files the profiles make beneath $HOME */
+        size_t n_home_rels;
+        bool mask_output;
+        bool raw_terminal;
+        uint64_t log_max;  /* 0: none */
+        FILE *refusals_to; /* the end-of-run summary of refusals, or NULL */
+
+        /* the front end's part, each optional, all with `ctx` */
+        void *ctx;
+        /* a read-only or read-write path, checked as the caller (pinned) */
+        int (*pin)(void *ctx, const char *path, bool rw, struct plan_pin *pin,
+                   struct rf_error *err);
+        /* the secrets are resolved: whatever else held a value may go */
+        void (*resolved)(void *ctx);
+        /* the profiles' files for $HOME, rendered with the run's
+         * placeholders: files[] (data malloc'd, freed by run_start), *n */
+        int (*home_files)(void *ctx, const char *workspace, const struct rf_policy *pol,
+                          const struct rf_grants *grants, struct plan_home_file *files, size_t *n,
+                          struct rf_error *err);
+        /* the run is registered (and its TLS trust made): a caller that
+         * waited for that may go */
+        void (*ready)(void *ctx);
+        /* one line for the operator (a note, a failure once the run is
+         * over); never a refusal, which comes back in err */
+        void (*note)(void *ctx, const char *line);
+};
+
+/*
+ * run_start — start the run `req` asks for and supervise it to its end.
+ * Returns its exit status (MISSION.md: the command's, 128+N, 124, 125 when
+ * refused or failed, 126/127); err holds the one line to print when its
+ * msg is set (a refusal, or the note a timeout gives). Blocks the
+ * terminating signals (the supervisor forwards them to the run).
+ */
+int run_start(const struct run_request *req, struct rf_error *err);
+
+/*
+ * The TLS helper's entry (main.c, when argv[1] is RUN_TLS_HELPER_ARG): the
+ * run CA and trust files for the job in argv, the result sent on fd 3,
+ * which must be the SOCK_SEQPACKET socket run_tls_begin gave it (else 125
+ * at once). Does not return on success.
+ */
+#define RUN_TLS_HELPER_ARG "--internal-tls-helper"
+int run_tls_helper_main(int argc, char **argv);

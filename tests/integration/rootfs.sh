@@ -1,0 +1,116 @@
+#!/bin/bash
+# tests/integration/rootfs.sh — `ringfence run --rootfs DIR` (and the
+# policy's filesystem.rootfs): the run's root is an image's root filesystem
+# under a copy-on-write layer of the run's own, with every other layer as in
+# any run. The image stays as it was; nothing of the host's system
+# directories is seen; a root write fails with EROFS (the root is read-only
+# once built); a file of the image where ringfence writes one (a symlink
+# included) is replaced in the run's layer, never written through; paths
+# that would expose ringfence's state, the host's root, a symlinked path
+# and a non-directory are refused with 125 and one line.
+#
+# The image is made here: busybox (static) and rf-probe with the libraries
+# it needs, a passwd of its own, a marker.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+new_workspace
+require_isolation
+
+BUSYBOX=$(command -v busybox)
+[ -n "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
+	skip_all "no static busybox (Debian's busybox-static; scripts/deps.sh installs it)"
+
+rf_mktemp /tmp
+TOP=$REPLY
+IMG=$TOP/rootfs
+mkdir -p "$IMG"/{bin,etc,lib64,usr/lib/x86_64-linux-gnu} || bail_out "cannot make the image"
+cp "$BUSYBOX" "$IMG/bin/busybox"
+for a in sh cat ls id echo test; do ln -s busybox "$IMG/bin/$a"; done
+cp "$RF_PROBE" "$IMG/bin/rf-probe"
+# rf-probe's libraries, at the paths its loader looks in
+while read -r lib; do
+	[ -f "$lib" ] || continue
+	mkdir -p "$IMG$(dirname "$lib")"
+	cp -L "$lib" "$IMG$lib"
+done < <(ldd "$RF_PROBE" | grep -o '/[^ ]*')
+echo "root:x:0:0:image root:/root:/bin/sh" >"$IMG/etc/passwd"
+echo "from-the-image" >"$IMG/etc/marker"
+# a file of the image where ringfence writes its own: a link out of it
+ln -s /etc/marker "$IMG/etc/hosts"
+chmod -R a+rX "$TOP"
+before=$(cd "$IMG" && find . -printf '%p %y %s %m\n' | sort)
+
+# --- the image is the root -------------------------------------------------------
+rf_run --rootfs "$IMG" -- /bin/rf-probe cat /etc/marker
+is "$RF_RC" 0 "a command of the image runs in it (rc 0) [$RF_ERR]"
+like "$RF_OUT" "from-the-image" "... and reads the image's files"
+
+rf_run --rootfs "$IMG" -- /bin/rf-probe cat /etc/passwd
+like "$RF_OUT" "image root" "the image's own /etc/passwd is its own, not one ringfence writes"
+
+# control: the host has /usr/bin (perl, ls, ...); the run under the image
+# does not see any of it
+[ -d /usr/bin ] && ok "control: the host has /usr/bin" || not_ok "control: the host has /usr/bin"
+rf_run --rootfs "$IMG" -- /bin/rf-probe stat /usr/bin
+is "$(first_line "$RF_OUT")" "errno=ENOENT" "the host's /usr/bin is not in the run (ENOENT)"
+rf_run --rootfs "$IMG" -- /bin/rf-probe stat /etc/ssl
+is "$(first_line "$RF_OUT")" "errno=ENOENT" "nor the host's /etc/ssl (ENOENT)"
+
+# the layers of any run: its own namespaces, its workspace, /tmp, the stub
+host_ns=$("$RF_PROBE" ns self)
+rf_run --rootfs "$IMG" -- /bin/rf-probe ns self
+for kind in user mnt pid net; do
+	isnt "$(field "$RF_OUT" "$kind")" "$(field "$host_ns" "$kind")" \
+		"the run has its own $kind namespace under an image"
+done
+rf_run --rootfs "$IMG" -- /bin/rf-probe create "$WS/written"
+is "$(first_line "$RF_OUT")" "ok" "the workspace is writable under an image"
+[ -f "$WS/written" ] && ok "... and the file is on the host" || not_ok "... and the file is on the host"
+rf_run --rootfs "$IMG" -- /bin/rf-probe create /tmp/scratch
+is "$(first_line "$RF_OUT")" "ok" "/tmp is the run's own tmpfs"
+rf_run --rootfs "$IMG" -- /bin/rf-probe cat /etc/resolv.conf
+like "$RF_OUT" "nameserver 127.0.0.1" "/etc/resolv.conf names the run's stub"
+
+# --- attacks on the root and the image ----------------------------------------
+rf_run --rootfs "$IMG" -- /bin/rf-probe create /bin/evil
+is "$(first_line "$RF_OUT")" "errno=EROFS" "a new file in the root: EROFS (the root is read-only)"
+rf_run --rootfs "$IMG" -- /bin/rf-probe rewrite /etc/marker
+is "$(first_line "$RF_OUT")" "errno=EROFS" "rewriting an image file: EROFS"
+rf_run --rootfs "$IMG" -- /bin/rf-probe readlink /etc/hosts
+is "$(first_line "$RF_OUT")" "errno=EINVAL" "the image's /etc/hosts link was replaced by a file (EINVAL: not a link)"
+rf_run --rootfs "$IMG" -- /bin/rf-probe cat /etc/hosts
+like "$RF_OUT" "localhost" "... ringfence's hosts file"
+is "$(cat "$IMG/etc/marker")" "from-the-image" "... never written through the link"
+after=$(cd "$IMG" && find . -printf '%p %y %s %m\n' | sort)
+is "$after" "$before" "the image on the host is as it was (no mount point, no file made in it)"
+
+# --- refusals: 125 and one line ---------------------------------------------------
+ln -s "$IMG" "$TOP/link"
+rf_run --rootfs "$TOP/link" -- /bin/true
+is "$RF_RC" 125 "a rootfs named through a symlink: refused (125)"
+like "$RF_ERR" "symbolic link" "... saying so"
+rf_run --rootfs "$IMG/etc/marker" -- /bin/true
+is "$RF_RC" 125 "a rootfs that is a file: refused (125)"
+like "$RF_ERR" "not a directory" "... saying so"
+rf_run --rootfs / -- /bin/true
+is "$RF_RC" 125 "--rootfs /: refused (125)"
+like "$RF_ERR" "host's own root" "... saying so"
+rf_run --rootfs "$(dirname "$RF_STATE")" -- /bin/true
+is "$RF_RC" 125 "a rootfs holding the state dir: refused (125)"
+like "$RF_ERR" "expose ringfence state" "... saying so"
+is "$(printf '%s\n' "$RF_ERR" | grep -c .)" 1 "... in one line"
+
+# --- the policy's filesystem.rootfs --------------------------------------------
+printf '{"version":1,"filesystem":{"rootfs":"%s"}}\n' "$IMG" >"$TOP/policy.json"
+rf_run -p "$TOP/policy.json" -- /bin/rf-probe cat /etc/marker
+like "$RF_OUT" "from-the-image" "filesystem.rootfs in a policy: the same root"
+out=$("$RF_BIN" policy check "$TOP/policy.json" 2>&1)
+is "$?" 0 "... a valid policy ($out)"
+printf '{"version":1,"filesystem":{"rootfs":"relative/dir"}}\n' >"$TOP/bad.json"
+out=$("$RF_BIN" policy check "$TOP/bad.json" 2>&1)
+is "$?" 1 "filesystem.rootfs relative: an invalid policy (exit 1)"
+like "$out" "filesystem.rootfs: .* not an absolute path" "... naming the key"
+
+done_testing

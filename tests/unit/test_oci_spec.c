@@ -1,0 +1,293 @@
+/*
+ * test_oci_spec.c — an OCI bundle's config.json (src/oci/spec.c): a
+ * podman-shaped config read whole; each refusal with its key path and
+ * errno (a wrong type, a missing field, a path naming a parent, a field
+ * ringfence-oci does not implement, a limit); properties the spec does not
+ * define ignored.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "oci/spec.h"
+#include "tap.h"
+
+#define BASE_PROCESS                                                                               \
+        "\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"/bin/true\"],\"cwd\":\"/\"}"
+#define BASE_ROOT "\"root\":{\"path\":\"rootfs\"}"
+
+static const char full[] =
+        "{\"ociVersion\":\"1.0.2-dev\","
+        "\"process\":{\"terminal\":true,\"user\":{\"uid\":1000,\"gid\":100,\"umask\":18,"
+        "\"additionalGids\":[10,20]},\"args\":[\"sh\",\"-c\",\"echo hi\"],"
+        "\"env\":[\"PATH=/usr/bin:/bin\",\"TERM=xterm\",\"EMPTY=\"],\"cwd\":\"/work\","
+        "\"capabilities\":{\"bounding\":[\"CAP_CHOWN\",\"CAP_KILL\"],\"effective\":[\"CAP_KILL\"],"
+        "\"permitted\":[\"CAP_KILL\"]},"
+        "\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":512}],"
+        "\"noNewPrivileges\":true,\"oomScoreAdj\":-100,\"apparmorProfile\":\"\","
+        "\"futureKey\":{\"x\":1}},"
+        "\"root\":{\"path\":\"/var/lib/c/rootfs\",\"readonly\":true},"
+        "\"hostname\":\"box\","
+        "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
+        "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+        "\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=65536k\"]},"
+        "{\"destination\":\"/data\",\"source\":\"/srv/data\",\"options\":[\"rbind\",\"ro\"]}],"
+        "\"hooks\":{\"createRuntime\":[{\"path\":\"/usr/bin/hook\",\"args\":[\"hook\",\"x\"],"
+        "\"env\":[\"A=1\"],\"timeout\":5}],\"poststop\":[{\"path\":\"/bin/cleanup\"}]},"
+        "\"annotations\":{\"ringfence.io/allow-hosts\":\"api.example.com\","
+        "\"io.kubernetes.cri.container-type\":\"sandbox\"},"
+        "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\","
+        "\"path\":\"/run/netns/pod\"},{\"type\":\"mount\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},"
+        "{\"type\":\"user\"},{\"type\":\"cgroup\"}],"
+        "\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
+        "\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
+        "\"devices\":[{\"type\":\"c\",\"path\":\"/dev/fuse\",\"major\":10,\"minor\":229,"
+        "\"fileMode\":438,\"uid\":0,\"gid\":0}],"
+        "\"cgroupsPath\":\"/machine/abc\","
+        "\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}],"
+        "\"memory\":{\"limit\":268435456,\"swap\":-1},\"pids\":{\"limit\":100},"
+        "\"cpu\":{\"shares\":1024,\"quota\":50000,\"period\":100000}},"
+        "\"sysctl\":{\"net.ipv4.ip_forward\":\"0\"},"
+        "\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":38,"
+        "\"architectures\":[\"SCMP_ARCH_X86_64\"],"
+        "\"syscalls\":[{\"names\":[\"read\",\"write\"],\"action\":\"SCMP_ACT_ALLOW\"},"
+        "{\"names\":[\"personality\"],\"action\":\"SCMP_ACT_ALLOW\","
+        "\"args\":[{\"index\":0,\"value\":0,\"op\":\"SCMP_CMP_EQ\"}]}]},"
+        "\"maskedPaths\":[\"/proc/kcore\",\"/sys/firmware\"],"
+        "\"readonlyPaths\":[\"/proc/sys\"],\"rootfsPropagation\":\"rslave\","
+        "\"intelRdt\":null}}";
+
+static void test_full(void)
+{
+        struct oci_spec *s = NULL;
+        struct rf_error err = {0};
+        int r = oci_spec_parse(full, sizeof full - 1, &s, &err);
+        is_int(r, 0, "a podman-shaped config.json is read (%s: %s)", err.keypath, err.msg);
+        if (!s)
+                return;
+        is_str(s->oci_version, "1.0.2-dev", "ociVersion");
+        ok(s->has_process && s->terminal && s->uid == 1000 && s->gid == 100 && s->has_umask &&
+                   s->umask == 022,
+           "process: terminal, user, umask");
+        ok(s->n_gids == 2 && s->gids[0] == 10 && s->gids[1] == 20, "additionalGids");
+        ok(s->n_args == 3 && !strcmp(s->args[2], "echo hi") && s->args[3] == NULL,
+           "args, NULL-terminated");
+        ok(s->n_env == 3 && !strcmp(s->env[2], "EMPTY=") && s->env[3] == NULL, "env");
+        is_str(s->cwd, "/work", "cwd");
+        ok(s->has_caps && s->n_caps[OCI_CAPS_BOUNDING] == 2 && s->n_caps[OCI_CAPS_AMBIENT] == 0 &&
+                   !strcmp(s->caps[OCI_CAPS_EFFECTIVE][0], "CAP_KILL"),
+           "capabilities, by set");
+        ok(s->n_rlimits == 1 && s->rlimits[0].resource == RLIMIT_NOFILE &&
+                   s->rlimits[0].soft == 512 && s->rlimits[0].hard == 1024,
+           "rlimits");
+        ok(s->no_new_privileges && s->has_oom_score_adj && s->oom_score_adj == -100,
+           "noNewPrivileges, oomScoreAdj");
+        ok(!strcmp(s->root_path, "/var/lib/c/rootfs") && s->root_readonly, "root");
+        is_str(s->hostname, "box", "hostname");
+        ok(s->n_mounts == 3 && !strcmp(s->mounts[1].type, "tmpfs") && s->mounts[1].n_options == 4 &&
+                   !strcmp(s->mounts[1].options[3], "size=65536k") && s->mounts[2].type == NULL &&
+                   !strcmp(s->mounts[2].source, "/srv/data"),
+           "mounts: typed and binds");
+        ok(s->n_hooks[OCI_HOOK_CREATE_RUNTIME] == 1 &&
+                   s->hooks[OCI_HOOK_CREATE_RUNTIME][0].timeout_s == 5 &&
+                   s->hooks[OCI_HOOK_CREATE_RUNTIME][0].n_args == 2 &&
+                   s->n_hooks[OCI_HOOK_POSTSTOP] == 1 && s->n_hooks[OCI_HOOK_PRESTART] == 0,
+           "hooks, by stage");
+        is_str(oci_spec_annotation(s, "ringfence.io/allow-hosts"), "api.example.com",
+               "annotations");
+        ok(oci_spec_annotation(s, "nope") == NULL, "an absent annotation: NULL");
+        ok(s->n_namespaces == 7 && s->namespaces[1].type == OCI_NS_NETWORK &&
+                   !strcmp(s->namespaces[1].path, "/run/netns/pod") && !s->namespaces[0].path,
+           "namespaces: new and joined");
+        ok(s->n_uid_mappings == 1 && s->uid_mappings[0].host_id == 100000 &&
+                   s->uid_mappings[0].size == 65536 && s->n_gid_mappings == 1,
+           "id mappings");
+        ok(s->n_devices == 1 && s->devices[0].type == 'c' && s->devices[0].major == 10 &&
+                   s->devices[0].minor == 229 && s->devices[0].file_mode == 0666,
+           "devices");
+        is_str(s->cgroups_path, "/machine/abc", "cgroupsPath");
+        ok(s->memory_limit == 268435456 && s->memory_swap == 0 && s->pids_limit == 100 &&
+                   s->cpu_shares == 1024 && s->has_cpu_quota && s->cpu_quota == 50000 &&
+                   s->cpu_period == 100000,
+           "resources (swap -1: none)");
+        ok(s->n_sysctl == 1 && !strcmp(s->sysctl[0].value, "0"), "sysctl");
+        ok(s->seccomp.present && !strcmp(s->seccomp.default_action, "SCMP_ACT_ERRNO") &&
+                   s->seccomp.default_errno_ret == 38 && s->seccomp.n_syscalls == 2 &&
+                   s->seccomp.syscalls[1].n_args == 1 && s->seccomp.syscalls[1].args[0].op == 4,
+           "seccomp");
+        ok(s->n_masked_paths == 2 && s->n_readonly_paths == 1, "masked and read-only paths");
+        is_str(oci_ns_name(OCI_NS_NETWORK), "network", "namespace names");
+        oci_spec_free(s);
+}
+
+static void refused(const char *doc, int want, const char *keypath, const char *words,
+                    const char *what)
+{
+        struct oci_spec *s = NULL;
+        struct rf_error err = {0};
+        int r = oci_spec_parse(doc, strlen(doc), &s, &err);
+        is_int(r, want, "%s: refused", what);
+        ok(!s, "... nothing returned");
+        is_str(err.keypath, keypath, "... at %s", keypath);
+        ok(words == NULL || strstr(err.msg, words) != NULL, "... saying \"%s\" (%s)",
+           words ? words : "", err.msg);
+        oci_spec_free(s);
+}
+
+static void test_refusals(void)
+{
+        refused("[]", -EINVAL, "", "expected object", "not an object");
+        refused("{\"process\":{}}", -EINVAL, "", "ociVersion: required", "no ociVersion");
+        refused("{\"ociVersion\":\"2.0.0\"," BASE_ROOT "}", -EOPNOTSUPP, "ociVersion", "1.x",
+                "a version 2");
+        refused("{\"ociVersion\":\"1.0.2\"}", -EINVAL, "", "root: required", "no root");
+        refused("{\"ociVersion\":\"1.0.2\",\"root\":{\"readonly\":true}}", -EINVAL, "root",
+                "path: required", "a root without a path");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":\"/bin/sh\",\"cwd\":\"/\"}}",
+                -EINVAL, "process.args", "expected array", "args a string");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"a\"]}}",
+                -EINVAL, "process", "cwd: required", "a process without cwd");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"process\":{\"user\":{\"uid\":0},\"args\":[\"a\"],\"cwd\":\"/\"}}",
+                -EINVAL, "process.user", "uid and gid", "a user without gid");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"process\":{\"user\":{\"uid\":-1,\"gid\":0},\"args\":[\"a\"],\"cwd\":\"/\"}}",
+                -EINVAL, "process.user.uid", "integer", "a negative uid");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"a\"],\"cwd\":\"/\","
+                "\"env\":[\"NOEQUALS\"]}}",
+                -EINVAL, "process.env", "NAME=VALUE", "an env entry without '='");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"a\"],\"cwd\":\"/\","
+                "\"apparmorProfile\":\"docker-default\"}}",
+                -EOPNOTSUPP, "process.apparmorProfile", "not supported", "an AppArmor profile");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"a\"],\"cwd\":\"/\","
+                "\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1,\"soft\":2}]}}",
+                -EINVAL, "process.rlimits[0]", "soft above hard", "an rlimit soft > hard");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"a\"],\"cwd\":\"/\","
+                "\"rlimits\":[{\"type\":\"RLIMIT_BOGUS\",\"hard\":1,\"soft\":1}]}}",
+                -EINVAL, "process.rlimits[0]", "RLIMIT_", "an unknown rlimit");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"mounts\":[{\"destination\":\"/a/../etc\",\"type\":\"tmpfs\"}]}",
+                -EINVAL, "mounts[0].destination", "\"..\"", "a mount naming a parent");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"mounts\":[{\"destination\":\"relative\"}]}",
+                -EINVAL, "mounts[0].destination", "absolute", "a relative mount destination");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT ",\"mounts\":[{\"type\":\"tmpfs\"}]}",
+                -EINVAL, "mounts[0]", "destination: required", "a mount without destination");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"bogus\"}]}}",
+                -EINVAL, "linux.namespaces[1]", "one of pid", "an unknown namespace");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"pid\"}]}}",
+                -EINVAL, "linux.namespaces[1]", "twice", "a namespace twice");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"namespaces\":[{\"type\":\"network\",\"path\":\"netns\"}]}}",
+                -EINVAL, "linux.namespaces[0]", "absolute", "a relative namespace path");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"namespaces\":[{\"type\":\"time\"}]}}",
+                -EOPNOTSUPP, "linux.namespaces[0]", "not supported", "a time namespace");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"uidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":1}]}}",
+                -EINVAL, "linux", "without a user namespace", "mappings without a user ns");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"namespaces\":[{\"type\":\"user\"}],"
+                "\"uidMappings\":[{\"containerID\":0,\"hostID\":4294967295,\"size\":2}]}}",
+                -EINVAL, "linux.uidMappings[0]", "32-bit", "a mapping past 2^32");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"maskedPaths\":[\"/proc/kcore\",\"proc/x\"]}}",
+                -EINVAL, "linux.maskedPaths[1]", "absolute", "a relative masked path");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"readonlyPaths\":[\"/proc/../etc\"]}}",
+                -EINVAL, "linux.readonlyPaths[0]", "\"..\"", "a read-only path naming a parent");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"devices\":[{\"type\":\"c\",\"path\":\"/etc/shadow\",\"major\":1,"
+                "\"minor\":3}]}}",
+                -EINVAL, "linux.devices[0]", "beneath /dev", "a device outside /dev");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"intelRdt\":{\"closID\":\"x\"}}}",
+                -EOPNOTSUPP, "linux.intelRdt", "not supported", "Intel RDT");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"resources\":{\"memory\":{\"reservation\":1024}}}}",
+                -EOPNOTSUPP, "linux.resources.memory.reservation", "not supported",
+                "a memory reservation");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"resources\":{\"unified\":{\"memory.high\":\"1\"}}}}",
+                -EOPNOTSUPP, "linux.resources.unified", "not supported", "unified resources");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\","
+                "\"listenerPath\":\"/run/l.sock\"}}}",
+                -EOPNOTSUPP, "linux.seccomp.listenerPath", "not supported",
+                "a seccomp notify listener");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":"
+                "[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,"
+                "\"value\":1,\"op\":\"SCMP_CMP_BOGUS\"}]}]}}}",
+                -EINVAL, "linux.seccomp.syscalls[0].args[0]", "SCMP_CMP_", "an unknown op");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"linux\":{\"rootfsPropagation\":\"shared\"}}",
+                -EOPNOTSUPP, "linux.rootfsPropagation", "never reach the host",
+                "shared propagation");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"hooks\":{\"prestart\":[{\"path\":\"hook\"}]}}",
+                -EINVAL, "hooks.prestart[0]", "absolute", "a relative hook path");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT
+                ",\"hooks\":{\"poststop\":[{\"path\":\"/bin/h\",\"args\":[\"h\"],\"timeout\":0}]}}",
+                -EINVAL, "hooks.poststop[0]", "greater than zero", "a hook timeout of 0");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT ",\"annotations\":{\"a\":1}}", -EINVAL,
+                "annotations.a", "expected string", "an annotation that is not a string");
+        refused("{\"ociVersion\":\"1.0.2\"," BASE_ROOT ",\"windows\":{\"layerFolders\":[\"x\"]}}",
+                -EOPNOTSUPP, "windows", "not supported", "a windows section");
+        refused("{\"ociVersion\":\"1.0.2\",\"ociVersion\":\"1.0.2\"," BASE_ROOT "}", -EINVAL,
+                "ociVersion", NULL, "a duplicate key (strict JSON)");
+}
+
+static void test_limits_and_unknowns(void)
+{
+        /* 257 mounts: over the limit, refused before anything is read */
+        size_t cap = 64 + 257 * 40;
+        char *doc = malloc(cap);
+        size_t n =
+                (size_t)snprintf(doc, cap, "{\"ociVersion\":\"1.0.2\"," BASE_ROOT ",\"mounts\":[");
+        for (int i = 0; i < 257; i++)
+                n += (size_t)snprintf(doc + n, cap - n, "%s{\"destination\":\"/m%d\"}",
+                                      i ? "," : "", i);
+        snprintf(doc + n, cap - n, "]}");
+        struct oci_spec *s = NULL;
+        struct rf_error err = {0};
+        is_int(oci_spec_parse(doc, strlen(doc), &s, &err), -E2BIG, "257 mounts: -E2BIG");
+        is_str(err.keypath, "mounts", "... at mounts");
+        free(doc);
+
+        const char *unk = "{\"ociVersion\":\"1.1.0\"," BASE_ROOT "," BASE_PROCESS
+                          ",\"somethingNew\":[1,2],\"linux\":{\"futureThing\":{\"a\":\"b\"},"
+                          "\"resources\":{\"memory\":{\"limit\":-1}}}}";
+        s = NULL;
+        is_int(oci_spec_parse(unk, strlen(unk), &s, &err), 0,
+               "properties the spec does not define: ignored");
+        ok(s && s->memory_limit == 0 && s->n_args == 1 && s->uid == 0, "... the rest read");
+        oci_spec_free(s);
+
+        const char *empty = "{\"ociVersion\":\"1.0.0\"," BASE_ROOT
+                            ",\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"a\"],"
+                            "\"cwd\":\"/\",\"apparmorProfile\":\"\",\"selinuxLabel\":\"\"},"
+                            "\"linux\":{\"intelRdt\":null,\"mountLabel\":\"\"}}";
+        s = NULL;
+        is_int(oci_spec_parse(empty, strlen(empty), &s, &err), 0,
+               "unsupported fields left empty: accepted (%s)", err.msg);
+        oci_spec_free(s);
+}
+
+int main(void)
+{
+        test_full();
+        test_refusals();
+        test_limits_and_unknowns();
+        return done();
+}
