@@ -221,6 +221,8 @@ static uint64_t ll_op_access(const struct plan_op *op)
         case OP_FILE:
                 return LL_READ_FILE;
         case OP_BIND:
+                if (op->flags & OPF_MASK)
+                        return 0; /* hides what is there; grants nothing */
                 if (op->flags & OPF_DEVICE)
                         return ll_is_terminal(op->dst) ? LL_TERMINAL : LL_DEVICE;
                 if (!(op->flags & OPF_RDONLY))

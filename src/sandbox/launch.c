@@ -527,6 +527,39 @@ static void trust_receive(const struct child *c, int step)
         t->got = true;
 }
 
+/*
+ * A masked path (OPF_MASK): a file gets the /dev/null tree over it, a
+ * directory an empty read-only tmpfs; an absent one is left absent. The
+ * path is opened beneath the root without following a link.
+ */
+static void mask_path(const struct child *c, const struct plan_op *op, int tree, int rootfd)
+{
+        struct stat st;
+        int fd = open_in_root(rootfd, op->dst, O_PATH | O_NOFOLLOW);
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        child_fail(c, op->step, errno);
+                if (tree >= 0)
+                        close(tree);
+                return;
+        }
+        if (fstat(fd, &st) < 0)
+                child_fail(c, op->step, errno);
+        if (S_ISDIR(st.st_mode)) {
+                if (tree >= 0)
+                        close(tree);
+                const char *opts[] = {"size", "4096", "mode", "0555", NULL, NULL};
+                tree = new_fs(c, op->step, "tmpfs", opts,
+                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                      MOUNT_ATTR_NOEXEC);
+        } else if (tree < 0)
+                child_fail(c, op->step, ENOENT); /* no /dev/null to mask with */
+        if (move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                child_fail(c, op->step, errno);
+        close(tree);
+        close(fd);
+}
+
 static void do_op(const struct child *c, const struct plan_op *op, int tree, struct root_dir *d,
                   int rootfd)
 {
@@ -577,6 +610,10 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
         case OP_BIND:
                 if (op->flags & OPF_IN_ROOT) {
                         bind_in_root(c, op, rootfd);
+                        break;
+                }
+                if (op->flags & OPF_MASK) {
+                        mask_path(c, op, tree, rootfd);
                         break;
                 }
                 if (tree < 0)
@@ -1609,7 +1646,7 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         build_root(&c, trees);
 
         step_begin(&c, STEP_HOSTNAME);
-        TRY(&c, STEP_HOSTNAME, sethostname(RF_HOSTNAME, sizeof RF_HOSTNAME - 1));
+        TRY(&c, STEP_HOSTNAME, sethostname(p->hostname, strlen(p->hostname)));
         if (!skipped(p, STEP_NETNS)) {
                 step_begin(&c, STEP_LOOPBACK);
                 loopback_up(&c);

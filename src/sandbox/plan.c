@@ -351,6 +351,20 @@ static bool passwd_safe(const char *s)
         return true;
 }
 
+/* A host name the run may be given: 1-64 bytes of letters, digits, '-'
+ * and '.', not starting with '-' or '.' (it lands in /etc/hosts). */
+static bool hostname_valid(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n > 64 || s[0] == '-' || s[0] == '.')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                      (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '.'))
+                        return false;
+        return true;
+}
+
 /* Does the image (--rootfs) have `rel` (a name beneath its root, however
  * it is: a file, a link)? Looked up from its root without following a
  * link, so nothing outside it is looked at. */
@@ -402,10 +416,13 @@ static int add_etc(struct rf_plan *p)
              (r = add_file(p, STEP_ETC, "/etc/passwd", passwd, 0644)) < 0) ||
             (!image_has(p, "etc/group") &&
              (r = add_file(p, STEP_ETC, "/etc/group", group, 0644)) < 0) ||
-            (r = add_file(p, STEP_ETC, "/etc/hostname", RF_HOSTNAME "\n", 0644)) < 0 ||
+            (r = add_file(p, STEP_ETC, "/etc/hostname", plan_printf(p, "%s\n", p->hostname),
+                          0644)) < 0 ||
             (r = add_file(p, STEP_ETC, "/etc/hosts",
-                          "127.0.0.1\tlocalhost\n127.0.1.1\t" RF_HOSTNAME
-                          "\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+                          plan_printf(p,
+                                      "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n"
+                                      "::1\tlocalhost ip6-localhost ip6-loopback\n",
+                                      p->hostname),
                           0644)) < 0 ||
             /* Nothing answers on the run's own loopback :53, so lookups fail
              * at once (ECONNREFUSED) instead of hanging. */
@@ -499,6 +516,33 @@ static int add_proc(struct rf_plan *p)
                 if (!(op = op_add(p, OP_RO_SELF, STEP_PROC, ro[i])))
                         return -E2BIG;
                 op->flags = OPF_OPTIONAL;
+        }
+        return 0;
+}
+
+/* maskedPaths and readonlyPaths (plan_input): after every mount of the
+ * run (/proc, /tmp, the workspace), so each covers what is there; each
+ * path absolute without "." or "..". */
+static int add_masked(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
+{
+        struct plan_op *op;
+
+        for (size_t i = 0; i < in->n_masked + in->n_readonly; i++) {
+                bool mask = i < in->n_masked;
+                const char *path = mask ? in->masked[i] : in->readonly[i - in->n_masked];
+                if (path[0] != '/' || strstr(path, "/..") || strstr(path, "/./") ||
+                    strlen(path) >= PATH_MAX)
+                        return rf_error_set(err, -EINVAL, "%s path %.200s: not absolute and clean",
+                                            mask ? "masked" : "read-only", path);
+                if (!(op = op_add(p, mask ? OP_BIND : OP_RO_SELF, STEP_PROC, path)) ||
+                    !(op->dst = plan_strdup(p, path)))
+                        return -E2BIG;
+                op->flags = OPF_OPTIONAL;
+                if (mask) {
+                        op->src = "/dev/null";
+                        op->flags |= OPF_MASK | OPF_DEVICE | OPF_RDONLY;
+                        op->mode = S_IFCHR;
+                }
         }
         return 0;
 }
@@ -1565,8 +1609,18 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                         p->home = plan_strdup(p, buf);
         }
         p->workspace = plan_strdup(p, buf);
-        p->cwd = plan_strdup(p, in->cwd && path_is_beneath(in->cwd, buf) ? in->cwd : buf);
-        if (!p->workspace || !p->cwd) {
+        p->cwd = plan_strdup(p, in->cwd_inside && pol->rootfs              ? in->cwd_inside
+                                : in->cwd && path_is_beneath(in->cwd, buf) ? in->cwd
+                                                                           : buf);
+        if (in->hostname && !hostname_valid(in->hostname)) {
+                r = rf_error_set(err, -EINVAL,
+                                 "host name \"%.64s\": letters, digits, '-' and "
+                                 "'.', at most 64 bytes",
+                                 in->hostname);
+                goto fail;
+        }
+        p->hostname = plan_strdup(p, in->hostname ? in->hostname : RF_HOSTNAME);
+        if (!p->workspace || !p->cwd || !p->hostname) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -1587,7 +1641,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 r = -E2BIG;
                 goto fail;
         }
-        if ((r = add_user_mounts(p, in, err)) < 0 || (r = add_home_files(p, in, err)) < 0)
+        if ((r = add_user_mounts(p, in, err)) < 0 || (r = add_home_files(p, in, err)) < 0 ||
+            (r = add_masked(p, in, err)) < 0)
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
                 goto fail;

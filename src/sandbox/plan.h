@@ -82,6 +82,10 @@ enum {
          * layer is the run's own tmpfs (launch.c, overlay_root); the ops
          * after it build in that root as in the tmpfs one */
         OPF_ROOT = 1 << 8,
+        /* OP_BIND of /dev/null (an OCI maskedPath): over a file at dst, that
+         * file reads as empty; over a directory, an empty read-only tmpfs
+         * instead; nothing there: nothing to do. No Landlock rule. */
+        OPF_MASK = 1 << 9,
 };
 
 /*
@@ -176,6 +180,7 @@ struct rf_plan {
         char *workspace;        /* canonical host path, mounted at the same path */
         char *rootfs;           /* --rootfs: the image's root (canonical), or NULL */
         char *cwd;              /* working directory inside */
+        char *hostname;         /* the run's host name (RF_HOSTNAME unless given) */
 
         struct plan_op ops[PLAN_OPS_MAX];
         size_t n_ops;
@@ -258,10 +263,21 @@ struct plan_input {
         const struct rf_policy *policy; /* effective policy (defaults applied) */
         char *const *argv;              /* command and arguments */
         const char *cwd;                /* caller's current directory (canonical) */
-        const char *state_dir;          /* canonical state dir */
-        const char *host_home;          /* caller's home (canonical) or NULL */
-        const char *term;               /* $TERM to pass through or NULL */
-        const char *lang;               /* $LANG to pass through or NULL */
+        /* with a rootfs: the command's directory inside (absolute; an OCI
+         * process.cwd), else NULL: cwd when beneath the workspace */
+        const char *cwd_inside;
+        const char *hostname; /* NULL: RF_HOSTNAME; else a valid host name */
+        /* paths inside (absolute, clean) hidden (OPF_MASK) and made
+         * read-only (OP_RO_SELF) once /proc is there: an OCI config's
+         * maskedPaths and readonlyPaths */
+        const char *const *masked;
+        size_t n_masked;
+        const char *const *readonly;
+        size_t n_readonly;
+        const char *state_dir; /* canonical state dir */
+        const char *host_home; /* caller's home (canonical) or NULL */
+        const char *term;      /* $TERM to pass through or NULL */
+        const char *lang;      /* $LANG to pass through or NULL */
         bool use_pty;
         const char *run_id;         /* the run's id if already chosen, else NULL */
         bool secrets_files;         /* file deliveries: /run/secrets */

@@ -38,9 +38,15 @@ struct run_request {
         const char *run_id;        /* chosen by the caller (daemon, --detach), or NULL */
         const char *cwd;           /* canonical; NULL: this process's */
         const char *host_home;     /* the caller's home (canonical), or NULL */
-        const char *term, *lang;   /* passed through, or NULL */
-        bool use_pty;              /* the run gets a terminal */
-        uid_t uid;                 /* whose run it is: ps, the API, published ports */
+        const char *cwd_inside;    /* a rootfs run's directory inside, or NULL */
+        const char *hostname;      /* the run's host name, or NULL: ringfence's */
+        const char *const *masked; /* paths inside hidden (OCI maskedPaths) */
+        size_t n_masked;
+        const char *const *readonly; /* paths inside made read-only (OCI readonlyPaths) */
+        size_t n_readonly;
+        const char *term, *lang; /* passed through, or NULL */
+        bool use_pty;            /* the run gets a terminal */
+        uid_t uid;               /* whose run it is: ps, the API, published ports */
         /* the daemon's caller: the workspace must be this inode */
         bool expect_ws;
         dev_t expect_ws_dev;

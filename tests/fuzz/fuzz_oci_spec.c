@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oci/request.h"
 #include "oci/spec.h"
 
 int LLVMFuzzerTestOneInput(const char *data, size_t size);
@@ -74,6 +75,14 @@ int LLVMFuzzerTestOneInput(const char *data, size_t size)
                 if (!s->seccomp.syscalls[i].n_names ||
                     s->seccomp.syscalls[i].n_args > OCI_SYSCALL_ARGS_MAX)
                         abort();
+        /* the overlay of what was read: refused or made, never a crash */
+        struct rf_policy *o = policy_new();
+        char path[512];
+        if (o && oci_overlay(s, o, &err) == 0 && (o->nofile > POLICY_NOFILE_MAX))
+                abort();
+        if (oci_policy_path(s, path, sizeof path, &err) == 1 && strchr(path + 24, '/'))
+                abort();
+        policy_free(o);
         oci_spec_free(s);
         return 0;
 }

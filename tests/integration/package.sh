@@ -34,8 +34,9 @@ deb=$RF_SRC/$(tail -n 1 <<<"$out")
 [ "$rc" = 0 ] && [ -f "$deb" ] || { diag "$out"; bail_out "no package to install"; }
 like "$deb" '/build/ringfence_[0-9.]+_amd64\.deb$' "... into build/ ($deb)"
 files=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's#^\.##')
-for f in /usr/bin/ringfence /usr/bin/ringfence-secret /usr/libexec/ringfence/ringfence-tls.so \
-	/usr/share/man/man1/ringfence.1.gz /usr/share/man/man1/ringfence-secret.1.gz \
+for f in /usr/bin/ringfence /usr/bin/ringfence-secret /usr/bin/ringfence-oci \
+	/usr/libexec/ringfence/ringfence-tls.so /usr/share/man/man1/ringfence.1.gz \
+	/usr/share/man/man1/ringfence-secret.1.gz /usr/share/man/man1/ringfence-oci.1.gz \
 	/usr/share/bash-completion/completions/ringfence /usr/share/zsh/vendor-completions/_ringfence \
 	/lib/systemd/system/ringfence.service /usr/share/ringfence/apparmor/ringfence.abi4 \
 	/usr/share/ringfence/apparmor/ringfence.abi3 /etc/ringfence/daemon.json; do

@@ -14,32 +14,19 @@
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tests/helpers/image.bash
+. "$(dirname "$0")/../helpers/image.bash"
 require_bin
 new_workspace
 require_isolation
-
-BUSYBOX=$(command -v busybox)
-[ -n "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
-	skip_all "no static busybox (Debian's busybox-static; scripts/deps.sh installs it)"
+require_busybox
 
 rf_mktemp /tmp
 TOP=$REPLY
 IMG=$TOP/rootfs
-mkdir -p "$IMG"/{bin,etc,lib64,usr/lib/x86_64-linux-gnu} || bail_out "cannot make the image"
-cp "$BUSYBOX" "$IMG/bin/busybox"
-for a in sh cat ls id echo test; do ln -s busybox "$IMG/bin/$a"; done
-cp "$RF_PROBE" "$IMG/bin/rf-probe"
-# rf-probe's libraries, at the paths its loader looks in
-while read -r lib; do
-	[ -f "$lib" ] || continue
-	mkdir -p "$IMG$(dirname "$lib")"
-	cp -L "$lib" "$IMG$lib"
-done < <(ldd "$RF_PROBE" | grep -o '/[^ ]*')
-echo "root:x:0:0:image root:/root:/bin/sh" >"$IMG/etc/passwd"
-echo "from-the-image" >"$IMG/etc/marker"
+make_image "$IMG"
 # a file of the image where ringfence writes its own: a link out of it
 ln -s /etc/marker "$IMG/etc/hosts"
-chmod -R a+rX "$TOP"
 before=$(cd "$IMG" && find . -printf '%p %y %s %m\n' | sort)
 
 # --- the image is the root -------------------------------------------------------

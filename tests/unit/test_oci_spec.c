@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "oci/request.h"
 #include "oci/spec.h"
 #include "tap.h"
 
@@ -284,8 +285,97 @@ static void test_limits_and_unknowns(void)
         oci_spec_free(s);
 }
 
+#define RUNNABLE                                                                                   \
+        "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"                                \
+        "\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],\"cwd\":\"/\","             \
+        "\"env\":[\"PATH=/bin\",\"A=b=c\"],"                                                       \
+        "\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":2048,\"soft\":1024}]},"                 \
+        "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"           \
+        "{\"destination\":\"/sys\",\"type\":\"sysfs\",\"source\":\"sysfs\"}%s],"                   \
+        "\"annotations\":{%s},"                                                                    \
+        "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"%s},{\"type\":"        \
+        "\"ipc\"},"                                                                                \
+        "{\"type\":\"uts\"},{\"type\":\"mount\"}],"                                                \
+        "\"resources\":{\"memory\":{\"limit\":1048576},\"pids\":{\"limit\":64},"                   \
+        "\"cpu\":{\"quota\":50000,\"period\":100000}}}}"
+
+/* oci_overlay on RUNNABLE with the three holes filled; returns its result,
+ * the overlay in *out (free it) */
+static int overlay_of(const char *mounts, const char *ann, const char *netpath,
+                      struct rf_policy **out, struct rf_error *err)
+{
+        char doc[4096];
+        struct oci_spec *s = NULL;
+        snprintf(doc, sizeof doc, RUNNABLE, mounts, ann, netpath);
+        *out = policy_new();
+        int r = oci_spec_parse(doc, strlen(doc), &s, err);
+        if (r == 0)
+                r = oci_overlay(s, *out, err);
+        oci_spec_free(s);
+        return r;
+}
+
+static void test_overlay(void)
+{
+        struct rf_policy *o = NULL;
+        struct rf_error err = {0};
+        int r = overlay_of("", "\"ringfence.io/allow-hosts\":\"api.example.com:443, *.gh.example\"",
+                           "", &o, &err);
+        is_int(r, 0, "a runnable config becomes an overlay (%s: %s)", err.keypath, err.msg);
+        ok(o && o->n_env == 2 && !strcmp(o->env_names[1], "A") && !strcmp(o->env_values[1], "b=c"),
+           "env: split at the first '='");
+        ok(o && o->nofile == 1024, "RLIMIT_NOFILE: the soft limit");
+        ok(o && o->memory == 1048576 && o->pids == 64 && o->cpus_milli == 500,
+           "memory, pids, cpu quota/period as cpus");
+        is_str(o ? o->agent : NULL, "container", "the default agent");
+        ok(o && o->n_net_allow == 2 && !strcmp(o->net_allow[0], "api.example.com:443"),
+           "allow-hosts: comma-separated rules");
+        policy_free(o);
+
+        memset(&err, 0, sizeof err);
+        r = overlay_of(",{\"destination\":\"/data\",\"source\":\"/srv\",\"options\":[\"rbind\"]}",
+                       "", "", &o, &err);
+        is_int(r, -EOPNOTSUPP, "a bind mount: not yet");
+        is_str(err.keypath, "mounts[2]", "... at mounts[2]");
+        policy_free(o);
+
+        memset(&err, 0, sizeof err);
+        r = overlay_of("", "", ",\"path\":\"/run/netns/pod\"", &o, &err);
+        is_int(r, -EOPNOTSUPP, "joining a network namespace: not yet");
+        ok(strstr(err.msg, "joining the network namespace") != NULL, "... saying so (%s)", err.msg);
+        policy_free(o);
+
+        memset(&err, 0, sizeof err);
+        r = overlay_of("", "\"ringfence.io/allow-hosts\":\"not a rule\"", "", &o, &err);
+        ok(r < 0, "a bad allow rule in the annotation: refused (%d)", r);
+        is_str(err.keypath, "annotations.ringfence.io/allow-hosts", "... naming the annotation");
+        policy_free(o);
+
+        memset(&err, 0, sizeof err);
+        r = overlay_of("", "\"ringfence.io/agent\":\"bad agent\\n\"", "", &o, &err);
+        ok(r < 0, "an agent name with a control byte: refused");
+        policy_free(o);
+
+        char path[256];
+        struct oci_spec *s = NULL;
+        const char *doc = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},"
+                          "\"annotations\":{\"ringfence.io/policy\":\"../etc/shadow\"}}";
+        is_int(oci_spec_parse(doc, strlen(doc), &s, &err), 0, "a config naming a policy");
+        is_int(s ? oci_policy_path(s, path, sizeof path, &err) : 0, -EINVAL,
+               "a policy name with a slash: refused");
+        oci_spec_free(s);
+        doc = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},"
+              "\"annotations\":{\"ringfence.io/policy\":\"ci-agents\"}}";
+        s = NULL;
+        is_int(oci_spec_parse(doc, strlen(doc), &s, &err), 0, "a config naming a good policy");
+        is_int(s ? oci_policy_path(s, path, sizeof path, &err) : 0, 1, "... one is named");
+        is_str(path, "/etc/ringfence/policies/ci-agents.json", "... in /etc/ringfence/policies");
+        oci_spec_free(s);
+}
+
 int main(void)
 {
+        test_overlay();
         test_full();
         test_refusals();
         test_limits_and_unknowns();

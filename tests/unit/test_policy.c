@@ -250,7 +250,7 @@ static void test_path_errors(void)
              "p.json:1:26: workspace: expected a string (an absolute path), got an array");
         FAIL("{\"version\":1,\"filesystem\":{\"read_onyl\":[]}}", -EINVAL,
              "p.json:1:28: filesystem.read_onyl: unknown key (expected one of: read_only, "
-             "read_write, protected, tmp_size, home_size, shm_size)");
+             "read_write, protected, rootfs, tmp_size, home_size, shm_size)");
         FAIL("{\"version\":1,\"filesystem\":{\"read_only\":\"/opt\"}}", -EINVAL,
              "p.json:1:40: filesystem.read_only: expected an array of absolute paths, got a "
              "string");
@@ -1918,8 +1918,39 @@ static void test_compile(void)
         ok(!h.compiled && !h.allow_rules, "... nothing half-compiled kept");
 }
 
+/* filesystem.rootfs: absolute, clean, not "/"; merged, copied, printed */
+static void test_rootfs(void)
+{
+        struct rf_policy *p = parse_ok("{\"version\":1,\"filesystem\":{\"rootfs\":\"/srv/img/\"}}",
+                                       "a policy with a rootfs");
+        is_str(p ? p->rootfs : NULL, "/srv/img", "rootfs normalised");
+        char *json = NULL;
+        is_int(p ? policy_to_json(p, &json) : -1, 0, "printed");
+        ok(json && strstr(json, "\"rootfs\":\"/srv/img\""), "... with its rootfs (%s)", json);
+        free(json);
+        struct rf_policy *o = policy_new(), *m = NULL;
+        struct rf_error err = {0};
+        is_int(policy_set_string(&o->rootfs, "/other", 4096, &err), 0, "an overlay's rootfs");
+        is_int(p ? policy_merge(p, o, &err) : -1, 0, "merged");
+        is_str(p ? p->rootfs : NULL, "/other", "... the overlay's wins");
+        is_int(p ? policy_dup(p, &m) : -1, 0, "copied");
+        ok(m && p && m->rootfs && m->rootfs != p->rootfs && !strcmp(m->rootfs, "/other"),
+           "... its own string");
+        policy_free(m);
+        policy_free(o);
+        policy_free(p);
+        struct rf_policy *bad = NULL;
+        struct rf_error e2 = {0};
+        const char *doc = "{\"version\":1,\"filesystem\":{\"rootfs\":\"/\"}}";
+        is_int(policy_parse(doc, strlen(doc), "p.json", &bad, &e2), -EINVAL,
+               "rootfs \"/\": refused");
+        ok(strstr(e2.msg, "host's own root") != NULL, "... saying so (%s)", e2.msg);
+        policy_free(bad);
+}
+
 int main(void)
 {
+        test_rootfs();
         test_compile();
         test_network_publish();
         test_network_section();

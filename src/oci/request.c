@@ -1,0 +1,192 @@
+/*
+ * request.c — a bundle's config as a run's policy overlay (request.h).
+ *
+ * Each check names the key it refuses; the table of standard mounts says
+ * which mounts ringfence's own layout stands in for (a run always has its
+ * own /proc, /dev, /dev/pts and /dev/shm; it never has /sys, a cgroup
+ * tree or an mqueue mount: ringfence's floor, docs/OCI.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "oci/request.h"
+#include "shared/macro.h"
+
+static int refuse(struct rf_error *err, const char *kp, const char *fmt, ...) _printf_(3, 4);
+static int refuse(struct rf_error *err, const char *kp, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        rf_error_vset(err, -EOPNOTSUPP, fmt, ap);
+        va_end(ap);
+        if (err)
+                snprintf(err->keypath, sizeof err->keypath, "%s", kp);
+        return -EOPNOTSUPP;
+}
+
+/* The mounts every config has, and what of them a run has of its own. */
+static const struct {
+        const char *destination, *type;
+        bool given; /* ringfence's layout has it (else: not mounted, the floor) */
+} standard_mounts[] = {
+        {"/proc", "proc", true},
+        {"/dev", "tmpfs", true},
+        {"/dev/pts", "devpts", true},
+        {"/dev/shm", "tmpfs", true},
+        {"/dev/mqueue", "mqueue", false},
+        {"/sys", "sysfs", false},
+        {"/sys/fs/cgroup", "cgroup", false},
+        {"/sys/fs/cgroup", "cgroup2", false},
+};
+
+static int check_mounts(const struct oci_spec *s, struct rf_error *err)
+{
+        char kp[64];
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                const struct oci_mount *m = &s->mounts[i];
+                bool known = false;
+                for (size_t k = 0; k < ARRAY_SIZE(standard_mounts) && !known; k++)
+                        known = !strcmp(m->destination, standard_mounts[k].destination) &&
+                                m->type && !strcmp(m->type, standard_mounts[k].type);
+                snprintf(kp, sizeof kp, "mounts[%zu]", i);
+                if (!known)
+                        return refuse(err, kp,
+                                      "%.200s (%.40s): only the standard mounts yet (proc, /dev, "
+                                      "devpts, /dev/shm, mqueue, sysfs, cgroup)",
+                                      m->destination, m->type ? m->type : "bind");
+        }
+        return 0;
+}
+
+static int check_namespaces(const struct oci_spec *s, struct rf_error *err)
+{
+        static const enum oci_ns needed[] = {OCI_NS_PID, OCI_NS_NETWORK, OCI_NS_MOUNT, OCI_NS_IPC,
+                                             OCI_NS_UTS};
+        unsigned have = 0;
+        for (size_t i = 0; i < s->n_namespaces; i++) {
+                if (s->namespaces[i].path)
+                        return refuse(err, "linux.namespaces",
+                                      "joining the %s namespace %.200s: not yet",
+                                      oci_ns_name(s->namespaces[i].type), s->namespaces[i].path);
+                have |= 1u << s->namespaces[i].type;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(needed); i++)
+                if (!(have & (1u << needed[i])))
+                        return refuse(err, "linux.namespaces",
+                                      "no %s namespace: a container shares nothing of the host's "
+                                      "namespaces under ringfence-oci",
+                                      oci_ns_name(needed[i]));
+        return 0;
+}
+
+static int add_annotations(const struct oci_spec *s, struct rf_policy *o, struct rf_error *err)
+{
+        const char *agent = oci_spec_annotation(s, OCI_ANN_AGENT);
+        const char *hosts = oci_spec_annotation(s, OCI_ANN_ALLOW_HOSTS);
+        int r;
+
+        if ((r = policy_set_string(&o->agent, agent ? agent : OCI_AGENT_DEFAULT, POLICY_IDENT_MAX,
+                                   err)) < 0) {
+                snprintf(err->keypath, sizeof err->keypath, "annotations.%s", OCI_ANN_AGENT);
+                return r;
+        }
+        for (const char *h = hosts; h && *h;) {
+                size_t n = strcspn(h, ",");
+                char rule[512];
+                while (n && h[n - 1] == ' ')
+                        n--;
+                if (n >= sizeof rule)
+                        return rf_error_set(err, -E2BIG, "annotations.%s: a rule too long",
+                                            OCI_ANN_ALLOW_HOSTS);
+                memcpy(rule, h, n);
+                rule[n] = '\0';
+                if (n && (r = policy_add_net_rule(o, rule, err)) < 0) {
+                        snprintf(err->keypath, sizeof err->keypath, "annotations.%s",
+                                 OCI_ANN_ALLOW_HOSTS);
+                        return r;
+                }
+                h += strcspn(h, ",");
+                while (*h == ',' || *h == ' ')
+                        h++;
+        }
+        return 0;
+}
+
+int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *err)
+{
+        int r;
+
+        if (!s->has_process || s->n_args == 0)
+                return rf_error_set(err, -EINVAL, "process.args: a command, required to run");
+        if (s->n_gids)
+                return refuse(err, "process.user.additionalGids", "additional groups: not yet");
+        if (s->n_devices)
+                return refuse(err, "linux.devices",
+                              "devices: not yet (a run has /dev/null, "
+                              "zero, full, random, urandom, tty)");
+        if (s->seccomp.present)
+                return refuse(err, "linux.seccomp",
+                              "a container's own seccomp profile: not applied yet (ringfence's "
+                              "own filter applies to every container)");
+        if (s->n_uid_mappings || s->n_gid_mappings)
+                return refuse(err, "linux.uidMappings",
+                              "id mappings: not yet (ringfence maps the container's user to a host "
+                              "uid of its own)");
+        for (size_t st = 0; st < _OCI_HOOK_COUNT; st++)
+                if (s->n_hooks[st])
+                        return refuse(err, "hooks", "hooks: not yet");
+        if (s->n_sysctl)
+                return refuse(err, "linux.sysctl", "sysctl: not yet");
+        if ((r = check_namespaces(s, err)) < 0 || (r = check_mounts(s, err)) < 0)
+                return r;
+        for (size_t i = 0; i < s->n_rlimits; i++) {
+                const struct oci_rlimit *l = &s->rlimits[i];
+                if (l->resource == RLIMIT_NOFILE) {
+                        if (l->soft == 0 || l->soft > POLICY_NOFILE_MAX)
+                                return rf_error_set(err, -EINVAL,
+                                                    "process.rlimits: RLIMIT_NOFILE out of range");
+                        o->nofile = l->soft;
+                } else if (l->resource != RLIMIT_NPROC) /* the pids limit stands in */
+                        return refuse(err, "process.rlimits", "rlimit %d: not yet", l->resource);
+        }
+        for (size_t i = 0; i < s->n_env; i++) {
+                const char *eq = strchr(s->env[i], '=');
+                char name[256];
+                size_t n = (size_t)(eq - s->env[i]);
+                if (n >= sizeof name)
+                        return rf_error_set(err, -E2BIG, "process.env: a name too long");
+                memcpy(name, s->env[i], n);
+                name[n] = '\0';
+                if ((r = policy_add_env(o, name, eq + 1, err)) < 0) {
+                        snprintf(err->keypath, sizeof err->keypath, "process.env[%zu]", i);
+                        return r;
+                }
+        }
+        if (s->memory_limit)
+                o->memory = s->memory_limit;
+        if (s->pids_limit)
+                o->pids = s->pids_limit > POLICY_PIDS_MAX ? POLICY_PIDS_MAX : s->pids_limit;
+        if (s->has_cpu_quota) {
+                uint64_t period = s->cpu_period ? s->cpu_period : 100000;
+                uint64_t milli = s->cpu_quota * 1000 / period;
+                o->cpus_milli = milli ? milli : 1;
+        }
+        return add_annotations(s, o, err);
+}
+
+int oci_policy_path(const struct oci_spec *s, char *buf, size_t len, struct rf_error *err)
+{
+        const char *name = oci_spec_annotation(s, OCI_ANN_POLICY);
+        if (!name)
+                return 0;
+        if (!policy_profile_name_valid(name))
+                return rf_error_set(err, -EINVAL,
+                                    "annotations.%s: a policy name (a-z, 0-9, '-', '_')",
+                                    OCI_ANN_POLICY);
+        snprintf(buf, len, "%s/%s.json", OCI_POLICY_DIR, name);
+        return 1;
+}

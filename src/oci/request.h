@@ -1,0 +1,43 @@
+/*
+ * request.h — what a bundle's config asks for, as a run's policy overlay.
+ *
+ * ringfence-oci starts a container as a run (supervisor/start.h): its
+ * config (oci/spec.h) becomes the settings a `ringfence run` flag would
+ * give — the environment, the limits, the agent and egress from the
+ * annotations — and everything ringfence gives every run stays (its own
+ * namespaces, /proc, /dev, no capabilities, its seccomp floor, Landlock).
+ * What a config asks for that ringfence-oci cannot give yet is refused
+ * with its key path (-EOPNOTSUPP), never dropped. Pure.
+ */
+#pragma once
+
+#include "oci/spec.h"
+#include "policy/policy.h"
+#include "shared/error.h"
+
+/* The annotations ringfence-oci reads (docs/OCI.md). */
+#define OCI_ANN_AGENT       "ringfence.io/agent"
+#define OCI_ANN_ALLOW_HOSTS "ringfence.io/allow-hosts" /* rules, comma-separated */
+#define OCI_ANN_POLICY      "ringfence.io/policy"      /* /etc/ringfence/policies/NAME.json */
+#define OCI_POLICY_DIR      "/etc/ringfence/policies"
+#define OCI_AGENT_DEFAULT   "container"
+
+/*
+ * oci_overlay — the settings of spec `s` onto overlay `o` (a fresh
+ * policy): env, limits (memory, pids, cpu quota, RLIMIT_NOFILE), the agent
+ * and allow rules of the annotations. Refuses (-EOPNOTSUPP, err naming the
+ * key) what a run cannot give yet: a namespace joined by path or missing
+ * (ringfence makes all of them), mounts other than the standard proc,
+ * /dev, devpts, /dev/shm, mqueue, sysfs and cgroup ones, additional gids,
+ * devices, hooks, a seccomp profile, id mappings, rlimits other than
+ * NOFILE and NPROC. 0 or -errno with err set.
+ */
+int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *err);
+
+/*
+ * oci_policy_path — the named policy of OCI_ANN_POLICY into buf
+ * ("/etc/ringfence/policies/NAME.json"): 1 when the annotation names one,
+ * 0 when there is none, -EINVAL (err set) for a name that is not a-z 0-9
+ * '-' '_'.
+ */
+int oci_policy_path(const struct oci_spec *s, char *buf, size_t len, struct rf_error *err);

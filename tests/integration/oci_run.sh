@@ -1,0 +1,172 @@
+#!/bin/bash
+# tests/integration/oci_run.sh — ringfence-oci, ringfence behind runc's
+# command line (issue 17, first step: run, spec, features, --version).
+#
+# A bundle made here (tests/helpers/image.bash, and `ringfence-oci spec`'s
+# config) runs as a ringfence run: its command, exit status, host name and
+# working directory as the config says; its maskedPaths and readonlyPaths
+# applied; the agent and egress of its annotations; recorded in the audit
+# log. Where runc is installed, the same bundle runs under runc too, and
+# the command's output and status must be the same (the control). A config
+# asking for what ringfence-oci cannot give is refused with 125 and the
+# key, and leaves nothing in --root; unknown commands and options fail.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tests/helpers/image.bash
+. "$(dirname "$0")/../helpers/image.bash"
+require_bin
+new_workspace
+require_isolation
+require_busybox
+
+OCI=$(dirname "$RF_BIN")/ringfence-oci
+[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+rf_mktemp /tmp
+TOP=$REPLY
+B=$TOP/bundle
+ROOT=$TOP/oci-root
+mkdir -p "$B" "$ROOT"
+make_image "$B/rootfs"
+mkdir -p "$B/rootfs/secret-dir"
+echo "hidden" >"$B/rootfs/secret-dir/file"
+chmod -R a+rX "$B/rootfs/secret-dir"
+ID=rf-test-$$
+
+# oci ARGS... — ringfence-oci with this test's --root and state dir; sets
+# RF_RC, RF_OUT, RF_ERR
+oci() {
+	RF_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" "$@" \
+		2>"$TOP/err" </dev/null)
+	RF_RC=$?
+	RF_ERR=$(cat "$TOP/err")
+}
+
+# config JQ-PYTHON — edit $B/config.json with a python expression on `c`
+config() {
+	python3 - "$B/config.json" "$1" <<'PY' || bail_out "cannot edit config.json"
+import json, sys
+p, expr = sys.argv[1], sys.argv[2]
+c = json.load(open(p))
+exec(expr)
+json.dump(c, open(p, "w"), indent=1)
+PY
+}
+
+# --- version, features, spec -------------------------------------------------
+oci --version
+is "$RF_RC" 0 "--version: exit 0"
+like "$RF_OUT" "^ringfence-oci version .*spec: 1\." "... the runtime's and the spec's versions"
+oci features
+is "$RF_RC" 0 "features: exit 0"
+printf '%s' "$RF_OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["hooks"]==[] and d["linux"]["seccomp"]["enabled"] is False and "network" in d["linux"]["namespaces"]' 2>/dev/null
+is "$?" 0 "... JSON saying what it implements (no hooks, no own seccomp profile yet)"
+oci spec -b "$B"
+is "$RF_RC" 0 "spec: writes a config.json"
+oci spec -b "$B"
+is "$RF_RC" 1 "spec again: refused (it never overwrites one)"
+like "$RF_ERR" "File exists" "... saying so"
+config 'c["process"]["terminal"]=False; c["process"]["args"]=["/bin/sh","-c","hostname; pwd; exit 7"]; c["process"]["cwd"]="/etc"; c["hostname"]="box-1"'
+
+# --- a container runs as the config says -------------------------------------
+oci run -b "$B" "$ID"
+is "$RF_RC" 7 "run: the command's exit status (7)"
+is "$RF_OUT" "box-1
+/etc" "... its host name and working directory from the config"
+[ -z "$(ls -A "$ROOT")" ] && ok "... and nothing of it is left in --root" ||
+	not_ok "... and nothing of it is left in --root ($(ls -A "$ROOT"))"
+if command -v runc >/dev/null 2>&1; then
+	ctl=$(cd "$B" && timeout 60 runc --root "$TOP/runc-root" run "$ID-runc" </dev/null 2>/dev/null)
+	rc=$?
+	is "$rc/$ctl" "$RF_RC/$RF_OUT" "control: runc runs the same bundle to the same output and status"
+else
+	skip "runc not installed: no side-by-side control"
+fi
+
+# the layers of a ringfence run: its own namespaces, no capability, the
+# root read-only, the image untouched
+host_ns=$("$RF_PROBE" ns self)
+config 'c["process"]["args"]=["/bin/rf-probe","ns","self"]'
+oci run -b "$B" "$ID"
+for kind in user mnt pid net; do
+	isnt "$(field "$RF_OUT" "$kind")" "$(field "$host_ns" "$kind")" "the container has its own $kind namespace"
+done
+config 'c["process"]["args"]=["/bin/rf-probe","create","/bin/evil"]'
+oci run -b "$B" "$ID"
+is "$(first_line "$RF_OUT")" "errno=EROFS" "a write to the container's root: EROFS"
+[ ! -e "$B/rootfs/bin/evil" ] && ok "... nothing in the bundle" || not_ok "... nothing in the bundle"
+
+# maskedPaths and readonlyPaths
+config 'c["process"]["args"]=["/bin/rf-probe","cat","/etc/marker"]'
+oci run -b "$B" "$ID"
+like "$RF_OUT" "from-the-image" "control: the marker is readable unmasked"
+config 'c["linux"]["maskedPaths"]+=["/etc/marker","/secret-dir"]'
+oci run -b "$B" "$ID"
+is "$RF_OUT" "ok" "a masked file reads as empty"
+config 'c["process"]["args"]=["/bin/rf-probe","ls","/secret-dir"]'
+oci run -b "$B" "$ID"
+is "$RF_OUT" "ok" "a masked directory is empty"
+config 'c["process"]["args"]=["/bin/rf-probe","create","/tmp/x"]'
+oci run -b "$B" "$ID"
+is "$(first_line "$RF_OUT")" "ok" "control: /tmp is writable"
+config 'c["linux"]["readonlyPaths"]+=["/tmp"]'
+oci run -b "$B" "$ID"
+is "$(first_line "$RF_OUT")" "errno=EROFS" "a readonlyPath: EROFS"
+
+# egress: none without an annotation; the allow rules of ringfence.io/allow-hosts
+config 'c["process"]["args"]=["/bin/rf-probe","dns","api.example.com","1"]'
+oci run -b "$B" "$ID"
+like "$(first_line "$RF_OUT")" "rcode=REFUSED" "no egress annotation: a name does not resolve (REFUSED)"
+config 'c["annotations"]["ringfence.io/allow-hosts"]="api.example.com:443"; c["annotations"]["ringfence.io/agent"]="oci-agent"'
+oci run -b "$B" "$ID"
+like "$(first_line "$RF_OUT")" "rcode=NOERROR" "ringfence.io/allow-hosts: the allowed name resolves (NOERROR)"
+audit=$("$RF_BIN" audit --state-dir "$RF_STATE" --agent oci-agent --event run.start 2>&1)
+like "$audit" "oci-agent" "run.start is in the audit log with the annotation's agent"
+
+# --- refusals: 125, the key, nothing left -------------------------------------
+refuse_case() { # EXPR WORDS WHAT
+	cp "$B/config.json" "$TOP/good.json"
+	config "$1"
+	oci run -b "$B" "$ID"
+	is "$RF_RC" 125 "$3: refused (125)"
+	like "$RF_ERR" "$2" "... saying so"
+	[ -z "$(ls -A "$ROOT")" ] && ok "... nothing left in --root" || not_ok "... nothing left in --root"
+	cp "$TOP/good.json" "$B/config.json"
+}
+refuse_case 'c["process"]["apparmorProfile"]="docker-default"' "process.apparmorProfile: not supported" \
+	"an AppArmor profile"
+refuse_case 'c["mounts"].append({"destination":"/data","type":"bind","source":"/etc","options":["rbind"]})' \
+	"mounts\\[4\\]: /data" "a bind mount"
+refuse_case 'c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n["type"]!="network"]' \
+	"no network namespace" "the host's network namespace"
+refuse_case 'c["linux"]["namespaces"][1]["path"]="/proc/1/ns/net"' "joining the network namespace" \
+	"joining a network namespace"
+refuse_case 'del c["ociVersion"]' "ociVersion: required" "a config without ociVersion"
+refuse_case 'c["root"]["path"]="missing"' "rootfs .*missing" "a missing root"
+refuse_case 'c["hooks"]={"prestart":[{"path":"/bin/true"}]}' "hooks: not yet" "hooks"
+
+mkdir "$ROOT/$ID"
+oci run -b "$B" "$ID"
+is "$RF_RC" 125 "a container id in use: refused (125)"
+like "$RF_ERR" "exists already" "... saying so"
+rmdir "$ROOT/$ID"
+oci run -b "$B" "../$ID"
+is "$RF_RC" 1 "an id with a slash: refused (1)"
+
+# --- the command line ----------------------------------------------------------
+oci create -b "$B" "$ID"
+is "$RF_RC" 1 "create: not there yet (1)"
+like "$RF_ERR" "not there yet" "... saying so"
+oci --systemd-cgroup run -b "$B" "$ID"
+is "$RF_RC" 1 "--systemd-cgroup: refused (1)"
+oci --bogus run "$ID"
+is "$RF_RC" 1 "an unknown global option: refused (1)"
+oci run --bogus "$ID"
+is "$RF_RC" 1 "an unknown run option: refused (1)"
+oci bogus
+is "$RF_RC" 1 "an unknown command: refused (1)"
+oci --log "$TOP/log.json" --log-format json run --detach "$ID"
+python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$TOP/log.json" 2>/dev/null
+is "$?" 0 "--log-format json: the error is a JSON line in --log"
+
+done_testing
