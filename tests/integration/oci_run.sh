@@ -75,12 +75,28 @@ is "$RF_OUT" "box-1
 /etc" "... its host name and working directory from the config"
 [ -z "$(ls -A "$ROOT")" ] && ok "... and nothing of it is left in --root" ||
 	not_ok "... and nothing of it is left in --root ($(ls -A "$ROOT"))"
-if command -v runc >/dev/null 2>&1; then
+# runc makes the cgroup the config names (else one at the hierarchy's
+# root): name one beneath this test's own cgroup in every hierarchy (the
+# deepest of them, when every other is a prefix of it), or leave runc out
+own_cgroup() {
+	local deepest="" p
+	while IFS=: read -r _ _ p; do
+		[ "${#p}" -gt "${#deepest}" ] && deepest=$p
+	done </proc/self/cgroup
+	while IFS=: read -r _ _ p; do
+		[ "$p" = / ] || [[ $deepest == "$p" || $deepest == "$p"/* ]] || return 1
+	done </proc/self/cgroup
+	printf '%s\n' "${deepest%/}"
+}
+if ! command -v runc >/dev/null 2>&1; then
+	skip "runc not installed: no side-by-side control"
+elif ! cg=$(own_cgroup); then
+	skip "this process's cgroups differ between hierarchies: no cgroup for runc beneath them"
+else
+	config "c[\"linux\"][\"cgroupsPath\"]=\"$cg/rf-test-runc-$$\""
 	ctl=$(cd "$B" && timeout 60 runc --root "$TOP/runc-root" run "$ID-runc" </dev/null 2>/dev/null)
 	rc=$?
 	is "$rc/$ctl" "$RF_RC/$RF_OUT" "control: runc runs the same bundle to the same output and status"
-else
-	skip "runc not installed: no side-by-side control"
 fi
 
 # the layers of a ringfence run: its own namespaces, no capability, the
@@ -122,6 +138,29 @@ oci run -b "$B" "$ID"
 like "$(first_line "$RF_OUT")" "rcode=NOERROR" "ringfence.io/allow-hosts: the allowed name resolves (NOERROR)"
 audit=$("$RF_BIN" audit --state-dir "$RF_STATE" --agent oci-agent --event run.start 2>&1)
 like "$audit" "oci-agent" "run.start is in the audit log with the annotation's agent"
+
+# the kill switch: a container is a run in ringfence's registry
+config 'c["process"]["args"]=["/bin/sh","-c","while :; do sleep 1; done"]; c["annotations"]["ringfence.io/agent"]="oci-kill"'
+RINGFENCE_STATE_DIR=$RF_STATE "$OCI" --root "$ROOT" run -b "$B" "$ID" </dev/null >/dev/null 2>&1 &
+opid=$!
+register_pid "$opid"
+run=""
+for _ in $(seq 100); do
+	run=$("$RF_BIN" ps --state-dir "$RF_STATE" --json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get("agent") == "oci-kill": print(r["run"])' 2>/dev/null)
+	[ -n "$run" ] && break
+	sleep 0.1
+done
+isnt "$run" "" "ringfence ps lists the running container (agent oci-kill)"
+[ -n "$run" ] || kill -KILL "$opid"
+"$RF_BIN" kill --state-dir "$RF_STATE" "$run" --reason "oci test" >/dev/null 2>&1
+wait "$opid"
+is "$?" 137 "ringfence kill ends it: ringfence-oci exits 137"
+[ -z "$(ls -A "$ROOT")" ] && ok "... and nothing of it is left in --root" ||
+	not_ok "... and nothing of it is left in --root"
 
 # --- refusals: 125, the key, nothing left -------------------------------------
 refuse_case() { # EXPR WORDS WHAT
