@@ -4,7 +4,8 @@
  * A container is a ringfence run (supervisor/start.h) whose root is the
  * bundle's root filesystem (--rootfs) and whose settings come from its
  * config.json (oci/spec.h, oci/request.h). This first step has `run`
- * (create, start and wait, in the foreground), `spec`, `features` and
+ * (create, start and wait, in the foreground), `state`, `list`, `kill`,
+ * `pause`, `resume`, `delete` of such containers, `spec`, `features` and
  * `--version`; runc's other commands are known and refused with a line
  * saying they are not there yet, and an unknown command or option fails
  * (exit 1, or 125 once a container was asked for and refused).
@@ -22,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -35,11 +38,16 @@
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "shared/macro.h"
+#include "sandbox/plan.h"
+#include "supervisor/control.h"
+#include "supervisor/registry.h"
 #include "supervisor/run.h"
 #include "supervisor/start.h"
 
 #define OCI_ROOT_DEFAULT "/run/ringfence-oci"
 #define OCI_ID_MAX       128
+/* a string literal appended to a json_buf, its length counted here */
+#define APPEND(b, lit) json_buf_append((b), (lit), sizeof(lit) - 1)
 
 static struct {
         const char *root;
@@ -76,11 +84,11 @@ static void oci_error(const char *fmt, ...)
                 time_t now = time(NULL);
                 struct tm tm;
                 strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-                json_buf_append(&b, "{\"level\":\"error\",\"msg\":", 23);
+                APPEND(&b, "{\"level\":\"error\",\"msg\":");
                 json_buf_append_string(&b, msg, strlen(msg));
-                json_buf_append(&b, ",\"time\":", 8);
+                APPEND(&b, ",\"time\":");
                 json_buf_append_string(&b, ts, strlen(ts));
-                json_buf_append(&b, "}\n", 2);
+                APPEND(&b, "}\n");
                 if (!b.error)
                         fputs(b.data, f);
                 json_buf_done(&b);
@@ -107,12 +115,17 @@ static void usage(FILE *f)
               "\n"
               "Commands:\n"
               "  run [-b BUNDLE] ID   create, start and wait for container ID (foreground)\n"
+              "  state ID             its state (JSON, as the runtime spec says)\n"
+              "  list [-q] [--format json]   the containers\n"
+              "  kill [--all] ID [SIGNAL]    TERM (default), INT, HUP, QUIT; KILL ends it all\n"
+              "  pause ID | resume ID freeze or thaw it\n"
+              "  delete [--force] ID  a stopped container's leftovers; --force kills first\n"
               "  spec [-b BUNDLE]     write a config.json that ringfence-oci runs\n"
               "  features             what this runtime implements (JSON)\n"
               "  --version            the versions of ringfence-oci and the runtime spec\n"
               "\n"
-              "Not there yet (refused): create, start, state, kill, delete, exec, ps,\n"
-              "pause, resume, update, events, list, checkpoint, restore.\n"
+              "Not there yet (refused): create, start, exec, ps, update, events,\n"
+              "checkpoint, restore.\n"
               "\n"
               "Global options:\n"
               "  --root DIR           the containers' state (default " OCI_ROOT_DEFAULT ")\n"
@@ -176,8 +189,11 @@ struct container {
 
 static void container_done(struct container *c)
 {
+        char path[PATH_MAX + 16];
         if (!c->made)
                 return;
+        snprintf(path, sizeof path, "%s/state.json", c->dir);
+        (void)unlink(path);
         (void)rmdir(c->ws);
         (void)rmdir(c->dir);
         c->made = false;
@@ -199,6 +215,59 @@ static int container_make(struct container *c, const char *id, uid_t uid, gid_t 
         if (mkdir(c->ws, 0700) < 0 || chown(c->ws, uid, gid) < 0)
                 return rf_error_set(err, -errno, "container %s: its directory: %s", id,
                                     strerror(errno));
+        return 0;
+}
+
+/*
+ * ROOT/ID/state.json: what `state`, `list`, `kill`, `pause`, `resume` and
+ * `delete` need of a container: its run (id and ringfence's state dir),
+ * its supervisor, its bundle, when it was made, its annotations. Written
+ * whole (a temporary file renamed) before the run starts.
+ */
+static int state_write(const struct container *c, const char *id, const char *bundle,
+                       const char *run, const char *state_dir, const struct oci_spec *s,
+                       struct rf_error *err)
+{
+        struct json_buf b = {0};
+        char tmp[PATH_MAX + 16], path[PATH_MAX + 16], created[64];
+        time_t now = time(NULL);
+        struct tm tm;
+
+        strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+        APPEND(&b, "{\"id\":");
+        json_buf_append_string(&b, id, strlen(id));
+        APPEND(&b, ",\"run\":");
+        json_buf_append_string(&b, run, strlen(run));
+        APPEND(&b, ",\"state_dir\":");
+        json_buf_append_string(&b, state_dir, strlen(state_dir));
+        APPEND(&b, ",\"bundle\":");
+        json_buf_append_string(&b, bundle, strlen(bundle));
+        APPEND(&b, ",\"created\":");
+        json_buf_append_string(&b, created, strlen(created));
+        char sup[32];
+        int n = snprintf(sup, sizeof sup, ",\"supervisor\":%d", (int)getpid());
+        json_buf_append(&b, sup, (size_t)n);
+        APPEND(&b, ",\"annotations\":{");
+        for (size_t i = 0; i < s->n_annotations; i++) {
+                if (i)
+                        APPEND(&b, ",");
+                json_buf_append_string(&b, s->annotations[i].key, strlen(s->annotations[i].key));
+                APPEND(&b, ":");
+                json_buf_append_string(&b, s->annotations[i].value,
+                                       strlen(s->annotations[i].value));
+        }
+        APPEND(&b, "}}\n");
+        snprintf(tmp, sizeof tmp, "%s/state.json.new", c->dir);
+        snprintf(path, sizeof path, "%s/state.json", c->dir);
+        int fd = b.error ? -1
+                         : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        bool good = fd >= 0 && write(fd, b.data, b.len) == (ssize_t)b.len;
+        good = fd >= 0 && close(fd) == 0 && good && rename(tmp, path) == 0;
+        json_buf_done(&b);
+        if (!good) {
+                (void)unlink(tmp);
+                return rf_error_set(err, -EIO, "container %s: cannot write its state", id);
+        }
         return 0;
 }
 
@@ -298,10 +367,14 @@ static int oci_run(int argc, char **argv)
         }
         _cleanup_free_ char *state_dir = NULL;
         _cleanup_(container_done) struct container ct = {0};
-        if ((r = policy_set_string(&overlay->rootfs, rootfs, PATH_MAX, &err)) < 0 ||
+        char run_id[RF_RUN_ID_LEN + 1];
+        if ((r = rf_run_id_new(run_id)) < 0)
+                rf_error_set(&err, r, "cannot make a run id: %s", strerror(-r));
+        if (r < 0 || (r = policy_set_string(&overlay->rootfs, rootfs, PATH_MAX, &err)) < 0 ||
             (r = cli_state_dir(NULL, 1, &state_dir, &err)) < 0 ||
             (r = container_make(&ct, id, spec->uid, spec->gid, &err)) < 0 ||
-            (r = policy_set_string(&overlay->workspace, ct.ws, PATH_MAX, &err)) < 0) {
+            (r = policy_set_string(&overlay->workspace, ct.ws, PATH_MAX, &err)) < 0 ||
+            (r = state_write(&ct, id, bpath, run_id, state_dir, spec, &err)) < 0) {
                 oci_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
@@ -310,6 +383,7 @@ static int oci_run(int argc, char **argv)
                 .overlay = overlay,
                 .argv = (char *const *)spec->args,
                 .state_dir = state_dir,
+                .run_id = run_id,
                 .cwd = ct.ws,
                 .cwd_inside = spec->cwd,
                 .hostname = spec->hostname && spec->hostname[0] ? spec->hostname : NULL,
@@ -326,6 +400,309 @@ static int oci_run(int argc, char **argv)
         if (err.msg[0])
                 oci_print_error(&err);
         return status;
+}
+
+/* --- state, list, kill, pause, resume, delete ------------------------------- */
+
+/* What state.json holds (strings into `doc`, which owns them). */
+struct held {
+        struct json_node *doc;
+        const char *id, *run, *state_dir, *bundle, *created;
+        int supervisor;
+        const struct json_node *annotations;
+};
+
+static void held_done(struct held *h)
+{
+        h->doc = json_node_free(h->doc);
+}
+
+static const char *str_of(const struct json_node *o, const char *k)
+{
+        const struct json_node *n = json_object_get(o, k);
+        return n && n->type == JSON_STRING ? n->str : NULL;
+}
+
+/* Container `id`'s state.json: 0, -ENOENT (no such container), -errno. */
+static int held_read(const char *id, struct held *h, struct rf_error *err)
+{
+        char path[PATH_MAX + 160], buf[65536];
+        if (!id_valid(id))
+                return rf_error_set(err, -EINVAL,
+                                    "container id \"%.130s\": 1-128 of "
+                                    "[A-Za-z0-9_+.-]",
+                                    id);
+        snprintf(path, sizeof path, "%s/%s/state.json", g.root, id);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return rf_error_set(err, -errno, "container %s: %s", id,
+                                    errno == ENOENT ? "does not exist" : strerror(errno));
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0 || n == (ssize_t)sizeof buf || json_parse(buf, (size_t)n, &h->doc, err) < 0)
+                return rf_error_set(err, -EBADMSG, "container %s: its state is unreadable", id);
+        uint64_t sup = 0;
+        const struct json_node *sn = json_object_get(h->doc, "supervisor");
+        h->id = str_of(h->doc, "id");
+        h->run = str_of(h->doc, "run");
+        h->state_dir = str_of(h->doc, "state_dir");
+        h->bundle = str_of(h->doc, "bundle");
+        h->created = str_of(h->doc, "created");
+        h->annotations = json_object_get(h->doc, "annotations");
+        if (!h->id || !h->run || !h->state_dir || !h->bundle || !sn ||
+            json_number_uint64(sn, &sup) < 0 || sup == 0 || sup > INT32_MAX)
+                return rf_error_set(err, -EBADMSG, "container %s: its state is unreadable", id);
+        h->supervisor = (int)sup;
+        return 0;
+}
+
+/* The container's status as the spec names them, and its init's pid (0
+ * when it is gone): what its supervisor says, "stopped" when it says
+ * nothing. */
+static const char *held_status(const struct held *h, int *pid)
+{
+        char reply[CONTROL_MSG_MAX + 512];
+        *pid = 0;
+        if (registry_request(h->state_dir, h->run, "status", reply, sizeof reply, 1000) < 0 ||
+            strncmp(reply, "ok ", 3) != 0)
+                return "stopped";
+        const char *p = strstr(reply, "\"init_pid\":");
+        if (p)
+                *pid = atoi(p + 11);
+        if (!strncmp(reply + 3, "paused", 6))
+                return "paused";
+        if (!strncmp(reply + 3, "setup", 5) || !strncmp(reply + 3, "starting", 8))
+                return "creating";
+        return *pid > 0 ? "running" : "stopped";
+}
+
+static void state_json(const struct held *h, struct json_buf *b)
+{
+        int pid;
+        const char *st = held_status(h, &pid);
+        char num[32];
+        APPEND(b, "{\"ociVersion\":\"1.2.1\",\"id\":");
+        json_buf_append_string(b, h->id, strlen(h->id));
+        APPEND(b, ",\"status\":");
+        json_buf_append_string(b, st, strlen(st));
+        int n = snprintf(num, sizeof num, ",\"pid\":%d", pid);
+        json_buf_append(b, num, (size_t)n);
+        APPEND(b, ",\"bundle\":");
+        json_buf_append_string(b, h->bundle, strlen(h->bundle));
+        if (h->created) {
+                APPEND(b, ",\"created\":");
+                json_buf_append_string(b, h->created, strlen(h->created));
+        }
+        APPEND(b, ",\"annotations\":{");
+        const struct json_node *a;
+        bool first = true;
+        if (h->annotations && h->annotations->type == JSON_OBJECT)
+                JSON_FOREACH(a, h->annotations)
+                {
+                        if (a->type != JSON_STRING)
+                                continue;
+                        if (!first)
+                                APPEND(b, ",");
+                        first = false;
+                        json_buf_append_string(b, a->key, a->key_len);
+                        APPEND(b, ":");
+                        json_buf_append_string(b, a->str, a->len);
+                }
+        APPEND(b, "}}");
+}
+
+static int one_id(int argc, char **argv, const char *what, const char **id)
+{
+        if (argc != 2 || argv[1][0] == '-') {
+                oci_error("%s: one container id (usage: ringfence-oci %s ID)", what, what);
+                return -1;
+        }
+        *id = argv[1];
+        return 0;
+}
+
+static int oci_state(int argc, char **argv)
+{
+        const char *id;
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {0};
+        if (one_id(argc, argv, "state", &id) < 0)
+                return 1;
+        if (held_read(id, &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        struct json_buf b = {0};
+        state_json(&h, &b);
+        if (!b.error)
+                printf("%s\n", b.data);
+        json_buf_done(&b);
+        return b.error ? 1 : 0;
+}
+
+static int oci_list(int argc, char **argv)
+{
+        bool json = false, quiet = false;
+        for (int i = 1; i < argc; i++) {
+                if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+                        quiet = true;
+                else if ((!strcmp(argv[i], "-f") || !strcmp(argv[i], "--format")) && i + 1 < argc)
+                        json = !strcmp(argv[++i], "json");
+                else if (!strcmp(argv[i], "--format=json"))
+                        json = true;
+                else if (strcmp(argv[i], "--format=table")) {
+                        oci_error("list: unknown option %s", argv[i]);
+                        return 1;
+                }
+        }
+        DIR *d = opendir(g.root);
+        struct dirent *de;
+        bool first = true;
+        if (json)
+                fputs("[", stdout);
+        else if (!quiet)
+                printf("%-24s %-8s %-8s %s\n", "ID", "PID", "STATUS", "BUNDLE");
+        while (d && (de = readdir(d))) {
+                _cleanup_(held_done) struct held h = {0};
+                struct rf_error err = {0};
+                if (de->d_name[0] == '.' || held_read(de->d_name, &h, &err) < 0)
+                        continue;
+                if (quiet) {
+                        printf("%s\n", h.id);
+                        continue;
+                }
+                if (json) {
+                        struct json_buf b = {0};
+                        state_json(&h, &b);
+                        if (!b.error)
+                                printf("%s%s", first ? "" : ",", b.data);
+                        json_buf_done(&b);
+                        first = false;
+                        continue;
+                }
+                int pid;
+                const char *st = held_status(&h, &pid);
+                printf("%-24s %-8d %-8s %s\n", h.id, pid, st, h.bundle);
+        }
+        if (json)
+                fputs("]\n", stdout);
+        if (d)
+                closedir(d);
+        return 0;
+}
+
+/* kill ID [SIGNAL]: KILL ends the whole run (ringfence's kill switch);
+ * TERM, INT, HUP, QUIT go to its supervisor, which forwards them to the
+ * command. */
+static int oci_kill(int argc, char **argv)
+{
+        static const struct {
+                const char *name;
+                int sig;
+        } sigs[] = {{"KILL", SIGKILL}, {"9", SIGKILL}, {"TERM", SIGTERM}, {"15", SIGTERM},
+                    {"INT", SIGINT},   {"2", SIGINT},  {"HUP", SIGHUP},   {"1", SIGHUP},
+                    {"QUIT", SIGQUIT}, {"3", SIGQUIT}};
+        int i = 1, sig = SIGTERM;
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {0};
+        if (i < argc && (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a")))
+                i++; /* every process of the container: a signal reaches its command's group */
+        if (i >= argc || argc - i > 2) {
+                oci_error("kill: usage: ringfence-oci kill [--all] ID [SIGNAL]");
+                return 1;
+        }
+        const char *id = argv[i], *s = i + 1 < argc ? argv[i + 1] : "TERM";
+        if (!strncmp(s, "SIG", 3))
+                s += 3;
+        sig = 0;
+        for (size_t k = 0; k < ARRAY_SIZE(sigs); k++)
+                if (!strcmp(s, sigs[k].name))
+                        sig = sigs[k].sig;
+        if (!sig) {
+                oci_error("kill: signal %.40s: not yet (TERM, INT, HUP, QUIT or KILL)", s);
+                return 1;
+        }
+        if (held_read(id, &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        int pid;
+        if (!strcmp(held_status(&h, &pid), "stopped")) {
+                oci_error("kill: container %s is not running", id);
+                return 1;
+        }
+        if (sig == SIGKILL) {
+                char reply[CONTROL_MSG_MAX + 512];
+                int r = registry_request(h.state_dir, h.run, "kill ringfence-oci kill", reply,
+                                         sizeof reply, 30000);
+                if (r < 0 || strncmp(reply, "ok", 2)) {
+                        oci_error("kill: container %s: %s", id, r < 0 ? strerror(-r) : reply);
+                        return 1;
+                }
+                return 0;
+        }
+        if (kill(h.supervisor, sig) < 0) {
+                oci_error("kill: container %s: %s", id, strerror(errno));
+                return 1;
+        }
+        return 0;
+}
+
+static int oci_pause_resume(int argc, char **argv, bool pause)
+{
+        const char *id, *what = pause ? "pause" : "resume";
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {0};
+        char reply[CONTROL_MSG_MAX + 512];
+        if (one_id(argc, argv, what, &id) < 0)
+                return 1;
+        if (held_read(id, &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        int r = registry_request(h.state_dir, h.run, what, reply, sizeof reply, 10000);
+        if (r < 0 || strncmp(reply, "ok", 2)) {
+                oci_error("%s: container %s: %s", what, id, r < 0 ? strerror(-r) : reply);
+                return 1;
+        }
+        return 0;
+}
+
+/* delete [--force] ID: a stopped container's leftovers (its supervisor
+ * died: the run removes them itself when it ends); --force kills a
+ * running one first. */
+static int oci_delete(int argc, char **argv)
+{
+        bool force = argc == 3 && (!strcmp(argv[1], "--force") || !strcmp(argv[1], "-f"));
+        const char *id = argv[argc - 1];
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {0};
+        if (argc != 2 + force || id[0] == '-') {
+                oci_error("delete: usage: ringfence-oci delete [--force] ID");
+                return 1;
+        }
+        if (held_read(id, &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        int pid;
+        if (strcmp(held_status(&h, &pid), "stopped") != 0) {
+                if (!force) {
+                        oci_error("delete: container %s is running (stop it, or --force)", id);
+                        return 1;
+                }
+                char reply[CONTROL_MSG_MAX + 512];
+                if (registry_request(h.state_dir, h.run, "kill ringfence-oci delete --force", reply,
+                                     sizeof reply, 30000) < 0) {
+                        oci_error("delete: container %s: cannot kill it", id);
+                        return 1;
+                }
+        }
+        struct container c = {.made = true};
+        snprintf(c.dir, sizeof c.dir, "%s/%.128s", g.root, id);
+        snprintf(c.ws, sizeof c.ws, "%.4000s/ws", c.dir);
+        container_done(&c);
+        (void)registry_prune(h.state_dir, h.run);
+        return 0;
 }
 
 /* --- spec, features, version ------------------------------------------------- */
@@ -415,7 +792,8 @@ static int cmd_features(void)
               "    \"intelRdt\": {\"enabled\": false}\n"
               "  },\n"
               "  \"annotations\": {\n"
-              "    \"io.github.ringfence.oci.commands\": \"run spec features\",\n"
+              "    \"io.github.ringfence.oci.commands\": \"run state list kill pause resume delete "
+              "spec features\",\n"
               "    \"io.github.ringfence.oci.floor\": \"no capabilities, ringfence's seccomp "
               "filter, Landlock, no /sys\"\n"
               "  }\n"
@@ -426,9 +804,8 @@ static int cmd_features(void)
 
 int main(int argc, char **argv)
 {
-        static const char *const later[] = {"create", "start", "state",      "kill",   "delete",
-                                            "exec",   "ps",    "pause",      "resume", "update",
-                                            "events", "list",  "checkpoint", "restore"};
+        static const char *const later[] = {"create", "start",  "exec",       "ps",
+                                            "update", "events", "checkpoint", "restore"};
         /* fds 0-2 exist (a run's relay and the log need them) */
         for (int fd = 0; fd < 3; fd++)
                 if (fcntl(fd, F_GETFD) < 0) {
@@ -511,6 +888,16 @@ int main(int argc, char **argv)
                 return cmd_spec(argc - i, argv + i);
         if (!strcmp(cmd, "features"))
                 return cmd_features();
+        if (!strcmp(cmd, "state"))
+                return oci_state(argc - i, argv + i);
+        if (!strcmp(cmd, "list"))
+                return oci_list(argc - i, argv + i);
+        if (!strcmp(cmd, "kill"))
+                return oci_kill(argc - i, argv + i);
+        if (!strcmp(cmd, "pause") || !strcmp(cmd, "resume"))
+                return oci_pause_resume(argc - i, argv + i, !strcmp(cmd, "pause"));
+        if (!strcmp(cmd, "delete"))
+                return oci_delete(argc - i, argv + i);
         for (size_t k = 0; k < ARRAY_SIZE(later); k++)
                 if (!strcmp(cmd, later[k])) {
                         oci_error("%s: not there yet (this ringfence-oci has run, spec and "

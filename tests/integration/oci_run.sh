@@ -156,6 +156,23 @@ for line in sys.stdin:
 done
 isnt "$run" "" "ringfence ps lists the running container (agent oci-kill)"
 [ -n "$run" ] || kill -KILL "$opid"
+oci state "$ID"
+printf '%s' "$RF_OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["status"]=="running" and d["id"]==sys.argv[1] and d["pid"]>1 and d["annotations"]["ringfence.io/agent"]=="oci-kill"' "$ID" 2>/dev/null
+is "$?" 0 "state: running, its id, its init's pid, its annotations ($RF_OUT)"
+oci list -q
+is "$RF_OUT" "$ID" "list -q: the container"
+oci pause "$ID"
+is "$RF_RC" 0 "pause: exit 0"
+oci state "$ID"
+like "$RF_OUT" '"status":"paused"' "... state: paused"
+oci resume "$ID"
+oci state "$ID"
+like "$RF_OUT" '"status":"running"' "resume: running again"
+oci delete "$ID"
+is "$RF_RC" 1 "delete of a running container without --force: refused"
+like "$RF_ERR" "is running" "... saying so"
+oci kill "$ID" USR1
+is "$RF_RC" 1 "kill with a signal it does not forward: refused (1)"
 "$RF_BIN" kill --state-dir "$RF_STATE" "$run" --reason "oci test" >/dev/null 2>&1
 wait "$opid"
 is "$?" 137 "ringfence kill ends it: ringfence-oci exits 137"
@@ -193,6 +210,40 @@ oci run -b "$B" "../$ID"
 is "$RF_RC" 1 "an id with a slash: refused (1)"
 
 # --- the command line ----------------------------------------------------------
+oci state "$ID"
+is "$RF_RC" 1 "state of a container that ended: it does not exist (1)"
+like "$RF_ERR" "does not exist" "... saying so"
+
+# kill TERM: the command gets it (143); delete --force of a running one
+config 'c["process"]["args"]=["/bin/sh","-c","trap \"exit 143\" TERM; while :; do sleep 0.1; done"]'
+RINGFENCE_STATE_DIR=$RF_STATE "$OCI" --root "$ROOT" run -b "$B" "$ID" </dev/null >/dev/null 2>&1 &
+opid=$!
+register_pid "$opid"
+for _ in $(seq 100); do
+	oci state "$ID"
+	[[ $RF_OUT == *'"status":"running"'* ]] && break
+	sleep 0.1
+done
+oci kill "$ID"
+is "$RF_RC" 0 "kill (TERM): exit 0"
+wait "$opid"
+is "$?" 143 "... the command got TERM (its trap exits 143)"
+config 'c["process"]["args"]=["/bin/sh","-c","while :; do sleep 1; done"]'
+RINGFENCE_STATE_DIR=$RF_STATE "$OCI" --root "$ROOT" run -b "$B" "$ID" </dev/null >/dev/null 2>&1 &
+opid=$!
+register_pid "$opid"
+for _ in $(seq 100); do
+	oci state "$ID"
+	[[ $RF_OUT == *'"status":"running"'* ]] && break
+	sleep 0.1
+done
+oci delete --force "$ID"
+is "$RF_RC" 0 "delete --force of a running container: exit 0"
+wait "$opid"
+is "$?" 137 "... it was killed (137)"
+[ -z "$(ls -A "$ROOT")" ] && ok "... and nothing of it is left in --root" ||
+	not_ok "... and nothing of it is left in --root"
+
 oci create -b "$B" "$ID"
 is "$RF_RC" 1 "create: not there yet (1)"
 like "$RF_ERR" "not there yet" "... saying so"
