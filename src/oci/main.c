@@ -27,7 +27,9 @@
 #include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,8 +204,16 @@ static void container_done(struct container *c)
 static int container_make(struct container *c, const char *id, uid_t uid, gid_t gid,
                           struct rf_error *err)
 {
+        struct stat st;
         if (mkdir(g.root, 0700) < 0 && errno != EEXIST)
                 return rf_error_set(err, -errno, "--root %s: %s", g.root, strerror(errno));
+        /* the containers' state is ours alone: what it names is signalled */
+        if (lstat(g.root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & 022))
+                return rf_error_set(err, -EPERM,
+                                    "--root %s: not a directory of this user's that only it "
+                                    "may write",
+                                    g.root);
         if (snprintf(c->dir, sizeof c->dir, "%s/%s", g.root, id) >= (int)sizeof c->dir - 3)
                 return rf_error_set(err, -ENAMETOOLONG, "--root %s: too long", g.root);
         memcpy(c->ws, c->dir, strlen(c->dir));
@@ -269,6 +279,28 @@ static int state_write(const struct container *c, const char *id, const char *bu
                 return rf_error_set(err, -EIO, "container %s: cannot write its state", id);
         }
         return 0;
+}
+
+/* state.json's lock, held by this process (and the run's, which inherit
+ * it) for the container's life: `state`, `kill`, `delete` tell a live
+ * container by it (held_live). */
+static int state_lock(const struct container *c, int *fd, struct rf_error *err)
+{
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof path, "%s/state.json", c->dir);
+        *fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) < 0)
+                return rf_error_set(err, -errno, "cannot lock %s: %s", path, strerror(errno));
+        return 0;
+}
+
+/* With ringfence.io/policy: the named policy, loaded, is the ceiling
+ * (oci_policy_ceiling). 0, or -errno with err set. */
+static int policy_ceiling(const char *file, struct rf_policy *o, struct rf_error *err)
+{
+        _cleanup_policy_ struct rf_policy *p = NULL;
+        int r = policy_load_file(file, &p, err);
+        return r < 0 ? r : oci_policy_ceiling(p, o, err);
 }
 
 static void hook_note(void *ctx, const char *line)
@@ -358,14 +390,15 @@ static int oci_run(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
         bool named_policy = r == 1;
-        int n = spec->root_path[0] == '/' ? snprintf(rootfs, sizeof rootfs, "%s", spec->root_path)
-                                          : snprintf(rootfs, sizeof rootfs, "%.2048s/%.2000s",
-                                                     bpath, spec->root_path);
+        int n = spec->root_path[0] == '/'
+                        ? snprintf(rootfs, sizeof rootfs, "%s", spec->root_path)
+                        : snprintf(rootfs, sizeof rootfs, "%s/%s", bpath, spec->root_path);
         if (n < 0 || (size_t)n >= sizeof rootfs) {
                 oci_error("run: root.path: too long");
                 return RF_EXIT_REFUSED;
         }
         _cleanup_free_ char *state_dir = NULL;
+        _cleanup_close_ int lock = -1; /* released after container_done: declared before it */
         _cleanup_(container_done) struct container ct = {0};
         char run_id[RF_RUN_ID_LEN + 1];
         if ((r = rf_run_id_new(run_id)) < 0)
@@ -374,7 +407,9 @@ static int oci_run(int argc, char **argv)
             (r = cli_state_dir(NULL, 1, &state_dir, &err)) < 0 ||
             (r = container_make(&ct, id, spec->uid, spec->gid, &err)) < 0 ||
             (r = policy_set_string(&overlay->workspace, ct.ws, PATH_MAX, &err)) < 0 ||
-            (r = state_write(&ct, id, bpath, run_id, state_dir, spec, &err)) < 0) {
+            (r = state_write(&ct, id, bpath, run_id, state_dir, spec, &err)) < 0 ||
+            (r = state_lock(&ct, &lock, &err)) < 0 ||
+            (named_policy && (r = policy_ceiling(pfile, overlay, &err)) < 0)) {
                 oci_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
@@ -407,6 +442,7 @@ static int oci_run(int argc, char **argv)
 /* What state.json holds (strings into `doc`, which owns them). */
 struct held {
         struct json_node *doc;
+        int fd; /* state.json: its lock says whether the container's run lives */
         const char *id, *run, *state_dir, *bundle, *created;
         int supervisor;
         const struct json_node *annotations;
@@ -415,6 +451,7 @@ struct held {
 static void held_done(struct held *h)
 {
         h->doc = json_node_free(h->doc);
+        h->fd = safe_close(h->fd);
 }
 
 static const char *str_of(const struct json_node *o, const char *k)
@@ -426,19 +463,26 @@ static const char *str_of(const struct json_node *o, const char *k)
 /* Container `id`'s state.json: 0, -ENOENT (no such container), -errno. */
 static int held_read(const char *id, struct held *h, struct rf_error *err)
 {
-        char path[PATH_MAX + 160], buf[65536];
+        char path[PATH_MAX + 160];
+        struct stat st;
+        h->fd = -1;
         if (!id_valid(id))
                 return rf_error_set(err, -EINVAL,
                                     "container id \"%.130s\": 1-128 of "
                                     "[A-Za-z0-9_+.-]",
                                     id);
         snprintf(path, sizeof path, "%s/%s/state.json", g.root, id);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        h->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (h->fd < 0)
                 return rf_error_set(err, -errno, "container %s: %s", id,
                                     errno == ENOENT ? "does not exist" : strerror(errno));
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n <= 0 || n == (ssize_t)sizeof buf || json_parse(buf, (size_t)n, &h->doc, err) < 0)
+        /* written by this uid's ringfence-oci only (--root is its own) */
+        if (fstat(h->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            st.st_size <= 0 || st.st_size > JSON_INPUT_MAX)
+                return rf_error_set(err, -EBADMSG, "container %s: its state is not ours", id);
+        _cleanup_free_ char *buf = malloc((size_t)st.st_size);
+        ssize_t n = buf ? pread(h->fd, buf, (size_t)st.st_size, 0) : -1;
+        if (n != st.st_size || json_parse(buf, (size_t)n, &h->doc, err) < 0)
                 return rf_error_set(err, -EBADMSG, "container %s: its state is unreadable", id);
         uint64_t sup = 0;
         const struct json_node *sn = json_object_get(h->doc, "supervisor");
@@ -452,7 +496,21 @@ static int held_read(const char *id, struct held *h, struct rf_error *err)
             json_number_uint64(sn, &sup) < 0 || sup == 0 || sup > INT32_MAX)
                 return rf_error_set(err, -EBADMSG, "container %s: its state is unreadable", id);
         h->supervisor = (int)sup;
+        if (strcmp(h->id, id) != 0)
+                return rf_error_set(err, -EBADMSG, "container %s: its state names %.130s", id,
+                                    h->id);
         return 0;
+}
+
+/* Does the container's run live? Its `run` process holds state.json's
+ * lock (flock) for its whole life, its run's processes with it. */
+static bool held_live(const struct held *h)
+{
+        if (flock(h->fd, LOCK_SH | LOCK_NB) == 0) {
+                (void)flock(h->fd, LOCK_UN);
+                return false;
+        }
+        return errno == EWOULDBLOCK;
 }
 
 /* The container's status as the spec names them, and its init's pid (0
@@ -462,9 +520,13 @@ static const char *held_status(const struct held *h, int *pid)
 {
         char reply[CONTROL_MSG_MAX + 512];
         *pid = 0;
-        if (registry_request(h->state_dir, h->run, "status", reply, sizeof reply, 1000) < 0 ||
-            strncmp(reply, "ok ", 3) != 0)
+        if (!held_live(h))
                 return "stopped";
+        int r = registry_request(h->state_dir, h->run, "status", reply, sizeof reply, 1000);
+        if (r == -ENOENT)
+                return "creating"; /* alive, not registered yet */
+        if (r < 0 || strncmp(reply, "ok ", 3) != 0)
+                return "running"; /* alive; its supervisor did not answer in time */
         const char *p = strstr(reply, "\"init_pid\":");
         if (p)
                 *pid = atoi(p + 11);
@@ -590,6 +652,22 @@ static int oci_list(int argc, char **argv)
         return 0;
 }
 
+struct find_run {
+        const char *run;
+        bool live;
+        int pid;
+};
+
+static int find_run_cb(const struct run_info *info, bool live, void *ctx)
+{
+        struct find_run *f = ctx;
+        if (strcmp(info->run, f->run) != 0)
+                return 0;
+        f->live = live;
+        f->pid = info->pid <= INT32_MAX ? (int)info->pid : 0;
+        return 1;
+}
+
 /* kill ID [SIGNAL]: KILL ends the whole run (ringfence's kill switch);
  * TERM, INT, HUP, QUIT go to its supervisor, which forwards them to the
  * command. */
@@ -640,7 +718,17 @@ static int oci_kill(int argc, char **argv)
                 }
                 return 0;
         }
-        if (kill(h.supervisor, sig) < 0) {
+        /* the supervisor by pidfd, opened before it is checked: the run
+         * is live and registered with that very pid, so the pidfd names it
+         * (a pid reused after the check cannot be signalled) */
+        _cleanup_close_ int pfd = (int)syscall(SYS_pidfd_open, h.supervisor, 0);
+        struct find_run fr = {.run = h.run};
+        if (pfd < 0 || registry_foreach(h.state_dir, find_run_cb, &fr) < 0 || !fr.live ||
+            fr.pid != h.supervisor || !held_live(&h)) {
+                oci_error("kill: container %s: its supervisor is not the one it names", id);
+                return 1;
+        }
+        if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0) {
                 oci_error("kill: container %s: %s", id, strerror(errno));
                 return 1;
         }
@@ -684,22 +772,26 @@ static int oci_delete(int argc, char **argv)
                 oci_print_error(&err);
                 return 1;
         }
-        int pid;
-        if (strcmp(held_status(&h, &pid), "stopped") != 0) {
+        if (held_live(&h)) {
+                char reply[CONTROL_MSG_MAX + 512];
                 if (!force) {
                         oci_error("delete: container %s is running (stop it, or --force)", id);
                         return 1;
                 }
-                char reply[CONTROL_MSG_MAX + 512];
                 if (registry_request(h.state_dir, h.run, "kill ringfence-oci delete --force", reply,
-                                     sizeof reply, 30000) < 0) {
+                                     sizeof reply, 30000) < 0 ||
+                    flock(h.fd, LOCK_EX) < 0) { /* until its run process is gone */
                         oci_error("delete: container %s: cannot kill it", id);
                         return 1;
                 }
         }
         struct container c = {.made = true};
-        snprintf(c.dir, sizeof c.dir, "%s/%.128s", g.root, id);
-        snprintf(c.ws, sizeof c.ws, "%.4000s/ws", c.dir);
+        if (snprintf(c.dir, sizeof c.dir, "%s/%s", g.root, id) >= (int)sizeof c.dir - 3) {
+                oci_error("delete: --root %s: too long", g.root);
+                return 1;
+        }
+        memcpy(c.ws, c.dir, strlen(c.dir));
+        memcpy(c.ws + strlen(c.dir), "/ws", 4);
         container_done(&c);
         (void)registry_prune(h.state_dir, h.run);
         return 0;

@@ -141,6 +141,21 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
                         return refuse(err, "hooks", "hooks: not yet");
         if (s->n_sysctl)
                 return refuse(err, "linux.sysctl", "sysctl: not yet");
+        /* what a run does not set: asked for with a value of its own, refused
+         * (the defaults engines write are what a run has anyway) */
+        if (s->has_umask && s->umask != 022)
+                return refuse(err, "process.user.umask", "a umask other than 022: not yet");
+        if (s->has_oom_score_adj && s->oom_score_adj != 0)
+                return refuse(err, "process.oomScoreAdj", "an OOM score adjustment: not yet");
+        if (s->domainname && s->domainname[0])
+                return refuse(err, "domainname", "a NIS domain name: not yet");
+        if (s->memory_swap && s->memory_swap != s->memory_limit)
+                return refuse(err, "linux.resources.memory.swap",
+                              "a swap limit other than the memory limit: not yet");
+        if (s->cpu_shares && s->cpu_shares != 1024)
+                return refuse(err, "linux.resources.cpu.shares", "cpu shares: not yet");
+        if ((s->cpu_cpus && s->cpu_cpus[0]) || (s->cpu_mems && s->cpu_mems[0]))
+                return refuse(err, "linux.resources.cpu", "cpus and mems: not yet");
         if ((r = check_namespaces(s, err)) < 0 || (r = check_mounts(s, err)) < 0)
                 return r;
         for (size_t i = 0; i < s->n_rlimits; i++) {
@@ -189,4 +204,22 @@ int oci_policy_path(const struct oci_spec *s, char *buf, size_t len, struct rf_e
                                     OCI_ANN_POLICY);
         snprintf(buf, len, "%s/%s.json", OCI_POLICY_DIR, name);
         return 1;
+}
+
+int oci_policy_ceiling(const struct rf_policy *named, struct rf_policy *o, struct rf_error *err)
+{
+        if (o->n_net_allow)
+                return rf_error_set(err, -EPERM,
+                                    "annotations.%s: with %s the policy decides egress",
+                                    OCI_ANN_ALLOW_HOSTS, OCI_ANN_POLICY);
+        if (named->agent) {
+                free(o->agent);
+                o->agent = NULL; /* merged under the policy: its agent stands */
+        }
+        uint64_t *lim[] = {&o->memory, &o->pids, &o->cpus_milli, &o->nofile};
+        const uint64_t cap[] = {named->memory, named->pids, named->cpus_milli, named->nofile};
+        for (size_t i = 0; i < ARRAY_SIZE(lim); i++)
+                if (cap[i] && (*lim[i] == 0 || *lim[i] > cap[i]))
+                        *lim[i] = cap[i];
+        return 0;
 }

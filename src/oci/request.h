@@ -30,9 +30,23 @@
  * (ringfence makes all of them), mounts other than the standard proc,
  * /dev, devpts, /dev/shm, mqueue, sysfs and cgroup ones, additional gids,
  * devices, hooks, a seccomp profile, id mappings, rlimits other than
- * NOFILE and NPROC. 0 or -errno with err set.
+ * NOFILE and NPROC, sysctl, a umask other than 022, an OOM score
+ * adjustment, a domain name, a swap limit other than the memory limit,
+ * cpu shares, cpus and mems. Capabilities and root.readonly false are
+ * not refused: a run has none and a read-only root whatever the config
+ * says (the floor, docs/OCI.md). 0 or -errno with err set.
  */
 int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *err);
+
+/*
+ * oci_policy_ceiling — a named policy (`named`, loaded) over the overlay
+ * `o` a config made: the config may lower the policy's limits (memory,
+ * pids, cpus, nofile), never raise them (a higher or absent one becomes
+ * the policy's); it may not add allow rules (-EPERM: the policy decides
+ * egress); the policy's agent, when it names one, is the run's. 0 or
+ * -errno with err set.
+ */
+int oci_policy_ceiling(const struct rf_policy *named, struct rf_policy *o, struct rf_error *err);
 
 /*
  * oci_policy_path — the named policy of OCI_ANN_POLICY into buf

@@ -527,6 +527,18 @@ static void trust_receive(const struct child *c, int step)
         t->got = true;
 }
 
+/* Are the directories `a` and `b` on one mount (statx's mount id)? */
+static bool same_mount(const struct child *c, int a, int b)
+{
+        struct statx sa, sb;
+        if (statx(a, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sa) < 0 ||
+            statx(b, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sb) < 0)
+                child_fail(c, STEP_ROOTFS, errno);
+        if (!(sa.stx_mask & STATX_MNT_ID) || !(sb.stx_mask & STATX_MNT_ID))
+                return false; /* cannot tell: nothing is removed */
+        return sa.stx_mnt_id == sb.stx_mnt_id;
+}
+
 /*
  * A masked path (OPF_MASK): a file gets the /dev/null tree over it, a
  * directory an empty read-only tmpfs; an absent one is left absent. The
@@ -589,10 +601,14 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                                 break; /* an optional file the run does not get */
                 }
                 TRY(c, op->step, pfd = open_parent(d, rootfd, op->dst, name, sizeof name));
-                /* an image's own file (or link) of that name goes first: it
-                 * is removed in the run's upper layer, never written
-                 * through; a directory there refuses the run */
-                if (c->plan->rootfs && unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
+                /* an image's own file (or link) of that name goes first
+                 * (OPF_REPLACE: /etc/hosts, hostname, resolv.conf): it is
+                 * removed in the run's upper layer, never written through;
+                 * only there: a directory on another mount (a bind from
+                 * the host) keeps its file, and the O_EXCL below refuses
+                 * the run; a directory of that name refuses it too */
+                if ((op->flags & OPF_REPLACE) && same_mount(c, pfd, rootfd) &&
+                    unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
                         child_fail(c, op->step, errno);
                 fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                             op->mode);

@@ -285,6 +285,10 @@ static int add_file(struct rf_plan *p, int step, const char *dst, const char *da
         op->data = data;
         op->data_len = data ? strlen(data) : 0;
         op->mode = mode;
+        /* the files every run gets in place of an image's own */
+        if (p->rootfs && (!strcmp(dst, "/etc/hosts") || !strcmp(dst, "/etc/hostname") ||
+                          !strcmp(dst, "/etc/resolv.conf")))
+                op->flags |= OPF_REPLACE;
         return data ? 0 : -ENOMEM;
 }
 
@@ -1479,11 +1483,31 @@ static int add_rootfs(struct rf_plan *p, const struct plan_input *in, const char
                 return rf_error_set(err, -ENOTDIR, "rootfs %s: not a directory", canon);
         if (!strcmp(canon, "/"))
                 return rf_error_set(err, -EINVAL, "rootfs /: the host's own root is the default");
-        if (in->state_dir && path_is_beneath(in->state_dir, canon))
+        if (in->state_dir &&
+            (path_is_beneath(in->state_dir, canon) || path_is_beneath(canon, in->state_dir)))
                 return rf_error_set(err, -EPERM,
                                     "rootfs %s would expose ringfence state (%s); choose a "
                                     "directory that does not contain it",
                                     canon, in->state_dir);
+        /* an image's root is a directory of its own: never the host's
+         * system or configuration trees (their owner, root, would be the
+         * run's user on the lower layer) nor a pseudo filesystem */
+        static const char *const never_above[] = {"/etc",   "/usr", "/var", "/boot", "/root",
+                                                  "/home",  "/run", "/bin", "/sbin", "/lib",
+                                                  "/lib64", "/srv", "/opt"};
+        static const char *const never_below[] = {"/proc", "/sys", "/dev", "/etc", "/boot"};
+        for (size_t i = 0; i < ARRAY_SIZE(never_above); i++)
+                if (path_is_beneath(never_above[i], canon))
+                        return rf_error_set(err, -EPERM,
+                                            "rootfs %s is (or holds) the host's %s, not an "
+                                            "image's root filesystem",
+                                            canon, never_above[i]);
+        for (size_t i = 0; i < ARRAY_SIZE(never_below); i++)
+                if (path_is_beneath(canon, never_below[i]))
+                        return rf_error_set(err, -EPERM,
+                                            "rootfs %s is inside the host's %s, not an image's "
+                                            "root filesystem",
+                                            canon, never_below[i]);
         if (in->host_home && path_is_beneath(in->host_home, canon))
                 return rf_error_set(err, -EPERM,
                                     "rootfs %s contains your home directory (%s); an image's "

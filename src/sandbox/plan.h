@@ -86,6 +86,10 @@ enum {
          * file reads as empty; over a directory, an empty read-only tmpfs
          * instead; nothing there: nothing to do. No Landlock rule. */
         OPF_MASK = 1 << 9,
+        /* OP_FILE (--rootfs): an image's own file or link of that name is
+         * unlinked first, in the run's upper layer only (launch.c: never
+         * on another mount) */
+        OPF_REPLACE = 1 << 10,
 };
 
 /*

@@ -73,6 +73,7 @@ struct start {
         struct egress_config egress;
         struct publish *publish;
         struct registry *reg;
+        char token[TOKEN_MAX + 1]; /* the run's identity token, wiped at the end */
 };
 
 static void note(const struct start *s, const char *fmt, ...) _printf_(2, 3);
@@ -91,6 +92,7 @@ static void note(const struct start *s, const char *fmt, ...)
 
 static void start_done(struct start *s)
 {
+        explicit_bzero(s->token, sizeof s->token);
         s->publish = publish_free(s->publish);
         egress_config_free(&s->egress);
         s->ev = audit_emitter_free(s->ev);
@@ -580,7 +582,7 @@ static int start_egress(struct start *s, struct rf_error *err)
 int run_start(const struct run_request *q, struct rf_error *err)
 {
         _cleanup_(start_done) struct start s = {.req = q};
-        char token[TOKEN_MAX + 1];
+        char *token = s.token;
         char why[RF_ERROR_MSG_MAX];
         int r;
 
@@ -599,16 +601,30 @@ int run_start(const struct run_request *q, struct rf_error *err)
          * record, no run. */
         if ((r = audit_open(q->state_dir, &s.alog, err)) < 0)
                 return refuse(&s, "setup", rewrap(err, r, "cannot write the audit log"), err);
-        if (q->run_id)
-                snprintf(s.run_id, sizeof s.run_id, "%s", q->run_id);
-        else if ((r = rf_run_id_new(s.run_id)) < 0) {
+        if (q->run_id) {
+                /* chosen by the front end: a UUID in lower-case hex, or the
+                 * log, the registry and the plan would not agree */
+                bool good = strlen(q->run_id) == RF_RUN_ID_LEN;
+                for (size_t i = 0; good && i < RF_RUN_ID_LEN; i++)
+                        good = (i == 8 || i == 13 || i == 18 || i == 23)
+                                       ? q->run_id[i] == '-'
+                                       : strchr("0123456789abcdef", q->run_id[i]) != NULL;
+                if (!good)
+                        return refuse(&s, "setup",
+                                      rf_error_set(err, -EINVAL,
+                                                   "run id %.40s: a UUID in lower-case hex",
+                                                   q->run_id),
+                                      err);
+                memcpy(s.run_id, q->run_id, sizeof s.run_id);
+        } else if ((r = rf_run_id_new(s.run_id)) < 0) {
                 rf_error_set(err, r, "cannot make a run id: %s", strerror(-r));
                 return refuse(&s, "setup", r, err);
         }
         s.phase = PHASE_LOGGED; /* from here every refusal is recorded */
         if ((r = start_policy(&s, err)) != 0)
                 return r;
-        if ((r = run_identity_token(q->state_dir, s.run_id, s.pol, token, sizeof token, err)) < 0) {
+        if ((r = run_identity_token(q->state_dir, s.run_id, s.pol, token, sizeof s.token, err)) <
+            0) {
                 if (!err->msg[0])
                         rf_error_set(err, r, "cannot issue the run's identity token: %s",
                                      strerror(-r));
@@ -625,7 +641,7 @@ int run_start(const struct run_request *q, struct rf_error *err)
         }
         if ((r = start_secrets(&s, err)) == 0)
                 r = start_plan(&s, token, err);
-        explicit_bzero(token, sizeof token);
+        explicit_bzero(s.token, sizeof s.token);
         if (r != 0 || (r = start_cgroup(&s, err)) != 0)
                 return r;
         /* The wake-loop breaker decides before anything of the run exists

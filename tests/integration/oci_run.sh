@@ -173,6 +173,24 @@ is "$RF_RC" 1 "delete of a running container without --force: refused"
 like "$RF_ERR" "is running" "... saying so"
 oci kill "$ID" USR1
 is "$RF_RC" 1 "kill with a signal it does not forward: refused (1)"
+# a state.json naming another process as the supervisor: never signalled
+sleep 300 &
+victim=$!
+register_pid "$victim"
+cp "$ROOT/$ID/state.json" "$TOP/state.json.good"
+python3 - "$ROOT/$ID/state.json" "$victim" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["supervisor"] = int(sys.argv[2])
+json.dump(d, open(sys.argv[1] + ".x", "w"))
+PY
+cat "$ROOT/$ID/state.json.x" >"$ROOT/$ID/state.json" && rm -f "$ROOT/$ID/state.json.x"
+oci kill "$ID" TERM
+is "$RF_RC" 1 "kill through a state.json naming another process: refused (1)"
+like "$RF_ERR" "not the one it names" "... saying so"
+kill -0 "$victim" 2>/dev/null && ok "... and that process got nothing" ||
+	not_ok "... and that process got nothing"
+kill "$victim" 2>/dev/null
+cat "$TOP/state.json.good" >"$ROOT/$ID/state.json"
 "$RF_BIN" kill --state-dir "$RF_STATE" "$run" --reason "oci test" >/dev/null 2>&1
 wait "$opid"
 is "$?" 137 "ringfence kill ends it: ringfence-oci exits 137"
@@ -201,6 +219,11 @@ refuse_case 'del c["ociVersion"]' "ociVersion: required" "a config without ociVe
 refuse_case 'c["root"]["path"]="missing"' "rootfs .*missing" "a missing root"
 refuse_case 'c["hooks"]={"prestart":[{"path":"/bin/true"}]}' "hooks: not yet" "hooks"
 
+chmod 0777 "$ROOT"
+oci run -b "$B" "$ID"
+is "$RF_RC" 125 "a --root others may write: refused (125)"
+like "$RF_ERR" "only it may write" "... saying so"
+chmod 0700 "$ROOT"
 mkdir "$ROOT/$ID"
 oci run -b "$B" "$ID"
 is "$RF_RC" 125 "a container id in use: refused (125)"

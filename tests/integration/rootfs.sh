@@ -73,6 +73,19 @@ is "$(cat "$IMG/etc/marker")" "from-the-image" "... never written through the li
 after=$(cd "$IMG" && find . -printf '%p %y %s %m\n' | sort)
 is "$after" "$before" "the image on the host is as it was (no mount point, no file made in it)"
 
+# a git workspace: the protected files (.git/config, placeholders for HEAD
+# and config at its root) are file mount points over the host's workspace;
+# making them must not replace anything on the host
+rf_mktemp /tmp
+GW=$REPLY
+git -C "$GW" init -q 2>/dev/null || bail_out "git init failed"
+git -C "$GW" config user.name tester
+gbefore=$(cd "$GW" && find . -printf '%p %y %s\n' | sort; cat .git/config)
+rf_run --rootfs "$IMG" --workspace "$GW" -- /bin/rf-probe cat "$GW/.git/config"
+like "$RF_OUT" "name = tester" "a git workspace under an image: its .git/config reads as on the host"
+gafter=$(cd "$GW" && find . -printf '%p %y %s\n' | sort; cat .git/config)
+is "$gafter" "$gbefore" "... and nothing of the workspace on the host was replaced or added"
+
 # --- refusals: 125 and one line ---------------------------------------------------
 ln -s "$IMG" "$TOP/link"
 rf_run --rootfs "$TOP/link" -- /bin/true
@@ -88,6 +101,17 @@ rf_run --rootfs "$(dirname "$RF_STATE")" -- /bin/true
 is "$RF_RC" 125 "a rootfs holding the state dir: refused (125)"
 like "$RF_ERR" "expose ringfence state" "... saying so"
 is "$(printf '%s\n' "$RF_ERR" | grep -c .)" 1 "... in one line"
+mkdir -p "$RF_STATE/img"
+rf_run --rootfs "$RF_STATE/img" -- /bin/true
+is "$RF_RC" 125 "a rootfs inside the state dir: refused (125)"
+like "$RF_ERR" "expose ringfence state" "... saying so"
+for d in /etc /usr /var; do
+	rf_run --rootfs "$d" -- /bin/true
+	is "$RF_RC" 125 "--rootfs $d (the host's own tree, root-owned): refused (125)"
+	like "$RF_ERR" "not an image's root filesystem" "... saying so"
+done
+rf_run --rootfs /etc/ssl -- /bin/true
+is "$RF_RC" 125 "--rootfs /etc/ssl (inside the host's /etc): refused (125)"
 
 # --- the policy's filesystem.rootfs --------------------------------------------
 printf '{"version":1,"filesystem":{"rootfs":"%s"}}\n' "$IMG" >"$TOP/policy.json"

@@ -373,8 +373,32 @@ static void test_overlay(void)
         oci_spec_free(s);
 }
 
+static void test_ceiling(void)
+{
+        struct rf_policy *named = policy_new(), *o = policy_new();
+        struct rf_error err = {0};
+        named->memory = 1000;
+        named->pids = 50;
+        policy_set_string(&named->agent, "ci", 64, &err);
+        o->memory = 5000; /* the config asks for more */
+        o->pids = 10;     /* and for less */
+        policy_set_string(&o->agent, "container", 64, &err);
+        is_int(oci_policy_ceiling(named, o, &err), 0, "a named policy over a config");
+        ok(o->memory == 1000, "... a higher memory limit becomes the policy's");
+        ok(o->pids == 10, "... a lower pids limit stays");
+        ok(o->cpus_milli == 0 && o->nofile == 0, "... limits neither sets stay unset");
+        ok(o->agent == NULL, "... the policy's agent stands");
+        is_int(policy_add_net_rule(o, "evil.example:443", &err), 0,
+               "an allow rule from the config");
+        is_int(oci_policy_ceiling(named, o, &err), -EPERM, "... refused under a named policy");
+        ok(strstr(err.msg, "the policy decides egress") != NULL, "... saying so (%s)", err.msg);
+        policy_free(named);
+        policy_free(o);
+}
+
 int main(void)
 {
+        test_ceiling();
         test_overlay();
         test_full();
         test_refusals();
