@@ -48,4 +48,3 @@ int cmd_identity(int argc, char **argv);
 /* `ringfence version --layers`: the isolation layers this host offers. */
 int cmd_layers(void);
 int cmd_doctor(int argc, char **argv);
-
