@@ -28,6 +28,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -56,6 +59,7 @@ static struct {
         const char *log;
         bool log_json;
         bool debug;
+        bool quiet; /* a created container's supervisor: fds 0-2 are the container's */
 } g = {.root = OCI_ROOT_DEFAULT};
 
 /* One error line: stderr, and the --log file (JSON lines with
@@ -69,9 +73,11 @@ static void oci_error(const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        fputs("ringfence-oci: ", stderr);
-        (void)json_escape_fwrite(stderr, msg, strlen(msg), true);
-        fputc('\n', stderr);
+        if (!g.quiet) {
+                fputs("ringfence-oci: ", stderr);
+                (void)json_escape_fwrite(stderr, msg, strlen(msg), true);
+                fputc('\n', stderr);
+        }
         if (!g.log)
                 return;
         int fd = open(g.log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -196,6 +202,8 @@ static void container_done(struct container *c)
                 return;
         snprintf(path, sizeof path, "%s/state.json", c->dir);
         (void)unlink(path);
+        snprintf(path, sizeof path, "%s/start", c->dir);
+        (void)unlink(path);
         (void)rmdir(c->ws);
         (void)rmdir(c->dir);
         c->made = false;
@@ -308,6 +316,128 @@ static void hook_note(void *ctx, const char *line)
         oci_error("%s", line);
 }
 
+/* What run and create share: the bundle, read and checked, and the
+ * request's settings made from it. */
+struct bundle {
+        char path[PATH_MAX], rootfs[PATH_MAX], pfile[PATH_MAX];
+        char *doc;
+        struct oci_spec *spec;
+        struct rf_policy *overlay;
+        bool named_policy;
+        struct plan_mount mounts[OCI_MOUNTS_MAX];
+        size_t n_mounts;
+        struct plan_sysctl sysctl[PLAN_SYSCTL_MAX];
+        size_t n_sysctl;
+};
+
+static void bundle_done(struct bundle *b)
+{
+        free(b->doc);
+        b->doc = NULL;
+        oci_spec_freep(&b->spec);
+        policy_free(b->overlay);
+        b->overlay = NULL;
+}
+
+/* Read and check bundle `dir` for `what`: 0, or the exit status with the
+ * line printed (nothing is made before this says yes). */
+static int bundle_load(const char *what, const char *dir, struct bundle *b)
+{
+        struct rf_error err = {0};
+        size_t len = 0;
+        int r;
+        if (!realpath(dir, b->path)) {
+                oci_error("%s: bundle %s: %s", what, dir, strerror(errno));
+                return 1;
+        }
+        _cleanup_close_ int bfd = open(b->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        b->overlay = policy_new();
+        if (bfd < 0 || !b->overlay) {
+                oci_error("%s: bundle %s: %s", what, b->path, strerror(bfd < 0 ? errno : ENOMEM));
+                return 1;
+        }
+        if ((r = read_config(bfd, &b->doc, &len, &err)) < 0 ||
+            (r = oci_spec_parse(b->doc, len, &b->spec, &err)) < 0 ||
+            (r = oci_overlay(b->spec, b->overlay, &err)) < 0 ||
+            (r = oci_mounts(b->spec, b->mounts, &b->n_mounts, &err)) < 0 ||
+            (r = oci_sysctls(b->spec, b->sysctl, &b->n_sysctl, &err)) < 0 ||
+            (r = oci_policy_path(b->spec, b->pfile, sizeof b->pfile, &err)) < 0) {
+                oci_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        b->named_policy = r == 1;
+        int n = b->spec->root_path[0] == '/'
+                        ? snprintf(b->rootfs, sizeof b->rootfs, "%s", b->spec->root_path)
+                        : snprintf(b->rootfs, sizeof b->rootfs, "%s/%s", b->path,
+                                   b->spec->root_path);
+        if (n < 0 || (size_t)n >= sizeof b->rootfs) {
+                oci_error("%s: root.path: too long", what);
+                return RF_EXIT_REFUSED;
+        }
+        return 0;
+}
+
+/* A container's run, made ready to start: its directory and state (locked
+ * by this process for the run's life), its run id, ringfence's state dir. */
+struct made {
+        struct container ct;
+        int lock;
+        char *state_dir;
+        char run_id[RF_RUN_ID_LEN + 1];
+};
+
+static void made_done(struct made *m)
+{
+        container_done(&m->ct); /* before the lock goes: no one sees it half gone */
+        m->lock = safe_close(m->lock);
+        free(m->state_dir);
+        m->state_dir = NULL;
+}
+
+static int made_begin(const char *id, struct bundle *b, struct made *m, struct rf_error *err)
+{
+        int r;
+        m->lock = -1;
+        if ((r = rf_run_id_new(m->run_id)) < 0)
+                return rf_error_set(err, r, "cannot make a run id: %s", strerror(-r));
+        if ((r = policy_set_string(&b->overlay->rootfs, b->rootfs, PATH_MAX, err)) < 0 ||
+            (r = cli_state_dir(NULL, 1, &m->state_dir, err)) < 0 ||
+            (r = container_make(&m->ct, id, b->spec->uid, b->spec->gid, err)) < 0 ||
+            (r = policy_set_string(&b->overlay->workspace, m->ct.ws, PATH_MAX, err)) < 0 ||
+            (r = state_write(&m->ct, id, b->path, m->run_id, m->state_dir, b->spec, err)) < 0 ||
+            (r = state_lock(&m->ct, &m->lock, err)) < 0)
+                return r;
+        if (b->named_policy && (r = policy_ceiling(b->pfile, b->overlay, err)) < 0)
+                return r;
+        return 0;
+}
+
+static struct run_request request_of(const struct bundle *b, const struct made *m)
+{
+        const struct oci_spec *sp = b->spec;
+        return (struct run_request){
+                .policy_file = b->named_policy ? b->pfile : NULL,
+                .overlay = b->overlay,
+                .argv = (char *const *)sp->args,
+                .state_dir = m->state_dir,
+                .run_id = m->run_id,
+                .cwd = m->ct.ws,
+                .cwd_inside = sp->cwd,
+                .hostname = sp->hostname && sp->hostname[0] ? sp->hostname : NULL,
+                .masked = sp->masked_paths,
+                .n_masked = sp->n_masked_paths,
+                .readonly = sp->readonly_paths,
+                .n_readonly = sp->n_readonly_paths,
+                .mounts = b->mounts,
+                .n_mounts = b->n_mounts,
+                .sysctl = b->sysctl,
+                .n_sysctl = b->n_sysctl,
+                .uid = getuid(),
+                .raw_terminal = true, /* the container's output is the engine's */
+                .note = hook_note,
+        };
+}
+
 static int oci_run(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -352,7 +482,9 @@ static int oci_run(int argc, char **argv)
                 case 'P':
                 case 'C':
                 case 'd':
-                        oci_error("run: %s: not yet (see docs/OCI.md)", argv[optind - 1]);
+                        oci_error("run: %s: not with run (create and start do it; see "
+                                  "docs/OCI.md)",
+                                  argv[optind - 1]);
                         return 1;
                 default:
                         oci_error("run: unknown option %s", argv[optind - 1]);
@@ -368,69 +500,18 @@ static int oci_run(int argc, char **argv)
                 oci_error("run: container id \"%.130s\": 1-128 of [A-Za-z0-9_+.-]", id);
                 return 1;
         }
-        char bpath[PATH_MAX], rootfs[PATH_MAX], pfile[PATH_MAX];
-        if (!realpath(bundle, bpath)) {
-                oci_error("run: bundle %s: %s", bundle, strerror(errno));
-                return 1;
-        }
-        _cleanup_close_ int bfd = open(bpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_free_ char *doc = NULL;
-        size_t len = 0;
-        _cleanup_(oci_spec_freep) struct oci_spec *spec = NULL;
-        _cleanup_policy_ struct rf_policy *overlay = policy_new();
-        if (bfd < 0 || !overlay) {
-                oci_error("run: bundle %s: %s", bpath, strerror(bfd < 0 ? errno : ENOMEM));
-                return 1;
-        }
-        if ((r = read_config(bfd, &doc, &len, &err)) < 0 ||
-            (r = oci_spec_parse(doc, len, &spec, &err)) < 0 ||
-            (r = oci_overlay(spec, overlay, &err)) < 0 ||
-            (r = oci_policy_path(spec, pfile, sizeof pfile, &err)) < 0) {
+        _cleanup_(bundle_done) struct bundle b = {0};
+        if ((r = bundle_load("run", bundle, &b)) != 0)
+                return r;
+        _cleanup_(made_done) struct made m = {.lock = -1};
+        if (made_begin(id, &b, &m, &err) < 0) {
                 oci_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
-        bool named_policy = r == 1;
-        int n = spec->root_path[0] == '/'
-                        ? snprintf(rootfs, sizeof rootfs, "%s", spec->root_path)
-                        : snprintf(rootfs, sizeof rootfs, "%s/%s", bpath, spec->root_path);
-        if (n < 0 || (size_t)n >= sizeof rootfs) {
-                oci_error("run: root.path: too long");
-                return RF_EXIT_REFUSED;
-        }
-        _cleanup_free_ char *state_dir = NULL;
-        _cleanup_close_ int lock = -1; /* released after container_done: declared before it */
-        _cleanup_(container_done) struct container ct = {0};
-        char run_id[RF_RUN_ID_LEN + 1];
-        if ((r = rf_run_id_new(run_id)) < 0)
-                rf_error_set(&err, r, "cannot make a run id: %s", strerror(-r));
-        if (r < 0 || (r = policy_set_string(&overlay->rootfs, rootfs, PATH_MAX, &err)) < 0 ||
-            (r = cli_state_dir(NULL, 1, &state_dir, &err)) < 0 ||
-            (r = container_make(&ct, id, spec->uid, spec->gid, &err)) < 0 ||
-            (r = policy_set_string(&overlay->workspace, ct.ws, PATH_MAX, &err)) < 0 ||
-            (r = state_write(&ct, id, bpath, run_id, state_dir, spec, &err)) < 0 ||
-            (r = state_lock(&ct, &lock, &err)) < 0 ||
-            (named_policy && (r = policy_ceiling(pfile, overlay, &err)) < 0)) {
-                oci_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-        struct run_request req = {
-                .policy_file = named_policy ? pfile : NULL,
-                .overlay = overlay,
-                .argv = (char *const *)spec->args,
-                .state_dir = state_dir,
-                .run_id = run_id,
-                .cwd = ct.ws,
-                .cwd_inside = spec->cwd,
-                .hostname = spec->hostname && spec->hostname[0] ? spec->hostname : NULL,
-                .masked = spec->masked_paths,
-                .n_masked = spec->n_masked_paths,
-                .readonly = spec->readonly_paths,
-                .n_readonly = spec->n_readonly_paths,
-                .use_pty = spec->terminal && isatty(STDIN_FILENO),
-                .uid = getuid(),
-                .refusals_to = stderr,
-                .note = hook_note,
-        };
+        struct run_request req = request_of(&b, &m);
+        req.use_pty = b.spec->terminal && isatty(STDIN_FILENO);
+        req.raw_terminal = false; /* a terminal of the caller's own */
+        req.refusals_to = stderr;
         int status = run_start(&req, &err);
         if (err.msg[0])
                 oci_print_error(&err);
@@ -530,11 +611,19 @@ static const char *held_status(const struct held *h, int *pid)
         const char *p = strstr(reply, "\"init_pid\":");
         if (p)
                 *pid = atoi(p + 11);
-        if (!strncmp(reply + 3, "paused", 6))
-                return "paused";
-        if (!strncmp(reply + 3, "setup", 5) || !strncmp(reply + 3, "starting", 8))
-                return "creating";
-        return *pid > 0 ? "running" : "stopped";
+        static const struct {
+                const char *run, *oci;
+        } names[] = {{"paused ", "paused"},
+                     {"running ", "running"},
+                     {"created ", "created"},
+                     {"starting ", "creating"},
+                     {"setup ", "creating"}};
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (!strncmp(reply + 3, names[i].run, strlen(names[i].run)))
+                        return *pid > 0 ? names[i].oci : "stopped";
+        /* exited, killed, timed-out, ending: its supervisor is finishing */
+        *pid = 0;
+        return "stopped";
 }
 
 static void state_json(const struct held *h, struct json_buf *b)
@@ -774,13 +863,18 @@ static int oci_delete(int argc, char **argv)
         }
         if (held_live(&h)) {
                 char reply[CONTROL_MSG_MAX + 512];
-                if (!force) {
-                        oci_error("delete: container %s is running (stop it, or --force)", id);
+                int pid;
+                const char *st = held_status(&h, &pid);
+                /* stopped: its supervisor is recording the end; created:
+                 * its command never ran, so it goes (as runc's does) */
+                bool kill = strcmp(st, "stopped") != 0;
+                if (kill && !force && strcmp(st, "created") != 0) {
+                        oci_error("delete: container %s is %s (stop it, or --force)", id, st);
                         return 1;
                 }
-                if (registry_request(h.state_dir, h.run, "kill ringfence-oci delete --force", reply,
-                                     sizeof reply, 30000) < 0 ||
-                    flock(h.fd, LOCK_EX) < 0) { /* until its run process is gone */
+                if ((kill && registry_request(h.state_dir, h.run, "kill ringfence-oci delete",
+                                              reply, sizeof reply, 30000) < 0) ||
+                    flock(h.fd, LOCK_EX) < 0) { /* until its supervisor is gone */
                         oci_error("delete: container %s: cannot kill it", id);
                         return 1;
                 }
@@ -794,6 +888,284 @@ static int oci_delete(int argc, char **argv)
         memcpy(c.ws + strlen(c.dir), "/ws", 4);
         container_done(&c);
         (void)registry_prune(h.state_dir, h.run);
+        return 0;
+}
+
+/* --- create, start ------------------------------------------------------------ */
+
+/* The supervisor of a created container (the child `create` forks): what
+ * its hooks need. */
+struct creating {
+        int report;         /* to `create`: init's pid, once; -1 after */
+        const char *socket; /* --console-socket, or NULL */
+        bool console_sent;
+};
+
+/* SCM_RIGHTS of the pty master to the engine's console socket, as runc
+ * does it (the socket's path, connected here; one message, one fd). */
+static int console_send(const char *path, int master)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof sa.sun_path)
+                return -ENAMETOOLONG;
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        _cleanup_close_ int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) < 0)
+                return negative_errno();
+        char name[] = "/dev/ptmx";
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } u = {0};
+        struct iovec iov = {.iov_base = name, .iov_len = sizeof name - 1};
+        struct msghdr msg = {.msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = u.buf,
+                             .msg_controllen = sizeof u.buf};
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &master, sizeof(int));
+        return RETRY_EINTR(sendmsg(s, &msg, MSG_NOSIGNAL)) < 0 ? negative_errno() : 0;
+}
+
+static void create_console(void *ctx, int master)
+{
+        struct creating *k = ctx;
+        int r = k->socket ? console_send(k->socket, master) : -EINVAL;
+        if (r < 0)
+                oci_error("create: --console-socket %s: %s", k->socket ? k->socket : "(none)",
+                          strerror(-r));
+        k->console_sent = r == 0;
+}
+
+static void create_held(void *ctx, pid_t init)
+{
+        struct creating *k = ctx;
+        char line[32];
+        int n = snprintf(line, sizeof line, "%d\n", (int)init);
+        if (k->report < 0)
+                return;
+        (void)!write(k->report, line, (size_t)n);
+        k->report = safe_close(k->report);
+        /* from now on fds 0-2 are the container's (the engine's pipes or
+         * nothing): errors go to --log only */
+        g.quiet = true;
+}
+
+/* The pid file, as runc writes it: whole, then renamed into place. */
+static int pid_file_write(const char *path, int pid)
+{
+        char tmp[PATH_MAX], line[32];
+        int n = snprintf(line, sizeof line, "%d", pid);
+        if (snprintf(tmp, sizeof tmp, "%s.rf-tmp", path) >= (int)sizeof tmp)
+                return -ENAMETOOLONG;
+        _cleanup_close_ int fd =
+                open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return negative_errno();
+        if (write(fd, line, (size_t)n) != n || rename(tmp, path) < 0) {
+                int r = negative_errno();
+                (void)unlink(tmp);
+                return r;
+        }
+        return 0;
+}
+
+/* The supervisor of container `id`: made, held created, run to its end.
+ * Its exit status is nobody's (the engine reads init's). */
+static _noreturn_ void create_supervise(const char *id, struct bundle *b, const char *console,
+                                        int report)
+{
+        struct rf_error err = {0};
+        struct creating k = {.report = report, .socket = console};
+        char gate_path[PATH_MAX + 16];
+        int status = RF_EXIT_REFUSED;
+
+        (void)setsid(); /* the engine's session and terminal are not the run's */
+        {
+                _cleanup_(made_done) struct made m = {.lock = -1};
+                _cleanup_close_ int gate = -1;
+                if (made_begin(id, b, &m, &err) < 0) {
+                        oci_print_error(&err);
+                        goto out;
+                }
+                snprintf(gate_path, sizeof gate_path, "%s/start", m.ct.dir);
+                if (mkfifo(gate_path, 0600) < 0 ||
+                    (gate = open(gate_path, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+                        oci_error("create: container %s: its start gate: %s", id, strerror(errno));
+                        goto out;
+                }
+                struct run_request req = request_of(b, &m);
+                req.use_pty = b->spec->terminal;
+                req.ctx = &k;
+                req.held = create_held;
+                req.start_gate = gate;
+                req.console = create_console;
+                status = run_start(&req, &err);
+                if (err.msg[0])
+                        oci_print_error(&err);
+                if (k.report < 0)
+                        m.ct.made = false; /* created: its state stays until `delete` */
+        }
+out:
+        safe_close(k.report);
+        _exit(status);
+}
+
+static int oci_create(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"bundle", required_argument, NULL, 'b'},
+                {"pid-file", required_argument, NULL, 'P'},
+                {"console-socket", required_argument, NULL, 'C'},
+                {"no-pivot", no_argument, NULL, 'N'},
+                {"no-new-keyring", no_argument, NULL, 'K'},
+                {"preserve-fds", required_argument, NULL, 'F'},
+                {"pidfd-socket", required_argument, NULL, 'D'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
+        };
+        const char *bundle = ".", *pid_file = NULL, *console = NULL;
+        int c, r;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+b:h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'b':
+                        bundle = optarg;
+                        break;
+                case 'P':
+                        pid_file = optarg;
+                        break;
+                case 'C':
+                        console = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                case 'N': /* ringfence always pivots (the host's root is gone) */
+                case 'K': /* no session keyring is reachable from a run */
+                        break;
+                case 'F':
+                        if (strcmp(optarg, "0") != 0) {
+                                oci_error("create: --preserve-fds: not yet (a container holds "
+                                          "fds 0-2 only)");
+                                return 1;
+                        }
+                        break;
+                case 'D':
+                        oci_error("create: --pidfd-socket: not yet (see docs/OCI.md)");
+                        return 1;
+                default:
+                        oci_error("create: unknown option %s", argv[optind - 1]);
+                        return 1;
+                }
+        }
+        if (optind != argc - 1) {
+                oci_error("create: one container id (usage: ringfence-oci create [-b BUNDLE] "
+                          "[--pid-file F] [--console-socket S] ID)");
+                return 1;
+        }
+        const char *id = argv[optind];
+        if (!id_valid(id)) {
+                oci_error("create: container id \"%.130s\": 1-128 of [A-Za-z0-9_+.-]", id);
+                return 1;
+        }
+        _cleanup_(bundle_done) struct bundle b = {0};
+        if ((r = bundle_load("create", bundle, &b)) != 0)
+                return r;
+        if (b.spec->terminal != (console != NULL)) {
+                oci_error("create: %s", console ? "--console-socket without process.terminal"
+                                                : "process.terminal needs --console-socket");
+                return 1;
+        }
+        char pid_path[PATH_MAX];
+        if (pid_file &&
+            !(pid_file[0] == '/'
+                      ? snprintf(pid_path, sizeof pid_path, "%s", pid_file) < (int)sizeof pid_path
+                      : getcwd(pid_path, sizeof pid_path) &&
+                                strlen(pid_path) + strlen(pid_file) + 2 < sizeof pid_path &&
+                                strcat(strcat(pid_path, "/"), pid_file))) {
+                oci_error("create: --pid-file %s: too long", pid_file);
+                return 1;
+        }
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                oci_error("create: %s", strerror(errno));
+                return RF_EXIT_REFUSED;
+        }
+        /* The supervisor is our child, so the init it clones beside itself
+         * (CLONE_PARENT) is our child too: the engine's shim, a subreaper,
+         * inherits and reaps it when we exit. */
+        pid_t sup = fork();
+        if (sup < 0) {
+                oci_error("create: %s", strerror(errno));
+                return RF_EXIT_REFUSED;
+        }
+        if (sup == 0) {
+                close(p[0]);
+                create_supervise(id, &b, console, p[1]);
+        }
+        close(p[1]);
+        char line[32] = {0};
+        size_t got = 0;
+        ssize_t n;
+        while (got < sizeof line - 1 &&
+               (n = RETRY_EINTR(read(p[0], line + got, sizeof line - 1 - got))) > 0)
+                got += (size_t)n;
+        close(p[0]);
+        int pid = got && line[got - 1] == '\n' ? atoi(line) : 0;
+        if (pid <= 0) { /* refused; the supervisor said why */
+                int st = 0;
+                (void)RETRY_EINTR(waitpid(sup, &st, 0));
+                return WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : RF_EXIT_REFUSED;
+        }
+        if (pid_file && (r = pid_file_write(pid_path, pid)) < 0) {
+                oci_error("create: --pid-file %s: %s", pid_file, strerror(-r));
+                char reply[CONTROL_MSG_MAX + 512];
+                struct held h = {.fd = -1};
+                struct rf_error err = {0};
+                if (held_read(id, &h, &err) == 0)
+                        (void)registry_request(h.state_dir, h.run, "kill ringfence-oci create",
+                                               reply, sizeof reply, 30000);
+                held_done(&h);
+                return RF_EXIT_REFUSED;
+        }
+        return 0;
+}
+
+/* start ID: a created container's command starts (a byte through its
+ * start gate, which its supervisor waits on). */
+static int oci_start(int argc, char **argv)
+{
+        const char *id;
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {0};
+        char path[PATH_MAX + 160];
+        int pid;
+        if (one_id(argc, argv, "start", &id) < 0)
+                return 1;
+        if (held_read(id, &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        const char *st = held_status(&h, &pid);
+        if (strcmp(st, "created") != 0) {
+                oci_error("start: container %s is %s, not created", id, st);
+                return 1;
+        }
+        snprintf(path, sizeof path, "%s/%s/start", g.root, id);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sb;
+        if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISFIFO(sb.st_mode) || sb.st_uid != geteuid() ||
+            write(fd, "s", 1) != 1) {
+                oci_error("start: container %s: %s", id,
+                          fd < 0 && errno == ENXIO ? "its supervisor is gone" : strerror(errno));
+                return 1;
+        }
         return 0;
 }
 
@@ -896,8 +1268,8 @@ static int cmd_features(void)
 
 int main(int argc, char **argv)
 {
-        static const char *const later[] = {"create", "start",  "exec",       "ps",
-                                            "update", "events", "checkpoint", "restore"};
+        static const char *const later[] = {"exec",   "ps",         "update",
+                                            "events", "checkpoint", "restore"};
         /* fds 0-2 exist (a run's relay and the log need them) */
         for (int fd = 0; fd < 3; fd++)
                 if (fcntl(fd, F_GETFD) < 0) {
@@ -976,6 +1348,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(cmd, "run"))
                 return oci_run(argc - i, argv + i);
+        if (!strcmp(cmd, "create"))
+                return oci_create(argc - i, argv + i);
+        if (!strcmp(cmd, "start"))
+                return oci_start(argc - i, argv + i);
         if (!strcmp(cmd, "spec"))
                 return cmd_spec(argc - i, argv + i);
         if (!strcmp(cmd, "features"))

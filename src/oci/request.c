@@ -43,22 +43,146 @@ static const struct {
         {"/sys/fs/cgroup", "cgroup2", false},
 };
 
-static int check_mounts(const struct oci_spec *s, struct rf_error *err)
+/* Bind destinations whose file a run makes of its own: its DNS stub is
+ * its egress (resolv.conf), its host name is the config's (hostname), its
+ * hosts file names the run; /dev/shm is its own tmpfs. */
+static const char *const own_files[] = {"/etc/resolv.conf", "/etc/hosts", "/etc/hostname",
+                                        "/dev/shm"};
+
+/* A tmpfs size= value: bytes, or with k, m, g (KiB, MiB, GiB). */
+static int tmpfs_size(const char *v, uint64_t *out)
+{
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (errno || end == v || v[0] == '-')
+                return -EINVAL;
+        unsigned shift = 0;
+        switch (*end) {
+        case 'k':
+        case 'K':
+                shift = 10, end++;
+                break;
+        case 'm':
+        case 'M':
+                shift = 20, end++;
+                break;
+        case 'g':
+        case 'G':
+                shift = 30, end++;
+                break;
+        case '\0':
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (*end || n == 0 || n > (OCI_TMPFS_MAX >> shift))
+                return -ERANGE;
+        *out = (uint64_t)n << shift;
+        return 0;
+}
+
+/* One option of a bind or tmpfs mount: 0 (taken, or nothing to do: a run's
+ * mounts are nosuid, nodev, private whatever they say), -EOPNOTSUPP. */
+static int mount_option(const char *o, struct plan_mount *m, bool tmpfs)
+{
+        static const char *const harmless[] = {
+                "bind",    "rbind",  "rw",          "private",     "rprivate",
+                "slave",   "rslave", "nosuid",      "nodev",       "noexec",
+                "exec",    "suid",   "dev",         "relatime",    "norelatime",
+                "noatime", "atime",  "strictatime", "nodiratime",  "diratime",
+                "z",       "Z",      "tmpcopyup",   "notmpcopyup", "nosymfollow"};
+        if (!strcmp(o, "ro") || !strcmp(o, "rro")) {
+                m->rdonly = true;
+                return 0;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(harmless); i++)
+                if (!strcmp(o, harmless[i]))
+                        return 0;
+        if (tmpfs && !strncmp(o, "size=", 5))
+                return tmpfs_size(o + 5, &m->size) < 0 ? -EINVAL : 0;
+        if (tmpfs && !strncmp(o, "mode=", 5)) {
+                char *end;
+                unsigned long v = strtoul(o + 5, &end, 8);
+                if (*end || end == o + 5 || v > 07777)
+                        return -EINVAL;
+                m->mode = (mode_t)v;
+                return 0;
+        }
+        if (tmpfs &&
+            (!strncmp(o, "nr_inodes=", 10) || !strncmp(o, "uid=", 4) || !strncmp(o, "gid=", 4)))
+                return 0;
+        return -EOPNOTSUPP;
+}
+
+int oci_mounts(const struct oci_spec *s, struct plan_mount *out, size_t *n, struct rf_error *err)
 {
         char kp[64];
-        for (size_t i = 0; i < s->n_mounts; i++) {
+        *n = 0;
+        for (size_t i = 0; i < s->n_mounts && i < OCI_MOUNTS_MAX; i++) {
                 const struct oci_mount *m = &s->mounts[i];
-                bool known = false;
-                for (size_t k = 0; k < ARRAY_SIZE(standard_mounts) && !known; k++)
-                        known = !strcmp(m->destination, standard_mounts[k].destination) &&
-                                m->type && !strcmp(m->type, standard_mounts[k].type);
+                bool bind = m->type && !strcmp(m->type, "bind");
+                for (size_t k = 0; k < m->n_options; k++)
+                        bind |= !strcmp(m->options[k], "bind") || !strcmp(m->options[k], "rbind");
+                bool tmpfs = !bind && m->type && !strcmp(m->type, "tmpfs");
+                bool standard = false, own = false;
+                for (size_t k = 0; k < ARRAY_SIZE(standard_mounts) && !standard; k++)
+                        standard = !bind &&
+                                   !strcmp(m->destination, standard_mounts[k].destination) &&
+                                   m->type && !strcmp(m->type, standard_mounts[k].type);
+                for (size_t k = 0; k < ARRAY_SIZE(own_files) && bind && !own; k++)
+                        own = !strcmp(m->destination, own_files[k]);
                 snprintf(kp, sizeof kp, "mounts[%zu]", i);
-                if (!known)
+                if (standard || own)
+                        continue;
+                if (!bind && !tmpfs)
                         return refuse(err, kp,
-                                      "%.200s (%.40s): only the standard mounts yet (proc, /dev, "
-                                      "devpts, /dev/shm, mqueue, sysfs, cgroup)",
-                                      m->destination, m->type ? m->type : "bind");
+                                      "%.200s (%.40s): a run has its own proc, /dev, devpts "
+                                      "and /dev/shm, never sysfs, cgroup or mqueue; other "
+                                      "mounts than bind and tmpfs: not yet",
+                                      m->destination, m->type ? m->type : "none");
+                if (!strcmp(m->destination, "/") || !strncmp(m->destination, "/proc", 5) ||
+                    !strncmp(m->destination, "/sys", 4) || !strncmp(m->destination, "/dev", 4) ||
+                    !strncmp(m->destination, "/run/ringfence", 14) ||
+                    !strncmp(m->destination, "/run/secrets", 12))
+                        return refuse(err, kp,
+                                      "%.200s: not over the root, /proc, /sys, /dev or "
+                                      "ringfence's own /run/ringfence and /run/secrets",
+                                      m->destination);
+                struct plan_mount pm = {.dst = m->destination, .mode = 01777};
+                if (bind) {
+                        if (!m->source || m->source[0] != '/')
+                                return rf_error_set(err, -EINVAL,
+                                                    "%s: a bind needs an absolute source", kp);
+                        pm.src = m->source;
+                }
+                for (size_t k = 0; k < m->n_options; k++) {
+                        int r = mount_option(m->options[k], &pm, tmpfs);
+                        if (r < 0)
+                                return r == -EOPNOTSUPP
+                                               ? refuse(err, kp,
+                                                        "%.200s: option %.60s: not yet (a "
+                                                        "run's mounts are private, nosuid, "
+                                                        "nodev)",
+                                                        m->destination, m->options[k])
+                                               : rf_error_set(err, r,
+                                                              "%s: option %.60s: "
+                                                              "invalid",
+                                                              kp, m->options[k]);
+                }
+                out[(*n)++] = pm;
         }
+        return 0;
+}
+
+int oci_sysctls(const struct oci_spec *s, struct plan_sysctl *out, size_t *n, struct rf_error *err)
+{
+        if (s->n_sysctl > PLAN_SYSCTL_MAX)
+                return rf_error_set(err, -E2BIG, "linux.sysctl: more than %d", PLAN_SYSCTL_MAX);
+        for (size_t i = 0; i < s->n_sysctl; i++)
+                out[i] =
+                        (struct plan_sysctl){.name = s->sysctl[i].key, .value = s->sysctl[i].value};
+        *n = s->n_sysctl;
         return 0;
 }
 
@@ -122,8 +246,10 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
 
         if (!s->has_process || s->n_args == 0)
                 return rf_error_set(err, -EINVAL, "process.args: a command, required to run");
-        if (s->n_gids)
-                return refuse(err, "process.user.additionalGids", "additional groups: not yet");
+        for (size_t i = 0; i < s->n_gids; i++) /* containerd names the primary one */
+                if (s->gids[i] != s->gid)
+                        return refuse(err, "process.user.additionalGids",
+                                      "additional groups other than the primary: not yet");
         if (s->n_devices)
                 return refuse(err, "linux.devices",
                               "devices: not yet (a run has /dev/null, "
@@ -139,8 +265,6 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
         for (size_t st = 0; st < _OCI_HOOK_COUNT; st++)
                 if (s->n_hooks[st])
                         return refuse(err, "hooks", "hooks: not yet");
-        if (s->n_sysctl)
-                return refuse(err, "linux.sysctl", "sysctl: not yet");
         /* what a run does not set: asked for with a value of its own, refused
          * (the defaults engines write are what a run has anyway) */
         if (s->has_umask && s->umask != 022)
@@ -156,7 +280,7 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
                 return refuse(err, "linux.resources.cpu.shares", "cpu shares: not yet");
         if ((s->cpu_cpus && s->cpu_cpus[0]) || (s->cpu_mems && s->cpu_mems[0]))
                 return refuse(err, "linux.resources.cpu", "cpus and mems: not yet");
-        if ((r = check_namespaces(s, err)) < 0 || (r = check_mounts(s, err)) < 0)
+        if ((r = check_namespaces(s, err)) < 0)
                 return r;
         for (size_t i = 0; i < s->n_rlimits; i++) {
                 const struct oci_rlimit *l = &s->rlimits[i];

@@ -13,6 +13,7 @@
 
 #include "oci/spec.h"
 #include "policy/policy.h"
+#include "sandbox/plan.h"
 #include "shared/error.h"
 
 /* The annotations ringfence-oci reads (docs/OCI.md). */
@@ -21,22 +22,44 @@
 #define OCI_ANN_POLICY      "ringfence.io/policy"      /* /etc/ringfence/policies/NAME.json */
 #define OCI_POLICY_DIR      "/etc/ringfence/policies"
 #define OCI_AGENT_DEFAULT   "container"
+#define OCI_TMPFS_MAX       (16ULL << 30) /* the largest tmpfs= a config may ask */
 
 /*
  * oci_overlay — the settings of spec `s` onto overlay `o` (a fresh
  * policy): env, limits (memory, pids, cpu quota, RLIMIT_NOFILE), the agent
  * and allow rules of the annotations. Refuses (-EOPNOTSUPP, err naming the
  * key) what a run cannot give yet: a namespace joined by path or missing
- * (ringfence makes all of them), mounts other than the standard proc,
- * /dev, devpts, /dev/shm, mqueue, sysfs and cgroup ones, additional gids,
+ * (ringfence makes all of them), additional gids other than the primary,
  * devices, hooks, a seccomp profile, id mappings, rlimits other than
- * NOFILE and NPROC, sysctl, a umask other than 022, an OOM score
+ * NOFILE and NPROC, a umask other than 022, an OOM score
  * adjustment, a domain name, a swap limit other than the memory limit,
  * cpu shares, cpus and mems. Capabilities and root.readonly false are
  * not refused: a run has none and a read-only root whatever the config
  * says (the floor, docs/OCI.md). 0 or -errno with err set.
  */
 int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *err);
+
+/*
+ * oci_mounts — the config's mounts a run does not have of its own, as plan
+ * mounts into out[] (room for OCI_MOUNTS_MAX; strings point into `s`):
+ * binds (type "bind", or an option "bind"/"rbind"; "ro" honoured) and
+ * tmpfs (size=, mode=). Skipped: the standard proc, /dev, devpts,
+ * /dev/shm, mqueue, sysfs and cgroup mounts (a run has its own /proc,
+ * /dev, /dev/pts, /dev/shm and never sysfs, cgroup or mqueue: the floor),
+ * and binds over /etc/resolv.conf, /etc/hosts, /etc/hostname and /dev/shm
+ * (the run's own stand: its DNS stub is its egress). Refused
+ * (-EOPNOTSUPP, err naming mounts[i]): other types, a destination over
+ * the root, /proc, /sys, /dev, /run/ringfence or /run/secrets, an option
+ * it cannot honour (shared propagation, say). Pure; 0 or -errno.
+ */
+int oci_mounts(const struct oci_spec *s, struct plan_mount *out, size_t *n, struct rf_error *err);
+
+/*
+ * oci_sysctls — linux.sysctl as plan sysctls into out[] (room for
+ * PLAN_SYSCTL_MAX; strings point into `s`). Which names a run may set is
+ * the plan's to say (the run's own namespaces' only). 0 or -E2BIG.
+ */
+int oci_sysctls(const struct oci_spec *s, struct plan_sysctl *out, size_t *n, struct rf_error *err);
 
 /*
  * oci_policy_ceiling — a named policy (`named`, loaded) over the overlay

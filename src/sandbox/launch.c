@@ -1488,8 +1488,13 @@ static _noreturn_ void init_loop(const struct child *c, pid_t cmd, int listener)
                                 m = (struct rf_msg){.type = MSG_EXIT, .value = status};
                                 (void)rf_msg_send(c->chan, &m, -1);
                                 /* Our exit takes every other process of the
-                                 * run with it (pid namespace teardown). */
-                                _exit(0);
+                                 * run with it (pid namespace teardown). The
+                                 * shim that reaps an OCI init reads the
+                                 * command's status from it. */
+                                if (!c->plan->clone_parent)
+                                        _exit(0);
+                                _exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                                          : WEXITSTATUS(status));
                         }
                 struct pollfd pfd[3] = {{.fd = sfd, .events = POLLIN},
                                         {.fd = c->chan, .events = POLLIN},
@@ -1604,8 +1609,11 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         /* If the supervisor dies, so does the run (and with init, everything
          * in its pid namespace). The GO handshake below closes the race of
          * the supervisor dying before this prctl. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        if (!p->clone_parent && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 child_fail(&c, STEP_PIDNS, errno);
+        /* cloned beside the supervisor (clone_parent), init's parent is the
+         * engine's shim: the channel's end (EOF at every wait below and in
+         * init_loop) is what ends the run when the supervisor dies */
         close_inherited(&c, stdio);
         wipe_cmdline();
         /* Leave the caller's session: init has no controlling terminal. */
@@ -1659,6 +1667,17 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 TRY(&c, STEP_IDMAP, setresuid(p->uid, p->uid, p->uid));
         }
 
+        /* the run's own namespaces' sysctls, through the host's /proc
+         * while it is still there: the files a /proc/sys name opens are
+         * those of the opener's namespaces (net, ipc) */
+        for (size_t i = 0; i < p->n_sysctl; i++) {
+                step_begin(&c, STEP_SYSCTL);
+                int fd = open(p->sysctl_path[i], O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                size_t vl = strlen(p->sysctl_value[i]);
+                if (fd < 0 || write(fd, p->sysctl_value[i], vl) != (ssize_t)vl)
+                        child_fail(&c, STEP_SYSCTL, errno ? errno : EIO);
+                close(fd);
+        }
         build_root(&c, trees);
 
         step_begin(&c, STEP_HOSTNAME);
@@ -1680,6 +1699,11 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         }
         secrets_env(&c);
         drop_privileges(&c);
+        if (p->clone_parent) { /* OCI create returns now (docs/OCI.md) */
+                m = (struct rf_msg){.type = MSG_BUILT};
+                if (rf_msg_send(chan, &m, -1) < 0)
+                        _exit(125);
+        }
 
         /* The command starts only when the supervisor says so: inside the
          * run's cgroups, with the run registered and its uid vetted. A
@@ -1916,6 +1940,7 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
 
         out->pid = -1;
         out->pidfd = out->chan = -1;
+        out->adopted = false;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return rf_error_set(err, negative_errno(), "cannot create the run channel: %m");
@@ -1931,8 +1956,13 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                                             rf_step_what(s), rf_step_name(s), strerror(EPERM));
                 }
 
-        struct clone_args ca = {
-                .flags = flags, .pidfd = (uint64_t)(uintptr_t)&pidfd, .exit_signal = SIGCHLD};
+        if (plan->clone_parent)
+                flags |= CLONE_PARENT; /* the shim's child, not ours (docs/OCI.md) */
+        /* a sibling's exit signal is ours (SIGCHLD), set by the kernel:
+         * clone3 refuses one given with CLONE_PARENT */
+        struct clone_args ca = {.flags = flags,
+                                .pidfd = (uint64_t)(uintptr_t)&pidfd,
+                                .exit_signal = plan->clone_parent ? 0 : SIGCHLD};
         bool born_in_cgroup = cg && cgroup_v2_fd(cg) >= 0;
         if (born_in_cgroup) {
                 ca.flags |= CLONE_INTO_CGROUP;
@@ -1957,6 +1987,7 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
         out->pid = pid;
         out->pidfd = pidfd;
         out->chan = sv[0];
+        out->adopted = plan->clone_parent;
 
         struct rf_msg ready;
         r = rf_msg_recv(out->chan, &ready, NULL);
@@ -2011,9 +2042,26 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
         return 0;
 kill:
         (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        (void)waitpid(pid, NULL, 0);
+        sandbox_reap(out, NULL);
         out->pid = -1;
         out->pidfd = safe_close(out->pidfd);
         out->chan = safe_close(out->chan);
         return r;
+}
+
+void sandbox_reap(const struct rf_child *c, int *status)
+{
+        int st = SIGKILL; /* what an adopted init's end is taken for */
+        if (c->pid <= 0)
+                return;
+        if (!c->adopted) {
+                if (RETRY_EINTR(waitpid(c->pid, &st, 0)) != c->pid)
+                        st = SIGKILL;
+        } else if (c->pidfd >= 0) {
+                struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
+                while (poll(&p, 1, -1) < 0 && errno == EINTR)
+                        ;
+        }
+        if (status)
+                *status = st;
 }

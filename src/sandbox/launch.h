@@ -23,9 +23,10 @@
 #include "shared/error.h"
 
 struct rf_child {
-        pid_t pid; /* the run's init, as seen from the supervisor */
-        int pidfd; /* owned; a pidfd for init */
-        int chan;  /* owned; supervisor end of the message channel */
+        pid_t pid;    /* the run's init, as seen from the supervisor */
+        int pidfd;    /* owned; a pidfd for init */
+        int chan;     /* owned; supervisor end of the message channel */
+        bool adopted; /* init is not our child (plan->clone_parent): no waitpid */
 };
 
 /*
@@ -49,6 +50,14 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
  * with `err` set (init is gone).
  */
 int sandbox_start(const struct rf_child *c, struct rf_error *err);
+
+/*
+ * sandbox_reap — wait for the run's init to be gone: waitpid for a child
+ * of ours (its status in *status), its pidfd for an adopted one, whose
+ * status only its parent can read (*status says SIGKILL; the real one
+ * came as MSG_EXIT). Never fails; returns at once if init is gone.
+ */
+void sandbox_reap(const struct rf_child *c, int *status);
 
 /* Probe which namespace the kernel refuses (after clone failed), for the
  * message. Returns an enum rf_step, or STEP_USERNS if none is singled out. */

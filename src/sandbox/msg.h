@@ -37,6 +37,7 @@ enum rf_msg_type {
         MSG_CONNECT,   /* S → init: connect to the run's loopback port `value` (a published
                         * port of the plan); step = the supervisor's slot, echoed */
         MSG_CONNECTED, /* init → S: that socket (fd, connecting), or none with err */
+        MSG_BUILT, /* init → S: root built, privileges dropped, waiting for START (OCI create) */
         _MSG_MAX,
         _MSG_INVALID = -22,
 };

@@ -1064,10 +1064,104 @@ static int kept_mount(struct rf_plan *p, const struct plan_input *in, const stru
         return m->path ? 0 : -ENOMEM;
 }
 
+/* An OCI bundle's mount (plan_mount): a tmpfs, or a host path bound as it
+ * is — the engine named it (a volume, .containerenv), not the agent: its
+ * owners are shown as they are, never lent through an idmap, and the run
+ * writes it only where the host's rights let its uid. */
+static int oci_mount(struct rf_plan *p, const struct plan_input *in, const struct plan_mount *pm,
+                     struct user_mount *m, struct rf_error *err)
+{
+        char buf[PATH_MAX];
+        struct stat st;
+
+        if (!p->rootfs || pm->dst[0] != '/' || !pm->dst[1])
+                return rf_error_set(err, -EINVAL, "mount %s: only beneath a container's root",
+                                    pm->dst);
+        if (!pm->src) {
+                /* never size=0, which is tmpfs for "no limit" */
+                *m = (struct user_mount){.kind = OP_TMPFS,
+                                         .step = STEP_BINDS,
+                                         .path = plan_strdup(p, pm->dst),
+                                         .size = pm->size ? pm->size : PLAN_MOUNT_TMPFS_DEFAULT,
+                                         .mode = pm->mode & 07777};
+                return m->path ? 0 : -ENOMEM;
+        }
+        if (!realpath(pm->src, buf) || stat(buf, &st) < 0)
+                return rf_error_set(err, negative_errno(), "mount %s: its source %s: %s", pm->dst,
+                                    pm->src, strerror(errno));
+        if (in->state_dir &&
+            (path_is_beneath(buf, in->state_dir) || path_is_beneath(in->state_dir, buf)))
+                return rf_error_set(err, -EPERM,
+                                    "mount %s: its source %s would expose ringfence "
+                                    "state (%s)",
+                                    pm->dst, buf, in->state_dir);
+        if (path_is_beneath(buf, "/proc") || path_is_beneath(buf, "/sys") ||
+            path_is_beneath(buf, "/dev") || !strcmp(buf, "/"))
+                return rf_error_set(err, -EINVAL,
+                                    "mount %s: its source %s: the host's root and pseudo "
+                                    "filesystems are never bound",
+                                    pm->dst, buf);
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return rf_error_set(err, -EINVAL,
+                                    "mount %s: its source %s: not a directory or regular file",
+                                    pm->dst, buf);
+        *m = (struct user_mount){.kind = OP_BIND,
+                                 .step = STEP_BINDS,
+                                 .path = plan_strdup(p, pm->dst),
+                                 .src = plan_strdup(p, buf),
+                                 .flags = OPF_VERIFY | (pm->rdonly ? OPF_RDONLY : 0),
+                                 .mode = st.st_mode & S_IFMT,
+                                 .dev = st.st_dev,
+                                 .ino = st.st_ino};
+        return m->src && m->path ? 0 : -ENOMEM;
+}
+
+/* Namespaced sysctls (plan_sysctl) as the paths init writes: names of
+ * [a-z0-9_] words joined by dots, under one of the prefixes the run's own
+ * namespaces hold; values printable, one line. */
+static int add_sysctl(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
+{
+        static const char *const ours[] = {"net.", "kernel.shm", "kernel.msg", "kernel.sem",
+                                           "fs.mqueue."};
+        if (in->n_sysctl > PLAN_SYSCTL_MAX)
+                return rf_error_set(err, -E2BIG, "more than %d sysctls", PLAN_SYSCTL_MAX);
+        for (size_t i = 0; i < in->n_sysctl; i++) {
+                const char *n = in->sysctl[i].name, *v = in->sysctl[i].value;
+                bool known = false;
+                for (size_t k = 0; k < ARRAY_SIZE(ours); k++)
+                        known |= !strncmp(n, ours[k], strlen(ours[k]));
+                size_t len = strlen(n);
+                if (!known || len > 128 || strstr(n, "..") || n[len - 1] == '.' ||
+                    strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != len)
+                        return rf_error_set(err, -EPERM,
+                                            "sysctl %.130s: only the run's own namespaces' "
+                                            "(net.*, kernel.shm*, kernel.msg*, kernel.sem, "
+                                            "fs.mqueue.*)",
+                                            n);
+                for (const char *c = v; *c; c++)
+                        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                                return rf_error_set(err, -EINVAL,
+                                                    "sysctl %s: a value of one "
+                                                    "printable line",
+                                                    n);
+                if (strlen(v) > 256)
+                        return rf_error_set(err, -E2BIG, "sysctl %s: a value too long", n);
+                char *path = plan_printf(p, "/proc/sys/%s", n);
+                if (!path || !(p->sysctl_value[i] = plan_strdup(p, v)))
+                        return -ENOMEM;
+                for (char *c = path + 10; *c; c++)
+                        if (*c == '.')
+                                *c = '/';
+                p->sysctl_path[i] = path;
+                p->n_sysctl = i + 1;
+        }
+        return 0;
+}
+
 static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
 {
         const struct rf_policy *pol = in->policy;
-        size_t n = 0, max = pol->n_read_only + pol->n_read_write + in->n_kept + 4;
+        size_t n = 0, max = pol->n_read_only + pol->n_read_write + in->n_kept + in->n_mounts + 4;
         _cleanup_free_ struct user_mount *m = calloc(max, sizeof *m);
         int r;
 
@@ -1103,6 +1197,9 @@ static int add_user_mounts(struct rf_plan *p, const struct plan_input *in, struc
         }
         for (size_t i = 0; !p->home_in_workspace && i < in->n_kept; i++, n++)
                 if ((r = kept_mount(p, in, &in->kept[i], &m[n], err)) < 0)
+                        return r;
+        for (size_t i = 0; i < in->n_mounts && i < PLAN_MOUNTS_MAX; i++, n++)
+                if ((r = oci_mount(p, in, &in->mounts[i], &m[n], err)) < 0)
                         return r;
         m[n] = (struct user_mount){.kind = OP_BIND, .step = STEP_WORKSPACE, .path = p->workspace};
         struct stat st;
@@ -1669,6 +1766,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
             (r = add_masked(p, in, err)) < 0)
                 goto fail;
         if ((r = build_env(p, in)) < 0 || (r = build_argv(p, in->argv, err)) < 0)
+                goto fail;
+        if ((r = add_sysctl(p, in, err)) < 0)
                 goto fail;
         if ((in->identity_token || in->secrets_broker || in->tls_trust) &&
             !op_add(p, OP_DIR, STEP_ETC, "/run/ringfence")) {

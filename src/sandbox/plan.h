@@ -158,6 +158,15 @@ struct rf_landlock_plan {
 
 #define PLAN_KEPT_MAX 8 /* kept state directories of one run (struct plan_kept) */
 
+/* A sysctl of the run's own namespaces (net.*, kernel.shm*, kernel.msg*,
+ * kernel.sem, fs.mqueue.*: oci/request.c checks), written by init before
+ * it builds the root. */
+struct plan_sysctl {
+        const char *name; /* dotted */
+        const char *value;
+};
+#define PLAN_SYSCTL_MAX 64
+
 struct rf_plan {
         char run_id[RF_RUN_ID_LEN + 1];
         /* Ids. Rootless: the caller's ids, mapped to themselves. As root:
@@ -207,6 +216,17 @@ struct rf_plan {
         struct rf_limits limits; /* memory/pids/cpu for the run's cgroups */
         bool use_pty;            /* stdin is a terminal: give the run its own pty */
         unsigned short ws_rows, ws_cols;
+        /* the OCI process model (docs/OCI.md): init is cloned as a sibling
+         * of the supervisor (CLONE_PARENT), a child of the engine's shim,
+         * which reaps it; it exits with the command's status (128+N for a
+         * signal) and dies with the run channel instead of a parent-death
+         * signal */
+        bool clone_parent;
+        /* sysctls init writes in the run's namespaces (plan_sysctl), as
+         * "/proc/sys/a/b" paths and values, owned by the plan */
+        const char *sysctl_path[PLAN_SYSCTL_MAX];
+        const char *sysctl_value[PLAN_SYSCTL_MAX];
+        size_t n_sysctl;
 
         struct rf_seccomp_plan seccomp;
         struct rf_landlock_plan landlock;
@@ -263,6 +283,19 @@ struct plan_pin {
         ino_t ino;
 };
 
+/* A mount an OCI bundle asks for (oci/request.c, oci_mounts): a host path
+ * bound at `dst`, or a tmpfs there. Binds show the host's owners as they
+ * are (never idmapped) and are nosuid, nodev. */
+struct plan_mount {
+        const char *dst; /* absolute inside, no "." or ".." component */
+        const char *src; /* a bind's host path; NULL: a tmpfs */
+        bool rdonly;
+        uint64_t size; /* tmpfs bytes */
+        mode_t mode;   /* tmpfs mode */
+};
+#define PLAN_MOUNTS_MAX          256
+#define PLAN_MOUNT_TMPFS_DEFAULT (64ULL << 20) /* an OCI tmpfs without size= */
+
 struct plan_input {
         const struct rf_policy *policy; /* effective policy (defaults applied) */
         char *const *argv;              /* command and arguments */
@@ -278,6 +311,10 @@ struct plan_input {
         size_t n_masked;
         const char *const *readonly;
         size_t n_readonly;
+        const struct plan_mount *mounts; /* an OCI bundle's own (with a rootfs) */
+        size_t n_mounts;
+        const struct plan_sysctl *sysctl;
+        size_t n_sysctl;
         const char *state_dir; /* canonical state dir */
         const char *host_home; /* caller's home (canonical) or NULL */
         const char *term;      /* $TERM to pass through or NULL */

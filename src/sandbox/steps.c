@@ -48,6 +48,7 @@ static const struct {
         [STEP_PROTECT] = {"protect", "the protected paths"},
         [STEP_SECRETS] = {"secrets", "the run's secrets (/run/secrets, the broker socket)"},
         [STEP_EXEC] = {"exec", "the command"},
+        [STEP_SYSCTL] = {"sysctl", "the namespaced sysctls of the container's config"},
 };
 
 const char *rf_step_name(int step)

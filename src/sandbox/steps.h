@@ -46,6 +46,7 @@ enum rf_step {
         STEP_PROTECT,
         STEP_SECRETS,
         STEP_EXEC,
+        STEP_SYSCTL,
         _STEP_MAX,
         _STEP_INVALID = -22,
 };

@@ -474,6 +474,13 @@ struct sup {
         uint64_t file_written;   /* the run's output written to a log file */
         uint64_t log_max;        /* --log-max: 0 none */
         struct publish *publish; /* borrowed: published ports (publish.h), or NULL */
+        /* OCI create (run_services.held): GATE_NONE for other runs */
+        enum { GATE_NONE, GATE_BUILDING, GATE_HELD, GATE_OPEN } gate_state;
+        int gate; /* borrowed: readable when `start` came */
+        void (*held)(void *ctx, pid_t init);
+        void (*console)(void *ctx, int master); /* OCI: the pty master goes there */
+        bool console_given;
+        void *held_ctx;
 };
 
 /* ---- the secret broker ------------------------------------------------------ */
@@ -645,7 +652,15 @@ static void sup_on_msg(struct sup *s)
         }
         switch (m.type) {
         case MSG_PTY:
-                if (s->master >= 0 || fd < 0) {
+                if (s->console && !s->console_given && fd >= 0) {
+                        /* handed on, never relayed: the engine has the terminal */
+                        s->console_given = true;
+                        s->console(s->held_ctx, fd);
+                        safe_close(fd);
+                        sup_event(s, EV_PTY);
+                        break;
+                }
+                if (s->master >= 0 || s->console_given || fd < 0) {
                         safe_close(fd);
                         s->state = RS_BROKEN;
                         sup_kill(s);
@@ -742,6 +757,16 @@ static void sup_on_msg(struct sup *s)
         case MSG_EXEC_OK:
                 sup_event(s, EV_EXEC_OK);
                 break;
+        case MSG_BUILT: /* OCI create: once, from an init held for `start` */
+                if (fd >= 0 || s->gate_state != GATE_BUILDING || s->state != RS_SETUP) {
+                        safe_close(fd);
+                        s->state = RS_BROKEN;
+                        sup_kill(s);
+                        return;
+                }
+                s->gate_state = GATE_HELD;
+                s->held(s->held_ctx, s->child.pid);
+                break;
         case MSG_EXIT:
                 s->wait_status = m.value;
                 sup_event(s, EV_EXIT);
@@ -780,7 +805,7 @@ static const char *state_name(const struct sup *s)
                 return "paused";
         switch (s->state) {
         case RS_SETUP:
-                return "starting";
+                return s->gate_state == GATE_HELD ? "created" : "starting";
         case RS_RUNNING:
                 return "running";
         case RS_EXITED:
@@ -1216,6 +1241,14 @@ static void sup_on_signal(struct sup *s, int sfd)
                 }
                 if (sig == SIGCHLD)
                         continue;
+                if (s->gate_state == GATE_BUILDING || s->gate_state == GATE_HELD) {
+                        /* a created container's command never ran: a
+                         * terminating signal ends it, as it would a
+                         * runtime's waiting init */
+                        snprintf(s->killed_by, sizeof s->killed_by, "signal %d before start", sig);
+                        sup_event(s, EV_KILL);
+                        continue;
+                }
                 for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
                         if (forwarded[i] == sig && s->child.chan >= 0) {
                                 struct rf_msg m = {.type = MSG_SIGNAL, .value = sig};
@@ -1421,6 +1454,23 @@ static int sup_add_maskers(struct sup *s)
         return 0;
 }
 
+/* Let the command start (START to init) and the timeout count. START
+ * cannot reach an init that already failed a setup step and went: the loop
+ * reads why from the channel and reports it. 0, or -errno (the timer). */
+static int sup_go(struct sup *s, int tfd, uint64_t timeout_ms)
+{
+        struct rf_error ignored = {0};
+        if (sandbox_start(&s->child, &ignored) < 0)
+                sup_kill(s);
+        if (s->gate_state != GATE_NONE)
+                s->gate_state = GATE_OPEN;
+        if (!timeout_ms)
+                return 0;
+        struct itimerspec its = {.it_value = {.tv_sec = (time_t)(timeout_ms / 1000),
+                                              .tv_nsec = (long)(timeout_ms % 1000) * 1000000L}};
+        return timerfd_settime(tfd, 0, &its, NULL) < 0 ? negative_errno() : 0;
+}
+
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err)
 {
@@ -1500,7 +1550,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
          * — before registration, whose callback lets a --detach caller go */
         if (plan->map_as_root && (r = hostuid_vet(plan->host_uid, err)) < 0) {
                 sup_kill(&s);
-                (void)waitpid(s.child.pid, NULL, 0);
+                sandbox_reap(&s.child, NULL);
                 s.init_gone = true;
                 goto refuse;
         }
@@ -1509,7 +1559,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         if (rs->registered) {
                 if ((r = rs->registered(rs->registered_ctx, err)) < 0) {
                         sup_kill(&s);
-                        (void)waitpid(s.child.pid, NULL, 0);
+                        sandbox_reap(&s.child, NULL);
                         s.init_gone = true;
                         goto refuse;
                 }
@@ -1523,7 +1573,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                               : rf_error_set(err, -EINVAL, "no TLS trust files (internal error)");
                 if (r < 0) {
                         sup_kill(&s);
-                        (void)waitpid(s.child.pid, NULL, 0);
+                        sandbox_reap(&s.child, NULL);
                         s.init_gone = true;
                         goto refuse;
                 }
@@ -1536,26 +1586,30 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         }
         /* START cannot reach an init that already failed a setup step and
          * went: the loop below reads why from the channel and reports it */
-        {
-                struct rf_error ignored = {0};
-                if (sandbox_start(&s.child, &ignored) < 0)
-                        sup_kill(&s);
-        }
-        sup_close_run_ends(&s);
-
         if (timeout_ms) {
                 tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-                struct itimerspec its = {
-                        .it_value = {.tv_sec = (time_t)(timeout_ms / 1000),
-                                     .tv_nsec = (long)(timeout_ms % 1000) * 1000000L}};
-                if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+                if (tfd < 0) {
                         r = rf_error_set(err, negative_errno(), "cannot arm the timeout: %m");
                         sup_kill(&s);
-                        (void)waitpid(s.child.pid, NULL, 0);
+                        sandbox_reap(&s.child, NULL);
                         s.init_gone = true;
                         goto refuse;
                 }
         }
+        if (rs->held) { /* OCI create: started when the gate opens (sup_go) */
+                s.gate_state = GATE_BUILDING;
+                s.gate = rs->start_gate;
+                s.held = rs->held;
+                s.held_ctx = rs->held_ctx;
+                s.console = rs->console;
+        } else if (sup_go(&s, tfd, timeout_ms) < 0) {
+                r = rf_error_set(err, negative_errno(), "cannot arm the timeout: %m");
+                sup_kill(&s);
+                sandbox_reap(&s.child, NULL);
+                s.init_gone = true;
+                goto refuse;
+        }
+        sup_close_run_ends(&s);
 
         s.host_out[1] = host_out_fd(STDOUT_FILENO);
         s.host_out[2] = host_out_fd(STDERR_FILENO);
@@ -1606,7 +1660,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
 
                 struct pollfd pfd[10 + 2 * 3 + 1 + BROKER_CONNS_MAX + 1 + CTL_CONNS_MAX + 3 +
-                                  PUBLISH_POLLFDS];
+                                  PUBLISH_POLLFDS + 1];
                 size_t n = 0;
                 pfd[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 pfd[n++] =
@@ -1653,6 +1707,9 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 /* published ports: their listeners and connections */
                 size_t npub = n;
                 n += publish_pollfds(s.publish, pfd + n);
+                size_t ngate = n;
+                pfd[n++] = (struct pollfd){.fd = s.gate_state == GATE_HELD ? s.gate : -1,
+                                           .events = POLLIN};
                 int64_t wake = ev ? audit_emitter_next_ms(ev) : -1;
                 int64_t gw = grants_next_ms(s.grants);
                 if (gw >= 0 && (wake < 0 || gw < wake))
@@ -1697,6 +1754,14 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         sup_on_msg(&s);
                 if (pfd[3].revents)
                         sup_on_timer(&s, tfd);
+                if (pfd[ngate].revents && s.gate_state == GATE_HELD) {
+                        char b;
+                        if (read(s.gate, &b, 1) == 1 && s.state == RS_SETUP &&
+                            sup_go(&s, tfd, timeout_ms) < 0) {
+                                rf_error_set(err, negative_errno(), "cannot arm the timeout: %m");
+                                sup_kill(&s);
+                        }
+                }
                 if (pfd[4].revents) {
                         /* The kernel OOM-killed inside the run: any OOM kill
                          * ends the whole run (v1 has no oom.group). */
@@ -1831,13 +1896,13 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                         break;
                                 sup_on_msg(&s);
                         }
-                        if (waitpid(s.child.pid, &s.init_status, 0) == s.child.pid)
-                                s.init_gone = true;
+                        sandbox_reap(&s.child, &s.init_status);
+                        s.init_gone = true;
                 }
         }
         if (!s.init_gone) {
                 sup_kill(&s);
-                (void)waitpid(s.child.pid, &s.init_status, 0);
+                sandbox_reap(&s.child, &s.init_status);
         }
         /* refusals logged just before the command ended are recorded too */
         if (s.nflog >= 0 && (s.nflog_seen || (s.nflog_seen = calloc(1, sizeof *s.nflog_seen))))

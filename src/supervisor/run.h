@@ -67,6 +67,19 @@ struct run_services {
         /* network.publish: the host's listeners (publish_open), relayed
          * into the run while it runs; borrowed, or NULL */
         struct publish *publish;
+        /* the OCI process model (plan->clone_parent): with `held`, the run
+         * is held created — init has built the root, dropped its
+         * privileges and waits — until `start_gate` is readable (a byte is
+         * read from it); `held` is told init's pid once init is there (the
+         * engine's `create` returns then). The timeout counts from the
+         * start. A terminating signal before the start ends the run. */
+        void (*held)(void *ctx, pid_t init);
+        void *held_ctx;
+        int start_gate;
+        /* the OCI console socket: the run's pty master goes to `console`
+         * (with held_ctx), which hands it on; the supervisor keeps no copy
+         * and relays nothing. NULL: the supervisor relays the terminal */
+        void (*console)(void *ctx, int master);
 };
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err);

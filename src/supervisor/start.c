@@ -459,6 +459,10 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
                 .n_masked = q->n_masked,
                 .readonly = q->readonly,
                 .n_readonly = q->n_readonly,
+                .mounts = q->mounts,
+                .n_mounts = q->n_mounts,
+                .sysctl = q->sysctl,
+                .n_sysctl = q->n_sysctl,
                 .state_dir = q->state_dir,
                 .host_home = q->host_home,
                 .term = q->term,
@@ -486,6 +490,8 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
                 .n_home_files = s->n_home_files,
         };
         r = plan_build(&in, &s->plan, err);
+        if (r == 0)
+                s->plan->clone_parent = q->held != NULL;
         for (size_t i = 0; i < s->n_home_files; i++) /* the plan has its copies */
                 free(s->home_files[i].data);
         s->n_home_files = 0;
@@ -699,7 +705,11 @@ int run_start(const struct run_request *q, struct rf_error *err)
                                         .storm_kill = s.pol->net_on_storm == POLICY_STORM_KILL,
                                         .raw_terminal = q->raw_terminal,
                                         .publish = s.publish,
-                                        .log_max = q->log_max};
+                                        .log_max = q->log_max,
+                                        .held = q->held,
+                                        .held_ctx = q->ctx,
+                                        .start_gate = q->start_gate,
+                                        .console = q->held ? q->console : NULL};
         /* what the egress process refused, for one summary at the end */
         struct egress_refusals refusals = {0};
         egress_refusals_track(&refusals, s.grants ? grants_redact : NULL, s.grants);

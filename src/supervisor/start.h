@@ -44,6 +44,10 @@ struct run_request {
         size_t n_masked;
         const char *const *readonly; /* paths inside made read-only (OCI readonlyPaths) */
         size_t n_readonly;
+        const struct plan_mount *mounts; /* an OCI bundle's binds and tmpfs (with a rootfs) */
+        size_t n_mounts;
+        const struct plan_sysctl *sysctl; /* an OCI bundle's namespaced sysctls */
+        size_t n_sysctl;
         const char *term, *lang; /* passed through, or NULL */
         bool use_pty;            /* the run gets a terminal */
         uid_t uid;               /* whose run it is: ps, the API, published ports */
@@ -82,6 +86,16 @@ struct run_request {
         /* one line for the operator (a note, a failure once the run is
          * over); never a refusal, which comes back in err */
         void (*note)(void *ctx, const char *line);
+        /* OCI create (docs/OCI.md): init is cloned as the caller's
+         * sibling, the child of the caller's parent (the engine's shim);
+         * `held` is told its pid once it is built and waiting, and the
+         * command starts when `start_gate` is readable. NULL: a run that
+         * starts at once, init our child */
+        void (*held)(void *ctx, pid_t init);
+        int start_gate;
+        /* with `held` and use_pty: the run's pty master, to hand on (the
+         * OCI console socket); the supervisor relays nothing */
+        void (*console)(void *ctx, int master);
 };
 
 /*

@@ -335,8 +335,7 @@ static void test_overlay(void)
         memset(&err, 0, sizeof err);
         r = overlay_of(",{\"destination\":\"/data\",\"source\":\"/srv\",\"options\":[\"rbind\"]}",
                        "", "", &o, &err);
-        is_int(r, -EOPNOTSUPP, "a bind mount: not yet");
-        is_str(err.keypath, "mounts[2]", "... at mounts[2]");
+        is_int(r, 0, "a bind mount: the overlay takes it (oci_mounts plans it)");
         policy_free(o);
 
         memset(&err, 0, sizeof err);
@@ -373,6 +372,80 @@ static void test_overlay(void)
         oci_spec_free(s);
 }
 
+/* oci_mounts on RUNNABLE's mounts with `more` appended */
+static int mounts_of(const char *more, struct plan_mount *pm, size_t *n, struct rf_error *err)
+{
+        char doc[4096];
+        struct oci_spec *s = NULL;
+        static char keep[4096]; /* pm's strings point into the spec: copied out */
+        snprintf(doc, sizeof doc, RUNNABLE, more, "", "");
+        memset(err, 0, sizeof *err);
+        *n = 0;
+        int r = oci_spec_parse(doc, strlen(doc), &s, err);
+        if (r == 0)
+                r = oci_mounts(s, pm, n, err);
+        size_t off = 0;
+        for (size_t i = 0; r == 0 && i < *n; i++) {
+                int k = snprintf(keep + off, sizeof keep - off, "%s", pm[i].dst);
+                pm[i].dst = keep + off;
+                off += (size_t)k + 1;
+                if (pm[i].src) {
+                        k = snprintf(keep + off, sizeof keep - off, "%s", pm[i].src);
+                        pm[i].src = keep + off;
+                        off += (size_t)k + 1;
+                }
+        }
+        oci_spec_free(s);
+        return r;
+}
+
+static void test_mounts(void)
+{
+        struct plan_mount pm[OCI_MOUNTS_MAX];
+        struct rf_error err;
+        size_t n;
+
+        is_int(mounts_of("", pm, &n, &err), 0, "the standard mounts: taken");
+        is_int((int)n, 0, "... none planned: the run has its own");
+        is_int(mounts_of(",{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/srv\","
+                         "\"options\":[\"rbind\",\"ro\",\"nosuid\"]}"
+                         ",{\"destination\":\"/etc/resolv.conf\",\"type\":\"bind\","
+                         "\"source\":\"/x/resolv.conf\",\"options\":[\"bind\"]}"
+                         ",{\"destination\":\"/run\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+                         "\"options\":[\"size=65536k\",\"mode=755\"]}",
+                         pm, &n, &err),
+               0, "a bind, the engine's resolv.conf, a tmpfs (%s)", err.msg);
+        ok(n == 2 && !strcmp(pm[0].dst, "/data") && !strcmp(pm[0].src, "/srv") && pm[0].rdonly,
+           "... the bind: source, destination, ro");
+        ok(n == 2 && !strcmp(pm[1].dst, "/run") && !pm[1].src && pm[1].size == (64ULL << 20) &&
+                   pm[1].mode == 0755,
+           "... the tmpfs: size, mode; resolv.conf is the run's own (skipped)");
+        is_int(mounts_of(",{\"destination\":\"/data\",\"source\":\"/srv\",\"options\":[\"rbind\","
+                         "\"rshared\"]}",
+                         pm, &n, &err),
+               -EOPNOTSUPP, "shared propagation: refused");
+        is_str(err.keypath, "mounts[2]", "... naming mounts[2]");
+        is_int(mounts_of(",{\"destination\":\"/proc/sys\",\"type\":\"bind\",\"source\":\"/srv\"}",
+                         pm, &n, &err),
+               -EOPNOTSUPP, "a bind over /proc: refused");
+        is_int(mounts_of(",{\"destination\":\"/run/ringfence/x\",\"type\":\"tmpfs\"}", pm, &n,
+                         &err),
+               -EOPNOTSUPP, "a tmpfs over ringfence's /run/ringfence: refused");
+        is_int(mounts_of(",{\"destination\":\"/d\",\"type\":\"bind\",\"source\":\"rel\"}", pm, &n,
+                         &err),
+               -EINVAL, "a bind with a relative source: refused");
+        is_int(mounts_of(",{\"destination\":\"/d\",\"type\":\"tmpfs\",\"options\":[\"size=0\"]}",
+                         pm, &n, &err),
+               -EINVAL, "a tmpfs of size 0 (no limit): refused");
+        is_int(mounts_of(",{\"destination\":\"/d\",\"type\":\"tmpfs\",\"options\":"
+                         "[\"size=99999999g\"]}",
+                         pm, &n, &err),
+               -EINVAL, "a tmpfs past the bound: refused");
+        is_int(mounts_of(",{\"destination\":\"/d\",\"type\":\"overlay\",\"source\":\"o\"}", pm, &n,
+                         &err),
+               -EOPNOTSUPP, "an overlay mount: not yet");
+}
+
 static void test_ceiling(void)
 {
         struct rf_policy *named = policy_new(), *o = policy_new();
@@ -400,6 +473,7 @@ int main(void)
 {
         test_ceiling();
         test_overlay();
+        test_mounts();
         test_full();
         test_refusals();
         test_limits_and_unknowns();
