@@ -254,10 +254,6 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
                 return refuse(err, "linux.devices",
                               "devices: not yet (a run has /dev/null, "
                               "zero, full, random, urandom, tty)");
-        if (s->seccomp.present)
-                return refuse(err, "linux.seccomp",
-                              "a container's own seccomp profile: not applied yet (ringfence's "
-                              "own filter applies to every container)");
         if (s->n_uid_mappings || s->n_gid_mappings)
                 return refuse(err, "linux.uidMappings",
                               "id mappings: not yet (ringfence maps the container's user to a host "

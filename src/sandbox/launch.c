@@ -33,6 +33,8 @@
  *     fds 0-2, its cwd, exec. init stays as pid 1: reaps and forwards.
  */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/openat2.h>
@@ -1402,6 +1404,13 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                 if (report_send(report, &rep, r) < 0)
                         CFAIL(STEP_SECCOMP);
                 close(r);
+                /* a container's own profile on top: the stricter verdict wins */
+                if (p->seccomp_extra.filter) {
+                        struct sock_fprog extra = {.len = p->seccomp_extra.len,
+                                                   .filter = p->seccomp_extra.filter};
+                        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &extra) < 0)
+                                CFAIL(STEP_SECCOMP);
+                }
         }
         errno = -exec_command(p, c->envp ? c->envp : p->envp);
         rep = (struct exec_report){STEP_EXEC, errno};

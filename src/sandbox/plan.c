@@ -25,6 +25,7 @@
  * it finds another inode, so a symlink swapped in between fails closed.
  */
 #include <errno.h>
+#include <linux/filter.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
@@ -228,6 +229,7 @@ struct rf_plan *plan_free(struct rf_plan *p)
         free(p->argv);
         free(p->envp);
         free(p->seccomp.filter);
+        free(p->seccomp_extra.filter);
         free(p->capture_rules);
         if (p->uid_lock_fd >= 0)
                 safe_close(p->uid_lock_fd);
@@ -1769,6 +1771,15 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                 goto fail;
         if ((r = add_sysctl(p, in, err)) < 0)
                 goto fail;
+        if (in->seccomp_extra && in->seccomp_extra->filter && in->seccomp_extra->len) {
+                size_t bytes = in->seccomp_extra->len * sizeof(struct sock_filter);
+                if (!(p->seccomp_extra.filter = malloc(bytes))) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                memcpy(p->seccomp_extra.filter, in->seccomp_extra->filter, bytes);
+                p->seccomp_extra.len = in->seccomp_extra->len;
+        }
         if ((in->identity_token || in->secrets_broker || in->tls_trust) &&
             !op_add(p, OP_DIR, STEP_ETC, "/run/ringfence")) {
                 r = -E2BIG;

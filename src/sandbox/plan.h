@@ -229,6 +229,10 @@ struct rf_plan {
         size_t n_sysctl;
 
         struct rf_seccomp_plan seccomp;
+        /* an OCI container's own profile (oci/seccomp.c), installed after
+         * ringfence's filter: both apply, the stricter verdict wins; owned;
+         * filter NULL: none */
+        struct rf_seccomp_plan seccomp_extra;
         struct rf_landlock_plan landlock;
 
         /* secrets (src/secrets/grant.h): what init sets up at STEP_SECRETS */
@@ -315,6 +319,7 @@ struct plan_input {
         size_t n_mounts;
         const struct plan_sysctl *sysctl;
         size_t n_sysctl;
+        const struct rf_seccomp_plan *seccomp_extra; /* a container's profile (copied), or NULL */
         const char *state_dir; /* canonical state dir */
         const char *host_home; /* caller's home (canonical) or NULL */
         const char *term;      /* $TERM to pass through or NULL */

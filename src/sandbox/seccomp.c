@@ -102,6 +102,9 @@
 #include <unistd.h>
 
 #include "seccomp.h"
+#ifdef RF_SECCOMP_GENERATOR
+#include "seccomp-export.h"
+#endif
 #include "shared/macro.h"
 
 #ifdef RF_SECCOMP_GENERATOR
@@ -559,46 +562,6 @@ static int sc_add_rules(scmp_filter_ctx ctx, struct rf_error *err)
         return 0;
 }
 
-/* Export the filter as BPF into a buffer of our own (libseccomp 2.5 writes
- * only to an fd: a memfd, read back). */
-static int sc_export(scmp_filter_ctx ctx, struct rf_seccomp_plan *out, struct rf_error *err)
-{
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ struct sock_filter *buf = NULL;
-        off_t size;
-        size_t got = 0;
-        int r;
-
-        fd = memfd_create("ringfence-seccomp", MFD_CLOEXEC);
-        if (fd < 0)
-                return rf_error_set(err, negative_errno(), "seccomp filter: memfd_create: %s",
-                                    strerror(errno));
-        if ((r = seccomp_export_bpf(ctx, fd)) < 0)
-                return rf_error_set(err, r, "seccomp filter: cannot export: %s", strerror(-r));
-        size = lseek(fd, 0, SEEK_END);
-        if (size < 0)
-                return rf_error_set(err, negative_errno(), "seccomp filter: %s", strerror(errno));
-        if (size == 0 || size % (off_t)sizeof *buf != 0 || size / (off_t)sizeof *buf > BPF_MAXINSNS)
-                return rf_error_set(err, -E2BIG, "seccomp filter: bad program size %lld bytes",
-                                    (long long)size);
-        buf = malloc((size_t)size);
-        if (!buf)
-                return -ENOMEM;
-        while (got < (size_t)size) {
-                ssize_t n = pread(fd, (char *)buf + got, (size_t)size - got, (off_t)got);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return rf_error_set(err, n < 0 ? negative_errno() : -EIO,
-                                            "seccomp filter: cannot read back the program");
-                got += (size_t)n;
-        }
-        free(out->filter);
-        out->filter = TAKE_PTR(buf);
-        out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
-        return 0;
-}
-
 int seccomp_build(struct rf_seccomp_plan *out, struct rf_error *err)
 {
         _cleanup_(sc_ctx_releasep) scmp_filter_ctx ctx = NULL;
@@ -633,7 +596,7 @@ int seccomp_build(struct rf_seccomp_plan *out, struct rf_error *err)
                 if ((r = seccomp_syscall_priority(ctx, sc_hot[i], 255)) < 0)
                         return rf_error_set(err, r, "seccomp filter: cannot set priority: %s",
                                             strerror(-r));
-        return sc_export(ctx, out, err);
+        return seccomp_export(ctx, out, err);
 }
 
 #else /* !RF_SECCOMP_GENERATOR */

@@ -463,6 +463,7 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
                 .n_mounts = q->n_mounts,
                 .sysctl = q->sysctl,
                 .n_sysctl = q->n_sysctl,
+                .seccomp_extra = q->seccomp_extra,
                 .state_dir = q->state_dir,
                 .host_home = q->host_home,
                 .term = q->term,

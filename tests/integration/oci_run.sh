@@ -59,8 +59,8 @@ is "$RF_RC" 0 "--version: exit 0"
 like "$RF_OUT" "^ringfence-oci version .*spec: 1\." "... the runtime's and the spec's versions"
 oci features
 is "$RF_RC" 0 "features: exit 0"
-printf '%s' "$RF_OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["hooks"]==[] and d["linux"]["seccomp"]["enabled"] is False and "network" in d["linux"]["namespaces"]' 2>/dev/null
-is "$?" 0 "... JSON saying what it implements (no hooks, no own seccomp profile yet)"
+printf '%s' "$RF_OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["hooks"]==[] and d["linux"]["seccomp"]["enabled"] is True and "SCMP_ACT_NOTIFY" not in d["linux"]["seccomp"]["actions"] and "network" in d["linux"]["namespaces"]' 2>/dev/null
+is "$?" 0 "... JSON saying what it implements (no hooks, a container's seccomp profile without NOTIFY)"
 oci spec -b "$B"
 is "$RF_RC" 0 "spec: writes a config.json"
 oci spec -b "$B"
@@ -209,8 +209,10 @@ refuse_case() { # EXPR WORDS WHAT
 }
 refuse_case 'c["process"]["apparmorProfile"]="docker-default"' "process.apparmorProfile: not supported" \
 	"an AppArmor profile"
-refuse_case 'c["mounts"].append({"destination":"/data","type":"bind","source":"/etc","options":["rbind"]})' \
-	"mounts\\[4\\]: /data" "a bind mount"
+refuse_case 'c["mounts"].append({"destination":"/data","type":"overlay","source":"overlay"})' \
+	"mounts\\[4\\]: /data" "an overlay mount"
+refuse_case 'c["mounts"].append({"destination":"/data","type":"bind","source":"/etc","options":["rbind","rshared"]})' \
+	"option rshared" "a bind shared with the host"
 refuse_case 'c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n["type"]!="network"]' \
 	"no network namespace" "the host's network namespace"
 refuse_case 'c["linux"]["namespaces"][1]["path"]="/proc/1/ns/net"' "joining the network namespace" \
@@ -267,8 +269,8 @@ is "$?" 137 "... it was killed (137)"
 [ -z "$(ls -A "$ROOT")" ] && ok "... and nothing of it is left in --root" ||
 	not_ok "... and nothing of it is left in --root"
 
-oci create -b "$B" "$ID"
-is "$RF_RC" 1 "create: not there yet (1)"
+oci exec "$ID"
+is "$RF_RC" 1 "exec: not there yet (1)"
 like "$RF_ERR" "not there yet" "... saying so"
 oci --systemd-cgroup run -b "$B" "$ID"
 is "$RF_RC" 1 "--systemd-cgroup: refused (1)"

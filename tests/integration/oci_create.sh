@@ -1,0 +1,186 @@
+#!/bin/bash
+# tests/integration/oci_create.sh — ringfence-oci's create and start: the
+# process model engines expect (issue 17), and what a bundle may ask for
+# beyond the standard mounts.
+#
+# A shim of the tests' own (tests/helpers/oci-shim.py: a child subreaper,
+# as containerd-shim-runc-v2 and conmon are) runs `create`, reads the pid
+# file, `start`s the container and reaps its init. Asserted: the state is
+# "created" with the pid of the pid file until start; the container's init
+# is the shim's child (not the supervisor's); the command starts only at
+# start; the shim's waitpid gets the command's own exit status; a console
+# socket receives the terminal; kill before start and delete of a created
+# container end it; nothing is left after delete. Where runc is installed,
+# the same bundle through the same shim is the control.
+#
+# Then the config's own: a bind mount (read-only honoured: EROFS), a
+# tmpfs, a namespaced sysctl (the host's value unchanged: control), a
+# sysctl of the host's refused, a seccomp profile of the container's own
+# (its refusal with its errno) on top of ringfence's floor (EPERM for a
+# user namespace even when the profile allows everything), a symlinked
+# mount target (CVE-2019-19921 class: ELOOP, nothing made outside).
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tests/helpers/image.bash
+. "$(dirname "$0")/../helpers/image.bash"
+require_bin
+new_workspace
+require_isolation
+require_busybox
+
+OCI=$(dirname "$RF_BIN")/ringfence-oci
+[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+SHIM=$RF_SRC/tests/helpers/oci-shim.py
+rf_mktemp /tmp
+TOP=$REPLY
+B=$TOP/bundle
+ROOT=$TOP/oci-root
+RROOT=$TOP/runc-root
+mkdir -p "$B" "$ROOT" "$RROOT"
+make_image "$B/rootfs"
+ID=rf-create-$$
+RUNC=$(command -v runc || true)
+
+RINGFENCE_STATE_DIR=$RF_STATE "$OCI" spec -b "$B" >/dev/null 2>&1 || bail_out "spec failed"
+
+config() {
+	python3 - "$B/config.json" "$1" <<'PY' || bail_out "cannot edit config.json"
+import json, sys
+p, expr = sys.argv[1], sys.argv[2]
+c = json.load(open(p))
+exec(expr)
+json.dump(c, open(p, "w"), indent=1)
+PY
+}
+config 'c["process"]["terminal"]=False'
+cp "$B/config.json" "$TOP/base.json"
+reset_config() { cp "$TOP/base.json" "$B/config.json"; }
+
+# shim RUNTIME ROOT ID [OPTS] — sets SHIM_OUT (key=value lines); `fact K`
+# reads one
+shim() {
+	SHIM_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 90 python3 "$SHIM" "$1" "$2" "$B" "$3" \
+		"${@:4}" 2>&1)
+}
+fact() { printf '%s\n' "$SHIM_OUT" | sed -n "s/^$1=//p" | head -n 1; }
+
+# --- create, start, the exit status -------------------------------------------
+config 'c["process"]["args"]=["/bin/sh","-c","echo out-of-$(hostname); exit 7"]'
+shim "$OCI" "$ROOT" "$ID"
+is "$(fact create_rc)" 0 "create: exit 0"
+is "$(fact state_created)" created "... the state is created"
+is "$(fact pid_match)" yes "... with the pid the pid file names"
+is "$(fact init_parent)" shim "... and the container's init is the shim's child, not its supervisor's"
+is "$(fact start_rc)" 0 "start: exit 0"
+is "$(fact exit)" 7 "the shim's waitpid on init gets the command's status (7)"
+like "$(fact output)" "out-of-ringfence" "the command ran, its output on the shim's pipe"
+is "$(fact state_after)" stopped "after the end: stopped"
+is "$(fact delete_rc)" 0 "delete: exit 0"
+is "$(fact left)" 0 "... nothing of it left in --root"
+if [ -n "$RUNC" ]; then
+	shim "$RUNC" "$RROOT" "$ID"
+	is "$(fact exit):$(fact init_parent):$(fact state_created)" "7:shim:created" \
+		"control: runc through the same shim, the same status, parent and state"
+else
+	skip "control: runc through the same shim" "runc is not installed"
+fi
+"$RF_BIN" audit --state-dir "$RF_STATE" --json 2>/dev/null | grep '"run.exit"' | tail -n 1 |
+	grep -q '"status":7' && ok "the audit log's run.exit agrees (7)" ||
+	not_ok "the audit log's run.exit agrees (7)"
+
+# the command waits for start: nothing it does happens before
+config 'c["process"]["args"]=["/bin/rf-probe","create","/tmp/started"]'
+RINGFENCE_STATE_DIR=$RF_STATE "$OCI" --root "$ROOT" create --bundle "$B" \
+	--pid-file "$TOP/pid" "$ID-held" </dev/null >/dev/null 2>"$TOP/err"
+is "$?" 0 "create without start: exit 0"
+pid=$(cat "$TOP/pid" 2>/dev/null)
+held=$(RINGFENCE_STATE_DIR=$RF_STATE "$OCI" --root "$ROOT" state "$ID-held" 2>/dev/null)
+like "$held" '"status":"created"' "... held created"
+ls /proc/"$pid"/task/*/children >/dev/null 2>&1 && [ -z "$(cat /proc/"$pid"/task/*/children)" ] &&
+	ok "... its init has no child: the command did not start" ||
+	not_ok "... its init has no child: the command did not start"
+RINGFENCE_STATE_DIR=$RF_STATE "$OCI" --root "$ROOT" delete "$ID-held" >/dev/null 2>&1
+is "$?" 0 "delete of a created container: exit 0 (it is killed, as runc's is)"
+[ ! -e "$ROOT/$ID-held" ] && ok "... nothing left" || not_ok "... nothing left"
+# (a zombie until whoever inherited it reaps it: not this script's child)
+[ ! -e "/proc/$pid" ] || [ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" = Z ] &&
+	ok "... its init is gone" || not_ok "... its init is gone"
+
+# kill before start
+config 'c["process"]["args"]=["/bin/sh","-c","sleep 100"]'
+shim "$OCI" "$ROOT" "$ID" --kill-before-start TERM
+is "$(fact kill_rc)" 0 "kill TERM of a created container: exit 0"
+like "$(fact exit)" "^sig:9$" "... its init is ended (SIGKILL: its command never ran)"
+is "$(fact left)" 0 "... and deleted, nothing left"
+
+# the console socket
+config 'c["process"]["terminal"]=True; c["process"]["args"]=["/bin/sh","-c","/bin/rf-probe tty; exit 6"]'
+shim "$OCI" "$ROOT" "$ID" --tty
+is "$(fact tty)" yes "process.terminal: the pty master arrives on --console-socket"
+like "$(fact output)" "name=/dev/pts/" "... the command's stdio is that terminal"
+is "$(fact exit)" 6 "... and its status reaches the shim (6)"
+reset_config
+RINGFENCE_STATE_DIR=$RF_STATE "$OCI" --root "$ROOT" create --bundle "$B" \
+	--console-socket "$TOP/nosock" "$ID" </dev/null >/dev/null 2>"$TOP/err"
+is "$?" 1 "--console-socket without process.terminal: refused (1)"
+[ ! -e "$ROOT/$ID" ] && ok "... nothing made" || not_ok "... nothing made"
+
+# --- what a bundle may ask for -----------------------------------------------
+mkdir -p "$TOP/vol"
+echo "volume-data" >"$TOP/vol/f"
+chmod -R a+rX "$TOP/vol"
+config 'c["mounts"].append({"destination":"/data","type":"bind","source":"'"$TOP"'/vol","options":["rbind","ro"]})
+c["mounts"].append({"destination":"/scratch","type":"tmpfs","source":"tmpfs","options":["size=1m","mode=1777"]})
+c["process"]["args"]=["/bin/sh","-c","cat /data/f; /bin/rf-probe write /data/g x; /bin/rf-probe stat /scratch; /bin/rf-probe write /scratch/x y"]'
+shim "$OCI" "$ROOT" "$ID"
+out=$(fact output)
+like "$out" "volume-data" "a bind mount: the host directory's file is there"
+like "$out" "errno=EROFS" "... read-only as the config says (EROFS)"
+like "$out" "mode=1777" "a tmpfs: there, with the config's mode"
+unlike "$out" "write /scratch.*errno" "... and writable"
+[ ! -e "$TOP/vol/g" ] && ok "... nothing written to the host directory" ||
+	not_ok "... nothing written to the host directory"
+reset_config
+
+host_pgr=$(cat /proc/sys/net/ipv4/ping_group_range)
+config 'c["linux"]["sysctl"]={"net.ipv4.ping_group_range":"0 0"}
+c["process"]["args"]=["/bin/cat","/proc/sys/net/ipv4/ping_group_range"]'
+shim "$OCI" "$ROOT" "$ID"
+like "$(fact output)" '0\\t0' "a net.* sysctl: set in the container's network namespace"
+is "$(cat /proc/sys/net/ipv4/ping_group_range)" "$host_pgr" "... the host's value unchanged (control)"
+config 'c["linux"]["sysctl"]={"kernel.domainname":"x"}'
+shim "$OCI" "$ROOT" "$ID"
+is "$(fact create_rc)" 125 "a sysctl of the host's (kernel.domainname): refused (125)"
+like "$(fact create_err)" "only the run's own namespaces" "... saying so"
+is "$(fact left)" 0 "... nothing left"
+reset_config
+
+# a profile of the container's own, on top of ringfence's floor
+config 'c["linux"]["seccomp"]={"defaultAction":"SCMP_ACT_ALLOW","architectures":["SCMP_ARCH_X86_64"],
+ "syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":13}]}
+c["process"]["args"]=["/bin/sh","-c","/bin/rf-probe mkdir /tmp/d; /bin/rf-probe create /tmp/f; /bin/rf-probe unshare-user"]'
+shim "$OCI" "$ROOT" "$ID"
+out=$(fact output)
+like "$out" "errno=EACCES" "the container's seccomp profile applies: mkdir gets its errnoRet (EACCES)"
+unlike "$out" "create.*errno" "... what it allows works (a file is made)"
+like "$out" "errno=EPERM" "... and ringfence's floor stays under it: a user namespace is refused (EPERM)"
+config 'c["linux"]["seccomp"]={"defaultAction":"SCMP_ACT_NOTIFY","listenerPath":"/x"}'
+shim "$OCI" "$ROOT" "$ID"
+is "$(fact create_rc)" 125 "a profile asking for SCMP_ACT_NOTIFY: refused (125)"
+like "$(fact create_err)" "linux.seccomp" "... naming the key"
+reset_config
+
+# a mount target through a symlink of the image (the runc CVE-2019-19921 class)
+mkdir -p "$TOP/outside"
+ln -s "$TOP/outside" "$B/rootfs/evil"
+config 'c["mounts"].append({"destination":"/evil/x","type":"tmpfs","source":"tmpfs"})'
+shim "$OCI" "$ROOT" "$ID"
+is "$(fact create_rc)" 125 "a mount target through a symlink in the image: refused (125)"
+like "$(fact create_err)" "ELOOP|symbolic links|Too many levels" "... the symlink is not followed (ELOOP)"
+[ -z "$(ls -A "$TOP/outside")" ] && ok "... nothing made outside the root" ||
+	not_ok "... nothing made outside the root"
+rm -f "$B/rootfs/evil"
+reset_config
+
+done_testing
