@@ -60,7 +60,8 @@ static struct {
         const char *log;
         bool log_json;
         bool debug;
-        bool quiet; /* a created container's supervisor: fds 0-2 are the container's */
+        bool quiet;            /* a created container's supervisor: fds 0-2 are the container's */
+        const char *state_dir; /* --state-dir: ringfence's (audit log, registry); NULL: default */
 } g = {.root = OCI_ROOT_DEFAULT};
 
 /* One error line: stderr, and the --log file (JSON lines with
@@ -140,6 +141,8 @@ static void usage(FILE *f)
               "\n"
               "Global options:\n"
               "  --root DIR           the containers' state (default " OCI_ROOT_DEFAULT ")\n"
+              "  --state-dir DIR      ringfence's state dir (audit log, runs; default as\n"
+              "                       ringfence's: engines pass no environment)\n"
               "  --log FILE           errors also to FILE\n"
               "  --log-format FMT     text or json\n"
               "  --debug              more detail\n"
@@ -409,7 +412,7 @@ static int made_begin(const char *id, struct bundle *b, struct made *m, struct r
         if ((r = rf_run_id_new(m->run_id)) < 0)
                 return rf_error_set(err, r, "cannot make a run id: %s", strerror(-r));
         if ((r = policy_set_string(&b->overlay->rootfs, b->rootfs, PATH_MAX, err)) < 0 ||
-            (r = cli_state_dir(NULL, 1, &m->state_dir, err)) < 0 ||
+            (r = cli_state_dir(g.state_dir, 1, &m->state_dir, err)) < 0 ||
             (r = container_make(&m->ct, id, b->spec->uid, b->spec->gid, err)) < 0 ||
             (r = policy_set_string(&b->overlay->workspace, m->ct.ws, PATH_MAX, err)) < 0 ||
             (r = state_write(&m->ct, id, b->path, m->run_id, m->state_dir, b->spec, err)) < 0 ||
@@ -988,6 +991,22 @@ static int pid_file_write(const char *path, int pid)
 
 /* The supervisor of container `id`: made, held created, run to its end.
  * Its exit status is nobody's (the engine reads init's). */
+/* What `create` is told when the container is not made: "E " and the
+ * line (it prints and logs it: the supervisor's stderr is not the
+ * caller's by then). */
+static void create_refused(int report, const struct rf_error *err, const char *fallback)
+{
+        char buf[RF_ERROR_MSG_MAX + 2 * RF_ERROR_PATH_MAX + 32];
+        if (err && err->msg[0])
+                rf_error_format(err, buf, sizeof buf);
+        else
+                snprintf(buf, sizeof buf, "%s", fallback);
+        if (report >= 0)
+                (void)!write(report, "E ", 2), (void)!write(report, buf, strlen(buf));
+}
+
+/* The supervisor of container `id`: made, held created, run to its end.
+ * Its exit status is nobody's (the engine reads init's). */
 static _noreturn_ void create_supervise(const char *id, struct bundle *b, const char *console,
                                         int report)
 {
@@ -997,17 +1016,20 @@ static _noreturn_ void create_supervise(const char *id, struct bundle *b, const 
         int status = RF_EXIT_REFUSED;
 
         (void)setsid(); /* the engine's session and terminal are not the run's */
+        g.quiet = true; /* `create` says what goes wrong until the container is made */
         {
                 _cleanup_(made_done) struct made m = {.lock = -1};
                 _cleanup_close_ int gate = -1;
                 if (made_begin(id, b, &m, &err) < 0) {
-                        oci_print_error(&err);
+                        create_refused(k.report, &err, "cannot make the container");
                         goto out;
                 }
                 snprintf(gate_path, sizeof gate_path, "%s/start", m.ct.dir);
                 if (mkfifo(gate_path, 0600) < 0 ||
                     (gate = open(gate_path, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-                        oci_error("create: container %s: its start gate: %s", id, strerror(errno));
+                        rf_error_set(&err, -errno, "container %s: its start gate: %s", id,
+                                     strerror(errno));
+                        create_refused(k.report, &err, "");
                         goto out;
                 }
                 struct run_request req = request_of(b, &m);
@@ -1017,8 +1039,10 @@ static _noreturn_ void create_supervise(const char *id, struct bundle *b, const 
                 req.start_gate = gate;
                 req.console = create_console;
                 status = run_start(&req, &err);
-                if (err.msg[0])
-                        oci_print_error(&err);
+                if (k.report >= 0) /* never held: refused, or failed on the way */
+                        create_refused(k.report, &err, "the container's init ended during setup");
+                else if (err.msg[0])
+                        oci_print_error(&err); /* to --log */
                 if (k.report < 0)
                         m.ct.made = false; /* created: its state stays until `delete` */
         }
@@ -1123,19 +1147,26 @@ static int oci_create(int argc, char **argv)
                 create_supervise(id, &b, console, p[1]);
         }
         close(p[1]);
-        char line[32] = {0};
+        char line[RF_ERROR_MSG_MAX + 2 * RF_ERROR_PATH_MAX + 64] = {0};
         size_t got = 0;
         ssize_t n;
-        while (got < sizeof line - 1 &&
-               (n = RETRY_EINTR(read(p[0], line + got, sizeof line - 1 - got))) > 0)
+        /* the pid line, or "E " and why it was refused */
+        while (got < 32 && (got == 0 || line[got - 1] != '\n') &&
+               (n = RETRY_EINTR(read(p[0], line + got, 32 - got))) > 0)
                 got += (size_t)n;
-        close(p[0]);
-        int pid = got && line[got - 1] == '\n' ? atoi(line) : 0;
-        if (pid <= 0) { /* refused; the supervisor said why */
+        int pid = got && line[got - 1] == '\n' && line[0] != 'E' ? atoi(line) : 0;
+        if (pid <= 0) { /* refused: the supervisor says why */
+                while (got < sizeof line - 1 &&
+                       (n = RETRY_EINTR(read(p[0], line + got, sizeof line - 1 - got))) > 0)
+                        got += (size_t)n;
+                line[got] = '\0';
+                oci_error("create: %s", got > 2 && line[0] == 'E' ? line + 2 : "refused");
                 int st = 0;
                 (void)RETRY_EINTR(waitpid(sup, &st, 0));
-                return WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : RF_EXIT_REFUSED;
+                close(p[0]);
+                return RF_EXIT_REFUSED;
         }
+        close(p[0]);
         if (pid_file && (r = pid_file_write(pid_path, pid)) < 0) {
                 oci_error("create: --pid-file %s: %s", pid_file, strerror(-r));
                 char reply[CONTROL_MSG_MAX + 512];
@@ -1310,8 +1341,8 @@ int main(int argc, char **argv)
                 const char *o = argv[i], *eq = strchr(o, '=');
                 size_t ol = eq ? (size_t)(eq - o) : strlen(o);
                 bool takes = !strncmp(o, "--root", ol) || !strncmp(o, "--log", ol) ||
-                             !strncmp(o, "--log-format", ol) || !strncmp(o, "--rootless", ol) ||
-                             !strncmp(o, "--criu", ol);
+                             !strncmp(o, "--state-dir", ol) || !strncmp(o, "--log-format", ol) ||
+                             !strncmp(o, "--rootless", ol) || !strncmp(o, "--criu", ol);
                 const char *v = eq ? eq + 1 : NULL;
                 if (takes && !v) {
                         if (i + 1 >= argc) {
@@ -1324,6 +1355,8 @@ int main(int argc, char **argv)
                         g.root = v;
                 else if (!strncmp(o, "--log", ol) && ol == 5)
                         g.log = v;
+                else if (!strncmp(o, "--state-dir", ol) && ol == 11)
+                        g.state_dir = v;
                 else if (!strncmp(o, "--log-format", ol) && ol == 12) {
                         if (strcmp(v, "json") && strcmp(v, "text")) {
                                 oci_error("--log-format %s: text or json", v);

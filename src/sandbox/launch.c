@@ -1763,6 +1763,11 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 m = (struct rf_msg){.type = MSG_FAIL, .step = rep.step, .err = rep.err};
                 (void)rf_msg_send(chan, &m, -1);
                 (void)waitpid(cmd, NULL, 0);
+                /* the shim of an OCI init reads its status: 127 for a
+                 * command not found, 126 for one not executable, as a
+                 * shell (and runc) would say */
+                if (p->clone_parent && rep.step == STEP_EXEC)
+                        _exit(rep.err == ENOENT ? 127 : 126);
                 _exit(125);
         }
         m = (struct rf_msg){.type = MSG_EXEC_OK};

@@ -479,6 +479,7 @@ struct sup {
         int gate; /* borrowed: readable when `start` came */
         void (*held)(void *ctx, pid_t init);
         void (*console)(void *ctx, int master); /* OCI: the pty master goes there */
+        bool direct_stdio; /* OCI create: the command's stdio is ours, not relayed */
         bool console_given;
         void *held_ctx;
 };
@@ -1265,6 +1266,15 @@ static int sup_setup_stdio(struct sup *s, int stdio[3])
         }
         if (s->master == -2) /* pty mode: no pipes */
                 return 0;
+        if (s->direct_stdio) { /* the command gets ours themselves (copies) */
+                for (int i = 0; i < 3; i++) {
+                        int *run_end = i == 0 ? &s->pipes[i][0] : &s->pipes[i][1];
+                        if ((*run_end = fcntl(i, F_DUPFD_CLOEXEC, 3)) < 0)
+                                return negative_errno();
+                        stdio[i] = *run_end;
+                }
+                return 0;
+        }
         for (int i = 0; i < 3; i++) {
                 if (pipe2(s->pipes[i], O_CLOEXEC) < 0)
                         return negative_errno();
@@ -1533,6 +1543,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         plan->ws_cols = ws.ws_col;
                 }
         }
+        s.direct_stdio = rs->held && !plan->use_pty;
         if ((r = sup_setup_stdio(&s, stdio)) < 0) {
                 rf_error_set(err, r, "cannot create the run's stdio pipes: %s", strerror(-r));
                 goto refuse;
@@ -1545,6 +1556,16 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         plan->secrets_fd = safe_close(plan->secrets_fd);
         if (r < 0)
                 goto refuse;
+        if (s.direct_stdio) {
+                /* the engine's pipes are the command's alone: they end with
+                 * it, never held open by the supervisor */
+                sup_close_run_ends(&s);
+                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                for (int i = 0; nul >= 0 && i < 3; i++)
+                        (void)dup3(nul, i, 0);
+                if (nul > 2)
+                        close(nul);
+        }
         /* while init builds the run's root (on the other CPU): the run's host
          * uid is vetted (an NSS lookup that misses loads modules: ~0.5 ms)
          * — before registration, whose callback lets a --detach caller go */
@@ -1615,7 +1636,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         s.host_out[2] = host_out_fd(STDERR_FILENO);
         int out1 = s.host_out[1] >= 0 ? s.host_out[1] : STDOUT_FILENO;
         int out2 = s.host_out[2] >= 0 ? s.host_out[2] : STDERR_FILENO;
-        if (!plan->use_pty) {
+        if (!plan->use_pty && !s.direct_stdio) {
                 if ((r = sup_add_pump(&s, STDIN_FILENO, s.pipes[0][1], false, true)) < 0 ||
                     (r = sup_add_pump(&s, s.pipes[1][0], out1, true, false)) < 0 ||
                     (r = sup_add_pump(&s, s.pipes[2][0], out2, true, false)) < 0) {

@@ -1,0 +1,153 @@
+#!/bin/bash
+# tests/integration/oci_podman.sh — Podman (Debian's, through conmon) with
+# ringfence-oci as its runtime (issue 17), runc through the same Podman as
+# the control.
+#
+# Podman runs rootful here with a storage, run root, temp dir and
+# containers.conf of this test's own (the vfs driver: a container's root
+# is a plain directory, which ringfence idmaps to the container's own host
+# uid; an overlay mount cannot be idmapped on every kernel, see
+# docs/OCI.md). The image is imported from a root filesystem made here
+# (tests/helpers/image.bash). Asserted: run --rm and its exit status, the
+# output through conmon, Podman's own seccomp profile applied on top of
+# ringfence's filter, run -d / ps / logs / pause / unpause / stop / rm, the
+# terminal through the console socket (run -t), an agent annotation in the
+# audit log, exec refused with a clear line (not there yet), and the
+# engine's own network namespace refused (fail closed: joining one is not
+# there yet). Skipped where Podman or runc is not installed.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tests/helpers/image.bash
+. "$(dirname "$0")/../helpers/image.bash"
+require_bin
+new_workspace
+require_isolation
+require_busybox
+is_root || skip_all "Podman as root only here (rootless Podman needs subuids and slirp4netns)"
+PODMAN=$(command -v podman || true)
+[ -n "$PODMAN" ] || skip_all "podman is not installed (scripts/deps.sh installs it)"
+command -v conmon >/dev/null || skip_all "conmon is not installed"
+
+OCI=$(dirname "$RF_BIN")/ringfence-oci
+[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+RUNC=$(command -v runc || true)
+rf_mktemp /tmp
+TOP=$REPLY
+mkdir -p "$TOP/tmp" "$TOP/net"
+cat >"$TOP/containers.conf" <<EOF
+[containers]
+# this host may lack CAP_SYS_RESOURCE: Podman's own defaults (1048576)
+# would fail every runtime's rlimits
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+[network]
+network_config_dir = "$TOP/net"
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$TOP/events.log"
+tmp_dir = "$TOP/tmp"
+EOF
+
+# pm ARGS... — this test's Podman; sets RF_RC, RF_OUT (stdout+stderr)
+pm() {
+	RF_OUT=$(CONTAINERS_CONF=$TOP/containers.conf RINGFENCE_STATE_DIR=$RF_STATE \
+		timeout 120 "$PODMAN" --root "$TOP/storage" --runroot "$TOP/runroot" \
+		--storage-driver vfs "$@" 2>&1 </dev/null)
+	RF_RC=$?
+}
+cleanup_podman() {
+	pm rm -af -t 0
+	# what Podman mounted for its containers (their /dev/shm), by path
+	grep -o " $TOP/[^ ]*" /proc/self/mountinfo | sort -r | while read -r m; do
+		umount -l "$m" 2>/dev/null
+	done
+}
+trap 'cleanup_podman; _rf_cleanup' EXIT
+
+make_image "$TOP/rootfs"
+tar -C "$TOP/rootfs" -cf "$TOP/image.tar" . || bail_out "cannot tar the image"
+IMG=localhost/rf-podman-test-$$:latest
+pm import "$TOP/image.tar" "$IMG"
+[ "$RF_RC" = 0 ] || bail_out "podman import failed: $RF_OUT"
+
+NONE=(--network none)
+# engines pass ringfence-oci no environment: its state dir is a runtime flag
+RFO=(--runtime "$OCI" --runtime-flag "state-dir=$RF_STATE")
+pm "${RFO[@]}" run --rm "${NONE[@]}" "$IMG" /bin/sh -c 'echo from-$(hostname); exit 3'
+is "$RF_RC" 3 "podman run --rm: the command's status (3) through conmon"
+like "$RF_OUT" "from-" "... its output too"
+if [ -n "$RUNC" ]; then
+	pm --runtime "$RUNC" run --rm "${NONE[@]}" "$IMG" /bin/sh -c 'echo from-$(hostname); exit 3'
+	is "$RF_RC" 3 "control: the same through runc (3)"
+else
+	skip "control: the same through runc" "runc is not installed"
+fi
+
+pm "${RFO[@]}" run --rm "${NONE[@]}" "$IMG" /bin/no-such-command
+is "$RF_RC" 127 "a command not found: 127, as a shell says"
+if [ -n "$RUNC" ]; then
+	pm --runtime "$RUNC" run --rm "${NONE[@]}" "$IMG" /bin/no-such-command
+	is "$RF_RC" 127 "control: the same through runc (127)"
+else
+	skip "control: a command not found through runc" "runc is not installed"
+fi
+pm "${RFO[@]}" run --rm "${NONE[@]}" "$IMG" /bin/cat /proc/self/status
+like "$RF_OUT" "Seccomp_filters:[[:space:]]*2" \
+	"Podman's seccomp profile is applied on top of ringfence's (two filters)"
+like "$RF_OUT" "NoNewPrivs:[[:space:]]*1" "... with no_new_privs"
+pm "${RFO[@]}" run --rm "${NONE[@]}" "$IMG" /bin/rf-probe unshare-user
+like "$RF_OUT" "errno=EPERM" "a user namespace inside: refused (EPERM), as in every run"
+
+pm "${RFO[@]}" run --rm "${NONE[@]}" --annotation "ringfence.io/agent=podman-$$" "$IMG" /bin/sh -c :
+is "$RF_RC" 0 "an agent annotation: the run starts"
+"$RF_BIN" audit --state-dir "$RF_STATE" --json 2>/dev/null | grep '"run.start"' |
+	grep -q "podman-$$" && ok "... and the audit log's run.start names that agent" ||
+	not_ok "... and the audit log's run.start names that agent"
+
+# detached: ps, logs, pause, unpause, stop, rm
+C=rf-podman-$$
+pm "${RFO[@]}" run -d --name "$C" "${NONE[@]}" "$IMG" /bin/sh -c 'echo started; while :; do sleep 1; done'
+is "$RF_RC" 0 "run -d: exit 0"
+for _ in $(seq 50); do
+	pm logs "$C"
+	[[ $RF_OUT == *started* ]] && break
+	sleep 0.2
+done
+like "$RF_OUT" "started" "podman logs: the container's output"
+pm ps --filter "name=$C" --format '{{.Status}}'
+like "$RF_OUT" "^Up" "podman ps: Up"
+pm "${RFO[@]}" pause "$C"
+is "$RF_RC" 0 "podman pause: exit 0"
+pm ps -a --filter "name=$C" --format '{{.Status}}'
+like "$RF_OUT" "Paused" "... podman ps: Paused"
+pm "${RFO[@]}" unpause "$C"
+is "$RF_RC" 0 "podman unpause: exit 0"
+pm exec "$C" /bin/sh -c :
+isnt "$RF_RC" 0 "podman exec: refused"
+like "$RF_OUT" "exec: not there yet" "... with ringfence-oci's line (not there yet)"
+pm "${RFO[@]}" stop -t 5 "$C"
+is "$RF_RC" 0 "podman stop: exit 0"
+pm inspect "$C" --format '{{.State.ExitCode}}'
+is "$RF_OUT" 143 "... the command got TERM (143: ringfence's init forwards it to the command)"
+pm rm "$C"
+is "$RF_RC" 0 "podman rm: exit 0"
+[ ! -e "/run/ringfence-oci/$(printf '%s' "$C")" ] && ok "... nothing left in ringfence-oci's root" ||
+	not_ok "... nothing left in ringfence-oci's root"
+
+# the terminal: conmon's console socket
+if command -v script >/dev/null; then
+	RF_OUT=$(CONTAINERS_CONF=$TOP/containers.conf RINGFENCE_STATE_DIR=$RF_STATE timeout 120 \
+		script -qec "$PODMAN --root $TOP/storage --runroot $TOP/runroot --storage-driver vfs \
+		--runtime $OCI --runtime-flag state-dir=$RF_STATE run --rm -t --network none $IMG /bin/rf-probe tty" /dev/null 2>&1 </dev/null)
+	like "$RF_OUT" "name=/dev/pts/" "run -t: the command's stdio is a terminal (the console socket)"
+else
+	skip "run -t" "no script(1)"
+fi
+
+# the engine's network namespace: fail closed
+pm "${RFO[@]}" run --rm "$IMG" /bin/sh -c :
+isnt "$RF_RC" 0 "Podman's own network namespace (a path to join): refused"
+like "$RF_OUT" "joining the network namespace" "... saying so"
+
+done_testing
