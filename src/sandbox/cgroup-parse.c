@@ -57,11 +57,14 @@ static bool next_field(const char **s, const char *end, const char **f, size_t *
 
 int cgroup_parse_mountinfo_line(const char *line, size_t len, struct cgroup_mount_line *out)
 {
+        return len > CGROUP_LINE_MAX ? -E2BIG : mountinfo_parse_line(line, len, out);
+}
+
+int mountinfo_parse_line(const char *line, size_t len, struct cgroup_mount_line *out)
+{
         const char *s = line, *end = line + len, *f;
         size_t flen;
 
-        if (len > CGROUP_LINE_MAX)
-                return -E2BIG;
         /* 1 id, 2 parent, 3 major:minor, 4 root, 5 mount point */
         for (int i = 1; i <= 5; i++) {
                 if (!next_field(&s, end, &f, &flen))

@@ -86,6 +86,10 @@ int cgroup_parse_proc_line(const char *line, size_t len, struct cgroup_proc_line
  */
 int cgroup_parse_mountinfo_line(const char *line, size_t len, struct cgroup_mount_line *out);
 
+/* mountinfo_parse_line — the same for a line of any length (an overlay's
+ * layer list: its caller bounds what it reads). Pure. */
+int mountinfo_parse_line(const char *line, size_t len, struct cgroup_mount_line *out);
+
 /* True if the comma-separated `list` (len bytes) contains `name`. Pure. */
 bool cgroup_list_has(const char *list, size_t len, const char *name);
 

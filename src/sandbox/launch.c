@@ -60,11 +60,15 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 
 #include "capture.h"
+#include "cgroup.h"
+#include "ovl.h"
 #include "landlock.h"
 #include "launch.h"
 #include "msg.h"
@@ -301,6 +305,90 @@ static int set_tree_attr(int tree, uint64_t attr, bool recursive)
  * uid cannot traverse the caller's directories, and only host root may
  * create idmapped mounts). No allocation.
  */
+/* The super options of the overlay mounted at `path` (the topmost mount
+ * there, whose root is its filesystem's): into buf, 0 or -errno. */
+static int overlay_super(const char *path, char *buf, size_t len)
+{
+        _cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *mi = malloc(OVL_MOUNTINFO_MAX);
+        size_t got = 0;
+        ssize_t n;
+        int r = -ENOENT;
+        if (fd < 0 || !mi)
+                return fd < 0 ? negative_errno() : -ENOMEM;
+        while (got < OVL_MOUNTINFO_MAX && (n = read(fd, mi + got, OVL_MOUNTINFO_MAX - got)) > 0)
+                got += (size_t)n;
+        if (got == OVL_MOUNTINFO_MAX)
+                return -E2BIG;
+        for (size_t i = 0; i < got;) {
+                char *nl = memchr(mi + i, '\n', got - i);
+                size_t ll = nl ? (size_t)(nl - (mi + i)) : got - i;
+                struct cgroup_mount_line m;
+                if (mountinfo_parse_line(mi + i, ll, &m) == 0 && m.fstype_len == 7 &&
+                    !memcmp(m.fstype, "overlay", 7) && m.root_len == 1 && m.root[0] == '/' &&
+                    m.mountpoint_len == strlen(path) &&
+                    !memcmp(m.mountpoint, path, m.mountpoint_len)) {
+                        if (m.super_len >= len)
+                                return -E2BIG;
+                        memcpy(buf, m.super, m.super_len);
+                        buf[m.super_len] = '\0';
+                        r = 0; /* the last one is the topmost */
+                }
+                i += ll + 1;
+        }
+        return r;
+}
+
+/*
+ * A container root that is an overlay mount (an engine's), which the
+ * kernel does not idmap as a whole: its layers, each cloned, read-only
+ * and idmapped through `userns_fd` (if >= 0), stacked topmost first into
+ * an overlay of our own (read-only: the run's writes go to its own upper
+ * layer, launch.c overlay_root). The layers are the engine's paths, its
+ * own symlinks (Podman's l/ names) followed. Returns the tree, or -errno.
+ */
+static int overlay_tree(const char *path, int userns_fd)
+{
+        _cleanup_free_ char *super = malloc(OVL_SUPER_MAX + 1);
+        _cleanup_free_ struct ovl_layers *l = malloc(sizeof *l);
+        int r;
+        if (!super || !l)
+                return -ENOMEM;
+        if ((r = overlay_super(path, super, OVL_SUPER_MAX + 1)) < 0 ||
+            (r = ovl_parse_super(super, strlen(super), l)) < 0)
+                return r;
+        _cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return negative_errno();
+        /* each layer's detached tree lives until the overlay is made: the
+         * last fd of a detached mount unmounts it */
+        int t[OVL_LAYERS_MAX];
+        size_t nt = 0;
+        for (; nt < l->n; nt++) {
+                t[nt] = open_tree(AT_FDCWD, l->path[nt], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (t[nt] < 0)
+                        break;
+                struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP,
+                                       .userns_fd = (uint64_t)userns_fd};
+                if (set_tree_attr(t[nt], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                  false) < 0 ||
+                    (userns_fd >= 0 && mount_setattr(t[nt], "", AT_EMPTY_PATH, &a, sizeof a) < 0) ||
+                    fsconfig(fs, FSCONFIG_SET_FD, "lowerdir+", NULL, t[nt]) < 0) {
+                        nt++;
+                        break;
+                }
+        }
+        r = nt == l->n && t[nt - 1] >= 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0
+                    ? fsmount(fs, FSMOUNT_CLOEXEC,
+                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+                    : -1;
+        if (r < 0)
+                r = negative_errno();
+        for (size_t i = 0; i < nt; i++)
+                safe_close(t[i]);
+        return r;
+}
+
 static int tree_from_host(const struct plan_op *op, int userns_fd)
 {
         int fd = sys_openat2(AT_FDCWD, op->src, O_PATH | O_CLOEXEC, RESOLVE_STRICT);
@@ -319,6 +407,13 @@ static int tree_from_host(const struct plan_op *op, int userns_fd)
                         close(fd);
                         return -ESTALE;
                 }
+        }
+        /* an engine's overlay root: rebuilt from its layers (the kernel
+         * idmaps no overlay mount) */
+        struct statfs sf;
+        if ((op->flags & OPF_ROOT) && fstatfs(fd, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC) {
+                close(fd);
+                return overlay_tree(op->src, userns_fd);
         }
         int tree = open_tree(fd, "",
                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);

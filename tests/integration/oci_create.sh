@@ -183,4 +183,38 @@ like "$(fact create_err)" "ELOOP|symbolic links|Too many levels" "... the symlin
 rm -f "$B/rootfs/evil"
 reset_config
 
+# an engine's overlay root (Podman's overlay driver, containerd's overlayfs
+# snapshotter): the kernel idmaps no overlay mount, so ringfence stacks its
+# layers, each idmapped, into an overlay of its own
+if is_root; then
+	O=$TOP/ovl
+	mkdir -p "$O/lower" "$O/upper" "$O/work" "$O/bundle/rootfs"
+	cp -a "$B/rootfs/." "$O/lower/"
+	echo "from-the-upper" >"$O/upper/upper-file"
+	cp "$B/config.json" "$O/bundle/config.json"
+	if mount -t overlay overlay -o "lowerdir=$O/lower,upperdir=$O/upper,workdir=$O/work" \
+		"$O/bundle/rootfs"; then
+		python3 - "$O/bundle/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["/bin/sh", "-c", "cat /upper-file; /bin/rf-probe stat /etc/marker; /bin/rf-probe write /upper-file x; exit 9"]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+		SHIM_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 90 python3 "$SHIM" "$OCI" "$ROOT" \
+			"$O/bundle" "$ID-ovl" 2>&1)
+		umount "$O/bundle/rootfs"
+		is "$(fact exit)" 9 "an overlay-mounted root: the container runs (9)"
+		out=$(fact output)
+		like "$out" "from-the-upper" "... its upper layer's files are there"
+		like "$out" "uid=0 gid=0" "... the image's root-owned files are the container root's own (idmapped layers)"
+		like "$out" "write /upper-file.*errno=E(ROFS|ACCES|PERM)|errno=E(ROFS|ACCES|PERM)" \
+			"... and the engine's layers are never written through"
+		is "$(cat "$O/upper/upper-file")" "from-the-upper" "... the upper layer's file unchanged on the host"
+	else
+		skip "an overlay-mounted root" "cannot mount an overlay here"
+	fi
+else
+	skip "an overlay-mounted root" "needs root (mounting the overlay)"
+fi
+
 done_testing

@@ -52,12 +52,13 @@ EOF
 # pm ARGS... — this test's Podman; sets RF_RC, RF_OUT (stdout+stderr)
 pm() {
 	RF_OUT=$(CONTAINERS_CONF=$TOP/containers.conf RINGFENCE_STATE_DIR=$RF_STATE \
-		timeout 120 "$PODMAN" --root "$TOP/storage" --runroot "$TOP/runroot" \
-		--storage-driver vfs "$@" 2>&1 </dev/null)
+		timeout 120 "$PODMAN" --root "$TOP/storage-${DRIVER:-vfs}" \
+		--runroot "$TOP/runroot-${DRIVER:-vfs}" --storage-driver "${DRIVER:-vfs}" "$@" 2>&1 </dev/null)
 	RF_RC=$?
 }
 cleanup_podman() {
 	pm rm -af -t 0
+	DRIVER=overlay pm rm -af -t 0
 	# what Podman mounted for its containers (their /dev/shm), by path
 	grep -o " $TOP/[^ ]*" /proc/self/mountinfo | sort -r | while read -r m; do
 		umount -l "$m" 2>/dev/null
@@ -138,11 +139,22 @@ is "$RF_RC" 0 "podman rm: exit 0"
 # the terminal: conmon's console socket
 if command -v script >/dev/null; then
 	RF_OUT=$(CONTAINERS_CONF=$TOP/containers.conf RINGFENCE_STATE_DIR=$RF_STATE timeout 120 \
-		script -qec "$PODMAN --root $TOP/storage --runroot $TOP/runroot --storage-driver vfs \
+		script -qec "$PODMAN --root $TOP/storage-vfs --runroot $TOP/runroot-vfs --storage-driver vfs \
 		--runtime $OCI --runtime-flag state-dir=$RF_STATE run --rm -t --network none $IMG /bin/rf-probe tty" /dev/null 2>&1 </dev/null)
 	like "$RF_OUT" "name=/dev/pts/" "run -t: the command's stdio is a terminal (the console socket)"
 else
 	skip "run -t" "no script(1)"
+fi
+
+# Podman's default overlay driver: the root is an overlay mount, rebuilt
+# from its layers, each idmapped (docs/OCI.md)
+DRIVER=overlay pm import "$TOP/image.tar" "$IMG"
+if [ "$RF_RC" = 0 ]; then
+	DRIVER=overlay pm "${RFO[@]}" run --rm "${NONE[@]}" "$IMG" /bin/sh -c '/bin/rf-probe stat /etc/marker; exit 4'
+	is "$RF_RC" 4 "the overlay driver: podman run --rm works (4)"
+	like "$RF_OUT" "uid=0 gid=0" "... the image's files are the container root's own"
+else
+	skip "the overlay driver" "podman cannot use it here: $RF_OUT"
 fi
 
 # the engine's network namespace: fail closed
