@@ -124,7 +124,8 @@ int ovl_parse_super(const char *opts, size_t len, struct ovl_layers *out)
                                 return -EINVAL;
                 } else if ((n >= 9 && !memcmp(o, "datadir+=", 9)) ||
                            (n == 11 && !memcmp(o, "metacopy=on", 11)) ||
-                           (n >= 8 && !memcmp(o, "verity=", 7) && memcmp(o, "verity=off", 10)))
+                           (n >= 7 && !memcmp(o, "verity=", 7) &&
+                            !(n == 10 && !memcmp(o, "verity=off", 10))))
                         return -EOPNOTSUPP;
                 i += n + (i + n < len);
         }
