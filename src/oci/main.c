@@ -3,11 +3,13 @@
  *
  * A container is a ringfence run (supervisor/start.h) whose root is the
  * bundle's root filesystem (--rootfs) and whose settings come from its
- * config.json (oci/spec.h, oci/request.h). This first step has `run`
- * (create, start and wait, in the foreground), `state`, `list`, `kill`,
- * `pause`, `resume`, `delete` of such containers, `spec`, `features` and
- * `--version`; runc's other commands are known and refused with a line
- * saying they are not there yet, and an unknown command or option fails
+ * config.json (oci/spec.h, oci/request.h). It has `create` and `start`
+ * (the init a child of the engine's shim, held until start), `run`
+ * (create, start and wait, in the foreground), `exec` (a process joining
+ * the container with every layer its init got), `state`, `list`, `kill`,
+ * `pause`, `resume`, `delete`, `spec`, `features` and `--version`; runc's
+ * other commands are known and refused with a line saying they are not
+ * there yet, and an unknown command or option fails
  * (exit 1, or 125 once a container was asked for and refused).
  *
  * Global options as runc's: --root DIR (the containers' state, default
@@ -31,6 +33,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -40,6 +44,9 @@
 #include "config.h"
 #include "oci/request.h"
 #include "oci/seccomp.h"
+#include "sandbox/joinplan.h"
+#include "sandbox/launch.h"
+#include "sandbox/steps.h"
 #include "oci/spec.h"
 #include "policy/policy.h"
 #include "shared/json.h"
@@ -127,6 +134,10 @@ static void usage(FILE *f)
               "  create [-b BUNDLE] [--pid-file F] [--console-socket S] ID\n"
               "                       make container ID, held before its command (engines)\n"
               "  start ID             start a created container's command\n"
+              "  exec [-p PROCESS.json] [-d] [--pid-file F] [-t --console-socket S]\n"
+              "       [--cwd DIR] [-e NAME=VALUE] ID [COMMAND...]\n"
+              "                       a process joining running container ID, with every\n"
+              "                       layer its init got\n"
               "  run [-b BUNDLE] ID   create, start and wait for container ID (foreground)\n"
               "  state ID             its state (JSON, as the runtime spec says)\n"
               "  list [-q] [--format json]   the containers\n"
@@ -137,7 +148,7 @@ static void usage(FILE *f)
               "  features             what this runtime implements (JSON)\n"
               "  --version            the versions of ringfence-oci and the runtime spec\n"
               "\n"
-              "Not there yet (refused): exec, ps, update, events, checkpoint, restore.\n"
+              "Not there yet (refused): ps, update, events, checkpoint, restore.\n"
               "\n"
               "Global options:\n"
               "  --root DIR           the containers' state (default " OCI_ROOT_DEFAULT ")\n"
@@ -209,6 +220,8 @@ static void container_done(struct container *c)
         snprintf(path, sizeof path, "%s/state.json", c->dir);
         (void)unlink(path);
         snprintf(path, sizeof path, "%s/start", c->dir);
+        (void)unlink(path);
+        snprintf(path, sizeof path, "%s/join", c->dir);
         (void)unlink(path);
         (void)rmdir(c->ws);
         (void)rmdir(c->dir);
@@ -915,19 +928,48 @@ struct creating {
         int report;         /* to `create`: init's pid, once; -1 after */
         const char *socket; /* --console-socket, or NULL */
         bool console_sent;
+        const char *dir; /* ROOT/ID */
 };
 
-/* SCM_RIGHTS of the pty master to the engine's console socket, as runc
- * does it (the socket's path, connected here; one message, one fd). */
-static int console_send(const char *path, int master)
+/* ROOT/ID/join: the run's join plan (sandbox/joinplan.h), for exec. */
+static int create_planned(void *ctx, const struct rf_plan *plan, struct rf_error *err)
+{
+        struct creating *k = ctx;
+        char path[PATH_MAX + 16];
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r = joinplan_format(plan, &text, &len);
+        if (r < 0)
+                return rf_error_set(err, r, "the container's join plan: %s", strerror(-r));
+        snprintf(path, sizeof path, "%s/join", k->dir);
+        _cleanup_close_ int fd =
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+                return rf_error_set(err, fd < 0 ? negative_errno() : -EIO, "%s: %s", path,
+                                    strerror(errno));
+        return 0;
+}
+
+/* The engine's console socket, connected (runc's protocol: one message,
+ * one fd). The fd, or -errno. */
+static int console_connect(const char *path)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         if (strlen(path) >= sizeof sa.sun_path)
                 return -ENAMETOOLONG;
         memcpy(sa.sun_path, path, strlen(path) + 1);
-        _cleanup_close_ int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) < 0)
-                return negative_errno();
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) {
+                int r = negative_errno();
+                safe_close(s);
+                return r;
+        }
+        return s;
+}
+
+/* The pty master over a connected console socket (SCM_RIGHTS). */
+static int console_send_fd(int s, int master)
+{
         char name[] = "/dev/ptmx";
         union {
                 char buf[CMSG_SPACE(sizeof(int))];
@@ -944,6 +986,16 @@ static int console_send(const char *path, int master)
         cm->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(cm), &master, sizeof(int));
         return RETRY_EINTR(sendmsg(s, &msg, MSG_NOSIGNAL)) < 0 ? negative_errno() : 0;
+}
+
+static int console_send(const char *path, int master)
+{
+        int s = console_connect(path);
+        if (s < 0)
+                return s;
+        int r = console_send_fd(s, master);
+        close(s);
+        return r;
 }
 
 static void create_console(void *ctx, int master)
@@ -1038,6 +1090,8 @@ static _noreturn_ void create_supervise(const char *id, struct bundle *b, const 
                 req.held = create_held;
                 req.start_gate = gate;
                 req.console = create_console;
+                req.planned = create_planned;
+                k.dir = m.ct.dir;
                 status = run_start(&req, &err);
                 if (k.report >= 0) /* never held: refused, or failed on the way */
                         create_refused(k.report, &err, "the container's init ended during setup");
@@ -1213,6 +1267,369 @@ static int oci_start(int argc, char **argv)
         return 0;
 }
 
+/* --- exec --------------------------------------------------------------------- */
+
+/* A file of ours, whole (at most `max` bytes): 0 or -errno. */
+static int read_own(const char *path, size_t max, bool ours, char **buf, size_t *len)
+{
+        struct stat st;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (size_t)st.st_size > max ||
+            (ours && (st.st_uid != geteuid() || (st.st_mode & 077))))
+                return -EBADMSG;
+        *buf = malloc((size_t)st.st_size + 1);
+        if (!*buf)
+                return -ENOMEM;
+        ssize_t n = pread(fd, *buf, (size_t)st.st_size, 0);
+        if (n != st.st_size)
+                return n < 0 ? negative_errno() : -EIO;
+        (*buf)[n] = '\0';
+        *len = (size_t)n;
+        return 0;
+}
+
+/* name=value into envp (NULL-terminated, room for PLAN_ENV_MAX): replaces
+ * the same name, else appends. 0, -E2BIG, -EINVAL. */
+static int env_put(char **envp, const char *kv)
+{
+        const char *eq = strchr(kv, '=');
+        if (!eq || eq == kv)
+                return -EINVAL;
+        size_t nl = (size_t)(eq - kv) + 1, i = 0;
+        for (; envp[i]; i++)
+                if (!strncmp(envp[i], kv, nl)) {
+                        envp[i] = (char *)kv;
+                        return 0;
+                }
+        if (i >= PLAN_ENV_MAX)
+                return -E2BIG;
+        envp[i] = (char *)kv;
+        envp[i + 1] = NULL;
+        return 0;
+}
+
+/* The joining process's side after fork (its parent waits for `go`):
+ * the run's namespaces through init's pidfd, a child there (the run's pid
+ * namespace only takes children), its pid to `pids`. */
+static _noreturn_ void exec_enter(int pidfd, int go, int pids, const struct rf_plan *plan,
+                                  int console, int report)
+{
+        char b;
+        if (read(go, &b, 1) != 1 ||
+            setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                                 CLONE_NEWUTS | CLONE_NEWCGROUP) < 0)
+                _exit(125);
+        pid_t pid = fork();
+        if (pid < 0)
+                _exit(125);
+        if (pid == 0) {
+                int slave = -1, stdio[3] = {0, 1, 2};
+                if (console >= 0) {
+                        /* the run's own devpts: the terminal is the container's */
+                        int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+                        int unlock = 0;
+                        if (master < 0 || ioctl(master, TIOCSPTLCK, &unlock) < 0 ||
+                            (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY)) < 0 ||
+                            console_send_fd(console, master) < 0)
+                                _exit(125);
+                        close(master);
+                        close(console);
+                }
+                sandbox_join(plan, slave, stdio, report);
+        }
+        (void)!write(pids, &pid, sizeof pid);
+        _exit(0);
+}
+
+static int oci_exec(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"process", required_argument, NULL, 'p'},
+                {"pid-file", required_argument, NULL, 'P'},
+                {"console-socket", required_argument, NULL, 'C'},
+                {"detach", no_argument, NULL, 'd'},
+                {"tty", no_argument, NULL, 't'},
+                {"cwd", required_argument, NULL, 'w'},
+                {"env", required_argument, NULL, 'e'},
+                {"user", required_argument, NULL, 'u'},
+                {"no-new-privs", no_argument, NULL, 'n'},
+                {"preserve-fds", required_argument, NULL, 'F'},
+                {"cap", required_argument, NULL, 'c'},
+                {"additional-gids", required_argument, NULL, 'g'},
+                {"process-label", required_argument, NULL, 'l'},
+                {"apparmor", required_argument, NULL, 'a'},
+                {"cgroup", required_argument, NULL, 'G'},
+                {"ignore-paused", no_argument, NULL, 'I'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
+        };
+        const char *process = NULL, *pid_file = NULL, *console = NULL, *cwd = NULL, *user = NULL;
+        const char *envs[64];
+        size_t n_envs = 0;
+        bool detach = false, tty = false;
+        struct rf_error err = {0};
+        int c, r;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+p:dte:u:w:c:g:h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'p':
+                        process = optarg;
+                        break;
+                case 'P':
+                        pid_file = optarg;
+                        break;
+                case 'C':
+                        console = optarg;
+                        break;
+                case 'd':
+                        detach = true;
+                        break;
+                case 't':
+                        tty = true;
+                        break;
+                case 'w':
+                        cwd = optarg;
+                        break;
+                case 'e':
+                        if (n_envs >= ARRAY_SIZE(envs)) {
+                                oci_error("exec: more than %zu --env", ARRAY_SIZE(envs));
+                                return 1;
+                        }
+                        envs[n_envs++] = optarg;
+                        break;
+                case 'u':
+                        user = optarg;
+                        break;
+                case 'n': /* every process of a run has no_new_privs */
+                case 'I':
+                        break;
+                case 'F':
+                        if (strcmp(optarg, "0") != 0) {
+                                oci_error("exec: --preserve-fds: not yet (fds 0-2 only)");
+                                return 1;
+                        }
+                        break;
+                case 'l':
+                case 'a':
+                        if (optarg[0]) {
+                                oci_error("exec: %s: not supported (see docs/OCI.md)",
+                                          argv[optind - 2]);
+                                return 1;
+                        }
+                        break;
+                case 'c':
+                case 'g':
+                case 'G':
+                        oci_error("exec: %s: not yet (a process joining a container gets what "
+                                  "its init's command got; see docs/OCI.md)",
+                                  argv[optind - 2]);
+                        return 1;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                default:
+                        oci_error("exec: unknown option %s", argv[optind - 1]);
+                        return 1;
+                }
+        }
+        if (optind >= argc || (!process && optind + 1 >= argc)) {
+                oci_error("exec: usage: ringfence-oci exec [--process FILE | ID COMMAND...] ...");
+                return 1;
+        }
+        const char *id = argv[optind];
+        _cleanup_(held_done) struct held h = {0};
+        if (held_read(id, &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        int init;
+        const char *st = held_status(&h, &init);
+        if (strcmp(st, "running") != 0 || init <= 0) {
+                oci_error("exec: container %s is %s, not running", id, st);
+                return 1;
+        }
+        char path[PATH_MAX + 160];
+        _cleanup_free_ char *jp = NULL, *pdoc = NULL, *wrapped = NULL;
+        size_t jl = 0, pl = 0;
+        _cleanup_(plan_freep) struct rf_plan *plan = plan_empty();
+        snprintf(path, sizeof path, "%s/%s/join", g.root, id);
+        if (!plan || (r = read_own(path, JOINPLAN_MAX, true, &jp, &jl)) < 0 ||
+            (r = joinplan_parse(jp, jl, plan, &err)) < 0) {
+                if (!err.msg[0])
+                        rf_error_set(&err, plan ? r : -ENOMEM, "exec: %s: %s", path,
+                                     strerror(plan ? -r : ENOMEM));
+                oci_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
+        plan->test_fail_step = -1;
+        /* the process: --process (runtime-spec's process object), else the
+         * command line's */
+        _cleanup_(oci_spec_freep) struct oci_spec *ps = NULL;
+        size_t n_args = 0;
+        const char *const *args = NULL;
+        if (process) {
+                if ((r = read_own(process, JSON_INPUT_MAX - 128, false, &pdoc, &pl)) < 0) {
+                        oci_error("exec: --process %s: %s", process,
+                                  r == -EBADMSG ? "not a regular file of a sane size"
+                                                : strerror(-r));
+                        return 1;
+                }
+                if (asprintf(&wrapped,
+                             "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"/\"},\"process\":%s}",
+                             pdoc) < 0 ||
+                    (r = oci_spec_parse(wrapped, strlen(wrapped), &ps, &err)) < 0) {
+                        oci_print_error(&err);
+                        return RF_EXIT_REFUSED;
+                }
+                args = ps->args;
+                n_args = ps->n_args;
+                tty = ps->terminal;
+                if (!cwd && ps->cwd)
+                        cwd = ps->cwd;
+                if (ps->uid != plan->uid || ps->gid != plan->gid) {
+                        oci_error("exec: process.user %u:%u: only the container's own user "
+                                  "(%u:%u) yet",
+                                  (unsigned)ps->uid, (unsigned)ps->gid, (unsigned)plan->uid,
+                                  (unsigned)plan->gid);
+                        return RF_EXIT_REFUSED;
+                }
+                for (size_t i = 0; i < ps->n_gids; i++)
+                        if (ps->gids[i] != ps->gid) {
+                                oci_error("exec: process.user.additionalGids: not yet");
+                                return RF_EXIT_REFUSED;
+                        }
+        } else {
+                args = (const char *const *)argv + optind + 1;
+                n_args = (size_t)(argc - optind - 1);
+        }
+        if (user) {
+                char want[32];
+                snprintf(want, sizeof want, "%u", (unsigned)plan->uid);
+                if (strcmp(user, want) && strncmp(user, want, strlen(want))) {
+                        oci_error("exec: --user %s: only the container's own user (%s) yet", user,
+                                  want);
+                        return RF_EXIT_REFUSED;
+                }
+        }
+        if (n_args == 0 || n_args > PLAN_ARGV_MAX || tty != (console != NULL)) {
+                oci_error("exec: %s", n_args == 0 ? "no command"
+                                      : tty       ? "a terminal needs --console-socket"
+                                                  : "--console-socket without a terminal");
+                return 1;
+        }
+        if (cwd && cwd[0] != '/') {
+                oci_error("exec: --cwd %s: an absolute path", cwd);
+                return 1;
+        }
+        /* argv, envp: the run's environment, the process's on top */
+        plan->argv = calloc(n_args + 1, sizeof *plan->argv);
+        char **envp = calloc(PLAN_ENV_MAX + 1, sizeof *envp);
+        if (!plan->argv || !envp) {
+                free(envp);
+                oci_error("exec: out of memory");
+                return RF_EXIT_REFUSED;
+        }
+        for (size_t i = 0; i < n_args; i++)
+                plan->argv[i] = (char *)args[i];
+        for (size_t i = 0; plan->envp && plan->envp[i]; i++)
+                envp[i] = plan->envp[i];
+        free(plan->envp);
+        plan->envp = envp;
+        for (size_t i = 0; ps && i < ps->n_env; i++)
+                if (env_put(envp, ps->env[i]) < 0) {
+                        oci_error("exec: process.env[%zu]: NAME=VALUE, at most %d", i,
+                                  PLAN_ENV_MAX);
+                        return RF_EXIT_REFUSED;
+                }
+        for (size_t i = 0; i < n_envs; i++)
+                if (env_put(envp, envs[i]) < 0) {
+                        oci_error("exec: --env %s: NAME=VALUE", envs[i]);
+                        return 1;
+                }
+        for (size_t i = 0; envp[i]; i++)
+                if (!strncmp(envp[i], "PATH=", 5))
+                        plan->path_env = envp[i] + 5;
+        if (cwd)
+                plan->cwd = (char *)cwd;
+
+        /* init, by pidfd, checked against its supervisor's word after */
+        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+        int p2 = 0;
+        if (pidfd < 0 || strcmp(held_status(&h, &p2), "running") || p2 != init) {
+                oci_error("exec: container %s: its init is gone", id);
+                return 1;
+        }
+        _cleanup_close_ int cons = -1;
+        if (console && (cons = console_connect(console)) < 0) {
+                oci_error("exec: --console-socket %s: %s", console, strerror(-cons));
+                return 1;
+        }
+        int rep[2], go[2], pids[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) < 0 ||
+            pipe2(go, O_CLOEXEC) < 0 || pipe2(pids, O_CLOEXEC) < 0) {
+                oci_error("exec: %s", strerror(errno));
+                return RF_EXIT_REFUSED;
+        }
+        /* not detached: the joined process is ours to wait for */
+        if (!detach)
+                (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        pid_t ch = fork();
+        if (ch < 0) {
+                oci_error("exec: %s", strerror(errno));
+                return RF_EXIT_REFUSED;
+        }
+        if (ch == 0) {
+                close(rep[0]);
+                close(go[1]);
+                close(pids[0]);
+                exec_enter(pidfd, go[0], pids[1], plan, cons, rep[1]);
+        }
+        close(rep[1]);
+        close(go[0]);
+        close(pids[1]);
+        char cmd[64], reply[CONTROL_MSG_MAX + 512];
+        snprintf(cmd, sizeof cmd, "attach %d", (int)ch);
+        r = registry_request(h.state_dir, h.run, cmd, reply, sizeof reply, 10000);
+        pid_t joined = 0;
+        bool went = r >= 0 && !strncmp(reply, "ok", 2) && write(go[1], "g", 1) == 1;
+        close(go[1]);
+        int cst = 0;
+        if (went && read(pids[0], &joined, sizeof joined) != sizeof joined)
+                joined = 0;
+        close(pids[0]);
+        (void)RETRY_EINTR(waitpid(ch, &cst, 0));
+        if (!went || joined <= 0) {
+                oci_error("exec: container %s: %s", id,
+                          !went ? (r < 0 ? strerror(-r) : reply) : "cannot enter its namespaces");
+                close(rep[0]);
+                return RF_EXIT_REFUSED;
+        }
+        int step = 0;
+        r = sandbox_join_report(rep[0], &step);
+        close(rep[0]);
+        if (r < 0) {
+                oci_error("exec: %s: %s (%s)", plan->argv[0], strerror(-r), rf_step_name(step));
+                int code = step == STEP_EXEC ? (r == -ENOENT ? 127 : 126) : RF_EXIT_REFUSED;
+                if (!detach)
+                        (void)RETRY_EINTR(waitpid(joined, NULL, 0));
+                return code;
+        }
+        if (pid_file && (r = pid_file_write(pid_file, joined)) < 0) {
+                oci_error("exec: --pid-file %s: %s", pid_file, strerror(-r));
+                return RF_EXIT_REFUSED;
+        }
+        if (detach)
+                return 0;
+        int status = 0;
+        while (RETRY_EINTR(waitpid(joined, &status, 0)) < 0 && errno == ECHILD)
+                return RF_EXIT_REFUSED;
+        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
 /* --- spec, features, version ------------------------------------------------- */
 
 static const char default_spec[] =
@@ -1305,7 +1722,8 @@ static int cmd_features(void)
               "    \"intelRdt\": {\"enabled\": false}\n"
               "  },\n"
               "  \"annotations\": {\n"
-              "    \"io.github.ringfence.oci.commands\": \"create start run state list kill pause "
+              "    \"io.github.ringfence.oci.commands\": \"create start exec run state list kill "
+              "pause "
               "resume delete spec features\",\n"
               "    \"io.github.ringfence.oci.floor\": \"no capabilities, ringfence's seccomp "
               "filter, Landlock, no /sys\"\n"
@@ -1317,8 +1735,7 @@ static int cmd_features(void)
 
 int main(int argc, char **argv)
 {
-        static const char *const later[] = {"exec",   "ps",         "update",
-                                            "events", "checkpoint", "restore"};
+        static const char *const later[] = {"ps", "update", "events", "checkpoint", "restore"};
         /* fds 0-2 exist (a run's relay and the log need them) */
         for (int fd = 0; fd < 3; fd++)
                 if (fcntl(fd, F_GETFD) < 0) {
@@ -1403,6 +1820,8 @@ int main(int argc, char **argv)
                 return oci_create(argc - i, argv + i);
         if (!strcmp(cmd, "start"))
                 return oci_start(argc - i, argv + i);
+        if (!strcmp(cmd, "exec"))
+                return oci_exec(argc - i, argv + i);
         if (!strcmp(cmd, "spec"))
                 return cmd_spec(argc - i, argv + i);
         if (!strcmp(cmd, "features"))

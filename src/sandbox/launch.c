@@ -1515,6 +1515,63 @@ fail:
 #undef CFAIL
 }
 
+/* ---- joining a run (OCI exec) ---------------------------------------------- */
+
+_noreturn_ void sandbox_join(const struct rf_plan *p, int slave, const int stdio[3], int report)
+{
+        struct trust_late trust = {0};
+        struct child c = {.plan = p, .chan = report, .trust = &trust};
+
+        /* the run's user, as init became it (a rootless run's is the
+         * caller's own, mapped to itself: nothing to change) */
+        if (p->map_as_root) {
+                step_begin(&c, STEP_IDMAP);
+                TRY(&c, STEP_IDMAP, setgroups(0, NULL));
+                TRY(&c, STEP_IDMAP, setresgid(p->gid, p->gid, p->gid));
+                TRY(&c, STEP_IDMAP, setresuid(p->uid, p->uid, p->uid));
+        }
+        drop_privileges(&c);
+        command_child(&c, slave, stdio, report);
+}
+
+int sandbox_join_report(int report, int *step)
+{
+        union {
+                struct exec_report rep;
+                struct rf_msg msg;
+        } u;
+        for (;;) {
+                char cbuf[CMSG_SPACE(sizeof(int))];
+                struct iovec iov = {&u, sizeof u};
+                struct msghdr mh = {.msg_iov = &iov,
+                                    .msg_iovlen = 1,
+                                    .msg_control = cbuf,
+                                    .msg_controllen = sizeof cbuf};
+                ssize_t n = RETRY_EINTR(recvmsg(report, &mh, MSG_CMSG_CLOEXEC));
+                for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm;
+                     cm = CMSG_NXTHDR(&mh, cm))
+                        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                                int fd;
+                                memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+                                close(fd); /* the umask listener: nobody answers, ENOSYS */
+                        }
+                if (n == 0)
+                        return 0; /* closed on exec */
+                *step = STEP_EXEC;
+                if (n == (ssize_t)sizeof u.rep && u.rep.step == REPORT_LISTENER)
+                        continue;
+                if (n == (ssize_t)sizeof u.rep) {
+                        *step = u.rep.step;
+                        return -(u.rep.err > 0 ? u.rep.err : EIO);
+                }
+                if (n == (ssize_t)sizeof u.msg && u.msg.type == MSG_FAIL) {
+                        *step = u.msg.step;
+                        return -(u.msg.err > 0 ? u.msg.err : EIO);
+                }
+                return n < 0 ? negative_errno() : -EPROTO;
+        }
+}
+
 /*
  * A published port (supervisor/publish.h): a socket connected, from inside
  * the run's network namespace, to the run's 127.0.0.1 — or, where nothing

@@ -62,3 +62,23 @@ void sandbox_reap(const struct rf_child *c, int *status);
 /* Probe which namespace the kernel refuses (after clone failed), for the
  * message. Returns an enum rf_step, or STEP_USERNS if none is singled out. */
 int sandbox_diagnose_clone(int *err);
+
+/*
+ * sandbox_join — become a process of a running run (OCI exec): called in a
+ * process that already entered the run's namespaces (setns through its
+ * init's pidfd) and its cgroups, with `p` its join plan (joinplan.h). Takes
+ * the run's user, drops every privilege as init does, then starts
+ * p->argv as init's command child does (own session, `slave` — a pty of
+ * the run's own devpts — or stdio[] as fds 0-2, cwd, rlimits, umask,
+ * Landlock, ringfence's seccomp filter and the container's on top).
+ * Reports on `report` (SOCK_SEQPACKET, close-on-exec): nothing when the
+ * exec happened. Does not return.
+ */
+_noreturn_ void sandbox_join(const struct rf_plan *p, int slave, const int stdio[3], int report);
+
+/*
+ * sandbox_join_report — what sandbox_join said on `report`: 0 when the
+ * command was executed (the socket closed without a failure), else -errno
+ * with *step the step (enum rf_step) that failed. Blocks until then.
+ */
+int sandbox_join_report(int report, int *step);

@@ -184,20 +184,7 @@ int rf_run_id_new(char buf[static RF_RUN_ID_LEN + 1])
 
 static char *plan_keep(struct rf_plan *p, char *s)
 {
-        if (!s)
-                return NULL;
-        if (p->n_strings == p->cap_strings) {
-                size_t cap = p->cap_strings ? p->cap_strings * 2 : 64;
-                char **n = realloc(p->strings, cap * sizeof *n);
-                if (!n) {
-                        free(s);
-                        return NULL;
-                }
-                p->strings = n;
-                p->cap_strings = cap;
-        }
-        p->strings[p->n_strings++] = s;
-        return s;
+        return plan_own(p, s); /* joinplan.c: the core library's */
 }
 
 static char *plan_strdup(struct rf_plan *p, const char *s)

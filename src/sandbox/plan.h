@@ -320,10 +320,10 @@ struct plan_input {
         const struct plan_sysctl *sysctl;
         size_t n_sysctl;
         const struct rf_seccomp_plan *seccomp_extra; /* a container's profile (copied), or NULL */
-        const char *state_dir; /* canonical state dir */
-        const char *host_home; /* caller's home (canonical) or NULL */
-        const char *term;      /* $TERM to pass through or NULL */
-        const char *lang;      /* $LANG to pass through or NULL */
+        const char *state_dir;                       /* canonical state dir */
+        const char *host_home;                       /* caller's home (canonical) or NULL */
+        const char *term;                            /* $TERM to pass through or NULL */
+        const char *lang;                            /* $LANG to pass through or NULL */
         bool use_pty;
         const char *run_id;         /* the run's id if already chosen, else NULL */
         bool secrets_files;         /* file deliveries: /run/secrets */
@@ -393,6 +393,12 @@ void plan_cleanup(struct rf_plan *p);
 
 /* Free a plan. Accepts NULL; returns NULL. */
 struct rf_plan *plan_free(struct rf_plan *p);
+/* plan_empty — a zeroed plan whose fds are -1 (for joinplan_parse); NULL
+ * when out of memory. plan_own — `s` (malloc'd) owned by the plan from
+ * now on, freed with it; returns s (NULL: s was NULL or is freed). */
+struct rf_plan *plan_empty(void);
+char *plan_own(struct rf_plan *p, char *s);
+
 static inline void plan_freep(struct rf_plan **p)
 {
         *p = plan_free(*p);

@@ -20,6 +20,7 @@ static const char *const verbs[_CTL_MAX] = {
         [CTL_ALLOW_HOST] = "allow-host",
         [CTL_REVOKE_HOST] = "revoke-host",
         [CTL_KILL_AS] = "kill-as",
+        [CTL_ATTACH] = "attach",
 };
 
 const char *control_op_name(enum control_op op)
@@ -92,6 +93,20 @@ static int parse_one(const char *buf, size_t len, struct control_req *req, const
                 }
                 memcpy(req->arg, arg, al);
                 return 0;
+        case CTL_ATTACH: {
+                /* "attach PID": a process of the peer's joining the run */
+                long long pid = 0;
+                size_t i = 0;
+                while (sp && i < al && i < 10 && arg[i] >= '0' && arg[i] <= '9')
+                        pid = pid * 10 + (arg[i++] - '0');
+                if (!sp || i == 0 || i != al || pid < 2 || pid > 0x3fffffffLL) {
+                        *why = "attach PID";
+                        return -EBADMSG;
+                }
+                req->actor = -1;
+                memcpy(req->arg, arg, al);
+                return 0;
+        }
         case CTL_KILL_AS: {
                 /* "kill-as UID [REASON]": whom a root peer (the daemon) acts for */
                 size_t i = 0;
@@ -136,7 +151,8 @@ static int parse_one(const char *buf, size_t len, struct control_req *req, const
         case _CTL_MAX:
         case _CTL_INVALID:
         default:
-                *why = "unknown request (status, kill, pause, resume, revoke-secret, allow-host, "
+                *why = "unknown request (status, kill, pause, resume, attach, revoke-secret, "
+                       "allow-host, "
                        "revoke-host)";
                 return -EBADMSG;
         }

@@ -12,6 +12,8 @@
  *   kill-as UID [REASON]   → the same, recording UID as the actor: only from a root
  *                            peer (the daemon, acting for its API caller)
  *   pause | resume         → ok paused | ok running
+ *   attach PID             → ok attached      (a child of the peer, joining the run:
+ *                            moved into its cgroups; ringfence-oci exec)
  *   revoke-secret NAME     → ok revoked N
  *   allow-host RULE        → ok allowed RULE  (the run's next egress process has it;
  *   revoke-host RULE       → ok revoked RULE   its open egress connections are closed)
@@ -39,6 +41,7 @@ enum control_op {
         CTL_ALLOW_HOST,
         CTL_REVOKE_HOST,
         CTL_KILL_AS,
+        CTL_ATTACH,
         _CTL_MAX,
         _CTL_INVALID = -22,
 };

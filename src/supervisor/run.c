@@ -957,6 +957,35 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                 ctl_reply(fd, "ok killing");
                 break;
         }
+        case CTL_ATTACH: {
+                /* a process joining the run (ringfence-oci exec): the
+                 * peer's own child, moved into the run's cgroups before it
+                 * enters the run's namespaces; recorded as run.exec */
+                pid_t pid = (pid_t)atoi(req.arg);
+                char path[64], st[512], reason[64];
+                snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+                _cleanup_close_ int sf = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t got = sf >= 0 ? read(sf, st, sizeof st - 1) : -1;
+                const char *rp = got > 0 ? (st[got] = '\0', strrchr(st, ')')) : NULL;
+                int ppid = 0;
+                if (!rp || sscanf(rp, ") %*c %d", &ppid) != 1 || ppid != (int)who.pid) {
+                        ctl_reply(fd, "err attach: not a child of the caller");
+                        break;
+                }
+                if (s->state != RS_RUNNING || s->paused) {
+                        ctl_reply(fd, "err attach: the run is not running");
+                        break;
+                }
+                int r = cgroup_attach(s->cg, pid, false);
+                if (r < 0) {
+                        ctl_reply(fd, "err attach: %s", strerror(-r));
+                        break;
+                }
+                snprintf(reason, sizeof reason, "pid %d joins the run", (int)pid);
+                ctl_record(s, "run.exec", &actor, reason);
+                ctl_reply(fd, "ok attached");
+                break;
+        }
         case CTL_PAUSE:
         case CTL_RESUME: {
                 bool pause = req.op == CTL_PAUSE;
@@ -1551,6 +1580,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         if (s.master == -2)
                 s.master = -1;
 
+        if (rs->planned && (r = rs->planned(rs->held_ctx, plan, err)) < 0)
+                goto refuse;
         r = sandbox_spawn(plan, stdio, cg, &s.child, err);
         /* init has the secret deliveries now (or never will): not kept here */
         plan->secrets_fd = safe_close(plan->secrets_fd);

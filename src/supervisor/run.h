@@ -80,6 +80,10 @@ struct run_services {
          * (with held_ctx), which hands it on; the supervisor keeps no copy
          * and relays nothing. NULL: the supervisor relays the terminal */
         void (*console)(void *ctx, int master);
+        /* the plan, once built, before init is cloned (with held_ctx): an
+         * OCI container's join plan is written from it (joinplan.h). A
+         * failure refuses the run. NULL: none */
+        int (*planned)(void *ctx, const struct rf_plan *plan, struct rf_error *err);
 };
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err);

@@ -710,7 +710,8 @@ int run_start(const struct run_request *q, struct rf_error *err)
                                         .held = q->held,
                                         .held_ctx = q->ctx,
                                         .start_gate = q->start_gate,
-                                        .console = q->held ? q->console : NULL};
+                                        .console = q->held ? q->console : NULL,
+                                        .planned = q->held ? q->planned : NULL};
         /* what the egress process refused, for one summary at the end */
         struct egress_refusals refusals = {0};
         egress_refusals_track(&refusals, s.grants ? grants_redact : NULL, s.grants);

@@ -25,6 +25,7 @@
 
 struct rf_policy;
 struct rf_grants;
+struct rf_plan;
 
 struct run_request {
         /* the policy: the file (NULL: none), then `overlay` (the request's
@@ -49,9 +50,9 @@ struct run_request {
         const struct plan_sysctl *sysctl; /* an OCI bundle's namespaced sysctls */
         size_t n_sysctl;
         const struct rf_seccomp_plan *seccomp_extra; /* an OCI container's profile, or NULL */
-        const char *term, *lang; /* passed through, or NULL */
-        bool use_pty;            /* the run gets a terminal */
-        uid_t uid;               /* whose run it is: ps, the API, published ports */
+        const char *term, *lang;                     /* passed through, or NULL */
+        bool use_pty;                                /* the run gets a terminal */
+        uid_t uid; /* whose run it is: ps, the API, published ports */
         /* the daemon's caller: the workspace must be this inode */
         bool expect_ws;
         dev_t expect_ws_dev;
@@ -97,6 +98,9 @@ struct run_request {
         /* with `held` and use_pty: the run's pty master, to hand on (the
          * OCI console socket); the supervisor relays nothing */
         void (*console)(void *ctx, int master);
+        /* with `held`: the plan, built, before init is cloned (the OCI join
+         * plan is written from it); a failure refuses the run */
+        int (*planned)(void *ctx, const struct rf_plan *plan, struct rf_error *err);
 };
 
 /*

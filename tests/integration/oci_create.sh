@@ -41,6 +41,16 @@ mkdir -p "$B" "$ROOT" "$RROOT"
 make_image "$B/rootfs"
 ID=rf-create-$$
 RUNC=$(command -v runc || true)
+# whatever container of this test is left (a failed assertion, a timeout)
+# is deleted by its id, through the runtime that made it
+cleanup_containers() {
+	local c
+	for c in "$ID" "$ID-held" "$ID-x" "$ID-ovl"; do
+		RINGFENCE_STATE_DIR=$RF_STATE timeout 30 "$OCI" --root "$ROOT" delete --force "$c" \
+			</dev/null >/dev/null 2>&1
+	done
+}
+trap 'cleanup_containers; _rf_cleanup' EXIT
 
 RINGFENCE_STATE_DIR=$RF_STATE "$OCI" spec -b "$B" >/dev/null 2>&1 || bail_out "spec failed"
 
@@ -181,6 +191,60 @@ like "$(fact create_err)" "ELOOP|symbolic links|Too many levels" "... the symlin
 [ -z "$(ls -A "$TOP/outside")" ] && ok "... nothing made outside the root" ||
 	not_ok "... nothing made outside the root"
 rm -f "$B/rootfs/evil"
+reset_config
+
+# --- exec: a process joining a running container ------------------------------
+config 'c["process"]["args"]=["/bin/sh","-c","while :; do sleep 1; done"]'
+ocx() { # ARGS... — ringfence-oci with this test's root and state dir; RF_RC, RF_OUT
+	RF_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" "$@" 2>&1 </dev/null)
+	RF_RC=$?
+}
+# (create's and a detached exec's stdio is the engine's, held by what they
+# leave running: never a pipe this script reads to its end)
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" \
+	--pid-file "$TOP/xpid" "$ID-x" </dev/null >/dev/null 2>"$TOP/err"
+is "$?" 0 "a container to exec into: created"
+ocx start "$ID-x"
+is "$RF_RC" 0 "a container to exec into: started"
+exe_sum=$(sha256sum "$OCI" | cut -d' ' -f1)
+ocx exec "$ID-x" /bin/sh -c 'cat /proc/self/status; ls /proc; cat /proc/self/cgroup >/tmp/c1; cat /proc/1/cgroup >/tmp/c2; cmp /tmp/c1 /tmp/c2 && echo same-cgroup; /bin/rf-probe unshare-user; /bin/rf-probe write /proc/1/exe x; /bin/rf-probe write /etc/marker x; exit 5'
+is "$RF_RC" 5 "exec: the process's status (5)"
+like "$RF_OUT" "NoNewPrivs:[[:space:]]*1" "... no_new_privs, as the init's command"
+like "$RF_OUT" "CapEff:[[:space:]]*0000000000000000" "... no capabilities"
+like "$RF_OUT" "Seccomp:[[:space:]]*2" "... ringfence's seccomp filter"
+like "$RF_OUT" "same-cgroup" "... in the container's cgroups"
+like "$RF_OUT" "unshare-user.*errno=EPERM|errno=EPERM" "... a user namespace refused (EPERM)"
+like "$RF_OUT" "write /proc/1/exe.*errno=E(ACCES|PERM|TXTBSY)|errno=EACCES" \
+	"... the runtime behind /proc/1/exe cannot be written (the CVE-2019-5736 class)"
+is "$(sha256sum "$OCI" | cut -d' ' -f1)" "$exe_sum" "... and the runtime binary is unchanged"
+line=$(printf '%s\n' "$RF_OUT" | grep -E '^[0-9]+$' | tr '\n' ' ')
+like "$line" "^1 " "... in the container's pid namespace (its init is pid 1 there)"
+ocx exec "$ID-x" /no/such/command
+is "$RF_RC" 127 "exec of a command not found: 127"
+ocx exec --process /dev/null "$ID-x"
+isnt "$RF_RC" 0 "exec --process of something that is no process: refused"
+printf '{"args":["/bin/sh","-c","echo $FROMPROC; exit 3"],"env":["FROMPROC=proc-env","PATH=/bin"],"cwd":"/","user":{"uid":0,"gid":0}}' >"$TOP/proc.json"
+ocx exec --process "$TOP/proc.json" "$ID-x"
+is "$RF_RC" 3 "exec --process FILE: its args (3)"
+like "$RF_OUT" "proc-env" "... and its env"
+printf '{"args":["/bin/true"],"cwd":"/","user":{"uid":1000,"gid":1000}}' >"$TOP/proc2.json"
+ocx exec --process "$TOP/proc2.json" "$ID-x"
+is "$RF_RC" 125 "exec as another user: refused (125, not yet)"
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" exec --detach \
+	--pid-file "$TOP/xp2" "$ID-x" /bin/sh -c 'sleep 30' </dev/null >/dev/null 2>"$TOP/err"
+is "$?" 0 "exec --detach: exit 0"
+xp=$(cat "$TOP/xp2" 2>/dev/null)
+[ -n "$xp" ] && [ -e "/proc/$xp" ] && ok "... the pid file names the joined process" ||
+	not_ok "... the pid file names the joined process"
+"$RF_BIN" audit --state-dir "$RF_STATE" --json 2>/dev/null | grep -c '"run.exec"' | grep -qv '^0$' &&
+	ok "each exec is recorded (run.exec)" || not_ok "each exec is recorded (run.exec)"
+ocx delete --force "$ID-x"
+is "$RF_RC" 0 "delete --force of the running container"
+[ ! -e "/proc/$xp" ] || [ "$(sed 's/.*) //' "/proc/$xp/stat" | cut -d' ' -f1)" = Z ] &&
+	ok "... the joined process went with it (the kill switch reaches exec'd processes)" ||
+	not_ok "... the joined process went with it (the kill switch reaches exec'd processes)"
+ocx exec "$ID-x" /bin/true
+is "$RF_RC" 1 "exec into a container that is gone: refused (1)"
 reset_config
 
 # an engine's overlay root (Podman's overlay driver, containerd's overlayfs

@@ -12,7 +12,8 @@
 # output through conmon, Podman's own seccomp profile applied on top of
 # ringfence's filter, run -d / ps / logs / pause / unpause / stop / rm, the
 # terminal through the console socket (run -t), an agent annotation in the
-# audit log, exec refused with a clear line (not there yet), and the
+# audit log, exec (its status, environment and layers; -d; another user
+# refused with a clear line, not there yet), and the
 # engine's own network namespace refused (fail closed: joining one is not
 # there yet). Skipped where Podman or runc is not installed.
 #
@@ -124,9 +125,20 @@ pm ps -a --filter "name=$C" --format '{{.Status}}'
 like "$RF_OUT" "Paused" "... podman ps: Paused"
 pm "${RFO[@]}" unpause "$C"
 is "$RF_RC" 0 "podman unpause: exit 0"
-pm exec "$C" /bin/sh -c :
-isnt "$RF_RC" 0 "podman exec: refused"
-like "$RF_OUT" "exec: not there yet" "... with ringfence-oci's line (not there yet)"
+pm "${RFO[@]}" exec -e "FROM_EXEC=e-$$" -w /tmp "$C" /bin/sh -c \
+	'echo "$FROM_EXEC in $(pwd)"; cat /proc/self/status; exit 4'
+is "$RF_RC" 4 "podman exec: the process's status (4)"
+like "$RF_OUT" "e-$$ in /tmp" "... with its environment and working directory"
+like "$RF_OUT" "NoNewPrivs:[[:space:]]*1" "... no_new_privs"
+like "$RF_OUT" "CapEff:[[:space:]]*0000000000000000" "... no capabilities"
+like "$RF_OUT" "Seccomp_filters:[[:space:]]*2" "... ringfence's filter and Podman's profile"
+pm "${RFO[@]}" exec -d "$C" /bin/sh -c 'sleep 30'
+is "$RF_RC" 0 "podman exec -d: exit 0"
+pm top "$C" args
+like "$RF_OUT" "sleep 30" "... the detached process runs in the container (podman top)"
+pm "${RFO[@]}" exec -u 1000 "$C" /bin/true
+isnt "$RF_RC" 0 "podman exec -u of another user: refused (not yet)"
+like "$RF_OUT" "only the container's own user" "... with ringfence-oci's line"
 pm "${RFO[@]}" stop -t 5 "$C"
 is "$RF_RC" 0 "podman stop: exit 0"
 pm inspect "$C" --format '{{.State.ExitCode}}'
