@@ -7,7 +7,8 @@
  * (the init a child of the engine's shim, held until start), `run`
  * (create, start and wait, in the foreground), `exec` (a process joining
  * the container with every layer its init got), `state`, `list`, `kill`,
- * `pause`, `resume`, `delete`, `spec`, `features` and `--version`; runc's
+ * `pause`, `resume`, `delete`, `ps`, `events`, `update`, `spec`,
+ * `features` and `--version`; runc's
  * other commands are known and refused with a line saying they are not
  * there yet, and an unknown command or option fails
  * (exit 1, or 125 once a container was asked for and refused).
@@ -144,11 +145,15 @@ static void usage(FILE *f)
               "  kill [--all] ID [SIGNAL]    TERM (default), INT, HUP, QUIT; KILL ends it all\n"
               "  pause ID | resume ID freeze or thaw it\n"
               "  delete [--force] ID  a stopped container's leftovers; --force kills first\n"
+              "  ps [--format table|json] ID   its processes (host pids)\n"
+              "  events [--stats] [--interval N] ID   its cpu, memory and tasks (JSON)\n"
+              "  update [-r FILE|-] [--memory B] [--pids-limit N] [--cpu-quota Q]\n"
+              "       [--cpu-period P] ID   lower its limits (never above its own)\n"
               "  spec [-b BUNDLE]     write a config.json that ringfence-oci runs\n"
               "  features             what this runtime implements (JSON)\n"
               "  --version            the versions of ringfence-oci and the runtime spec\n"
               "\n"
-              "Not there yet (refused): ps, update, events, checkpoint, restore.\n"
+              "Not there yet (refused): checkpoint, restore.\n"
               "\n"
               "Global options:\n"
               "  --root DIR           the containers' state (default " OCI_ROOT_DEFAULT ")\n"
@@ -864,6 +869,394 @@ static int oci_pause_resume(int argc, char **argv, bool pause)
         int r = registry_request(h.state_dir, h.run, what, reply, sizeof reply, 10000);
         if (r < 0 || strncmp(reply, "ok", 2)) {
                 oci_error("%s: container %s: %s", what, id, r < 0 ? strerror(-r) : reply);
+                return 1;
+        }
+        return 0;
+}
+
+/* ---- ps, events, update ---------------------------------------------------- */
+
+static int read_own(const char *path, size_t max, bool ours, char **buf, size_t *len);
+
+static void closedirp(DIR **d)
+{
+        if (*d)
+                closedir(*d);
+}
+
+/* A stream (stdin), whole: at most `max` bytes, NUL-terminated. 0 or -errno. */
+static int read_stream(int fd, size_t max, char **buf, size_t *len)
+{
+        size_t n = 0;
+        _cleanup_free_ char *b = malloc(max + 1);
+        if (!b)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t got = read(fd, b + n, max + 1 - n);
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0)
+                        return negative_errno();
+                if (got == 0)
+                        break;
+                n += (size_t)got;
+                if (n > max)
+                        return -EFBIG;
+        }
+        if (n == 0)
+                return -ENODATA;
+        b[n] = '\0';
+        *len = n;
+        *buf = TAKE_PTR(b);
+        return 0;
+}
+
+/* The host pids of the container's processes: every process in its init's
+ * pid namespace (exec'd ones included), ascending, at most `max`. Their
+ * count, or -errno (-ESRCH: the container is not running). */
+static int container_pids(const struct held *h, pid_t *out, size_t max)
+{
+        int init;
+        char path[64];
+        struct stat ns, st;
+        (void)held_status(h, &init);
+        snprintf(path, sizeof path, "/proc/%d/ns/pid", init);
+        if (init <= 0 || stat(path, &ns) < 0)
+                return -ESRCH;
+        _cleanup_(closedirp) DIR *d = opendir("/proc");
+        if (!d)
+                return negative_errno();
+        size_t n = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                char *end;
+                long pid = strtol(e->d_name, &end, 10);
+                if (*end || pid <= 0)
+                        continue;
+                snprintf(path, sizeof path, "/proc/%ld/ns/pid", pid);
+                if (stat(path, &st) < 0 || st.st_ino != ns.st_ino || st.st_dev != ns.st_dev)
+                        continue;
+                if (n == max)
+                        return -E2BIG;
+                size_t k = n++;
+                for (; k > 0 && out[k - 1] > (pid_t)pid; k--) /* sorted as it goes */
+                        out[k] = out[k - 1];
+                out[k] = (pid_t)pid;
+        }
+        return (int)n;
+}
+
+#define OCI_PS_MAX 65536 /* processes one `ps` lists */
+
+/* ps [--format table|json] ID: the container's processes (host pids). */
+static int oci_ps(int argc, char **argv)
+{
+        bool json = false;
+        int i = 1;
+        for (; i < argc && argv[i][0] == '-'; i++) {
+                const char *v = NULL;
+                if (!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f"))
+                        v = i + 1 < argc ? argv[++i] : NULL;
+                else if (!strncmp(argv[i], "--format=", 9))
+                        v = argv[i] + 9;
+                else {
+                        oci_error("ps: unknown option %s", argv[i]);
+                        return 1;
+                }
+                if (!v || (strcmp(v, "json") && strcmp(v, "table"))) {
+                        oci_error("ps: --format table or json");
+                        return 1;
+                }
+                json = !strcmp(v, "json");
+        }
+        if (i + 1 != argc) {
+                oci_error(i < argc ? "ps: ps(1) options are not passed on (use --format json)"
+                                   : "ps: usage: ringfence-oci ps [--format table|json] ID");
+                return 1;
+        }
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {0};
+        if (held_read(argv[i], &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        _cleanup_free_ pid_t *pids = malloc(OCI_PS_MAX * sizeof *pids);
+        int n = pids ? container_pids(&h, pids, OCI_PS_MAX) : -ENOMEM;
+        if (n < 0) {
+                oci_error("ps: container %s: %s", argv[i],
+                          n == -ESRCH ? "not running" : strerror(-n));
+                return 1;
+        }
+        if (json) {
+                putchar('[');
+                for (int k = 0; k < n; k++)
+                        printf("%s%d", k ? "," : "", (int)pids[k]);
+                puts("]");
+                return 0;
+        }
+        printf("%-10s %-10s %s\n", "PID", "PPID", "COMMAND");
+        for (int k = 0; k < n; k++) {
+                char path[64], buf[512];
+                snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[k]);
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t got = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+                if (got <= 0)
+                        continue; /* gone meanwhile */
+                buf[got] = '\0';
+                char *l = strchr(buf, '('), *r = strrchr(buf, ')');
+                int ppid = 0;
+                if (!l || !r || r < l || sscanf(r, ") %*c %d", &ppid) != 1)
+                        continue;
+                *r = '\0';
+                /* the command's name is the container's: shown inert */
+                printf("%-10d %-10d ", (int)pids[k], ppid);
+                for (const char *c = l + 1; *c; c++)
+                        putchar((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+                putchar('\n');
+        }
+        return 0;
+}
+
+/* A number of the status reply's "stats" object, 0 when absent. */
+static unsigned long long stat_of(const char *reply, const char *key)
+{
+        char k[48];
+        const char *st = strstr(reply, "\"stats\":{");
+        snprintf(k, sizeof k, "\"%s\":", key);
+        const char *p = st ? strstr(st, k) : NULL;
+        return p ? strtoull(p + strlen(k), NULL, 10) : 0;
+}
+
+/* One runc-shaped stats event of the container, from its supervisor: 0,
+ * 1 when it is not running. *oom: its OOM kill count. */
+static int print_stats(const struct held *h, unsigned long long *oom)
+{
+        char reply[CONTROL_MSG_MAX + 512];
+        if (!held_live(h) ||
+            registry_request(h->state_dir, h->run, "status", reply, sizeof reply, 2000) < 0 ||
+            strncmp(reply, "ok ", 3))
+                return 1;
+        struct json_buf b = {0};
+        APPEND(&b, "{\"type\":\"stats\",\"id\":");
+        json_buf_append_string(&b, h->id, strlen(h->id));
+        APPEND(&b, ",\"data\":{\"cpu\":{\"usage\":{\"total\":");
+        json_buf_append_uint(&b, stat_of(reply, "cpu_usec") * 1000);
+        APPEND(&b, "}},\"memory\":{\"usage\":{\"usage\":");
+        json_buf_append_uint(&b, stat_of(reply, "memory_current"));
+        APPEND(&b, ",\"max\":");
+        json_buf_append_uint(&b, stat_of(reply, "memory_peak"));
+        APPEND(&b, "}},\"pids\":{\"current\":");
+        json_buf_append_uint(&b, stat_of(reply, "pids_current"));
+        APPEND(&b, "}}}");
+        if (!b.error)
+                printf("%s\n", b.data);
+        json_buf_done(&b);
+        *oom = stat_of(reply, "oom_kills");
+        fflush(stdout);
+        return 0;
+}
+
+/* events [--stats] [--interval SECONDS] ID: the container's stats once
+ * (--stats), else every interval, with an "oom" event for each new OOM
+ * kill, until it stops. */
+static int oci_events(int argc, char **argv)
+{
+        bool once = false;
+        unsigned interval = 5;
+        int i = 1;
+        for (; i < argc && argv[i][0] == '-'; i++) {
+                const char *v = NULL;
+                if (!strcmp(argv[i], "--stats")) {
+                        once = true;
+                        continue;
+                }
+                if (!strcmp(argv[i], "--interval"))
+                        v = i + 1 < argc ? argv[++i] : NULL;
+                else if (!strncmp(argv[i], "--interval=", 11))
+                        v = argv[i] + 11;
+                else {
+                        oci_error("events: unknown option %s", argv[i]);
+                        return 1;
+                }
+                char *end = NULL;
+                unsigned long sec = v ? strtoul(v, &end, 10) : 0;
+                if (!v || end == v || (*end && strcmp(end, "s")) || sec == 0 || sec > 3600) {
+                        oci_error("events: --interval 1s to 3600s");
+                        return 1;
+                }
+                interval = (unsigned)sec;
+        }
+        if (i + 1 != argc) {
+                oci_error("events: usage: ringfence-oci events [--stats] [--interval N] ID");
+                return 1;
+        }
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {0};
+        if (held_read(argv[i], &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        unsigned long long oom = 0, seen = 0;
+        if (print_stats(&h, &seen)) {
+                oci_error("events: container %s: not running", argv[i]);
+                return 1;
+        }
+        while (!once) {
+                sleep(interval);
+                if (print_stats(&h, &oom))
+                        break;
+                if (oom > seen) {
+                        printf("{\"type\":\"oom\",\"id\":");
+                        json_escape_fwrite(stdout, h.id, strlen(h.id), true);
+                        printf("}\n");
+                        fflush(stdout);
+                        seen = oom;
+                }
+        }
+        return 0;
+}
+
+/* A byte count as runc takes one: digits with an optional k/m/g (powers
+ * of 1024). 0 for none or a bad one. */
+static uint64_t bytes_of(const char *v)
+{
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        unsigned shift = !*end                                               ? 0
+                         : (!strcasecmp(end, "k") || !strcasecmp(end, "kb")) ? 10
+                         : (!strcasecmp(end, "m") || !strcasecmp(end, "mb")) ? 20
+                         : (!strcasecmp(end, "g") || !strcasecmp(end, "gb")) ? 30
+                                                                             : 64;
+        if (errno || end == v || v[0] == '-' || shift == 64 || n > (UINT64_MAX >> shift))
+                return 0;
+        return (uint64_t)n << shift;
+}
+
+/* update [--resources FILE|-] [--memory B] [--pids-limit N] [--cpu-quota Q]
+ * [--cpu-period P] ID: new limits for a running container, through its
+ * supervisor (never above what it was created with). */
+static int oci_update(int argc, char **argv)
+{
+        const char *resources = NULL;
+        uint64_t mem = 0, pids = 0, quota = 0, period = 0;
+        bool has_quota = false;
+        int i = 1;
+        for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+                const char *o = argv[i], *eq = strchr(o, '=');
+                size_t ol = eq ? (size_t)(eq - o) : strlen(o);
+                const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+#define OPT(name) (ol == strlen(name) && !strncmp(o, name, ol))
+                if (!v) {
+                        oci_error("update: %s needs a value", o);
+                        return 1;
+                }
+                if (OPT("--resources") || OPT("-r"))
+                        resources = v;
+                else if (OPT("--memory") || OPT("-m")) {
+                        if (!(mem = bytes_of(v)))
+                                goto bad;
+                } else if (OPT("--pids-limit")) {
+                        if (!(pids = bytes_of(v)) || strpbrk(v, "kKmMgG"))
+                                goto bad;
+                } else if (OPT("--cpu-quota")) {
+                        if (!(quota = bytes_of(v)) || strpbrk(v, "kKmMgG"))
+                                goto bad;
+                        has_quota = true;
+                } else if (OPT("--cpu-period")) {
+                        if (!(period = bytes_of(v)) || strpbrk(v, "kKmMgG"))
+                                goto bad;
+                } else if (OPT("--memory-swap") || OPT("--memory-reservation") ||
+                           OPT("--kernel-memory") || OPT("--kernel-memory-tcp") ||
+                           OPT("--cpu-share") || OPT("--cpu-rt-period") ||
+                           OPT("--cpu-rt-runtime") || OPT("--cpuset-cpus") ||
+                           OPT("--cpuset-mems") || OPT("--blkio-weight") ||
+                           OPT("--l3-cache-schema") || OPT("--mem-bw-schema") ||
+                           OPT("--cpu-idle")) {
+                        oci_error("update: %.*s: not supported (memory, pids and cpu quota only)",
+                                  (int)ol, o);
+                        return 1;
+                } else {
+                        oci_error("update: unknown option %.*s", (int)ol, o);
+                        return 1;
+                }
+                continue;
+        bad:
+                oci_error("update: %.*s %s: a number > 0", (int)ol, o, v);
+                return 1;
+#undef OPT
+        }
+        if (i + 1 != argc) {
+                oci_error("update: usage: ringfence-oci update [--resources FILE|-] [--memory B] "
+                          "[--pids-limit N] [--cpu-quota Q] [--cpu-period P] ID");
+                return 1;
+        }
+        const char *id = argv[i];
+        struct rf_error err = {0};
+        if (resources) {
+                /* the runtime spec's linux.resources object, read as the
+                 * config's (the same refusals) */
+                _cleanup_free_ char *doc = NULL, *wrapped = NULL;
+                size_t len = 0;
+                int r = !strcmp(resources, "-")
+                                ? read_stream(STDIN_FILENO, JSON_INPUT_MAX - 128, &doc, &len)
+                                : read_own(resources, JSON_INPUT_MAX - 128, false, &doc, &len);
+                if (r < 0) {
+                        oci_error("update: --resources %s: %s", resources, strerror(-r));
+                        return 1;
+                }
+                _cleanup_(oci_spec_freep) struct oci_spec *sp = NULL;
+                if (asprintf(&wrapped,
+                             "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"/\"},"
+                             "\"linux\":{\"resources\":%s}}",
+                             doc) < 0 ||
+                    oci_spec_parse(wrapped, strlen(wrapped), &sp, &err) < 0) {
+                        oci_print_error(&err);
+                        return 1;
+                }
+                if (sp->memory_swap && sp->memory_swap != sp->memory_limit) {
+                        oci_error("update: memory.swap other than memory.limit: not supported");
+                        return 1;
+                }
+                if ((sp->cpu_shares && sp->cpu_shares != 1024) || sp->cpu_cpus || sp->cpu_mems) {
+                        oci_error("update: cpu shares, cpus and mems: not supported");
+                        return 1;
+                }
+                mem = sp->memory_limit ? sp->memory_limit : mem;
+                pids = sp->pids_limit ? sp->pids_limit : pids;
+                if (sp->has_cpu_quota) {
+                        quota = sp->cpu_quota;
+                        has_quota = true;
+                }
+                period = sp->cpu_period ? sp->cpu_period : period;
+        }
+        uint64_t milli = 0;
+        if (has_quota) {
+                uint64_t p = period ? period : 100000;
+                milli = quota * 1000 / p;
+                milli = milli ? milli : 1;
+        } else if (period) {
+                oci_error("update: --cpu-period without a quota: not supported");
+                return 1;
+        }
+        if (!mem && !pids && !milli) {
+                oci_error("update: nothing to change");
+                return 1;
+        }
+        _cleanup_(held_done) struct held h = {0};
+        if (held_read(id, &h, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        char req[128], reply[CONTROL_MSG_MAX + 512], a[24], b[24], c[24];
+#define FIELD(buf, v) (v ? (snprintf(buf, sizeof buf, "%llu", (unsigned long long)v), buf) : "-")
+        snprintf(req, sizeof req, "limits %s %s %s", FIELD(a, mem), FIELD(b, pids),
+                 FIELD(c, milli));
+#undef FIELD
+        int r = registry_request(h.state_dir, h.run, req, reply, sizeof reply, 10000);
+        if (r < 0 || strncmp(reply, "ok", 2)) {
+                oci_error("update: container %s: %s", id,
+                          r < 0 ? strerror(-r) : reply + (strncmp(reply, "err ", 4) ? 0 : 4));
                 return 1;
         }
         return 0;
@@ -1723,8 +2116,7 @@ static int cmd_features(void)
               "  },\n"
               "  \"annotations\": {\n"
               "    \"io.github.ringfence.oci.commands\": \"create start exec run state list kill "
-              "pause "
-              "resume delete spec features\",\n"
+              "pause resume delete ps events update spec features\",\n"
               "    \"io.github.ringfence.oci.floor\": \"no capabilities, ringfence's seccomp "
               "filter, Landlock, no /sys\"\n"
               "  }\n"
@@ -1735,7 +2127,7 @@ static int cmd_features(void)
 
 int main(int argc, char **argv)
 {
-        static const char *const later[] = {"ps", "update", "events", "checkpoint", "restore"};
+        static const char *const later[] = {"checkpoint", "restore"};
         /* fds 0-2 exist (a run's relay and the log need them) */
         for (int fd = 0; fd < 3; fd++)
                 if (fcntl(fd, F_GETFD) < 0) {
@@ -1836,6 +2228,12 @@ int main(int argc, char **argv)
                 return oci_pause_resume(argc - i, argv + i, !strcmp(cmd, "pause"));
         if (!strcmp(cmd, "delete"))
                 return oci_delete(argc - i, argv + i);
+        if (!strcmp(cmd, "ps"))
+                return oci_ps(argc - i, argv + i);
+        if (!strcmp(cmd, "events"))
+                return oci_events(argc - i, argv + i);
+        if (!strcmp(cmd, "update"))
+                return oci_update(argc - i, argv + i);
         for (size_t k = 0; k < ARRAY_SIZE(later); k++)
                 if (!strcmp(cmd, later[k])) {
                         oci_error("%s: not there yet (see docs/OCI.md)", cmd);

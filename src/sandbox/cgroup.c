@@ -53,6 +53,7 @@ struct rf_cgroup {
         int oom_ctl_fd;     /* owned: v1 memory.oom_control kept open for the eventfd */
         int pids_fd;        /* owned: pids.events (POLLPRI when pids.max refused a fork), -1 */
         uint64_t oom_seen;
+        struct rf_limits created; /* the limits it was made with: cgroup_update's ceiling */
 };
 
 const char *cgroup_mode_name(enum cgroup_mode m)
@@ -460,6 +461,7 @@ int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgr
                    : any_v1                       ? CGROUP_V1
                    : cg->dir[H_V2] >= 0           ? CGROUP_V2
                                                   : CGROUP_NONE;
+        cg->created = *lim;
         apply_limits(cg, lim);
         setup_oom_watch(cg);
 
@@ -625,6 +627,58 @@ int cgroup_freeze(struct rf_cgroup *cg, bool frozen)
         return -EOPNOTSUPP;
 }
 
+int cgroup_update(struct rf_cgroup *cg, const struct rf_limits *lim)
+{
+        if (!cg)
+                return -EOPNOTSUPP;
+        const struct rf_limits *c = &cg->created;
+        if ((lim->memory && c->memory && lim->memory > c->memory) ||
+            (lim->pids && c->pids && lim->pids > c->pids) ||
+            (lim->cpus_milli && c->cpus_milli && lim->cpus_milli > c->cpus_milli))
+                return -EPERM;
+        /* each one asked for must be one this run enforces already */
+        unsigned asked = (lim->memory ? CGROUP_REQ_MEMORY : 0) | (lim->pids ? CGROUP_REQ_PIDS : 0) |
+                         (lim->cpus_milli ? CGROUP_REQ_CPU : 0);
+        if (asked & ~cg->enforced)
+                return -EOPNOTSUPP;
+        uint64_t period = lim->cpus_milli * 100 >= 1000 ? 100000 : 1000000;
+        uint64_t quota = lim->cpus_milli * period / 1000;
+        char buf[64];
+        int r = 0;
+        if (cg->v2_limits) {
+                int d = cg->dir[H_V2];
+                if (lim->memory && (r = write_u64_at(d, "memory.max", lim->memory)) < 0)
+                        return r;
+                if (lim->pids && (r = write_u64_at(d, "pids.max", lim->pids)) < 0)
+                        return r;
+                snprintf(buf, sizeof buf, "%llu %llu", (unsigned long long)quota,
+                         (unsigned long long)period);
+                if (lim->cpus_milli && (r = write_at(d, "cpu.max", buf)) < 0)
+                        return r;
+                return 0;
+        }
+        if (lim->memory) {
+                /* the memsw limit may never be below the memory limit: raise
+                 * it first, lower it after */
+                int m = cg->dir[H_MEMORY];
+                (void)write_u64_at(m, "memory.memsw.limit_in_bytes", lim->memory);
+                if ((r = write_u64_at(m, "memory.limit_in_bytes", lim->memory)) < 0)
+                        return r;
+                (void)write_u64_at(m, "memory.memsw.limit_in_bytes", lim->memory);
+        }
+        if (lim->pids && (r = write_u64_at(cg->dir[H_PIDS], "pids.max", lim->pids)) < 0)
+                return r;
+        if (lim->cpus_milli) {
+                /* quota first when the period shrinks, so quota/period never
+                 * exceeds either setting in between (-EINVAL otherwise) */
+                (void)write_u64_at(cg->dir[H_CPU], "cpu.cfs_quota_us", quota);
+                if ((r = write_u64_at(cg->dir[H_CPU], "cpu.cfs_period_us", period)) < 0 ||
+                    (r = write_u64_at(cg->dir[H_CPU], "cpu.cfs_quota_us", quota)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st)
 {
         char buf[4096];
@@ -643,9 +697,17 @@ int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st)
                 if (read_at(cg->dir[H_MEMORY], "memory.oom_control", buf, sizeof buf) > 0)
                         st->oom_kills = keyed_value(buf, "oom_kill");
         }
+        if (cg->v2_limits) {
+                if (read_at(cg->dir[H_V2], "memory.current", buf, sizeof buf) > 0)
+                        st->memory_current = strtoull(buf, NULL, 10);
+        } else if (cg->dir[H_MEMORY] >= 0 &&
+                   read_at(cg->dir[H_MEMORY], "memory.usage_in_bytes", buf, sizeof buf) > 0)
+                st->memory_current = strtoull(buf, NULL, 10);
         int pd = cg->v2_limits ? cg->dir[H_V2] : cg->dir[H_PIDS];
         if (pd >= 0 && read_at(pd, "pids.events", buf, sizeof buf) > 0)
                 st->pids_max_hits = keyed_value(buf, "max");
+        if (pd >= 0 && read_at(pd, "pids.current", buf, sizeof buf) > 0)
+                st->pids_current = strtoull(buf, NULL, 10);
         if (cg->dir[H_V2] >= 0 && read_at(cg->dir[H_V2], "cpu.stat", buf, sizeof buf) > 0)
                 st->cpu_usec = keyed_value(buf, "usage_usec");
         return 0;

@@ -48,10 +48,12 @@ enum {
 };
 
 struct rf_cgroup_stats {
-        uint64_t memory_peak;   /* bytes, 0 if unknown */
-        uint64_t oom_kills;     /* OOM kills inside the run */
-        uint64_t pids_max_hits; /* forks refused by the pids limit */
-        uint64_t cpu_usec;      /* cpu time used */
+        uint64_t memory_peak;    /* bytes, 0 if unknown */
+        uint64_t oom_kills;      /* OOM kills inside the run */
+        uint64_t pids_max_hits;  /* forks refused by the pids limit */
+        uint64_t cpu_usec;       /* cpu time used */
+        uint64_t memory_current; /* bytes in use now, 0 if unknown */
+        uint64_t pids_current;   /* tasks now, 0 if unknown */
 };
 
 /* One line of /proc/self/cgroup: "ID:CONTROLLERS:PATH". */
@@ -139,6 +141,15 @@ int cgroup_kill(struct rf_cgroup *cg);
  * the v1 freezer. -EOPNOTSUPP without either. 0 or -errno.
  */
 int cgroup_freeze(struct rf_cgroup *cg, bool frozen);
+
+/*
+ * cgroup_update — new limits for a live run (ringfence-oci update): each
+ * non-zero field of `lim` replaces that limit. Never above what the run
+ * was created with (-EPERM: a policy's ceiling stays one), only for a
+ * limit the run enforces already (-EOPNOTSUPP). 0 or -errno (the kernel's,
+ * e.g. -EBUSY for a memory limit below what is in use).
+ */
+int cgroup_update(struct rf_cgroup *cg, const struct rf_limits *lim);
 
 /* Read accounting. 0 or -errno. */
 int cgroup_stats(const struct rf_cgroup *cg, struct rf_cgroup_stats *st);

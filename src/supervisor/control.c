@@ -21,6 +21,7 @@ static const char *const verbs[_CTL_MAX] = {
         [CTL_REVOKE_HOST] = "revoke-host",
         [CTL_KILL_AS] = "kill-as",
         [CTL_ATTACH] = "attach",
+        [CTL_LIMITS] = "limits",
 };
 
 const char *control_op_name(enum control_op op)
@@ -107,6 +108,35 @@ static int parse_one(const char *buf, size_t len, struct control_req *req, const
                 memcpy(req->arg, arg, al);
                 return 0;
         }
+        case CTL_LIMITS: {
+                /* "limits MEM PIDS CPU": each a decimal > 0 (at most 18
+                 * digits) or "-" */
+                size_t i = 0;
+                for (int k = 0; k < 3; k++) {
+                        unsigned long long v = 0;
+                        if (k && (i >= al || arg[i++] != ' '))
+                                break;
+                        size_t start = i;
+                        if (i < al && arg[i] == '-') {
+                                i++;
+                        } else {
+                                while (i < al && i - start < 18 && arg[i] >= '0' && arg[i] <= '9')
+                                        v = v * 10 + (unsigned long long)(arg[i++] - '0');
+                                if (i == start || v == 0)
+                                        break;
+                        }
+                        if (i < al && arg[i] != ' ')
+                                break;
+                        req->limits[k] = v;
+                        if (k == 2 && i == al) {
+                                req->actor = -1;
+                                memcpy(req->arg, arg, al);
+                                return 0;
+                        }
+                }
+                *why = "limits MEM PIDS CPU (each a number > 0 or -)";
+                return -EBADMSG;
+        }
         case CTL_KILL_AS: {
                 /* "kill-as UID [REASON]": whom a root peer (the daemon) acts for */
                 size_t i = 0;
@@ -151,9 +181,8 @@ static int parse_one(const char *buf, size_t len, struct control_req *req, const
         case _CTL_MAX:
         case _CTL_INVALID:
         default:
-                *why = "unknown request (status, kill, pause, resume, attach, revoke-secret, "
-                       "allow-host, "
-                       "revoke-host)";
+                *why = "unknown request (status, kill, pause, resume, attach, limits, "
+                       "revoke-secret, allow-host, revoke-host)";
                 return -EBADMSG;
         }
 }

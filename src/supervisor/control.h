@@ -14,6 +14,9 @@
  *   pause | resume         → ok paused | ok running
  *   attach PID             → ok attached      (a child of the peer, joining the run:
  *                            moved into its cgroups; ringfence-oci exec)
+ *   limits MEM PIDS CPU    → ok limits        (new cgroup limits: bytes, tasks, milli-CPUs,
+ *                            each decimal > 0 or "-" to keep it; never above the run's
+ *                            own; ringfence-oci update)
  *   revoke-secret NAME     → ok revoked N
  *   allow-host RULE        → ok allowed RULE  (the run's next egress process has it;
  *   revoke-host RULE       → ok revoked RULE   its open egress connections are closed)
@@ -42,6 +45,7 @@ enum control_op {
         CTL_REVOKE_HOST,
         CTL_KILL_AS,
         CTL_ATTACH,
+        CTL_LIMITS,
         _CTL_MAX,
         _CTL_INVALID = -22,
 };
@@ -51,6 +55,7 @@ struct control_req {
         char arg[CONTROL_ARG_MAX + 1]; /* kill: the reason ("" none); revoke-secret: the name;
                                         * allow-host / revoke-host: the rule, canonical */
         long actor;                    /* kill-as, as: whom a root peer acts for; -1 none */
+        unsigned long long limits[3];  /* limits: memory, pids, milli-CPUs; 0 = keep */
 };
 
 /*

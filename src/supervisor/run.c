@@ -936,13 +936,22 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
         if (req.actor >= 0)
                 actor = (struct ucred){.pid = 0, .uid = (uid_t)req.actor, .gid = 0};
         switch (req.op) {
-        case CTL_STATUS:
+        case CTL_STATUS: {
+                struct rf_cgroup_stats cs = {0};
+                (void)cgroup_stats(s->cg, &cs);
                 ctl_reply(fd,
                           "ok %s {\"state\":\"%s\",\"init_pid\":%d,\"egress_pid\":%d,"
-                          "\"paused\":%s,\"grants\":%zu}",
+                          "\"paused\":%s,\"grants\":%zu,\"stats\":{\"cpu_usec\":%llu,"
+                          "\"memory_current\":%llu,\"memory_peak\":%llu,\"oom_kills\":%llu,"
+                          "\"pids_current\":%llu,\"pids_max_hits\":%llu}}",
                           state_name(s), state_name(s), (int)s->child.pid, (int)s->egress_pid,
-                          s->paused ? "true" : "false", s->grants ? s->grants->n : 0);
+                          s->paused ? "true" : "false", s->grants ? s->grants->n : 0,
+                          (unsigned long long)cs.cpu_usec, (unsigned long long)cs.memory_current,
+                          (unsigned long long)cs.memory_peak, (unsigned long long)cs.oom_kills,
+                          (unsigned long long)cs.pids_current,
+                          (unsigned long long)cs.pids_max_hits);
                 break;
+        }
         case CTL_KILL_AS: /* the daemon, acting for its caller (checked above) */
         case CTL_KILL: {
                 ctl_record(s, "run.kill", &actor, req.arg);
@@ -984,6 +993,28 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                 snprintf(reason, sizeof reason, "pid %d joins the run", (int)pid);
                 ctl_record(s, "run.exec", &actor, reason);
                 ctl_reply(fd, "ok attached");
+                break;
+        }
+        case CTL_LIMITS: {
+                /* new cgroup limits (ringfence-oci update): never above
+                 * the run's own, recorded as run.limits */
+                struct rf_limits lim = {.memory = req.limits[0],
+                                        .pids = req.limits[1],
+                                        .cpus_milli = req.limits[2]};
+                if (s->state != RS_RUNNING && s->state != RS_SETUP) {
+                        ctl_reply(fd, "err limits: the run is not running");
+                        break;
+                }
+                int r = cgroup_update(s->cg, &lim);
+                if (r < 0) {
+                        ctl_reply(fd, "err limits: %s",
+                                  r == -EPERM        ? "above the run's own limit (its ceiling)"
+                                  : r == -EOPNOTSUPP ? "a limit this run does not enforce"
+                                                     : strerror(-r));
+                        break;
+                }
+                ctl_record(s, "run.limits", &actor, req.arg);
+                ctl_reply(fd, "ok limits");
                 break;
         }
         case CTL_PAUSE:

@@ -45,7 +45,7 @@ RUNC=$(command -v runc || true)
 # is deleted by its id, through the runtime that made it
 cleanup_containers() {
 	local c
-	for c in "$ID" "$ID-held" "$ID-x" "$ID-ovl"; do
+	for c in "$ID" "$ID-held" "$ID-x" "$ID-u" "$ID-ovl"; do
 		RINGFENCE_STATE_DIR=$RF_STATE timeout 30 "$OCI" --root "$ROOT" delete --force "$c" \
 			</dev/null >/dev/null 2>&1
 	done
@@ -245,6 +245,67 @@ is "$RF_RC" 0 "delete --force of the running container"
 	not_ok "... the joined process went with it (the kill switch reaches exec'd processes)"
 ocx exec "$ID-x" /bin/true
 is "$RF_RC" 1 "exec into a container that is gone: refused (1)"
+reset_config
+
+# --- ps, events --stats, update: what containerd's shim asks of a runtime -----
+config 'c["process"]["args"]=["/bin/sh","-c","while :; do sleep 1; done"]
+c["linux"]["resources"]={"memory":{"limit":134217728},"pids":{"limit":64}}'
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" \
+	--pid-file "$TOP/upid" "$ID-u" </dev/null >/dev/null 2>"$TOP/err"
+ocx start "$ID-u"
+is "$RF_RC" 0 "a container with memory and pids limits: started"
+upid=$(cat "$TOP/upid" 2>/dev/null)
+ocx ps --format json "$ID-u"
+is "$RF_RC" 0 "ps --format json: exit 0"
+like "$RF_OUT" "^\[([0-9]+,)+[0-9]+\]$" "... a JSON array of pids"
+like "$RF_OUT" "[[,]$upid[],]" "... its init's among them"
+n_ps=$(printf '%s' "$RF_OUT" | tr ',' '\n' | grep -c .)
+[ "$n_ps" -ge 3 ] && ok "... and the command's processes ($n_ps)" ||
+	not_ok "... and the command's processes ($n_ps)"
+ocx ps "$ID-u"
+like "$RF_OUT" "sleep" "ps (table): the command's processes by name"
+ocx events --stats "$ID-u"
+is "$RF_RC" 0 "events --stats: exit 0"
+like "$RF_OUT" '"type":"stats".*"memory":\{"usage":\{"usage":[1-9][0-9]*' "... the memory in use"
+like "$RF_OUT" '"pids":\{"current":[1-9]' "... and the tasks"
+cg_file() { # CONTROLLER FILE — the container init's cgroup file (v2 where it limits, else v1)
+	local rel
+	rel=$(grep -E "^[0-9]+:([^:]*,)?$1(,[^:]*)?:" "/proc/$upid/cgroup" | cut -d: -f3)
+	if [ -n "$rel" ] && [ -e "/sys/fs/cgroup/$1$rel/$2" ]; then
+		cat "/sys/fs/cgroup/$1$rel/$2"
+	else
+		rel=$(grep "^0::" "/proc/$upid/cgroup" | cut -d: -f3)
+		cat "/sys/fs/cgroup$rel/$3" 2>/dev/null || cat "/sys/fs/cgroup/unified$rel/$3"
+	fi
+}
+ocx update --memory 64m --pids-limit 32 "$ID-u"
+is "$RF_RC" 0 "update --memory 64m --pids-limit 32: exit 0"
+is "$(cg_file pids pids.max pids.max)" 32 "... pids.max is 32 in its cgroup"
+is "$(cg_file memory memory.limit_in_bytes memory.max)" 67108864 "... the memory limit 64 MiB"
+ocx update --memory 256m "$ID-u"
+is "$RF_RC" 1 "update above the container's own limit: refused (1)"
+like "$RF_OUT" "above the run's own limit" "... saying so (its config is the ceiling)"
+is "$(cg_file memory memory.limit_in_bytes memory.max)" 67108864 "... the limit unchanged"
+RF_OUT=$(printf '{"memory":{"limit":100663296},"pids":{"limit":48}}' |
+	RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" update -r - "$ID-u" 2>&1)
+is "$?" 0 "update --resources - (containerd's form): exit 0"
+is "$(cg_file pids pids.max pids.max)" 48 "... pids.max is 48"
+RF_OUT=$(printf '{"blockIO":{"weight":10}}' |
+	RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" update -r - "$ID-u" 2>&1)
+is "$?" 1 "update of a resource ringfence-oci does not implement: refused (1)"
+like "$RF_OUT" "blockIO" "... naming it"
+"$RF_BIN" audit --state-dir "$RF_STATE" --json 2>/dev/null | grep -q '"run.limits"' &&
+	ok "each update is recorded (run.limits)" || not_ok "each update is recorded (run.limits)"
+if [ -n "$RUNC" ]; then
+	runc_out=$("$RUNC" --root "$RROOT" ps --format json "no-such-$$" 2>&1)
+	rrc=$?
+	ocx ps --format json "no-such-$$"
+	[ "$rrc" != 0 ] && [ "$RF_RC" != 0 ] && ok "ps of no such container fails, as runc's (control)" ||
+		not_ok "ps of no such container fails, as runc's (control): $runc_out"
+fi
+ocx delete --force "$ID-u"
+ocx ps --format json "$ID-u"
+is "$RF_RC" 1 "ps of a deleted container: refused (1)"
 reset_config
 
 # an engine's overlay root (Podman's overlay driver, containerd's overlayfs

@@ -269,8 +269,8 @@ is "$?" 137 "... it was killed (137)"
 [ -z "$(ls -A "$ROOT")" ] && ok "... and nothing of it is left in --root" ||
 	not_ok "... and nothing of it is left in --root"
 
-oci ps "$ID"
-is "$RF_RC" 1 "ps: not there yet (1)"
+oci checkpoint "$ID"
+is "$RF_RC" 1 "checkpoint: not there yet (1)"
 like "$RF_ERR" "not there yet" "... saying so"
 oci --systemd-cgroup run -b "$B" "$ID"
 is "$RF_RC" 1 "--systemd-cgroup: refused (1)"

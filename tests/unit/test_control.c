@@ -52,6 +52,28 @@ int main(void)
         is_int(parse("as 12345678901 pause", &r), -EBADMSG, "as with 11 digits: refused");
         is_int(parse("as 1000 pause now", &r), -EBADMSG, "as with a bad request: refused");
 
+        is_int(parse("attach 4242", &r), 0, "attach PID");
+        ok(r.op == CTL_ATTACH && !strcmp(r.arg, "4242") && r.actor == -1, "... the pid");
+        is_int(parse("attach 1", &r), -EBADMSG, "attach of pid 1: refused");
+        is_int(parse("attach", &r), -EBADMSG, "attach without a pid: refused");
+        is_int(parse("attach 12x", &r), -EBADMSG, "attach of no number: refused");
+        is_int(parse("attach 12345678901", &r), -EBADMSG, "attach of 11 digits: refused");
+        is_int(parse("limits 1048576 64 500", &r), 0, "limits MEM PIDS CPU");
+        ok(r.op == CTL_LIMITS && r.limits[0] == 1048576 && r.limits[1] == 64 && r.limits[2] == 500,
+           "... the three values");
+        is_int(parse("limits - 32 -", &r), 0, "limits with values kept (-)");
+        ok(r.limits[0] == 0 && r.limits[1] == 32 && r.limits[2] == 0, "... 0 for kept");
+        is_int(parse("as 0 limits 1 - -", &r), 0, "as UID limits");
+        ok(r.op == CTL_LIMITS && r.actor == 0 && r.limits[0] == 1, "... acting for 0");
+        is_int(parse("limits 0 - -", &r), -EBADMSG, "limits of 0: refused");
+        is_int(parse("limits 1 2", &r), -EBADMSG, "limits with two values: refused");
+        is_int(parse("limits 1 2 3 4", &r), -EBADMSG, "limits with four values: refused");
+        is_int(parse("limits 1  2 3", &r), -EBADMSG, "limits with two spaces: refused");
+        is_int(parse("limits -1 2 3", &r), -EBADMSG, "limits of -1: refused");
+        is_int(parse("limits 1234567890123456789 2 3", &r), -EBADMSG,
+               "limits of 19 digits: refused");
+        is_int(parse("limits", &r), -EBADMSG, "limits without values: refused");
+
         static const char *const bad[] = {
                 "",
                 "stat",
