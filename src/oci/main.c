@@ -68,8 +68,9 @@ static struct {
         const char *log;
         bool log_json;
         bool debug;
-        bool quiet;            /* a created container's supervisor: fds 0-2 are the container's */
-        const char *state_dir; /* --state-dir: ringfence's (audit log, registry); NULL: default */
+        bool quiet;              /* a created container's supervisor: fds 0-2 are the container's */
+        const char *state_dir;   /* --state-dir: ringfence's (audit log, registry); NULL: default */
+        const char *cgroup_root; /* --cgroup-root: a delegated cgroup root; NULL: none */
 } g = {.root = OCI_ROOT_DEFAULT};
 
 /* One error line: stderr, and the --log file (JSON lines with
@@ -159,6 +160,9 @@ static void usage(FILE *f)
               "  --root DIR           the containers' state (default " OCI_ROOT_DEFAULT ")\n"
               "  --state-dir DIR      ringfence's state dir (audit log, runs; default as\n"
               "                       ringfence's: engines pass no environment)\n"
+              "  --cgroup-root PATH   a cgroup delegated to ringfence-oci: a container's\n"
+              "                       absolute cgroupsPath may lie beneath it (default:\n"
+              "                       only beneath ringfence-oci's own cgroup)\n"
               "  --log FILE           errors also to FILE\n"
               "  --log-format FMT     text or json\n"
               "  --debug              more detail\n"
@@ -353,6 +357,7 @@ struct bundle {
         struct plan_sysctl sysctl[PLAN_SYSCTL_MAX];
         size_t n_sysctl;
         struct rf_seccomp_plan seccomp; /* the container's own profile, or none */
+        struct cgroup_place cgroup;     /* linux.cgroupsPath; path NULL: none */
 };
 
 static void bundle_done(struct bundle *b)
@@ -395,6 +400,17 @@ static int bundle_load(const char *what, const char *dir, struct bundle *b)
                 return RF_EXIT_REFUSED;
         }
         b->named_policy = r == 1;
+        const char *cp = b->spec->cgroups_path;
+        if (cp && cp[0]) {
+                if ((r = cgroup_path_check(cp, strlen(cp))) < 0) {
+                        oci_error("%s: linux.cgroupsPath %.200s: %s", what, cp,
+                                  r == -EOPNOTSUPP ? "systemd's slice:prefix:name form: no "
+                                                     "systemd cgroup driver (cgroupfs only)"
+                                                   : "not a clean cgroup path");
+                        return RF_EXIT_REFUSED;
+                }
+                b->cgroup = (struct cgroup_place){.path = cp, .root = g.cgroup_root};
+        }
         int n = b->spec->root_path[0] == '/'
                         ? snprintf(b->rootfs, sizeof b->rootfs, "%s", b->spec->root_path)
                         : snprintf(b->rootfs, sizeof b->rootfs, "%s/%s", b->path,
@@ -462,6 +478,7 @@ static struct run_request request_of(const struct bundle *b, const struct made *
                 .sysctl = b->sysctl,
                 .n_sysctl = b->n_sysctl,
                 .seccomp_extra = b->seccomp.filter ? &b->seccomp : NULL,
+                .cgroup = b->cgroup.path ? &b->cgroup : NULL,
                 .uid = getuid(),
                 .raw_terminal = true, /* the container's output is the engine's */
                 .note = hook_note,
@@ -2151,7 +2168,8 @@ int main(int argc, char **argv)
                 size_t ol = eq ? (size_t)(eq - o) : strlen(o);
                 bool takes = !strncmp(o, "--root", ol) || !strncmp(o, "--log", ol) ||
                              !strncmp(o, "--state-dir", ol) || !strncmp(o, "--log-format", ol) ||
-                             !strncmp(o, "--rootless", ol) || !strncmp(o, "--criu", ol);
+                             !strncmp(o, "--cgroup-root", ol) || !strncmp(o, "--rootless", ol) ||
+                             !strncmp(o, "--criu", ol);
                 const char *v = eq ? eq + 1 : NULL;
                 if (takes && !v) {
                         if (i + 1 >= argc) {
@@ -2166,7 +2184,14 @@ int main(int argc, char **argv)
                         g.log = v;
                 else if (!strncmp(o, "--state-dir", ol) && ol == 11)
                         g.state_dir = v;
-                else if (!strncmp(o, "--log-format", ol) && ol == 12) {
+                else if (!strncmp(o, "--cgroup-root", ol) && ol == 13) {
+                        if (v[0] != '/' ||
+                            (strcmp(v, "/") && cgroup_path_check(v, strlen(v)) < 0)) {
+                                oci_error("--cgroup-root %s: an absolute, clean cgroup path", v);
+                                return 1;
+                        }
+                        g.cgroup_root = v;
+                } else if (!strncmp(o, "--log-format", ol) && ol == 12) {
                         if (strcmp(v, "json") && strcmp(v, "text")) {
                                 oci_error("--log-format %s: text or json", v);
                                 return 1;

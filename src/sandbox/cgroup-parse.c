@@ -116,3 +116,30 @@ bool cgroup_list_has(const char *list, size_t len, const char *name)
         }
         return false;
 }
+
+int cgroup_path_check(const char *path, size_t len)
+{
+        if (len == 0 || len > CGROUP_PATH_MAX)
+                return len ? -E2BIG : -EINVAL;
+        if (memchr(path, ':', len))
+                return -EOPNOTSUPP; /* systemd's "slice:prefix:name" */
+        size_t i = path[0] == '/' ? 1 : 0;
+        if (i == len)
+                return -EINVAL; /* "/": the hierarchy's root itself */
+        while (i < len) {
+                size_t start = i;
+                while (i < len && path[i] != '/') {
+                        unsigned char c = (unsigned char)path[i];
+                        if (c < 0x20 || c == 0x7f)
+                                return -EINVAL;
+                        i++;
+                }
+                size_t n = i - start;
+                if (n == 0 || n > 255 || (n == 1 && path[start] == '.') ||
+                    (n == 2 && path[start] == '.' && path[start + 1] == '.'))
+                        return -EINVAL;
+                if (i < len && ++i == len)
+                        return -EINVAL; /* a trailing '/' */
+        }
+        return 0;
+}

@@ -44,14 +44,18 @@ static const char *const hier_ctrl[_H_MAX] = {
 
 struct rf_cgroup {
         enum cgroup_mode mode;
-        char name[64];      /* "ringfence-<run id>" */
-        int parent[_H_MAX]; /* owned: our own cgroup dir per hierarchy, or -1 */
-        int dir[_H_MAX];    /* owned: the run's cgroup dir, or -1 */
-        bool v2_limits;     /* v2 has memory/pids/cpu enabled for the run */
-        unsigned enforced;  /* CGROUP_REQ_* */
-        int oom_fd;         /* owned: eventfd (v1) or memory.events (v2), -1 */
-        int oom_ctl_fd;     /* owned: v1 memory.oom_control kept open for the eventfd */
-        int pids_fd;        /* owned: pids.events (POLLPRI when pids.max refused a fork), -1 */
+        char name[256];                   /* "ringfence-<run id>", or the placed path's leaf */
+        const struct cgroup_place *place; /* borrowed during cgroup_create_at; NULL after */
+        const struct found *found;        /* the same */
+        int place_err;                    /* the first error placing it, 0 */
+        char place_what[64];              /* the hierarchy of that error */
+        int parent[_H_MAX];               /* owned: our own cgroup dir per hierarchy, or -1 */
+        int dir[_H_MAX];                  /* owned: the run's cgroup dir, or -1 */
+        bool v2_limits;                   /* v2 has memory/pids/cpu enabled for the run */
+        unsigned enforced;                /* CGROUP_REQ_* */
+        int oom_fd;                       /* owned: eventfd (v1) or memory.events (v2), -1 */
+        int oom_ctl_fd; /* owned: v1 memory.oom_control kept open for the eventfd */
+        int pids_fd;    /* owned: pids.events (POLLPRI when pids.max refused a fork), -1 */
         uint64_t oom_seen;
         struct rf_limits created; /* the limits it was made with: cgroup_update's ceiling */
 };
@@ -226,10 +230,10 @@ static int discover(struct found *f)
         return for_each_line("/proc/self/cgroup", found_own, f);
 }
 
-/* Open our own cgroup directory in hierarchy h (as seen through its mount). */
-static int open_own(const struct found *f, int h)
+/* Our own cgroup in hierarchy h as seen through its mount ("/a/b", "/"),
+ * into base[512]. 0 or -ENOENT. */
+static int own_path(const struct found *f, int h, char *base)
 {
-        char path[1024];
         const char *own = f->own[h], *root = f->root[h];
         size_t rl = strlen(root);
 
@@ -242,14 +246,31 @@ static int open_own(const struct found *f, int h)
                 own += rl;
         }
         /* a leaf we made for ourselves earlier: its parent is our cgroup */
-        char base[512];
-        snprintf(base, sizeof base, "%s", own);
+        snprintf(base, 512, "%s", own[0] ? own : "/");
         char *slash = strrchr(base, '/');
         if (slash && strncmp(slash + 1, "ringfence-sup-", 14) == 0)
                 *(slash == base ? slash + 1 : slash) = '\0';
+        return 0;
+}
+
+/* Open our own cgroup directory in hierarchy h (as seen through its mount). */
+static int open_own(const struct found *f, int h)
+{
+        char path[1024], base[512];
+        if (own_path(f, h, base) < 0)
+                return -ENOENT;
         snprintf(path, sizeof path, "%s%s", f->mount[h], base);
         int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return fd < 0 ? negative_errno() : fd;
+}
+
+/* Is `path` strictly beneath `dir` (both absolute)? Its part below, or NULL. */
+static const char *beneath(const char *path, const char *dir)
+{
+        size_t dl = strlen(dir);
+        if (!strcmp(dir, "/"))
+                return path[1] ? path + 1 : NULL;
+        return !strncmp(path, dir, dl) && path[dl] == '/' ? path + dl + 1 : NULL;
 }
 
 /* v2: make memory/pids/cpu available to our children (see the header comment). */
@@ -325,13 +346,104 @@ static void sweep_stale(int parent)
         closedir(d);
 }
 
+/* A placed run (cgroup_create_at): cg->parent[h] becomes the directory its
+ * path's leaf goes in, every directory above it made, and cg->name that
+ * leaf. Beneath our own cgroup or the delegated root only. 0 or -errno. */
+/* Where `pl` lies in hierarchy h: the directory it is made beneath (*base:
+ * our own cgroup, in own[512], or the delegated root) and its path below
+ * that (*rel). 0, -ENOENT (no such hierarchy), -EPERM (outside both). */
+static int place_base(const struct found *f, int h, const struct cgroup_place *pl, char *own,
+                      const char **base, const char **rel)
+{
+        if (own_path(f, h, own) < 0)
+                return -ENOENT;
+        if (pl->path[0] != '/') {
+                *rel = pl->path;
+                *base = own;
+        } else if ((*rel = beneath(pl->path, own))) {
+                *base = own;
+        } else if (pl->root && (*rel = beneath(pl->path, pl->root))) {
+                *base = pl->root;
+        } else
+                return -EPERM;
+        return 0;
+}
+
+static int place_parent(struct rf_cgroup *cg, int h)
+{
+        char own[512], path[1024];
+        const char *rel = NULL, *base = NULL;
+        int r = place_base(cg->found, h, cg->place, own, &base, &rel);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof path, "%s%s", cg->found->mount[h], base);
+        _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return negative_errno();
+        for (;;) {
+                size_t n = strcspn(rel, "/");
+                if (n >= sizeof cg->name)
+                        return -ENAMETOOLONG;
+                char comp[sizeof cg->name];
+                memcpy(comp, rel, n);
+                comp[n] = '\0';
+                if (!rel[n]) { /* the leaf */
+                        snprintf(cg->name, sizeof cg->name, "%s", comp);
+                        break;
+                }
+                /* v2 with controllers: each level passes them down */
+                if (h == H_V2 && cg->v2_limits)
+                        (void)write_at(dir, "cgroup.subtree_control", "+memory +pids +cpu");
+                if (mkdirat(dir, comp, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                int next = openat(dir, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0)
+                        return negative_errno();
+                safe_close(dir);
+                dir = next;
+                rel += n + 1;
+        }
+        if (h == H_V2 && cg->v2_limits &&
+            write_at(dir, "cgroup.subtree_control", "+memory +pids +cpu") < 0)
+                cg->v2_limits = false;
+        safe_close(cg->parent[h]);
+        cg->parent[h] = TAKE_FD(dir);
+        return 0;
+}
+
 static int make_run_dir(struct rf_cgroup *cg, int h)
 {
         if (cg->parent[h] < 0)
                 return -ENOENT;
+        if (cg->place) {
+                int r = place_parent(cg, h);
+                if (r < 0) {
+                        if (!cg->place_err) {
+                                cg->place_err = r;
+                                snprintf(cg->place_what, sizeof cg->place_what, "%s",
+                                         h == H_V2 ? "cgroup2" : hier_ctrl[h]);
+                        }
+                        return r;
+                }
+        }
         sweep_stale(cg->parent[h]);
-        if (mkdirat(cg->parent[h], cg->name, 0755) < 0)
-                return negative_errno();
+        if (mkdirat(cg->parent[h], cg->name, 0755) < 0) {
+                int r = negative_errno();
+                if (r != -EEXIST || !cg->place)
+                        return r;
+                /* a placed leaf that exists: ours only if nothing is in it */
+                char procs[8];
+                _cleanup_close_ int d = openat(cg->parent[h], cg->name,
+                                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (d < 0 || read_at(d, "cgroup.procs", procs, sizeof procs) != 0) {
+                        if (!cg->place_err) {
+                                cg->place_err = -EBUSY;
+                                snprintf(cg->place_what, sizeof cg->place_what, "%s",
+                                         h == H_V2 ? "cgroup2" : hier_ctrl[h]);
+                        }
+                        return -EBUSY;
+                }
+        }
         cg->dir[h] = openat(cg->parent[h], cg->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (cg->dir[h] < 0 || flock(cg->dir[h], LOCK_SH) < 0) {
                 int r = negative_errno();
@@ -413,6 +525,12 @@ static void setup_oom_watch(struct rf_cgroup *cg)
 int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgroup **ret,
                   struct rf_error *err)
 {
+        return cgroup_create_at(run_id, NULL, lim, ret, err);
+}
+
+int cgroup_create_at(const char *run_id, const struct cgroup_place *place,
+                     const struct rf_limits *lim, struct rf_cgroup **ret, struct rf_error *err)
+{
         struct rf_cgroup *cg = calloc(1, sizeof *cg);
         struct found f;
         int r;
@@ -423,6 +541,29 @@ int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgr
         for (int h = 0; h < _H_MAX; h++)
                 cg->parent[h] = cg->dir[h] = -1;
         snprintf(cg->name, sizeof cg->name, "ringfence-%s", run_id);
+        if (place && (r = cgroup_path_check(place->path, strlen(place->path))) < 0) {
+                free(cg);
+                return rf_error_set(err, r, "cgroup path %.200s: %s", place->path,
+                                    r == -EOPNOTSUPP ? "systemd's form (no systemd cgroup driver)"
+                                                     : "not a clean cgroup path");
+        }
+        cg->place = place;
+        cg->found = &f;
+        /* every hierarchy first: a path outside ours makes nothing anywhere */
+        if (place && discover(&f) == 0)
+                for (int h = 0; h < _H_MAX; h++) {
+                        char own[512];
+                        const char *base, *rel;
+                        if (place_base(&f, h, place, own, &base, &rel) == -EPERM) {
+                                r = rf_error_set(err, -EPERM,
+                                                 "cgroup path %.200s (%s): outside ringfence's own "
+                                                 "cgroup (%.200s) and any delegated root",
+                                                 place->path, h == H_V2 ? "cgroup2" : hier_ctrl[h],
+                                                 own);
+                                free(cg);
+                                return r;
+                        }
+                }
 
         if (discover(&f) == 0) {
                 for (int h = 0; h < _H_MAX; h++) {
@@ -445,9 +586,11 @@ int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgr
                                                       [H_CPU] = CGROUP_REQ_CPU};
                 if (!cg->v2_limits)
                         for (int h = H_MEMORY; h < _H_MAX; h++) {
-                                if (h == H_CPU && !lim->cpus_milli)
-                                        continue; /* only when asked */
-                                if (hybrid && !(lim->required & need[h]))
+                                /* only when asked, or placed: an engine reads its
+                                 * container's accounting at the path it named */
+                                if (h == H_CPU && !lim->cpus_milli && !place)
+                                        continue;
+                                if (hybrid && !(lim->required & need[h]) && !place)
                                         continue;
                                 (void)make_run_dir(cg, h);
                         }
@@ -461,6 +604,20 @@ int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgr
                    : any_v1                       ? CGROUP_V1
                    : cg->dir[H_V2] >= 0           ? CGROUP_V2
                                                   : CGROUP_NONE;
+        cg->place = NULL;
+        cg->found = NULL;
+        if (cg->place_err || (place && cg->dir[H_V2] < 0 && !any_v1)) {
+                int e = cg->place_err ? cg->place_err : -ENOENT;
+                r = rf_error_set(err, e, "cgroup path %.200s (%s): %s", place->path,
+                                 cg->place_what[0] ? cg->place_what : "every hierarchy",
+                                 e == -EPERM   ? "outside ringfence's own cgroup and any delegated "
+                                                 "root"
+                                 : e == -EBUSY ? "a cgroup with processes in it already"
+                                 : e == -ENOENT ? "no cgroup hierarchy to place it in"
+                                                : strerror(-e));
+                cgroup_destroy(cg);
+                return r;
+        }
         cg->created = *lim;
         apply_limits(cg, lim);
         setup_oom_watch(cg);

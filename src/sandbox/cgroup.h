@@ -92,6 +92,18 @@ int cgroup_parse_mountinfo_line(const char *line, size_t len, struct cgroup_moun
  * layer list: its caller bounds what it reads). Pure. */
 int mountinfo_parse_line(const char *line, size_t len, struct cgroup_mount_line *out);
 
+#define CGROUP_PATH_MAX 1024 /* bytes of a cgroup path a caller names (OCI cgroupsPath) */
+
+/*
+ * cgroup_path_check — is `path` (len bytes) a cgroup path a run may be
+ * placed at: absolute (from the hierarchy's root) or relative (beneath
+ * ours), components of 1-255 bytes, none "." or "..", no empty one, no
+ * trailing '/', no control byte, not "/" itself. Pure. 0, -EINVAL,
+ * -E2BIG past CGROUP_PATH_MAX, -EOPNOTSUPP for systemd's
+ * "slice:prefix:name" form (any ':').
+ */
+int cgroup_path_check(const char *path, size_t len);
+
 /* True if the comma-separated `list` (len bytes) contains `name`. Pure. */
 bool cgroup_list_has(const char *list, size_t len, const char *name);
 
@@ -107,6 +119,24 @@ const char *cgroup_mode_name(enum cgroup_mode m);
  */
 int cgroup_create(const char *run_id, const struct rf_limits *lim, struct rf_cgroup **ret,
                   struct rf_error *err);
+
+/* Where a run's cgroup goes instead of "ringfence-<run id>" beneath ours. */
+struct cgroup_place {
+        const char *path; /* absolute: from the hierarchy's root; relative: beneath ours */
+        const char *root; /* a delegated root (absolute) an absolute path may lie
+                           * beneath; NULL: only beneath our own cgroup */
+};
+
+/*
+ * cgroup_create_at — cgroup_create at `place` (cgroup_path_check'ed): in
+ * every hierarchy the run uses, the directories of its path are made
+ * (mode 0755; an existing one is used) beneath our own cgroup or beneath
+ * place->root, never anywhere else: a path outside both is -EPERM with
+ * `err` naming the hierarchy. The leaf may exist only if no process is
+ * in it (-EBUSY). cgroup_destroy removes the leaf, never its parents.
+ */
+int cgroup_create_at(const char *run_id, const struct cgroup_place *place,
+                     const struct rf_limits *lim, struct rf_cgroup **ret, struct rf_error *err);
 
 enum cgroup_mode cgroup_get_mode(const struct rf_cgroup *cg);
 

@@ -512,7 +512,8 @@ static int start_cgroup(struct start *s, struct rf_error *err)
 #ifdef RF_TEST_BUILD
         want_cgroup = !(plan->test_skip & (1ULL << STEP_CGROUP)); /* layer switch */
 #endif
-        if (want_cgroup && (r = cgroup_create(plan->run_id, &plan->limits, &s->cg, err)) < 0)
+        if (want_cgroup &&
+            (r = cgroup_create_at(plan->run_id, s->req->cgroup, &plan->limits, &s->cg, err)) < 0)
                 return refuse(s, "limits", r, err);
         /* Default pids limit not in a cgroup: RLIMIT_NPROC, which for a
          * root-started run counts exactly its own uid's processes. */

@@ -50,6 +50,8 @@ struct run_request {
         const struct plan_sysctl *sysctl; /* an OCI bundle's namespaced sysctls */
         size_t n_sysctl;
         const struct rf_seccomp_plan *seccomp_extra; /* an OCI container's profile, or NULL */
+        const struct cgroup_place *cgroup;           /* an OCI container's cgroupsPath, or NULL:
+                                                      * "ringfence-<run id>" beneath ours */
         const char *term, *lang;                     /* passed through, or NULL */
         bool use_pty;                                /* the run gets a terminal */
         uid_t uid; /* whose run it is: ps, the API, published ports */

@@ -18,6 +18,8 @@
  *     the first lone "-" from field 6 on, are exactly the model's; the
  *     mount point starts with '/', and so does the root of a cgroup or
  *     cgroup2 mount;
+ *   - path_check accepts exactly what a split-on-'/' model accepts (and an
+ *     accepted path never holds a "." or ".." component or a control byte);
  *   - list_has agrees with a plain split-on-comma model for controller
  *     names, and finds every non-empty element of a list (that has no
  *     NUL) in that list.
@@ -207,8 +209,42 @@ static void check_both(const uint8_t *p, size_t len)
         free(b);
 }
 
+/* The model: optional leading '/', then components of 1-255 bytes split on
+ * '/', none "." or "..", no byte < 0x20 or 0x7f, no ':', at most 1024. */
+static int model_path_check(const char *p, size_t len)
+{
+        if (len == 0)
+                return -EINVAL;
+        if (len > CGROUP_PATH_MAX)
+                return -E2BIG;
+        if (memchr(p, ':', len))
+                return -EOPNOTSUPP;
+        size_t i = p[0] == '/';
+        if (i == len)
+                return -EINVAL;
+        size_t start = i;
+        for (; i <= len; i++) {
+                if (i < len && p[i] != '/') {
+                        if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+                                return -EINVAL;
+                        continue;
+                }
+                size_t n = i - start;
+                if (n == 0 || n > 255 || (n == 1 && p[start] == '.') ||
+                    (n == 2 && p[start] == '.' && p[start + 1] == '.'))
+                        return -EINVAL;
+                start = i + 1;
+        }
+        return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+        char *copy = malloc(size ? size : 1);
+        CHECK(copy);
+        memcpy(copy, data, size);
+        CHECK(cgroup_path_check(copy, size) == model_path_check(copy, size));
+        free(copy);
         check_both(data, size);
         for (size_t start = 0; start < size;) {
                 const uint8_t *nl = memchr(data + start, '\n', size - start);

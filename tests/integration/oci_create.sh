@@ -45,11 +45,17 @@ RUNC=$(command -v runc || true)
 # is deleted by its id, through the runtime that made it
 cleanup_containers() {
 	local c
-	for c in "$ID" "$ID-held" "$ID-x" "$ID-u" "$ID-ovl"; do
+	for c in "$ID" "$ID-held" "$ID-x" "$ID-u" "$ID-cg" "$ID-ovl"; do
 		RINGFENCE_STATE_DIR=$RF_STATE timeout 30 "$OCI" --root "$ROOT" delete --force "$c" \
 			</dev/null >/dev/null 2>&1
 	done
+	# the parents of this test's cgroupsPath leaves, by their names
+	local d
+	for d in "${CG_MADE[@]}"; do
+		case ${d##*/} in rft-cg-$$-*) rmdir "$d" 2>/dev/null ;; esac
+	done
 }
+CG_MADE=()
 trap 'cleanup_containers; _rf_cleanup' EXIT
 
 RINGFENCE_STATE_DIR=$RF_STATE "$OCI" spec -b "$B" >/dev/null 2>&1 || bail_out "spec failed"
@@ -306,6 +312,71 @@ fi
 ocx delete --force "$ID-u"
 ocx ps --format json "$ID-u"
 is "$RF_RC" 1 "ps of a deleted container: refused (1)"
+reset_config
+
+# --- linux.cgroupsPath: the container lives in exactly the cgroup it names -----
+# (only ever beneath this test's own cgroups: the deepest of them, where the
+# others are its prefixes, as on a hybrid host with a v1 memory cgroup)
+own_deepest() {
+	local deep=/ p
+	while IFS=: read -r _ _ p; do
+		[ ${#p} -gt ${#deep} ] && deep=$p
+	done </proc/self/cgroup
+	while IFS=: read -r _ _ p; do
+		p=${p%/} # (a variable of its own: "${p%/}" in a case pattern does not match here)
+		case $deep/ in "$p"/*) ;; *) return 1 ;; esac
+	done </proc/self/cgroup
+	printf '%s\n' "${deep%/}"
+}
+if is_root && OWN=$(own_deepest); then
+	CGP="$OWN/rft-cg-$$-a/ctr"
+	for m in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		CG_MADE+=("${m%/}$OWN/rft-cg-$$-a")
+	done
+	config 'c["process"]["args"]=["/bin/sh","-c","while :; do sleep 1; done"]
+c["linux"]["resources"]={"memory":{"limit":134217728},"pids":{"limit":64}}
+c["linux"]["cgroupsPath"]="'"$CGP"'"'
+	RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" \
+		--pid-file "$TOP/cgpid" "$ID-cg" </dev/null >/dev/null 2>"$TOP/err"
+	is "$?" 0 "a cgroupsPath beneath ours: created ($(head -c 200 "$TOP/err"))"
+	ocx start "$ID-cg"
+	cgpid=$(cat "$TOP/cgpid" 2>/dev/null)
+	mine=$(grep -E '^[0-9]+:(pids|memory|):' "/proc/$cgpid/cgroup" 2>/dev/null | cut -d: -f3 | sort -u)
+	is "$mine" "$CGP" "... its init is in exactly that cgroup (pids, memory, cgroup2)"
+	ocx update --pids-limit 40 "$ID-cg"
+	is "$(cat "/sys/fs/cgroup/pids$CGP/pids.max" 2>/dev/null)" 40 \
+		"... where update writes its limits (pids.max at the path)"
+	ocx exec "$ID-cg" /bin/cat /proc/self/cgroup
+	like "$RF_OUT" "pids:.*/ctr" "... and where exec'd processes join it"
+	ocx delete --force "$ID-cg"
+	[ ! -e "/sys/fs/cgroup/pids$CGP" ] && ok "... the leaf is removed with the container" ||
+		not_ok "... the leaf is removed with the container"
+else
+	skip "a cgroupsPath beneath ours" "not root, or this process's cgroups do not nest"
+fi
+config 'c["linux"]["cgroupsPath"]="system.slice:libpod:rf'"$$"'"'
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" "$ID-cg" \
+	</dev/null >/dev/null 2>"$TOP/err"
+is "$?" 125 "systemd's slice:prefix:name cgroupsPath: refused (125)"
+like "$(cat "$TOP/err")" "systemd" "... saying there is no systemd cgroup driver"
+config 'c["linux"]["cgroupsPath"]="../escape-'"$$"'"'
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" "$ID-cg" \
+	</dev/null >/dev/null 2>"$TOP/err"
+is "$?" 125 "a cgroupsPath with '..': refused (125)"
+[ ! -e "$ROOT/$ID-cg" ] && ok "... nothing left" || not_ok "... nothing left"
+if is_root && [ "$(own_deepest)" != "" ] && [ "$(own_deepest)" != / ]; then
+	config 'c["linux"]["cgroupsPath"]="/rft-cg-'"$$"'-out/ctr"'
+	RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" "$ID-cg" \
+		</dev/null >/dev/null 2>"$TOP/err"
+	is "$?" 125 "a cgroupsPath outside ours (and no --cgroup-root): refused (125)"
+	like "$(cat "$TOP/err")" "outside ringfence's own cgroup" "... saying so"
+	found=$(ls -d /sys/fs/cgroup/*/rft-cg-$$-out /sys/fs/cgroup/rft-cg-$$-out 2>/dev/null)
+	is "$found" "" "... and no directory was made in any hierarchy"
+else
+	skip "a cgroupsPath outside ours" "this process is in the root cgroup of every hierarchy"
+fi
+ocx --cgroup-root relative/x list
+is "$RF_RC" 1 "--cgroup-root of a relative path: refused (1)"
 reset_config
 
 # an engine's overlay root (Podman's overlay driver, containerd's overlayfs

@@ -389,11 +389,48 @@ static void test_this_machine(void)
            "every line of this machine's /proc/self/cgroup parses (%u)", lines);
 }
 
+/* cgroup_path_check: where an OCI cgroupsPath may place a run */
+static void test_path_check(void)
+{
+        static const struct {
+                const char *path;
+                int want;
+        } cases[] = {
+                {"/default/ctr1", 0},
+                {"/kubepods/burstable/pod1234/abcd", 0},
+                {"rel/leaf", 0},
+                {"leaf", 0},
+                {"/", -EINVAL},
+                {"", -EINVAL},
+                {"/a/../b", -EINVAL},
+                {"../b", -EINVAL},
+                {"/a/./b", -EINVAL},
+                {"/a//b", -EINVAL},
+                {"/a/b/", -EINVAL},
+                {"/a/\nb", -EINVAL},
+                {"system.slice:libpod:abc", -EOPNOTSUPP},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                is_int(cgroup_path_check(cases[i].path, strlen(cases[i].path)), cases[i].want,
+                       "cgroup path \"%s\"", cases[i].path);
+        char big[CGROUP_PATH_MAX + 2];
+        memset(big, 'a', sizeof big);
+        for (size_t i = 0; i < sizeof big; i += 200)
+                big[i] = '/';
+        is_int(cgroup_path_check(big, CGROUP_PATH_MAX + 1), -E2BIG,
+               "a path past its bound: refused");
+        char comp[300] = "/";
+        memset(comp + 1, 'c', 256);
+        comp[257] = '\0';
+        is_int(cgroup_path_check(comp, strlen(comp)), -EINVAL, "a component of 256 bytes: refused");
+}
+
 int main(void)
 {
         test_proc_line();
         test_mountinfo_line();
         test_list_has();
+        test_path_check();
         test_this_machine();
         return done();
 }
