@@ -217,6 +217,22 @@ trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# cgroup_own_deepest — this process's deepest cgroup path, when the others
+# (of every hierarchy) are its prefixes, as on a hybrid host whose v1 memory
+# cgroup is deeper than the rest: a path beneath it lies beneath ours in
+# every hierarchy. Fails when they do not nest.
+cgroup_own_deepest() {
+	local deep=/ p
+	while IFS=: read -r _ _ p; do
+		[ ${#p} -gt ${#deep} ] && deep=$p
+	done </proc/self/cgroup
+	while IFS=: read -r _ _ p; do
+		p=${p%/} # (a variable of its own: "${p%/}" in a case pattern does not match)
+		case $deep/ in "$p"/*) ;; *) return 1 ;; esac
+	done </proc/self/cgroup
+	printf '%s\n' "${deep%/}"
+}
+
 # ---- workspaces ------------------------------------------------------------
 
 # rf_mktemp [PARENT] — make a new unique directory under PARENT (default

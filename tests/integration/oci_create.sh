@@ -317,18 +317,7 @@ reset_config
 # --- linux.cgroupsPath: the container lives in exactly the cgroup it names -----
 # (only ever beneath this test's own cgroups: the deepest of them, where the
 # others are its prefixes, as on a hybrid host with a v1 memory cgroup)
-own_deepest() {
-	local deep=/ p
-	while IFS=: read -r _ _ p; do
-		[ ${#p} -gt ${#deep} ] && deep=$p
-	done </proc/self/cgroup
-	while IFS=: read -r _ _ p; do
-		p=${p%/} # (a variable of its own: "${p%/}" in a case pattern does not match here)
-		case $deep/ in "$p"/*) ;; *) return 1 ;; esac
-	done </proc/self/cgroup
-	printf '%s\n' "${deep%/}"
-}
-if is_root && OWN=$(own_deepest); then
+if is_root && OWN=$(cgroup_own_deepest); then
 	CGP="$OWN/rft-cg-$$-a/ctr"
 	for m in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
 		CG_MADE+=("${m%/}$OWN/rft-cg-$$-a")
@@ -364,7 +353,7 @@ RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "
 	</dev/null >/dev/null 2>"$TOP/err"
 is "$?" 125 "a cgroupsPath with '..': refused (125)"
 [ ! -e "$ROOT/$ID-cg" ] && ok "... nothing left" || not_ok "... nothing left"
-if is_root && [ "$(own_deepest)" != "" ] && [ "$(own_deepest)" != / ]; then
+if is_root && [ "$(cgroup_own_deepest)" != "" ] && [ "$(cgroup_own_deepest)" != / ]; then
 	config 'c["linux"]["cgroupsPath"]="/rft-cg-'"$$"'-out/ctr"'
 	RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" "$ID-cg" \
 		</dev/null >/dev/null 2>"$TOP/err"

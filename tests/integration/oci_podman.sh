@@ -35,6 +35,11 @@ OCI=$(dirname "$RF_BIN")/ringfence-oci
 RUNC=$(command -v runc || true)
 rf_mktemp /tmp
 TOP=$REPLY
+# the containers' cgroups: beneath ours (Podman's --cgroup-parent), and
+# delegated to ringfence-oci (--cgroup-root): conmon and the container are
+# siblings there, as Podman lays them out
+OWN=$(cgroup_own_deepest) || skip_all "this process's cgroups do not nest"
+CGPARENT=$OWN/rft-pm-$$
 mkdir -p "$TOP/tmp" "$TOP/net"
 cat >"$TOP/containers.conf" <<EOF
 [containers]
@@ -60,6 +65,8 @@ pm() {
 cleanup_podman() {
 	pm rm -af -t 0
 	DRIVER=overlay pm rm -af -t 0
+	# the cgroups Podman and ringfence-oci made beneath ours, by their name
+	find /sys/fs/cgroup -depth -type d -path "*$OWN/rft-pm-$$*" -exec rmdir {} \; 2>/dev/null
 	# what Podman mounted for its containers (their /dev/shm), by path
 	grep -o " $TOP/[^ ]*" /proc/self/mountinfo | sort -r | while read -r m; do
 		umount -l "$m" 2>/dev/null
@@ -73,9 +80,9 @@ IMG=localhost/rf-podman-test-$$:latest
 pm import "$TOP/image.tar" "$IMG"
 [ "$RF_RC" = 0 ] || bail_out "podman import failed: $RF_OUT"
 
-NONE=(--network none)
+NONE=(--network none --cgroup-parent "$CGPARENT")
 # engines pass ringfence-oci no environment: its state dir is a runtime flag
-RFO=(--runtime "$OCI" --runtime-flag "state-dir=$RF_STATE")
+RFO=(--runtime "$OCI" --runtime-flag "state-dir=$RF_STATE" --runtime-flag "cgroup-root=$CGPARENT")
 pm "${RFO[@]}" run --rm "${NONE[@]}" "$IMG" /bin/sh -c 'echo from-$(hostname); exit 3'
 is "$RF_RC" 3 "podman run --rm: the command's status (3) through conmon"
 like "$RF_OUT" "from-" "... its output too"
@@ -119,6 +126,12 @@ done
 like "$RF_OUT" "started" "podman logs: the container's output"
 pm ps --filter "name=$C" --format '{{.Status}}'
 like "$RF_OUT" "^Up" "podman ps: Up"
+pm inspect "$C" --format '{{.State.Pid}} {{.Id}}'
+read -r cpid cid <<<"$RF_OUT"
+mine=$(grep -E '^[0-9]+:(pids|memory|):' "/proc/$cpid/cgroup" 2>/dev/null | cut -d: -f3 | sort -u)
+is "$mine" "$CGPARENT/libpod-$cid" "the container is in exactly the cgroup Podman named (cgroupsPath)"
+pm stats --no-stream --format '{{.PIDs}} {{.MemUsage}}' "$C"
+like "$RF_OUT" "^[1-9][0-9]* [1-9]" "... where podman stats reads its tasks and memory"
 pm "${RFO[@]}" pause "$C"
 is "$RF_RC" 0 "podman pause: exit 0"
 pm ps -a --filter "name=$C" --format '{{.Status}}'
@@ -152,7 +165,8 @@ is "$RF_RC" 0 "podman rm: exit 0"
 if command -v script >/dev/null; then
 	RF_OUT=$(CONTAINERS_CONF=$TOP/containers.conf RINGFENCE_STATE_DIR=$RF_STATE timeout 120 \
 		script -qec "$PODMAN --root $TOP/storage-vfs --runroot $TOP/runroot-vfs --storage-driver vfs \
-		--runtime $OCI --runtime-flag state-dir=$RF_STATE run --rm -t --network none $IMG /bin/rf-probe tty" /dev/null 2>&1 </dev/null)
+		--runtime $OCI --runtime-flag state-dir=$RF_STATE --runtime-flag cgroup-root=$CGPARENT \
+		run --rm -t --network none --cgroup-parent $CGPARENT $IMG /bin/rf-probe tty" /dev/null 2>&1 </dev/null)
 	like "$RF_OUT" "name=/dev/pts/" "run -t: the command's stdio is a terminal (the console socket)"
 else
 	skip "run -t" "no script(1)"
@@ -170,8 +184,14 @@ else
 fi
 
 # the engine's network namespace: fail closed
-pm "${RFO[@]}" run --rm "$IMG" /bin/sh -c :
+pm "${RFO[@]}" run --rm --cgroup-parent "$CGPARENT" "$IMG" /bin/sh -c :
 isnt "$RF_RC" 0 "Podman's own network namespace (a path to join): refused"
 like "$RF_OUT" "joining the network namespace" "... saying so"
+
+# without a delegated root, Podman's cgroup for the container lies beside
+# conmon's, outside ringfence-oci's own: refused, nothing made
+pm --runtime "$OCI" --runtime-flag "state-dir=$RF_STATE" run --rm "${NONE[@]}" "$IMG" /bin/true
+isnt "$RF_RC" 0 "a cgroupsPath outside ringfence-oci's cgroup, no --cgroup-root: refused"
+like "$RF_OUT" "outside ringfence's own cgroup" "... saying so"
 
 done_testing
