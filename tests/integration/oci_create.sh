@@ -225,6 +225,16 @@ like "$RF_OUT" "write /proc/1/exe.*errno=E(ACCES|PERM|TXTBSY)|errno=EACCES" \
 is "$(sha256sum "$OCI" | cut -d' ' -f1)" "$exe_sum" "... and the runtime binary is unchanged"
 line=$(printf '%s\n' "$RF_OUT" | grep -E '^[0-9]+$' | tr '\n' ' ')
 like "$line" "^1 " "... in the container's pid namespace (its init is pid 1 there)"
+# the CVE-2024-21626 class: the caller's fds (a directory among them) never
+# reach the process, and its cwd is inside the container
+exec 7<"$TOP" 8<"$B/config.json"
+RF_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" exec "$ID-x" \
+	/bin/sh -c '/bin/rf-probe fds; /bin/rf-probe cwd; ls /proc/self/cwd/ >/dev/null && echo cwd-listed' \
+	2>&1 </dev/null)
+exec 7<&- 8<&-
+like "$RF_OUT" "ok 0 1 2([^ 0-9]|$)" "exec: only fds 0 1 2 of the caller's 0-8 reach the process"
+unlike "$RF_OUT" "ok 0 1 2 [0-9]" "... none beyond them"
+like "$RF_OUT" "cwd-listed" "... its cwd lies inside the container"
 ocx exec "$ID-x" /no/such/command
 is "$RF_RC" 127 "exec of a command not found: 127"
 ocx exec --process /dev/null "$ID-x"
