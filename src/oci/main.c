@@ -35,6 +35,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/ioctl.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -358,7 +359,14 @@ struct bundle {
         size_t n_sysctl;
         struct rf_seccomp_plan seccomp; /* the container's own profile, or none */
         struct cgroup_place cgroup;     /* linux.cgroupsPath; path NULL: none */
+        /* a pod's namespaces to join (PLAN_JOIN_*), valid when `joins`:
+         * owned fds, -1 for a new one; `pod` names the container whose they are */
+        bool joins;
+        int join_ns[PLAN_JOIN_NS];
+        char pod[OCI_ID_MAX + 1];
 };
+
+static int pod_join(const char *what, struct bundle *b);
 
 static void bundle_done(struct bundle *b)
 {
@@ -369,6 +377,8 @@ static void bundle_done(struct bundle *b)
         b->overlay = NULL;
         free(b->seccomp.filter);
         b->seccomp.filter = NULL;
+        for (int i = 0; b->joins && i < PLAN_JOIN_NS; i++)
+                b->join_ns[i] = safe_close(b->join_ns[i]);
 }
 
 /* Read and check bundle `dir` for `what`: 0, or the exit status with the
@@ -479,6 +489,7 @@ static struct run_request request_of(const struct bundle *b, const struct made *
                 .n_sysctl = b->n_sysctl,
                 .seccomp_extra = b->seccomp.filter ? &b->seccomp : NULL,
                 .cgroup = b->cgroup.path ? &b->cgroup : NULL,
+                .join_ns = b->joins ? b->join_ns : NULL,
                 .uid = getuid(),
                 .raw_terminal = true, /* the container's output is the engine's */
                 .note = hook_note,
@@ -548,7 +559,7 @@ static int oci_run(int argc, char **argv)
                 return 1;
         }
         _cleanup_(bundle_done) struct bundle b = {0};
-        if ((r = bundle_load("run", bundle, &b)) != 0)
+        if ((r = bundle_load("run", bundle, &b)) != 0 || (r = pod_join("run", &b)) != 0)
                 return r;
         _cleanup_(made_done) struct made m = {.lock = -1};
         if (made_begin(id, &b, &m, &err) < 0) {
@@ -722,7 +733,7 @@ static int oci_state(int argc, char **argv)
 {
         const char *id;
         struct rf_error err = {0};
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         if (one_id(argc, argv, "state", &id) < 0)
                 return 1;
         if (held_read(id, &h, &err) < 0) {
@@ -760,7 +771,7 @@ static int oci_list(int argc, char **argv)
         else if (!quiet)
                 printf("%-24s %-8s %-8s %s\n", "ID", "PID", "STATUS", "BUNDLE");
         while (d && (de = readdir(d))) {
-                _cleanup_(held_done) struct held h = {0};
+                _cleanup_(held_done) struct held h = {.fd = -1};
                 struct rf_error err = {0};
                 if (de->d_name[0] == '.' || held_read(de->d_name, &h, &err) < 0)
                         continue;
@@ -817,7 +828,7 @@ static int oci_kill(int argc, char **argv)
                     {"QUIT", SIGQUIT}, {"3", SIGQUIT}};
         int i = 1, sig = SIGTERM;
         struct rf_error err = {0};
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         if (i < argc && (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a")))
                 i++; /* every process of the container: a signal reaches its command's group */
         if (i >= argc || argc - i > 2) {
@@ -875,7 +886,7 @@ static int oci_pause_resume(int argc, char **argv, bool pause)
 {
         const char *id, *what = pause ? "pause" : "resume";
         struct rf_error err = {0};
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         char reply[CONTROL_MSG_MAX + 512];
         if (one_id(argc, argv, what, &id) < 0)
                 return 1;
@@ -891,15 +902,108 @@ static int oci_pause_resume(int argc, char **argv, bool pause)
         return 0;
 }
 
-/* ---- ps, events, update ---------------------------------------------------- */
-
-static int read_own(const char *path, size_t max, bool ours, char **buf, size_t *len);
+/* ---- a pod: joining its sandbox container's namespaces ------------------------ */
 
 static void closedirp(DIR **d)
 {
         if (*d)
                 closedir(*d);
 }
+
+#define OCI_SCAN_MAX 4096 /* containers under --root a pod's namespace is looked for in */
+
+/* The live container of ours (under --root) whose init is in the namespace
+ * `st` (of /proc/PID/ns/`kind`): its id into id[OCI_ID_MAX + 1]. 0,
+ * -ENOENT. */
+static int container_of_ns(const char *kind, const struct stat *st, char *id)
+{
+        _cleanup_(closedirp) DIR *d = opendir(g.root);
+        size_t seen = 0;
+        if (!d)
+                return -ENOENT;
+        for (struct dirent *e; (e = readdir(d)) && seen < OCI_SCAN_MAX;) {
+                struct rf_error err = {0};
+                _cleanup_(held_done) struct held h = {.fd = -1};
+                char path[64];
+                struct stat ns;
+                int pid;
+                if (e->d_name[0] == '.' || !id_valid(e->d_name))
+                        continue;
+                seen++;
+                if (held_read(e->d_name, &h, &err) < 0 || !held_live(&h))
+                        continue;
+                (void)held_status(&h, &pid);
+                snprintf(path, sizeof path, "/proc/%d/ns/%s", pid, kind);
+                if (pid > 0 && stat(path, &ns) == 0 && ns.st_ino == st->st_ino &&
+                    ns.st_dev == st->st_dev) {
+                        memcpy(id, e->d_name, strlen(e->d_name) + 1); /* id_valid: fits */
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+/* The namespaces the config joins by path (a pod's network, ipc and uts:
+ * request.c refuses any other), each of a live ringfence container under
+ * the same --root — one whose network namespace a ringfence run made and
+ * captures — never an engine's (its egress would go unenforced). 0, or the
+ * exit status with the line printed. */
+static int pod_join(const char *what, struct bundle *b)
+{
+        static const struct {
+                enum oci_ns type;
+                int slot, nstype;
+                const char *kind;
+        } kinds[] = {{OCI_NS_NETWORK, PLAN_JOIN_NET, CLONE_NEWNET, "net"},
+                     {OCI_NS_IPC, PLAN_JOIN_IPC, CLONE_NEWIPC, "ipc"},
+                     {OCI_NS_UTS, PLAN_JOIN_UTS, CLONE_NEWUTS, "uts"}};
+        const struct oci_spec *sp = b->spec;
+        b->joins = true;
+        for (int i = 0; i < PLAN_JOIN_NS; i++)
+                b->join_ns[i] = -1;
+        for (size_t n = 0; n < sp->n_namespaces; n++) {
+                const struct oci_namespace *ns = &sp->namespaces[n];
+                size_t k = 0;
+                while (k < ARRAY_SIZE(kinds) && kinds[k].type != ns->type)
+                        k++;
+                if (!ns->path || k == ARRAY_SIZE(kinds))
+                        continue;
+                const char *name = oci_ns_name(ns->type);
+                struct stat st;
+                char owner[OCI_ID_MAX + 1];
+                int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0) {
+                        oci_error("%s: joining the %s namespace %.200s: %s", what, name, ns->path,
+                                  strerror(errno));
+                        safe_close(fd);
+                        return RF_EXIT_REFUSED;
+                }
+                b->join_ns[kinds[k].slot] = fd;
+                if (ioctl(fd, NS_GET_NSTYPE) != kinds[k].nstype) {
+                        oci_error("%s: joining the %s namespace %.200s: not a %s namespace", what,
+                                  name, ns->path, name);
+                        return RF_EXIT_REFUSED;
+                }
+                if (container_of_ns(kinds[k].kind, &st, owner) < 0) {
+                        oci_error("%s: joining the %s namespace %.200s: not a ringfence-oci "
+                                  "container's under %s (an engine's network would leave the "
+                                  "container's egress unenforced: refused)",
+                                  what, name, ns->path, g.root);
+                        return RF_EXIT_REFUSED;
+                }
+                if (b->pod[0] && strcmp(b->pod, owner)) {
+                        oci_error("%s: the namespaces joined are two containers' (%s, %s)", what,
+                                  b->pod, owner);
+                        return RF_EXIT_REFUSED;
+                }
+                snprintf(b->pod, sizeof b->pod, "%s", owner);
+        }
+        return 0;
+}
+
+/* ---- ps, events, update ---------------------------------------------------- */
+
+static int read_own(const char *path, size_t max, bool ours, char **buf, size_t *len);
 
 /* A stream (stdin), whole: at most `max` bytes, NUL-terminated. 0 or -errno. */
 static int read_stream(int fd, size_t max, char **buf, size_t *len)
@@ -992,7 +1096,7 @@ static int oci_ps(int argc, char **argv)
                 return 1;
         }
         struct rf_error err = {0};
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         if (held_read(argv[i], &h, &err) < 0) {
                 oci_print_error(&err);
                 return 1;
@@ -1108,7 +1212,7 @@ static int oci_events(int argc, char **argv)
                 return 1;
         }
         struct rf_error err = {0};
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         if (held_read(argv[i], &h, &err) < 0) {
                 oci_print_error(&err);
                 return 1;
@@ -1260,7 +1364,7 @@ static int oci_update(int argc, char **argv)
                 oci_error("update: nothing to change");
                 return 1;
         }
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         if (held_read(id, &h, &err) < 0) {
                 oci_print_error(&err);
                 return 1;
@@ -1279,6 +1383,37 @@ static int oci_update(int argc, char **argv)
         return 0;
 }
 
+/* Is the container's init (pid, 0: none) there, and not a zombie? */
+static bool init_alive(int pid)
+{
+        char path[64], buf[512];
+        if (pid <= 0)
+                return false;
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *r = strrchr(buf, ')');
+        return r && r[1] == ' ' && r[2] != 'Z' && r[2] != 'X';
+}
+
+/* The state file's lock, exclusively: its supervisor (and with it the
+ * run) is gone. At most `ms`; false on a timeout or an error. */
+static bool lock_wait(int fd, int ms)
+{
+        for (int waited = 0;; waited += 10) {
+                if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        return true;
+                if (errno != EWOULDBLOCK && errno != EINTR)
+                        return false;
+                if (waited >= ms)
+                        return false;
+                nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        }
+}
+
 /* delete [--force] ID: a stopped container's leftovers (its supervisor
  * died: the run removes them itself when it ends); --force kills a
  * running one first. */
@@ -1287,7 +1422,7 @@ static int oci_delete(int argc, char **argv)
         bool force = argc == 3 && (!strcmp(argv[1], "--force") || !strcmp(argv[1], "-f"));
         const char *id = argv[argc - 1];
         struct rf_error err = {0};
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         if (argc != 2 + force || id[0] == '-') {
                 oci_error("delete: usage: ringfence-oci delete [--force] ID");
                 return 1;
@@ -1305,16 +1440,22 @@ static int oci_delete(int argc, char **argv)
                 int pid;
                 const char *st = held_status(&h, &pid);
                 /* stopped: its supervisor is recording the end; created:
-                 * its command never ran, so it goes (as runc's does) */
-                bool kill = strcmp(st, "stopped") != 0;
+                 * its command never ran, so it goes (as runc's does); an
+                 * init the shim has reaped already: its supervisor is
+                 * finishing (the shim deletes at once) */
+                bool kill = strcmp(st, "stopped") != 0 && init_alive(pid);
                 if (kill && !force && strcmp(st, "created") != 0) {
                         oci_error("delete: container %s is %s (stop it, or --force)", id, st);
                         return 1;
                 }
-                if ((kill && registry_request(h.state_dir, h.run, "kill ringfence-oci delete",
-                                              reply, sizeof reply, 30000) < 0) ||
-                    flock(h.fd, LOCK_EX) < 0) { /* until its supervisor is gone */
-                        oci_error("delete: container %s: cannot kill it", id);
+                int r = kill ? registry_request(h.state_dir, h.run, "kill ringfence-oci delete",
+                                                reply, sizeof reply, 30000)
+                             : 0;
+                /* a supervisor already ending has no control socket: what
+                 * is left is to wait for it */
+                if ((r < 0 && r != -ENOENT && r != -ECONNREFUSED) || !lock_wait(h.fd, 30000)) {
+                        oci_error("delete: container %s: cannot kill it%s%s", id, r < 0 ? ": " : "",
+                                  r < 0 ? strerror(-r) : " (its supervisor holds on)");
                         return 1;
                 }
         }
@@ -1576,7 +1717,7 @@ static int oci_create(int argc, char **argv)
                 return 1;
         }
         _cleanup_(bundle_done) struct bundle b = {0};
-        if ((r = bundle_load("create", bundle, &b)) != 0)
+        if ((r = bundle_load("create", bundle, &b)) != 0 || (r = pod_join("create", &b)) != 0)
                 return r;
         if (b.spec->terminal != (console != NULL)) {
                 oci_error("create: %s", console ? "--console-socket without process.terminal"
@@ -1651,7 +1792,7 @@ static int oci_start(int argc, char **argv)
 {
         const char *id;
         struct rf_error err = {0};
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         char path[PATH_MAX + 160];
         int pid;
         if (one_id(argc, argv, "start", &id) < 0)
@@ -1851,7 +1992,7 @@ static int oci_exec(int argc, char **argv)
                 return 1;
         }
         const char *id = argv[optind];
-        _cleanup_(held_done) struct held h = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
         if (held_read(id, &h, &err) < 0) {
                 oci_print_error(&err);
                 return 1;

@@ -192,11 +192,21 @@ static int check_namespaces(const struct oci_spec *s, struct rf_error *err)
                                              OCI_NS_UTS};
         unsigned have = 0;
         for (size_t i = 0; i < s->n_namespaces; i++) {
-                if (s->namespaces[i].path)
+                enum oci_ns t = s->namespaces[i].type;
+                /* a pod's network, ipc and uts namespaces may be joined: the
+                 * caller checks they are a ringfence container's (ringfence-oci) */
+                if (s->namespaces[i].path && t != OCI_NS_NETWORK && t != OCI_NS_IPC &&
+                    t != OCI_NS_UTS)
                         return refuse(err, "linux.namespaces",
-                                      "joining the %s namespace %.200s: not yet",
-                                      oci_ns_name(s->namespaces[i].type), s->namespaces[i].path);
-                have |= 1u << s->namespaces[i].type;
+                                      "joining the %s namespace %.200s: not yet (only a pod's "
+                                      "network, ipc and uts)",
+                                      oci_ns_name(t), s->namespaces[i].path);
+                if (s->namespaces[i].path && t == OCI_NS_NETWORK &&
+                    oci_spec_annotation(s, OCI_ANN_ALLOW_HOSTS))
+                        return refuse(err, "annotations." OCI_ANN_ALLOW_HOSTS,
+                                      "a container joining a pod's network namespace has the "
+                                      "pod's egress: set it on the pod's sandbox container");
+                have |= 1u << t;
         }
         for (size_t i = 0; i < ARRAY_SIZE(needed); i++)
                 if (!(have & (1u << needed[i])))

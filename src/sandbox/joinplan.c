@@ -42,6 +42,8 @@ struct rf_plan *plan_empty(void)
         if (p) {
                 p->secrets_fd = -1;
                 p->uid_lock_fd = -1;
+                for (int i = 0; i < PLAN_JOIN_NS; i++)
+                        p->join_ns[i] = -1;
         }
         return p;
 }

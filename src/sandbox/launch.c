@@ -1842,8 +1842,10 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         build_root(&c, trees);
 
         step_begin(&c, STEP_HOSTNAME);
-        TRY(&c, STEP_HOSTNAME, sethostname(p->hostname, strlen(p->hostname)));
-        if (!skipped(p, STEP_NETNS)) {
+        if (p->join_ns[PLAN_JOIN_UTS] < 0) /* a pod's keeps its own */
+                TRY(&c, STEP_HOSTNAME, sethostname(p->hostname, strlen(p->hostname)));
+        /* a pod's network namespace is configured by the run that made it */
+        if (!skipped(p, STEP_NETNS) && p->join_ns[PLAN_JOIN_NET] < 0) {
                 step_begin(&c, STEP_LOOPBACK);
                 loopback_up(&c);
                 step_begin(&c, STEP_DNS);
@@ -2115,6 +2117,10 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                          CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
         if (skipped(plan, STEP_NETNS))
                 flags &= ~(uint64_t)CLONE_NEWNET;
+        static const int join_flag[PLAN_JOIN_NS] = {CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS};
+        for (int i = 0; i < PLAN_JOIN_NS; i++)
+                if (plan->join_ns[i] >= 0)
+                        flags &= ~(uint64_t)join_flag[i];
         for (int s = STEP_USERNS; s <= STEP_CGROUPNS; s++)
                 if (plan->test_fail_step == s && s != STEP_UIDMAP) {
                         close_pair(sv);
@@ -2134,7 +2140,38 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t)cgroup_v2_fd(cg);
         }
+        /* namespaces to be born in (an OCI pod): this thread enters them
+         * for the clone only, then returns to its own */
+        int own[PLAN_JOIN_NS] = {-1, -1, -1};
+        static const char *const own_path[PLAN_JOIN_NS] = {
+                "/proc/thread-self/ns/net", "/proc/thread-self/ns/ipc", "/proc/thread-self/ns/uts"};
+        for (int i = 0; i < PLAN_JOIN_NS; i++) {
+                if (plan->join_ns[i] < 0)
+                        continue;
+                if ((own[i] = open(own_path[i], O_RDONLY | O_CLOEXEC)) < 0 ||
+                    setns(plan->join_ns[i], join_flag[i]) < 0) {
+                        int e = errno;
+                        for (int k = 0; k <= i; k++)
+                                if (own[k] >= 0) {
+                                        (void)setns(own[k], join_flag[k]);
+                                        close(own[k]);
+                                }
+                        close_pair(sv);
+                        return rf_error_set(err, -e, "cannot enter the pod's %s namespace: %s",
+                                            own_path[i] + 21, strerror(e));
+                }
+        }
         pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+        int clone_errno = errno;
+        for (int i = 0; i < PLAN_JOIN_NS; i++)
+                if (own[i] >= 0) {
+                        /* the supervisor: its own again (failing that, nothing
+                         * of it may go on); init: never a way back */
+                        if (pid != 0 && setns(own[i], join_flag[i]) < 0)
+                                abort();
+                        close(own[i]);
+                }
+        errno = clone_errno;
         if (pid < 0) {
                 int e = errno, de = 0;
                 int step = sandbox_diagnose_clone(&de);

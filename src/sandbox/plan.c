@@ -220,6 +220,9 @@ struct rf_plan *plan_free(struct rf_plan *p)
         free(p->capture_rules);
         if (p->uid_lock_fd >= 0)
                 safe_close(p->uid_lock_fd);
+        for (int i = 0; i < PLAN_JOIN_NS; i++)
+                if (p->join_ns[i] >= 0)
+                        safe_close(p->join_ns[i]);
         for (size_t i = 0; i < p->n_kept_locks; i++)
                 safe_close(p->kept_lock_fds[i]);
         free(p);
@@ -1662,6 +1665,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         p->test_fail_step = -1;
         p->uid_lock_fd = -1;
         p->secrets_fd = -1;
+        for (int i = 0; i < PLAN_JOIN_NS; i++)
+                p->join_ns[i] = -1;
         p->secrets_files = in->secrets_files;
         p->secrets_broker = in->secrets_broker;
         for (size_t i = 0; i < pol->n_net_publish; i++)

@@ -25,6 +25,7 @@
 
 #define PLAN_OPS_MAX 4096
 #define PLAN_ENV_MAX (POLICY_ENV_MAX + 32)
+enum { PLAN_JOIN_NET, PLAN_JOIN_IPC, PLAN_JOIN_UTS, PLAN_JOIN_NS };
 /* The run's egress listeners, inside its network namespace. */
 #define RF_EGRESS_HTTP_PORT  3128
 #define RF_EGRESS_SOCKS_PORT 1080
@@ -222,6 +223,13 @@ struct rf_plan {
          * signal) and dies with the run channel instead of a parent-death
          * signal */
         bool clone_parent;
+        /* namespaces init is born in instead of new ones (an OCI pod: the
+         * sandbox container's network, ipc and uts namespaces), owned fds,
+         * -1: a new one. A joined network namespace is configured by the run
+         * that made it (its loopback, DNS stub, egress listeners, capture):
+         * this run sets up none of it and starts no egress process of its
+         * own; a joined uts namespace keeps its host name. */
+        int join_ns[PLAN_JOIN_NS];
         /* sysctls init writes in the run's namespaces (plan_sysctl), as
          * "/proc/sys/a/b" paths and values, owned by the plan */
         const char *sysctl_path[PLAN_SYSCTL_MAX];

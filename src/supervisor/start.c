@@ -493,6 +493,14 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
         r = plan_build(&in, &s->plan, err);
         if (r == 0)
                 s->plan->clone_parent = q->held != NULL;
+        for (int i = 0; r == 0 && q->join_ns && i < PLAN_JOIN_NS; i++) {
+                if (q->join_ns[i] < 0)
+                        continue;
+                if ((s->plan->join_ns[i] = fcntl(q->join_ns[i], F_DUPFD_CLOEXEC, 3)) < 0)
+                        r = rf_error_set(err, negative_errno(), "the pod's namespaces: %m");
+                if (i == PLAN_JOIN_NET)
+                        s->plan->capture = false; /* the pod's run captures */
+        }
         for (size_t i = 0; i < s->n_home_files; i++) /* the plan has its copies */
                 free(s->home_files[i].data);
         s->n_home_files = 0;

@@ -50,11 +50,14 @@ struct run_request {
         const struct plan_sysctl *sysctl; /* an OCI bundle's namespaced sysctls */
         size_t n_sysctl;
         const struct rf_seccomp_plan *seccomp_extra; /* an OCI container's profile, or NULL */
-        const struct cgroup_place *cgroup;           /* an OCI container's cgroupsPath, or NULL:
-                                                      * "ringfence-<run id>" beneath ours */
-        const char *term, *lang;                     /* passed through, or NULL */
-        bool use_pty;                                /* the run gets a terminal */
-        uid_t uid; /* whose run it is: ps, the API, published ports */
+        /* an OCI pod: the network, ipc and uts namespaces init is born in
+         * (PLAN_JOIN_*: borrowed fds, -1 for a new one), or NULL: all new */
+        const int *join_ns;
+        const struct cgroup_place *cgroup; /* an OCI container's cgroupsPath, or NULL:
+                                            * "ringfence-<run id>" beneath ours */
+        const char *term, *lang;           /* passed through, or NULL */
+        bool use_pty;                      /* the run gets a terminal */
+        uid_t uid;                         /* whose run it is: ps, the API, published ports */
         /* the daemon's caller: the workspace must be this inode */
         bool expect_ws;
         dev_t expect_ws_dev;

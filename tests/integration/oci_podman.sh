@@ -183,10 +183,33 @@ else
 	skip "the overlay driver" "podman cannot use it here: $RF_OUT"
 fi
 
+# a pod: its infra container's run makes the pod's network, ipc and uts
+# namespaces (and holds its egress); a container of the pod joins them
+P=rf-pod-$$
+pm "${RFO[@]}" pod create --name "$P" --network none --cgroup-parent "$CGPARENT"
+is "$RF_RC" 0 "podman pod create --network none: exit 0"
+pm "${RFO[@]}" run -d --pod "$P" --name "$P-app" "$IMG" /bin/sh -c 'while :; do sleep 1; done'
+is "$RF_RC" 0 "podman run --pod: a container joining the pod's namespaces runs"
+pm pod inspect "$P" --format '{{.InfraContainerID}}'
+pm inspect "$RF_OUT" --format '{{.State.Pid}}'
+ipid=$RF_OUT
+pm inspect "$P-app" --format '{{.State.Pid}}'
+apid=$RF_OUT
+for ns in net ipc uts; do
+	a=$(readlink "/proc/$ipid/ns/$ns") b=$(readlink "/proc/$apid/ns/$ns")
+	[ -n "$a" ] && [ "$a" = "$b" ] && ok "... in the infra container's $ns namespace" ||
+		not_ok "... in the infra container's $ns namespace ($a, $b)"
+done
+pm "${RFO[@]}" exec "$P-app" /bin/rf-probe dns svc.test 1
+like "$RF_OUT" "rcode=(NXDOMAIN|REFUSED)" "... its names answered by the pod's stub (no egress: refused)"
+pm pod rm -f -t 0 "$P"
+is "$RF_RC" 0 "podman pod rm -f: exit 0"
+
 # the engine's network namespace: fail closed
 pm "${RFO[@]}" run --rm --cgroup-parent "$CGPARENT" "$IMG" /bin/sh -c :
 isnt "$RF_RC" 0 "Podman's own network namespace (a path to join): refused"
-like "$RF_OUT" "joining the network namespace" "... saying so"
+like "$RF_OUT" "joining the network namespace.*not a ringfence-oci container's" \
+	"... saying so (an engine's network would leave egress unenforced)"
 
 # without a delegated root, Podman's cgroup for the container lies beside
 # conmon's, outside ringfence-oci's own: refused, nothing made

@@ -215,8 +215,13 @@ refuse_case 'c["mounts"].append({"destination":"/data","type":"bind","source":"/
 	"option rshared" "a bind shared with the host"
 refuse_case 'c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n["type"]!="network"]' \
 	"no network namespace" "the host's network namespace"
-refuse_case 'c["linux"]["namespaces"][1]["path"]="/proc/1/ns/net"' "joining the network namespace" \
-	"joining a network namespace"
+refuse_case 'c["linux"]["namespaces"][1]["path"]="/proc/1/ns/net"
+c.get("annotations", {}).pop("ringfence.io/allow-hosts", None)' \
+	"joining the network namespace /proc/1/ns/net: (not a ringfence-oci container's|Permission denied)" \
+	"joining the host's network namespace"
+refuse_case 'c["linux"]["namespaces"][1]["path"]="/proc/1/ns/net"
+c.setdefault("annotations", {})["ringfence.io/allow-hosts"] = "example.com:443"' \
+	"has the pod's egress" "joining a network namespace with egress of its own"
 refuse_case 'del c["ociVersion"]' "ociVersion: required" "a config without ociVersion"
 refuse_case 'c["root"]["path"]="missing"' "rootfs .*missing" "a missing root"
 refuse_case 'c["hooks"]={"prestart":[{"path":"/bin/true"}]}' "hooks: not yet" "hooks"
