@@ -720,6 +720,14 @@ void cgroup_oom_ack(struct rf_cgroup *cg)
                 (void)!read(cg->oom_fd, &v, sizeof v);
 }
 
+void cgroup_pids_ack(struct rf_cgroup *cg)
+{
+        char buf[256];
+        /* kernfs reports POLLPRI until the file is read again */
+        if (cg && cg->pids_fd >= 0)
+                (void)!pread(cg->pids_fd, buf, sizeof buf, 0);
+}
+
 /* Every pid in the run's cgroups, SIGKILLed; returns how many were seen. */
 static int kill_listed(struct rf_cgroup *cg)
 {

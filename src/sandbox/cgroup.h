@@ -161,6 +161,8 @@ short cgroup_oom_events(const struct rf_cgroup *cg);
 
 /* A pollable fd (POLLPRI) that fires when the pids limit refuses a fork, or -1. */
 int cgroup_pids_fd(const struct rf_cgroup *cg);
+/* After a POLLPRI on cgroup_pids_fd(): read it, or it stays ready for ever. */
+void cgroup_pids_ack(struct rf_cgroup *cg);
 
 /* Kill every process of the run (cgroup.kill, or freeze + SIGKILL). 0 or -errno. */
 int cgroup_kill(struct rf_cgroup *cg);

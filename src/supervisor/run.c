@@ -1857,6 +1857,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         /* A fork refused by the pids limit: a fork bomb is
                          * contained, and the run that did it is ended. */
                         struct rf_cgroup_stats st;
+                        cgroup_pids_ack(cg);
                         if (cgroup_stats(cg, &st) == 0 && st.pids_max_hits > 0 &&
                             s.state != RS_LIMIT) {
                                 s.pids_hit = true;
