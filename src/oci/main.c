@@ -242,8 +242,21 @@ static int container_make(struct container *c, const char *id, uid_t uid, gid_t 
                           struct rf_error *err)
 {
         struct stat st;
-        if (mkdir(g.root, 0700) < 0 && errno != EEXIST)
-                return rf_error_set(err, -errno, "--root %s: %s", g.root, strerror(errno));
+        char path[PATH_MAX];
+        /* with its parents, as runc makes it (a new containerd namespace,
+         * a shim's own --root) */
+        if (snprintf(path, sizeof path, "%s", g.root) >= (int)sizeof path)
+                return rf_error_set(err, -ENAMETOOLONG, "--root %s: too long", g.root);
+        for (char *sl = strchr(path + 1, '/');; sl = strchr(sl + 1, '/')) {
+                if (sl)
+                        *sl = '\0';
+                if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                        return rf_error_set(err, -errno, "--root %s: %s: %s", g.root, path,
+                                            strerror(errno));
+                if (!sl)
+                        break;
+                *sl = '/';
+        }
         /* the containers' state is ours alone: what it names is signalled */
         if (lstat(g.root, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
             (st.st_mode & 022))
@@ -825,7 +838,8 @@ static int oci_kill(int argc, char **argv)
                 int sig;
         } sigs[] = {{"KILL", SIGKILL}, {"9", SIGKILL}, {"TERM", SIGTERM}, {"15", SIGTERM},
                     {"INT", SIGINT},   {"2", SIGINT},  {"HUP", SIGHUP},   {"1", SIGHUP},
-                    {"QUIT", SIGQUIT}, {"3", SIGQUIT}};
+                    {"QUIT", SIGQUIT}, {"3", SIGQUIT}, {"USR1", SIGUSR1}, {"10", SIGUSR1},
+                    {"USR2", SIGUSR2}, {"12", SIGUSR2}};
         int i = 1, sig = SIGTERM;
         struct rf_error err = {0};
         _cleanup_(held_done) struct held h = {.fd = -1};
@@ -843,7 +857,9 @@ static int oci_kill(int argc, char **argv)
                 if (!strcmp(s, sigs[k].name))
                         sig = sigs[k].sig;
         if (!sig) {
-                oci_error("kill: signal %.40s: not yet (TERM, INT, HUP, QUIT or KILL)", s);
+                oci_error("kill: signal %.40s: not forwarded (TERM, INT, HUP, QUIT, USR1, USR2 "
+                          "or KILL)",
+                          s);
                 return 1;
         }
         if (held_read(id, &h, &err) < 0) {
@@ -1620,6 +1636,16 @@ static _noreturn_ void create_supervise(const char *id, struct bundle *b, const 
 
         (void)setsid(); /* the engine's session and terminal are not the run's */
         g.quiet = true; /* `create` says what goes wrong until the container is made */
+        if (b->spec->terminal) {
+                /* the command's stdio is the pty: the engine's pipes are
+                 * create's alone (containerd's shim reads them to their end
+                 * before it takes the console) */
+                int n = open("/dev/null", O_RDWR | O_CLOEXEC);
+                for (int fd = 0; n >= 0 && fd < 3; fd++)
+                        (void)dup2(n, fd);
+                if (n > 2)
+                        close(n);
+        }
         {
                 _cleanup_(made_done) struct made m = {.lock = -1};
                 _cleanup_close_ int gate = -1;

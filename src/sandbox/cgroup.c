@@ -36,11 +36,46 @@
 #include "cgroup.h"
 #include "shared/macro.h"
 
-enum hier { H_V2, H_MEMORY, H_PIDS, H_CPU, H_FREEZER, _H_MAX };
-static const char *const hier_ctrl[_H_MAX] = {
-        [H_V2] = NULL,   [H_MEMORY] = "memory",   [H_PIDS] = "pids",
-        [H_CPU] = "cpu", [H_FREEZER] = "freezer",
+/* From H_CPUACCT on: v1 hierarchies of accounting alone, joined only by a
+ * placed run (an engine reads its container's accounting there). */
+enum hier {
+        H_V2,
+        H_MEMORY,
+        H_PIDS,
+        H_CPU,
+        H_FREEZER,
+        H_CPUACCT,
+        H_BLKIO,
+        H_DEVICES,
+        H_CPUSET,
+        H_SYSTEMD,
+        _H_MAX
 };
+static const char *const hier_ctrl[_H_MAX] = {
+        [H_V2] = NULL,           [H_MEMORY] = "memory",
+        [H_PIDS] = "pids",       [H_CPU] = "cpu",
+        [H_FREEZER] = "freezer", [H_CPUACCT] = "cpuacct",
+        [H_BLKIO] = "blkio",     [H_DEVICES] = "devices",
+        [H_CPUSET] = "cpuset",   [H_SYSTEMD] = "name=systemd",
+};
+
+/* A new v1 cpuset cgroup has no cpus and mems: a task cannot join it until
+ * it has its parent's. */
+static void cpuset_inherit(int parent, int child)
+{
+        static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+        char buf[4096];
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_close_ int in = openat(parent, files[i], O_RDONLY | O_CLOEXEC);
+                ssize_t n = in >= 0 ? read(in, buf, sizeof buf - 1) : -1;
+                if (n <= 0)
+                        continue;
+                buf[n] = '\0';
+                _cleanup_close_ int out = openat(child, files[i], O_WRONLY | O_CLOEXEC);
+                if (out >= 0)
+                        (void)!write(out, buf, (size_t)n);
+        }
+}
 
 struct rf_cgroup {
         enum cgroup_mode mode;
@@ -394,11 +429,14 @@ static int place_parent(struct rf_cgroup *cg, int h)
                 /* v2 with controllers: each level passes them down */
                 if (h == H_V2 && cg->v2_limits)
                         (void)write_at(dir, "cgroup.subtree_control", "+memory +pids +cpu");
-                if (mkdirat(dir, comp, 0755) < 0 && errno != EEXIST)
+                bool made = mkdirat(dir, comp, 0755) == 0;
+                if (!made && errno != EEXIST)
                         return negative_errno();
                 int next = openat(dir, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (next < 0)
                         return negative_errno();
+                if (made && h == H_CPUSET)
+                        cpuset_inherit(dir, next);
                 safe_close(dir);
                 dir = next;
                 rel += n + 1;
@@ -445,6 +483,8 @@ static int make_run_dir(struct rf_cgroup *cg, int h)
                 }
         }
         cg->dir[h] = openat(cg->parent[h], cg->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cg->dir[h] >= 0 && h == H_CPUSET)
+                cpuset_inherit(cg->parent[h], cg->dir[h]);
         if (cg->dir[h] < 0 || flock(cg->dir[h], LOCK_SH) < 0) {
                 int r = negative_errno();
                 cg->dir[h] = safe_close(cg->dir[h]);
@@ -590,13 +630,15 @@ int cgroup_create_at(const char *run_id, const struct cgroup_place *place,
                                  * container's accounting at the path it named */
                                 if (h == H_CPU && !lim->cpus_milli && !place)
                                         continue;
+                                if (h >= H_CPUACCT && !place)
+                                        continue; /* accounting alone */
                                 if (hybrid && !(lim->required & need[h]) && !place)
                                         continue;
                                 (void)make_run_dir(cg, h);
                         }
         }
         bool any_v1 = false; /* a v1 hierarchy we could use (even if unused now) */
-        for (int h = H_MEMORY; h < _H_MAX; h++)
+        for (int h = H_MEMORY; h < H_CPUACCT; h++)
                 any_v1 |= cg->dir[h] >= 0 || (!cg->v2_limits && cg->parent[h] >= 0 &&
                                               faccessat(cg->parent[h], ".", W_OK, AT_EACCESS) == 0);
         cg->mode = cg->v2_limits                  ? CGROUP_V2
