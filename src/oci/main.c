@@ -931,28 +931,43 @@ static void closedirp(DIR **d)
 /* The live container of ours (under --root) whose init is in the namespace
  * `st` (of /proc/PID/ns/`kind`): its id into id[OCI_ID_MAX + 1]. 0,
  * -ENOENT. */
-static int container_of_ns(const char *kind, const struct stat *st, char *id)
+/* Is container `name`'s init live and in the namespace `st` (of
+ * /proc/PID/ns/`kind`)? */
+static bool container_in_ns(const char *name, const char *kind, const struct stat *st)
 {
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
+        char path[64];
+        struct stat ns;
+        int pid;
+        if (!id_valid(name) || held_read(name, &h, &err) < 0 || !held_live(&h))
+                return false;
+        (void)held_status(&h, &pid);
+        snprintf(path, sizeof path, "/proc/%d/ns/%s", pid, kind);
+        return pid > 0 && stat(path, &ns) == 0 && ns.st_ino == st->st_ino &&
+               ns.st_dev == st->st_dev;
+}
+
+/* The live container of ours (under --root) whose init is in the namespace
+ * `st` (of /proc/PID/ns/`kind`): its id into id[OCI_ID_MAX + 1]. The pod's
+ * sandbox the engine names (`hint`, or NULL) is tried first, then every
+ * container. 0, -ENOENT. */
+static int container_of_ns(const char *kind, const struct stat *st, const char *hint, char *id)
+{
+        if (hint && container_in_ns(hint, kind, st)) {
+                memcpy(id, hint, strlen(hint) + 1); /* id_valid: fits */
+                return 0;
+        }
         _cleanup_(closedirp) DIR *d = opendir(g.root);
         size_t seen = 0;
         if (!d)
                 return -ENOENT;
         for (struct dirent *e; (e = readdir(d)) && seen < OCI_SCAN_MAX;) {
-                struct rf_error err = {0};
-                _cleanup_(held_done) struct held h = {.fd = -1};
-                char path[64];
-                struct stat ns;
-                int pid;
                 if (e->d_name[0] == '.' || !id_valid(e->d_name))
                         continue;
                 seen++;
-                if (held_read(e->d_name, &h, &err) < 0 || !held_live(&h))
-                        continue;
-                (void)held_status(&h, &pid);
-                snprintf(path, sizeof path, "/proc/%d/ns/%s", pid, kind);
-                if (pid > 0 && stat(path, &ns) == 0 && ns.st_ino == st->st_ino &&
-                    ns.st_dev == st->st_dev) {
-                        memcpy(id, e->d_name, strlen(e->d_name) + 1); /* id_valid: fits */
+                if (container_in_ns(e->d_name, kind, st)) {
+                        memcpy(id, e->d_name, strlen(e->d_name) + 1);
                         return 0;
                 }
         }
@@ -1000,7 +1015,11 @@ static int pod_join(const char *what, struct bundle *b)
                                   name, ns->path, name);
                         return RF_EXIT_REFUSED;
                 }
-                if (container_of_ns(kinds[k].kind, &st, owner) < 0) {
+                /* Podman and CRI-O name the pod's sandbox container */
+                const char *hint = oci_spec_annotation(sp, "io.kubernetes.cri-o.SandboxID");
+                if (!hint)
+                        hint = oci_spec_annotation(sp, "io.kubernetes.cri.sandbox-id");
+                if (container_of_ns(kinds[k].kind, &st, hint, owner) < 0) {
                         oci_error("%s: joining the %s namespace %.200s: not a ringfence-oci "
                                   "container's under %s (an engine's network would leave the "
                                   "container's egress unenforced: refused)",
