@@ -340,8 +340,14 @@ static void test_overlay(void)
 
         memset(&err, 0, sizeof err);
         r = overlay_of("", "", ",\"path\":\"/run/netns/pod\"", &o, &err);
-        is_int(r, -EOPNOTSUPP, "joining a network namespace: not yet");
-        ok(strstr(err.msg, "joining the network namespace") != NULL, "... saying so (%s)", err.msg);
+        is_int(r, 0, "joining a network namespace: left to ringfence-oci (a pod's only, by inode)");
+        policy_free(o);
+
+        memset(&err, 0, sizeof err);
+        r = overlay_of("", "\"ringfence.io/allow-hosts\":\"api.example.com:443\"",
+                       ",\"path\":\"/run/netns/pod\"", &o, &err);
+        is_int(r, -EOPNOTSUPP, "joining a network namespace with egress of its own: refused");
+        ok(strstr(err.msg, "pod's egress") != NULL, "... saying so (%s)", err.msg);
         policy_free(o);
 
         memset(&err, 0, sizeof err);
