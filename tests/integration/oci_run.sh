@@ -171,7 +171,7 @@ like "$RF_OUT" '"status":"running"' "resume: running again"
 oci delete "$ID"
 is "$RF_RC" 1 "delete of a running container without --force: refused"
 like "$RF_ERR" "is running" "... saying so"
-oci kill "$ID" USR1
+oci kill "$ID" ALRM
 is "$RF_RC" 1 "kill with a signal it does not forward: refused (1)"
 # a state.json naming another process as the supervisor: never signalled
 sleep 300 &
