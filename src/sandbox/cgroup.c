@@ -762,6 +762,11 @@ void cgroup_oom_ack(struct rf_cgroup *cg)
                 (void)!read(cg->oom_fd, &v, sizeof v);
 }
 
+bool cgroup_pids_notifies(const struct rf_cgroup *cg)
+{
+        return cg && cg->pids_fd >= 0 && cg->v2_limits;
+}
+
 void cgroup_pids_ack(struct rf_cgroup *cg)
 {
         char buf[256];

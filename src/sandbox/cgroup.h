@@ -163,6 +163,9 @@ short cgroup_oom_events(const struct rf_cgroup *cg);
 int cgroup_pids_fd(const struct rf_cgroup *cg);
 /* After a POLLPRI on cgroup_pids_fd(): read it, or it stays ready for ever. */
 void cgroup_pids_ack(struct rf_cgroup *cg);
+/* Does cgroup_pids_fd() get POLLPRI when a fork is refused? v2's does; a
+ * v1 pids.events is never notified here: its caller reads it on a tick. */
+bool cgroup_pids_notifies(const struct rf_cgroup *cg);
 
 /* Kill every process of the run (cgroup.kill, or freeze + SIGKILL). 0 or -errno. */
 int cgroup_kill(struct rf_cgroup *cg);

@@ -1161,6 +1161,7 @@ static void sup_egress_stop(struct sup *s)
  * nobody accepts from.
  */
 #define SUP_EGRESS_LOST_MAX 3
+#define SUP_PIDS_TICK_MS    100 /* how often a v1 pids limit's refusals are read */
 static void sup_egress_lost(struct sup *s)
 {
         sup_egress_stop(s);
@@ -1716,6 +1717,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
         }
 
+        int64_t pids_next = 0; /* the next read of a v1 pids.events */
         for (;;) {
                 /* Pty pumps start once the master has arrived. */
                 if (plan->use_pty && s.master >= 0 && s.n_pumps == 0) {
@@ -1812,6 +1814,14 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                 if (wake < 0 || d < wake)
                                         wake = d;
                         }
+                /* a v1 pids limit says nothing when it refuses a fork: its
+                 * events are read on a tick instead */
+                bool pids_tick = cgroup_pids_fd(cg) >= 0 && !cgroup_pids_notifies(cg);
+                if (pids_tick) {
+                        int64_t d = pids_next > now ? pids_next - now : 0;
+                        if (wake < 0 || d < wake)
+                                wake = d;
+                }
                 if (poll(pfd, n, wake > INT32_MAX ? INT32_MAX : (int)wake) < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -1853,7 +1863,10 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         if (cgroup_stats(cg, &st) == 0 && st.oom_kills > 0)
                                 sup_event(&s, EV_LIMIT);
                 }
-                if (pfd[5].revents) {
+                bool pids_due = pids_tick && sup_now_ms() >= pids_next;
+                if (pids_due)
+                        pids_next = sup_now_ms() + SUP_PIDS_TICK_MS;
+                if (pfd[5].revents || pids_due) {
                         /* A fork refused by the pids limit: a fork bomb is
                          * contained, and the run that did it is ended. */
                         struct rf_cgroup_stats st;
