@@ -768,10 +768,20 @@ static void sup_on_msg(struct sup *s)
                 s->gate_state = GATE_HELD;
                 s->held(s->held_ctx, s->child.pid);
                 break;
-        case MSG_EXIT:
+        case MSG_EXIT: {
+                /* a fork the pids limit refused ends the run as a limit,
+                 * whether the supervisor saw it before the command's end
+                 * (a tick, an event) or only now: never a matter of timing */
+                struct rf_cgroup_stats st;
                 s->wait_status = m.value;
+                if (s->state == RS_RUNNING && cgroup_enforced(s->cg) & CGROUP_REQ_PIDS &&
+                    cgroup_stats(s->cg, &st) == 0 && st.pids_max_hits > 0) {
+                        s->pids_hit = true;
+                        sup_event(s, EV_LIMIT);
+                }
                 sup_event(s, EV_EXIT);
                 break;
+        }
         case MSG_CONNECTED: /* a published port's way in (publish.h) */
                 publish_connected(s->publish, &m, fd);
                 break;
