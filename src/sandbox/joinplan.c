@@ -1,6 +1,8 @@
 /*
  * joinplan.c — a run's join plan: written by its supervisor, read by
- * `ringfence-oci exec` (joinplan.h). The parser is pure (allocation only)
+ * `ringfence-oci exec` (joinplan.h), and the plan's memory (plan_own,
+ * plan_empty, plan_free: pure, so the parser's tests free what it made).
+ * The parser is pure (allocation only)
  * and fuzzed by tests/fuzz/fuzz_joinplan.c; every line is checked against
  * its bounds, every number against its range, and anything unknown is a
  * refusal: a join plan that cannot be read whole gives no process.
@@ -16,7 +18,7 @@
 #include "joinplan.h"
 #include "shared/macro.h"
 
-/* ---- the plan's own strings (plan.h) ------------------------------------------- */
+/* ---- the plan's memory (plan.h): its strings, an empty plan, its end ----------- */
 
 char *plan_own(struct rf_plan *p, char *s)
 {
@@ -46,6 +48,30 @@ struct rf_plan *plan_empty(void)
                         p->join_ns[i] = -1;
         }
         return p;
+}
+
+struct rf_plan *plan_free(struct rf_plan *p)
+{
+        if (!p)
+                return NULL;
+        safe_close(p->secrets_fd);
+        for (size_t i = 0; i < p->n_strings; i++)
+                free(p->strings[i]);
+        free(p->strings);
+        free(p->argv);
+        free(p->envp);
+        free(p->seccomp.filter);
+        free(p->seccomp_extra.filter);
+        free(p->capture_rules);
+        if (p->uid_lock_fd >= 0)
+                safe_close(p->uid_lock_fd);
+        for (int i = 0; i < PLAN_JOIN_NS; i++)
+                if (p->join_ns[i] >= 0)
+                        safe_close(p->join_ns[i]);
+        for (size_t i = 0; i < p->n_kept_locks; i++)
+                safe_close(p->kept_lock_fds[i]);
+        free(p);
+        return NULL;
 }
 
 /* ---- writing ---------------------------------------------------------------- */

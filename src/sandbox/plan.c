@@ -205,30 +205,6 @@ static char *plan_printf(struct rf_plan *p, const char *fmt, ...)
         return plan_keep(p, s);
 }
 
-struct rf_plan *plan_free(struct rf_plan *p)
-{
-        if (!p)
-                return NULL;
-        safe_close(p->secrets_fd);
-        for (size_t i = 0; i < p->n_strings; i++)
-                free(p->strings[i]);
-        free(p->strings);
-        free(p->argv);
-        free(p->envp);
-        free(p->seccomp.filter);
-        free(p->seccomp_extra.filter);
-        free(p->capture_rules);
-        if (p->uid_lock_fd >= 0)
-                safe_close(p->uid_lock_fd);
-        for (int i = 0; i < PLAN_JOIN_NS; i++)
-                if (p->join_ns[i] >= 0)
-                        safe_close(p->join_ns[i]);
-        for (size_t i = 0; i < p->n_kept_locks; i++)
-                safe_close(p->kept_lock_fds[i]);
-        free(p);
-        return NULL;
-}
-
 static struct plan_op *op_add(struct rf_plan *p, enum plan_op_kind kind, int step, const char *dst)
 {
         if (p->n_ops >= PLAN_OPS_MAX)

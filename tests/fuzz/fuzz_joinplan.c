@@ -15,17 +15,6 @@
 
 #include "sandbox/joinplan.h"
 
-static void jp_free(struct rf_plan *p)
-{
-        for (size_t i = 0; i < p->n_strings; i++)
-                free(p->strings[i]);
-        free(p->strings);
-        free(p->envp);
-        free(p->seccomp.filter);
-        free(p->seccomp_extra.filter);
-        free(p);
-}
-
 static size_t n_env(const struct rf_plan *p)
 {
         size_t n = 0;
@@ -82,11 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         if (!q || joinplan_parse(text, len, q, &err) != 0)
                                 abort();
                         same(p, q);
-                        jp_free(q);
+                        plan_free(q);
                         free(text);
                 }
         }
-        jp_free(p);
+        plan_free(p);
         free(buf);
         return 0;
 }

@@ -15,19 +15,6 @@
 #include "sandbox/joinplan.h"
 #include "tap.h"
 
-/* plan_free lives with the plan builder (not in the pure core): the parts
- * joinplan_parse allocates. */
-static void jp_free(struct rf_plan *p)
-{
-        for (size_t i = 0; i < p->n_strings; i++)
-                free(p->strings[i]);
-        free(p->strings);
-        free(p->envp);
-        free(p->seccomp.filter);
-        free(p->seccomp_extra.filter);
-        free(p);
-}
-
 static int parse(const char *s, struct rf_error *err)
 {
         struct rf_plan *p = plan_empty();
@@ -35,7 +22,7 @@ static int parse(const char *s, struct rf_error *err)
                 abort();
         *err = (struct rf_error){0};
         int r = joinplan_parse(s, strlen(s), p, err);
-        jp_free(p);
+        plan_free(p);
         return r;
 }
 
@@ -117,7 +104,7 @@ int main(void)
         ok(out->seccomp_extra.len == 1 && out->seccomp_extra.filter &&
                    !memcmp(out->seccomp_extra.filter, extra, sizeof extra),
            "... the container's own program");
-        jp_free(out);
+        plan_free(out);
         free(text);
         free(in);
 

@@ -48,7 +48,8 @@ int main(void)
         is_int(parse("rw,lowerdir=/a:/b,metacopy=on"), -EOPNOTSUPP, "metacopy: refused");
         is_int(parse("rw,lowerdir=/a:/b,verity=on"), -EOPNOTSUPP, "verity: refused");
         is_int(parse("rw,lowerdir=/a:/b,verity=off"), 0, "verity=off: taken");
-        is_int(parse("rw,lowerdir=/a:/b,verity=n"), -EOPNOTSUPP, "verity=n (shorter than off): refused, read within bounds");
+        is_int(parse("rw,lowerdir=/a:/b,verity=n"), -EOPNOTSUPP,
+               "verity=n (shorter than off): refused, read within bounds");
         is_int(parse("rw,lowerdir=/a:/b,verity=offx"), -EOPNOTSUPP, "verity=offx: refused");
         is_int(parse("rw,lowerdir=l/A:l/B"), -EINVAL, "relative layers: refused");
         is_int(parse("rw,lowerdir=/a/../etc:/b"), -EINVAL, "a '..' component: refused");
