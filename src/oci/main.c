@@ -53,6 +53,7 @@
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "shared/macro.h"
+#include "shared/procstat.h"
 #include "sandbox/plan.h"
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
@@ -1152,21 +1153,12 @@ static int oci_ps(int argc, char **argv)
         }
         printf("%-10s %-10s %s\n", "PID", "PPID", "COMMAND");
         for (int k = 0; k < n; k++) {
-                char path[64], buf[512];
-                snprintf(path, sizeof path, "/proc/%d/stat", (int)pids[k]);
-                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-                ssize_t got = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-                if (got <= 0)
+                struct procstat ps;
+                if (procstat_read(pids[k], &ps) < 0)
                         continue; /* gone meanwhile */
-                buf[got] = '\0';
-                char *l = strchr(buf, '('), *r = strrchr(buf, ')');
-                int ppid = 0;
-                if (!l || !r || r < l || sscanf(r, ") %*c %d", &ppid) != 1)
-                        continue;
-                *r = '\0';
                 /* the command's name is the container's: shown inert */
-                printf("%-10d %-10d ", (int)pids[k], ppid);
-                for (const char *c = l + 1; *c; c++)
+                printf("%-10d %-10d ", (int)pids[k], (int)ps.ppid);
+                for (const char *c = ps.comm; *c; c++)
                         putchar((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
                 putchar('\n');
         }
@@ -1421,17 +1413,8 @@ static int oci_update(int argc, char **argv)
 /* Is the container's init (pid, 0: none) there, and not a zombie? */
 static bool init_alive(int pid)
 {
-        char path[64], buf[512];
-        if (pid <= 0)
-                return false;
-        snprintf(path, sizeof path, "/proc/%d/stat", pid);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
-        const char *r = strrchr(buf, ')');
-        return r && r[1] == ' ' && r[2] != 'Z' && r[2] != 'X';
+        struct procstat ps;
+        return procstat_read(pid, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
 }
 
 /* The state file's lock, exclusively: its supervisor (and with it the

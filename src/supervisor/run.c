@@ -61,6 +61,7 @@
 #include "supervisor/termfilter.h"
 #include "shared/hostcmd.h"
 #include "shared/macro.h"
+#include "shared/procstat.h"
 
 #define PUMP_BUF (64 * 1024)
 
@@ -981,13 +982,9 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                  * peer's own child, moved into the run's cgroups before it
                  * enters the run's namespaces; recorded as run.exec */
                 pid_t pid = (pid_t)atoi(req.arg);
-                char path[64], st[512], reason[64];
-                snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-                _cleanup_close_ int sf = open(path, O_RDONLY | O_CLOEXEC);
-                ssize_t got = sf >= 0 ? read(sf, st, sizeof st - 1) : -1;
-                const char *rp = got > 0 ? (st[got] = '\0', strrchr(st, ')')) : NULL;
-                int ppid = 0;
-                if (!rp || sscanf(rp, ") %*c %d", &ppid) != 1 || ppid != (int)who.pid) {
+                char reason[64];
+                struct procstat ps;
+                if (procstat_read(pid, &ps) < 0 || ps.ppid != who.pid) {
                         ctl_reply(fd, "err attach: not a child of the caller");
                         break;
                 }
