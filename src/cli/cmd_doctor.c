@@ -264,7 +264,7 @@ static void check_nftables(const struct doctor *d, struct result *r)
                 ifr.ifr_flags |= IFF_UP;
                 if (ioctl(s4, SIOCSIFFLAGS, &ifr) < 0)
                         _exit(errno & 0x7f);
-                int e = capture_install(&p, false, &v6);
+                int e = capture_install(&p, false, false, &v6);
                 _exit(e < 0 ? -e & 0x7f : 0);
         }
         int status = 0;

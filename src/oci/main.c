@@ -378,6 +378,7 @@ struct bundle {
         bool joins;
         int join_ns[PLAN_JOIN_NS];
         char pod[OCI_ID_MAX + 1];
+        bool adopt_net; /* join_ns[PLAN_JOIN_NET] is an engine's, captured by this run */
 };
 
 static int pod_join(const char *what, struct bundle *b);
@@ -504,6 +505,7 @@ static struct run_request request_of(const struct bundle *b, const struct made *
                 .seccomp_extra = b->seccomp.filter ? &b->seccomp : NULL,
                 .cgroup = b->cgroup.path ? &b->cgroup : NULL,
                 .join_ns = b->joins ? b->join_ns : NULL,
+                .adopt_net = b->adopt_net,
                 .uid = getuid(),
                 .raw_terminal = true, /* the container's output is the engine's */
                 .note = hook_note,
@@ -975,11 +977,46 @@ static int container_of_ns(const char *kind, const struct stat *st, const char *
         return -ENOENT;
 }
 
+/* Is the namespace `st` (a network namespace) the host's: pid 1's or this
+ * process's own (where the run's egress dials from)? */
+static bool netns_host(const struct stat *st)
+{
+        static const char *const paths[] = {"/proc/1/ns/net", "/proc/self/ns/net"};
+        struct stat h;
+        for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+                if (stat(paths[i], &h) == 0 && h.st_ino == st->st_ino && h.st_dev == st->st_dev)
+                        return true;
+        return false;
+}
+
+/* Is any process in the network namespace `st`? A new namespace an engine
+ * made (a bind-mounted nsfs file) has none; a live container's has its
+ * processes. One stat per process of the host. */
+static bool netns_busy(const struct stat *st)
+{
+        _cleanup_(closedirp) DIR *d = opendir("/proc");
+        if (!d)
+                return true; /* cannot tell: taken as busy (refused) */
+        for (struct dirent *e; (e = readdir(d));) {
+                char path[64];
+                struct stat ns;
+                if (e->d_name[0] < '1' || e->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof path, "%.20s/ns/net", e->d_name);
+                if (fstatat(dirfd(d), path, &ns, 0) == 0 && ns.st_ino == st->st_ino &&
+                    ns.st_dev == st->st_dev)
+                        return true;
+        }
+        return false;
+}
+
 /* The namespaces the config joins by path (a pod's network, ipc and uts:
- * request.c refuses any other), each of a live ringfence container under
- * the same --root — one whose network namespace a ringfence run made and
- * captures — never an engine's (its egress would go unenforced). 0, or the
- * exit status with the line printed. */
+ * request.c refuses any other). An ipc or uts namespace must be a live
+ * ringfence container's under the same --root; a network namespace is a
+ * pod's (that container's: its run captures it) or a new one an engine
+ * made, which this container's run captures (b->adopt_net) —
+ * oci_netns_use decides. Never one whose egress would go unenforced. 0, or
+ * the exit status with the line printed. */
 static int pod_join(const char *what, struct bundle *b)
 {
         static const struct {
@@ -1020,10 +1057,24 @@ static int pod_join(const char *what, struct bundle *b)
                 const char *hint = oci_spec_annotation(sp, "io.kubernetes.cri-o.SandboxID");
                 if (!hint)
                         hint = oci_spec_annotation(sp, "io.kubernetes.cri.sandbox-id");
-                if (container_of_ns(kinds[k].kind, &st, hint, owner) < 0) {
+                bool owned = container_of_ns(kinds[k].kind, &st, hint, owner) == 0;
+                if (ns->type == OCI_NS_NETWORK) {
+                        struct oci_netns_facts f = {.owned = owned, .host = netns_host(&st)};
+                        f.busy = !owned && !f.host && netns_busy(&st);
+                        struct rf_error err = {0};
+                        int use = oci_netns_use(sp, &f, &err);
+                        if (use < 0) {
+                                oci_error("%s: joining the network namespace %.200s: %s", what,
+                                          ns->path, err.msg);
+                                return RF_EXIT_REFUSED;
+                        }
+                        if (use == OCI_NETNS_ADOPT) {
+                                b->adopt_net = true;
+                                continue;
+                        }
+                } else if (!owned) {
                         oci_error("%s: joining the %s namespace %.200s: not a ringfence-oci "
-                                  "container's under %s (an engine's network would leave the "
-                                  "container's egress unenforced: refused)",
+                                  "container's under %s (refused)",
                                   what, name, ns->path, g.root);
                         return RF_EXIT_REFUSED;
                 }
@@ -1033,6 +1084,12 @@ static int pod_join(const char *what, struct bundle *b)
                         return RF_EXIT_REFUSED;
                 }
                 snprintf(b->pod, sizeof b->pod, "%s", owner);
+        }
+        if (b->adopt_net && b->pod[0]) {
+                oci_error("%s: a new network namespace of an engine's with container %s's other "
+                          "namespaces: refused (a pod's are all its sandbox's)",
+                          what, b->pod);
+                return RF_EXIT_REFUSED;
         }
         return 0;
 }

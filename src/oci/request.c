@@ -201,11 +201,6 @@ static int check_namespaces(const struct oci_spec *s, struct rf_error *err)
                                       "joining the %s namespace %.200s: not yet (only a pod's "
                                       "network, ipc and uts)",
                                       oci_ns_name(t), s->namespaces[i].path);
-                if (s->namespaces[i].path && t == OCI_NS_NETWORK &&
-                    oci_spec_annotation(s, OCI_ANN_ALLOW_HOSTS))
-                        return refuse(err, "annotations." OCI_ANN_ALLOW_HOSTS,
-                                      "a container joining a pod's network namespace has the "
-                                      "pod's egress: set it on the pod's sandbox container");
                 have |= 1u << t;
         }
         for (size_t i = 0; i < ARRAY_SIZE(needed); i++)
@@ -215,6 +210,34 @@ static int check_namespaces(const struct oci_spec *s, struct rf_error *err)
                                       "namespaces under ringfence-oci",
                                       oci_ns_name(needed[i]));
         return 0;
+}
+
+int oci_netns_use(const struct oci_spec *s, const struct oci_netns_facts *f, struct rf_error *err)
+{
+        const char *cri = oci_spec_annotation(s, OCI_ANN_CRI_TYPE);
+        const char *crio = oci_spec_annotation(s, OCI_ANN_CRIO_TYPE);
+        bool member = (cri && !strcmp(cri, OCI_CRI_CONTAINER)) ||
+                      (crio && !strcmp(crio, OCI_CRI_CONTAINER));
+        if (f->host)
+                return refuse(err, "linux.namespaces",
+                              "the host's network namespace: a container on it would bypass its "
+                              "egress");
+        if (f->owned) {
+                if (oci_spec_annotation(s, OCI_ANN_ALLOW_HOSTS))
+                        return refuse(err, "annotations." OCI_ANN_ALLOW_HOSTS,
+                                      "a container joining a pod's network namespace has the "
+                                      "pod's egress: set it on the pod's sandbox container");
+                return OCI_NETNS_JOIN;
+        }
+        if (member)
+                return refuse(err, "linux.namespaces",
+                              "a pod's container whose sandbox is not a ringfence-oci container "
+                              "(the pod's network would leave its egress unenforced)");
+        if (f->busy)
+                return refuse(err, "linux.namespaces",
+                              "a network namespace another runtime's processes are in: "
+                              "ringfence-oci captures only a new one an engine made");
+        return OCI_NETNS_ADOPT;
 }
 
 static int add_annotations(const struct oci_spec *s, struct rf_policy *o, struct rf_error *err)

@@ -24,6 +24,37 @@
 #define OCI_AGENT_DEFAULT   "container"
 #define OCI_TMPFS_MAX       (16ULL << 30) /* the largest tmpfs= a config may ask */
 
+/* the engines' names for a Kubernetes pod's sandbox and app containers */
+#define OCI_ANN_CRI_TYPE  "io.kubernetes.cri.container-type"  /* containerd */
+#define OCI_ANN_CRIO_TYPE "io.kubernetes.cri-o.ContainerType" /* CRI-O */
+#define OCI_CRI_SANDBOX   "sandbox"
+#define OCI_CRI_CONTAINER "container"
+
+/* what a container does with a network namespace its config joins by path */
+enum oci_netns_use {
+        OCI_NETNS_JOIN = 1, /* a pod's: a live ringfence-oci container's, whose egress it gets */
+        OCI_NETNS_ADOPT,    /* an engine's, new: this container's run captures it */
+};
+
+/* what ringfence-oci found of that namespace (oci_netns_use) */
+struct oci_netns_facts {
+        bool owned; /* a live ringfence-oci container's init is in it (same --root) */
+        bool host;  /* the host's (pid 1's) or ringfence-oci's own */
+        bool busy;  /* some process is in it (not owned: another runtime's container) */
+};
+
+/*
+ * oci_netns_use — the decision for spec `s` joining a network namespace by
+ * path, given `f`: OCI_NETNS_JOIN for a pod's (a container with egress of
+ * its own is refused: the pod's egress is its sandbox's); OCI_NETNS_ADOPT
+ * for a new namespace an engine made (Podman's bridge, a Kubernetes pod's
+ * sandbox container); refused (-EOPNOTSUPP, err saying why): the host's, a
+ * busy one no ringfence container is in, and a Kubernetes app container
+ * (OCI_ANN_CRI_TYPE or OCI_ANN_CRIO_TYPE "container") whose pod's sandbox
+ * is not a ringfence-oci container. Pure.
+ */
+int oci_netns_use(const struct oci_spec *s, const struct oci_netns_facts *f, struct rf_error *err);
+
 /*
  * oci_overlay — the settings of spec `s` onto overlay `o` (a fresh
  * policy): env, limits (memory, pids, cpu quota, RLIMIT_NOFILE), the agent

@@ -17,11 +17,18 @@
  *                  meta l4proto tcp ip6 daddr fd52:6667:6e63::/64 redirect to :3129
  *                  (per run: meta l4proto tcp ip[6] daddr CIDR redirect to :3129) }
  *   chain filter { type filter hook output priority 0; policy accept;
+ *                  ct state established,related accept
  *                  fib daddr type local accept
  *                  limit rate 20/second burst 20 packets log group RF_CAPTURE_NFLOG_GROUP
  *                  meta l4proto tcp reject with tcp reset
  *                  reject with icmpx port-unreachable }
  *
+ * `ct state established,related accept` answers connections opened *to*
+ * the namespace: in a run's own namespace (lo only) nothing non-local is
+ * ever established, since every new outgoing packet that is not local is
+ * refused below; in an engine's namespace that ringfence-oci captures (a
+ * Kubernetes pod's, Podman's bridge) it keeps the engine's ingress working
+ * (probes, services, published ports), whose policy is the engine's.
  * `fib daddr type local accept` lets every local destination through: the
  * run's loopback servers, its stub at 127.0.0.1:53, and the redirected
  * connections (their destination is 127.0.0.1/::1 after the nat chain;
@@ -41,6 +48,7 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/table.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -257,9 +265,23 @@ int main(void)
         static const uint8_t mask6[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
         emit_rule(tcp_to(NFPROTO_IPV6, net6, mask6, 8));
 
-        /* filter */
+        /* filter: replies on connections opened to the namespace */
         r = rule("filter");
-        struct nftnl_expr *e = nftnl_expr_alloc("fib");
+        struct nftnl_expr *e = nftnl_expr_alloc("ct");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+        add(r, e);
+        uint32_t st = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
+        add(r, bitwise(&st, 4));
+        static const uint32_t none;
+        e = cmp(&none, 4);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
+        add(r, e);
+        add(r, verdict(NF_ACCEPT));
+        emit_rule(r);
+        /* filter: local destinations */
+        r = rule("filter");
+        e = nftnl_expr_alloc("fib");
         nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_DADDR);
         nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
         nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);

@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/if_addr.h>
+#include <net/if.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -31,6 +32,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@
 #include "policy/rules.h"
 #include "egress/synth.h"
 #include "sandbox/capture-batch.h"
+#include "sandbox/msg.h"
 #include "sandbox/plan.h"
 #include "shared/macro.h"
 
@@ -212,8 +215,10 @@ static void nfnl_req_init(struct nfnl_req *m, uint16_t type, uint8_t family, uin
 
 #define LO_IFINDEX 1 /* lo is always the first interface of a network namespace */
 
-/* the run's own pool address on lo, and the default route from it */
-static int add_addr_route(int s, bool v6)
+/* the run's own pool address on lo, and the default route from it; in an
+ * engine's namespace (`adopt`) an address or default route already there
+ * is kept */
+static int add_addr_route(int s, bool v6, bool adopt)
 {
         _Alignas(struct nlmsghdr) unsigned char msg[256];
         static const uint8_t self6[16] = {0xfd, 0x52, 0x66, 0x67, 0x6e, 0x63, 0, 0,
@@ -240,7 +245,7 @@ static int add_addr_route(int s, bool v6)
         uint32_t flags = v6 ? IFA_F_NODAD : 0;
         put_attr(msg, IFA_FLAGS, &flags, sizeof flags);
         int r = nl_request(s, msg, h->nlmsg_len);
-        if (r < 0)
+        if (r < 0 && !(adopt && r == -EEXIST))
                 return r;
 
         memset(msg, 0, sizeof msg);
@@ -257,7 +262,8 @@ static int add_addr_route(int s, bool v6)
         rt->rtm_type = RTN_UNICAST;
         put_attr(msg, RTA_OIF, &ifindex, sizeof ifindex);
         put_attr(msg, RTA_PREFSRC, self, alen);
-        return nl_request(s, msg, h->nlmsg_len);
+        r = nl_request(s, msg, h->nlmsg_len);
+        return adopt && r == -EEXIST ? 0 : r;
 }
 
 /* errors that say the namespace has no IPv6 (disabled on the host) */
@@ -329,15 +335,15 @@ out:
         return r;
 }
 
-int capture_install(const struct rf_plan *p, bool fail_commit, bool *v6)
+int capture_install(const struct rf_plan *p, bool fail_commit, bool adopt, bool *v6)
 {
         *v6 = false;
         int s = nl_socket(NETLINK_ROUTE, 0);
         if (s < 0)
                 return s;
-        int r = add_addr_route(s, false);
+        int r = add_addr_route(s, false, adopt);
         if (r == 0) {
-                r = add_addr_route(s, true);
+                r = add_addr_route(s, true, adopt);
                 if (r == 0)
                         *v6 = true;
                 else if (no_ipv6(r))
@@ -415,4 +421,88 @@ int capture_nflog_open(void)
                 return r;
         }
         return s;
+}
+
+int capture_lo_up(void)
+{
+        struct ifreq ifr;
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return -errno;
+        memset(&ifr, 0, sizeof ifr);
+        memcpy(ifr.ifr_name, "lo", 3);
+        int r = ioctl(s, SIOCGIFFLAGS, &ifr);
+        if (r == 0) {
+                ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+                r = ioctl(s, SIOCSIFFLAGS, &ifr);
+        }
+        r = r < 0 ? -errno : 0;
+        close(s);
+        return r;
+}
+
+int capture_local_socket(int type, uint16_t port)
+{
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons(port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int s = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (s < 0)
+                return -errno;
+        if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 ||
+            (type == SOCK_STREAM && listen(s, 128) < 0)) {
+                int e = -errno;
+                close(s);
+                return e;
+        }
+        return s;
+}
+
+/* ---- the supervisor's side: an engine's network namespace ------------------ */
+
+void capture_fds_init(struct capture_fds *f)
+{
+        *f = (struct capture_fds){
+                .dns = -1, .http = -1, .socks = -1, .cap4 = -1, .cap6 = -1, .nflog = -1};
+}
+
+void capture_fds_close(struct capture_fds *f)
+{
+        int *fds[] = {&f->dns, &f->http, &f->socks, &f->cap4, &f->cap6, &f->nflog};
+        for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+                if (*fds[i] >= 0)
+                        close(*fds[i]);
+        capture_fds_init(f);
+}
+
+/* *slot = r when r is an fd; r (< 0) stays the result */
+static int keep(int *slot, int r)
+{
+        if (r >= 0)
+                *slot = r;
+        return r < 0 ? r : 0;
+}
+
+int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds *out)
+{
+        bool v6 = false;
+        int r;
+        capture_fds_init(out);
+        if ((r = capture_lo_up()) < 0 || (r = capture_install(p, fail_commit, true, &v6)) < 0)
+                return r;
+        if ((r = keep(&out->dns, capture_local_socket(SOCK_DGRAM, 53))) < 0 ||
+            (r = keep(&out->http, capture_local_socket(SOCK_STREAM, RF_EGRESS_HTTP_PORT))) < 0 ||
+            (r = keep(&out->socks, capture_local_socket(SOCK_STREAM, RF_EGRESS_SOCKS_PORT))) < 0)
+                goto fail;
+        if (p->capture) {
+                if ((r = keep(&out->cap4, capture_listener(false))) < 0 ||
+                    (v6 && (r = keep(&out->cap6, capture_listener(true))) < 0) ||
+                    (r = keep(&out->nflog, capture_nflog_open())) < 0)
+                        goto fail;
+                out->capture = CAPTURE_V4 | (v6 ? CAPTURE_V6 : 0);
+        }
+        return 0;
+fail:
+        capture_fds_close(out);
+        return r;
 }

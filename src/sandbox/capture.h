@@ -69,11 +69,57 @@ bool capture_wanted(const struct rf_policy *pol);
  * (p's per-run rules appended), committed and verified. `fail_commit`
  * (honoured in test builds only; ignored in release builds) appends a
  * rule the kernel refuses, so the real failure path of a commit is
- * exercised. Sets *v6 when IPv6 is configured
- * too. No allocation; async-signal-safe. Returns 0 or -errno (the run
- * must then fail).
+ * exercised. `adopt`: the namespace is an engine's (capture_adopt): an
+ * address already there is kept, and so is a default route the engine
+ * set (the ruleset, not the routes, decides what leaves). Sets *v6 when
+ * IPv6 is configured too. No allocation; async-signal-safe. Returns 0 or
+ * -errno (the run must then fail); -EEXIST from the commit: the namespace
+ * already has ringfence's table.
  */
-int capture_install(const struct rf_plan *p, bool fail_commit, bool *v6);
+int capture_install(const struct rf_plan *p, bool fail_commit, bool adopt, bool *v6);
+
+/*
+ * capture_lo_up — bring lo up in the calling thread's network namespace
+ * (CAP_NET_ADMIN there). Async-signal-safe. 0 or -errno.
+ */
+int capture_lo_up(void);
+
+/*
+ * capture_local_socket — a socket bound to 127.0.0.1:`port` in the
+ * calling thread's network namespace: SOCK_DGRAM (the run's DNS stub) or
+ * SOCK_STREAM, listening (backlog 128); non-blocking, CLOEXEC. Ports
+ * below 1024 need CAP_NET_BIND_SERVICE over the namespace.
+ * Async-signal-safe. The fd or -errno.
+ */
+int capture_local_socket(int type, uint16_t port);
+
+/* What a network namespace's setup hands the supervisor (MSG_DNS,
+ * MSG_LISTEN, MSG_NFLOG, MSG_CAPTURE when init makes them): owned fds, -1
+ * for none; `capture` CAPTURE_V4 | CAPTURE_V6, or 0 without capture. */
+struct capture_fds {
+        int dns, http, socks, cap4, cap6, nflog;
+        unsigned capture;
+};
+
+/* capture_fds_init — every fd of `f` -1, no capture. */
+void capture_fds_init(struct capture_fds *f);
+
+/* capture_fds_close — close what `f` still owns; leaves it as _init does. */
+void capture_fds_close(struct capture_fds *f);
+
+/*
+ * capture_adopt — the supervisor's side, for a network namespace an
+ * engine made (ringfence-oci: a Kubernetes pod's, Podman's bridge), which
+ * the calling thread has entered with the host's CAP_NET_ADMIN (init's
+ * user namespace owns nothing there): lo up, the ruleset (capture_install
+ * with `adopt`) always — even for a run without egress, so that nothing
+ * leaves the engine's interfaces but through the run's egress — then the
+ * DNS stub, the proxy listeners and, when p->capture, the capture
+ * listeners and the NFLOG socket, into *out (capture_fds_init'd first;
+ * closed again on error). `fail_commit` as for capture_install. 0 or
+ * -errno.
+ */
+int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds *out);
 
 /*
  * capture_listener — init's side: a listening TCP socket (backlog 128,

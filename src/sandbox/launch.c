@@ -1086,17 +1086,9 @@ static void secrets_env(struct child *c)
 
 static void loopback_up(const struct child *c)
 {
-        struct ifreq ifr;
-        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-        if (s < 0)
-                child_fail(c, STEP_LOOPBACK, errno);
-        memset(&ifr, 0, sizeof ifr);
-        strcpy(ifr.ifr_name, "lo");
-        TRY(c, STEP_LOOPBACK, ioctl(s, SIOCGIFFLAGS, &ifr));
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        TRY(c, STEP_LOOPBACK, ioctl(s, SIOCSIFFLAGS, &ifr));
-        close(s);
+        int r = capture_lo_up();
+        if (r < 0)
+                child_fail(c, STEP_LOOPBACK, -r);
 }
 
 /*
@@ -1109,14 +1101,9 @@ static void loopback_up(const struct child *c)
  */
 static void dns_stub(const struct child *c)
 {
-        struct sockaddr_in a = {.sin_family = AF_INET,
-                                .sin_port = htons(53),
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-
+        int s = capture_local_socket(SOCK_DGRAM, 53);
         if (s < 0)
-                child_fail(c, STEP_DNS, errno);
-        TRY(c, STEP_DNS, bind(s, (struct sockaddr *)&a, sizeof a));
+                child_fail(c, STEP_DNS, -s);
         struct rf_msg m = {.type = MSG_DNS};
         int r = rf_msg_send(c->chan, &m, s);
         if (r < 0)
@@ -1134,14 +1121,9 @@ static void egress_listeners(const struct child *c)
 {
         static const uint16_t ports[] = {RF_EGRESS_HTTP_PORT, RF_EGRESS_SOCKS_PORT};
         for (size_t i = 0; i < ARRAY_SIZE(ports); i++) {
-                struct sockaddr_in a = {.sin_family = AF_INET,
-                                        .sin_port = htons(ports[i]),
-                                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-                int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                int s = capture_local_socket(SOCK_STREAM, ports[i]);
                 if (s < 0)
-                        child_fail(c, STEP_EGRESS, errno);
-                TRY(c, STEP_EGRESS, bind(s, (struct sockaddr *)&a, sizeof a));
-                TRY(c, STEP_EGRESS, listen(s, 128));
+                        child_fail(c, STEP_EGRESS, -s);
                 struct rf_msg m = {.type = MSG_LISTEN, .value = ports[i]};
                 int r = rf_msg_send(c->chan, &m, s);
                 if (r < 0)
@@ -1171,7 +1153,7 @@ static void capture(const struct child *c)
 #else
         bool fail_commit = false;
 #endif
-        int r = capture_install(c->plan, fail_commit, &v6);
+        int r = capture_install(c->plan, fail_commit, false, &v6);
         if (r < 0)
                 child_fail(c, STEP_CAPTURE, -r);
         for (int fam = 0; fam < (v6 ? 2 : 1); fam++) {
@@ -2109,6 +2091,7 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
         out->pid = -1;
         out->pidfd = out->chan = -1;
         out->adopted = false;
+        capture_fds_init(&out->net);
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return rf_error_set(err, negative_errno(), "cannot create the run channel: %m");
@@ -2162,7 +2145,18 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                 }
         }
         pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
-        int clone_errno = errno;
+        int clone_errno = errno, adopt_r = 0;
+        /* an engine's network namespace (ringfence-oci): captured from here,
+         * still inside it with the host's capabilities, after the clone so
+         * that init never holds what is made (capture_adopt) */
+        if (pid > 0 && plan->adopt_net) {
+#ifdef RF_TEST_BUILD
+                bool fail_commit = plan->test_fail_step == STEP_CAPTURE;
+#else
+                bool fail_commit = false;
+#endif
+                adopt_r = capture_adopt(plan, fail_commit, &out->net);
+        }
         for (int i = 0; i < PLAN_JOIN_NS; i++)
                 if (own[i] >= 0) {
                         /* the supervisor: its own again (failing that, nothing
@@ -2191,6 +2185,17 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
         out->pidfd = pidfd;
         out->chan = sv[0];
         out->adopted = plan->clone_parent;
+        if (adopt_r < 0) {
+                r = adopt_r;
+                if (r == -EEXIST)
+                        rf_error_set(err, r,
+                                     "cannot capture in the engine's network namespace: it has "
+                                     "ringfence's table already (another container's capture)");
+                else
+                        rf_error_set(err, r, "cannot capture in the engine's network namespace: %s",
+                                     strerror(-r));
+                goto kill;
+        }
 
         struct rf_msg ready;
         r = rf_msg_recv(out->chan, &ready, NULL);
@@ -2244,6 +2249,7 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
         }
         return 0;
 kill:
+        capture_fds_close(&out->net);
         (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
         sandbox_reap(out, NULL);
         out->pid = -1;

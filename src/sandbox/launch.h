@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include "capture.h"
 #include "cgroup.h"
 #include "plan.h"
 #include "shared/error.h"
@@ -27,6 +28,9 @@ struct rf_child {
         int pidfd;    /* owned; a pidfd for init */
         int chan;     /* owned; supervisor end of the message channel */
         bool adopted; /* init is not our child (plan->clone_parent): no waitpid */
+        /* plan->adopt_net: what the capture of the engine's network namespace
+         * made, for the supervisor to take as if init had sent it */
+        struct capture_fds net;
 };
 
 /*

@@ -230,6 +230,11 @@ struct rf_plan {
          * this run sets up none of it and starts no egress process of its
          * own; a joined uts namespace keeps its host name. */
         int join_ns[PLAN_JOIN_NS];
+        /* the joined network namespace is an engine's (ringfence-oci: a
+         * Kubernetes pod's, Podman's bridge) with no ringfence run in it:
+         * the supervisor captures it (capture_adopt) and this run's egress
+         * is the namespace's, as if the run had made it */
+        bool adopt_net;
         /* sysctls init writes in the run's namespaces (plan_sysctl), as
          * "/proc/sys/a/b" paths and values, owned by the plan */
         const char *sysctl_path[PLAN_SYSCTL_MAX];

@@ -631,6 +631,45 @@ static void sup_on_timer(struct sup *s, int tfd)
         sup_kill(s);
 }
 
+static void sup_handle(struct sup *s, const struct rf_msg *m, int fd);
+
+/*
+ * An engine's network namespace, captured by the supervisor itself
+ * (plan->adopt_net, sandbox_spawn): what it made is taken exactly as init's
+ * messages would be, in init's order, with the same checks.
+ */
+static void sup_take_net(struct sup *s)
+{
+        struct capture_fds *f = &s->child.net;
+        const struct {
+                uint32_t type;
+                int32_t value;
+                int *fd;
+        } msgs[] = {
+                {MSG_DNS, 0, &f->dns},
+                {MSG_LISTEN, RF_EGRESS_HTTP_PORT, &f->http},
+                {MSG_LISTEN, RF_EGRESS_SOCKS_PORT, &f->socks},
+                {MSG_LISTEN, RF_EGRESS_CAPTURE_PORT, &f->cap4},
+                {MSG_LISTEN, RF_EGRESS_CAPTURE_PORT | CAPTURE_LISTEN_V6, &f->cap6},
+                {MSG_NFLOG, 0, &f->nflog},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(msgs); i++) {
+                if (*msgs[i].fd < 0)
+                        continue;
+                struct rf_msg m = {.type = msgs[i].type, .value = msgs[i].value};
+                int fd = *msgs[i].fd;
+                *msgs[i].fd = -1;
+                sup_handle(s, &m, fd);
+                if (s->state == RS_BROKEN)
+                        break;
+        }
+        if (s->state != RS_BROKEN && f->capture) {
+                struct rf_msg c = {.type = MSG_CAPTURE, .value = (int32_t)f->capture};
+                sup_handle(s, &c, -1);
+        }
+        capture_fds_close(f);
+}
+
 static void sup_on_msg(struct sup *s)
 {
         struct rf_msg m;
@@ -652,6 +691,14 @@ static void sup_on_msg(struct sup *s)
                 sup_kill(s);
                 return;
         }
+        sup_handle(s, &m, fd);
+}
+
+/* One message of init's (or of the capture of an engine's namespace,
+ * sup_take_net), with the fd it carried (owned, or -1). */
+static void sup_handle(struct sup *s, const struct rf_msg *mp, int fd)
+{
+        const struct rf_msg m = *mp;
         switch (m.type) {
         case MSG_PTY:
                 if (s->console && !s->console_given && fd >= 0) {
@@ -1626,6 +1673,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         plan->secrets_fd = safe_close(plan->secrets_fd);
         if (r < 0)
                 goto refuse;
+        if (plan->adopt_net)
+                sup_take_net(&s);
         if (s.direct_stdio) {
                 /* the engine's pipes are the command's alone: they end with
                  * it, never held open by the supervisor */

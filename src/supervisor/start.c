@@ -498,7 +498,9 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
                         continue;
                 if ((s->plan->join_ns[i] = fcntl(q->join_ns[i], F_DUPFD_CLOEXEC, 3)) < 0)
                         r = rf_error_set(err, negative_errno(), "the pod's namespaces: %m");
-                if (i == PLAN_JOIN_NET)
+                if (i == PLAN_JOIN_NET && q->adopt_net)
+                        s->plan->adopt_net = true; /* this run captures (an engine's) */
+                else if (i == PLAN_JOIN_NET)
                         s->plan->capture = false; /* the pod's run captures */
         }
         for (size_t i = 0; i < s->n_home_files; i++) /* the plan has its copies */

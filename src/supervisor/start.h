@@ -53,6 +53,9 @@ struct run_request {
         /* an OCI pod: the network, ipc and uts namespaces init is born in
          * (PLAN_JOIN_*: borrowed fds, -1 for a new one), or NULL: all new */
         const int *join_ns;
+        /* the joined network namespace is an engine's, for this run to
+         * capture and serve (plan->adopt_net); only with join_ns[NET] */
+        bool adopt_net;
         const struct cgroup_place *cgroup; /* an OCI container's cgroupsPath, or NULL:
                                             * "ringfence-<run id>" beneath ours */
         const char *term, *lang;           /* passed through, or NULL */

@@ -13,9 +13,10 @@
 # ringfence's filter, run -d / ps / logs / pause / unpause / stop / rm, the
 # terminal through the console socket (run -t), an agent annotation in the
 # audit log, exec (its status, environment and layers; -d; another user
-# refused with a clear line, not there yet), and the
-# engine's own network namespace refused (fail closed: joining one is not
-# there yet). Skipped where Podman or runc is not installed.
+# refused with a clear line, not there yet), and Podman's bridge network
+# (CNI), whose namespace ringfence-oci captures: a direct connection
+# refused, the allowlist's host answered (runc beside it as the control).
+# Skipped where Podman is not installed.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -205,11 +206,38 @@ like "$RF_OUT" "rcode=(NXDOMAIN|REFUSED)" "... its names answered by the pod's s
 pm pod rm -f -t 0 "$P"
 is "$RF_RC" 0 "podman pod rm -f: exit 0"
 
-# the engine's network namespace: fail closed
-pm "${RFO[@]}" run --rm --cgroup-parent "$CGPARENT" "$IMG" /bin/sh -c :
-isnt "$RF_RC" 0 "Podman's own network namespace (a path to join): refused"
-like "$RF_OUT" "joining the network namespace.*not a ringfence-oci container's" \
-	"... saying so (an engine's network would leave egress unenforced)"
+# Podman's bridge network (CNI): Podman makes the container's network
+# namespace, ringfence-oci captures it. Podman runs in the test's client
+# namespace (its bridge, NAT and the container's egress are there), which
+# reaches the test host; runc through the same Podman is the control.
+# shellcheck source=tests/helpers/egress-net.bash
+. "$RF_SRC/tests/helpers/egress-net.bash"
+pmc() { # pm, in the client namespace
+	local -a a=("$@")
+	RF_OUT=$(CONTAINERS_CONF=$TOP/containers.conf RINGFENCE_STATE_DIR=$RF_STATE \
+		timeout 120 nsenter --net=/run/netns/"$CNS" "$PODMAN" --root "$TOP/storage-vfs" \
+		--runroot "$TOP/runroot-vfs" --storage-driver vfs "${a[@]}" 2>&1 </dev/null)
+	RF_RC=$?
+}
+BRIDGE=(run --rm --cgroup-parent "$CGPARENT")
+if [ -n "$RUNC" ]; then
+	pmc --runtime "$RUNC" "${BRIDGE[@]}" "$IMG" /bin/rf-probe tcp-connect 169.254.169.254 8080
+	control=$RF_OUT
+else
+	control="no runc"
+fi
+if [[ $control != ok* ]]; then
+	skip "Podman's bridge network (4 cases)" "no control: runc in Podman's bridge network: $control"
+else
+	ok "control: runc in Podman's bridge network reaches the test host directly"
+	pmc "${RFO[@]}" "${BRIDGE[@]}" "$IMG" /bin/rf-probe tcp-connect 169.254.169.254 8080
+	like "$RF_OUT" "ECONNREFUSED" \
+		"ringfence-oci in Podman's bridge network: the direct connection refused by the capture"
+	pmc "${RFO[@]}" "${BRIDGE[@]}" --annotation "ringfence.io/allow-hosts=$net.2:8080" "$IMG" \
+		/bin/rf-probe http-get "$net.2" 8080 "$net.2:8080" /podman-bridge
+	is "$RF_RC" 0 "... with an allowlist annotation: exit 0"
+	like "$RF_OUT" "podman-bridge" "... the allowed host answers through the container's egress"
+fi
 
 # without a delegated root, Podman's cgroup for the container lies beside
 # conmon's, outside ringfence-oci's own: refused, nothing made

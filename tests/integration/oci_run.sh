@@ -217,11 +217,12 @@ refuse_case 'c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n[
 	"no network namespace" "the host's network namespace"
 refuse_case 'c["linux"]["namespaces"][1]["path"]="/proc/1/ns/net"
 c.get("annotations", {}).pop("ringfence.io/allow-hosts", None)' \
-	"joining the network namespace /proc/1/ns/net: (not a ringfence-oci container's|Permission denied)" \
+	"joining the network namespace /proc/1/ns/net: (the host's network namespace|Permission denied)" \
 	"joining the host's network namespace"
 refuse_case 'c["linux"]["namespaces"][1]["path"]="/proc/1/ns/net"
 c.setdefault("annotations", {})["ringfence.io/allow-hosts"] = "example.com:443"' \
-	"has the pod's egress" "joining a network namespace with egress of its own"
+	"joining the network namespace /proc/1/ns/net: (the host's network namespace|Permission denied)" \
+	"joining the host's network namespace with egress of its own"
 refuse_case 'del c["ociVersion"]' "ociVersion: required" "a config without ociVersion"
 refuse_case 'c["root"]["path"]="missing"' "rootfs .*missing" "a missing root"
 refuse_case 'c["hooks"]={"prestart":[{"path":"/bin/true"}]}' "hooks: not yet" "hooks"

@@ -346,8 +346,8 @@ static void test_overlay(void)
         memset(&err, 0, sizeof err);
         r = overlay_of("", "\"ringfence.io/allow-hosts\":\"api.example.com:443\"",
                        ",\"path\":\"/run/netns/pod\"", &o, &err);
-        is_int(r, -EOPNOTSUPP, "joining a network namespace with egress of its own: refused");
-        ok(strstr(err.msg, "pod's egress") != NULL, "... saying so (%s)", err.msg);
+        is_int(r, 0, "a network namespace by path with egress: left to oci_netns_use (%s)",
+               err.msg);
         policy_free(o);
 
         memset(&err, 0, sizeof err);
@@ -475,6 +475,56 @@ static void test_ceiling(void)
         policy_free(o);
 }
 
+/* oci_netns_use of a config with annotations `ann`, facts `f` */
+static int netns_use(const char *ann, struct oci_netns_facts f, struct rf_error *err)
+{
+        char doc[4096];
+        struct oci_spec *s = NULL;
+        snprintf(doc, sizeof doc, RUNNABLE, "", ann, ",\"path\":\"/run/netns/x\"");
+        memset(err, 0, sizeof *err);
+        int r = oci_spec_parse(doc, strlen(doc), &s, err);
+        if (r == 0)
+                r = oci_netns_use(s, &f, err);
+        oci_spec_free(s);
+        return r;
+}
+
+static void test_netns_use(void)
+{
+        struct rf_error err;
+        static const char hosts[] = "\"ringfence.io/allow-hosts\":\"api.example.com:443\"";
+        static const char cri_sb[] = "\"io.kubernetes.cri.container-type\":\"sandbox\"";
+        static const char cri_ct[] = "\"io.kubernetes.cri.container-type\":\"container\"";
+        static const char crio_ct[] = "\"io.kubernetes.cri-o.ContainerType\":\"container\"";
+        const struct oci_netns_facts owned = {.owned = true}, fresh = {0}, busy = {.busy = true},
+                                     host = {.host = true},
+                                     host_owned = {.host = true, .owned = true};
+
+        is_int(netns_use("", owned, &err), OCI_NETNS_JOIN,
+               "a pod's (a ringfence container's): joined");
+        is_int(netns_use(cri_ct, owned, &err), OCI_NETNS_JOIN,
+               "... a Kubernetes app container in its ringfence sandbox's: joined");
+        is_int(netns_use(hosts, owned, &err), -EOPNOTSUPP, "... with egress of its own: refused");
+        ok(strstr(err.msg, "pod's egress") != NULL, "... saying the pod's egress is its sandbox's");
+        is_int(netns_use("", fresh, &err), OCI_NETNS_ADOPT,
+               "a new namespace an engine made (Podman's bridge): captured by this container");
+        is_int(netns_use(cri_sb, fresh, &err), OCI_NETNS_ADOPT,
+               "... a Kubernetes pod's sandbox container's: captured");
+        is_int(netns_use(hosts, fresh, &err), OCI_NETNS_ADOPT,
+               "... with the egress the annotation allows");
+        is_int(netns_use(cri_ct, fresh, &err), -EOPNOTSUPP,
+               "a Kubernetes app container whose sandbox is not ringfence's: refused");
+        ok(strstr(err.msg, "sandbox is not a ringfence-oci") != NULL, "... saying so (%s)",
+           err.msg);
+        is_int(netns_use(crio_ct, fresh, &err), -EOPNOTSUPP, "... named by CRI-O: refused");
+        is_int(netns_use("", busy, &err), -EOPNOTSUPP,
+               "a namespace another runtime's processes are in: refused (never captured)");
+        is_int(netns_use(cri_sb, host, &err), -EOPNOTSUPP, "the host's namespace: refused");
+        ok(strstr(err.msg, "host's network namespace") != NULL, "... saying so (%s)", err.msg);
+        is_int(netns_use("", host_owned, &err), -EOPNOTSUPP,
+               "the host's, even with a ringfence container in it: refused");
+}
+
 int main(void)
 {
         test_ceiling();
@@ -483,5 +533,6 @@ int main(void)
         test_full();
         test_refusals();
         test_limits_and_unknowns();
+        test_netns_use();
         return done();
 }
