@@ -44,6 +44,7 @@
 
 #include "cli/cli.h"
 #include "config.h"
+#include "oci/hooks.h"
 #include "oci/request.h"
 #include "oci/seccomp.h"
 #include "sandbox/joinplan.h"
@@ -64,6 +65,9 @@
 #define OCI_ID_MAX       128
 /* a string literal appended to a json_buf, its length counted here */
 #define APPEND(b, lit) json_buf_append((b), (lit), sizeof(lit) - 1)
+
+static int oci_delete(int argc, char **argv);
+static int read_own(const char *path, size_t max, bool ours, char **buf, size_t *len);
 
 static struct {
         const char *root;
@@ -233,6 +237,8 @@ static void container_done(struct container *c)
         snprintf(path, sizeof path, "%s/start", c->dir);
         (void)unlink(path);
         snprintf(path, sizeof path, "%s/join", c->dir);
+        (void)unlink(path);
+        snprintf(path, sizeof path, "%s/hooks.json", c->dir);
         (void)unlink(path);
         (void)rmdir(c->ws);
         (void)rmdir(c->dir);
@@ -464,6 +470,25 @@ static void made_done(struct made *m)
         m->state_dir = NULL;
 }
 
+/* ROOT/ID/hooks.json: the config's poststart and poststop hooks, for
+ * `start` and `delete` (the bundle may be gone by then) */
+static int hooks_keep(const struct container *c, const struct oci_spec *s, struct rf_error *err)
+{
+        char path[PATH_MAX + 16];
+        struct json_buf b = {0};
+        /* a config of its own (oci_spec_parse wants a root) */
+        APPEND(&b, "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"/\"},\"hooks\":");
+        oci_hooks_json(s, &b);
+        APPEND(&b, "}\n");
+        snprintf(path, sizeof path, "%s/hooks.json", c->dir);
+        int fd = b.error ? -1
+                         : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        bool good = fd >= 0 && write(fd, b.data, b.len) == (ssize_t)b.len;
+        good = fd >= 0 && close(fd) == 0 && good;
+        json_buf_done(&b);
+        return good ? 0 : rf_error_set(err, -EIO, "%s: cannot write it", path);
+}
+
 static int made_begin(const char *id, struct bundle *b, struct made *m, struct rf_error *err)
 {
         int r;
@@ -479,6 +504,8 @@ static int made_begin(const char *id, struct bundle *b, struct made *m, struct r
                 return r;
         if (b->named_policy && (r = policy_ceiling(b->pfile, b->overlay, err)) < 0)
                 return r;
+        if (b->spec->n_hooks[OCI_HOOK_POSTSTART] || b->spec->n_hooks[OCI_HOOK_POSTSTOP])
+                return hooks_keep(&m->ct, b->spec, err);
         return 0;
 }
 
@@ -577,6 +604,12 @@ static int oci_run(int argc, char **argv)
         _cleanup_(bundle_done) struct bundle b = {0};
         if ((r = bundle_load("run", bundle, &b)) != 0 || (r = pod_join("run", &b)) != 0)
                 return r;
+        for (size_t st = 0; st < _OCI_HOOK_COUNT; st++)
+                if (b.spec->n_hooks[st]) {
+                        oci_error("run: hooks.%s: not with run yet (create and start run them)",
+                                  oci_hook_stage_name(st));
+                        return RF_EXIT_REFUSED;
+                }
         _cleanup_(made_done) struct made m = {.lock = -1};
         if (made_begin(id, &b, &m, &err) < 0) {
                 oci_print_error(&err);
@@ -700,11 +733,13 @@ static const char *held_status(const struct held *h, int *pid)
         return "stopped";
 }
 
-static void state_json(const struct held *h, struct json_buf *b)
+/* the spec's state of container `h`: its status and init's pid as its
+ * supervisor says (status NULL), or as given (a hook's state) */
+static void state_json_as(const struct held *h, const char *st, int pid, struct json_buf *b)
 {
-        int pid;
-        const char *st = held_status(h, &pid);
         char num[32];
+        if (!st)
+                st = held_status(h, &pid);
         APPEND(b, "{\"ociVersion\":\"1.2.1\",\"id\":");
         json_buf_append_string(b, h->id, strlen(h->id));
         APPEND(b, ",\"status\":");
@@ -733,6 +768,48 @@ static void state_json(const struct held *h, struct json_buf *b)
                         json_buf_append_string(b, a->str, a->len);
                 }
         APPEND(b, "}}");
+}
+
+static void state_json(const struct held *h, struct json_buf *b)
+{
+        state_json_as(h, NULL, 0, b);
+}
+
+/* Container `id`'s hooks of stage `st` (`s`: its config, or NULL: the
+ * later stages kept in ROOT/ID/hooks.json), with its state as `status`
+ * and `pid`. 0, or -errno with the line printed. */
+static int hooks_run(const char *id, const struct oci_spec *s, enum oci_hook_stage st,
+                     const char *status, int pid)
+{
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
+        struct json_buf b = {0};
+        int r = held_read(id, &h, &err);
+        if (r == 0) {
+                state_json_as(&h, status, pid, &b);
+                r = b.error ? -ENOMEM : oci_hooks_run(s, st, b.data, b.len, &err);
+        }
+        json_buf_done(&b);
+        if (r < 0)
+                oci_print_error(&err);
+        return r;
+}
+
+/* The later stages' hooks kept at create (ROOT/ID/hooks.json, written by
+ * made_begin only when there are some), read as a config. 0 with *s NULL
+ * when there are none. */
+static int hooks_load(const char *id, char **doc, struct oci_spec **s, struct rf_error *err)
+{
+        char path[PATH_MAX + 160];
+        size_t len = 0;
+        *s = NULL;
+        snprintf(path, sizeof path, "%s/%s/hooks.json", g.root, id);
+        int r = read_own(path, JSON_INPUT_MAX, true, doc, &len);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return rf_error_set(err, r, "container %s: its hooks: %s", id, strerror(-r));
+        return oci_spec_parse(*doc, len, s, err);
 }
 
 static int one_id(int argc, char **argv, const char *what, const char **id)
@@ -1095,8 +1172,6 @@ static int pod_join(const char *what, struct bundle *b)
 }
 
 /* ---- ps, events, update ---------------------------------------------------- */
-
-static int read_own(const char *path, size_t max, bool ours, char **buf, size_t *len);
 
 /* A stream (stdin), whole: at most `max` bytes, NUL-terminated. 0 or -errno. */
 static int read_stream(int fd, size_t max, char **buf, size_t *len)
@@ -1541,8 +1616,20 @@ static int oci_delete(int argc, char **argv)
         }
         memcpy(c.ws, c.dir, strlen(c.dir));
         memcpy(c.ws + strlen(c.dir), "/ws", 4);
+        /* poststop, once the container is gone: read first, with its state;
+         * a failing one is a warning (runtime-spec) */
+        _cleanup_free_ char *doc = NULL;
+        _cleanup_(oci_spec_freep) struct oci_spec *hs = NULL;
+        struct json_buf st = {0};
+        if (hooks_load(id, &doc, &hs, &err) < 0)
+                oci_error("delete: warning: %s", err.msg);
+        if (hs)
+                state_json_as(&h, "stopped", 0, &st);
         container_done(&c);
         (void)registry_prune(h.state_dir, h.run);
+        if (hs && (st.error || oci_hooks_run(hs, OCI_HOOK_POSTSTOP, st.data, st.len, &err) < 0))
+                oci_error("delete: warning: %s", st.error ? "out of memory" : err.msg);
+        json_buf_done(&st);
         return 0;
 }
 
@@ -1857,6 +1944,16 @@ static int oci_create(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
         close(p[0]);
+        /* prestart, then createRuntime: the container is built, its
+         * command held; one that fails ends it (delete, poststop included) */
+        static const enum oci_hook_stage early[] = {OCI_HOOK_PRESTART, OCI_HOOK_CREATE_RUNTIME};
+        for (size_t i = 0; i < ARRAY_SIZE(early); i++)
+                if (b.spec->n_hooks[early[i]] &&
+                    hooks_run(id, b.spec, early[i], "creating", pid) < 0) {
+                        char *del[] = {"delete", "--force", (char *)id, NULL};
+                        (void)oci_delete(3, del);
+                        return RF_EXIT_REFUSED;
+                }
         if (pid_file && (r = pid_file_write(pid_path, pid)) < 0) {
                 oci_error("create: --pid-file %s: %s", pid_file, strerror(-r));
                 char reply[CONTROL_MSG_MAX + 512];
@@ -1900,6 +1997,14 @@ static int oci_start(int argc, char **argv)
                           fd < 0 && errno == ENXIO ? "its supervisor is gone" : strerror(errno));
                 return 1;
         }
+        /* poststart: a failing one is a warning, the container runs on
+         * (runtime-spec) */
+        _cleanup_free_ char *doc = NULL;
+        _cleanup_(oci_spec_freep) struct oci_spec *hs = NULL;
+        if (hooks_load(id, &doc, &hs, &err) < 0)
+                oci_error("start: warning: %s", err.msg);
+        else if (hs && hooks_run(id, hs, OCI_HOOK_POSTSTART, "running", pid) < 0)
+                oci_error("start: warning: a poststart hook failed; the container runs");
         return 0;
 }
 
@@ -2339,7 +2444,7 @@ static int cmd_features(void)
         fputs("{\n"
               "  \"ociVersionMin\": \"1.0.0\",\n"
               "  \"ociVersionMax\": \"1.2.1\",\n"
-              "  \"hooks\": [],\n"
+              "  \"hooks\": [\"prestart\", \"createRuntime\", \"poststart\", \"poststop\"],\n"
               "  \"mountOptions\": [],\n"
               "  \"linux\": {\n"
               "    \"namespaces\": [\"cgroup\", \"ipc\", \"mount\", \"network\", \"pid\", "

@@ -468,6 +468,11 @@ static const char *const hook_stages[_OCI_HOOK_COUNT] = {
         [OCI_HOOK_POSTSTOP] = "poststop",
 };
 
+const char *oci_hook_stage_name(enum oci_hook_stage st)
+{
+        return (unsigned)st < _OCI_HOOK_COUNT ? hook_stages[st] : "?";
+}
+
 static int read_hooks(struct oci_spec *s, node_t *doc, struct rf_error *err)
 {
         char p[RF_ERROR_PATH_MAX], q[RF_ERROR_PATH_MAX];

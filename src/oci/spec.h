@@ -64,6 +64,9 @@ enum oci_hook_stage {
         _OCI_HOOK_COUNT,
 };
 
+/* oci_hook_stage_name — the config's name of stage `st` ("createRuntime", …). Pure. */
+const char *oci_hook_stage_name(enum oci_hook_stage st);
+
 enum oci_caps_set {
         OCI_CAPS_BOUNDING,
         OCI_CAPS_EFFECTIVE,
