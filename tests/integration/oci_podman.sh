@@ -227,7 +227,7 @@ else
 	control="no runc"
 fi
 if [[ $control != ok* ]]; then
-	skip "Podman's bridge network (4 cases)" "no control: runc in Podman's bridge network: $control"
+	skip "Podman's bridge network (7 cases)" "no control: runc in Podman's bridge network: $control"
 else
 	ok "control: runc in Podman's bridge network reaches the test host directly"
 	pmc "${RFO[@]}" "${BRIDGE[@]}" "$IMG" /bin/rf-probe tcp-connect 169.254.169.254 8080
@@ -237,6 +237,15 @@ else
 		/bin/rf-probe http-get "$net.2" 8080 "$net.2:8080" /podman-bridge
 	is "$RF_RC" 0 "... with an allowlist annotation: exit 0"
 	like "$RF_OUT" "podman-bridge" "... the allowed host answers through the container's egress"
+	# a pod on the bridge network: its infra container captures the
+	# namespace (no annotation: the pod has no egress), its containers join
+	P=rf-bpod-$$
+	pmc "${RFO[@]}" pod create --name "$P" --cgroup-parent "$CGPARENT"
+	is "$RF_RC" 0 "podman pod create on the bridge network: exit 0"
+	pmc "${RFO[@]}" run --rm --pod "$P" "$IMG" /bin/rf-probe tcp-connect 169.254.169.254 8080
+	like "$RF_OUT" "ECONNREFUSED" "... a container of the pod: the direct connection refused"
+	pmc pod rm -f -t 0 "$P"
+	is "$RF_RC" 0 "... podman pod rm -f: exit 0"
 fi
 
 # without a delegated root, Podman's cgroup for the container lies beside
