@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sandbox/hostuid.h"
 #include "shared/json.h"
 #include "shared/macro.h"
 
@@ -73,7 +74,7 @@ int cli_state_dir_path(const char *flag, char **ret, struct rf_error *err)
         if (!dir || !*dir)
                 dir = getenv("RINGFENCE_STATE_DIR");
         if (!dir || !*dir) {
-                if (geteuid() == 0)
+                if (hostuid_root()) /* root of a user namespace (rootless): its home's */
                         dir = "/var/lib/ringfence";
                 else {
                         const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");

@@ -51,6 +51,7 @@
 #include "sandbox/launch.h"
 #include "sandbox/steps.h"
 #include "oci/spec.h"
+#include "sandbox/hostuid.h"
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "shared/macro.h"
@@ -163,7 +164,8 @@ static void usage(FILE *f)
               "Not there yet (refused): checkpoint, restore.\n"
               "\n"
               "Global options:\n"
-              "  --root DIR           the containers' state (default " OCI_ROOT_DEFAULT ")\n"
+              "  --root DIR           the containers' state (default " OCI_ROOT_DEFAULT ";\n"
+              "                       rootless: $XDG_RUNTIME_DIR/ringfence-oci)\n"
               "  --state-dir DIR      ringfence's state dir (audit log, runs; default as\n"
               "                       ringfence's: engines pass no environment)\n"
               "  --cgroup-root PATH   a cgroup delegated to ringfence-oci: a container's\n"
@@ -2551,6 +2553,17 @@ int main(int argc, char **argv)
         if (i >= argc) {
                 usage(stderr);
                 return 1;
+        }
+        /* root of a user namespace an engine made (rootless Podman): its
+         * containers' state goes where runc's does, in XDG_RUNTIME_DIR */
+        _cleanup_free_ char *xdg_root = NULL;
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+        if (!strcmp(g.root, OCI_ROOT_DEFAULT) && !hostuid_root() && xdg && xdg[0] == '/') {
+                if (asprintf(&xdg_root, "%s/ringfence-oci", xdg) < 0) {
+                        oci_error("out of memory");
+                        return 1;
+                }
+                g.root = xdg_root;
         }
         if (g.root[0] != '/') {
                 oci_error("--root %s: an absolute path", g.root);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include "config.h"
 #include "hostuid.h"
 #include "shared/macro.h"
+#include "shared/procstat.h"
 
 static int open_lock_dir(void)
 {
@@ -39,6 +41,17 @@ static int open_lock_dir(void)
                 return -EPERM;
         }
         return fd;
+}
+
+bool hostuid_root(void)
+{
+        char buf[256];
+        if (getuid() != 0)
+                return false;
+        /* the initial user namespace maps every id to itself */
+        _cleanup_close_ int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+        return n > 0 && procstat_uid_map_initial(buf, (size_t)n);
 }
 
 int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err)

@@ -11,11 +11,20 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "shared/error.h"
 
 #define RF_RUN_UID_LOCK_DIR "/run/ringfence/uids"
+
+/*
+ * hostuid_root — whether this process is root of the host: uid 0 in the
+ * initial user namespace. Root of a user namespace an engine made (rootless
+ * Podman's) owns no host uid beyond its own: a run there maps its user to
+ * that uid, as an unprivileged caller's does, and allocates none.
+ */
+bool hostuid_root(void);
 
 /*
  * hostuid_allocate — pick a free uid in the configured range, lock it, and

@@ -1606,7 +1606,7 @@ static int plan_identity(struct rf_plan *p, const struct stat *ws, struct rf_err
         p->uid_lock_fd = -1;
         p->ws_owner_uid = ws->st_uid;
         p->ws_owner_gid = ws->st_gid;
-        if (getuid() == 0 && !(p->test_skip & (1ULL << STEP_IDMAP))) {
+        if (hostuid_root() && !(p->test_skip & (1ULL << STEP_IDMAP))) {
                 uid_t h;
                 if ((r = hostuid_allocate(&h, &p->uid_lock_fd, err)) < 0)
                         return r;

@@ -38,6 +38,31 @@ int procstat_parse(const char *buf, size_t len, struct procstat *out)
         return 0;
 }
 
+/* the next field of buf[*i..len): blanks skipped, then digits (at most 10)
+ * into *v; false when there are none or too many */
+static bool uid_field(const char *buf, size_t len, size_t *i, unsigned long long *v)
+{
+        while (*i < len && (buf[*i] == ' ' || buf[*i] == '\t'))
+                (*i)++;
+        size_t start = *i;
+        *v = 0;
+        for (; *i < len && *i - start < 10 && buf[*i] >= '0' && buf[*i] <= '9'; (*i)++)
+                *v = *v * 10 + (unsigned long long)(buf[*i] - '0');
+        return *i > start && (*i >= len || buf[*i] < '0' || buf[*i] > '9');
+}
+
+bool procstat_uid_map_initial(const char *buf, size_t len)
+{
+        unsigned long long inner, outer, count;
+        size_t i = 0;
+        if (!uid_field(buf, len, &i, &inner) || !uid_field(buf, len, &i, &outer) ||
+            !uid_field(buf, len, &i, &count))
+                return false;
+        if (i < len && buf[i] == '\n')
+                i++;
+        return i == len && inner == 0 && outer == 0 && count == 4294967295ULL;
+}
+
 int procstat_read(pid_t pid, struct procstat *out)
 {
         char path[32], buf[512];

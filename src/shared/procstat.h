@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,6 +23,15 @@ struct procstat {
  * STATE PPID ...", COMM ending at the last ')'. 0, or -EBADMSG. Pure.
  */
 int procstat_parse(const char *buf, size_t len, struct procstat *out);
+
+/*
+ * procstat_uid_map_initial — whether `buf` (len bytes, need not be
+ * NUL-terminated), a uid_map's text, is the initial user namespace's: one
+ * line mapping 0 to 0 for 4294967295 ids (fields separated by any blanks,
+ * an optional final newline). Anything else, and anything malformed: false.
+ * Pure.
+ */
+bool procstat_uid_map_initial(const char *buf, size_t len);
 
 /* procstat_read — /proc/PID/stat of `pid`, parsed. 0, -ESRCH when it is
  * gone (or not ours to see), -EBADMSG. */

@@ -1,7 +1,8 @@
 /*
  * fuzz_procstat.c — libFuzzer target for procstat_parse
  * (src/shared/procstat.c), which reads /proc/PID/stat's name, state and
- * parent for `ringfence-oci ps`, exec's attach check and delete.
+ * parent for `ringfence-oci ps`, exec's attach check and delete, and for
+ * procstat_uid_map_initial (is this the host's root, hostuid_root).
  *
  * The input is copied into a heap buffer of exactly its length (no NUL),
  * so a read past `len` is an ASan report. Beyond "no crash, no UB": an
@@ -25,6 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (procstat_parse(buf, size, &ps) == 0 &&
             (!memchr(ps.comm, '\0', sizeof ps.comm) || ps.ppid < 0 || ps.ppid > 0x3fffffff ||
              !memchr(buf, ')', size)))
+                abort();
+        /* the initial namespace's map is one line: no other bytes pass */
+        if (procstat_uid_map_initial(buf, size) &&
+            (size < 14 || memchr(buf, '1', size) == NULL || memchr(buf, '-', size)))
                 abort();
         free(buf);
         return 0;

@@ -41,5 +41,17 @@ int main(void)
         is_int(procstat_read(getpid(), &ps), 0, "control: this process's own line");
         ok(ps.ppid == getppid() && ps.state == 'R', "... its parent, running");
         is_int(procstat_read(0, &ps), -ESRCH, "pid 0: -ESRCH");
+
+#define MAP(lit) procstat_uid_map_initial(lit, sizeof(lit) - 1)
+        ok(MAP("         0          0 4294967295\n"), "uid_map: the initial namespace's");
+        ok(MAP("0 0 4294967295"), "... without the final newline");
+        ok(!MAP("         0       1000          1\n"), "... a rootless engine's (0 -> 1000): not");
+        ok(!MAP("0 0 4294967295\n1 1 1\n"), "... a second line: not");
+        ok(!MAP("0 0 4294967294\n"), "... one id short: not");
+        ok(!MAP("0 0 42949672950\n"), "... eleven digits: not");
+        ok(!MAP("0 0"), "... cut short: not");
+        ok(!MAP(""), "... empty: not");
+        ok(!MAP("0 0 4294967295x"), "... trailing garbage: not");
+        ok(procstat_uid_map_initial("0 0 4294967295\n", 4) == false, "... read past len: never");
         return done();
 }
