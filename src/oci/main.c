@@ -404,6 +404,32 @@ static void bundle_done(struct bundle *b)
                 b->join_ns[i] = safe_close(b->join_ns[i]);
 }
 
+/* Huge pages of `kb` KiB the host could give a container: its pool and
+ * overcommit (sysfs). 0 where the kernel has no such size. */
+static uint64_t hugepages_available(uint64_t kb)
+{
+        static const char *const files[] = {"nr_hugepages", "nr_overcommit_hugepages"};
+        uint64_t total = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+                char path[128], buf[32];
+                snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%llukB/%s",
+                         (unsigned long long)kb, files[i]);
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 && errno == ENOENT)
+                        return 0;
+                ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+                if (n <= 0)
+                        return UINT64_MAX; /* cannot tell: taken as some */
+                buf[n] = '\0';
+                char *end;
+                unsigned long long v = strtoull(buf, &end, 10);
+                if (end == buf || (*end && *end != '\n'))
+                        return UINT64_MAX;
+                total += v;
+        }
+        return total;
+}
+
 /* Read and check bundle `dir` for `what`: 0, or the exit status with the
  * line printed (nothing is made before this says yes). */
 static int bundle_load(const char *what, const char *dir, struct bundle *b)
@@ -433,6 +459,17 @@ static int bundle_load(const char *what, const char *dir, struct bundle *b)
                 return RF_EXIT_REFUSED;
         }
         b->named_policy = r == 1;
+        /* a huge page limit holds where the host has no such pages to give
+         * (ringfence has no hugetlb controller): Kubernetes writes a limit
+         * of 0 for every size into every container */
+        for (size_t i = 0; i < b->spec->n_hugepages; i++)
+                if (hugepages_available(b->spec->hugepages[i].page_kb) > 0) {
+                        oci_error("%s: linux.resources.hugepageLimits[%zu]: the host has huge "
+                                  "pages of %llu KiB to give and ringfence-oci cannot limit them "
+                                  "(no hugetlb controller): refused",
+                                  what, i, (unsigned long long)b->spec->hugepages[i].page_kb);
+                        return RF_EXIT_REFUSED;
+                }
         const char *cp = b->spec->cgroups_path;
         if (cp && cp[0]) {
                 if ((r = cgroup_path_check(cp, strlen(cp))) < 0) {
@@ -535,6 +572,9 @@ static struct run_request request_of(const struct bundle *b, const struct made *
                 .cgroup = b->cgroup.path ? &b->cgroup : NULL,
                 .join_ns = b->joins ? b->join_ns : NULL,
                 .adopt_net = b->adopt_net,
+                .has_oom_score_adj = sp->has_oom_score_adj,
+                .oom_score_adj = (int)sp->oom_score_adj,
+                .cpu_shares = sp->cpu_shares,
                 .uid = getuid(),
                 .raw_terminal = true, /* the container's output is the engine's */
                 .note = hook_note,

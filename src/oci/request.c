@@ -302,15 +302,13 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
          * (the defaults engines write are what a run has anyway) */
         if (s->has_umask && s->umask != 022)
                 return refuse(err, "process.user.umask", "a umask other than 022: not yet");
-        if (s->has_oom_score_adj && s->oom_score_adj != 0)
-                return refuse(err, "process.oomScoreAdj", "an OOM score adjustment: not yet");
         if (s->domainname && s->domainname[0])
                 return refuse(err, "domainname", "a NIS domain name: not yet");
         if (s->memory_swap && s->memory_swap != s->memory_limit)
                 return refuse(err, "linux.resources.memory.swap",
                               "a swap limit other than the memory limit: not yet");
-        if (s->cpu_shares && s->cpu_shares != 1024)
-                return refuse(err, "linux.resources.cpu.shares", "cpu shares: not yet");
+        if (s->cpu_shares && (s->cpu_shares < 2 || s->cpu_shares > 262144))
+                return rf_error_set(err, -EINVAL, "linux.resources.cpu.shares: 2-262144");
         if ((s->cpu_cpus && s->cpu_cpus[0]) || (s->cpu_mems && s->cpu_mems[0]))
                 return refuse(err, "linux.resources.cpu", "cpus and mems: not yet");
         if ((r = check_namespaces(s, err)) < 0)

@@ -468,6 +468,20 @@ static const char *const hook_stages[_OCI_HOOK_COUNT] = {
         [OCI_HOOK_POSTSTOP] = "poststop",
 };
 
+uint64_t oci_page_size_kb(const char *s)
+{
+        uint64_t n = 0;
+        size_t i = 0;
+        for (; s[i] >= '0' && s[i] <= '9' && i < 6; i++)
+                n = n * 10 + (uint64_t)(s[i] - '0');
+        if (i == 0 || n == 0)
+                return 0;
+        unsigned shift = s[i] == 'K' ? 0 : s[i] == 'M' ? 10 : s[i] == 'G' ? 20 : 99;
+        if (shift == 99 || s[i + 1] != 'B' || s[i + 2] != '\0' || n > (16ULL << 20) >> shift)
+                return 0;
+        return n << shift;
+}
+
 const char *oci_hook_stage_name(enum oci_hook_stage st)
 {
         return (unsigned)st < _OCI_HOOK_COUNT ? hook_stages[st] : "?";
@@ -679,8 +693,7 @@ static int read_devices(struct oci_spec *s, node_t *lx, struct rf_error *err)
 
 static int read_resources(struct oci_spec *s, node_t *lx, struct rf_error *err)
 {
-        static const char *const res_not[] = {"blockIO", "hugepageLimits", "network", "rdma",
-                                              "unified"};
+        static const char *const res_not[] = {"blockIO", "network", "rdma", "unified"};
         static const char *const mem_not[] = {
                 "reservation",      "kernel",       "kernelTCP",        "swappiness",
                 "disableOOMKiller", "useHierarchy", "checkBeforeUpdate"};
@@ -700,6 +713,31 @@ static int read_resources(struct oci_spec *s, node_t *lx, struct rf_error *err)
         dev = json_object_get(res, "devices");
         if (dev && (r = want_type(dev, JSON_ARRAY, "linux.resources.devices", err)) < 0)
                 return r;
+        /* huge page limits: read; ringfence-oci runs them only where the
+         * host has no such pages to give (main.c) */
+        node_t *hp = json_object_get(res, "hugepageLimits"), *e;
+        if (hp) {
+                kp_key(p, sizeof p, kp, "hugepageLimits");
+                if ((r = want_type(hp, JSON_ARRAY, p, err)) < 0)
+                        return r;
+                if (hp->n_items > OCI_HUGEPAGES_MAX)
+                        return fail(err, hp, p, -E2BIG, "more than %d", OCI_HUGEPAGES_MAX);
+                JSON_FOREACH(e, hp)
+                {
+                        char q[RF_ERROR_PATH_MAX];
+                        struct oci_hugepage *h = &s->hugepages[s->n_hugepages];
+                        const char *size = NULL;
+                        kp_index(q, sizeof q, p, s->n_hugepages);
+                        if ((r = want_type(e, JSON_OBJECT, q, err)) < 0 ||
+                            (r = get_str(e, "pageSize", q, &size, err)) < 0 ||
+                            (r = get_u64(e, "limit", q, UINT64_MAX, &h->limit, NULL, err)) < 0)
+                                return r;
+                        if (!size || !(h->page_kb = oci_page_size_kb(size)))
+                                return fail(err, e, q, -EINVAL,
+                                            "pageSize: a size like 2MB or 1GB, required");
+                        s->n_hugepages++;
+                }
+        }
         if ((r = want_object(res, "memory", kp, &mem, err)) < 0)
                 return r;
         if (mem) {

@@ -36,6 +36,7 @@
 #define OCI_PATHS_MAX         256 /* maskedPaths, readonlyPaths */
 #define OCI_SYSCTL_MAX        64
 #define OCI_HOOKS_MAX         32 /* per stage */
+#define OCI_HUGEPAGES_MAX     8  /* linux.resources.hugepageLimits entries */
 #define OCI_ANNOTATIONS_MAX   256
 #define OCI_SYSCALLS_MAX      1024 /* linux.seccomp.syscalls entries */
 #define OCI_SYSCALL_NAMES_MAX 512  /* names in one entry */
@@ -63,6 +64,13 @@ enum oci_hook_stage {
         OCI_HOOK_POSTSTOP,
         _OCI_HOOK_COUNT,
 };
+
+/*
+ * oci_page_size_kb — a hugepageLimits pageSize ("64KB", "2MB", "1GB":
+ * digits, a K, M or G, then B) in KiB: 0 for anything else, or past 16 GB.
+ * Pure.
+ */
+uint64_t oci_page_size_kb(const char *s);
 
 /* oci_hook_stage_name — the config's name of stage `st` ("createRuntime", …). Pure. */
 const char *oci_hook_stage_name(enum oci_hook_stage st);
@@ -195,6 +203,11 @@ struct oci_spec {
         uint64_t cpu_shares, cpu_quota, cpu_period;
         bool has_cpu_quota;
         const char *cpu_cpus, *cpu_mems;
+        struct oci_hugepage {
+                uint64_t page_kb; /* pageSize in KiB ("2MB": 2048) */
+                uint64_t limit;   /* bytes */
+        } hugepages[OCI_HUGEPAGES_MAX];
+        size_t n_hugepages;
         struct oci_kv *sysctl;
         size_t n_sysctl;
         struct oci_seccomp seccomp;

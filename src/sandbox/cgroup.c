@@ -496,6 +496,15 @@ static int make_run_dir(struct rf_cgroup *cg, int h)
 
 /* ---- limits ----------------------------------------------------------------- */
 
+uint64_t cgroup_cpu_weight(uint64_t shares)
+{
+        if (shares < 2)
+                shares = 2;
+        if (shares > 262144)
+                shares = 262144;
+        return 1 + ((shares - 2) * 9999) / 262142;
+}
+
 static void apply_limits(struct rf_cgroup *cg, const struct rf_limits *lim)
 {
         /* µs per period; the kernel wants quota >= 1 ms: tiny shares get a 1 s period */
@@ -516,6 +525,9 @@ static void apply_limits(struct rf_cgroup *cg, const struct rf_limits *lim)
                          (unsigned long long)period);
                 if (lim->cpus_milli && write_at(d, "cpu.max", buf) == 0)
                         cg->enforced |= CGROUP_REQ_CPU;
+                if (lim->cpu_shares &&
+                    write_u64_at(d, "cpu.weight", cgroup_cpu_weight(lim->cpu_shares)) == 0)
+                        cg->enforced |= CGROUP_REQ_CPU_SHARES;
                 return;
         }
         if (lim->memory && cg->dir[H_MEMORY] >= 0 &&
@@ -531,6 +543,9 @@ static void apply_limits(struct rf_cgroup *cg, const struct rf_limits *lim)
             write_u64_at(cg->dir[H_CPU], "cpu.cfs_period_us", period) == 0 &&
             write_u64_at(cg->dir[H_CPU], "cpu.cfs_quota_us", quota) == 0)
                 cg->enforced |= CGROUP_REQ_CPU;
+        if (lim->cpu_shares && cg->dir[H_CPU] >= 0 &&
+            write_u64_at(cg->dir[H_CPU], "cpu.shares", lim->cpu_shares) == 0)
+                cg->enforced |= CGROUP_REQ_CPU_SHARES;
 }
 
 static void setup_oom_watch(struct rf_cgroup *cg)
@@ -623,12 +638,13 @@ int cgroup_create_at(const char *run_id, const struct cgroup_place *place,
                 bool hybrid = cg->dir[H_V2] >= 0 && !cg->v2_limits;
                 static const unsigned need[_H_MAX] = {[H_MEMORY] = CGROUP_REQ_MEMORY,
                                                       [H_PIDS] = CGROUP_REQ_PIDS,
-                                                      [H_CPU] = CGROUP_REQ_CPU};
+                                                      [H_CPU] = CGROUP_REQ_CPU |
+                                                                CGROUP_REQ_CPU_SHARES};
                 if (!cg->v2_limits)
                         for (int h = H_MEMORY; h < _H_MAX; h++) {
                                 /* only when asked, or placed: an engine reads its
                                  * container's accounting at the path it named */
-                                if (h == H_CPU && !lim->cpus_milli && !place)
+                                if (h == H_CPU && !lim->cpus_milli && !lim->cpu_shares && !place)
                                         continue;
                                 if (h >= H_CPUACCT && !place)
                                         continue; /* accounting alone */
@@ -668,11 +684,13 @@ int cgroup_create_at(const char *run_id, const struct cgroup_place *place,
         if (missing) {
                 const char *what = (missing & CGROUP_REQ_MEMORY) ? "memory"
                                    : (missing & CGROUP_REQ_PIDS) ? "pids"
-                                                                 : "cpu";
+                                   : (missing & CGROUP_REQ_CPU)  ? "cpu"
+                                                                 : "cpu shares";
+                const char *ctrl = (missing & (CGROUP_REQ_MEMORY | CGROUP_REQ_PIDS)) ? what : "cpu";
                 r = rf_error_set(err, -EOPNOTSUPP,
                                  "cannot enforce the %s limit: no writable %s cgroup beneath "
                                  "ringfence's own (cgroup mode: %s)",
-                                 what, what, cgroup_mode_name(cg->mode));
+                                 what, ctrl, cgroup_mode_name(cg->mode));
                 cgroup_destroy(cg);
                 return r;
         }

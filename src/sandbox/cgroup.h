@@ -39,13 +39,21 @@ struct rf_limits {
         uint64_t memory;     /* bytes, 0 = none */
         uint64_t pids;       /* 0 = none */
         uint64_t cpus_milli; /* 0 = none */
+        uint64_t cpu_shares; /* relative cpu weight as v1's cpu.shares (2-262144), 0 = none */
         unsigned required; /* CGROUP_REQ_*: limits the user asked for (refuse if not enforceable) */
 };
 enum {
         CGROUP_REQ_MEMORY = 1 << 0,
         CGROUP_REQ_PIDS = 1 << 1,
         CGROUP_REQ_CPU = 1 << 2,
+        CGROUP_REQ_CPU_SHARES = 1 << 3,
 };
+
+/*
+ * cgroup_cpu_weight — v2's cpu.weight (1-10000) for v1's cpu.shares
+ * (2-262144, clamped), the conversion runc and crun use. Pure.
+ */
+uint64_t cgroup_cpu_weight(uint64_t shares);
 
 struct rf_cgroup_stats {
         uint64_t memory_peak;    /* bytes, 0 if unknown */

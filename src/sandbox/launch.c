@@ -2220,6 +2220,15 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                              rf_step_name(STEP_UIDMAP), strerror(-r));
                 goto kill;
         }
+        if (plan->has_oom_score_adj) {
+                char v[16];
+                snprintf(v, sizeof v, "%d", plan->oom_score_adj);
+                if ((r = write_file(pid, "oom_score_adj", v)) < 0) {
+                        rf_error_set(err, r, "cannot set the OOM score adjustment %d: %s",
+                                     plan->oom_score_adj, strerror(-r));
+                        goto kill;
+                }
+        }
         if (plan->map_as_root && (r = send_trees(plan, pid, out->chan, err)) < 0)
                 goto kill;
         if (plan->secrets_fd >= 0) {

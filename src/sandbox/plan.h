@@ -235,6 +235,10 @@ struct rf_plan {
          * the supervisor captures it (capture_adopt) and this run's egress
          * is the namespace's, as if the run had made it */
         bool adopt_net;
+        /* an OCI container's process.oomScoreAdj, written for init by the
+         * supervisor after the clone (inherited by the command) */
+        bool has_oom_score_adj;
+        int oom_score_adj;
         /* sysctls init writes in the run's namespaces (plan_sysctl), as
          * "/proc/sys/a/b" paths and values, owned by the plan */
         const char *sysctl_path[PLAN_SYSCTL_MAX];

@@ -491,8 +491,15 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
                 .n_home_files = s->n_home_files,
         };
         r = plan_build(&in, &s->plan, err);
-        if (r == 0)
+        if (r == 0) {
                 s->plan->clone_parent = q->held != NULL;
+                s->plan->has_oom_score_adj = q->has_oom_score_adj;
+                s->plan->oom_score_adj = q->oom_score_adj;
+                if (q->cpu_shares) {
+                        s->plan->limits.cpu_shares = q->cpu_shares;
+                        s->plan->limits.required |= CGROUP_REQ_CPU_SHARES;
+                }
+        }
         for (int i = 0; r == 0 && q->join_ns && i < PLAN_JOIN_NS; i++) {
                 if (q->join_ns[i] < 0)
                         continue;

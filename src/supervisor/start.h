@@ -56,6 +56,11 @@ struct run_request {
         /* the joined network namespace is an engine's, for this run to
          * capture and serve (plan->adopt_net); only with join_ns[NET] */
         bool adopt_net;
+        /* an OCI container's process.oomScoreAdj (-1000..1000), and its
+         * relative cpu weight (linux.resources.cpu.shares, 0: none) */
+        bool has_oom_score_adj;
+        int oom_score_adj;
+        uint64_t cpu_shares;
         const struct cgroup_place *cgroup; /* an OCI container's cgroupsPath, or NULL:
                                             * "ringfence-<run id>" beneath ours */
         const char *term, *lang;           /* passed through, or NULL */

@@ -525,6 +525,45 @@ static void test_netns_use(void)
                "the host's, even with a ringfence container in it: refused");
 }
 
+static void test_kubernetes_fields(void)
+{
+        struct rf_error err = {0};
+        struct oci_spec *s = NULL;
+        /* what the CRI writes into every container: an OOM score
+         * adjustment, cpu shares, huge page limits of 0 */
+        static const char doc[] =
+                "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+                "\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],\"cwd\":\"/\","
+                "\"oomScoreAdj\":-998},"
+                "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},"
+                "{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}],"
+                "\"resources\":{\"cpu\":{\"shares\":2},\"hugepageLimits\":["
+                "{\"pageSize\":\"2MB\",\"limit\":0},{\"pageSize\":\"1GB\",\"limit\":0}]}}}";
+        int r = oci_spec_parse(doc, sizeof doc - 1, &s, &err);
+        is_int(r, 0, "a Kubernetes container's config parses (%s)", err.msg);
+        ok(s && s->n_hugepages == 2 && s->hugepages[0].page_kb == 2048 &&
+                   s->hugepages[1].page_kb == 1048576 && s->hugepages[1].limit == 0,
+           "... its huge page limits, by size in KiB");
+        ok(s && s->has_oom_score_adj && s->oom_score_adj == -998 && s->cpu_shares == 2,
+           "... its OOM score adjustment and cpu shares");
+        struct rf_policy *o = policy_new();
+        r = s ? oci_overlay(s, o, &err) : -1;
+        is_int(r, 0, "... a run takes them (%s)", err.msg);
+        policy_free(o);
+        oci_spec_free(s);
+
+        is_int((int)oci_page_size_kb("64KB"), 64, "pageSize 64KB");
+        is_int((int)oci_page_size_kb("2MB"), 2048, "pageSize 2MB");
+        is_int((int)oci_page_size_kb("16GB"), 16 << 20, "pageSize 16GB");
+        is_int((int)oci_page_size_kb("17GB"), 0, "pageSize past 16 GB: 0");
+        is_int((int)oci_page_size_kb("2mb"), 0, "pageSize in lower case: 0");
+        is_int((int)oci_page_size_kb("2M"), 0, "pageSize without B: 0");
+        is_int((int)oci_page_size_kb("MB"), 0, "pageSize without digits: 0");
+        is_int((int)oci_page_size_kb("0MB"), 0, "pageSize 0: 0");
+        is_int((int)oci_page_size_kb("2MBx"), 0, "pageSize with trailing bytes: 0");
+        is_int((int)oci_page_size_kb("9999999KB"), 0, "pageSize of seven digits: 0");
+}
+
 int main(void)
 {
         test_ceiling();
@@ -534,5 +573,6 @@ int main(void)
         test_refusals();
         test_limits_and_unknowns();
         test_netns_use();
+        test_kubernetes_fields();
         return done();
 }
