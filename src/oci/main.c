@@ -990,7 +990,9 @@ static int oci_kill(int argc, char **argv)
         }
         int pid;
         if (!strcmp(held_status(&h, &pid), "stopped")) {
-                oci_error("kill: container %s is not running", id);
+                /* runc's words: the shims take "container not running" for
+                 * a process already gone, not for a failed kill */
+                oci_error("kill: %s: container not running", id);
                 return 1;
         }
         if (sig == SIGKILL) {
@@ -1179,6 +1181,21 @@ static int pod_join(const char *what, struct bundle *b)
                 bool owned = container_of_ns(kinds[k].kind, &st, hint, owner) == 0;
                 if (ns->type == OCI_NS_NETWORK) {
                         struct oci_netns_facts f = {.owned = owned, .host = netns_host(&st)};
+                        const char *mine = oci_spec_annotation(sp, OCI_ANN_ALLOW_HOSTS);
+                        if (owned && mine) {
+                                /* containerd passes a pod's annotations on to
+                                 * its containers: the pod's egress, restated */
+                                struct rf_error e2 = {0};
+                                _cleanup_(held_done) struct held oh = {.fd = -1};
+                                const struct json_node *a =
+                                        held_read(owner, &oh, &e2) == 0 && oh.annotations
+                                                ? json_object_get(oh.annotations,
+                                                                  OCI_ANN_ALLOW_HOSTS)
+                                                : NULL;
+                                f.pods_egress = a && a->type == JSON_STRING &&
+                                                a->len == strlen(mine) &&
+                                                !memcmp(a->str, mine, a->len);
+                        }
                         f.busy = !owned && !f.host && netns_busy(&st);
                         struct rf_error err = {0};
                         int use = oci_netns_use(sp, &f, &err);

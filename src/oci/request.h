@@ -41,12 +41,16 @@ struct oci_netns_facts {
         bool owned; /* a live ringfence-oci container's init is in it (same --root) */
         bool host;  /* the host's (pid 1's) or ringfence-oci's own */
         bool busy;  /* some process is in it (not owned: another runtime's container) */
+        /* owned: the container's OCI_ANN_ALLOW_HOSTS is the owner's, word for
+         * word (an engine passing the pod's annotations to its containers) */
+        bool pods_egress;
 };
 
 /*
  * oci_netns_use — the decision for spec `s` joining a network namespace by
  * path, given `f`: OCI_NETNS_JOIN for a pod's (a container with egress of
- * its own is refused: the pod's egress is its sandbox's); OCI_NETNS_ADOPT
+ * its own is refused: the pod's egress is its sandbox's — unless it is
+ * the sandbox's own, restated: f->pods_egress); OCI_NETNS_ADOPT
  * for a new namespace an engine made (Podman's bridge, a Kubernetes pod's
  * sandbox container); refused (-EOPNOTSUPP, err saying why): the host's, a
  * busy one no ringfence container is in, and a Kubernetes app container

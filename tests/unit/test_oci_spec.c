@@ -506,6 +506,10 @@ static void test_netns_use(void)
                "... a Kubernetes app container in its ringfence sandbox's: joined");
         is_int(netns_use(hosts, owned, &err), -EOPNOTSUPP, "... with egress of its own: refused");
         ok(strstr(err.msg, "pod's egress") != NULL, "... saying the pod's egress is its sandbox's");
+        const struct oci_netns_facts restated = {.owned = true, .pods_egress = true};
+        is_int(netns_use(hosts, restated, &err), OCI_NETNS_JOIN,
+               "... the sandbox's own egress restated (containerd passes pod annotations on): "
+               "joined");
         is_int(netns_use("", fresh, &err), OCI_NETNS_ADOPT,
                "a new namespace an engine made (Podman's bridge): captured by this container");
         is_int(netns_use(cri_sb, fresh, &err), OCI_NETNS_ADOPT,
