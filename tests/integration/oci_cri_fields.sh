@@ -11,8 +11,10 @@
 # config's cpu.shares (v1) or the weight runc would write (v2), as runc's
 # has; huge page limits run where the host has no such pages to give (its
 # sysfs pool and overcommit both 0, read as the control) and are refused
-# where it has some (ringfence has no hugetlb controller); values out of
-# range are refused (125) and leave nothing.
+# where it has some (ringfence has no hugetlb controller); additionalGids
+# (the image's groups of the user) are taken and the container runs with
+# none (one gid is mapped: none could grant anything); values out of range
+# are refused (125) and leave nothing.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -146,6 +148,13 @@ else
 	like "$RF_OUT" "cannot limit them" "... saying so"
 fi
 run_rt ringfence delete --force "$ID-x"
+
+# the image's groups of the user, as the CRI writes them (Alpine's root)
+config 'c["process"]["user"]["additionalGids"] = [0, 1, 2, 3, 4, 6, 10, 11, 20, 26, 27]
+c["process"]["args"] = ["/bin/sh", "-c", "grep ^Groups: /proc/self/status"]'
+run_rt ringfence run --bundle "$B" "$ID-x"
+is "$RF_RC" 0 "additionalGids (Alpine root's groups, as the CRI writes them): the container runs"
+like "$RF_OUT" "^Groups:[[:space:]]*\$" "... with no group it could not hold (one gid mapped: none would grant anything)"
 
 config 'c["process"]["oomScoreAdj"] = 1001'
 run_rt ringfence create --bundle "$B" "$ID-x"

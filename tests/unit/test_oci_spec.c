@@ -537,8 +537,8 @@ static void test_kubernetes_fields(void)
          * adjustment, cpu shares, huge page limits of 0 */
         static const char doc[] =
                 "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
-                "\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],\"cwd\":\"/\","
-                "\"oomScoreAdj\":-998},"
+                "\"process\":{\"user\":{\"uid\":0,\"gid\":0,\"additionalGids\":[0,1,10,27]},"
+                "\"args\":[\"sh\"],\"cwd\":\"/\",\"oomScoreAdj\":-998},"
                 "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},"
                 "{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}],"
                 "\"resources\":{\"cpu\":{\"shares\":2},\"hugepageLimits\":["
@@ -552,7 +552,7 @@ static void test_kubernetes_fields(void)
            "... its OOM score adjustment and cpu shares");
         struct rf_policy *o = policy_new();
         r = s ? oci_overlay(s, o, &err) : -1;
-        is_int(r, 0, "... a run takes them (%s)", err.msg);
+        is_int(r, 0, "... a run takes them, the image's groups of the user too (%s)", err.msg);
         policy_free(o);
         oci_spec_free(s);
 
