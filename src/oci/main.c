@@ -575,6 +575,7 @@ static struct run_request request_of(const struct bundle *b, const struct made *
                 .has_oom_score_adj = sp->has_oom_score_adj,
                 .oom_score_adj = (int)sp->oom_score_adj,
                 .cpu_shares = sp->cpu_shares,
+                .keep_secrets = oci_spec_annotation(sp, OCI_ANN_SECRETS),
                 .uid = getuid(),
                 .raw_terminal = true, /* the container's output is the engine's */
                 .note = hook_note,

@@ -242,6 +242,11 @@ int oci_netns_use(const struct oci_spec *s, const struct oci_netns_facts *f, str
 
 static int add_annotations(const struct oci_spec *s, struct rf_policy *o, struct rf_error *err)
 {
+        /* secrets come from the operator's named policy only: the
+         * annotation (the pod author's) picks among its grants */
+        if (oci_spec_annotation(s, OCI_ANN_SECRETS) && !oci_spec_annotation(s, OCI_ANN_POLICY))
+                return refuse(err, "annotations." OCI_ANN_SECRETS,
+                              "secrets are a named policy's grants: name it with " OCI_ANN_POLICY);
         const char *agent = oci_spec_annotation(s, OCI_ANN_AGENT);
         const char *hosts = oci_spec_annotation(s, OCI_ANN_ALLOW_HOSTS);
         int r;

@@ -21,6 +21,7 @@
 #define OCI_ANN_ALLOW_HOSTS "ringfence.io/allow-hosts" /* rules, comma-separated */
 #define OCI_ANN_POLICY      "ringfence.io/policy"      /* /etc/ringfence/policies/NAME.json */
 #define OCI_POLICY_DIR      "/etc/ringfence/policies"
+#define OCI_ANN_SECRETS     "ringfence.io/secrets" /* the policy's grants kept, by name */
 #define OCI_AGENT_DEFAULT   "container"
 #define OCI_TMPFS_MAX       (16ULL << 30) /* the largest tmpfs= a config may ask */
 

@@ -869,6 +869,70 @@ int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err
         return 0;
 }
 
+/* the next name of a comma-separated list at *s (blanks trimmed) into
+ * out[SECRET_TARGET_MAX + 1]: 1, 0 at the end, -EINVAL (empty, too long) */
+static int next_name(const char **s, char *out)
+{
+        const char *p = *s;
+        if (!*p)
+                return 0;
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        *s = e ? e + 1 : p + n;
+        while (n && (*p == ' ' || *p == '\t'))
+                p++, n--;
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+                n--;
+        if (n == 0 || n > SECRET_TARGET_MAX)
+                return -EINVAL;
+        memcpy(out, p, n);
+        out[n] = '\0';
+        return 1;
+}
+
+int policy_keep_secrets(struct rf_policy *p, const char *names, struct rf_error *err)
+{
+        char name[SECRET_TARGET_MAX + 1], why[256];
+        bool keep[SECRET_BINDINGS_MAX] = {false};
+        size_t listed = 0;
+        int r;
+
+        if (p->n_secrets > SECRET_BINDINGS_MAX)
+                return rf_error_set(err, -E2BIG, "more than %d secret bindings",
+                                    SECRET_BINDINGS_MAX);
+        for (const char *s = names; (r = next_name(&s, name)) != 0;) {
+                if (r < 0 || ++listed > SECRET_BINDINGS_MAX)
+                        return rf_error_set(err, -EINVAL,
+                                            "secrets: names, comma-separated (at most %d, of "
+                                            "at most %d bytes)",
+                                            SECRET_BINDINGS_MAX, SECRET_TARGET_MAX);
+                bool found = false;
+                for (size_t i = 0; i < p->n_secrets; i++) {
+                        struct secret_binding b;
+                        if (secret_binding_parse(p->secrets[i], strlen(p->secrets[i]), &b, why,
+                                                 sizeof why) < 0)
+                                continue;
+                        if (!strcmp(b.name, name))
+                                keep[i] = found = true;
+                        secret_binding_clear(&b);
+                }
+                if (!found)
+                        return rf_error_set(err, -ENOENT, "secrets: the policy grants no secret %s",
+                                            name);
+        }
+        if (listed == 0)
+                return rf_error_set(err, -EINVAL, "secrets: no name");
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_secrets; i++) {
+                if (keep[i])
+                        p->secrets[n++] = p->secrets[i];
+                else
+                        free(p->secrets[i]);
+        }
+        p->n_secrets = n;
+        return 0;
+}
+
 int policy_set_upstream_ca(struct rf_policy *p, const char *path, const char **why)
 {
         size_t n = strlen(path);

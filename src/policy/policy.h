@@ -339,6 +339,16 @@ int policy_add_publish(struct rf_policy *p, const struct policy_publish *pp, str
  * on success. -E2BIG past SECRET_BINDINGS_MAX, -EINVAL if unparsable.
  */
 int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err);
+/*
+ * policy_keep_secrets — keep only the bindings of `p` named in `names`
+ * (comma-separated binding names, blanks around each ignored; at most
+ * SECRET_BINDINGS_MAX of at most SECRET_TARGET_MAX bytes): a container of
+ * a pod picking, by name, which of its policy's grants it gets. A name no
+ * binding of `p` has is refused (-ENOENT, naming it): a container never
+ * asks for a secret its policy does not grant. Empty names: -EINVAL.
+ * Pure. 0 or -errno with err set.
+ */
+int policy_keep_secrets(struct rf_policy *p, const char *names, struct rf_error *err);
 
 /*
  * policy_set_limit — set one numeric setting from its command-line text,

@@ -352,6 +352,8 @@ static int start_policy(struct start *s, struct rf_error *err)
                 r = (s->pol = policy_new()) ? 0 : -ENOMEM;
         if (r >= 0 && q->overlay)
                 r = policy_merge(s->pol, q->overlay, err);
+        if (r >= 0 && q->keep_secrets)
+                r = policy_keep_secrets(s->pol, q->keep_secrets, err);
         if (r >= 0)
                 r = policy_apply_defaults(s->pol);
         if (r >= 0)

@@ -61,6 +61,9 @@ struct run_request {
         bool has_oom_score_adj;
         int oom_score_adj;
         uint64_t cpu_shares;
+        /* the policy's secret grants kept, by binding name (comma-separated;
+         * policy_keep_secrets), or NULL: all of them */
+        const char *keep_secrets;
         const struct cgroup_place *cgroup; /* an OCI container's cgroupsPath, or NULL:
                                             * "ringfence-<run id>" beneath ours */
         const char *term, *lang;           /* passed through, or NULL */

@@ -4,11 +4,13 @@
  * sizes/durations/cpus including overflow, the CLI setters, merge, limits,
  * defaults, loading files, and the canonical JSON output.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "policy/binding.h"
 #include "policy/policy.h"
 #include "shared/json.h"
 #include "tap.h"
@@ -1948,6 +1950,50 @@ static void test_rootfs(void)
         policy_free(bad);
 }
 
+/* a policy with env bindings A, B and a file binding C (their texts canonical) */
+static struct rf_policy *three_secrets(void)
+{
+        static const char *const b[] = {
+                "{\"deliver\":\"env\",\"from\":\"store:a\",\"name\":\"A\"}",
+                "{\"deliver\":\"env\",\"from\":\"store:b\",\"name\":\"B\"}",
+                "{\"deliver\":\"file\",\"from\":\"store:c\",\"name\":\"c.pem\"}"};
+        struct rf_policy *p = policy_new();
+        for (size_t i = 0; p && i < 3; i++) {
+                struct rf_error err = {0};
+                char *t = strdup(b[i]);
+                if (!t || policy_add_secret(p, t, &err) < 0)
+                        abort();
+        }
+        return p;
+}
+
+static void test_keep_secrets(void)
+{
+        struct rf_error err = {0};
+        struct rf_policy *p = three_secrets();
+        is_int(policy_keep_secrets(p, "c.pem, A", &err), 0, "keep secrets by name: A and c.pem");
+        ok(p->n_secrets == 2 && strstr(p->secrets[0], "\"A\"") && strstr(p->secrets[1], "c.pem"),
+           "... the two, in the policy's order, B gone");
+        policy_free(p);
+
+        p = three_secrets();
+        memset(&err, 0, sizeof err);
+        is_int(policy_keep_secrets(p, "A,D", &err), -ENOENT,
+               "a name the policy does not grant: refused");
+        ok(strstr(err.msg, "grants no secret D") != NULL, "... naming it (%s)", err.msg);
+        is_int((int)p->n_secrets, 3, "... the policy left as it was");
+        memset(&err, 0, sizeof err);
+        is_int(policy_keep_secrets(p, "A,,B", &err), -EINVAL, "an empty name: refused");
+        is_int(policy_keep_secrets(p, "", &err), -EINVAL, "no name at all: refused");
+        char longname[SECRET_TARGET_MAX + 8];
+        memset(longname, 'x', sizeof longname - 1);
+        longname[sizeof longname - 1] = '\0';
+        is_int(policy_keep_secrets(p, longname, &err), -EINVAL, "a name past the bound: refused");
+        is_int(policy_keep_secrets(p, " B ", &err), 0, "blanks around a name: trimmed");
+        is_int((int)p->n_secrets, 1, "... B alone");
+        policy_free(p);
+}
+
 int main(void)
 {
         test_rootfs();
@@ -1977,6 +2023,7 @@ int main(void)
         test_protected_errors();
         test_protected_setter();
         test_protected_merge_dup_json();
+        test_keep_secrets();
 #ifdef RF_EXAMPLES_DIR
         test_examples();
 #endif
