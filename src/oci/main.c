@@ -38,6 +38,7 @@
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -387,6 +388,10 @@ struct bundle {
         int join_ns[PLAN_JOIN_NS];
         char pod[OCI_ID_MAX + 1];
         bool adopt_net; /* join_ns[PLAN_JOIN_NET] is an engine's, captured by this run */
+        /* linux.devices, each with the host's node found (devices_find) */
+        struct plan_device devices[OCI_DEVICES_MAX];
+        char *device_host[OCI_DEVICES_MAX]; /* owned */
+        size_t n_devices;
 };
 
 static int pod_join(const char *what, struct bundle *b);
@@ -402,6 +407,96 @@ static void bundle_done(struct bundle *b)
         b->seccomp.filter = NULL;
         for (int i = 0; b->joins && i < PLAN_JOIN_NS; i++)
                 b->join_ns[i] = safe_close(b->join_ns[i]);
+        for (size_t i = 0; i < b->n_devices; i++)
+                free(b->device_host[i]);
+        b->n_devices = 0;
+}
+
+static void closedirp(DIR **d)
+{
+        if (*d)
+                closedir(*d);
+}
+
+#define DEV_SCAN_MAX 8192 /* entries of the host's /dev a device is looked for in */
+
+/* A host node the container's user can open: its "other" bits (the node
+ * is bound with its host owner and mode). */
+static bool dev_usable(const struct stat *st)
+{
+        return (st->st_mode & 0006) == 0006;
+}
+
+/* The host's node of type `type` (S_IFCHR, S_IFBLK) and number `rdev`
+ * beneath /dev (at most 3 levels, DEV_SCAN_MAX entries), one the
+ * container's user can open when `usable`, into out. 0 or -ENOENT. */
+static int dev_scan(const char *dir, int depth, mode_t type, dev_t rdev, bool usable, size_t *seen,
+                    char *out, size_t len)
+{
+        _cleanup_(closedirp) DIR *d = opendir(dir);
+        if (!d)
+                return -ENOENT;
+        for (struct dirent *e; (e = readdir(d)) && (*seen)++ < DEV_SCAN_MAX;) {
+                char path[PATH_MAX];
+                struct stat st;
+                if (e->d_name[0] == '.' ||
+                    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+                    lstat(path, &st) < 0)
+                        continue;
+                if ((st.st_mode & S_IFMT) == type && st.st_rdev == rdev &&
+                    (!usable || dev_usable(&st))) {
+                        snprintf(out, len, "%s", path);
+                        return 0;
+                }
+                if (S_ISDIR(st.st_mode) && depth < 3 &&
+                    dev_scan(path, depth + 1, type, rdev, usable, seen, out, len) == 0)
+                        return 0;
+        }
+        return -ENOENT;
+}
+
+/* linux.devices: each the host's node of the same type and numbers — at
+ * the same path if it is there, else the first beneath /dev — which the
+ * container's user can open (the node's "other" bits: ringfence binds the
+ * host's node, with its owner and mode, and makes none). 0, or the exit
+ * status with the line printed. */
+static int devices_find(const char *what, struct bundle *b)
+{
+        const struct oci_spec *sp = b->spec;
+        for (size_t i = 0; i < sp->n_devices; i++) {
+                const struct oci_device *d = &sp->devices[i];
+                mode_t type = d->type == 'b' ? S_IFBLK : S_IFCHR;
+                dev_t rdev = makedev((unsigned)d->major, (unsigned)d->minor);
+                char host[PATH_MAX];
+                struct stat st;
+                size_t seen = 0, seen2 = 0;
+                /* the config's own path, else a node the user can open,
+                 * else any (to say why it cannot be used) */
+                if (!(lstat(d->path, &st) == 0 && (st.st_mode & S_IFMT) == type &&
+                      st.st_rdev == rdev && snprintf(host, sizeof host, "%s", d->path) > 0) &&
+                    dev_scan("/dev", 0, type, rdev, true, &seen, host, sizeof host) < 0 &&
+                    dev_scan("/dev", 0, type, rdev, false, &seen2, host, sizeof host) < 0) {
+                        oci_error("%s: linux.devices[%zu] %.200s (%c %lld:%lld): no such node on "
+                                  "the host (ringfence-oci binds the host's nodes, it makes none)",
+                                  what, i, d->path, d->type, (long long)d->major,
+                                  (long long)d->minor);
+                        return RF_EXIT_REFUSED;
+                }
+                if (stat(host, &st) < 0 || !dev_usable(&st)) {
+                        oci_error("%s: linux.devices[%zu] %.200s: the host's node %.200s is mode "
+                                  "%04o: the container's user could not open it",
+                                  what, i, d->path, host, (unsigned)(st.st_mode & 07777));
+                        return RF_EXIT_REFUSED;
+                }
+                if (!(b->device_host[i] = strdup(host))) {
+                        oci_error("%s: out of memory", what);
+                        return RF_EXIT_REFUSED;
+                }
+                b->devices[i] = (struct plan_device){
+                        .path = d->path, .host = b->device_host[i], .type = type};
+                b->n_devices = i + 1;
+        }
+        return 0;
 }
 
 /* Huge pages of `kb` KiB the host could give a container: its pool and
@@ -470,6 +565,8 @@ static int bundle_load(const char *what, const char *dir, struct bundle *b)
                                   what, i, (unsigned long long)b->spec->hugepages[i].page_kb);
                         return RF_EXIT_REFUSED;
                 }
+        if ((r = devices_find(what, b)) != 0)
+                return r;
         const char *cp = b->spec->cgroups_path;
         if (cp && cp[0]) {
                 if ((r = cgroup_path_check(cp, strlen(cp))) < 0) {
@@ -575,6 +672,8 @@ static struct run_request request_of(const struct bundle *b, const struct made *
                 .has_oom_score_adj = sp->has_oom_score_adj,
                 .oom_score_adj = (int)sp->oom_score_adj,
                 .cpu_shares = sp->cpu_shares,
+                .devices = b->devices,
+                .n_devices = b->n_devices,
                 .keep_secrets = oci_spec_annotation(sp, OCI_ANN_SECRETS),
                 .uid = getuid(),
                 .raw_terminal = true, /* the container's output is the engine's */
@@ -1044,12 +1143,6 @@ static int oci_pause_resume(int argc, char **argv, bool pause)
 }
 
 /* ---- a pod: joining its sandbox container's namespaces ------------------------ */
-
-static void closedirp(DIR **d)
-{
-        if (*d)
-                closedir(*d);
-}
 
 #define OCI_SCAN_MAX 4096 /* containers under --root a pod's namespace is looked for in */
 

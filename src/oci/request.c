@@ -291,10 +291,12 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
          * file it sees (its image, its binds: idmapped the same way) is
          * owned by that gid or by none it could hold; the kernel would
          * refuse setgroups() with an unmapped gid. docs/OCI.md. */
-        if (s->n_devices)
-                return refuse(err, "linux.devices",
-                              "devices: not yet (a run has /dev/null, "
-                              "zero, full, random, urandom, tty)");
+        /* devices: the host's nodes, bound (ringfence-oci finds them) */
+        for (size_t i = 0; i < s->n_devices; i++)
+                if (s->devices[i].type == 'p')
+                        return refuse(err, "linux.devices",
+                                      "a FIFO device: not supported (a run binds the host's "
+                                      "character and block devices)");
         if (s->n_uid_mappings || s->n_gid_mappings)
                 return refuse(err, "linux.uidMappings",
                               "id mappings: not yet (ringfence maps the container's user to a host "

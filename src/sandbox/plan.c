@@ -436,6 +436,35 @@ static int add_etc(struct rf_plan *p)
         return 0;
 }
 
+/* an OCI bundle's devices: each the host's node, bound like null's, its
+ * directories beneath /dev made first */
+static int add_devices(struct rf_plan *p, const struct plan_input *in)
+{
+        if (in->n_devices > PLAN_DEVICES_MAX)
+                return -E2BIG;
+        for (size_t i = 0; i < in->n_devices; i++) {
+                const struct plan_device *d = &in->devices[i];
+                struct plan_op *op;
+                if (strncmp(d->path, "/dev/", 5) != 0 || (d->type != S_IFCHR && d->type != S_IFBLK))
+                        return -EINVAL;
+                for (const char *sl = strchr(d->path + 5, '/'); sl; sl = strchr(sl + 1, '/')) {
+                        char *dir = plan_printf(p, "%.*s", (int)(sl - d->path), d->path);
+                        if (!dir || !(op = op_add(p, OP_DIR, STEP_DEV, dir)))
+                                return dir ? -E2BIG : -ENOMEM;
+                        op->mode = 0755;
+                }
+                char *dst = plan_strdup(p, d->path), *src = plan_strdup(p, d->host);
+                if (!dst || !src)
+                        return -ENOMEM;
+                if (!(op = op_add(p, OP_BIND, STEP_DEV, dst)))
+                        return -E2BIG;
+                op->src = src;
+                op->flags = OPF_DEVICE;
+                op->mode = d->type;
+        }
+        return 0;
+}
+
 static int add_dev(struct rf_plan *p, uint64_t shm_size)
 {
         static const char *const nodes[] = {"/dev/null",   "/dev/zero",    "/dev/full",
@@ -1726,7 +1755,8 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
                                      strerror(-r));
                         goto fail;
                 }
-        if ((r = add_etc(p)) < 0 || (r = add_dev(p, pol->shm_size)) < 0 || (r = add_proc(p)) < 0)
+        if ((r = add_etc(p)) < 0 || (r = add_dev(p, pol->shm_size)) < 0 ||
+            (r = add_devices(p, in)) < 0 || (r = add_proc(p)) < 0)
                 goto fail;
         if (!op_add(p, OP_DIR, STEP_ROOTFS, "/run")) {
                 r = -E2BIG;

@@ -314,7 +314,16 @@ struct plan_mount {
         uint64_t size; /* tmpfs bytes */
         mode_t mode;   /* tmpfs mode */
 };
-#define PLAN_MOUNTS_MAX          256
+#define PLAN_MOUNTS_MAX 256
+
+/* A device an OCI bundle asks for (linux.devices): the host's node `host`
+ * bound at `path` (beneath /dev) — a run makes no node of its own */
+struct plan_device {
+        const char *path; /* absolute inside, beneath /dev, no "." or ".." component */
+        const char *host; /* the host's node of the same type and numbers */
+        mode_t type;      /* S_IFCHR or S_IFBLK */
+};
+#define PLAN_DEVICES_MAX         256
 #define PLAN_MOUNT_TMPFS_DEFAULT (64ULL << 20) /* an OCI tmpfs without size= */
 
 struct plan_input {
@@ -334,6 +343,8 @@ struct plan_input {
         size_t n_readonly;
         const struct plan_mount *mounts; /* an OCI bundle's own (with a rootfs) */
         size_t n_mounts;
+        const struct plan_device *devices; /* an OCI bundle's linux.devices */
+        size_t n_devices;
         const struct plan_sysctl *sysctl;
         size_t n_sysctl;
         const struct rf_seccomp_plan *seccomp_extra; /* a container's profile (copied), or NULL */

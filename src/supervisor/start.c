@@ -462,6 +462,8 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
                 .readonly = q->readonly,
                 .n_readonly = q->n_readonly,
                 .mounts = q->mounts,
+                .devices = q->devices,
+                .n_devices = q->n_devices,
                 .n_mounts = q->n_mounts,
                 .sysctl = q->sysctl,
                 .n_sysctl = q->n_sysctl,

@@ -47,6 +47,8 @@ struct run_request {
         size_t n_readonly;
         const struct plan_mount *mounts; /* an OCI bundle's binds and tmpfs (with a rootfs) */
         size_t n_mounts;
+        const struct plan_device *devices; /* an OCI bundle's devices, host nodes found */
+        size_t n_devices;
         const struct plan_sysctl *sysctl; /* an OCI bundle's namespaced sysctls */
         size_t n_sysctl;
         const struct rf_seccomp_plan *seccomp_extra; /* an OCI container's profile, or NULL */
