@@ -390,6 +390,8 @@ struct bundle {
         bool adopt_net; /* join_ns[PLAN_JOIN_NET] is an engine's, captured by this run */
         /* linux.devices, each with the host's node found (devices_find) */
         struct plan_device devices[OCI_DEVICES_MAX];
+        bool host_ids; /* linux.uidMappings/gidMappings: the host ids of its user */
+        uint32_t host_uid, host_gid;
         char *device_host[OCI_DEVICES_MAX]; /* owned */
         size_t n_devices;
 };
@@ -549,6 +551,7 @@ static int bundle_load(const char *what, const char *dir, struct bundle *b)
             (r = oci_sysctls(b->spec, b->sysctl, &b->n_sysctl, &err)) < 0 ||
             (b->spec->seccomp.present &&
              (r = oci_seccomp_build(&b->spec->seccomp, &b->seccomp, &err)) < 0) ||
+            (r = oci_host_ids(b->spec, &b->host_ids, &b->host_uid, &b->host_gid, &err)) < 0 ||
             (r = oci_policy_path(b->spec, b->pfile, sizeof b->pfile, &err)) < 0) {
                 oci_print_error(&err);
                 return RF_EXIT_REFUSED;
@@ -674,6 +677,9 @@ static struct run_request request_of(const struct bundle *b, const struct made *
                 .cpu_shares = sp->cpu_shares,
                 .devices = b->devices,
                 .n_devices = b->n_devices,
+                .host_ids = b->host_ids,
+                .host_uid = b->host_uid,
+                .host_gid = b->host_gid,
                 .keep_secrets = oci_spec_annotation(sp, OCI_ANN_SECRETS),
                 .uid = getuid(),
                 .raw_terminal = true, /* the container's output is the engine's */

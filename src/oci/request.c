@@ -212,6 +212,36 @@ static int check_namespaces(const struct oci_spec *s, struct rf_error *err)
         return 0;
 }
 
+/* the host id of container id `id` through `maps`: 0, or -ENOENT */
+static int idmap_find(const struct oci_idmap *maps, size_t n, uint32_t id, uint32_t *out)
+{
+        for (size_t i = 0; i < n; i++)
+                if (id >= maps[i].container_id && id - maps[i].container_id < maps[i].size) {
+                        *out = maps[i].host_id + (id - maps[i].container_id);
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int oci_host_ids(const struct oci_spec *s, bool *has, uint32_t *uid, uint32_t *gid,
+                 struct rf_error *err)
+{
+        *has = false;
+        if (!s->n_uid_mappings && !s->n_gid_mappings)
+                return 0;
+        if (!s->n_uid_mappings || !s->n_gid_mappings)
+                return refuse(err, "linux.uidMappings", "uid and gid mappings go together");
+        if (idmap_find(s->uid_mappings, s->n_uid_mappings, s->uid, uid) < 0)
+                return refuse(err, "linux.uidMappings", "no range holds the user %u", s->uid);
+        if (idmap_find(s->gid_mappings, s->n_gid_mappings, s->gid, gid) < 0)
+                return refuse(err, "linux.gidMappings", "no range holds the group %u", s->gid);
+        if (*uid == 0 || *gid == 0)
+                return refuse(err, *uid == 0 ? "linux.uidMappings" : "linux.gidMappings",
+                              "the container's user mapped to the host's root: refused");
+        *has = true;
+        return 0;
+}
+
 int oci_netns_use(const struct oci_spec *s, const struct oci_netns_facts *f, struct rf_error *err)
 {
         const char *cri = oci_spec_annotation(s, OCI_ANN_CRI_TYPE);
@@ -297,10 +327,6 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
                         return refuse(err, "linux.devices",
                                       "a FIFO device: not supported (a run binds the host's "
                                       "character and block devices)");
-        if (s->n_uid_mappings || s->n_gid_mappings)
-                return refuse(err, "linux.uidMappings",
-                              "id mappings: not yet (ringfence maps the container's user to a host "
-                              "uid of its own)");
         /* the runtime's-namespace stages run (hooks.c); these two run in
          * the container's namespaces, which are its init's alone */
         if (s->n_hooks[OCI_HOOK_CREATE_CONTAINER] || s->n_hooks[OCI_HOOK_START_CONTAINER])

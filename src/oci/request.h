@@ -61,6 +61,16 @@ struct oci_netns_facts {
 int oci_netns_use(const struct oci_spec *s, const struct oci_netns_facts *f, struct rf_error *err);
 
 /*
+ * oci_host_ids — the host ids spec `s`'s user maps to through its
+ * linux.uidMappings and gidMappings (both, or neither: *has false): the
+ * mapping range holding process.user.uid, and the one holding its gid.
+ * Refused (-EOPNOTSUPP, err naming the key): mappings of only one kind, a
+ * user or group no range holds, one mapped to the host's root (0). Pure.
+ */
+int oci_host_ids(const struct oci_spec *s, bool *has, uint32_t *uid, uint32_t *gid,
+                 struct rf_error *err);
+
+/*
  * oci_overlay — the settings of spec `s` onto overlay `o` (a fresh
  * policy): env, limits (memory, pids, cpu quota, RLIMIT_NOFILE), the agent
  * and allow rules of the annotations. Refuses (-EOPNOTSUPP, err naming the

@@ -1628,20 +1628,26 @@ static int add_rootfs(struct rf_plan *p, const struct plan_input *in, const char
         return 0;
 }
 
-static int plan_identity(struct rf_plan *p, const struct stat *ws, struct rf_error *err)
+static int plan_identity(struct rf_plan *p, const struct plan_input *in, const struct stat *ws,
+                         struct rf_error *err)
 {
         int r;
 
         p->uid_lock_fd = -1;
         p->ws_owner_uid = ws->st_uid;
         p->ws_owner_gid = ws->st_gid;
-        if (hostuid_root() && !(p->test_skip & (1ULL << STEP_IDMAP))) {
-                uid_t h;
-                if ((r = hostuid_allocate(&h, &p->uid_lock_fd, err)) < 0)
+        bool root = hostuid_root();
+        if (in->host_ids && (!root || in->host_uid == 0 || in->host_gid == 0))
+                return rf_error_set(err, -EPERM, "an id mapping of its own: %s",
+                                    root ? "never to the host's root"
+                                         : "only where ringfence runs as the host's root");
+        if (root && !(p->test_skip & (1ULL << STEP_IDMAP))) {
+                uid_t h = in->host_uid;
+                if (!in->host_ids && (r = hostuid_allocate(&h, &p->uid_lock_fd, err)) < 0)
                         return r;
                 p->map_as_root = true;
                 p->host_uid = h;
-                p->host_gid = (gid_t)h;
+                p->host_gid = in->host_ids ? in->host_gid : (gid_t)h;
                 p->uid = ws->st_uid;
                 p->gid = ws->st_gid;
         } else {
@@ -1716,7 +1722,7 @@ int plan_build(const struct plan_input *in, struct rf_plan **ret, struct rf_erro
         }
         p->ws_dev = st.st_dev;
         p->ws_ino = st.st_ino;
-        if ((r = plan_identity(p, &st, err)) < 0)
+        if ((r = plan_identity(p, in, &st, err)) < 0)
                 goto fail;
         /* A workspace that contains the run's home provides it: no private
          * home tmpfs then (it would mean creating directories on the host

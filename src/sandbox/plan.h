@@ -398,6 +398,12 @@ struct plan_input {
         size_t n_home_rels;
         bool pinned;
         uid_t pin_uid; /* the caller: only its own paths are idmapped */
+        /* an OCI bundle's own id mapping (linux.uidMappings): the run's user
+         * maps to these host ids instead of one allocated (the host's root
+         * only) */
+        bool host_ids;
+        uid_t host_uid;
+        gid_t host_gid;
         const struct plan_pin *pins;
         size_t n_pins;
 };

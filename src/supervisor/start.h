@@ -66,6 +66,11 @@ struct run_request {
         /* the policy's secret grants kept, by binding name (comma-separated;
          * policy_keep_secrets), or NULL: all of them */
         const char *keep_secrets;
+        /* an OCI bundle's own id mapping: the host ids its user maps to
+         * (plan_input.host_ids), or none: one allocated */
+        bool host_ids;
+        uid_t host_uid;
+        gid_t host_gid;
         const struct cgroup_place *cgroup; /* an OCI container's cgroupsPath, or NULL:
                                             * "ringfence-<run id>" beneath ours */
         const char *term, *lang;           /* passed through, or NULL */

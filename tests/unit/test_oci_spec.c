@@ -568,6 +568,57 @@ static void test_kubernetes_fields(void)
         is_int((int)oci_page_size_kb("9999999KB"), 0, "pageSize of seven digits: 0");
 }
 
+/* oci_host_ids of a runnable config with a user namespace and `maps`
+ * (the linux object's uidMappings/gidMappings members, or "") */
+static int host_ids(const char *user, const char *maps, bool *has, uint32_t *u, uint32_t *g,
+                    struct rf_error *err)
+{
+        char doc[2048];
+        struct oci_spec *s = NULL;
+        snprintf(doc, sizeof doc,
+                 "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+                 "\"process\":{\"user\":%s,\"args\":[\"sh\"],\"cwd\":\"/\"},"
+                 "\"linux\":{\"namespaces\":[{\"type\":\"user\"},{\"type\":\"pid\"}]%s}}",
+                 user, maps);
+        memset(err, 0, sizeof *err);
+        int r = oci_spec_parse(doc, strlen(doc), &s, err);
+        if (r == 0)
+                r = oci_host_ids(s, has, u, g, err);
+        oci_spec_free(s);
+        return r;
+}
+
+static void test_host_ids(void)
+{
+        struct rf_error err;
+        bool has = true;
+        uint32_t u = 0, g = 0;
+        static const char root[] = "{\"uid\":0,\"gid\":0}";
+        is_int(host_ids(root, "", &has, &u, &g, &err), 0, "no id mappings: none");
+        ok(!has, "... the run allocates its host uid");
+        is_int(host_ids("{\"uid\":1000,\"gid\":100}",
+                        ",\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
+                        "\"gidMappings\":[{\"containerID\":0,\"hostID\":200000,\"size\":1},"
+                        "{\"containerID\":100,\"hostID\":300000,\"size\":10}]",
+                        &has, &u, &g, &err),
+               0, "Podman --userns=auto's mappings (%s)", err.msg);
+        ok(has && u == 101000 && g == 300000, "... the user's and group's host ids (%u, %u)", u, g);
+        is_int(host_ids(root,
+                        ",\"uidMappings\":[{\"containerID\":0,\"hostID\":0,\"size\":1}],"
+                        "\"gidMappings\":[{\"containerID\":0,\"hostID\":5000,\"size\":1}]",
+                        &has, &u, &g, &err),
+               -EOPNOTSUPP, "the user mapped to the host's root: refused");
+        ok(strstr(err.msg, "host's root") != NULL, "... saying so (%s)", err.msg);
+        is_int(host_ids("{\"uid\":1000,\"gid\":0}",
+                        ",\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":1000}],"
+                        "\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":1}]",
+                        &has, &u, &g, &err),
+               -EOPNOTSUPP, "a user no range holds (1000 past 0+1000): refused");
+        is_int(host_ids(root, ",\"uidMappings\":[{\"containerID\":0,\"hostID\":9,\"size\":1}]",
+                        &has, &u, &g, &err),
+               -EOPNOTSUPP, "uid mappings without gid mappings: refused");
+}
+
 int main(void)
 {
         test_ceiling();
@@ -578,5 +629,6 @@ int main(void)
         test_limits_and_unknowns();
         test_netns_use();
         test_kubernetes_fields();
+        test_host_ids();
         return done();
 }
