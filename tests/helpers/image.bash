@@ -26,3 +26,24 @@ make_image() {
 	echo "from-the-image" >"$img/etc/marker"
 	chmod -R a+rX "$img"
 }
+
+# oci_cgroup_path CONFIG PATH — CONFIG's linux.cgroupsPath set to PATH: a
+# runtime given none makes its cgroup at the hierarchies' root (runc's
+# /ID), and tests create cgroups only beneath their own
+oci_cgroup_path() {
+	python3 - "$1" "$2" <<'PY' || bail_out "cannot set cgroupsPath"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c.setdefault("linux", {})["cgroupsPath"] = sys.argv[2]
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+PY
+}
+
+# oci_cgroup_rm PATH — PATH and what is beneath it removed in every
+# hierarchy (empty by then: the runtimes removed their leaves)
+oci_cgroup_rm() {
+	local d
+	for d in /sys/fs/cgroup/*/"${1#/}" /sys/fs/cgroup/"${1#/}"; do
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+	done
+}

@@ -94,12 +94,17 @@ like "$(fact output)" "out-of-ringfence" "the command ran, its output on the shi
 is "$(fact state_after)" stopped "after the end: stopped"
 is "$(fact delete_rc)" 0 "delete: exit 0"
 is "$(fact left)" 0 "... nothing of it left in --root"
-if [ -n "$RUNC" ]; then
+if [ -n "$RUNC" ] && RCG=$(cgroup_own_deepest); then
+	RCG=$RCG/rft-cg-$$-runc
+	cp "$B/config.json" "$TOP/config.keep"
+	oci_cgroup_path "$B/config.json" "$RCG"
 	shim "$RUNC" "$RROOT" "$ID"
+	cp "$TOP/config.keep" "$B/config.json"
+	oci_cgroup_rm "$RCG"
 	is "$(fact exit):$(fact init_parent):$(fact state_created)" "7:shim:created" \
 		"control: runc through the same shim, the same status, parent and state"
 else
-	skip "control: runc through the same shim" "runc is not installed"
+	skip "control: runc through the same shim" "runc is not installed, or our cgroups do not nest"
 fi
 "$RF_BIN" audit --state-dir "$RF_STATE" --json 2>/dev/null | grep '"run.exit"' | tail -n 1 |
 	grep -q '"status":7' && ok "the audit log's run.exit agrees (7)" ||

@@ -133,6 +133,7 @@ ip -n "$HNS" route add "$podnet.0/24" via "$net.1" || bail_out "no route back to
 ip netns exec "$CNS" sysctl -qw net.ipv4.ip_forward=1
 
 PODS=()
+RUNC_IDS=()
 cleanup_cri() {
 	local p m
 	if [ -n "${CPID:-}" ] && kill -0 "$CPID" 2>/dev/null; then
@@ -152,6 +153,15 @@ cleanup_cri() {
 		"$TOP/containerd.log" 2>/dev/null); do
 		[[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == *"-address $SOCK "* ]] &&
 			kill -KILL "$p" 2>/dev/null
+	done
+	# what a runtime may still hold, by id, through the runtime that made it
+	for c in "$TOP"/oci-root/k8s.io/*; do
+		[ -d "$c" ] && timeout 30 "$OCI" --state-dir "$RF_STATE" --root "$TOP/oci-root/k8s.io" \
+			delete --force "${c##*/}" </dev/null >/dev/null 2>&1
+	done
+	for c in "${RUNC_IDS[@]}"; do
+		[ -e "/run/containerd/runc/k8s.io/$c" ] &&
+			timeout 30 runc --root /run/containerd/runc/k8s.io delete --force "$c" </dev/null >/dev/null 2>&1
 	done
 	# a pod's namespace the CRI did not remove (RemovePodSandbox failed):
 	# only one made while this test's containerd ran
@@ -232,6 +242,7 @@ cx() {
 pod runc control '{}'
 is "$RF_RC" 0 "control: a pod through the default handler (runc) runs ($RF_ERR)"
 RCTR=$CTR RPOD=$POD
+RUNC_IDS=("$RCTR" "$RPOD")
 cx "$RCTR" /bin/rf-probe tcp-connect 169.254.169.254 8080
 like "$RF_OUT" "^ok" "control: runc's app container reaches the test host directly through CNI"
 

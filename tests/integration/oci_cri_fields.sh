@@ -7,9 +7,9 @@
 # for every size the node has.
 #
 # Asserted: init and the command have the config's oom_score_adj, as
-# runc's have (-998 where the host's root may lower it, else 500); the container's cpu cgroup (at its cgroupsPath) has the
-# config's cpu.shares (v1) or the weight runc would write (v2), as runc's
-# has; huge page limits run where the host has no such pages to give (its
+# runc's have (-998 where the host's root may lower it, else 500); the
+# container's cpu cgroup (at its cgroupsPath) has the config's cpu.shares
+# (v1) or the weight runc would write (v2), as runc's has; huge page limits run where the host has no such pages to give (its
 # sysfs pool and overcommit both 0, read as the control) and are refused
 # where it has some (ringfence has no hugetlb controller); additionalGids
 # (the image's groups of the user) are taken and the container runs with
