@@ -1803,7 +1803,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
         d->parser_uid = 65534;
         d->parser_uid_lock = -1;
         if (geteuid() == 0 && (hostuid_allocate(&d->parser_uid, &d->parser_uid_lock, &err) < 0 ||
-                               hostuid_vet(d->parser_uid, &err) < 0)) {
+                               hostuid_vet(d->parser_uid, (gid_t)d->parser_uid, &err) < 0)) {
                 fprintf(stderr, "ringfence: daemon: no uid for the request parser: %s\n", err.msg);
                 return 1;
         }

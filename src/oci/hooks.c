@@ -10,6 +10,7 @@
 #include "oci/hooks.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -31,7 +32,9 @@ static _noreturn_ void hook_exec(const struct oci_hook *h, int in)
         for (int sig = 1; sig < NSIG; sig++)
                 if (sig != SIGKILL && sig != SIGSTOP)
                         (void)signal(sig, SIG_DFL);
-        if (dup2(in, 0) < 0 || dup2(2, 1) < 0 || syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+        /* the state as stdin (already fd 0: its close-on-exec cleared) */
+        if ((in == 0 ? fcntl(0, F_SETFD, 0) : dup2(in, 0)) < 0 || dup2(2, 1) < 0 ||
+            syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
                 _exit(127);
         char *const none[] = {NULL};
         char *const self[] = {(char *)h->path, NULL};
@@ -53,11 +56,19 @@ static int hook_run(const struct oci_hook *h, const char *what, int in, struct r
                 hook_exec(h, in);
         int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         bool timed_out = false;
+        if (h->timeout_s && pidfd < 0) {
+                /* a timeout that cannot be kept: the hook does not run on */
+                int e = errno;
+                (void)kill(pid, SIGKILL);
+                (void)RETRY_EINTR(waitpid(pid, NULL, 0));
+                return rf_error_set(err, -e, "%s (%s): cannot follow it for its timeout: %s", what,
+                                    h->path, strerror(e));
+        }
         if (h->timeout_s) {
                 /* a pidfd polls readable once the hook exits */
                 struct pollfd p = {.fd = pidfd, .events = POLLIN};
                 int ms = h->timeout_s > INT32_MAX / 1000 ? INT32_MAX : (int)(h->timeout_s * 1000);
-                int r = pidfd < 0 ? -1 : RETRY_EINTR(poll(&p, 1, ms));
+                int r = RETRY_EINTR(poll(&p, 1, ms));
                 if (r == 0) {
                         timed_out = true;
                         (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);

@@ -435,6 +435,11 @@ static bool dev_usable(const struct stat *st)
 static int dev_scan(const char *dir, int depth, mode_t type, dev_t rdev, bool usable, size_t *seen,
                     char *out, size_t len)
 {
+        /* /dev's own file system only: never into another mount beneath
+         * it (a user's tmpfs or FUSE mount in /dev/shm) */
+        struct stat top;
+        if (lstat("/dev", &top) < 0)
+                return -ENOENT;
         _cleanup_(closedirp) DIR *d = opendir(dir);
         if (!d)
                 return -ENOENT;
@@ -450,7 +455,7 @@ static int dev_scan(const char *dir, int depth, mode_t type, dev_t rdev, bool us
                         snprintf(out, len, "%s", path);
                         return 0;
                 }
-                if (S_ISDIR(st.st_mode) && depth < 3 &&
+                if (S_ISDIR(st.st_mode) && depth < 3 && st.st_dev == top.st_dev &&
                     dev_scan(path, depth + 1, type, rdev, usable, seen, out, len) == 0)
                         return 0;
         }
@@ -1281,20 +1286,30 @@ static int pod_join(const char *what, struct bundle *b)
                 bool owned = container_of_ns(kinds[k].kind, &st, hint, owner) == 0;
                 if (ns->type == OCI_NS_NETWORK) {
                         struct oci_netns_facts f = {.owned = owned, .host = netns_host(&st)};
-                        const char *mine = oci_spec_annotation(sp, OCI_ANN_ALLOW_HOSTS);
-                        if (owned && mine) {
-                                /* containerd passes a pod's annotations on to
-                                 * its containers: the pod's egress, restated */
-                                struct rf_error e2 = {0};
-                                _cleanup_(held_done) struct held oh = {.fd = -1};
+                        /* containerd passes a pod's annotations on to its
+                         * containers: the pod's egress (allow-hosts, a named
+                         * policy), restated word for word, is no egress of
+                         * the container's own */
+                        static const char *const egress_keys[] = {OCI_ANN_ALLOW_HOSTS,
+                                                                  OCI_ANN_POLICY};
+                        f.pods_egress = true;
+                        _cleanup_(held_done) struct held oh = {.fd = -1};
+                        struct rf_error e2 = {0};
+                        bool read = false;
+                        for (size_t q = 0; owned && q < ARRAY_SIZE(egress_keys); q++) {
+                                const char *mine = oci_spec_annotation(sp, egress_keys[q]);
+                                if (!mine)
+                                        continue;
+                                if (!read && held_read(owner, &oh, &e2) < 0)
+                                        oh.annotations = NULL;
+                                read = true;
                                 const struct json_node *a =
-                                        held_read(owner, &oh, &e2) == 0 && oh.annotations
-                                                ? json_object_get(oh.annotations,
-                                                                  OCI_ANN_ALLOW_HOSTS)
+                                        oh.annotations
+                                                ? json_object_get(oh.annotations, egress_keys[q])
                                                 : NULL;
-                                f.pods_egress = a && a->type == JSON_STRING &&
-                                                a->len == strlen(mine) &&
-                                                !memcmp(a->str, mine, a->len);
+                                f.pods_egress &= a && a->type == JSON_STRING &&
+                                                 a->len == strlen(mine) &&
+                                                 !memcmp(a->str, mine, a->len);
                         }
                         f.busy = !owned && !f.host && netns_busy(&st);
                         struct rf_error err = {0};

@@ -253,7 +253,9 @@ int oci_netns_use(const struct oci_spec *s, const struct oci_netns_facts *f, str
                               "the host's network namespace: a container on it would bypass its "
                               "egress");
         if (f->owned) {
-                if (oci_spec_annotation(s, OCI_ANN_ALLOW_HOSTS) && !f->pods_egress)
+                if ((oci_spec_annotation(s, OCI_ANN_ALLOW_HOSTS) ||
+                     oci_spec_annotation(s, OCI_ANN_POLICY)) &&
+                    !f->pods_egress)
                         return refuse(err, "annotations." OCI_ANN_ALLOW_HOSTS,
                                       "a container joining a pod's network namespace has the "
                                       "pod's egress: set it on the pod's sandbox container");

@@ -42,8 +42,9 @@ struct oci_netns_facts {
         bool owned; /* a live ringfence-oci container's init is in it (same --root) */
         bool host;  /* the host's (pid 1's) or ringfence-oci's own */
         bool busy;  /* some process is in it (not owned: another runtime's container) */
-        /* owned: the container's OCI_ANN_ALLOW_HOSTS is the owner's, word for
-         * word (an engine passing the pod's annotations to its containers) */
+        /* owned: the container's OCI_ANN_ALLOW_HOSTS and OCI_ANN_POLICY, where
+         * it has them, are the owner's, word for word (an engine passing the
+         * pod's annotations to its containers) */
         bool pods_egress;
 };
 

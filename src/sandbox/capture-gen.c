@@ -17,18 +17,26 @@
  *                  meta l4proto tcp ip6 daddr fd52:6667:6e63::/64 redirect to :3129
  *                  (per run: meta l4proto tcp ip[6] daddr CIDR redirect to :3129) }
  *   chain filter { type filter hook output priority 0; policy accept;
- *                  ct state established,related accept
+ *                  ct state new fib saddr type != local drop
+ *                  ct state established,related ct direction reply accept
  *                  fib daddr type local accept
  *                  limit rate 20/second burst 20 packets log group RF_CAPTURE_NFLOG_GROUP
  *                  meta l4proto tcp reject with tcp reset
  *                  reject with icmpx port-unreachable }
  *
- * `ct state established,related accept` answers connections opened *to*
- * the namespace: in a run's own namespace (lo only) nothing non-local is
- * ever established, since every new outgoing packet that is not local is
- * refused below; in an engine's namespace that ringfence-oci captures (a
- * Kubernetes pod's, Podman's bridge) it keeps the engine's ingress working
- * (probes, services, published ports), whose policy is the engine's.
+ * `ct state new fib saddr type != local drop` comes first: a flow whose
+ * source is not the namespace's own (IPV6_FREEBIND needs no capability)
+ * could otherwise be made over lo, its *reply* direction leading out
+ * (review of 2026-12-03). (Not every such packet: the resets and ICMP
+ * errors the kernel makes for the reject rules below come from the
+ * refused destination, and are related replies.) Then `ct state established,related ct direction
+ * reply accept` answers connections opened *to* the namespace, in their
+ * reply direction only: every connection whose original direction came
+ * from a non-local source came from outside. In a run's own namespace (lo
+ * only) nothing non-local is ever established; in an engine's namespace
+ * that ringfence-oci captures (a Kubernetes pod's, Podman's bridge) it
+ * keeps the engine's ingress working (probes, services, published
+ * ports), whose policy is the engine's.
  * `fib daddr type local accept` lets every local destination through: the
  * run's loopback servers, its stub at 127.0.0.1:53, and the redirected
  * connections (their destination is 127.0.0.1/::1 after the nat chain;
@@ -265,9 +273,33 @@ int main(void)
         static const uint8_t mask6[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
         emit_rule(tcp_to(NFPROTO_IPV6, net6, mask6, 8));
 
-        /* filter: replies on connections opened to the namespace */
+        /* filter: a new flow from a source that is not the namespace's own:
+         * dropped */
         r = rule("filter");
         struct nftnl_expr *e = nftnl_expr_alloc("ct");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+        add(r, e);
+        uint32_t new_bit = NF_CT_STATE_BIT(IP_CT_NEW);
+        add(r, bitwise(&new_bit, 4));
+        static const uint32_t zero32;
+        e = cmp(&zero32, 4);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
+        add(r, e);
+        e = nftnl_expr_alloc("fib");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_SADDR);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
+        add(r, e);
+        uint32_t local_type = RTN_LOCAL;
+        e = cmp(&local_type, 4);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
+        add(r, e);
+        add(r, verdict(NF_DROP));
+        emit_rule(r);
+        /* filter: replies on connections opened to the namespace */
+        r = rule("filter");
+        e = nftnl_expr_alloc("ct");
         nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
         nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
         add(r, e);
@@ -277,6 +309,11 @@ int main(void)
         e = cmp(&none, 4);
         nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
         add(r, e);
+        e = nftnl_expr_alloc("ct");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_DIRECTION);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+        add(r, e);
+        add(r, cmp_u8(IP_CT_DIR_REPLY));
         add(r, verdict(NF_ACCEPT));
         emit_rule(r);
         /* filter: local destinations */

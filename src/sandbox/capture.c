@@ -483,6 +483,36 @@ static int keep(int *slot, int r)
         return r < 0 ? r : 0;
 }
 
+/* The committed table removed again (an adoption that failed after its
+ * commit: the namespace left as the engine made it, for the next try):
+ * one batch of NFT_MSG_DELTABLE, ACKed. 0 or -errno. */
+static int table_delete(void)
+{
+        int s = nl_socket(NETLINK_NETFILTER, 0);
+        if (s < 0)
+                return s;
+        struct nfnl_req del;
+        nfnl_req_init(&del, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE, NFPROTO_INET, 0, 1);
+        put_attr((unsigned char *)&del, NFTA_TABLE_NAME, "ringfence", sizeof "ringfence");
+        struct iovec iov[] = {
+                {(void *)rf_capture_begin, sizeof rf_capture_begin},
+                {&del, del.h.nlmsg_len},
+                {(void *)rf_capture_end, sizeof rf_capture_end},
+        };
+        size_t total = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(iov); i++)
+                total += iov[i].iov_len;
+        struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+        struct msghdr mh = {.msg_name = &kernel,
+                            .msg_namelen = sizeof kernel,
+                            .msg_iov = iov,
+                            .msg_iovlen = ARRAY_SIZE(iov)};
+        ssize_t n = sendmsg(s, &mh, 0);
+        int r = n == (ssize_t)total ? nl_acks(s, NULL) : n < 0 ? -errno : -EIO;
+        close(s);
+        return r < 0 ? r : r == 1 ? 0 : -EPROTO;
+}
+
 int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds *out)
 {
         bool v6 = false;
@@ -504,5 +534,6 @@ int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds 
         return 0;
 fail:
         capture_fds_close(out);
+        (void)table_delete();
         return r;
 }

@@ -103,10 +103,10 @@ static bool not_found(int e)
         return e == 0 || e == ENOENT || e == ESRCH || e == EBADF || e == EPERM;
 }
 
-int hostuid_vet(uid_t uid, struct rf_error *err)
+int hostuid_vet(uid_t uid, gid_t gid, struct rf_error *err)
 {
-        /* the run's host gid is the same number: a group there would give
-         * the run that group's files */
+        /* a group of the run's host gid would give the run that group's
+         * files (an allocated run's gid is its uid's number) */
         errno = 0;
         struct passwd *pw = getpwuid(uid);
         if (pw)
@@ -120,15 +120,15 @@ int hostuid_vet(uid_t uid, struct rf_error *err)
                 return rf_error_set(err, -errno, "cannot check run uid %u against the accounts: %s",
                                     (unsigned)uid, strerror(errno));
         errno = 0;
-        struct group *gr = getgrgid((gid_t)uid);
+        struct group *gr = getgrgid(gid);
         if (gr)
                 return rf_error_set(err, -EEXIST,
                                     "run gid %u belongs to the group '%s': no account or group "
                                     "may use [%u, %u) (build options run_uid_base, run_uid_count)",
-                                    (unsigned)uid, gr->gr_name, RF_RUN_UID_BASE,
+                                    (unsigned)gid, gr->gr_name, RF_RUN_UID_BASE,
                                     RF_RUN_UID_BASE + RF_RUN_UID_COUNT);
         if (!not_found(errno))
                 return rf_error_set(err, -errno, "cannot check run gid %u against the groups: %s",
-                                    (unsigned)uid, strerror(errno));
+                                    (unsigned)gid, strerror(errno));
         return 0;
 }

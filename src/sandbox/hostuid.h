@@ -43,4 +43,4 @@ int hostuid_allocate(uid_t *uid, int *lock_fd, struct rf_error *err);
  * command start. Returns 0, -EEXIST with `err` naming the account or
  * group, or the lookup's -errno.
  */
-int hostuid_vet(uid_t uid, struct rf_error *err);
+int hostuid_vet(uid_t uid, gid_t gid, struct rf_error *err);

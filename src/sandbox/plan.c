@@ -41,6 +41,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
+#include "config.h"
 #include "secrets/broker.h"
 #include "hostuid.h"
 #include "capture.h"
@@ -1637,10 +1638,17 @@ static int plan_identity(struct rf_plan *p, const struct plan_input *in, const s
         p->ws_owner_uid = ws->st_uid;
         p->ws_owner_gid = ws->st_gid;
         bool root = hostuid_root();
-        if (in->host_ids && (!root || in->host_uid == 0 || in->host_gid == 0))
+        /* an engine's mapping picks an unprivileged host id: never the
+         * host's root, never one of ringfence's own allocated run ids (held
+         * by their runs' locks); an account or group of the id is refused
+         * by hostuid_vet, as for allocated ones */
+        bool ours = (uid_t)(in->host_uid - (uid_t)RF_RUN_UID_BASE) < (uid_t)RF_RUN_UID_COUNT ||
+                    (gid_t)(in->host_gid - (gid_t)RF_RUN_UID_BASE) < (gid_t)RF_RUN_UID_COUNT;
+        if (in->host_ids && (!root || in->host_uid == 0 || in->host_gid == 0 || ours))
                 return rf_error_set(err, -EPERM, "an id mapping of its own: %s",
-                                    root ? "never to the host's root"
-                                         : "only where ringfence runs as the host's root");
+                                    !root  ? "only where ringfence runs as the host's root"
+                                    : ours ? "never into ringfence's own run ids"
+                                           : "never to the host's root");
         if (root && !(p->test_skip & (1ULL << STEP_IDMAP))) {
                 uid_t h = in->host_uid;
                 if (!in->host_ids && (r = hostuid_allocate(&h, &p->uid_lock_fd, err)) < 0)

@@ -1688,7 +1688,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         /* while init builds the run's root (on the other CPU): the run's host
          * uid is vetted (an NSS lookup that misses loads modules: ~0.5 ms)
          * — before registration, whose callback lets a --detach caller go */
-        if (plan->map_as_root && (r = hostuid_vet(plan->host_uid, err)) < 0) {
+        if (plan->map_as_root && (r = hostuid_vet(plan->host_uid, plan->host_gid, err)) < 0) {
                 sup_kill(&s);
                 sandbox_reap(&s.child, NULL);
                 s.init_gone = true;

@@ -1113,6 +1113,34 @@ static int cmd_udp_send(int argc, char **argv)
         return 0;
 }
 
+/* udp-freebind SRC-IP SRC-PORT DST-IP DST-PORT: one datagram from a source
+ * address the namespace need not own (IP_FREEBIND / IPV6_FREEBIND: no
+ * capability needed) — the way a process would forge a flow whose reply
+ * direction leads out */
+static int cmd_udp_freebind(int argc, char **argv)
+{
+        struct sockaddr_storage src, dst;
+        socklen_t sl, dl;
+        int one = 1, s;
+
+        if (argc != 4 || !(sl = make_inet(argv[0], argv[1], &src)) ||
+            !(dl = make_inet(argv[2], argv[3], &dst)) || src.ss_family != dst.ss_family)
+                return usage("udp-freebind SRC-IP SRC-PORT DST-IP DST-PORT");
+        s = (int)syscall(SYS_socket, src.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return fail(errno);
+        if ((src.ss_family == AF_INET6
+                     ? setsockopt(s, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one)
+                     : setsockopt(s, IPPROTO_IP, IP_FREEBIND, &one, sizeof one)) < 0 ||
+            bind(s, (struct sockaddr *)&src, sl) < 0)
+                return fail(errno);
+        if (syscall(SYS_sendto, s, "rf-probe", 8UL, 0, &dst, dl) < 0)
+                return fail(errno);
+        close(s);
+        printf("ok\n");
+        return 0;
+}
+
 static int cmd_unix_connect(int argc, char **argv)
 {
         struct sockaddr_un un;
@@ -1414,6 +1442,7 @@ static const struct {
         {"tcp-connect", cmd_tcp_connect, "IP PORT"},
         {"http-get", cmd_http_get, "IP PORT HOST PATH"},
         {"udp-send", cmd_udp_send, "IP PORT"},
+        {"udp-freebind", cmd_udp_freebind, "SRC-IP SRC-PORT DST-IP DST-PORT"},
         {"unix-connect", cmd_unix_connect, "PATH|@NAME"},
         {"listen", cmd_listen, "tcp IP PORT | unix PATH|@NAME"},
         {"chmod-via", cmd_chmod_via, "chmod|fchmod|proc|fchmodat2 PATH MODE"},

@@ -11,7 +11,8 @@
 # address and a default route. Asserted, each beside a control run in the
 # same namespace without ringfence: a direct TCP connection through the
 # engine's interface is refused by the capture (ECONNREFUSED; the control
-# connects), UDP is refused at send (EPERM; the control sends), names are
+# connects), UDP is refused at send (EPERM; the control sends), a datagram
+# from a forged source (IPV6_FREEBIND) is dropped (EPERM), names are
 # the container's stub's (a name not allowed: NXDOMAIN), the allowed name
 # answers through the egress process (capture, no proxy settings), a
 # connection opened *to* the container through the engine's interface is
@@ -119,6 +120,7 @@ eaddr=${epeer%.1}.2
 like "$(inside "$ENS" tcp-connect "$epeer" 8080)" "^ok" \
 	"control: from the engine's namespace without ringfence, the test host connects"
 like "$(inside "$ENS" udp-send "$epeer" 53)" "^ok" "control: ... and UDP is sent"
+fb=$(inside "$ENS" udp-freebind 2001:db8:ffff::1 4000 ::1 4001) # (asserted below)
 
 bundle "$TOP/a" 'c["process"]["args"]='"$LOOP"'
 c["annotations"]={"ringfence.io/allow-hosts":"svc.test:8080,'"$net"'.2:8080","ringfence.io/agent":"nsc-'$$'"}
@@ -134,6 +136,16 @@ ocx exec "$ID-a" /bin/rf-probe tcp-connect "$epeer" 8080
 like "$RF_OUT" "ECONNREFUSED" "a direct connection through the engine's interface: refused (the capture's reset)"
 ocx exec "$ID-a" /bin/rf-probe udp-send "$epeer" 53
 like "$RF_OUT" "EPERM" "UDP through the engine's interface: refused at send (EPERM)"
+# a flow forged from a source the namespace does not own (IPV6_FREEBIND
+# needs no capability): its reply direction would lead out through the
+# engine's interface; the capture drops a packet whose source is not local
+if [[ $fb == ok* ]]; then
+	ok "control: without ringfence, a datagram from a forged IPv6 source (IPV6_FREEBIND) is sent"
+	ocx exec "$ID-a" /bin/rf-probe udp-freebind 2001:db8:ffff::1 4000 ::1 4001
+	like "$RF_OUT" "EPERM" "... in the captured namespace: dropped (EPERM), no flow to reply out of"
+else
+	skip "a forged IPv6 source (2 cases)" "no IPv6 in the namespace here: $fb"
+fi
 get "$ID-a" /bridge
 like "$RF_OUT" "bridge" "the allowed name answers through the egress process, no proxy settings"
 like "$RF_OUT" "addr=198\.1[89]\." "... at an address of the container's synthetic pool"

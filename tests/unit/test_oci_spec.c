@@ -506,7 +506,12 @@ static void test_netns_use(void)
                "... a Kubernetes app container in its ringfence sandbox's: joined");
         is_int(netns_use(hosts, owned, &err), -EOPNOTSUPP, "... with egress of its own: refused");
         ok(strstr(err.msg, "pod's egress") != NULL, "... saying the pod's egress is its sandbox's");
+        static const char policy[] = "\"ringfence.io/policy\":\"other\"";
+        is_int(netns_use(policy, owned, &err), -EOPNOTSUPP,
+               "... with a named policy of its own (not the pod's): refused");
         const struct oci_netns_facts restated = {.owned = true, .pods_egress = true};
+        is_int(netns_use(policy, restated, &err), OCI_NETNS_JOIN,
+               "... the pod's named policy restated: joined");
         is_int(netns_use(hosts, restated, &err), OCI_NETNS_JOIN,
                "... the sandbox's own egress restated (containerd passes pod annotations on): "
                "joined");
