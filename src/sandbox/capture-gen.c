@@ -119,6 +119,13 @@ static struct nftnl_expr *cmp(const void *data, uint32_t n)
         return e;
 }
 
+static struct nftnl_expr *cmp_neq(const void *data, uint32_t n)
+{
+        struct nftnl_expr *e = cmp(data, n);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
+        return e;
+}
+
 static struct nftnl_expr *cmp_u8(uint8_t v)
 {
         return cmp(&v, 1);
@@ -151,6 +158,35 @@ static struct nftnl_expr *verdict(int v)
         struct nftnl_expr *e = nftnl_expr_alloc("immediate");
         nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
         nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
+        return e;
+}
+
+/* a conntrack key (NFT_CT_*) into register 1 */
+static struct nftnl_expr *ct(uint32_t key)
+{
+        struct nftnl_expr *e = nftnl_expr_alloc("ct");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+        return e;
+}
+
+/* the rule goes on when the packet's ct state is one of `bits` */
+static void ct_state_any(struct nftnl_rule *r, uint32_t bits)
+{
+        static const uint32_t none;
+        add(r, ct(NFT_CT_STATE));
+        add(r, bitwise(&bits, 4));
+        add(r, cmp_neq(&none, 4));
+}
+
+/* the address type (RTN_*) of the packet's source or destination
+ * (NFTA_FIB_F_SADDR, NFTA_FIB_F_DADDR) into register 1 */
+static struct nftnl_expr *fib_type(uint32_t which)
+{
+        struct nftnl_expr *e = nftnl_expr_alloc("fib");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, which);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
         return e;
 }
 
@@ -275,60 +311,28 @@ int main(void)
 
         /* filter: a new flow from a source that is not the namespace's own:
          * dropped */
+        static const uint32_t local = RTN_LOCAL;
         r = rule("filter");
-        struct nftnl_expr *e = nftnl_expr_alloc("ct");
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-        add(r, e);
-        uint32_t new_bit = NF_CT_STATE_BIT(IP_CT_NEW);
-        add(r, bitwise(&new_bit, 4));
-        static const uint32_t zero32;
-        e = cmp(&zero32, 4);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
-        add(r, e);
-        e = nftnl_expr_alloc("fib");
-        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_SADDR);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
-        add(r, e);
-        uint32_t local_type = RTN_LOCAL;
-        e = cmp(&local_type, 4);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
-        add(r, e);
+        ct_state_any(r, NF_CT_STATE_BIT(IP_CT_NEW));
+        add(r, fib_type(NFTA_FIB_F_SADDR));
+        add(r, cmp_neq(&local, 4));
         add(r, verdict(NF_DROP));
         emit_rule(r);
         /* filter: replies on connections opened to the namespace */
         r = rule("filter");
-        e = nftnl_expr_alloc("ct");
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-        add(r, e);
-        uint32_t st = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
-        add(r, bitwise(&st, 4));
-        static const uint32_t none;
-        e = cmp(&none, 4);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
-        add(r, e);
-        e = nftnl_expr_alloc("ct");
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_DIRECTION);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-        add(r, e);
+        ct_state_any(r, NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED));
+        add(r, ct(NFT_CT_DIRECTION));
         add(r, cmp_u8(IP_CT_DIR_REPLY));
         add(r, verdict(NF_ACCEPT));
         emit_rule(r);
         /* filter: local destinations */
         r = rule("filter");
-        e = nftnl_expr_alloc("fib");
-        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_DADDR);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
-        add(r, e);
-        uint32_t local = RTN_LOCAL;
+        add(r, fib_type(NFTA_FIB_F_DADDR));
         add(r, cmp(&local, 4));
         add(r, verdict(NF_ACCEPT));
         emit_rule(r);
         r = rule("filter");
-        e = nftnl_expr_alloc("limit");
+        struct nftnl_expr *e = nftnl_expr_alloc("limit");
         nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, RF_CAPTURE_LOG_RATE);
         nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1);
         nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, RF_CAPTURE_LOG_RATE);
