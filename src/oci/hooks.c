@@ -43,17 +43,24 @@ static _noreturn_ void hook_exec(const struct oci_hook *h, int in)
         _exit(errno == ENOENT ? 127 : 126);
 }
 
-/* one hook: 0, or -errno with err set */
-static int hook_run(const struct oci_hook *h, const char *what, int in, struct rf_error *err)
+/* one hook, started by `how` (NULL: a child of ours in our namespaces):
+ * 0, or -errno with err set */
+static int hook_run(const struct oci_hook *h, const char *what, int in,
+                    const struct oci_hook_spawner *how, struct rf_error *err)
 {
         if (lseek(in, 0, SEEK_SET) < 0)
                 return rf_error_set(err, negative_errno(), "%s (%s): %m", what, h->path);
-        pid_t pid = fork();
-        if (pid < 0)
+        pid_t pid;
+        if (how) {
+                struct rf_error why = {0};
+                if ((pid = how->spawn(how->ctx, h, in, &why)) < 0)
+                        return rf_error_set(err, pid, "%s (%s): %s", what, h->path, why.msg);
+        } else if ((pid = fork()) < 0) {
                 return rf_error_set(err, negative_errno(), "%s (%s): cannot fork: %m", what,
                                     h->path);
-        if (pid == 0)
+        } else if (pid == 0) {
                 hook_exec(h, in);
+        }
         int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         bool timed_out = false;
         if (h->timeout_s && pidfd < 0) {
@@ -97,6 +104,12 @@ static int hook_run(const struct oci_hook *h, const char *what, int in, struct r
 int oci_hooks_run(const struct oci_spec *s, enum oci_hook_stage st, const char *state, size_t len,
                   struct rf_error *err)
 {
+        return oci_hooks_run_as(s, st, state, len, NULL, err);
+}
+
+int oci_hooks_run_as(const struct oci_spec *s, enum oci_hook_stage st, const char *state,
+                     size_t len, const struct oci_hook_spawner *how, struct rf_error *err)
+{
         if (!s->n_hooks[st])
                 return 0;
         _cleanup_close_ int in = memfd_new("ringfence-oci-state");
@@ -108,7 +121,7 @@ int oci_hooks_run(const struct oci_spec *s, enum oci_hook_stage st, const char *
         for (size_t i = 0; i < s->n_hooks[st]; i++) {
                 char what[64];
                 snprintf(what, sizeof what, "hooks.%s[%zu]", oci_hook_stage_name(st), i);
-                if ((r = hook_run(&s->hooks[st][i], what, in, err)) < 0)
+                if ((r = hook_run(&s->hooks[st][i], what, in, how, err)) < 0)
                         return r;
         }
         return 0;
@@ -129,7 +142,8 @@ static void strv_json(struct json_buf *b, const char *key, const char *const *v,
 
 void oci_hooks_json(const struct oci_spec *s, struct json_buf *b)
 {
-        static const enum oci_hook_stage later[] = {OCI_HOOK_POSTSTART, OCI_HOOK_POSTSTOP};
+        static const enum oci_hook_stage later[] = {OCI_HOOK_START_CONTAINER, OCI_HOOK_POSTSTART,
+                                                    OCI_HOOK_POSTSTOP};
         bool first = true;
         json_buf_append(b, "{", 1);
         for (size_t k = 0; k < ARRAY_SIZE(later); k++) {

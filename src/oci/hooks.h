@@ -1,19 +1,21 @@
 /*
- * hooks.h — a container's hooks that run in the runtime's namespaces
- * (runtime-spec config.md, "POSIX-platform Hooks"): prestart and
- * createRuntime during `create`, poststart during `start`, poststop during
- * `delete`. createContainer and startContainer run inside the container's
- * namespaces and are refused (request.c): a ringfence container's
- * namespaces are its init's alone until the command starts.
+ * hooks.h — a container's hooks (runtime-spec config.md, "POSIX-platform
+ * Hooks"): prestart, createRuntime and createContainer during `create`,
+ * startContainer and poststart during `start`, poststop during `delete`.
  *
- * A hook is the engine's host binary, run as ringfence-oci runs (root for
- * an engine): its args and env are the config's only, its stdin the
- * container's state (JSON, as `state` prints it), its stdout and stderr
- * ringfence-oci's stderr (the engine's log); a timeout kills it.
+ * A hook of the runtime's namespaces is the engine's host binary, run as
+ * ringfence-oci runs (root for an engine): its args and env are the
+ * config's only, its stdin the container's state (JSON, as `state` prints
+ * it), its stdout and stderr ringfence-oci's stderr (the engine's log); a
+ * timeout kills it. The two stages of the container's namespaces
+ * (createContainer, startContainer) are started by a spawner of the
+ * caller's (oci_hooks_run_as: main.c joins the container), and are
+ * otherwise run and judged alike.
  */
 #pragma once
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "oci/spec.h"
 #include "shared/error.h"
@@ -29,9 +31,25 @@
 int oci_hooks_run(const struct oci_spec *s, enum oci_hook_stage st, const char *state, size_t len,
                   struct rf_error *err);
 
+/* How a hook's process is started (oci_hooks_run_as): `spawn` starts
+ * hook `h` with the state readable at fd `in` (offset 0) as its stdin and
+ * returns its pid — the caller's child, or a descendant reparented to it
+ * (a child subreaper) — or -errno with err set (why it could not run). */
+struct oci_hook_spawner {
+        pid_t (*spawn)(void *ctx, const struct oci_hook *h, int in, struct rf_error *err);
+        void *ctx;
+};
+
 /*
- * oci_hooks_json — spec `s`'s hooks of the later stages (poststart,
- * poststop) as the config's "hooks" object, appended to `b`: what
+ * oci_hooks_run_as — oci_hooks_run with each hook's process started by
+ * `how` (NULL: a child of the caller's, in its namespaces).
+ */
+int oci_hooks_run_as(const struct oci_spec *s, enum oci_hook_stage st, const char *state,
+                     size_t len, const struct oci_hook_spawner *how, struct rf_error *err);
+
+/*
+ * oci_hooks_json — spec `s`'s hooks of the later stages (startContainer,
+ * poststart, poststop) as the config's "hooks" object, appended to `b`: what
  * state.json keeps for `start` and `delete`, parsed back with
  * oci_spec_parse.
  */

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -614,8 +615,8 @@ static void made_done(struct made *m)
         m->state_dir = NULL;
 }
 
-/* ROOT/ID/hooks.json: the config's poststart and poststop hooks, for
- * `start` and `delete` (the bundle may be gone by then) */
+/* ROOT/ID/hooks.json: the config's startContainer, poststart and poststop
+ * hooks, for `start` and `delete` (the bundle may be gone by then) */
 static int hooks_keep(const struct container *c, const struct oci_spec *s, struct rf_error *err)
 {
         char path[PATH_MAX + 16];
@@ -648,7 +649,8 @@ static int made_begin(const char *id, struct bundle *b, struct made *m, struct r
                 return r;
         if (b->named_policy && (r = policy_ceiling(b->pfile, b->overlay, err)) < 0)
                 return r;
-        if (b->spec->n_hooks[OCI_HOOK_POSTSTART] || b->spec->n_hooks[OCI_HOOK_POSTSTOP])
+        if (b->spec->n_hooks[OCI_HOOK_START_CONTAINER] || b->spec->n_hooks[OCI_HOOK_POSTSTART] ||
+            b->spec->n_hooks[OCI_HOOK_POSTSTOP])
                 return hooks_keep(&m->ct, b->spec, err);
         return 0;
 }
@@ -1807,6 +1809,193 @@ static int oci_delete(int argc, char **argv)
         return 0;
 }
 
+/* --- hooks in the container's namespaces ----------------------------------------- */
+
+/* Container `id`'s join plan (ROOT/ID/join, written at create) into `plan`
+ * (from plan_empty): 0, or -errno with err set. */
+static int join_plan_load(const char *id, struct rf_plan *plan, struct rf_error *err)
+{
+        char path[PATH_MAX + 160];
+        _cleanup_free_ char *jp = NULL;
+        size_t jl = 0;
+        snprintf(path, sizeof path, "%s/%s/join", g.root, id);
+        int r = read_own(path, JOINPLAN_MAX, true, &jp, &jl);
+        if (r < 0)
+                return rf_error_set(err, r, "%s: %s", path, strerror(-r));
+        if ((r = joinplan_parse(jp, jl, plan, err)) < 0)
+                return r;
+        plan->test_fail_step = -1;
+        return 0;
+}
+
+/* A hook of the container's namespaces (oci_hook_spawner's ctx): the
+ * container's init, its join plan, and whether the hook gets every layer
+ * an exec'd process gets (startContainer: its path is the container's) or
+ * only the container's user namespace, as the container's user
+ * (createContainer: the runtime's binary, opened here). */
+struct hook_join {
+        const struct held *h;
+        int pidfd;
+        struct rf_plan *plan;
+        bool layered;
+};
+
+/* The joining process's side (after `go`): the container's namespaces, a
+ * child there, its pid to `pids`. The child: the state on stdin, stderr
+ * as stdout too, then the hook. */
+static _noreturn_ void hook_enter(const struct hook_join *j, const struct oci_hook *hk, int in,
+                                  int bin, int go, int pids, int report)
+{
+        char b;
+        if (read(go, &b, 1) != 1 ||
+            setns(j->pidfd, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+                                    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) < 0)
+                _exit(125);
+        pid_t pid = fork();
+        if (pid < 0)
+                _exit(125);
+        if (pid == 0) {
+                struct rf_plan *p = j->plan; /* this process's copy */
+                char *const none[] = {NULL};
+                char *const self[] = {(char *)hk->path, NULL};
+                char *const *args = hk->args && hk->n_args ? (char *const *)hk->args : self;
+                char *const *env = hk->env ? (char *const *)hk->env : none;
+                if (dup2(in, 0) < 0 || dup2(2, 1) < 0)
+                        _exit(125);
+                if (j->layered) {
+                        const int stdio[3] = {0, 1, 2};
+                        p->argv = (char **)args;
+                        p->envp = (char **)env;
+                        p->exec_file = hk->path;
+                        p->path_env = NULL;
+                        sandbox_join(p, -1, stdio, report);
+                }
+                if (p->map_as_root &&
+                    (setgroups(0, NULL) < 0 || setresgid(p->gid, p->gid, p->gid) < 0 ||
+                     setresuid(p->uid, p->uid, p->uid) < 0))
+                        _exit(125);
+                sigset_t all;
+                sigemptyset(&all);
+                (void)sigprocmask(SIG_SETMASK, &all, NULL);
+                for (int sig = 1; sig < NSIG; sig++)
+                        if (sig != SIGKILL && sig != SIGSTOP)
+                                (void)signal(sig, SIG_DFL);
+                if (syscall(SYS_close_range, 1U, ~0U, CLOSE_RANGE_CLOEXEC) < 0 ||
+                    fcntl(0, F_SETFD, 0) < 0 || fcntl(1, F_SETFD, 0) < 0 ||
+                    fcntl(2, F_SETFD, 0) < 0 || fcntl(bin, F_SETFD, 0) < 0)
+                        _exit(125);
+                /* a script's interpreter reads it as /dev/fd/N: bin stays */
+                syscall(SYS_execveat, bin, "", args, env, AT_EMPTY_PATH);
+                _exit(errno == ENOENT ? 127 : 126);
+        }
+        (void)!write(pids, &pid, sizeof pid);
+        _exit(0);
+}
+
+/* oci_hook_spawner.spawn: hook `hk` joins the container (hook_join) */
+static pid_t hook_spawn(void *ctx, const struct oci_hook *hk, int in, struct rf_error *err)
+{
+        struct hook_join *j = ctx;
+        _cleanup_close_ int bin = -1;
+        /* createContainer's path resolves in the runtime's namespace */
+        if (!j->layered && (bin = open(hk->path, O_PATH | O_CLOEXEC)) < 0)
+                return rf_error_set(err, negative_errno(), "%s", strerror(errno));
+        int rep[2], go[2], pids[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) < 0)
+                return rf_error_set(err, negative_errno(), "%s", strerror(errno));
+        if (pipe2(go, O_CLOEXEC) < 0 || pipe2(pids, O_CLOEXEC) < 0) {
+                int e = errno;
+                close_pair(rep);
+                close_pair(go);
+                return rf_error_set(err, -e, "%s", strerror(e));
+        }
+        pid_t ch = fork();
+        if (ch == 0) {
+                close(rep[0]);
+                close(go[1]);
+                close(pids[0]);
+                hook_enter(j, hk, in, bin, go[0], pids[1], rep[1]);
+        }
+        int e = errno;
+        close(rep[1]);
+        close(go[0]);
+        close(pids[1]);
+        if (ch < 0) {
+                close(rep[0]);
+                close(go[1]);
+                close(pids[0]);
+                return rf_error_set(err, -e, "cannot fork: %s", strerror(e));
+        }
+        /* into the run's cgroups before it enters (recorded as run.exec) */
+        char cmd[64], reply[CONTROL_MSG_MAX + 512];
+        snprintf(cmd, sizeof cmd, "attach %d", (int)ch);
+        int r = registry_request(j->h->state_dir, j->h->run, cmd, reply, sizeof reply, 10000);
+        bool went = r >= 0 && !strncmp(reply, "ok", 2) && write(go[1], "g", 1) == 1;
+        close(go[1]);
+        pid_t pid = 0;
+        if (went && read(pids[0], &pid, sizeof pid) != sizeof pid)
+                pid = 0;
+        close(pids[0]);
+        (void)RETRY_EINTR(waitpid(ch, NULL, 0));
+        if (!went || pid <= 0) {
+                close(rep[0]);
+                return rf_error_set(err, -EPERM, "cannot join the container: %s",
+                                    !went ? (r < 0 ? strerror(-r) : reply)
+                                          : "cannot enter its namespaces");
+        }
+        int step = 0;
+        r = j->layered ? sandbox_join_report(rep[0], &step) : 0;
+        close(rep[0]);
+        if (r < 0) {
+                (void)RETRY_EINTR(waitpid(pid, NULL, 0));
+                return rf_error_set(err, r, "%s (%s)", strerror(-r), rf_step_name(step));
+        }
+        return pid;
+}
+
+/* Container `id`'s hooks of stage `st` (createContainer, startContainer:
+ * `layered`), each joining the created container (hook_join); then every
+ * process a hook left in the container is killed: until the command
+ * starts, init is the container's only process. 0, or -errno with the
+ * line printed. */
+static int hooks_join(const char *id, const struct oci_spec *s, enum oci_hook_stage st,
+                      bool layered)
+{
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
+        _cleanup_(plan_freep) struct rf_plan *plan = plan_empty();
+        struct json_buf b = {0};
+        int init = 0, r;
+        if (!plan)
+                r = rf_error_set(&err, -ENOMEM, "out of memory");
+        else if ((r = held_read(id, &h, &err)) == 0 && (r = join_plan_load(id, plan, &err)) == 0 &&
+                 strcmp(held_status(&h, &init), "created") != 0)
+                r = rf_error_set(&err, -ESRCH, "container %s is not created", id);
+        _cleanup_close_ int pidfd = r == 0 ? (int)syscall(SYS_pidfd_open, init, 0) : -1;
+        if (r == 0 && pidfd < 0)
+                r = rf_error_set(&err, -ESRCH, "container %s: its init is gone", id);
+        if (r == 0) {
+                struct hook_join j = {.h = &h, .pidfd = pidfd, .plan = plan, .layered = layered};
+                struct oci_hook_spawner how = {.spawn = hook_spawn, .ctx = &j};
+                state_json_as(&h, "created", init, &b);
+                (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+                r = b.error ? rf_error_set(&err, -ENOMEM, "out of memory")
+                            : oci_hooks_run_as(s, st, b.data, b.len, &how, &err);
+                (void)prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+                /* what a hook left behind, as its pid namespace's now */
+                pid_t pids[1024];
+                for (int round = 0, n;
+                     round < 64 && (n = container_pids(&h, pids, ARRAY_SIZE(pids))) > 1; round++)
+                        for (int i = 0; i < n; i++)
+                                if (pids[i] != init)
+                                        (void)kill(pids[i], SIGKILL);
+        }
+        json_buf_done(&b);
+        if (r < 0)
+                oci_print_error(&err);
+        return r;
+}
+
 /* --- create, start ------------------------------------------------------------ */
 
 /* The supervisor of a created container (the child `create` forks): what
@@ -2118,12 +2307,16 @@ static int oci_create(int argc, char **argv)
                 return RF_EXIT_REFUSED;
         }
         close(p[0]);
-        /* prestart, then createRuntime: the container is built, its
-         * command held; one that fails ends it (delete, poststop included) */
-        static const enum oci_hook_stage early[] = {OCI_HOOK_PRESTART, OCI_HOOK_CREATE_RUNTIME};
+        /* prestart, createRuntime, then createContainer (joining the
+         * container): it is built, its command held; one that fails ends
+         * it (delete, poststop included) */
+        static const enum oci_hook_stage early[] = {OCI_HOOK_PRESTART, OCI_HOOK_CREATE_RUNTIME,
+                                                    OCI_HOOK_CREATE_CONTAINER};
         for (size_t i = 0; i < ARRAY_SIZE(early); i++)
                 if (b.spec->n_hooks[early[i]] &&
-                    hooks_run(id, b.spec, early[i], "creating", pid) < 0) {
+                    (early[i] == OCI_HOOK_CREATE_CONTAINER
+                             ? hooks_join(id, b.spec, early[i], false)
+                             : hooks_run(id, b.spec, early[i], "creating", pid)) < 0) {
                         char *del[] = {"delete", "--force", (char *)id, NULL};
                         (void)oci_delete(3, del);
                         return RF_EXIT_REFUSED;
@@ -2162,6 +2355,21 @@ static int oci_start(int argc, char **argv)
                 oci_error("start: container %s is %s, not created", id, st);
                 return 1;
         }
+        /* startContainer: in the container with every layer, before the
+         * command; one that fails ends the container (runc's init dies) */
+        _cleanup_free_ char *doc = NULL;
+        _cleanup_(oci_spec_freep) struct oci_spec *hs = NULL;
+        if (hooks_load(id, &doc, &hs, &err) < 0) {
+                oci_print_error(&err);
+                return 1;
+        }
+        if (hs && hs->n_hooks[OCI_HOOK_START_CONTAINER] &&
+            hooks_join(id, hs, OCI_HOOK_START_CONTAINER, true) < 0) {
+                char reply[CONTROL_MSG_MAX + 512];
+                (void)registry_request(h.state_dir, h.run, "kill ringfence-oci start", reply,
+                                       sizeof reply, 30000);
+                return 1;
+        }
         snprintf(path, sizeof path, "%s/%s/start", g.root, id);
         _cleanup_close_ int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         struct stat sb;
@@ -2173,11 +2381,7 @@ static int oci_start(int argc, char **argv)
         }
         /* poststart: a failing one is a warning, the container runs on
          * (runtime-spec) */
-        _cleanup_free_ char *doc = NULL;
-        _cleanup_(oci_spec_freep) struct oci_spec *hs = NULL;
-        if (hooks_load(id, &doc, &hs, &err) < 0)
-                oci_error("start: warning: %s", err.msg);
-        else if (hs && hooks_run(id, hs, OCI_HOOK_POSTSTART, "running", pid) < 0)
+        if (hs && hooks_run(id, hs, OCI_HOOK_POSTSTART, "running", pid) < 0)
                 oci_error("start: warning: a poststart hook failed; the container runs");
         return 0;
 }
@@ -2367,20 +2571,15 @@ static int oci_exec(int argc, char **argv)
                 oci_error("exec: container %s is %s, not running", id, st);
                 return 1;
         }
-        char path[PATH_MAX + 160];
-        _cleanup_free_ char *jp = NULL, *pdoc = NULL, *wrapped = NULL;
-        size_t jl = 0, pl = 0;
+        _cleanup_free_ char *pdoc = NULL, *wrapped = NULL;
+        size_t pl = 0;
         _cleanup_(plan_freep) struct rf_plan *plan = plan_empty();
-        snprintf(path, sizeof path, "%s/%s/join", g.root, id);
-        if (!plan || (r = read_own(path, JOINPLAN_MAX, true, &jp, &jl)) < 0 ||
-            (r = joinplan_parse(jp, jl, plan, &err)) < 0) {
-                if (!err.msg[0])
-                        rf_error_set(&err, plan ? r : -ENOMEM, "exec: %s: %s", path,
-                                     strerror(plan ? -r : ENOMEM));
+        if (!plan || (r = join_plan_load(id, plan, &err)) < 0) {
+                if (!plan)
+                        rf_error_set(&err, -ENOMEM, "exec: out of memory");
                 oci_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
-        plan->test_fail_step = -1;
         /* the process: --process (runtime-spec's process object), else the
          * command line's */
         _cleanup_(oci_spec_freep) struct oci_spec *ps = NULL;
@@ -2618,7 +2817,8 @@ static int cmd_features(void)
         fputs("{\n"
               "  \"ociVersionMin\": \"1.0.0\",\n"
               "  \"ociVersionMax\": \"1.2.1\",\n"
-              "  \"hooks\": [\"prestart\", \"createRuntime\", \"poststart\", \"poststop\"],\n"
+              "  \"hooks\": [\"prestart\", \"createRuntime\", \"createContainer\",\n"
+              "            \"startContainer\", \"poststart\", \"poststop\"],\n"
               "  \"mountOptions\": [],\n"
               "  \"linux\": {\n"
               "    \"namespaces\": [\"cgroup\", \"ipc\", \"mount\", \"network\", \"pid\", "

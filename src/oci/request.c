@@ -329,13 +329,6 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
                         return refuse(err, "linux.devices",
                                       "a FIFO device: not supported (a run binds the host's "
                                       "character and block devices)");
-        /* the runtime's-namespace stages run (hooks.c); these two run in
-         * the container's namespaces, which are its init's alone */
-        if (s->n_hooks[OCI_HOOK_CREATE_CONTAINER] || s->n_hooks[OCI_HOOK_START_CONTAINER])
-                return refuse(err, "hooks",
-                              "createContainer and startContainer hooks: not yet (they run in "
-                              "the container's namespaces); prestart, createRuntime, poststart "
-                              "and poststop run");
         /* what a run does not set: asked for with a value of its own, refused
          * (the defaults engines write are what a run has anyway) */
         if (s->has_umask && s->umask != 022)

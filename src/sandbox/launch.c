@@ -1249,7 +1249,7 @@ nnp:
 /* execvp without allocation: search PATH with a stack buffer. */
 static int exec_command(const struct rf_plan *p, char *const *envp)
 {
-        const char *file = p->argv[0];
+        const char *file = p->exec_file ? p->exec_file : p->argv[0];
         char buf[4096];
         bool eacces = false;
 
@@ -1854,6 +1854,11 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
          * run's cgroups, with the run registered and its uid vetted. A
          * signal the supervisor forwards meanwhile is kept for the command. */
         uint64_t pending = 0;
+        /* meanwhile, what a process of an OCI createContainer or
+         * startContainer hook left here (ringfence-oci kills it) is reaped
+         * by the kernel: init has no child of its own until the command */
+        struct sigaction chld = {.sa_handler = SIG_IGN};
+        (void)sigaction(SIGCHLD, &chld, NULL);
         for (;;) {
                 int r = rf_msg_recv(chan, &m, NULL);
                 if (r <= 0)
@@ -1866,6 +1871,8 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                         child_fail(&c, STEP_CGROUP, EPROTO);
         }
 
+        chld.sa_handler = SIG_DFL;
+        (void)sigaction(SIGCHLD, &chld, NULL);
         /* a socket, not a pipe: it also carries the seccomp listener */
         TRY(&c, STEP_EXEC, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report));
         pid_t cmd = fork();

@@ -210,6 +210,10 @@ struct rf_plan {
         char **argv;    /* NULL-terminated; argv[0] is the command */
         char **envp;    /* NULL-terminated; the run's whole environment */
         char *path_env; /* PATH used for command lookup */
+        /* the file executed instead of argv[0] looked up (an OCI
+         * startContainer hook's path, its args[0] kept as given), or NULL;
+         * not owned */
+        const char *exec_file;
 
         uint64_t nofile;         /* RLIMIT_NOFILE for the command; 0 = keep */
         uint64_t fsize;          /* RLIMIT_FSIZE for the command; 0 = keep */

@@ -1035,7 +1035,10 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                         ctl_reply(fd, "err attach: not a child of the caller");
                         break;
                 }
-                if (s->state != RS_RUNNING || s->paused) {
+                /* a created container's too: its createContainer and
+                 * startContainer hooks join it (ringfence-oci) */
+                bool held = s->state == RS_SETUP && s->gate_state == GATE_HELD;
+                if ((s->state != RS_RUNNING && !held) || s->paused) {
                         ctl_reply(fd, "err attach: the run is not running");
                         break;
                 }

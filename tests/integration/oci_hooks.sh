@@ -13,8 +13,20 @@
 # status), one past its timeout (killed) and one that does not exist fail
 # create (125, naming the hook) and leave nothing (the container deleted,
 # poststop run, as the spec says); a failing poststart is a warning and
-# the container runs on; createContainer and startContainer hooks (the
-# container's namespaces) are refused with a clear line.
+# the container runs on.
+#
+# The two stages of the container's namespaces: createContainer runs
+# during create after createRuntime, startContainer during start before
+# the command and poststart — each in the container's namespaces (its
+# mount and pid namespace, as init's), with its state ("created"), args
+# and env; createContainer's binary is the host's (the runtime's
+# namespace), startContainer's the container's, and startContainer gets
+# every layer an exec'd process gets (no_new_privs, seccomp, no
+# capabilities). runc runs the same six stages in the same order. A
+# failing createContainer hook fails create (125, nothing left, poststop
+# run); a failing startContainer hook fails start and the command never
+# runs; a process a createContainer hook leaves behind is killed (init
+# stays the container's only process until start).
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -52,15 +64,24 @@ trap 'cleanup_containers; _rf_cleanup' EXIT
 
 RINGFENCE_STATE_DIR=$RF_STATE "$OCI" spec -b "$B" >/dev/null 2>&1 || bail_out "spec failed"
 cp "$B/config.json" "$TOP/base.json"
-# the hook: appends its stage to OUT/order, and its args, env and stdin to OUT/STAGE
+# the hook: appends its stage to OUT/order, and its args, env and stdin to
+# OUT/STAGE, then its namespaces and status; in the container (where OUT
+# is not) OUT is bound at /hookout
 cat >"$TOP/hook.sh" <<'EOF'
 #!/bin/sh
 out=$1 stage=$2
+[ -d "$out" ] || out=/hookout
 shift 2
 echo "$stage" >>"$out/order"
-{ echo "args=$*"; echo "env=$(tr '\0' ' ' </proc/$$/environ)"; cat; echo; } >"$out/$stage"
+{ echo "args=$*"; echo "env=$(tr '\0' ' ' </proc/$$/environ)"; cat; echo
+  echo "mnt=$(readlink /proc/self/ns/mnt) pid=$(readlink /proc/self/ns/pid)"
+  grep -E '^(NoNewPrivs|Seccomp|CapEff):' /proc/self/status; } >"$out/$stage"
 EOF
-chmod 0755 "$TOP/hook.sh"
+printf '#!/bin/sh\nexit 3\n' >"$TOP/cfail.sh"
+printf '#!/bin/sh\nsleep 1000 &\n' >"$TOP/leave.sh"
+chmod 0755 "$TOP/hook.sh" "$TOP/cfail.sh" "$TOP/leave.sh"
+cp "$TOP/hook.sh" "$B/rootfs/hook.sh"
+cp "$TOP/cfail.sh" "$B/rootfs/cfail.sh"
 # config EXPR — config.json from the base, terminal off, a loop, EXPR applied;
 # h(stage, out, extra...) is a hook entry
 config() {
@@ -68,8 +89,12 @@ config() {
 import json, sys
 c = json.load(open(sys.argv[1]))
 c["process"]["terminal"] = False
-c["process"]["args"] = ["/bin/sh", "-c", "while :; do sleep 1; done"]
+c["process"]["args"] = ["/bin/sh", "-c",
+                        "[ -d /hookout ] && echo ran >>/hookout/order; while :; do sleep 1; done"]
 hook = sys.argv[3]
+def bind(out):
+    c["mounts"].append({"destination": "/hookout", "type": "bind", "source": out,
+                        "options": ["rbind", "rw"]})
 def h(stage, out, **kw):
     e = {"path": hook, "args": ["hook.sh", out, stage, "a1"], "env": ["X=" + stage]}
     e.update(kw)
@@ -94,11 +119,18 @@ rc() {
 # stage_field OUT STAGE KEY — a field of the state the hook read
 stage_field() {
 	python3 -c 'import json, sys
-t = open(sys.argv[1]).read().split("\n", 2)[2]
+t = open(sys.argv[1]).read().split("\n")[2]
 print(json.loads(t).get(sys.argv[2], ""))' "$1/$2" "$3" 2>/dev/null
 }
 
-all='c["hooks"] = {s: [h(s, OUT)] for s in ("prestart", "createRuntime", "poststart", "poststop")}'
+all='c["hooks"] = {s: [h(s, OUT)] for s in ("prestart", "createRuntime", "createContainer",
+                                            "poststart", "poststop")}
+c["hooks"]["startContainer"] = [h("startContainer", OUT, path="/hook.sh")]
+bind(OUT)'
+# outdir DIR — DIR for hooks of the runtime's and the container's user
+outdir() {
+	mkdir -p "$1" && : >"$1/order" && chmod 0777 "$1" && chmod 0666 "$1/order"
+}
 for rt in ringfence runc; do
 	if [ $rt = runc ] && [ -z "$RUNC" ]; then
 		skip "runc, the control (7 cases)" "runc is not installed, or our cgroups do not nest"
@@ -107,33 +139,49 @@ for rt in ringfence runc; do
 	run=oc
 	[ $rt = runc ] && run=rc
 	O=$TOP/out/$rt
-	mkdir -p "$O"
+	outdir "$O"
 	config "OUT = '$O'
 $all"
 	[ $rt = runc ] && oci_cgroup_path "$B/config.json" "$RCG/$ID"
 	$run create --bundle "$B" --pid-file "$TOP/pid.$rt" "$ID"
-	is "$RF_RC" 0 "$rt: create with hooks of the four runtime stages ($RF_OUT)"
+	is "$RF_RC" 0 "$rt: create with hooks of all six stages ($RF_OUT)"
 	pid=$(cat "$TOP/pid.$rt" 2>/dev/null)
 	# (runc 1.1 runs poststart during create instead of start, fixed in runc 1.2)
-	like "$(tr '\n' ' ' <"$O/order" 2>/dev/null)" "^prestart createRuntime $([ $rt = runc ] &&
-		echo '(poststart )?')\$" "$rt: create ran prestart, then createRuntime"
+	like "$(tr '\n' ' ' <"$O/order" 2>/dev/null)" \
+		"^prestart createRuntime createContainer $([ $rt = runc ] && echo '(poststart )?')\$" \
+		"$rt: create ran prestart, createRuntime, then createContainer"
 	if [ $rt = ringfence ]; then
 		is "$(stage_field "$O" createRuntime status)" "creating" "... createRuntime's state: creating"
 		is "$(stage_field "$O" createRuntime pid)" "$pid" "... with init's pid"
 		is "$(stage_field "$O" createRuntime id)" "$ID" "... and the container's id"
 		is "$(sed -n 1,2p "$O/prestart" | tr '\n' ' ')" "args=a1 env=X=prestart  " \
 			"... a hook gets the config's args and env, nothing else"
+		ns="mnt=$(readlink "/proc/$pid/ns/mnt") pid=$(readlink "/proc/$pid/ns/pid")"
+		is "$(grep '^mnt=' "$O/createContainer")" "$ns" \
+			"... createContainer ran in the container's mount and pid namespaces"
+		is "$(stage_field "$O" createContainer status)" "created" "... its state: created"
+		is "$(sed -n 1,2p "$O/createContainer" | tr '\n' ' ')" \
+			"args=a1 env=X=createContainer  " "... its args and env"
+		oc ps --format json "$ID"
+		is "$RF_OUT" "[$pid]" "... and left nothing but init in the container"
 	fi
 	$run start "$ID"
 	is "$RF_RC" 0 "$rt: start"
-	is "$(tr '\n' ' ' <"$O/order" 2>/dev/null)" "prestart createRuntime poststart " \
-		"$rt: start ran poststart (once)"
-	[ $rt = ringfence ] &&
-		is "$(stage_field "$O" poststart status)" "running" "... its state: running"
+	like "$(tr '\n' ' ' <"$O/order" 2>/dev/null)" \
+		"^prestart createRuntime createContainer (startContainer poststart ran|startContainer ran poststart|poststart startContainer ran) \$" \
+		"$rt: start ran startContainer before the command, and poststart (once)"
+	if [ $rt = ringfence ]; then
+		is "$(stage_field "$O" poststart status)" "running" "... poststart's state: running"
+		is "$(stage_field "$O" startContainer status)" "created" "... startContainer's: created"
+		is "$(grep '^mnt=' "$O/startContainer")" "$ns" \
+			"... startContainer ran in the container's mount and pid namespaces"
+		is "$(grep -E '^(NoNewPrivs|Seccomp|CapEff):' "$O/startContainer" | tr -s '\t\n' '  ')" \
+			"CapEff: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 " \
+			"... with every layer: no capabilities, no_new_privs, seccomp"
+	fi
 	$run delete --force "$ID"
 	is "$RF_RC" 0 "$rt: delete --force"
-	is "$(tr '\n' ' ' <"$O/order" 2>/dev/null)" "prestart createRuntime poststart poststop " \
-		"$rt: delete ran poststop"
+	like "$(tr '\n' ' ' <"$O/order" 2>/dev/null)" " poststop \$" "$rt: delete ran poststop"
 	if [ $rt = ringfence ]; then
 		is "$(stage_field "$O" poststop status)" "stopped" "... its state: stopped"
 		[ ! -e "$ROOT/$ID" ] && ok "... after the container was gone" ||
@@ -145,7 +193,7 @@ done
 fail_case() { # EXPR WANT WHAT
 	local O=$TOP/out/f$n_fail
 	n_fail=$((n_fail + 1))
-	mkdir -p "$O"
+	outdir "$O"
 	config "OUT = '$O'
 $1
 c['hooks']['poststop'] = [h('poststop', OUT)]"
@@ -178,11 +226,47 @@ fail_case "c['hooks'] = {'createRuntime': [h('createRuntime', OUT, path='$TOP/fa
 	"hooks\.createRuntime\[0\] \($TOP/fail.sh\): exit status 3" "a createRuntime hook failing"
 fail_case "c['hooks'] = {'createRuntime': [h('createRuntime', OUT, path='$TOP/slow.sh', timeout=1)]}" \
 	"hooks\.createRuntime\[0\] .*: timed out after 1 s" "a createRuntime hook past its timeout"
+fail_case "c['hooks'] = {'createRuntime': [h('createRuntime', OUT)],
+              'createContainer': [h('createContainer', OUT, path='$TOP/cfail.sh')]}" \
+	"hooks\.createContainer\[0\] \($TOP/cfail.sh\): exit status 3" "a createContainer hook failing"
 config "c['hooks'] = {'createRuntime': [{'path': '$TOP/missing'}]}"
 oc create --bundle "$B" "$ID-f"
 is "$RF_RC" 125 "a hook that does not exist: create refused (125)"
 like "$RF_OUT" "exit status 127 \(not found\)" "... saying so"
 [ ! -e "$ROOT/$ID-f" ] && ok "... nothing left in --root" || not_ok "... nothing left in --root"
+config "c['hooks'] = {'createContainer': [{'path': '$TOP/missing'}]}"
+oc create --bundle "$B" "$ID-f"
+is "$RF_RC" 125 "a createContainer hook the runtime's namespace lacks: create refused (125)"
+like "$RF_OUT" "hooks\.createContainer\[0\] \($TOP/missing\): No such file" "... saying so"
+[ ! -e "$ROOT/$ID-f" ] && ok "... nothing left in --root" || not_ok "... nothing left in --root"
+
+# a createContainer hook that leaves a process behind: killed, init alone
+config "c['hooks'] = {'createContainer': [{'path': '$TOP/leave.sh'}]}"
+oc create --bundle "$B" --pid-file "$TOP/pid.l" "$ID-f"
+is "$RF_RC" 0 "a createContainer hook leaving a process: create succeeds"
+oc ps --format json "$ID-f"
+is "$RF_OUT" "[$(cat "$TOP/pid.l" 2>/dev/null)]" "... and the process it left is gone (init alone)"
+oc delete --force "$ID-f"
+
+# a failing startContainer hook: start fails, the command never runs
+O=$TOP/out/sc
+outdir "$O"
+config "OUT = '$O'
+c['hooks'] = {'startContainer': [h('startContainer', OUT, path='/cfail.sh')]}
+bind(OUT)"
+oc create --bundle "$B" "$ID-f"
+is "$RF_RC" 0 "a startContainer hook failing: create succeeds"
+oc start "$ID-f"
+is "$RF_RC" 1 "... start fails"
+like "$RF_OUT" "hooks\.startContainer\[0\] \(/cfail.sh\): exit status 3" "... saying so"
+for _ in $(seq 50); do
+	oc state "$ID-f"
+	case $RF_OUT in *'"status":"stopped"'* | *"does not exist"*) break ;; esac
+	sleep 0.1
+done
+like "$RF_OUT" '"status":"stopped"|does not exist' "... the container stopped"
+is "$(cat "$O/order")" "" "... and its command never ran"
+oc delete --force "$ID-f"
 
 O=$TOP/out/ps
 mkdir -p "$O"
@@ -196,10 +280,4 @@ oc state "$ID-f"
 like "$RF_OUT" '"status":"running"' "... and the container runs on"
 oc delete --force "$ID-f"
 
-for st in createContainer startContainer; do
-	config "c['hooks'] = {'$st': [{'path': '/bin/true'}]}"
-	oc create --bundle "$B" "$ID-f"
-	is "$RF_RC" 125 "a $st hook: refused (125)"
-	like "$RF_OUT" "createContainer and startContainer hooks: not yet" "... saying so"
-done
 done_testing
