@@ -2605,8 +2605,8 @@ static int oci_exec(int argc, char **argv)
                 if (!cwd && ps->cwd)
                         cwd = ps->cwd;
                 if (ps->uid != plan->uid || ps->gid != plan->gid) {
-                        oci_error("exec: process.user %u:%u: only the container's own user "
-                                  "(%u:%u) yet",
+                        oci_error("exec: process.user %u:%u: refused: the container's user "
+                                  "namespace maps one user, its own (%u:%u)",
                                   (unsigned)ps->uid, (unsigned)ps->gid, (unsigned)plan->uid,
                                   (unsigned)plan->gid);
                         return RF_EXIT_REFUSED;
@@ -2621,11 +2621,14 @@ static int oci_exec(int argc, char **argv)
                 n_args = (size_t)(argc - optind - 1);
         }
         if (user) {
-                char want[32];
-                snprintf(want, sizeof want, "%u", (unsigned)plan->uid);
-                if (strcmp(user, want) && strncmp(user, want, strlen(want))) {
-                        oci_error("exec: --user %s: only the container's own user (%s) yet", user,
-                                  want);
+                /* UID or UID:GID, the container's own (one id is mapped) */
+                char uid_only[16], both[32];
+                snprintf(uid_only, sizeof uid_only, "%u", (unsigned)plan->uid);
+                snprintf(both, sizeof both, "%u:%u", (unsigned)plan->uid, (unsigned)plan->gid);
+                if (strcmp(user, uid_only) && strcmp(user, both)) {
+                        oci_error("exec: --user %s: refused: the container's user namespace maps "
+                                  "one user, its own (%s)",
+                                  user, both);
                         return RF_EXIT_REFUSED;
                 }
         }

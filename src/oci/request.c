@@ -198,8 +198,8 @@ static int check_namespaces(const struct oci_spec *s, struct rf_error *err)
                 if (s->namespaces[i].path && t != OCI_NS_NETWORK && t != OCI_NS_IPC &&
                     t != OCI_NS_UTS)
                         return refuse(err, "linux.namespaces",
-                                      "joining the %s namespace %.200s: not yet (only a pod's "
-                                      "network, ipc and uts)",
+                                      "joining the %s namespace %.200s: refused (only a pod's "
+                                      "network, ipc and uts: docs/OCI.md)",
                                       oci_ns_name(t), s->namespaces[i].path);
                 have |= 1u << t;
         }

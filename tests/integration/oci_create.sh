@@ -250,7 +250,13 @@ is "$RF_RC" 3 "exec --process FILE: its args (3)"
 like "$RF_OUT" "proc-env" "... and its env"
 printf '{"args":["/bin/true"],"cwd":"/","user":{"uid":1000,"gid":1000}}' >"$TOP/proc2.json"
 ocx exec --process "$TOP/proc2.json" "$ID-x"
-is "$RF_RC" 125 "exec as another user: refused (125, not yet)"
+is "$RF_RC" 125 "exec as another user: refused (125: one id is mapped)"
+for u in 00 0abc 0:1000 1000; do
+	ocx exec --user "$u" "$ID-x" /bin/true
+	is "$RF_RC" 125 "exec --user $u: refused (125)"
+done
+ocx exec --user 0:0 "$ID-x" /bin/sh -c 'exit 0'
+is "$RF_RC" 0 "exec --user 0:0 (the container's own): runs"
 RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" exec --detach \
 	--pid-file "$TOP/xp2" "$ID-x" /bin/sh -c 'sleep 30' </dev/null >/dev/null 2>"$TOP/err"
 is "$?" 0 "exec --detach: exit 0"

@@ -146,7 +146,8 @@ bundle "$TOP/b" "c['process']['args']=$LOOP
 for n in c['linux']['namespaces']:
     if n['type'] == 'pid': n['path'] = '/proc/$apid/ns/pid'"
 ocn create --bundle "$TOP/b" "$ID-x"
-is "$RF_RC" 125 "joining a pid namespace: refused (125, not yet)"
+is "$RF_RC" 125 "joining a pid namespace: refused (125, by design: a container owns its pid namespace)"
+like "$(cat "$TOP/err")" "linux.namespaces.*joining the pid namespace .*: refused" "... naming the field"
 
 # the pod's egress ends with its sandbox: fail closed
 ocx delete --force "$ID-a"

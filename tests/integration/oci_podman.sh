@@ -151,8 +151,8 @@ is "$RF_RC" 0 "podman exec -d: exit 0"
 pm top "$C" args
 like "$RF_OUT" "sleep 30" "... the detached process runs in the container (podman top)"
 pm "${RFO[@]}" exec -u 1000 "$C" /bin/true
-isnt "$RF_RC" 0 "podman exec -u of another user: refused (not yet)"
-like "$RF_OUT" "only the container's own user" "... with ringfence-oci's line"
+isnt "$RF_RC" 0 "podman exec -u of another user: refused (one id is mapped)"
+like "$RF_OUT" "the container's user namespace maps one user, its own" "... with ringfence-oci's line"
 pm "${RFO[@]}" stop -t 5 "$C"
 is "$RF_RC" 0 "podman stop: exit 0"
 pm inspect "$C" --format '{{.State.ExitCode}}'
