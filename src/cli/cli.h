@@ -43,6 +43,7 @@ int cmd_secret(int argc, char **argv);
 /* ps, inspect, kill, pause, resume, revoke, block, unblock (argv[0] is the verb). */
 int cmd_ctl(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
+int cmd_console(int argc, char **argv);
 int cmd_identity(int argc, char **argv);
 
 /* `ringfence version --layers`: the isolation layers this host offers. */

@@ -41,6 +41,8 @@ static void usage(FILE *f)
               "  wait RUN / logs RUN [--follow]  a detached run's status / output\n"
               "  daemon [--config FILE]          supervise many runs; the control API "
               "(docs/API.md)\n"
+              "  console [--listen ADDR:PORT]    the runs in a browser, on loopback "
+              "(docs/CONSOLE.md)\n"
               "  profile list|show NAME          the profiles of run --profile NAME\n"
               "  doctor [--json]                 will runs work here? what to fix if not\n"
               "  version [--layers]              print the version [and what this host offers]\n"
@@ -118,6 +120,8 @@ int main(int argc, char **argv)
                 return cmd_secret(argc - 1, argv + 1);
         if (!strcmp(cmd, "daemon"))
                 return cmd_daemon(argc - 1, argv + 1);
+        if (!strcmp(cmd, "console"))
+                return cmd_console(argc - 1, argv + 1);
         if (!strcmp(cmd, "profile"))
                 return cmd_profile(argc - 1, argv + 1);
         if (!strcmp(cmd, "doctor"))

@@ -67,7 +67,7 @@
 #define OCI_ROOT_DEFAULT "/run/ringfence-oci"
 #define OCI_ID_MAX       128
 /* a string literal appended to a json_buf, its length counted here */
-#define APPEND(b, lit) json_buf_append((b), (lit), sizeof(lit) - 1)
+#define APPEND(b, lit) json_buf_append((b), "" lit, sizeof("" lit) - 1) /* literals only */
 
 static int oci_delete(int argc, char **argv);
 static int read_own(const char *path, size_t max, bool ours, char **buf, size_t *len);

@@ -1,0 +1,97 @@
+/*
+ * cmd_console.c — `ringfence console`: the operator's web view of the
+ * state dir's runs on host loopback (src/console/, docs/CONSOLE.md).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "console/console.h"
+#include "shared/macro.h"
+
+static void console_usage(FILE *f)
+{
+        fprintf(f,
+                "usage: ringfence console [--state-dir DIR] [--listen ADDRESS:PORT] "
+                "[--token-ttl SECONDS]\n"
+                "\n"
+                "Serve the operator's console for the state dir's runs on host loopback, as\n"
+                "this uid and with its rights. Prints one login URL (a token valid for several\n"
+                "logins until it expires); `kill -HUP` the console for a fresh one. Each login\n"
+                "gets its own session cookie.\n"
+                "\n"
+                "  --state-dir DIR        the runs' state dir (default: as for `ringfence ps`)\n"
+                "  --listen ADDR:PORT     127.0.0.1, ::1 ([::1]:PORT) or localhost only; PORT 0\n"
+                "                         picks a free one (default 127.0.0.1:%d)\n"
+                "  --token-ttl SECONDS    how long the login URL logs in (default 3600)\n",
+                CONSOLE_PORT_DEFAULT);
+}
+
+int cmd_console(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"state-dir", required_argument, NULL, 's'},
+                {"listen", required_argument, NULL, 'l'},
+                {"token-ttl", required_argument, NULL, 't'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
+        };
+        const char *state = NULL;
+        char listen_default[32];
+        snprintf(listen_default, sizeof listen_default, "127.0.0.1:%d", CONSOLE_PORT_DEFAULT);
+        struct console_opts o = {.listen = listen_default, .token_ttl_s = 3600};
+        int c;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 's':
+                        state = optarg;
+                        break;
+                case 'l':
+                        o.listen = optarg;
+                        break;
+                case 't': {
+                        char *end;
+                        long v = strtol(optarg, &end, 10);
+                        if (*end || v < 1 || v > 7 * 24 * 3600) {
+                                cli_error("--token-ttl: seconds, 1 to 604800");
+                                return CLI_EXIT_USAGE;
+                        }
+                        o.token_ttl_s = v;
+                        break;
+                }
+                case 'h':
+                        console_usage(stdout);
+                        return 0;
+                default:
+                        console_usage(stderr);
+                        return CLI_EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                cli_error("console: unexpected argument '%s'", argv[optind]);
+                return CLI_EXIT_USAGE;
+        }
+        struct rf_error err = {0};
+        _cleanup_free_ char *dir = NULL;
+        if (cli_state_dir(state, 1, &dir, &err) < 0) {
+                cli_print_error(&err);
+                return 1;
+        }
+        o.state_dir = dir;
+        bool v6;
+        uint16_t port;
+        if (console_listen_parse(o.listen, &v6, &port) < 0) {
+                cli_error("--listen %s: a loopback ADDRESS:PORT only (127.0.0.1, [::1], "
+                          "localhost)",
+                          o.listen);
+                return CLI_EXIT_USAGE;
+        }
+        if (console_serve(&o, &err) < 0) {
+                cli_print_error(&err);
+                return 1;
+        }
+        return 0;
+}

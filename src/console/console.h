@@ -1,0 +1,44 @@
+/*
+ * console.h — `ringfence console`: the operator's web view of a state
+ * dir's runs, on host loopback only (docs/CONSOLE.md).
+ *
+ * One process, one thread, a poll loop: at most CONSOLE_CONNS_MAX
+ * connections, one request each (Connection: close), a head of at most
+ * 16 KiB, a body of at most CONSOLE_BODY_MAX, CONSOLE_CONN_TIMEOUT_MS to
+ * send it all. It acts with the rights of the uid that started it:
+ * listing through the state dir's registry, actions through each run's
+ * control socket (whose supervisor checks the peer's uid and records it
+ * as the actor), the timeline from the audit log.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shared/error.h"
+
+#define CONSOLE_CONNS_MAX       64
+#define CONSOLE_BODY_MAX        8192
+#define CONSOLE_CONN_TIMEOUT_MS 10000
+#define CONSOLE_RUNS_MAX        10000 /* runs one listing shows */
+#define CONSOLE_PORT_DEFAULT    8650
+
+struct console_opts {
+        const char *state_dir; /* canonical */
+        const char *listen;    /* "127.0.0.1:PORT", "[::1]:PORT", "localhost:PORT"; PORT may be 0 */
+        int64_t token_ttl_s;   /* how long the login token logs in */
+};
+
+/*
+ * console_listen_parse — `listen` as a loopback address and port: 0, or
+ * -EINVAL (not ADDR:PORT), -EPERM (not loopback: refused). *v6 for ::1.
+ * Pure.
+ */
+int console_listen_parse(const char *listen, bool *v6, uint16_t *port);
+
+/*
+ * console_serve — serve until SIGINT or SIGTERM (0); SIGHUP prints a
+ * fresh login URL. Prints the first URL on stdout once listening. -errno
+ * with err set when it cannot start.
+ */
+int console_serve(const struct console_opts *o, struct rf_error *err);

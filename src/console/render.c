@@ -1,0 +1,138 @@
+/*
+ * render.c — inert text for the console (see render.h).
+ */
+#include "console/render.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* the length of the well-formed UTF-8 sequence at s (1..4, its code point
+ * in *cp), or 0: not UTF-8 */
+static size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
+{
+        unsigned char c = s[0];
+        size_t n;
+        uint32_t v, min;
+        if (c < 0x80) {
+                *cp = c;
+                return 1;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+                n = 2, v = c & 0x1f, min = 0x80;
+        } else if (c >= 0xe0 && c <= 0xef) {
+                n = 3, v = c & 0x0f, min = 0x800;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+                n = 4, v = c & 0x07, min = 0x10000;
+        } else {
+                return 0;
+        }
+        if (len < n)
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                v = v << 6 | (s[i] & 0x3f);
+        }
+        if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+                return 0;
+        *cp = v;
+        return n;
+}
+
+static void put_cp(struct json_buf *b, uint32_t cp)
+{
+        char u[4];
+        size_t n;
+        if (cp < 0x800) {
+                u[0] = (char)(0xc0 | cp >> 6), u[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
+        } else {
+                u[0] = (char)(0xe0 | cp >> 12), u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                u[2] = (char)(0x80 | (cp & 0x3f)), n = 3;
+        }
+        json_buf_append(b, u, n);
+}
+
+void console_inert(struct json_buf *b, const char *s, size_t len)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        bool cut = len > CONSOLE_TEXT_MAX;
+        if (cut)
+                len = CONSOLE_TEXT_MAX;
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                size_t n = utf8_seq(p + i, len - i, &cp);
+                char esc[16];
+                if (n == 0) {
+                        int k = snprintf(esc, sizeof esc, "\\x%02x", p[i]);
+                        json_buf_append(b, esc, (size_t)k);
+                        i++;
+                        continue;
+                }
+                if (cp < 0x20)
+                        put_cp(b, 0x2400 + cp);
+                else if (cp == 0x7f)
+                        put_cp(b, 0x2421);
+                else if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+                         cp == 0x2028 || cp == 0x2029 || cp == 0x200e || cp == 0x200f ||
+                         cp == 0x061c || cp == 0xfeff) {
+                        int k = snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp);
+                        json_buf_append(b, esc, (size_t)k);
+                } else
+                        json_buf_append(b, s + i, n);
+                i += n;
+        }
+        if (cut)
+                put_cp(b, 0x2026);
+}
+
+void console_html(struct json_buf *b, const char *s, size_t len)
+{
+        struct json_buf t = {0};
+        console_inert(&t, s, len);
+        for (size_t i = 0; i < t.len; i++) {
+                const char *e = NULL;
+                switch (t.data[i]) {
+                case '&':
+                        e = "&amp;";
+                        break;
+                case '<':
+                        e = "&lt;";
+                        break;
+                case '>':
+                        e = "&gt;";
+                        break;
+                case '"':
+                        e = "&quot;";
+                        break;
+                case '\'':
+                        e = "&#39;";
+                        break;
+                default:
+                        break;
+                }
+                if (e)
+                        json_buf_append(b, e, strlen(e));
+                else
+                        json_buf_append(b, t.data + i, 1);
+        }
+        if (t.error && !b->error)
+                b->error = t.error;
+        json_buf_done(&t);
+}
+
+void console_json_str(struct json_buf *b, const char *s, size_t len)
+{
+        struct json_buf t = {0};
+        console_inert(&t, s, len);
+        if (t.error) {
+                if (!b->error)
+                        b->error = t.error;
+        } else {
+                /* "</" inside a JSON string never closes a script: the
+                 * console serves JSON only as application/json anyway */
+                json_buf_append_string(b, t.data ? t.data : "", t.len);
+        }
+        json_buf_done(&t);
+}

@@ -1,0 +1,30 @@
+/*
+ * render.h — text a run or caller controls, made inert for the console
+ * (pure; fuzzed by fuzz_console).
+ *
+ * Every string the console shows that a run, an agent or a caller chose
+ * (agent names, commands, tasks, egress hosts, kill reasons, output) goes
+ * through console_inert first: the result is valid UTF-8 with nothing
+ * active in it — C0 controls and DEL become their visible pictures
+ * (U+2400 + c, U+2421), bidirectional overrides and isolates (U+202A..E,
+ * U+2066..9) and line/paragraph separators become "\uXXXX" text, bytes
+ * that are not UTF-8 (overlongs, surrogates, truncated sequences) become
+ * "\xNN" text. Then HTML escaping (& < > " ') or a JSON string literal.
+ * The page's script only ever sets textContent, never HTML.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "shared/json.h"
+
+#define CONSOLE_TEXT_MAX 4096 /* input bytes shown of one string; then "…" */
+
+/* console_inert — s[0..len) made inert (above), appended to b */
+void console_inert(struct json_buf *b, const char *s, size_t len);
+
+/* console_html — console_inert, then HTML-escaped, appended to b */
+void console_html(struct json_buf *b, const char *s, size_t len);
+
+/* console_json_str — console_inert as a JSON string literal, appended to b */
+void console_json_str(struct json_buf *b, const char *s, size_t len);

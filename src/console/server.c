@@ -1,0 +1,1021 @@
+/*
+ * server.c — `ringfence console`'s HTTP side (see console.h): the loop,
+ * the checks every request passes (Host, session, Origin, CSRF), the
+ * routes, and the facts they show (registry, control sockets, audit log).
+ *
+ *   GET  /login?token=T       a session: its cookie, then / (303)
+ *   GET  /                    the runs, rendered here, then kept live by /app.js
+ *   GET  /api/runs            the runs as JSON (what /app.js polls)
+ *   GET  /run/RUN             one run: its facts, its timeline, its actions
+ *   GET  /api/run/RUN         its timeline as JSON
+ *   POST /run/RUN/ACTION      kill, pause, resume, allow-host, revoke-host (form, CSRF)
+ *   POST /logout
+ *   GET  /app.js, /app.css    the page's only script and style (assets.c)
+ */
+#include "console/console.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "console/assets.h"
+#include "console/auth.h"
+#include "console/render.h"
+#include "egress/http.h"
+#include "shared/json.h"
+#include "shared/macro.h"
+#include "supervisor/control.h"
+#include "supervisor/registry.h"
+
+#define APPEND(b, lit) json_buf_append((b), "" lit, sizeof("" lit) - 1) /* literals only */
+#define TIMELINE_MAX   2000 /* records one run's page shows (its newest) */
+
+struct conn {
+        int fd; /* -1: free */
+        char *buf;
+        size_t len;
+        int64_t deadline_ms;
+};
+
+struct console {
+        const struct console_opts *o;
+        uint16_t port;
+        bool v6;
+        char origin[64]; /* "http://127.0.0.1:PORT" as the browser names us */
+        struct console_auth auth;
+        struct conn c[CONSOLE_CONNS_MAX];
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int console_listen_parse(const char *listen, bool *v6, uint16_t *port)
+{
+        const char *colon = listen ? strrchr(listen, ':') : NULL;
+        if (!colon || !colon[1] || strlen(colon + 1) > 5)
+                return -EINVAL;
+        char *end;
+        unsigned long p = strtoul(colon + 1, &end, 10);
+        if (*end || p > 65535 || colon[1] < '0' || colon[1] > '9')
+                return -EINVAL;
+        size_t hl = (size_t)(colon - listen);
+        if ((hl == 9 && !memcmp(listen, "127.0.0.1", 9)) ||
+            (hl == 9 && !memcmp(listen, "localhost", 9)))
+                *v6 = false;
+        else if (hl == 5 && !memcmp(listen, "[::1]", 5))
+                *v6 = true;
+        else
+                return -EPERM;
+        *port = (uint16_t)p;
+        return 0;
+}
+
+/* ---- responses ---------------------------------------------------------------- */
+
+/* The headers every response carries: no framing, no inline script or
+ * style, nothing from elsewhere, nothing cached, nothing sniffed. */
+static const char security_headers[] =
+        "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; "
+        "img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+        "base-uri 'none'\r\n"
+        "X-Frame-Options: DENY\r\n"
+        "X-Content-Type-Options: nosniff\r\n"
+        "Referrer-Policy: no-referrer\r\n"
+        "Cross-Origin-Opener-Policy: same-origin\r\n"
+        "Cross-Origin-Resource-Policy: same-origin\r\n"
+        "Cache-Control: no-store\r\n"
+        "Connection: close\r\n";
+
+static void send_all(int fd, const char *p, size_t n)
+{
+        while (n) {
+                ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return;
+                p += w;
+                n -= (size_t)w;
+        }
+}
+
+static const char *status_text(int st)
+{
+        switch (st) {
+        case 200:
+                return "OK";
+        case 303:
+                return "See Other";
+        case 400:
+                return "Bad Request";
+        case 401:
+                return "Unauthorized";
+        case 403:
+                return "Forbidden";
+        case 404:
+                return "Not Found";
+        case 405:
+                return "Method Not Allowed";
+        case 413:
+                return "Content Too Large";
+        case 421:
+                return "Misdirected Request";
+        case 431:
+                return "Request Header Fields Too Large";
+        case 502:
+                return "Bad Gateway";
+        default:
+                return "Error";
+        }
+}
+
+/* one response: `extra` header lines (each ending CRLF) or NULL */
+static void respond(int fd, int st, const char *type, const char *extra, const char *body,
+                    size_t len)
+{
+        char head[2048];
+        int n = snprintf(head, sizeof head,
+                         "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n",
+                         st, status_text(st), type, len, security_headers, extra ? extra : "");
+        if (n <= 0 || (size_t)n >= sizeof head)
+                return;
+        send_all(fd, head, (size_t)n);
+        send_all(fd, body, len);
+}
+
+static void respond_buf(int fd, int st, const char *type, struct json_buf *b)
+{
+        if (b->error)
+                respond(fd, 500, "text/plain; charset=utf-8", NULL, "out of memory\n", 14);
+        else
+                respond(fd, st, type, NULL, b->data ? b->data : "", b->len);
+}
+
+static void respond_text(int fd, int st, const char *msg)
+{
+        struct json_buf b = {0};
+        json_buf_append(&b, msg, strlen(msg));
+        APPEND(&b, "\n");
+        respond_buf(fd, st, "text/plain; charset=utf-8", &b);
+        json_buf_done(&b);
+}
+
+static void redirect(int fd, const char *to, const char *cookie)
+{
+        char extra[512];
+        snprintf(extra, sizeof extra, "Location: %s\r\n%s", to, cookie ? cookie : "");
+        respond(fd, 303, "text/plain; charset=utf-8", extra, "", 0);
+}
+
+/* ---- the facts ------------------------------------------------------------------ */
+
+struct run_row {
+        struct run_info info;
+        bool live;
+        char state[32];
+        char status[CONTROL_MSG_MAX]; /* the supervisor's status JSON, or "" */
+};
+
+struct rows {
+        struct run_row *v;
+        size_t n, cap;
+};
+
+static int rows_add(const struct run_info *info, bool live, void *ctx)
+{
+        struct rows *r = ctx;
+        if (r->n == CONSOLE_RUNS_MAX)
+                return 1;
+        if (r->n == r->cap) {
+                size_t cap = r->cap ? r->cap * 2 : 64;
+                struct run_row *v = realloc(r->v, cap * sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                r->v = v;
+                r->cap = cap;
+        }
+        struct run_row *row = &r->v[r->n++];
+        memset(row, 0, sizeof *row);
+        row->info = *info;
+        row->live = live;
+        return 0;
+}
+
+/* every registered run, newest first, with what its supervisor says */
+static int rows_collect(const struct console *cs, struct rows *r)
+{
+        int e = registry_foreach(cs->o->state_dir, rows_add, r);
+        if (e < 0)
+                return e;
+        for (size_t i = 0; i < r->n / 2; i++) {
+                struct run_row t = r->v[i];
+                r->v[i] = r->v[r->n - 1 - i];
+                r->v[r->n - 1 - i] = t;
+        }
+        for (size_t i = 0; i < r->n; i++) {
+                struct run_row *w = &r->v[i];
+                registry_state(cs->o->state_dir, w->info.run, w->live, w->state, sizeof w->state,
+                               w->status, sizeof w->status);
+        }
+        return 0;
+}
+
+/* a number of the supervisor's status JSON (stats.KEY or KEY), or 0 */
+static uint64_t status_num(const char *status, const char *key)
+{
+        _cleanup_json_ struct json_node *doc = NULL;
+        struct rf_error err = {0};
+        const char *j = strchr(status, '{');
+        uint64_t v = 0;
+        if (!j || json_parse(j, strlen(j), &doc, &err) < 0)
+                return 0;
+        const struct json_node *n = json_object_get(doc, key);
+        const struct json_node *st = json_object_get(doc, "stats");
+        if (!n && st)
+                n = json_object_get(st, key);
+        if (n)
+                (void)json_number_uint64(n, &v);
+        return v;
+}
+
+static const struct run_row *rows_find(const struct rows *r, const char *run)
+{
+        for (size_t i = 0; i < r->n; i++)
+                if (!strcmp(r->v[i].info.run, run))
+                        return &r->v[i];
+        return NULL;
+}
+
+/* ---- pages ---------------------------------------------------------------------- */
+
+static void page_head(struct json_buf *b, const char *title, const struct console *cs, int slot)
+{
+        APPEND(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                  "<meta name=\"viewport\" content=\"width=device-width\">"
+                  "<link rel=\"stylesheet\" href=\"/app.css\"><title>");
+        console_html(b, title, strlen(title));
+        APPEND(b, " — ringfence console</title><script src=\"/app.js\" defer></script>"
+                  "</head><body><header><a class=\"brand\" href=\"/\">ringfence</a> <span "
+                  "class=\"where\">");
+        console_html(b, cs->o->state_dir, strlen(cs->o->state_dir));
+        APPEND(b, "</span><form method=\"post\" action=\"/logout\" class=\"logout\">"
+                  "<input type=\"hidden\" name=\"csrf\" value=\"");
+        json_buf_append(b, cs->auth.s[slot].csrf, CONSOLE_TOKEN_HEX);
+        APPEND(b, "\"><button type=\"submit\">log out</button></form></header><main>");
+}
+
+static void page_tail(struct json_buf *b)
+{
+        APPEND(b, "</main></body></html>\n");
+}
+
+static void fmt_uint(struct json_buf *b, uint64_t v)
+{
+        json_buf_append_uint(b, v);
+}
+
+static void fmt_time(struct json_buf *b, int64_t ms)
+{
+        char t[40];
+        time_t s = (time_t)(ms / 1000);
+        struct tm tm;
+        if (!gmtime_r(&s, &tm) || !strftime(t, sizeof t, "%Y-%m-%d %H:%M:%S", &tm))
+                return;
+        json_buf_append(b, t, strlen(t));
+        char f[16];
+        int n = snprintf(f, sizeof f, ".%03d", (int)(ms % 1000));
+        json_buf_append(b, f, (size_t)n);
+}
+
+/* one row of the runs table (the same cells /app.js makes from /api/runs) */
+static void run_row_html(struct json_buf *b, const struct run_row *w)
+{
+        const struct run_info *in = &w->info;
+        APPEND(b, "<tr data-run=\"");
+        console_html(b, in->run, strlen(in->run));
+        APPEND(b, "\" data-agent=\"");
+        console_html(b, in->agent, strlen(in->agent));
+        APPEND(b, "\" data-state=\"");
+        console_html(b, w->state, strlen(w->state));
+        APPEND(b, "\"><td class=\"run\"><a href=\"/run/");
+        console_html(b, in->run, strlen(in->run));
+        APPEND(b, "\">");
+        console_html(b, in->run, strlen(in->run));
+        APPEND(b, "</a></td><td class=\"agent\">");
+        console_html(b, in->agent, strlen(in->agent));
+        APPEND(b, "</td><td class=\"uid\">");
+        fmt_uint(b, in->uid);
+        APPEND(b, "</td><td class=\"state\">");
+        console_html(b, w->state, strlen(w->state));
+        APPEND(b, "</td><td class=\"started\" data-ms=\"");
+        json_buf_append_uint(b, (uint64_t)(in->started_ms > 0 ? in->started_ms : 0));
+        APPEND(b, "\">");
+        fmt_time(b, in->started_ms);
+        APPEND(b, "</td><td class=\"cpu\">");
+        fmt_uint(b, status_num(w->status, "cpu_usec") / 1000);
+        APPEND(b, " ms</td><td class=\"mem\">");
+        fmt_uint(b, status_num(w->status, "memory_current") >> 20);
+        APPEND(b, " MiB</td><td class=\"grants\">");
+        fmt_uint(b, status_num(w->status, "grants"));
+        APPEND(b, "</td><td class=\"command\">");
+        console_html(b, in->command, strlen(in->command));
+        APPEND(b, "</td></tr>");
+}
+
+static void page_runs(const struct console *cs, int slot, int fd)
+{
+        struct rows r = {0};
+        struct json_buf b = {0};
+        int e = rows_collect(cs, &r);
+        page_head(&b, "runs", cs, slot);
+        APPEND(&b, "<h1>Runs</h1><div class=\"filters\"><label>agent <input id=\"f-agent\" "
+                   "type=\"search\"></label> <label>state <select id=\"f-state\"><option "
+                   "value=\"\">any</option><option>running</option><option>paused</option>"
+                   "<option>starting</option><option>lost</option></select></label> <span "
+                   "id=\"live\" class=\"live\"></span></div>");
+        if (e < 0) {
+                APPEND(&b, "<p class=\"error\">cannot read the registry: ");
+                const char *m = strerror(-e);
+                console_html(&b, m, strlen(m));
+                APPEND(&b, "</p>");
+        }
+        APPEND(&b, "<table id=\"runs\"><thead><tr><th>run</th><th>agent</th><th>uid</th>"
+                   "<th>state</th><th>started (UTC)</th><th>CPU</th><th>memory</th>"
+                   "<th>grants</th><th>command</th></tr></thead><tbody>");
+        for (size_t i = 0; i < r.n; i++)
+                run_row_html(&b, &r.v[i]);
+        APPEND(&b, "</tbody></table><p id=\"none\" class=\"none\"");
+        if (r.n)
+                APPEND(&b, " hidden");
+        APPEND(&b, ">No runs.</p>");
+        page_tail(&b);
+        respond_buf(fd, 200, "text/html; charset=utf-8", &b);
+        json_buf_done(&b);
+        free(r.v);
+}
+
+static void api_runs(const struct console *cs, int fd)
+{
+        struct rows r = {0};
+        struct json_buf b = {0};
+        if (rows_collect(cs, &r) < 0) {
+                free(r.v);
+                respond_text(fd, 502, "cannot read the registry");
+                return;
+        }
+        APPEND(&b, "{\"now_ms\":");
+        json_buf_append_uint(&b, (uint64_t)now_ms());
+        APPEND(&b, ",\"runs\":[");
+        for (size_t i = 0; i < r.n; i++) {
+                const struct run_row *w = &r.v[i];
+                if (i)
+                        APPEND(&b, ",");
+                APPEND(&b, "{\"run\":");
+                console_json_str(&b, w->info.run, strlen(w->info.run));
+                APPEND(&b, ",\"agent\":");
+                console_json_str(&b, w->info.agent, strlen(w->info.agent));
+                APPEND(&b, ",\"uid\":");
+                json_buf_append_uint(&b, w->info.uid);
+                APPEND(&b, ",\"state\":");
+                console_json_str(&b, w->state, strlen(w->state));
+                APPEND(&b, ",\"started_ms\":");
+                json_buf_append_uint(&b,
+                                     (uint64_t)(w->info.started_ms > 0 ? w->info.started_ms : 0));
+                APPEND(&b, ",\"cpu_ms\":");
+                json_buf_append_uint(&b, status_num(w->status, "cpu_usec") / 1000);
+                APPEND(&b, ",\"memory\":");
+                json_buf_append_uint(&b, status_num(w->status, "memory_current"));
+                APPEND(&b, ",\"grants\":");
+                json_buf_append_uint(&b, status_num(w->status, "grants"));
+                APPEND(&b, ",\"command\":");
+                console_json_str(&b, w->info.command, strlen(w->info.command));
+                APPEND(&b, "}");
+        }
+        APPEND(&b, "]}\n");
+        respond_buf(fd, 200, "application/json", &b);
+        json_buf_done(&b);
+        free(r.v);
+}
+
+/* one run's records, newest first, at most TIMELINE_MAX */
+struct timeline {
+        const char *run;
+        char **lines;
+        size_t n;
+};
+
+static int timeline_line(const char *line, size_t len, void *ctx)
+{
+        struct timeline *t = ctx;
+        char want[64];
+        int k = snprintf(want, sizeof want, "\"run\":\"%s\"", t->run);
+        if (k <= 0 || !memmem(line, len, want, (size_t)k))
+                return 0;
+        if (!(t->lines[t->n] = strndup(line, len)))
+                return -ENOMEM;
+        return ++t->n == TIMELINE_MAX ? 1 : 0;
+}
+
+/* record `line` as a timeline entry: time, event, its other members */
+static void timeline_entry(struct json_buf *b, const char *line, bool html)
+{
+        _cleanup_json_ struct json_node *doc = NULL;
+        struct rf_error err = {0};
+        if (json_parse(line, strlen(line), &doc, &err) < 0 || doc->type != JSON_OBJECT)
+                return;
+        const struct json_node *ev = json_object_get(doc, "event");
+        const struct json_node *ts = json_object_get(doc, "ts");
+        int64_t t = 0;
+        if (ts)
+                (void)json_number_int64(ts, &t);
+        const char *evs = ev && ev->type == JSON_STRING ? ev->str : "?";
+        size_t evl = ev && ev->type == JSON_STRING ? ev->len : 1;
+        if (html) {
+                APPEND(b, "<li class=\"ev\" data-event=\"");
+                console_html(b, evs, evl);
+                APPEND(b, "\"><span class=\"ts\">");
+                fmt_time(b, t);
+                APPEND(b, "</span> <span class=\"event\">");
+                console_html(b, evs, evl);
+                APPEND(b, "</span>");
+        } else {
+                APPEND(b, "{\"ts\":");
+                json_buf_append_uint(b, (uint64_t)(t > 0 ? t : 0));
+                APPEND(b, ",\"event\":");
+                console_json_str(b, evs, evl);
+                APPEND(b, ",\"facts\":[");
+        }
+        static const char *const skip[] = {"event", "ts", "run", "prev", "hash", "version"};
+        const struct json_node *m;
+        bool first = true;
+        JSON_FOREACH(m, doc)
+        {
+                bool skipped = false;
+                for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
+                        skipped |= m->key_len == strlen(skip[i]) &&
+                                   !memcmp(m->key, skip[i], m->key_len);
+                if (skipped || (m->type != JSON_STRING && m->type != JSON_NUMBER))
+                        continue;
+                const char *v = m->str;
+                size_t vl = m->len;
+                if (html) {
+                        APPEND(b, " <span class=\"fact\"><span class=\"k\">");
+                        console_html(b, m->key, m->key_len);
+                        APPEND(b, "</span>=<span class=\"v\">");
+                        console_html(b, v, vl);
+                        APPEND(b, "</span></span>");
+                } else {
+                        if (!first)
+                                APPEND(b, ",");
+                        APPEND(b, "[");
+                        console_json_str(b, m->key, m->key_len);
+                        APPEND(b, ",");
+                        console_json_str(b, v, vl);
+                        APPEND(b, "]");
+                }
+                first = false;
+        }
+        if (html)
+                APPEND(b, "</li>");
+        else
+                APPEND(b, "]}");
+}
+
+static int timeline_read(const struct console *cs, const char *run, struct timeline *t)
+{
+        t->run = run;
+        t->n = 0;
+        if (!(t->lines = calloc(TIMELINE_MAX, sizeof *t->lines)))
+                return -ENOMEM;
+        int r = audit_foreach_line_reverse(cs->o->state_dir, timeline_line, t);
+        return r < 0 ? r : 0;
+}
+
+static void timeline_free(struct timeline *t)
+{
+        for (size_t i = 0; i < t->n; i++)
+                free(t->lines[i]);
+        free(t->lines);
+}
+
+/* an action's form: a button, the CSRF token, a field if any */
+static void action_form(struct json_buf *b, const char *run, const char *action, const char *label,
+                        const char *field, const struct console *cs, int slot)
+{
+        APPEND(b, "<form method=\"post\" class=\"action\" action=\"/run/");
+        console_html(b, run, strlen(run));
+        APPEND(b, "/");
+        json_buf_append(b, action, strlen(action));
+        APPEND(b, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
+        json_buf_append(b, cs->auth.s[slot].csrf, CONSOLE_TOKEN_HEX);
+        APPEND(b, "\">");
+        if (field) {
+                APPEND(b, "<input name=\"");
+                json_buf_append(b, field, strlen(field));
+                APPEND(b, "\" placeholder=\"HOST:PORT\" required maxlength=\"300\"> ");
+        }
+        APPEND(b, "<button type=\"submit\" id=\"do-");
+        json_buf_append(b, action, strlen(action));
+        APPEND(b, "\">");
+        json_buf_append(b, label, strlen(label));
+        APPEND(b, "</button></form>");
+}
+
+static bool run_id_ok(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n > 39)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+static void page_run(const struct console *cs, int slot, int fd, const char *run, const char *note)
+{
+        struct rows r = {0};
+        struct timeline t = {0};
+        struct json_buf b = {0};
+        (void)rows_collect(cs, &r);
+        const struct run_row *w = rows_find(&r, run);
+        int e = timeline_read(cs, run, &t);
+        if (!w && t.n == 0) {
+                free(r.v);
+                timeline_free(&t);
+                respond_text(fd, 404, "no such run");
+                return;
+        }
+        page_head(&b, run, cs, slot);
+        APPEND(&b, "<h1>Run <span id=\"run-id\">");
+        console_html(&b, run, strlen(run));
+        APPEND(&b, "</span></h1>");
+        if (note) {
+                APPEND(&b, "<p class=\"note\" id=\"note\">");
+                console_html(&b, note, strlen(note));
+                APPEND(&b, "</p>");
+        }
+        APPEND(&b, "<dl class=\"facts\">");
+        if (w) {
+                static const char *const names[] = {"agent", "state",        "uid",   "command",
+                                                    "task",  "on behalf of", "cgroup"};
+                char uid[24];
+                snprintf(uid, sizeof uid, "%llu", (unsigned long long)w->info.uid);
+                const char *vals[] = {w->info.agent,   w->state,     uid,
+                                      w->info.command, w->info.task, w->info.on_behalf_of,
+                                      w->info.cgroup};
+                for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+                        APPEND(&b, "<dt>");
+                        json_buf_append(&b, names[i], strlen(names[i]));
+                        APPEND(&b, "</dt><dd id=\"f-");
+                        for (const char *p = names[i]; *p; p++)
+                                json_buf_append(&b, *p == ' ' ? "-" : p, 1);
+                        APPEND(&b, "\">");
+                        console_html(&b, vals[i], strlen(vals[i]));
+                        APPEND(&b, "</dd>");
+                }
+        } else {
+                APPEND(&b, "<dt>state</dt><dd id=\"f-state\">ended</dd>");
+        }
+        APPEND(&b, "</dl>");
+        if (w && w->live) {
+                APPEND(&b, "<div class=\"actions\">");
+                action_form(&b, run, "kill", "Kill", NULL, cs, slot);
+                if (!strcmp(w->state, "paused"))
+                        action_form(&b, run, "resume", "Resume", NULL, cs, slot);
+                else
+                        action_form(&b, run, "pause", "Pause", NULL, cs, slot);
+                action_form(&b, run, "allow-host", "Grant host", "host", cs, slot);
+                action_form(&b, run, "revoke-host", "Revoke host", "host", cs, slot);
+                APPEND(&b, "</div>");
+        }
+        APPEND(&b, "<h2>Timeline</h2>");
+        if (e < 0)
+                APPEND(&b, "<p class=\"error\">cannot read the audit log</p>");
+        APPEND(&b, "<ol id=\"timeline\" class=\"timeline\">");
+        for (size_t i = 0; i < t.n; i++)
+                timeline_entry(&b, t.lines[i], true);
+        APPEND(&b, "</ol>");
+        page_tail(&b);
+        respond_buf(fd, 200, "text/html; charset=utf-8", &b);
+        json_buf_done(&b);
+        timeline_free(&t);
+        free(r.v);
+}
+
+static void api_run(const struct console *cs, int fd, const char *run)
+{
+        struct timeline t = {0};
+        struct json_buf b = {0};
+        if (timeline_read(cs, run, &t) < 0) {
+                timeline_free(&t);
+                respond_text(fd, 502, "cannot read the audit log");
+                return;
+        }
+        APPEND(&b, "{\"run\":");
+        console_json_str(&b, run, strlen(run));
+        APPEND(&b, ",\"timeline\":[");
+        for (size_t i = 0; i < t.n; i++) {
+                if (i)
+                        APPEND(&b, ",");
+                timeline_entry(&b, t.lines[i], false);
+        }
+        APPEND(&b, "]}\n");
+        respond_buf(fd, 200, "application/json", &b);
+        json_buf_done(&b);
+        timeline_free(&t);
+}
+
+/* ---- actions -------------------------------------------------------------------- */
+
+/* POST /run/RUN/ACTION: the run's supervisor decides (its peer check) and
+ * records this uid as the actor */
+static void do_action(const struct console *cs, int slot, int fd, const char *run,
+                      const char *action, const char *body, size_t blen)
+{
+        char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX + 512], host[CONSOLE_FIELD_MAX + 1];
+        if (!strcmp(action, "kill"))
+                snprintf(req, sizeof req, "kill operator console");
+        else if (!strcmp(action, "pause") || !strcmp(action, "resume"))
+                snprintf(req, sizeof req, "%s", action);
+        else if (!strcmp(action, "allow-host") || !strcmp(action, "revoke-host")) {
+                int n = console_field(body, blen, "host", host, sizeof host);
+                if (n <= 0 || strpbrk(host, " \t\r\n")) {
+                        respond_text(fd, 400, "host: HOST:PORT");
+                        return;
+                }
+                snprintf(req, sizeof req, "%s %s", action, host);
+        } else {
+                respond_text(fd, 404, "no such action");
+                return;
+        }
+        int r = registry_request(cs->o->state_dir, run, req, reply, sizeof reply, 15000);
+        char note[CONTROL_MSG_MAX + 600];
+        if (r < 0)
+                snprintf(note, sizeof note, "%s: %s", action,
+                         r == -ENOENT ? "no such run" : strerror(-r));
+        else
+                snprintf(note, sizeof note, "%s: %s", action, reply);
+        if (r == 0 && !strcmp(action, "kill")) {
+                /* the run is gone: its page shows its timeline */
+                redirect(fd, "/", NULL);
+                return;
+        }
+        (void)slot;
+        page_run(cs, slot, fd, run, note);
+}
+
+/* ---- one request ---------------------------------------------------------------- */
+
+static const struct http_header *header(const struct http_request *r, const char *buf,
+                                        const char *name)
+{
+        for (size_t i = 0; i < r->n_headers; i++)
+                if (r->headers[i].name.len == strlen(name) &&
+                    !strncasecmp(buf + r->headers[i].name.off, name, r->headers[i].name.len))
+                        return &r->headers[i];
+        return NULL;
+}
+
+static bool hv_is(const struct http_header *h, const char *buf, const char *v)
+{
+        return h && h->value.len == strlen(v) && !memcmp(buf + h->value.off, v, h->value.len);
+}
+
+/* 1: answered (close), 0: more bytes needed */
+static int handle(struct console *cs, struct conn *c)
+{
+        struct http_request r;
+        const char *why = NULL;
+        int n = http_origin_request_parse(c->buf, c->len, &r, &why);
+        if (n == 0)
+                return 0;
+        if (n == -E2BIG) {
+                respond_text(c->fd, 431, "request head too large");
+                return 1;
+        }
+        if (n < 0) {
+                respond_text(c->fd, 400, why ? why : "bad request");
+                return 1;
+        }
+        if (r.chunked || r.content_length > CONSOLE_BODY_MAX) {
+                respond_text(c->fd, 413, "body too large");
+                return 1;
+        }
+        size_t blen = r.content_length > 0 ? (size_t)r.content_length : 0;
+        if (c->len < r.head_len + blen)
+                return 0;
+        const char *buf = c->buf;
+        const char *body = buf + r.head_len;
+        const struct http_header *host = header(&r, buf, "Host");
+        if (!host || !console_host_ok(buf + host->value.off, host->value.len, cs->port)) {
+                respond_text(c->fd, 421,
+                             "wrong Host: the console answers only its loopback "
+                             "address");
+                return 1;
+        }
+        char method[8] = {0}, path[HTTP_ORIGIN_TARGET_MAX + 1];
+        if (r.method.len >= sizeof method) {
+                respond_text(c->fd, 405, "method not allowed");
+                return 1;
+        }
+        memcpy(method, buf + r.method.off, r.method.len);
+        memcpy(path, buf + r.path.off, r.path.len);
+        path[r.path.len] = '\0';
+        char *query = strchr(path, '?');
+        if (query)
+                *query++ = '\0';
+        bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+        int64_t now = now_ms();
+
+        if (!strcmp(path, "/login") && get) {
+                char tok[CONSOLE_FIELD_MAX + 1];
+                unsigned char rnd[64];
+                int tl = query ? console_field(query, strlen(query), "token", tok, sizeof tok)
+                               : -ENOENT;
+                int slot = -EACCES;
+                if (tl > 0 && getrandom(rnd, sizeof rnd, 0) == (ssize_t)sizeof rnd)
+                        slot = console_auth_login(&cs->auth, tok, (size_t)tl, rnd, now);
+                explicit_bzero(rnd, sizeof rnd);
+                explicit_bzero(tok, sizeof tok);
+                if (slot < 0) {
+                        respond_text(c->fd, 401,
+                                     "this login link is wrong or has expired: run "
+                                     "`kill -HUP` on the console for a fresh one");
+                        return 1;
+                }
+                char cookie[256];
+                snprintf(cookie, sizeof cookie,
+                         "Set-Cookie: " CONSOLE_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict; "
+                         "Max-Age=%d\r\n",
+                         cs->auth.s[slot].id, CONSOLE_SESSION_TTL_S);
+                redirect(c->fd, "/", cookie);
+                return 1;
+        }
+        const struct http_header *ck = header(&r, buf, "Cookie");
+        int slot = ck ? console_auth_session(&cs->auth, buf + ck->value.off, ck->value.len, now)
+                      : -EACCES;
+        if (slot < 0) {
+                respond_text(c->fd, 401, "log in with the URL `ringfence console` printed");
+                return 1;
+        }
+        if (get && !strcmp(path, "/app.js")) {
+                respond(c->fd, 200, "text/javascript; charset=utf-8", NULL, console_app_js,
+                        strlen(console_app_js));
+                return 1;
+        }
+        if (get && !strcmp(path, "/app.css")) {
+                respond(c->fd, 200, "text/css; charset=utf-8", NULL, console_app_css,
+                        strlen(console_app_css));
+                return 1;
+        }
+        if (post) {
+                /* another origin's form or script: refused before anything */
+                const struct http_header *origin = header(&r, buf, "Origin");
+                const struct http_header *site = header(&r, buf, "Sec-Fetch-Site");
+                char csrf[CONSOLE_FIELD_MAX + 1];
+                int cl = console_field(body, blen, "csrf", csrf, sizeof csrf);
+                if ((origin && !hv_is(origin, buf, cs->origin) &&
+                     !(host && origin->value.len == host->value.len + 7 &&
+                       !memcmp(buf + origin->value.off, "http://", 7) &&
+                       !memcmp(buf + origin->value.off + 7, buf + host->value.off,
+                               host->value.len))) ||
+                    (site && !hv_is(site, buf, "same-origin")) || cl <= 0 ||
+                    !console_auth_csrf_ok(&cs->auth, slot, csrf, (size_t)cl)) {
+                        respond_text(c->fd, 403, "refused: not from this console's own page");
+                        return 1;
+                }
+                if (!strcmp(path, "/logout")) {
+                        console_auth_logout(&cs->auth, slot);
+                        redirect(c->fd, "/login",
+                                 "Set-Cookie: " CONSOLE_COOKIE "=; Path=/; HttpOnly; "
+                                 "SameSite=Strict; Max-Age=0\r\n");
+                        return 1;
+                }
+        }
+        if (get && !strcmp(path, "/")) {
+                page_runs(cs, slot, c->fd);
+                return 1;
+        }
+        if (get && !strcmp(path, "/api/runs")) {
+                api_runs(cs, c->fd);
+                return 1;
+        }
+        char run[64], action[32];
+        if (!strncmp(path, "/run/", 5) || !strncmp(path, "/api/run/", 9)) {
+                const char *p = path + (path[1] == 'r' ? 5 : 9);
+                const char *sl = strchr(p, '/');
+                size_t rl = sl ? (size_t)(sl - p) : strlen(p);
+                if (rl < sizeof run) {
+                        memcpy(run, p, rl);
+                        run[rl] = '\0';
+                }
+                if (rl >= sizeof run || !run_id_ok(run) ||
+                    (sl && strlen(sl + 1) >= sizeof action)) {
+                        respond_text(c->fd, 404, "no such page");
+                        return 1;
+                }
+                if (get && !sl && path[1] == 'r') {
+                        page_run(cs, slot, c->fd, run, NULL);
+                        return 1;
+                }
+                if (get && !sl) {
+                        api_run(cs, c->fd, run);
+                        return 1;
+                }
+                if (post && sl && path[1] == 'r') {
+                        snprintf(action, sizeof action, "%s", sl + 1);
+                        do_action(cs, slot, c->fd, run, action, body, blen);
+                        return 1;
+                }
+        }
+        respond_text(c->fd, get || post ? 404 : 405,
+                     get || post ? "no such page" : "method not allowed");
+        return 1;
+}
+
+/* ---- the loop -------------------------------------------------------------------- */
+
+static void conn_close(struct conn *c)
+{
+        c->fd = safe_close(c->fd);
+        free(c->buf);
+        c->buf = NULL;
+        c->len = 0;
+}
+
+static void print_url(const struct console *cs)
+{
+        printf("ringfence console: http://%s:%u/login?token=%s\n", cs->v6 ? "[::1]" : "127.0.0.1",
+               (unsigned)cs->port, cs->auth.token);
+        fflush(stdout);
+}
+
+static int new_token(struct console *cs)
+{
+        unsigned char rnd[32];
+        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+                return -EIO;
+        console_auth_token(&cs->auth, rnd, now_ms(), cs->o->token_ttl_s * 1000);
+        explicit_bzero(rnd, sizeof rnd);
+        return 0;
+}
+
+int console_serve(const struct console_opts *o, struct rf_error *err)
+{
+        static struct console cs; /* sessions live here, not on the stack */
+        memset(&cs, 0, sizeof cs);
+        cs.o = o;
+        for (size_t i = 0; i < CONSOLE_CONNS_MAX; i++)
+                cs.c[i].fd = -1;
+        int r = console_listen_parse(o->listen, &cs.v6, &cs.port);
+        if (r == -EPERM)
+                return rf_error_set(err, r,
+                                    "--listen %s: loopback only (127.0.0.1, ::1 or "
+                                    "localhost)",
+                                    o->listen);
+        if (r < 0)
+                return rf_error_set(err, r, "--listen %s: ADDRESS:PORT", o->listen);
+        _cleanup_close_ int lfd =
+                socket(cs.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (lfd < 0)
+                return rf_error_set(err, negative_errno(), "socket: %m");
+        int one = 1;
+        (void)setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_storage ss = {0};
+        socklen_t sl;
+        if (cs.v6) {
+                struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+                a->sin6_family = AF_INET6;
+                a->sin6_port = htons(cs.port);
+                a->sin6_addr = in6addr_loopback;
+                sl = sizeof *a;
+        } else {
+                struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+                a->sin_family = AF_INET;
+                a->sin_port = htons(cs.port);
+                a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                sl = sizeof *a;
+        }
+        if (bind(lfd, (struct sockaddr *)&ss, sl) < 0 || listen(lfd, 64) < 0)
+                return rf_error_set(err, negative_errno(), "--listen %s: %m", o->listen);
+        if (getsockname(lfd, (struct sockaddr *)&ss, &sl) < 0)
+                return rf_error_set(err, negative_errno(), "getsockname: %m");
+        cs.port = ntohs(cs.v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                              : ((struct sockaddr_in *)&ss)->sin_port);
+        snprintf(cs.origin, sizeof cs.origin, "http://%s:%u", cs.v6 ? "[::1]" : "127.0.0.1",
+                 (unsigned)cs.port);
+        sigset_t sigs;
+        sigemptyset(&sigs);
+        sigaddset(&sigs, SIGINT);
+        sigaddset(&sigs, SIGTERM);
+        sigaddset(&sigs, SIGHUP);
+        sigaddset(&sigs, SIGPIPE);
+        if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0)
+                return rf_error_set(err, negative_errno(), "sigprocmask: %m");
+        _cleanup_close_ int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                return rf_error_set(err, negative_errno(), "signalfd: %m");
+        if ((r = new_token(&cs)) < 0)
+                return rf_error_set(err, r, "no randomness for the login token");
+        print_url(&cs);
+
+        for (;;) {
+                struct pollfd p[CONSOLE_CONNS_MAX + 2];
+                size_t map[CONSOLE_CONNS_MAX];
+                size_t np = 0;
+                int64_t now = now_ms(), wait = -1;
+                p[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+                p[np++] = (struct pollfd){.fd = lfd, .events = POLLIN};
+                for (size_t i = 0; i < CONSOLE_CONNS_MAX; i++) {
+                        if (cs.c[i].fd < 0)
+                                continue;
+                        if (cs.c[i].deadline_ms <= now) {
+                                conn_close(&cs.c[i]);
+                                continue;
+                        }
+                        int64_t left = cs.c[i].deadline_ms - now;
+                        if (wait < 0 || left < wait)
+                                wait = left;
+                        map[np - 2] = i;
+                        p[np++] = (struct pollfd){.fd = cs.c[i].fd, .events = POLLIN};
+                }
+                if (poll(p, np, (int)wait) < 0 && errno != EINTR)
+                        return rf_error_set(err, negative_errno(), "poll: %m");
+                if (p[0].revents & POLLIN) {
+                        struct signalfd_siginfo si;
+                        while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                                if (si.ssi_signo == SIGHUP) {
+                                        if (new_token(&cs) == 0)
+                                                print_url(&cs);
+                                } else if (si.ssi_signo != SIGPIPE) {
+                                        for (size_t i = 0; i < CONSOLE_CONNS_MAX; i++)
+                                                if (cs.c[i].fd >= 0)
+                                                        conn_close(&cs.c[i]);
+                                        explicit_bzero(&cs.auth, sizeof cs.auth);
+                                        return 0;
+                                }
+                        }
+                }
+                for (size_t k = 2; k < np; k++) {
+                        if (!p[k].revents)
+                                continue;
+                        struct conn *c = &cs.c[map[k - 2]];
+                        size_t cap = HTTP_HEAD_MAX + CONSOLE_BODY_MAX;
+                        if (!c->buf && !(c->buf = malloc(cap))) {
+                                conn_close(c);
+                                continue;
+                        }
+                        ssize_t got = recv(c->fd, c->buf + c->len, cap - c->len, 0);
+                        if (got < 0 && (errno == EAGAIN || errno == EINTR))
+                                continue;
+                        if (got <= 0) {
+                                conn_close(c);
+                                continue;
+                        }
+                        c->len += (size_t)got;
+                        /* answers are written whole: blocking, bounded by SO_SNDTIMEO */
+                        int fl = fcntl(c->fd, F_GETFL);
+                        (void)fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
+                        int done = handle(&cs, c);
+                        (void)fcntl(c->fd, F_SETFL, fl);
+                        if (done || c->len == cap)
+                                conn_close(c);
+                }
+                if (p[1].revents & POLLIN) {
+                        for (;;) {
+                                int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                                if (fd < 0)
+                                        break;
+                                size_t i = 0;
+                                while (i < CONSOLE_CONNS_MAX && cs.c[i].fd >= 0)
+                                        i++;
+                                if (i == CONSOLE_CONNS_MAX) {
+                                        close(fd); /* full: the client retries */
+                                        continue;
+                                }
+                                struct timeval tv = {.tv_sec = 5};
+                                (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+                                cs.c[i] = (struct conn){.fd = fd,
+                                                        .deadline_ms =
+                                                                now_ms() + CONSOLE_CONN_TIMEOUT_MS};
+                        }
+                }
+        }
+}
