@@ -15,7 +15,7 @@ static void console_usage(FILE *f)
 {
         fprintf(f,
                 "usage: ringfence console [--state-dir DIR] [--listen ADDRESS:PORT] "
-                "[--token-ttl SECONDS]\n"
+                "[--token-ttl SECONDS] [--daemon [--socket PATH]]\n"
                 "\n"
                 "Serve the operator's console for the state dir's runs on host loopback, as\n"
                 "this uid and with its rights. Prints one login URL (a token valid for several\n"
@@ -25,7 +25,11 @@ static void console_usage(FILE *f)
                 "  --state-dir DIR        the runs' state dir (default: as for `ringfence ps`)\n"
                 "  --listen ADDR:PORT     127.0.0.1, ::1 ([::1]:PORT) or localhost only; PORT 0\n"
                 "                         picks a free one (default 127.0.0.1:%d)\n"
-                "  --token-ttl SECONDS    how long the login URL logs in (default 3600)\n",
+                "  --token-ttl SECONDS    how long the login URL logs in (default 3600)\n"
+                "  --daemon               the daemon's fleet, through its API as this uid: only\n"
+                "                         what its grants let this uid see and do\n"
+                "  --socket PATH          the daemon's API socket (default "
+                "STATE_DIR/control.sock)\n",
                 CONSOLE_PORT_DEFAULT);
 }
 
@@ -35,10 +39,13 @@ int cmd_console(int argc, char **argv)
                 {"state-dir", required_argument, NULL, 's'},
                 {"listen", required_argument, NULL, 'l'},
                 {"token-ttl", required_argument, NULL, 't'},
+                {"daemon", no_argument, NULL, 'd'},
+                {"socket", required_argument, NULL, 'S'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
-        const char *state = NULL;
+        const char *state = NULL, *sock = NULL;
+        bool daemon = false;
         char listen_default[32];
         snprintf(listen_default, sizeof listen_default, "127.0.0.1:%d", CONSOLE_PORT_DEFAULT);
         struct console_opts o = {.listen = listen_default, .token_ttl_s = 3600};
@@ -62,6 +69,12 @@ int cmd_console(int argc, char **argv)
                         o.token_ttl_s = v;
                         break;
                 }
+                case 'd':
+                        daemon = true;
+                        break;
+                case 'S':
+                        sock = optarg;
+                        break;
                 case 'h':
                         console_usage(stdout);
                         return 0;
@@ -74,13 +87,26 @@ int cmd_console(int argc, char **argv)
                 cli_error("console: unexpected argument '%s'", argv[optind]);
                 return CLI_EXIT_USAGE;
         }
+        if (sock && !daemon) {
+                cli_error("--socket: with --daemon");
+                return CLI_EXIT_USAGE;
+        }
         struct rf_error err = {0};
-        _cleanup_free_ char *dir = NULL;
-        if (cli_state_dir(state, 1, &dir, &err) < 0) {
+        _cleanup_free_ char *dir = NULL, *dsock = NULL;
+        /* the daemon's socket named: the state dir is the daemon's, maybe
+         * not this uid's to open; the console needs none of its own */
+        if (daemon && sock && !state)
+                o.state_dir = sock;
+        else if (cli_state_dir(state, daemon ? 0 : 1, &dir, &err) < 0) {
                 cli_print_error(&err);
                 return 1;
+        } else
+                o.state_dir = dir;
+        if (daemon && !sock && asprintf(&dsock, "%s/control.sock", o.state_dir) < 0) {
+                cli_error("out of memory");
+                return 1;
         }
-        o.state_dir = dir;
+        o.api_socket = daemon ? (sock ? sock : dsock) : NULL;
         bool v6;
         uint16_t port;
         if (console_listen_parse(o.listen, &v6, &port) < 0) {

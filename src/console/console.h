@@ -27,6 +27,11 @@ struct console_opts {
         const char *state_dir; /* canonical */
         const char *listen;    /* "127.0.0.1:PORT", "[::1]:PORT", "localhost:PORT"; PORT may be 0 */
         int64_t token_ttl_s;   /* how long the login token logs in */
+        /* the daemon's API socket (docs/API.md), or NULL: the state dir
+         * itself. With it, the console is a client of the daemon as this
+         * uid: it lists, shows and does what the daemon's grants let this
+         * uid do, and shows no button for the rest. */
+        const char *api_socket;
 };
 
 /*

@@ -25,7 +25,9 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -185,11 +187,16 @@ static void redirect(int fd, const char *to, const char *cookie)
 
 /* ---- the facts ------------------------------------------------------------------ */
 
+/* what the operator may do to a run (the buttons its page shows) */
+enum { MAY_KILL = 1, MAY_PAUSE = 2, MAY_RESUME = 4, MAY_GRANT = 8, MAY_AUDIT = 16 };
+#define MAY_ALL (MAY_KILL | MAY_PAUSE | MAY_RESUME | MAY_GRANT | MAY_AUDIT)
+
 struct run_row {
         struct run_info info;
         bool live;
         char state[32];
-        char status[CONTROL_MSG_MAX]; /* the supervisor's status JSON, or "" */
+        uint64_t cpu_usec, memory, grants; /* what its supervisor says */
+        unsigned may;                      /* MAY_* */
 };
 
 struct rows {
@@ -217,10 +224,162 @@ static int rows_add(const struct run_info *info, bool live, void *ctx)
         return 0;
 }
 
-/* every registered run, newest first, with what its supervisor says */
+/* the supervisor's status (or the daemon's "supervisor" object) into w */
+static void row_status(struct run_row *w, const struct json_node *doc)
+{
+        static const struct {
+                const char *key;
+                size_t off;
+        } nums[] = {{"cpu_usec", offsetof(struct run_row, cpu_usec)},
+                    {"memory_current", offsetof(struct run_row, memory)},
+                    {"grants", offsetof(struct run_row, grants)}};
+        const struct json_node *st = doc ? json_object_get(doc, "stats") : NULL;
+        for (size_t i = 0; doc && i < ARRAY_SIZE(nums); i++) {
+                const struct json_node *n = json_object_get(doc, nums[i].key);
+                if (!n && st)
+                        n = json_object_get(st, nums[i].key);
+                uint64_t v = 0;
+                if (n)
+                        (void)json_number_uint64(n, &v);
+                memcpy((char *)w + nums[i].off, &v, sizeof v);
+        }
+}
+
+#define API_REPLY_MAX (64 << 20) /* bytes of one answer of the daemon (its audit log) */
+
+/* One request to the daemon's API (console_opts.api_socket), as this uid:
+ * its HTTP status with the body in `out`, or -errno. The daemon answers
+ * one request per connection and closes it. */
+static int api_call(const struct console *cs, const char *method, const char *path,
+                    const char *body, struct json_buf *out)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (strlen(cs->o->api_socket) >= sizeof sa.sun_path)
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, cs->o->api_socket);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct timeval tv = {.tv_sec = 15};
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 ||
+            connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+                return negative_errno();
+        char head[512];
+        size_t bl = body ? strlen(body) : 0;
+        int n = snprintf(head, sizeof head,
+                         "%s %s HTTP/1.1\r\nHost: ringfence\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                         method, path, bl);
+        if (n <= 0 || (size_t)n >= sizeof head)
+                return -E2BIG;
+        send_all(fd, head, (size_t)n);
+        if (bl)
+                send_all(fd, body, bl);
+        struct json_buf in = {0};
+        char chunk[65536];
+        for (;;) {
+                ssize_t got = recv(fd, chunk, sizeof chunk, 0);
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0) {
+                        int e = negative_errno();
+                        json_buf_done(&in);
+                        return e;
+                }
+                if (got == 0)
+                        break;
+                if (in.len + (size_t)got > API_REPLY_MAX) {
+                        json_buf_done(&in);
+                        return -E2BIG;
+                }
+                json_buf_append(&in, chunk, (size_t)got);
+        }
+        struct http_response rs;
+        const char *why = NULL;
+        int hl =
+                in.error ? -ENOMEM : http_response_parse(in.data ? in.data : "", in.len, &rs, &why);
+        if (hl <= 0 || rs.chunked) {
+                json_buf_done(&in);
+                return hl < 0 && hl != -EBADMSG ? hl : -EPROTO;
+        }
+        size_t len = in.len - (size_t)hl;
+        if (rs.content_length >= 0 && (uint64_t)rs.content_length < len)
+                len = (size_t)rs.content_length;
+        json_buf_append(out, in.data + hl, len);
+        json_buf_done(&in);
+        return out->error ? out->error : rs.status;
+}
+
+/* the daemon's runs (GET /v1/runs): those the caller may list, each with
+ * what it may do ("may") and its supervisor's view */
+static int rows_from_api(const struct console *cs, struct rows *r)
+{
+        struct json_buf b = {0};
+        _cleanup_json_ struct json_node *doc = NULL;
+        struct rf_error err = {0};
+        int st = api_call(cs, "GET", "/v1/runs", NULL, &b);
+        if (st != 200 || json_parse(b.data, b.len, &doc, &err) < 0) {
+                json_buf_done(&b);
+                return st < 0 ? st : -EPROTO;
+        }
+        json_buf_done(&b);
+        const struct json_node *runs = json_object_get(doc, "runs"), *e;
+        if (!runs || runs->type != JSON_ARRAY)
+                return -EPROTO;
+        static const struct {
+                const char *name;
+                unsigned bit;
+        } mays[] = {{"kill", MAY_KILL},
+                    {"pause", MAY_PAUSE},
+                    {"resume", MAY_RESUME},
+                    {"grant", MAY_GRANT},
+                    {"audit", MAY_AUDIT}};
+        JSON_FOREACH(e, runs)
+        {
+                struct run_info in = {0};
+                static const struct {
+                        const char *key;
+                        size_t off, size;
+                } strs[] = {{"run", offsetof(struct run_info, run), sizeof in.run},
+                            {"agent", offsetof(struct run_info, agent), sizeof in.agent},
+                            {"command", offsetof(struct run_info, command), sizeof in.command},
+                            {"task", offsetof(struct run_info, task), sizeof in.task},
+                            {"on_behalf_of", offsetof(struct run_info, on_behalf_of),
+                             sizeof in.on_behalf_of}};
+                for (size_t i = 0; i < ARRAY_SIZE(strs); i++) {
+                        const struct json_node *v = json_object_get(e, strs[i].key);
+                        if (v && v->type == JSON_STRING)
+                                snprintf((char *)&in + strs[i].off, strs[i].size, "%s", v->str);
+                }
+                const struct json_node *v;
+                if ((v = json_object_get(e, "uid")))
+                        (void)json_number_uint64(v, &in.uid);
+                if ((v = json_object_get(e, "started_ms")))
+                        (void)json_number_int64(v, &in.started_ms);
+                int rr = rows_add(&in, true, r);
+                if (rr < 0)
+                        return rr;
+                if (rr > 0)
+                        break;
+                struct run_row *w = &r->v[r->n - 1];
+                if ((v = json_object_get(e, "state")) && v->type == JSON_STRING)
+                        snprintf(w->state, sizeof w->state, "%s", v->str);
+                w->live = strcmp(w->state, "lost") != 0;
+                row_status(w, json_object_get(e, "supervisor"));
+                const struct json_node *may = json_object_get(e, "may"), *m;
+                if (may && may->type == JSON_ARRAY)
+                        JSON_FOREACH(m, may)
+                for (size_t i = 0; m->type == JSON_STRING && i < ARRAY_SIZE(mays); i++)
+                        if (!strcmp(m->str, mays[i].name))
+                                w->may |= mays[i].bit;
+        }
+        return 0;
+}
+
+/* every run, newest first, with what its supervisor says */
 static int rows_collect(const struct console *cs, struct rows *r)
 {
-        int e = registry_foreach(cs->o->state_dir, rows_add, r);
+        int e = cs->o->api_socket ? rows_from_api(cs, r)
+                                  : registry_foreach(cs->o->state_dir, rows_add, r);
         if (e < 0)
                 return e;
         for (size_t i = 0; i < r->n / 2; i++) {
@@ -228,30 +387,19 @@ static int rows_collect(const struct console *cs, struct rows *r)
                 r->v[i] = r->v[r->n - 1 - i];
                 r->v[r->n - 1 - i] = t;
         }
-        for (size_t i = 0; i < r->n; i++) {
+        for (size_t i = 0; !cs->o->api_socket && i < r->n; i++) {
+                /* standalone: the supervisor itself checks the peer */
                 struct run_row *w = &r->v[i];
+                char status[CONTROL_MSG_MAX];
+                _cleanup_json_ struct json_node *doc = NULL;
+                struct rf_error err = {0};
                 registry_state(cs->o->state_dir, w->info.run, w->live, w->state, sizeof w->state,
-                               w->status, sizeof w->status);
+                               status, sizeof status);
+                if (status[0] == '{' && json_parse(status, strlen(status), &doc, &err) == 0)
+                        row_status(w, doc);
+                w->may = w->live ? MAY_ALL : MAY_AUDIT;
         }
         return 0;
-}
-
-/* a number of the supervisor's status JSON (stats.KEY or KEY), or 0 */
-static uint64_t status_num(const char *status, const char *key)
-{
-        _cleanup_json_ struct json_node *doc = NULL;
-        struct rf_error err = {0};
-        const char *j = strchr(status, '{');
-        uint64_t v = 0;
-        if (!j || json_parse(j, strlen(j), &doc, &err) < 0)
-                return 0;
-        const struct json_node *n = json_object_get(doc, key);
-        const struct json_node *st = json_object_get(doc, "stats");
-        if (!n && st)
-                n = json_object_get(st, key);
-        if (n)
-                (void)json_number_uint64(n, &v);
-        return v;
 }
 
 static const struct run_row *rows_find(const struct rows *r, const char *run)
@@ -328,11 +476,11 @@ static void run_row_html(struct json_buf *b, const struct run_row *w)
         APPEND(b, "\">");
         fmt_time(b, in->started_ms);
         APPEND(b, "</td><td class=\"cpu\">");
-        fmt_uint(b, status_num(w->status, "cpu_usec") / 1000);
+        fmt_uint(b, w->cpu_usec / 1000);
         APPEND(b, " ms</td><td class=\"mem\">");
-        fmt_uint(b, status_num(w->status, "memory_current") >> 20);
+        fmt_uint(b, w->memory >> 20);
         APPEND(b, " MiB</td><td class=\"grants\">");
-        fmt_uint(b, status_num(w->status, "grants"));
+        fmt_uint(b, w->grants);
         APPEND(b, "</td><td class=\"command\">");
         console_html(b, in->command, strlen(in->command));
         APPEND(b, "</td></tr>");
@@ -398,11 +546,11 @@ static void api_runs(const struct console *cs, int fd)
                 json_buf_append_uint(&b,
                                      (uint64_t)(w->info.started_ms > 0 ? w->info.started_ms : 0));
                 APPEND(&b, ",\"cpu_ms\":");
-                json_buf_append_uint(&b, status_num(w->status, "cpu_usec") / 1000);
+                json_buf_append_uint(&b, w->cpu_usec / 1000);
                 APPEND(&b, ",\"memory\":");
-                json_buf_append_uint(&b, status_num(w->status, "memory_current"));
+                json_buf_append_uint(&b, w->memory);
                 APPEND(&b, ",\"grants\":");
-                json_buf_append_uint(&b, status_num(w->status, "grants"));
+                json_buf_append_uint(&b, w->grants);
                 APPEND(&b, ",\"command\":");
                 console_json_str(&b, w->info.command, strlen(w->info.command));
                 APPEND(&b, "}");
@@ -497,13 +645,39 @@ static void timeline_entry(struct json_buf *b, const char *line, bool html)
                 APPEND(b, "]}");
 }
 
+/* the daemon's audit records this uid may read (GET /v1/audit), the
+ * run's newest TIMELINE_MAX, newest first */
+static int timeline_from_api(const struct console *cs, struct timeline *t)
+{
+        struct json_buf b = {0};
+        int st = api_call(cs, "GET", "/v1/audit", NULL, &b);
+        if (st != 200) {
+                json_buf_done(&b);
+                return st < 0 ? st : -EACCES;
+        }
+        /* oldest first: the last TIMELINE_MAX lines that are the run's */
+        size_t end = b.len;
+        int r = 0;
+        while (r == 0 && end > 0) {
+                size_t start = end;
+                while (start > 0 && b.data[start - 1] != '\n')
+                        start--;
+                if (end > start)
+                        r = timeline_line(b.data + start, end - start, t);
+                end = start ? start - 1 : 0;
+        }
+        json_buf_done(&b);
+        return r < 0 ? r : 0;
+}
+
 static int timeline_read(const struct console *cs, const char *run, struct timeline *t)
 {
         t->run = run;
         t->n = 0;
         if (!(t->lines = calloc(TIMELINE_MAX, sizeof *t->lines)))
                 return -ENOMEM;
-        int r = audit_foreach_line_reverse(cs->o->state_dir, timeline_line, t);
+        int r = cs->o->api_socket ? timeline_from_api(cs, t)
+                                  : audit_foreach_line_reverse(cs->o->state_dir, timeline_line, t);
         return r < 0 ? r : 0;
 }
 
@@ -594,15 +768,19 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
                 APPEND(&b, "<dt>state</dt><dd id=\"f-state\">ended</dd>");
         }
         APPEND(&b, "</dl>");
-        if (w && w->live) {
+        if (w && w->live && (w->may & (MAY_KILL | MAY_PAUSE | MAY_RESUME | MAY_GRANT))) {
+                /* only what this uid may do: the rest it is not shown */
                 APPEND(&b, "<div class=\"actions\">");
-                action_form(&b, run, "kill", "Kill", NULL, cs, slot);
-                if (!strcmp(w->state, "paused"))
+                if (w->may & MAY_KILL)
+                        action_form(&b, run, "kill", "Kill", NULL, cs, slot);
+                if (!strcmp(w->state, "paused") && (w->may & MAY_RESUME))
                         action_form(&b, run, "resume", "Resume", NULL, cs, slot);
-                else
+                else if (strcmp(w->state, "paused") && (w->may & MAY_PAUSE))
                         action_form(&b, run, "pause", "Pause", NULL, cs, slot);
-                action_form(&b, run, "allow-host", "Grant host", "host", cs, slot);
-                action_form(&b, run, "revoke-host", "Revoke host", "host", cs, slot);
+                if (w->may & MAY_GRANT) {
+                        action_form(&b, run, "allow-host", "Grant host", "host", cs, slot);
+                        action_form(&b, run, "revoke-host", "Revoke host", "host", cs, slot);
+                }
                 APPEND(&b, "</div>");
         }
         APPEND(&b, "<h2>Timeline</h2>");
@@ -665,7 +843,58 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
                 respond_text(fd, 404, "no such action");
                 return;
         }
-        int r = registry_request(cs->o->state_dir, run, req, reply, sizeof reply, 15000);
+        /* what the operator may not do is refused here too, not only hidden */
+        static const struct {
+                const char *action;
+                unsigned bit;
+        } need[] = {{"kill", MAY_KILL},
+                    {"pause", MAY_PAUSE},
+                    {"resume", MAY_RESUME},
+                    {"allow-host", MAY_GRANT},
+                    {"revoke-host", MAY_GRANT}};
+        struct rows rs = {0};
+        (void)rows_collect(cs, &rs);
+        const struct run_row *w = rows_find(&rs, run);
+        unsigned may = w ? w->may : 0;
+        free(rs.v);
+        for (size_t i = 0; i < ARRAY_SIZE(need); i++)
+                if (!strcmp(action, need[i].action) && !(may & need[i].bit)) {
+                        respond_text(fd, 403, "refused: this uid may not do that to the run");
+                        return;
+                }
+        int r;
+        if (cs->o->api_socket) {
+                /* the daemon decides again, and records this uid */
+                char path[128], jbody[CONSOLE_FIELD_MAX * 2 + 64];
+                struct json_buf out = {0}, jb = {0};
+                const char *op = !strcmp(action, "allow-host") || !strcmp(action, "revoke-host")
+                                         ? "grant"
+                                         : action;
+                snprintf(path, sizeof path, "/v1/runs/%s/%s", run, op);
+                if (!strcmp(op, "grant")) {
+                        APPEND(&jb, "{\"");
+                        json_buf_append(&jb, action[0] == 'a' ? "allow_host" : "revoke_host",
+                                        strlen(action[0] == 'a' ? "allow_host" : "revoke_host"));
+                        APPEND(&jb, "\":");
+                        json_buf_append_string(&jb, host, strlen(host));
+                        APPEND(&jb, "}");
+                } else if (!strcmp(op, "kill"))
+                        APPEND(&jb, "{\"reason\":\"operator console\"}");
+                snprintf(jbody, sizeof jbody, "%s", jb.error ? "" : jb.data ? jb.data : "");
+                json_buf_done(&jb);
+                r = api_call(cs, "POST", path, jbody[0] ? jbody : NULL, &out);
+                if (r == 403 || r == 404) {
+                        json_buf_done(&out);
+                        respond_text(fd, 403, "refused by the daemon");
+                        return;
+                }
+                snprintf(reply, sizeof reply, "%s%s", r == 200 ? "ok " : "err ",
+                         out.data && !out.error ? out.data : "");
+                json_buf_done(&out);
+                r = r == 200 ? 0 : r < 0 ? r : -EPROTO;
+        } else {
+                r = registry_request(cs->o->state_dir, run, req, reply, sizeof reply, 15000);
+        }
         char note[CONTROL_MSG_MAX + 600];
         if (r < 0)
                 snprintf(note, sizeof note, "%s: %s", action,

@@ -428,11 +428,34 @@ static int list_cb(const struct run_info *info, bool live, void *ctx)
         struct list_ctx *l = ctx;
         if (!allowed(l->d, l->c, API_LIST_RUNS, info->agent))
                 return 0;
-        char st[32];
-        registry_state(l->d->state_dir, info->run, live, st, sizeof st, NULL, 0);
+        char st[32], status[CONTROL_MSG_MAX];
+        registry_state(l->d->state_dir, info->run, live, st, sizeof st, status, sizeof status);
         json_buf_append(&l->j, l->first ? "" : ",", l->first ? 0 : 1);
         l->first = false;
         json_run(&l->j, info, st);
+        /* what this caller may do to the run (a console shows those
+         * buttons only), and what its supervisor says of it */
+        static const enum api_op ops[] = {API_GET_RUN,    API_KILL_RUN,  API_PAUSE_RUN,
+                                          API_RESUME_RUN, API_GRANT_RUN, API_REVOKE_SECRET,
+                                          API_AUDIT};
+        l->j.len--; /* reopen the object */
+        json_buf_append(&l->j, ",\"may\":[", 8);
+        bool first = true;
+        for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+                if (!allowed(l->d, l->c, ops[i], info->agent))
+                        continue;
+                const char *name = api_op_name(ops[i]);
+                json_buf_append(&l->j, first ? "\"" : ",\"", first ? 1 : 2);
+                json_buf_append(&l->j, name, strlen(name));
+                json_buf_append(&l->j, "\"", 1);
+                first = false;
+        }
+        json_buf_append(&l->j, "]", 1);
+        if (status[0] == '{') {
+                json_buf_append(&l->j, ",\"supervisor\":", 14);
+                json_buf_append(&l->j, status, strlen(status));
+        }
+        json_buf_append(&l->j, "}", 1);
         return 0;
 }
 

@@ -1,0 +1,195 @@
+#!/bin/bash
+# tests/integration/console.sh — `ringfence console` over HTTP (issue 18),
+# as a browser and as an attacker would speak to it (curl); the real
+# browser's side is console_browser.sh.
+#
+# Asserted: a --listen that is not loopback is refused (exit 2, one line);
+# the console prints one login URL; without a session nothing is served
+# (401: the page, the API, the script); a wrong token does not log in, the
+# right one does, several times, each login a session of its own in an
+# HttpOnly, SameSite=Strict cookie; a Host other than the console's
+# loopback address is refused (421: DNS rebinding); every response carries
+# a CSP with frame-ancestors 'none' and no inline script. A live run is in
+# the first HTML response and in /api/runs, its agent and command (holding
+# markup, quotes and a control byte) inert. A kill without the session's
+# CSRF token, from another Origin, or cross-site (Sec-Fetch-Site) is
+# refused (403) and the run lives on; a pause and the kill with it work,
+# the kill ends the run and the audit trail has run.kill with the
+# operator's uid and reason. The login token is nowhere in the audit log;
+# SIGHUP prints a fresh URL (the old token then logs in no more, sessions
+# stay); after logout the session's cookie is refused.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+new_workspace
+require_isolation
+command -v curl >/dev/null || skip_all "curl is not installed"
+
+rf_mktemp /tmp
+TOP=$REPLY
+declare -a RUNS=()
+cleanup_runs() {
+	local r
+	for r in "${RUNS[@]}"; do
+		"$RF_BIN" kill --state-dir "$RF_STATE" "$r" >/dev/null 2>&1
+	done
+}
+trap 'cleanup_runs; _rf_cleanup' EXIT
+
+# refused listens
+for l in 0.0.0.0:0 10.1.2.3:8650 '[::]:0' example.test:80 127.0.0.1 127.0.0.1:x; do
+	"$RF_BIN" console --state-dir "$RF_STATE" --listen "$l" >"$TOP/o" 2>&1 </dev/null
+	is "$?" 2 "--listen $l: refused (2)"
+done
+like "$(cat "$TOP/o")" "loopback" "... saying loopback only"
+
+# the console
+start_bg CPID "$RF_BIN" console --state-dir "$RF_STATE" --listen 127.0.0.1:0 \
+	>"$TOP/console.out" 2>"$TOP/console.err" </dev/null
+url=""
+for _ in $(seq 100); do
+	url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/login?token=[0-9a-f]*' "$TOP/console.out" 2>/dev/null)
+	[ -n "$url" ] && break
+	sleep 0.05
+done
+[ -n "$url" ] || bail_out "the console printed no URL: $(cat "$TOP/console.err")"
+ok "the console prints one login URL"
+BASE=${url%%/login*}
+TOKEN=${url##*token=}
+PORT=${BASE##*:}
+
+# c [CURL ARGS...] — curl against the console; CODE, BODY, HEAD (headers)
+c() {
+	CODE=$(curl -s -o "$TOP/body" -D "$TOP/head" -w '%{http_code}' --max-time 20 "$@")
+	BODY=$(cat "$TOP/body")
+	HEAD=$(tr -d '\r' <"$TOP/head")
+}
+
+for p in / /api/runs /app.js /run/00000000-0000-0000-0000-000000000000; do
+	c "$BASE$p"
+	is "$CODE" 401 "without a session: $p is 401"
+done
+unlike "$BODY" "$TOKEN" "... and no 401 page holds the token"
+c "$BASE/login?token=${TOKEN%?}0"
+is "$CODE" 401 "a wrong token does not log in (401)"
+c "$BASE/login"
+is "$CODE" 401 "no token: 401"
+c -c "$TOP/jar1" "$BASE/login?token=$TOKEN"
+is "$CODE" 303 "the token logs in (303 to /)"
+like "$HEAD" "Set-Cookie: rf_console=[0-9a-f]{64}; Path=/; HttpOnly; SameSite=Strict" \
+	"... a session cookie, HttpOnly, SameSite=Strict"
+c -c "$TOP/jar2" "$BASE/login?token=$TOKEN"
+is "$CODE" 303 "the token logs in again (several logins)"
+s1=$(awk '$6 == "rf_console" {print $7}' "$TOP/jar1")
+s2=$(awk '$6 == "rf_console" {print $7}' "$TOP/jar2")
+[ -n "$s1" ] && [ "$s1" != "$s2" ] && ok "... each login a session of its own" ||
+	not_ok "... each login a session of its own"
+
+c -b "$TOP/jar1" -H "Host: evil.test:$PORT" "$BASE/"
+is "$CODE" 421 "a Host other than the console's own: refused (421, DNS rebinding)"
+c -b "$TOP/jar1" -H "Host: 127.0.0.1" "$BASE/"
+is "$CODE" 421 "a Host without the port: refused (421)"
+c -b "$TOP/jar1" "$BASE/"
+is "$CODE" 200 "with the session: the runs page (200)"
+like "$HEAD" "Content-Security-Policy: default-src 'none'; script-src 'self';.*frame-ancestors 'none'" \
+	"... a strict CSP with frame-ancestors 'none'"
+unlike "$HEAD" "unsafe-inline" "... no inline script or style allowed"
+like "$HEAD" "X-Frame-Options: DENY" "... and X-Frame-Options DENY"
+unlike "$BODY" "<script>[^<]" "... no inline script in the page"
+like "$BODY" '<script src="/app.js" defer></script>' "... its script is /app.js"
+c -b "$TOP/jar1" "$BASE/app.js"
+is "$CODE" 200 "/app.js is served from the binary"
+unlike "$BODY" "innerHTML" "... and never sets HTML"
+
+# a live run whose agent and command hold markup, quotes and a control byte
+CMD=$(printf 'x<i>"q\001')
+ln -s /bin/sh "$WS/$CMD"
+AGENT="ag<b>'\"evil"
+run=$(cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --detach --agent "$AGENT" -- \
+	"./$CMD" -c 'sleep 300' </dev/null 2>"$TOP/run.err")
+[ -n "$run" ] || bail_out "no run: $(cat "$TOP/run.err")"
+RUNS+=("$run")
+c -b "$TOP/jar1" "$BASE/"
+like "$BODY" "data-run=\"$run\"" "a live run is in the first HTML response"
+like "$BODY" 'ag&lt;b&gt;&#39;&quot;evil' "... its agent escaped"
+unlike "$BODY" "ag<b>" "... never as markup"
+like "$BODY" 'x&lt;i&gt;&quot;q␁' "... its command escaped, the control byte visible"
+c -b "$TOP/jar1" "$BASE/api/runs"
+is "$CODE" 200 "/api/runs (200)"
+got=$(printf '%s' "$BODY" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+r = [x for x in d["runs"] if x["run"] == sys.argv[1]]
+print(r[0]["agent"], r[0]["state"], r[0]["command"].encode("unicode_escape").decode()) if r else print("-")' "$run")
+is "$got" "ag<b>'\"evil running ./x<i>\"q\\u2401" \
+	"... the run, as JSON: agent as given, the control byte a picture"
+c -b "$TOP/jar1" "$BASE/run/$run"
+is "$CODE" 200 "the run's page (200)"
+like "$BODY" 'data-event="run.start"' "... its timeline from the audit log"
+like "$BODY" 'id="do-kill"' "... a kill button"
+csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1 | grep -o '[0-9a-f]\{64\}')
+[ -n "$csrf" ] || bail_out "no CSRF token on the run's page"
+
+# forged actions
+c -b "$TOP/jar1" -d "csrf=${csrf%?}0" "$BASE/run/$run/kill"
+is "$CODE" 403 "a kill with a wrong CSRF token: refused (403)"
+c -b "$TOP/jar1" "$BASE/run/$run/kill" -d ""
+is "$CODE" 403 "a kill without a CSRF token: refused (403)"
+c -b "$TOP/jar2" -d "csrf=$csrf" "$BASE/run/$run/kill"
+is "$CODE" 403 "a kill with another session's CSRF token: refused (403)"
+c -b "$TOP/jar1" -H "Origin: http://evil.test" -d "csrf=$csrf" "$BASE/run/$run/kill"
+is "$CODE" 403 "a kill from another Origin: refused (403)"
+c -b "$TOP/jar1" -H "Sec-Fetch-Site: cross-site" -d "csrf=$csrf" "$BASE/run/$run/kill"
+is "$CODE" 403 "a cross-site kill (Sec-Fetch-Site): refused (403)"
+c -b "$TOP/jar1" -X GET "$BASE/run/$run/kill"
+isnt "$CODE" 200 "a kill by GET: nothing ($CODE)"
+"$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
+like "$(cat "$TOP/ps")" "$run .*running" "... the run lives on after every forged kill"
+
+# the operator's actions
+c -b "$TOP/jar1" -H "Origin: $BASE" -H "Sec-Fetch-Site: same-origin" -d "csrf=$csrf" \
+	"$BASE/run/$run/pause"
+is "$CODE" 200 "pause from the run's page (200)"
+like "$BODY" 'id="note">pause: ok paused' "... the page says so"
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf" "$BASE/run/$run/kill"
+is "$CODE" 303 "kill from the run's page: done (303 to /)"
+"$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
+unlike "$(cat "$TOP/ps")" "$run" "... the run is gone"
+"$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run" >"$TOP/audit" 2>&1
+kill_rec=$(grep -a '"event":"run.kill"' "$TOP/audit")
+like "$kill_rec" "\"actor_uid\":$(id -u)" "... run.kill in the audit trail with the operator's uid"
+like "$kill_rec" '"reason":"operator console"' "... and the console as its reason"
+c -b "$TOP/jar1" "$BASE/api/runs"
+unlike "$BODY" "$run" "... and /api/runs lists it no more"
+if grep -rqa "$TOKEN" "$RF_STATE" "$TOP/console.err"; then
+	not_ok "the login token is nowhere in the state dir (audit log) or the console's stderr"
+else
+	ok "the login token is nowhere in the state dir (audit log) or the console's stderr"
+fi
+
+# a fresh URL; logout
+kill -HUP "$CPID"
+url2=""
+for _ in $(seq 100); do
+	url2=$(grep -o 'http://127\.0\.0\.1:[0-9]*/login?token=[0-9a-f]*' "$TOP/console.out" | sed -n 2p)
+	[ -n "$url2" ] && break
+	sleep 0.05
+done
+[ -n "$url2" ] && [ "$url2" != "$url" ] && ok "SIGHUP: a fresh login URL" ||
+	not_ok "SIGHUP: a fresh login URL"
+c "$url"
+is "$CODE" 401 "... the old token logs in no more"
+c -c "$TOP/jar3" "$url2"
+is "$CODE" 303 "... the new one does"
+c -b "$TOP/jar1" "$BASE/"
+is "$CODE" 200 "... and the sessions stay"
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf" "$BASE/logout"
+is "$CODE" 303 "logout (303)"
+c -b "$TOP/jar1" "$BASE/"
+is "$CODE" 401 "... the session's cookie is refused after it"
+c -b "$TOP/jar2" "$BASE/"
+is "$CODE" 200 "... another session lives on"
+kill -TERM "$CPID"
+wait "$CPID"
+is "$?" 0 "SIGTERM: the console ends (0)"
+done_testing

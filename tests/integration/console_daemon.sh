@@ -1,0 +1,114 @@
+#!/bin/bash
+# tests/integration/console_daemon.sh — `ringfence console --daemon`: the
+# daemon's fleet through its API, with the rights of the uid that started
+# the console (issue 18).
+#
+# Asserted: uid 65534, whose grant lists runs of agent "watch" and reads
+# their audit records but may not kill, sees the run root started (in the
+# first HTML response and in /api/runs) and its timeline, is shown no
+# kill, pause or grant button, and a kill it forges anyway (with its own
+# session's valid CSRF token) is refused (403) with the run still running.
+# Root's console shows the buttons, and its kill ends the run with run.kill
+# in the audit trail naming uid 0 and the console as the reason.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+is_root || skip_all "needs root (a second uid)"
+command -v curl >/dev/null || skip_all "needs curl"
+new_workspace
+require_isolation
+
+rf_mktemp /tmp
+TOP=$REPLY
+chmod 0755 "$TOP"
+SOCK=$TOP/control.sock
+as_user_setup || bail_out "cannot prepare a second uid"
+NBBIN=$_RF_USER_BIN
+cat >"$TOP/daemon.json" <<JSON
+{"version": 1, "socket": "$SOCK", "socket_mode": "0666",
+ "grants": [{"uid": 65534, "agents": ["watch"], "actions": ["list-runs", "get-run", "audit"],
+             "all_uids": true}]}
+JSON
+chmod 0644 "$TOP/daemon.json"
+# (as_user_setup handed them to 65534: the daemon's are root's)
+chown -R root:root "$RF_STATE" "$WS"
+"$RF_BIN" daemon --state-dir "$RF_STATE" --config "$TOP/daemon.json" 2>>"$TOP/daemon.err" &
+DPID=$!
+register_pid "$DPID"
+for _ in $(seq 600); do
+	curl -s -m 1 --unix-socket "$SOCK" http://ringfence/v1/runs >/dev/null 2>&1 && break
+	sleep 0.05
+done
+out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
+	"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"watch\", \"workspace\": \"$WS\"}" \
+	http://ringfence/v1/runs)
+run=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
+[ -n "$run" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
+for _ in $(seq 600); do
+	curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$run" | grep -q '"state":"running"' &&
+		break
+	sleep 0.05
+done
+
+# console NAME RUNNER... — a console (as RUNNER), its URL in URL_NAME
+console() {
+	local name=$1 url="" i pid
+	shift
+	"$@" console --daemon --socket "$SOCK" --listen 127.0.0.1:0 >"$TOP/$name.out" \
+		2>"$TOP/$name.err" </dev/null &
+	pid=$!
+	register_pid "$pid"
+	for i in $(seq 200); do
+		url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/login?token=[0-9a-f]*' "$TOP/$name.out" 2>/dev/null)
+		[ -n "$url" ] && break
+		sleep 0.05
+	done
+	[ -n "$url" ] || bail_out "console $name printed no URL: $(cat "$TOP/$name.err")"
+	printf -v "URL_$name" '%s' "$url"
+	printf -v "PID_$name" '%s' "$pid"
+}
+c() {
+	CODE=$(curl -s -o "$TOP/body" -w '%{http_code}' --max-time 30 "$@")
+	BODY=$(cat "$TOP/body")
+}
+console nb as_user "$NBBIN"
+console root "$RF_BIN"
+NB=${URL_nb%%/login*}
+RT=${URL_root%%/login*}
+
+# uid 65534: sees, may not kill
+c -c "$TOP/jar.nb" "$URL_nb"
+is "$CODE" 303 "uid 65534 logs in to its console"
+c -b "$TOP/jar.nb" "$NB/"
+like "$BODY" "data-run=\"$run\"" "... the daemon's run its grant lists is in the first HTML response"
+c -b "$TOP/jar.nb" "$NB/api/runs"
+like "$BODY" "\"run\":\"$run\"" "... and in /api/runs"
+c -b "$TOP/jar.nb" "$NB/run/$run"
+is "$CODE" 200 "... its page (200)"
+like "$BODY" 'data-event="run.start"' "... its timeline through the daemon's audit API"
+unlike "$BODY" 'id="do-kill"' "... and no kill button: its grant has no kill"
+unlike "$BODY" 'id="do-pause"|id="do-allow-host"' "... nor pause or grant"
+csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1 | grep -o '[0-9a-f]\{64\}')
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf" "$NB/run/$run/kill"
+is "$CODE" 403 "a kill uid 65534 forges with its own valid CSRF token: refused (403)"
+curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$run" >"$TOP/st"
+like "$(cat "$TOP/st")" '"state":"running"' "... the run still runs"
+grep -q "kill" <(curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/audit | grep "\"run\":\"$run\"" |
+	grep '"event":"run.kill"') && not_ok "... and no run.kill was recorded" ||
+	ok "... and no run.kill was recorded"
+
+# root: may
+c -c "$TOP/jar.rt" "$URL_root"
+c -b "$TOP/jar.rt" "$RT/run/$run"
+like "$BODY" 'id="do-kill"' "root's console shows the kill button"
+csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1 | grep -o '[0-9a-f]\{64\}')
+c -b "$TOP/jar.rt" -H "Origin: $RT" -d "csrf=$csrf" "$RT/run/$run/kill"
+is "$CODE" 303 "root's kill: done (303)"
+curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$run" >"$TOP/st"
+unlike "$(cat "$TOP/st")" '"state":"running"' "... the run is gone"
+rec=$(curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/audit | grep "\"run\":\"$run\"" |
+	grep '"event":"run.kill"')
+like "$rec" '"actor_uid":0' "... run.kill names uid 0"
+like "$rec" '"reason":"operator console"' "... and the console"
+done_testing
