@@ -580,8 +580,43 @@ static int timeline_line(const char *line, size_t len, void *ctx)
         return ++t->n == TIMELINE_MAX ? 1 : 0;
 }
 
-/* record `line` as a timeline entry: time, event, its other members */
-static void timeline_entry(struct json_buf *b, const char *line, bool html)
+/* what a run's page offers beside a refusal (html only): its run, the
+ * session's CSRF token, whether the uid may grant a host to the live run */
+struct propose_ctx {
+        const char *run;
+        const char *csrf;
+        bool may_grant;
+};
+
+static void action_form(struct json_buf *b, const char *run, const char *action, const char *label,
+                        const char *field, const char *csrf, const char *value, const char *id);
+
+/* An egress.deny's destination as HOST:PORT into out (a rule the policy
+ * and allow-host take), or false: no host and port of a sane form. */
+static bool deny_rule(const struct json_node *doc, char *out, size_t size)
+{
+        const struct json_node *h = json_object_get(doc, "host");
+        const struct json_node *p = json_object_get(doc, "port");
+        uint64_t port = 0;
+        if (!h || h->type != JSON_STRING || !h->len || h->len > 253 || !p ||
+            json_number_uint64(p, &port) < 0 || port == 0 || port > 65535)
+                return false;
+        for (size_t i = 0; i < h->len; i++) {
+                char c = h->str[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+                      c == ':' || c == '_'))
+                        return false; /* shown, never proposed */
+        }
+        bool v6 = memchr(h->str, ':', h->len) != NULL;
+        snprintf(out, size, "%s%s%s:%u", v6 ? "[" : "", h->str, v6 ? "]" : "", (unsigned)port);
+        return true;
+}
+
+/* record `line` as a timeline entry: time, event, its other members; with
+ * `pc` (html), a refusal becomes two proposals: allow it for this run (a
+ * live grant) and the policy fragment that would allow it */
+static void timeline_entry(struct json_buf *b, const char *line, bool html,
+                           const struct propose_ctx *pc)
 {
         _cleanup_json_ struct json_node *doc = NULL;
         struct rf_error err = {0};
@@ -639,6 +674,17 @@ static void timeline_entry(struct json_buf *b, const char *line, bool html)
                 }
                 first = false;
         }
+        char rule[300];
+        if (html && pc && evl == 11 && !memcmp(evs, "egress.deny", 11) &&
+            deny_rule(doc, rule, sizeof rule)) {
+                APPEND(b, "<div class=\"proposal\">");
+                if (pc->may_grant)
+                        action_form(b, pc->run, "allow-host", "Allow for this run", NULL, pc->csrf,
+                                    rule, "propose-grant");
+                action_form(b, pc->run, "propose", "Add to the agent's policy", NULL, pc->csrf,
+                            rule, "propose-policy");
+                APPEND(b, "</div>");
+        }
         if (html)
                 APPEND(b, "</li>");
         else
@@ -688,24 +734,37 @@ static void timeline_free(struct timeline *t)
         free(t->lines);
 }
 
-/* an action's form: a button, the CSRF token, a field if any */
+/* an action's form: a button, the CSRF token, a field to fill in (`field`)
+ * or a fixed host (`value`, hidden), the button's id (NULL: do-ACTION) */
 static void action_form(struct json_buf *b, const char *run, const char *action, const char *label,
-                        const char *field, const struct console *cs, int slot)
+                        const char *field, const char *csrf, const char *value, const char *id)
 {
         APPEND(b, "<form method=\"post\" class=\"action\" action=\"/run/");
         console_html(b, run, strlen(run));
         APPEND(b, "/");
         json_buf_append(b, action, strlen(action));
         APPEND(b, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
-        json_buf_append(b, cs->auth.s[slot].csrf, CONSOLE_TOKEN_HEX);
+        json_buf_append(b, csrf, CONSOLE_TOKEN_HEX);
         APPEND(b, "\">");
+        if (value) {
+                APPEND(b, "<input type=\"hidden\" name=\"host\" value=\"");
+                console_html(b, value, strlen(value));
+                APPEND(b, "\"><code class=\"rule\">");
+                console_html(b, value, strlen(value));
+                APPEND(b, "</code> ");
+        }
         if (field) {
                 APPEND(b, "<input name=\"");
                 json_buf_append(b, field, strlen(field));
                 APPEND(b, "\" placeholder=\"HOST:PORT\" required maxlength=\"300\"> ");
         }
-        APPEND(b, "<button type=\"submit\" id=\"do-");
-        json_buf_append(b, action, strlen(action));
+        if (id) {
+                APPEND(b, "<button type=\"submit\" class=\"");
+                json_buf_append(b, id, strlen(id));
+        } else {
+                APPEND(b, "<button type=\"submit\" id=\"do-");
+                json_buf_append(b, action, strlen(action));
+        }
         APPEND(b, "\">");
         json_buf_append(b, label, strlen(label));
         APPEND(b, "</button></form>");
@@ -722,7 +781,8 @@ static bool run_id_ok(const char *s)
         return true;
 }
 
-static void page_run(const struct console *cs, int slot, int fd, const char *run, const char *note)
+static void page_run(const struct console *cs, int slot, int fd, const char *run, const char *note,
+                     const char *fragment)
 {
         struct rows r = {0};
         struct timeline t = {0};
@@ -737,6 +797,7 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
                 return;
         }
         page_head(&b, run, cs, slot);
+        const char *csrf = cs->auth.s[slot].csrf;
         APPEND(&b, "<h1>Run <span id=\"run-id\">");
         console_html(&b, run, strlen(run));
         APPEND(&b, "</span></h1>");
@@ -744,6 +805,12 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
                 APPEND(&b, "<p class=\"note\" id=\"note\">");
                 console_html(&b, note, strlen(note));
                 APPEND(&b, "</p>");
+        }
+        if (fragment) {
+                APPEND(&b, "<p>To allow it in every run of the agent, add this to its policy "
+                           "(<code>network.allow</code>):</p><pre id=\"fragment\">");
+                console_html(&b, fragment, strlen(fragment));
+                APPEND(&b, "</pre>");
         }
         APPEND(&b, "<dl class=\"facts\">");
         if (w) {
@@ -772,14 +839,15 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
                 /* only what this uid may do: the rest it is not shown */
                 APPEND(&b, "<div class=\"actions\">");
                 if (w->may & MAY_KILL)
-                        action_form(&b, run, "kill", "Kill", NULL, cs, slot);
+                        action_form(&b, run, "kill", "Kill", NULL, csrf, NULL, NULL);
                 if (!strcmp(w->state, "paused") && (w->may & MAY_RESUME))
-                        action_form(&b, run, "resume", "Resume", NULL, cs, slot);
+                        action_form(&b, run, "resume", "Resume", NULL, csrf, NULL, NULL);
                 else if (strcmp(w->state, "paused") && (w->may & MAY_PAUSE))
-                        action_form(&b, run, "pause", "Pause", NULL, cs, slot);
+                        action_form(&b, run, "pause", "Pause", NULL, csrf, NULL, NULL);
                 if (w->may & MAY_GRANT) {
-                        action_form(&b, run, "allow-host", "Grant host", "host", cs, slot);
-                        action_form(&b, run, "revoke-host", "Revoke host", "host", cs, slot);
+                        action_form(&b, run, "allow-host", "Grant host", "host", csrf, NULL, NULL);
+                        action_form(&b, run, "revoke-host", "Revoke host", "host", csrf, NULL,
+                                    NULL);
                 }
                 APPEND(&b, "</div>");
         }
@@ -787,8 +855,10 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
         if (e < 0)
                 APPEND(&b, "<p class=\"error\">cannot read the audit log</p>");
         APPEND(&b, "<ol id=\"timeline\" class=\"timeline\">");
+        struct propose_ctx pc = {
+                .run = run, .csrf = csrf, .may_grant = w && w->live && (w->may & MAY_GRANT)};
         for (size_t i = 0; i < t.n; i++)
-                timeline_entry(&b, t.lines[i], true);
+                timeline_entry(&b, t.lines[i], true, &pc);
         APPEND(&b, "</ol>");
         page_tail(&b);
         respond_buf(fd, 200, "text/html; charset=utf-8", &b);
@@ -812,7 +882,7 @@ static void api_run(const struct console *cs, int fd, const char *run)
         for (size_t i = 0; i < t.n; i++) {
                 if (i)
                         APPEND(&b, ",");
-                timeline_entry(&b, t.lines[i], false);
+                timeline_entry(&b, t.lines[i], false, NULL);
         }
         APPEND(&b, "]}\n");
         respond_buf(fd, 200, "application/json", &b);
@@ -821,6 +891,45 @@ static void api_run(const struct console *cs, int fd, const char *run)
 }
 
 /* ---- actions -------------------------------------------------------------------- */
+
+/* POST /run/RUN/propose (host=RULE): the policy fragment that allows a
+ * refused destination for every run of the agent, shown to copy; recorded
+ * as console.proposal with this uid (standalone: the console appends it to
+ * the state dir's log; through the daemon it is not recorded) */
+static void propose(const struct console *cs, int slot, int fd, const char *run, const char *body,
+                    size_t blen)
+{
+        char host[CONSOLE_FIELD_MAX + 1];
+        int n = console_field(body, blen, "host", host, sizeof host);
+        bool ok = n > 0 && n < 300;
+        for (int i = 0; ok && i < n; i++)
+                ok = (host[i] >= 'a' && host[i] <= 'z') || (host[i] >= '0' && host[i] <= '9') ||
+                     strchr(".-:_[]", host[i]);
+        if (!ok) {
+                respond_text(fd, 400, "host: HOST:PORT");
+                return;
+        }
+        struct json_buf frag = {0};
+        APPEND(&frag, "{\"network\": {\"allow\": [");
+        json_buf_append_string(&frag, host, strlen(host));
+        APPEND(&frag, "]}}");
+        char note[RF_ERROR_MSG_MAX + 32] = "";
+        if (!cs->o->api_socket) {
+                struct audit_log *log = NULL;
+                struct rf_error err = {0};
+                struct audit_field f[] = {
+                        {.key = "actor_uid", .type = AUDIT_UINT, .u = getuid()},
+                        {.key = "rule", .type = AUDIT_STR, .s = host},
+                        {.key = "via", .type = AUDIT_STR, .s = "console"},
+                };
+                if (audit_open(cs->o->state_dir, &log, &err) < 0 ||
+                    audit_append(log, run, "console.proposal", f, ARRAY_SIZE(f), true, &err) < 0)
+                        snprintf(note, sizeof note, "not recorded: %s", err.msg);
+                audit_close(log);
+        }
+        page_run(cs, slot, fd, run, note[0] ? note : NULL, frag.error ? "" : frag.data);
+        json_buf_done(&frag);
+}
 
 /* POST /run/RUN/ACTION: the run's supervisor decides (its peer check) and
  * records this uid as the actor */
@@ -839,6 +948,9 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
                         return;
                 }
                 snprintf(req, sizeof req, "%s %s", action, host);
+        } else if (!strcmp(action, "propose")) {
+                propose(cs, slot, fd, run, body, blen);
+                return;
         } else {
                 respond_text(fd, 404, "no such action");
                 return;
@@ -907,7 +1019,7 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
                 return;
         }
         (void)slot;
-        page_run(cs, slot, fd, run, note);
+        page_run(cs, slot, fd, run, note, NULL);
 }
 
 /* ---- one request ---------------------------------------------------------------- */
@@ -1061,7 +1173,7 @@ static int handle(struct console *cs, struct conn *c)
                         return 1;
                 }
                 if (get && !sl && path[1] == 'r') {
-                        page_run(cs, slot, c->fd, run, NULL);
+                        page_run(cs, slot, c->fd, run, NULL, NULL);
                         return 1;
                 }
                 if (get && !sl) {

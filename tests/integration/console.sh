@@ -15,7 +15,9 @@
 # CSRF token, from another Origin, or cross-site (Sec-Fetch-Site) is
 # refused (403) and the run lives on; a pause and the kill with it work,
 # the kill ends the run and the audit trail has run.kill with the
-# operator's uid and reason. The login token is nowhere in the audit log;
+# operator's uid and reason. A refused destination on a run's page offers
+# a live grant and the policy fragment that allows it, both recorded. The
+# login token is nowhere in the audit log;
 # SIGHUP prints a fresh URL (the old token then logs in no more, sessions
 # stay); after logout the session's cookie is refused.
 #
@@ -166,6 +168,37 @@ if grep -rqa "$TOKEN" "$RF_STATE" "$TOP/console.err"; then
 else
 	ok "the login token is nowhere in the state dir (audit log) or the console's stderr"
 fi
+
+# a refusal becomes two proposals: allow it for this run, add it to the policy
+run2=$(cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --detach --agent prop \
+	--allow-host allowed.test:443 -- /bin/sh -c \
+	'curl -s -m 5 -o /dev/null https://denied.test/; sleep 300' </dev/null 2>"$TOP/run.err")
+[ -n "$run2" ] || bail_out "no run: $(cat "$TOP/run.err")"
+RUNS+=("$run2")
+for _ in $(seq 200); do
+	"$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run2" 2>/dev/null |
+		grep -q '"event":"egress.deny"' && break
+	sleep 0.05
+done
+c -b "$TOP/jar1" "$BASE/run/$run2"
+like "$BODY" 'data-event="egress.deny"' "a refused destination is in the run's timeline"
+like "$BODY" 'name="host" value="denied.test:443"><code class="rule">denied.test:443</code> <button type="submit" class="propose-grant">' \
+	"... with a proposal: allow denied.test:443 for this run"
+like "$BODY" 'class="propose-policy"' "... and one: add it to the agent's policy"
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf&host=denied.test%3A443" "$BASE/run/$run2/allow-host"
+is "$CODE" 200 "allowing it for this run (200)"
+like "$BODY" 'allow-host: ok allowed denied.test:443' "... the run's supervisor granted it"
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf&host=denied.test%3A443" "$BASE/run/$run2/propose"
+is "$CODE" 200 "the policy proposal (200)"
+like "$BODY" '<pre id="fragment">\{&quot;network&quot;: \{&quot;allow&quot;: \[&quot;denied.test:443&quot;\]\}\}</pre>' \
+	"... the fragment to add to the agent's policy"
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf&host=a%22%3Cb" "$BASE/run/$run2/propose"
+is "$CODE" 400 "a proposal of something that is no HOST:PORT: refused (400)"
+"$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run2" >"$TOP/audit2" 2>&1
+like "$(grep -a '"event":"egress.grant"' "$TOP/audit2")" \
+	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "both recorded: egress.grant with the operator's uid"
+like "$(grep -a '"event":"console.proposal"' "$TOP/audit2")" \
+	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "... and console.proposal"
 
 # a fresh URL; logout
 kill -HUP "$CPID"
