@@ -418,9 +418,11 @@ static void page_head(struct json_buf *b, const char *title, const struct consol
                   "<meta name=\"viewport\" content=\"width=device-width\">"
                   "<link rel=\"stylesheet\" href=\"/app.css\"><title>");
         console_html(b, title, strlen(title));
-        APPEND(b, " — ringfence console</title><script src=\"/app.js\" defer></script>"
-                  "</head><body><header><a class=\"brand\" href=\"/\">ringfence</a> <span "
-                  "class=\"where\">");
+        APPEND(b,
+               " — ringfence console</title><script src=\"/app.js\" defer></script>"
+               "</head><body><header><a class=\"brand\" href=\"/\">ringfence</a> <a "
+               "href=\"/\">runs</a> <a href=\"/health\" id=\"nav-health\">audit health</a> <span "
+               "class=\"where\">");
         console_html(b, cs->o->state_dir, strlen(cs->o->state_dir));
         APPEND(b, "</span><form method=\"post\" action=\"/logout\" class=\"logout\">"
                   "<input type=\"hidden\" name=\"csrf\" value=\"");
@@ -890,6 +892,178 @@ static void api_run(const struct console *cs, int fd, const char *run)
         timeline_free(&t);
 }
 
+/* ---- audit health --------------------------------------------------------------- */
+
+#define HEALTH_BUCKETS   48 /* the chart's span: 48 half hours */
+#define HEALTH_BUCKET_MS (30 * 60 * 1000LL)
+#define HEALTH_LOOPS_MAX 20 /* wake-loop refusals listed, newest */
+
+enum { SERIES_START, SERIES_REFUSED, SERIES_KILL, SERIES_DENY, SERIES_N };
+static const char *const series_event[SERIES_N] = {"run.start", "run.refused", "run.kill",
+                                                   "egress.deny"};
+
+struct health {
+        int64_t from_ms; /* the first bucket's start */
+        uint64_t n[SERIES_N][HEALTH_BUCKETS];
+        uint64_t total[SERIES_N];
+        char *loops[HEALTH_LOOPS_MAX]; /* run.refused records of the breaker, a ring */
+        size_t n_loops, records;
+};
+
+/* the value of member "key" of a record line, when a string with no
+ * escape in it (event names and reasons are such), or NULL */
+static const char *line_str(const char *line, size_t len, const char *key, size_t *vl)
+{
+        char pat[32];
+        int k = snprintf(pat, sizeof pat, "\"%s\":\"", key);
+        const char *p = k > 0 ? memmem(line, len, pat, (size_t)k) : NULL;
+        if (!p)
+                return NULL;
+        p += k;
+        const char *e = memchr(p, '"', len - (size_t)(p - line));
+        if (!e || memchr(p, '\\', (size_t)(e - p)))
+                return NULL;
+        *vl = (size_t)(e - p);
+        return p;
+}
+
+static int health_line(const char *line, size_t len, void *ctx)
+{
+        struct health *h = ctx;
+        size_t el = 0, rl = 0;
+        const char *ev = line_str(line, len, "event", &el);
+        h->records++;
+        if (!ev)
+                return 0;
+        const char *ts = memmem(line, len, "\"ts\":", 5);
+        int64_t t = ts ? strtoll(ts + 5, NULL, 10) : 0;
+        for (int k = 0; k < SERIES_N; k++) {
+                if (el != strlen(series_event[k]) || memcmp(ev, series_event[k], el))
+                        continue;
+                h->total[k]++;
+                if (t >= h->from_ms && t < h->from_ms + HEALTH_BUCKETS * HEALTH_BUCKET_MS)
+                        h->n[k][(t - h->from_ms) / HEALTH_BUCKET_MS]++;
+                const char *reason =
+                        k == SERIES_REFUSED ? line_str(line, len, "reason", &rl) : NULL;
+                if (reason && rl == 4 && !memcmp(reason, "loop", 4)) {
+                        size_t slot = h->n_loops++ % HEALTH_LOOPS_MAX;
+                        free(h->loops[slot]);
+                        h->loops[slot] = strndup(line, len);
+                }
+        }
+        return 0;
+}
+
+static void page_health(const struct console *cs, int slot, int fd)
+{
+        struct health h = {0};
+        struct json_buf b = {0};
+        int64_t now = now_ms();
+        h.from_ms =
+                (now / HEALTH_BUCKET_MS + 1) * HEALTH_BUCKET_MS - HEALTH_BUCKETS * HEALTH_BUCKET_MS;
+        int scan = 0;
+        if (cs->o->api_socket) {
+                struct json_buf a = {0};
+                int st = api_call(cs, "GET", "/v1/audit", NULL, &a);
+                for (size_t i = 0, j; st == 200 && i < a.len; i = j + 1) {
+                        const char *nl = memchr(a.data + i, '\n', a.len - i);
+                        j = nl ? (size_t)(nl - a.data) : a.len;
+                        if (j > i)
+                                (void)health_line(a.data + i, j - i, &h);
+                }
+                scan = st == 200 ? 0 : st < 0 ? st : -EACCES;
+                json_buf_done(&a);
+        } else {
+                scan = audit_foreach_line(cs->o->state_dir, health_line, &h);
+        }
+        page_head(&b, "audit health", cs, slot);
+        APPEND(&b, "<h1>Audit health</h1><dl class=\"facts\"><dt>log</dt><dd id=\"verify\">");
+        struct audit_verified v = {0};
+        struct rf_error err = {0};
+        if (cs->o->api_socket && strcmp(cs->o->state_dir, cs->o->api_socket) == 0) {
+                APPEND(&b, "not verified here: the daemon's state dir is not this console's "
+                           "(run `ringfence audit verify` as its owner)");
+        } else if (audit_verify(cs->o->state_dir, NULL, NULL, &v, &err) == 0) {
+                APPEND(&b, "<span class=\"good\">intact</span>: ");
+                json_buf_append_uint(&b, v.records);
+                APPEND(&b, " records, ");
+                json_buf_append_uint(&b, v.checkpoints);
+                APPEND(&b, " signed checkpoints (the last at seq ");
+                json_buf_append_uint(&b, v.checkpoint_seq);
+                APPEND(&b, ")");
+        } else {
+                APPEND(&b, "<span class=\"error\">BROKEN</span>: ");
+                console_html(&b, err.msg, strlen(err.msg));
+        }
+        APPEND(&b, "</dd><dt>signed head</dt><dd id=\"head\">");
+        char head[1024];
+        struct rf_error herr = {0};
+        if ((!cs->o->api_socket || strcmp(cs->o->state_dir, cs->o->api_socket)) &&
+            audit_head(cs->o->state_dir, head, sizeof head, &herr) == 0)
+                console_html(&b, head, strlen(head));
+        else
+                APPEND(&b, "—");
+        APPEND(&b, "</dd><dt>records read</dt><dd id=\"records\">");
+        json_buf_append_uint(&b, h.records);
+        if (scan < 0)
+                APPEND(&b, " (the log could not be read whole)");
+        APPEND(&b, "</dd></dl><p class=\"hint\">Keep the head off this host (<code>ringfence "
+                   "audit head &gt; head.json</code>) and verify against it later: only a head "
+                   "saved elsewhere shows records cut from the end.</p>");
+        /* the chart: drawn by /app.js from data-series (no library) */
+        APPEND(&b, "<h2>The last 24 hours</h2><div id=\"chart\" data-from=\"");
+        json_buf_append_uint(&b, (uint64_t)h.from_ms);
+        APPEND(&b, "\" data-step=\"");
+        json_buf_append_uint(&b, (uint64_t)HEALTH_BUCKET_MS);
+        APPEND(&b, "\" data-series=\"");
+        struct json_buf js = {0};
+        APPEND(&js, "{");
+        for (int k = 0; k < SERIES_N; k++) {
+                if (k)
+                        APPEND(&js, ",");
+                json_buf_append_string(&js, series_event[k], strlen(series_event[k]));
+                APPEND(&js, ":[");
+                for (int i = 0; i < HEALTH_BUCKETS; i++) {
+                        if (i)
+                                APPEND(&js, ",");
+                        json_buf_append_uint(&js, h.n[k][i]);
+                }
+                APPEND(&js, "]");
+        }
+        APPEND(&js, "}");
+        console_html(&b, js.data ? js.data : "{}", js.len);
+        json_buf_done(&js);
+        APPEND(&b, "\"></div><table id=\"totals\"><thead><tr><th>event</th><th>in the log</th>"
+                   "<th>last 24 h</th></tr></thead><tbody>");
+        for (int k = 0; k < SERIES_N; k++) {
+                uint64_t day = 0;
+                for (int i = 0; i < HEALTH_BUCKETS; i++)
+                        day += h.n[k][i];
+                APPEND(&b, "<tr><td>");
+                json_buf_append(&b, series_event[k], strlen(series_event[k]));
+                APPEND(&b, "</td><td>");
+                json_buf_append_uint(&b, h.total[k]);
+                APPEND(&b, "</td><td>");
+                json_buf_append_uint(&b, day);
+                APPEND(&b, "</td></tr>");
+        }
+        APPEND(&b, "</tbody></table><h2>The wake-loop breaker's refusals</h2><ol id=\"loops\" "
+                   "class=\"timeline\">");
+        size_t shown = h.n_loops < HEALTH_LOOPS_MAX ? h.n_loops : HEALTH_LOOPS_MAX;
+        for (size_t i = 0; i < shown; i++) {
+                size_t k = (h.n_loops - 1 - i) % HEALTH_LOOPS_MAX;
+                timeline_entry(&b, h.loops[k], true, NULL);
+        }
+        APPEND(&b, "</ol>");
+        if (!shown)
+                APPEND(&b, "<p class=\"none\">None.</p>");
+        page_tail(&b);
+        respond_buf(fd, 200, "text/html; charset=utf-8", &b);
+        json_buf_done(&b);
+        for (size_t i = 0; i < HEALTH_LOOPS_MAX; i++)
+                free(h.loops[i]);
+}
+
 /* ---- actions -------------------------------------------------------------------- */
 
 /* POST /run/RUN/propose (host=RULE): the policy fragment that allows a
@@ -1152,6 +1326,10 @@ static int handle(struct console *cs, struct conn *c)
         }
         if (get && !strcmp(path, "/")) {
                 page_runs(cs, slot, c->fd);
+                return 1;
+        }
+        if (get && !strcmp(path, "/health")) {
+                page_health(cs, slot, c->fd);
                 return 1;
         }
         if (get && !strcmp(path, "/api/runs")) {

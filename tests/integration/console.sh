@@ -200,6 +200,23 @@ like "$(grep -a '"event":"egress.grant"' "$TOP/audit2")" \
 like "$(grep -a '"event":"console.proposal"' "$TOP/audit2")" \
 	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "... and console.proposal"
 
+# audit health (with a wake-loop refusal: one run per window for agent loopy)
+printf '{"version":1,"audit":{"max_runs_per_window":1}}' >"$TOP/loop.json"
+for _ in 1 2; do
+	(cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --policy "$TOP/loop.json" --agent loopy \
+		--task t1 -- /bin/true) </dev/null >/dev/null 2>&1
+done
+c -b "$TOP/jar1" "$BASE/health"
+is "$CODE" 200 "the audit health page (200)"
+like "$BODY" 'id="verify"><span class="good">intact</span>: [0-9]+ records' "... the log verifies intact"
+like "$BODY" 'id="head">\{' "... its signed head"
+like "$BODY" 'data-series="\{&quot;run.start&quot;:\[' "... the chart's data, for the page to draw"
+like "$BODY" '<tr><td>run.kill</td><td>[1-9]' "... the kill counted"
+like "$BODY" '<ol id="loops" class="timeline"><li class="ev" data-event="run.refused">.*<span class="v">loop</span>' \
+	"... and the wake-loop breaker's refusal listed"
+"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
+is "$?" 0 "... as ringfence audit verify says (the control)"
+
 # a fresh URL; logout
 kill -HUP "$CPID"
 url2=""

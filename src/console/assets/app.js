@@ -80,3 +80,47 @@
   filter();
   setTimeout(refresh, 1000);
 })();
+
+// The audit health chart: one line per event, drawn from the page's own
+// data (data-series), as SVG made here — no chart library, nothing fetched.
+(function () {
+  const box = document.getElementById('chart');
+  if (!box) return;
+  const NS = 'http://www.w3.org/2000/svg';
+  const series = JSON.parse(box.dataset.series);
+  const from = Number(box.dataset.from);
+  const step = Number(box.dataset.step);
+  const names = Object.keys(series);
+  const n = series[names[0]].length;
+  const max = Math.max(1, ...names.map((k) => Math.max(...series[k])));
+  const W = 720, H = 220, L = 40, B = 24, T = 8, R = 8;
+  const colors = ['#1a73e8', '#b00020', '#e37400', '#7b1fa2'];
+  function el(tag, attrs, text) {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  const svg = el('svg', {viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
+    'aria-label': 'audit events per half hour, last 24 hours'});
+  const x = (i) => L + (i * (W - L - R)) / (n - 1);
+  const y = (v) => H - B - (v * (H - B - T)) / max;
+  svg.appendChild(el('line', {x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#9aa0a6'}));
+  svg.appendChild(el('line', {x1: L, y1: T, x2: L, y2: H - B, stroke: '#9aa0a6'}));
+  svg.appendChild(el('text', {x: L - 4, y: T + 10, 'text-anchor': 'end', 'font-size': 11}, String(max)));
+  svg.appendChild(el('text', {x: L - 4, y: H - B, 'text-anchor': 'end', 'font-size': 11}, '0'));
+  for (let i = 0; i < n; i += 8) {
+    const t = new Date(from + i * step).toISOString().slice(11, 16);
+    svg.appendChild(el('text', {x: x(i), y: H - 6, 'text-anchor': 'middle', 'font-size': 11}, t));
+  }
+  names.forEach((k, j) => {
+    const pts = series[k].map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
+    const line = el('polyline', {points: pts, fill: 'none', stroke: colors[j % colors.length],
+      'stroke-width': 2, 'data-event': k});
+    svg.appendChild(line);
+    svg.appendChild(el('rect', {x: L + 8 + j * 150, y: T, width: 10, height: 10,
+      fill: colors[j % colors.length]}));
+    svg.appendChild(el('text', {x: L + 22 + j * 150, y: T + 9, 'font-size': 11}, k));
+  });
+  box.appendChild(svg);
+})();
