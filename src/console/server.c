@@ -98,7 +98,7 @@ static const char security_headers[] =
         "base-uri 'none'\r\n"
         "X-Frame-Options: DENY\r\n"
         "X-Content-Type-Options: nosniff\r\n"
-        "Referrer-Policy: no-referrer\r\n"
+        "Referrer-Policy: same-origin\r\n" /* no-referrer would make a form's Origin "null" */
         "Cross-Origin-Opener-Policy: same-origin\r\n"
         "Cross-Origin-Resource-Policy: same-origin\r\n"
         "Cache-Control: no-store\r\n"
@@ -1259,6 +1259,10 @@ static int handle(struct console *cs, struct conn *c)
         bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
         int64_t now = now_ms();
 
+        if (!strcmp(path, "/favicon.ico") && get) {
+                respond(c->fd, 204, "image/x-icon", NULL, "", 0); /* none: asked by every browser */
+                return 1;
+        }
         if (!strcmp(path, "/login") && get) {
                 char tok[CONSOLE_FIELD_MAX + 1];
                 unsigned char rnd[64];
