@@ -375,8 +375,8 @@ static int rows_from_api(const struct console *cs, struct rows *r)
         return 0;
 }
 
-/* every run, newest first, with what its supervisor says */
-static int rows_collect(const struct console *cs, struct rows *r)
+/* every run, newest first, with what its supervisor says (uncached) */
+static int rows_read(const struct console *cs, struct rows *r)
 {
         int e = cs->o->api_socket ? rows_from_api(cs, r)
                                   : registry_foreach(cs->o->state_dir, rows_add, r);
@@ -402,12 +402,74 @@ static int rows_collect(const struct console *cs, struct rows *r)
         return 0;
 }
 
+/* the last listing, shared by every page for ROWS_FRESH_MS (each open
+ * runs page polls /api/runs once a second); an action drops it */
+#define ROWS_FRESH_MS 1000
+static struct {
+        struct run_row *v;
+        size_t n;
+        int64_t at_ms; /* 0: none */
+} rows_cache;
+
+static void rows_forget(void)
+{
+        free(rows_cache.v);
+        rows_cache.v = NULL;
+        rows_cache.n = 0;
+        rows_cache.at_ms = 0;
+}
+
+/* rows_read, or a copy of a listing younger than ROWS_FRESH_MS; `fresh`:
+ * read anew in any case (a page loaded, a run the listing lacks) */
+static int rows_collect_as(const struct console *cs, struct rows *r, bool fresh)
+{
+        int64_t now = now_ms();
+        if (fresh || !rows_cache.at_ms || now - rows_cache.at_ms >= ROWS_FRESH_MS ||
+            now < rows_cache.at_ms) {
+                struct rows got = {0};
+                int e = rows_read(cs, &got);
+                if (e < 0) {
+                        free(got.v);
+                        return e;
+                }
+                rows_forget();
+                rows_cache.v = got.v;
+                rows_cache.n = got.n;
+                rows_cache.at_ms = now;
+        }
+        if (!rows_cache.n)
+                return 0;
+        if (!(r->v = malloc(rows_cache.n * sizeof *r->v)))
+                return -ENOMEM;
+        memcpy(r->v, rows_cache.v, rows_cache.n * sizeof *r->v);
+        r->n = r->cap = rows_cache.n;
+        return 0;
+}
+
 static const struct run_row *rows_find(const struct rows *r, const char *run)
 {
         for (size_t i = 0; i < r->n; i++)
                 if (!strcmp(r->v[i].info.run, run))
                         return &r->v[i];
         return NULL;
+}
+
+/* the polled listing (/api/runs): cached */
+static int rows_collect(const struct console *cs, struct rows *r)
+{
+        return rows_collect_as(cs, r, false);
+}
+
+/* a listing with run `run` in it if it is there: the cached one, else
+ * read anew (a run younger than the cache) */
+static const struct run_row *rows_with(const struct console *cs, struct rows *r, const char *run)
+{
+        const struct run_row *w = NULL;
+        if (rows_collect(cs, r) == 0 && (w = rows_find(r, run)))
+                return w;
+        free(r->v);
+        *r = (struct rows){0};
+        return rows_collect_as(cs, r, true) == 0 ? rows_find(r, run) : NULL;
 }
 
 /* ---- pages ---------------------------------------------------------------------- */
@@ -492,7 +554,7 @@ static void page_runs(const struct console *cs, int slot, int fd)
 {
         struct rows r = {0};
         struct json_buf b = {0};
-        int e = rows_collect(cs, &r);
+        int e = rows_collect_as(cs, &r, true); /* a page loaded: as it is now */
         page_head(&b, "runs", cs, slot);
         APPEND(&b, "<h1>Runs</h1><div class=\"filters\"><label>agent <input id=\"f-agent\" "
                    "type=\"search\"></label> <label>state <select id=\"f-state\"><option "
@@ -789,8 +851,7 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
         struct rows r = {0};
         struct timeline t = {0};
         struct json_buf b = {0};
-        (void)rows_collect(cs, &r);
-        const struct run_row *w = rows_find(&r, run);
+        const struct run_row *w = rows_with(cs, &r, run);
         int e = timeline_read(cs, run, &t);
         if (!w && t.n == 0) {
                 free(r.v);
@@ -1139,8 +1200,7 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
                     {"allow-host", MAY_GRANT},
                     {"revoke-host", MAY_GRANT}};
         struct rows rs = {0};
-        (void)rows_collect(cs, &rs);
-        const struct run_row *w = rows_find(&rs, run);
+        const struct run_row *w = rows_with(cs, &rs, run);
         unsigned may = w ? w->may : 0;
         free(rs.v);
         for (size_t i = 0; i < ARRAY_SIZE(need); i++)
@@ -1149,6 +1209,7 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
                         return;
                 }
         int r;
+        rows_forget(); /* whatever happens, the next listing is read anew */
         if (cs->o->api_socket) {
                 /* the daemon decides again, and records this uid */
                 char path[128], jbody[CONSOLE_FIELD_MAX * 2 + 64];
@@ -1492,6 +1553,7 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
                                                 if (cs.c[i].fd >= 0)
                                                         conn_close(&cs.c[i]);
                                         explicit_bzero(&cs.auth, sizeof cs.auth);
+                                        rows_forget();
                                         return 0;
                                 }
                         }

@@ -105,8 +105,28 @@ struct child_run {
         char run[RF_RUN_ID_LEN + 1];
 };
 
+/* GET /v1/runs's facts, shared by every caller for LIST_FRESH_MS (a
+ * console's pages poll it): the registrations and their liveness read
+ * anew then, each supervisor's status asked at most every LIST_STATUS_MS
+ * (and at once for a run new to the list or whose liveness changed); an
+ * action on a run through the API drops it. */
+#define LIST_FRESH_MS  1000
+#define LIST_STATUS_MS 5000
+struct listed {
+        struct run_info info;
+        bool live;
+        char st[32];
+        char status[CONTROL_MSG_MAX];
+        int64_t status_ms;
+};
+
 struct daemon {
         const char *state_dir;
+        struct {
+                struct listed *v;
+                size_t n, cap;
+                int64_t at_ms; /* 0: stale */
+        } list;
         const struct dconf *conf;
         char self[4096];      /* the ringfence binary */
         char sock_path[4096]; /* the control socket */
@@ -423,13 +443,69 @@ struct list_ctx {
         bool first;
 };
 
-static int list_cb(const struct run_info *info, bool live, void *ctx)
+/* registry_foreach into a new listing, reusing what the old one knew */
+struct relist {
+        struct listed *v;
+        size_t n, cap;
+};
+
+static int relist_cb(const struct run_info *info, bool live, void *ctx)
 {
-        struct list_ctx *l = ctx;
+        struct relist *r = ctx;
+        if (r->n == r->cap) {
+                size_t cap = r->cap ? r->cap * 2 : 64;
+                struct listed *v = realloc(r->v, cap * sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                r->v = v;
+                r->cap = cap;
+        }
+        struct listed *e = &r->v[r->n++];
+        e->info = *info;
+        e->live = live;
+        e->status_ms = 0;
+        return 0;
+}
+
+static void list_refresh(struct daemon *d)
+{
+        int64_t now = now_ms();
+        if (d->list.at_ms && now - d->list.at_ms < LIST_FRESH_MS)
+                return;
+        struct relist r = {0};
+        if (registry_foreach(d->state_dir, relist_cb, &r) < 0) {
+                free(r.v);
+                r = (struct relist){0};
+        }
+        for (size_t i = 0; i < r.n; i++) {
+                struct listed *e = &r.v[i];
+                const struct listed *old = NULL;
+                for (size_t k = 0; k < d->list.n && !old; k++) /* runs are listed in order */
+                        if (!strcmp(d->list.v[(i + k) % d->list.n].info.run, e->info.run))
+                                old = &d->list.v[(i + k) % d->list.n];
+                if (old && old->live == e->live && now - old->status_ms < LIST_STATUS_MS) {
+                        memcpy(e->st, old->st, sizeof e->st);
+                        memcpy(e->status, old->status, sizeof e->status);
+                        e->status_ms = old->status_ms;
+                        continue;
+                }
+                registry_state(d->state_dir, e->info.run, e->live, e->st, sizeof e->st, e->status,
+                               sizeof e->status);
+                e->status_ms = now;
+        }
+        free(d->list.v);
+        d->list.v = r.v;
+        d->list.n = r.n;
+        d->list.cap = r.cap;
+        d->list.at_ms = now;
+}
+
+static int list_one(struct list_ctx *l, const struct listed *e)
+{
+        const struct run_info *info = &e->info;
         if (!allowed(l->d, l->c, API_LIST_RUNS, info->agent))
                 return 0;
-        char st[32], status[CONTROL_MSG_MAX];
-        registry_state(l->d->state_dir, info->run, live, st, sizeof st, status, sizeof status);
+        const char *st = e->st, *status = e->status;
         json_buf_append(&l->j, l->first ? "" : ",", l->first ? 0 : 1);
         l->first = false;
         json_run(&l->j, info, st);
@@ -463,7 +539,9 @@ static void op_list(struct daemon *d, struct client *c)
 {
         struct list_ctx l = {.d = d, .c = c, .first = true};
         json_buf_append(&l.j, "{\"runs\":[", 9);
-        registry_foreach(d->state_dir, list_cb, &l);
+        list_refresh(d);
+        for (size_t i = 0; i < d->list.n; i++)
+                (void)list_one(&l, &d->list.v[i]);
         json_buf_append(&l.j, "]}", 2);
         respond(c, 200, l.j.error ? "{}" : l.j.data);
         json_buf_done(&l.j);
@@ -1349,6 +1427,10 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
         struct find f = {.run = q->run};
         char req[CONTROL_MSG_MAX];
 
+        /* a change through the API: the next listing reads everything anew */
+        if (q->op != API_LIST_RUNS && q->op != API_GET_RUN && q->op != API_AUDIT &&
+            q->op != API_DAEMON_STATUS)
+                d->list.at_ms = 0;
         switch (q->op) {
         case API_LIST_RUNS:
                 op_list(d, c);
@@ -1956,6 +2038,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
         safe_close(d->listen);
         parser_stop(d);
         reap(d);
+        free(d->list.v);
         audit_close(d->log);
         close(lock);
         fprintf(stderr, "ringfence: daemon: stopped\n");

@@ -61,6 +61,12 @@ BASE=${url%%/login*}
 TOKEN=${url##*token=}
 PORT=${BASE##*:}
 
+# other HEX — HEX with its last digit changed (never the same token)
+other() {
+	local h=$1
+	[ "${h: -1}" = 0 ] && printf '%s1' "${h%?}" || printf '%s0' "${h%?}"
+}
+
 # c [CURL ARGS...] — curl against the console; CODE, BODY, HEAD (headers)
 c() {
 	CODE=$(curl -s -o "$TOP/body" -D "$TOP/head" -w '%{http_code}' --max-time 20 "$@")
@@ -73,7 +79,7 @@ for p in / /api/runs /app.js /run/00000000-0000-0000-0000-000000000000; do
 	is "$CODE" 401 "without a session: $p is 401"
 done
 unlike "$BODY" "$TOKEN" "... and no 401 page holds the token"
-c "$BASE/login?token=${TOKEN%?}0"
+c "$BASE/login?token=$(other "$TOKEN")"
 is "$CODE" 401 "a wrong token does not log in (401)"
 c "$BASE/login"
 is "$CODE" 401 "no token: 401"
@@ -133,7 +139,7 @@ csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1
 [ -n "$csrf" ] || bail_out "no CSRF token on the run's page"
 
 # forged actions
-c -b "$TOP/jar1" -d "csrf=${csrf%?}0" "$BASE/run/$run/kill"
+c -b "$TOP/jar1" -d "csrf=$(other "$csrf")" "$BASE/run/$run/kill"
 is "$CODE" 403 "a kill with a wrong CSRF token: refused (403)"
 c -b "$TOP/jar1" "$BASE/run/$run/kill" -d ""
 is "$CODE" 403 "a kill without a CSRF token: refused (403)"
