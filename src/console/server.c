@@ -27,6 +27,8 @@
 #include <sys/signalfd.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <limits.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,8 +190,8 @@ static void redirect(int fd, const char *to, const char *cookie)
 /* ---- the facts ------------------------------------------------------------------ */
 
 /* what the operator may do to a run (the buttons its page shows) */
-enum { MAY_KILL = 1, MAY_PAUSE = 2, MAY_RESUME = 4, MAY_GRANT = 8, MAY_AUDIT = 16 };
-#define MAY_ALL (MAY_KILL | MAY_PAUSE | MAY_RESUME | MAY_GRANT | MAY_AUDIT)
+enum { MAY_KILL = 1, MAY_PAUSE = 2, MAY_RESUME = 4, MAY_GRANT = 8, MAY_AUDIT = 16, MAY_BLOCK = 32 };
+#define MAY_ALL (MAY_KILL | MAY_PAUSE | MAY_RESUME | MAY_GRANT | MAY_AUDIT | MAY_BLOCK)
 
 struct run_row {
         struct run_info info;
@@ -328,11 +330,8 @@ static int rows_from_api(const struct console *cs, struct rows *r)
         static const struct {
                 const char *name;
                 unsigned bit;
-        } mays[] = {{"kill", MAY_KILL},
-                    {"pause", MAY_PAUSE},
-                    {"resume", MAY_RESUME},
-                    {"grant", MAY_GRANT},
-                    {"audit", MAY_AUDIT}};
+        } mays[] = {{"kill", MAY_KILL},   {"pause", MAY_PAUSE}, {"resume", MAY_RESUME},
+                    {"grant", MAY_GRANT}, {"audit", MAY_AUDIT}, {"block", MAY_BLOCK}};
         JSON_FOREACH(e, runs)
         {
                 struct run_info in = {0};
@@ -845,6 +844,41 @@ static bool run_id_ok(const char *s)
         return true;
 }
 
+#define OUTPUT_TAIL_MAX 16384 /* bytes of a run's output its page shows (the end) */
+
+/* the end of run `run`'s output, as the supervisor wrote it (secrets
+ * masked: STATE_DIR/logs/RUN.log), inert; nothing through the daemon
+ * unless its state dir is this console's to read */
+static void output_tail(struct json_buf *b, const struct console *cs, const char *run)
+{
+        char path[PATH_MAX];
+        if (cs->o->api_socket && !strcmp(cs->o->state_dir, cs->o->api_socket))
+                return;
+        snprintf(path, sizeof path, "%s/logs/%s.log", cs->o->state_dir, run);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return;
+        off_t from = st.st_size > OUTPUT_TAIL_MAX ? st.st_size - OUTPUT_TAIL_MAX : 0;
+        _cleanup_free_ char *buf = malloc(OUTPUT_TAIL_MAX);
+        ssize_t n = buf ? pread(fd, buf, OUTPUT_TAIL_MAX, from) : -1;
+        if (n < 0)
+                return;
+        APPEND(b, "<h2>Output</h2><p class=\"hint\">The end of what the run wrote (");
+        json_buf_append_uint(b, (uint64_t)st.st_size);
+        APPEND(b, " bytes), its secrets masked by the supervisor, control bytes shown.</p>"
+                  "<pre id=\"output\" class=\"output\">");
+        /* line by line: a newline stays a line break, nothing else acts */
+        for (ssize_t i = 0, j; i < n; i = j + 1) {
+                const char *nl = memchr(buf + i, '\n', (size_t)(n - i));
+                j = nl ? nl - buf : n;
+                console_html(b, buf + i, (size_t)(j - i));
+                if (nl)
+                        APPEND(b, "\n");
+        }
+        APPEND(b, "</pre>");
+}
+
 static void page_run(const struct console *cs, int slot, int fd, const char *run, const char *note,
                      const char *fragment)
 {
@@ -898,7 +932,8 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
                 APPEND(&b, "<dt>state</dt><dd id=\"f-state\">ended</dd>");
         }
         APPEND(&b, "</dl>");
-        if (w && w->live && (w->may & (MAY_KILL | MAY_PAUSE | MAY_RESUME | MAY_GRANT))) {
+        if (w && w->live &&
+            (w->may & (MAY_KILL | MAY_PAUSE | MAY_RESUME | MAY_GRANT | MAY_BLOCK))) {
                 /* only what this uid may do: the rest it is not shown */
                 APPEND(&b, "<div class=\"actions\">");
                 if (w->may & MAY_KILL)
@@ -907,6 +942,8 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
                         action_form(&b, run, "resume", "Resume", NULL, csrf, NULL, NULL);
                 else if (strcmp(w->state, "paused") && (w->may & MAY_PAUSE))
                         action_form(&b, run, "pause", "Pause", NULL, csrf, NULL, NULL);
+                if (w->may & MAY_BLOCK)
+                        action_form(&b, run, "block", "Block the agent", NULL, csrf, NULL, NULL);
                 if (w->may & MAY_GRANT) {
                         action_form(&b, run, "allow-host", "Grant host", "host", csrf, NULL, NULL);
                         action_form(&b, run, "revoke-host", "Revoke host", "host", csrf, NULL,
@@ -914,6 +951,7 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
                 }
                 APPEND(&b, "</div>");
         }
+        output_tail(&b, cs, run);
         APPEND(&b, "<h2>Timeline</h2>");
         if (e < 0)
                 APPEND(&b, "<p class=\"error\">cannot read the audit log</p>");
@@ -1127,6 +1165,39 @@ static void page_health(const struct console *cs, int slot, int fd)
 
 /* ---- actions -------------------------------------------------------------------- */
 
+/* the agent of run `run` blocked: no new run of it starts until unblocked
+ * (standalone: the registry's block and control.block, as `ringfence block`;
+ * through the daemon: PUT /v1/agents/AGENT/block). 0, or -errno with `why`. */
+static int block_agent(const struct console *cs, const char *agent, char *why, size_t wl)
+{
+        if (cs->o->api_socket) {
+                char path[REGISTRY_FIELD_MAX + 32];
+                struct json_buf out = {0};
+                snprintf(path, sizeof path, "/v1/agents/%s/block", agent);
+                int st = api_call(cs, "PUT", path, "{\"reason\":\"operator console\"}", &out);
+                snprintf(why, wl, "%s", out.data && !out.error ? out.data : "");
+                json_buf_done(&out);
+                return st == 200 ? 0 : st < 0 ? st : -EACCES;
+        }
+        struct rf_error err = {0};
+        int r = registry_block(cs->o->state_dir, agent, "operator console", getuid(), &err);
+        if (r < 0) {
+                snprintf(why, wl, "%s", err.msg);
+                return r;
+        }
+        struct audit_log *log = NULL;
+        struct audit_field f[] = {
+                {.key = "agent", .type = AUDIT_STR, .s = agent},
+                {.key = "reason", .type = AUDIT_STR, .s = "operator console"},
+                {.key = "actor_uid", .type = AUDIT_UINT, .u = getuid()},
+        };
+        if (audit_open(cs->o->state_dir, &log, &err) == 0)
+                (void)audit_append(log, NULL, "control.block", f, ARRAY_SIZE(f), true, &err);
+        audit_close(log);
+        snprintf(why, wl, "blocked");
+        return 0;
+}
+
 /* POST /run/RUN/propose (host=RULE): the policy fragment that allows a
  * refused destination for every run of the agent, shown to copy; recorded
  * as console.proposal with this uid (standalone: the console appends it to
@@ -1183,6 +1254,8 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
                         return;
                 }
                 snprintf(req, sizeof req, "%s %s", action, host);
+        } else if (!strcmp(action, "block")) {
+                req[0] = '\0'; /* below: no request to the run */
         } else if (!strcmp(action, "propose")) {
                 propose(cs, slot, fd, run, body, blen);
                 return;
@@ -1194,15 +1267,16 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
         static const struct {
                 const char *action;
                 unsigned bit;
-        } need[] = {{"kill", MAY_KILL},
-                    {"pause", MAY_PAUSE},
-                    {"resume", MAY_RESUME},
-                    {"allow-host", MAY_GRANT},
-                    {"revoke-host", MAY_GRANT}};
+        } need[] = {{"kill", MAY_KILL},        {"pause", MAY_PAUSE},       {"resume", MAY_RESUME},
+                    {"allow-host", MAY_GRANT}, {"revoke-host", MAY_GRANT}, {"block", MAY_BLOCK}};
         struct rows rs = {0};
         const struct run_row *w = rows_with(cs, &rs, run);
         unsigned may = w ? w->may : 0;
+        char agent[sizeof w->info.agent] = "";
+        if (w)
+                memcpy(agent, w->info.agent, sizeof agent);
         free(rs.v);
+        w = NULL;
         for (size_t i = 0; i < ARRAY_SIZE(need); i++)
                 if (!strcmp(action, need[i].action) && !(may & need[i].bit)) {
                         respond_text(fd, 403, "refused: this uid may not do that to the run");
@@ -1210,6 +1284,14 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
                 }
         int r;
         rows_forget(); /* whatever happens, the next listing is read anew */
+        if (!strcmp(action, "block")) {
+                char why[RF_ERROR_MSG_MAX], note[RF_ERROR_MSG_MAX + 64];
+                r = agent[0] ? block_agent(cs, agent, why, sizeof why) : -ENOENT;
+                snprintf(note, sizeof note, "block: %s%s", r < 0 ? "refused: " : "",
+                         r == -ENOENT ? "no such run" : why);
+                page_run(cs, slot, fd, run, note, NULL);
+                return;
+        }
         if (cs->o->api_socket) {
                 /* the daemon decides again, and records this uid */
                 char path[128], jbody[CONSOLE_FIELD_MAX * 2 + 64];

@@ -511,9 +511,9 @@ static int list_one(struct list_ctx *l, const struct listed *e)
         json_run(&l->j, info, st);
         /* what this caller may do to the run (a console shows those
          * buttons only), and what its supervisor says of it */
-        static const enum api_op ops[] = {API_GET_RUN,    API_KILL_RUN,  API_PAUSE_RUN,
-                                          API_RESUME_RUN, API_GRANT_RUN, API_REVOKE_SECRET,
-                                          API_AUDIT};
+        static const enum api_op ops[] = {API_GET_RUN,    API_KILL_RUN,   API_PAUSE_RUN,
+                                          API_RESUME_RUN, API_GRANT_RUN,  API_REVOKE_SECRET,
+                                          API_AUDIT,      API_BLOCK_AGENT};
         l->j.len--; /* reopen the object */
         json_buf_append(&l->j, ",\"may\":[", 8);
         bool first = true;

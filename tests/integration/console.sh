@@ -115,7 +115,7 @@ CMD=$(printf 'x<i>"q\001')
 ln -s /bin/sh "$WS/$CMD"
 AGENT="ag<b>'\"evil"
 run=$(cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --detach --agent "$AGENT" -- \
-	"./$CMD" -c 'sleep 300' </dev/null 2>"$TOP/run.err")
+	"./$CMD" -c 'printf "hello <b>\001x\n"; exec sleep 300' </dev/null 2>"$TOP/run.err")
 [ -n "$run" ] || bail_out "no run: $(cat "$TOP/run.err")"
 RUNS+=("$run")
 c -b "$TOP/jar1" "$BASE/"
@@ -135,6 +135,13 @@ c -b "$TOP/jar1" "$BASE/run/$run"
 is "$CODE" 200 "the run's page (200)"
 like "$BODY" 'data-event="run.start"' "... its timeline from the audit log"
 like "$BODY" 'id="do-kill"' "... a kill button"
+for _ in $(seq 100); do
+	grep -q hello "$RF_STATE/logs/$run.log" 2>/dev/null && break
+	sleep 0.05
+done
+c -b "$TOP/jar1" "$BASE/run/$run"
+like "$BODY" '<pre id="output" class="output">hello &lt;b&gt;␁x' \
+	"... the end of its output, inert (markup escaped, the control byte visible)"
 csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1 | grep -o '[0-9a-f]\{64\}')
 [ -n "$csrf" ] || bail_out "no CSRF token on the run's page"
 
@@ -205,6 +212,19 @@ like "$(grep -a '"event":"egress.grant"' "$TOP/audit2")" \
 	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "both recorded: egress.grant with the operator's uid"
 like "$(grep -a '"event":"console.proposal"' "$TOP/audit2")" \
 	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "... and console.proposal"
+
+# block the agent from its run's page
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf" "$BASE/run/$run2/block"
+is "$CODE" 200 "block the run's agent (200)"
+like "$BODY" 'id="note">block: blocked' "... the page says so"
+(cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --agent prop -- /bin/true) </dev/null \
+	>/dev/null 2>"$TOP/blocked.err"
+is "$?" 125 "... a new run of the agent is refused (125)"
+like "$(cat "$TOP/blocked.err")" "blocked" "... as blocked"
+"$RF_BIN" audit --state-dir "$RF_STATE" --json >"$TOP/audit3" 2>&1
+like "$(grep -a '"event":"control.block"' "$TOP/audit3")" "\"actor_uid\":$(id -u).*\"agent\":\"prop\"|\"agent\":\"prop\".*\"actor_uid\":$(id -u)" \
+	"... recorded as control.block with the operator's uid"
+"$RF_BIN" unblock --state-dir "$RF_STATE" --agent prop >/dev/null 2>&1
 
 # audit health (with a wake-loop refusal: one run per window for agent loopy)
 printf '{"version":1,"audit":{"max_runs_per_window":1}}' >"$TOP/loop.json"
