@@ -198,6 +198,7 @@ struct run_row {
         bool live;
         char state[32];
         uint64_t cpu_usec, memory, grants; /* what its supervisor says */
+        uint32_t allowed, refused;         /* its egress.allow and egress.deny records */
         unsigned may;                      /* MAY_* */
 };
 
@@ -224,6 +225,108 @@ static int rows_add(const struct run_info *info, bool live, void *ctx)
         row->info = *info;
         row->live = live;
         return 0;
+}
+
+/* ---- egress counts: the state dir's log read on from where it was ---------------- */
+
+#define COUNTS_MAX (2 * CONSOLE_RUNS_MAX) /* runs counted; the oldest half goes beyond */
+
+struct egress_count {
+        char run[40];
+        uint32_t allowed, refused;
+};
+
+static struct {
+        struct egress_count *v;
+        size_t n, cap;
+        unsigned seg; /* the segment read last (0: none yet) */
+        off_t off;    /* where in it: after the last whole line */
+} counts;
+
+static struct egress_count *count_of(const char *run, size_t rl, bool add)
+{
+        for (size_t i = counts.n; i-- > 0;) /* recent runs last */
+                if (strlen(counts.v[i].run) == rl && !memcmp(counts.v[i].run, run, rl))
+                        return &counts.v[i];
+        if (!add || rl >= sizeof counts.v[0].run)
+                return NULL;
+        if (counts.n == COUNTS_MAX) {
+                memmove(counts.v, counts.v + COUNTS_MAX / 2,
+                        (COUNTS_MAX - COUNTS_MAX / 2) * sizeof *counts.v);
+                counts.n -= COUNTS_MAX / 2;
+        }
+        if (counts.n == counts.cap) {
+                size_t cap = counts.cap ? counts.cap * 2 : 256;
+                struct egress_count *v = realloc(counts.v, cap * sizeof *v);
+                if (!v)
+                        return NULL;
+                counts.v = v;
+                counts.cap = cap;
+        }
+        struct egress_count *c = &counts.v[counts.n++];
+        memset(c, 0, sizeof *c);
+        memcpy(c->run, run, rl);
+        return c;
+}
+
+static const char *line_str(const char *line, size_t len, const char *key, size_t *vl);
+
+static void count_line(const char *line, size_t len)
+{
+        size_t el, rl;
+        const char *ev = line_str(line, len, "event", &el);
+        if (!ev || el != 11 || (memcmp(ev, "egress.allo", 11) && memcmp(ev, "egress.deny", 11)))
+                return;
+        const char *run = line_str(line, len, "run", &rl);
+        struct egress_count *c = run ? count_of(run, rl, true) : NULL;
+        if (c && ev[7] == 'a')
+                c->allowed++;
+        else if (c)
+                c->refused++;
+}
+
+/* read what the log gained since the last call (standalone only) */
+static void counts_update(const struct console *cs)
+{
+        char path[PATH_MAX];
+        char *buf = malloc(1 << 16);
+        if (!buf)
+                return;
+        for (int rounds = 0; rounds < 64; rounds++) {
+                unsigned seg = counts.seg ? counts.seg : 1;
+                snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", cs->o->state_dir, seg);
+                int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        break;
+                counts.seg = seg;
+                ssize_t n;
+                size_t have = 0;
+                while ((n = pread(fd, buf + have, (1 << 16) - have, counts.off + (off_t)have)) >
+                       0) {
+                        have += (size_t)n;
+                        size_t start = 0;
+                        for (size_t i = 0; i < have; i++)
+                                if (buf[i] == '\n') {
+                                        count_line(buf + start, i - start);
+                                        start = i + 1;
+                                }
+                        counts.off += (off_t)start;
+                        memmove(buf, buf + start, have - start);
+                        have -= start;
+                        if (have == (1 << 16)) { /* a line longer than any record: skip it */
+                                counts.off += (off_t)have;
+                                have = 0;
+                        }
+                }
+                close(fd);
+                /* a next segment: this one is done */
+                snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", cs->o->state_dir, seg + 1);
+                if (access(path, F_OK) < 0)
+                        break;
+                counts.seg = seg + 1;
+                counts.off = 0;
+        }
+        free(buf);
 }
 
 /* the supervisor's status (or the daemon's "supervisor" object) into w */
@@ -398,6 +501,15 @@ static int rows_read(const struct console *cs, struct rows *r)
                         row_status(w, doc);
                 w->may = w->live ? MAY_ALL : MAY_AUDIT;
         }
+        if (!cs->o->api_socket) {
+                counts_update(cs);
+                for (size_t i = 0; i < r->n; i++) {
+                        const struct egress_count *c =
+                                count_of(r->v[i].info.run, strlen(r->v[i].info.run), false);
+                        r->v[i].allowed = c ? c->allowed : 0;
+                        r->v[i].refused = c ? c->refused : 0;
+                }
+        }
         return 0;
 }
 
@@ -542,7 +654,11 @@ static void run_row_html(struct json_buf *b, const struct run_row *w)
         fmt_uint(b, w->cpu_usec / 1000);
         APPEND(b, " ms</td><td class=\"mem\">");
         fmt_uint(b, w->memory >> 20);
-        APPEND(b, " MiB</td><td class=\"grants\">");
+        APPEND(b, " MiB</td><td class=\"egress\">");
+        json_buf_append_uint(b, w->allowed);
+        APPEND(b, " / ");
+        json_buf_append_uint(b, w->refused);
+        APPEND(b, "</td><td class=\"grants\">");
         fmt_uint(b, w->grants);
         APPEND(b, "</td><td class=\"command\">");
         console_html(b, in->command, strlen(in->command));
@@ -568,6 +684,7 @@ static void page_runs(const struct console *cs, int slot, int fd)
         }
         APPEND(&b, "<table id=\"runs\"><thead><tr><th>run</th><th>agent</th><th>uid</th>"
                    "<th>state</th><th>started (UTC)</th><th>CPU</th><th>memory</th>"
+                   "<th title=\"egress allowed / refused\">egress ✓/✗</th>"
                    "<th>grants</th><th>command</th></tr></thead><tbody>");
         for (size_t i = 0; i < r.n; i++)
                 run_row_html(&b, &r.v[i]);
@@ -614,6 +731,10 @@ static void api_runs(const struct console *cs, int fd)
                 json_buf_append_uint(&b, w->memory);
                 APPEND(&b, ",\"grants\":");
                 json_buf_append_uint(&b, w->grants);
+                APPEND(&b, ",\"egress_allowed\":");
+                json_buf_append_uint(&b, w->allowed);
+                APPEND(&b, ",\"egress_refused\":");
+                json_buf_append_uint(&b, w->refused);
                 APPEND(&b, ",\"command\":");
                 console_json_str(&b, w->info.command, strlen(w->info.command));
                 APPEND(&b, "}");
@@ -1636,6 +1757,8 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
                                                         conn_close(&cs.c[i]);
                                         explicit_bzero(&cs.auth, sizeof cs.auth);
                                         rows_forget();
+                                        free(counts.v);
+                                        memset(&counts, 0, sizeof counts);
                                         return 0;
                                 }
                         }

@@ -198,6 +198,9 @@ like "$BODY" 'data-event="egress.deny"' "a refused destination is in the run's t
 like "$BODY" 'name="host" value="denied.test:443"><code class="rule">denied.test:443</code> <button type="submit" class="propose-grant">' \
 	"... with a proposal: allow denied.test:443 for this run"
 like "$BODY" 'class="propose-policy"' "... and one: add it to the agent's policy"
+c -b "$TOP/jar1" "$BASE/"
+like "$BODY" "data-run=\"$run2\".*<td class=\"egress\">0 / 1</td>" \
+	"... and counted on the runs page (egress allowed / refused: 0 / 1)"
 c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf&host=denied.test%3A443" "$BASE/run/$run2/allow-host"
 is "$CODE" 200 "allowing it for this run (200)"
 like "$BODY" 'allow-host: ok allowed denied.test:443' "... the run's supervisor granted it"
