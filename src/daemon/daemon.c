@@ -242,6 +242,9 @@ static void respond(struct client *c, int status, const char *json)
                 return;
         }
         c->parse_wait = false; /* answered: nothing more goes to the parser */
+        /* the answer gets its own time to be written: one that took long to
+         * make (a long listing) is not cut by the request's deadline */
+        c->deadline = now_ms() + DAEMON_CLIENT_MS;
         memcpy(c->out, head, (size_t)hl);
         memcpy(c->out + hl, json, bl);
         c->out[hl + bl] = '\n';

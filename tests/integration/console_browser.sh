@@ -169,7 +169,9 @@ HTML
 chmod -R a+rX "$TOP/evil"
 start_listener_py() {
 	local port
-	(cd "$TOP/evil" && as_user python3 -m http.server --bind 127.0.0.1 0 >"$TOP/evil.out" 2>&1) &
+	# (exec: the pid recorded is the server's)
+	(cd "$TOP/evil" && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		/usr/bin/python3 -m http.server --bind 127.0.0.1 0 >"$TOP/evil.out" 2>&1) &
 	register_pid $!
 	for _ in $(seq 100); do
 		port=$(grep -o 'port [0-9]*' "$TOP/evil.out" 2>/dev/null | grep -o '[0-9]*')
@@ -214,7 +216,9 @@ run3=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
 [ -n "$run3" ] || bail_out "the daemon started no run: $out"
 cp "$RF_BIN" "$TOP/ringfence"
 chmod 0755 "$TOP/ringfence"
-start_console nb as_user "$TOP/ringfence" console --daemon --socket "$SOCK" --listen 127.0.0.1:0
+# (setpriv, not the as_user function: its pid must be the console's)
+start_console nb setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	env HOME=/nonexistent "$TOP/ringfence" console --daemon --socket "$SOCK" --listen 127.0.0.1:0
 NB=${URL_nb%%/login*}
 drive nb "[
  {\"goto\": \"$URL_nb\"},

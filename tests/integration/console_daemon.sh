@@ -72,7 +72,10 @@ c() {
 	CODE=$(curl -s -o "$TOP/body" -w '%{http_code}' --max-time 30 "$@")
 	BODY=$(cat "$TOP/body")
 }
-console nb as_user "$NBBIN"
+# (setpriv, not the as_user function: a function in the background is a
+# subshell whose pid is not the console's, and the console would outlive it)
+console nb setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	env HOME=/nonexistent "$NBBIN"
 console root "$RF_BIN"
 NB=${URL_nb%%/login*}
 RT=${URL_root%%/login*}
