@@ -3,6 +3,7 @@
  */
 #include "console/render.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,4 +136,53 @@ void console_json_str(struct json_buf *b, const char *s, size_t len)
                 json_buf_append_string(b, t.data ? t.data : "", t.len);
         }
         json_buf_done(&t);
+}
+
+int console_array_next(const char *s, size_t len, size_t *pos, size_t *off, size_t *elen)
+{
+        size_t i = *pos;
+        while (i < len &&
+               (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t' || s[i] == ','))
+                i++;
+        if (i >= len)
+                return -EBADMSG;
+        if (s[i] == ']') {
+                *pos = i + 1;
+                return 0;
+        }
+        size_t start = i;
+        int depth = 0;
+        bool in_str = false;
+        for (; i < len; i++) {
+                char c = s[i];
+                if (in_str) {
+                        if (c == '\\')
+                                i++; /* the escaped byte, whatever it is */
+                        else if (c == '"')
+                                in_str = false;
+                        continue;
+                }
+                if (depth == 0 && i > start &&
+                    (c == ',' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t'))
+                        break; /* a scalar element ends */
+                if (c == '"')
+                        in_str = true;
+                else if (c == '{' || c == '[') {
+                        if (++depth > JSON_DEPTH_MAX)
+                                return -EBADMSG;
+                } else if (c == '}' || c == ']') {
+                        if (--depth < 0)
+                                return -EBADMSG; /* a ']' where an element was due */
+                        if (depth == 0) {
+                                i++;
+                                break;
+                        }
+                }
+        }
+        if (depth != 0 || in_str || i > len)
+                return -EBADMSG;
+        *off = start;
+        *elen = i - start;
+        *pos = i;
+        return 1;
 }

@@ -28,3 +28,15 @@ void console_html(struct json_buf *b, const char *s, size_t len);
 
 /* console_json_str — console_inert as a JSON string literal, appended to b */
 void console_json_str(struct json_buf *b, const char *s, size_t len);
+
+/*
+ * console_array_next — the next element of a JSON array in s[0..len),
+ * scanning from *pos (just after its '[' or after an element): its offset
+ * and length into *off, *elen, *pos moved past it. 1 an element, 0 the
+ * array's ']' (then *pos is past it), -EBADMSG (not an array's inside,
+ * cut, nesting beyond JSON_DEPTH_MAX). Only the framing is checked
+ * (strings with their escapes, brackets): each element is then parsed
+ * on its own, so a listing of many runs is never one document over the
+ * parser's bounds. Pure.
+ */
+int console_array_next(const char *s, size_t len, size_t *pos, size_t *off, size_t *elen);

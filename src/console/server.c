@@ -414,28 +414,43 @@ static int api_call(const struct console *cs, const char *method, const char *pa
         return out->error ? out->error : rs.status;
 }
 
+static int row_from_api(struct rows *r, const struct json_node *e);
+
 /* the daemon's runs (GET /v1/runs): those the caller may list, each with
  * what it may do ("may") and its supervisor's view */
 static int rows_from_api(const struct console *cs, struct rows *r)
 {
         struct json_buf b = {0};
-        _cleanup_json_ struct json_node *doc = NULL;
-        struct rf_error err = {0};
+        static const char open_runs[] = "{\"runs\":[";
         int st = api_call(cs, "GET", "/v1/runs", NULL, &b);
-        if (st != 200 || json_parse(b.data, b.len, &doc, &err) < 0) {
+        /* element by element: a fleet is more values than one document may
+         * hold (JSON_NODES_MAX) */
+        if (st != 200 || b.len < sizeof open_runs - 1 ||
+            memcmp(b.data, open_runs, sizeof open_runs - 1)) {
                 json_buf_done(&b);
                 return st < 0 ? st : -EPROTO;
         }
+        size_t pos = sizeof open_runs - 1, off, elen;
+        int k, rr = 0;
+        while (rr == 0 && (k = console_array_next(b.data, b.len, &pos, &off, &elen)) > 0) {
+                _cleanup_json_ struct json_node *e = NULL;
+                struct rf_error err = {0};
+                if (json_parse(b.data + off, elen, &e, &err) < 0 || e->type != JSON_OBJECT)
+                        continue;
+                rr = row_from_api(r, e);
+        }
         json_buf_done(&b);
-        const struct json_node *runs = json_object_get(doc, "runs"), *e;
-        if (!runs || runs->type != JSON_ARRAY)
-                return -EPROTO;
+        return rr < 0 ? rr : k < 0 ? -EPROTO : 0;
+}
+
+/* one run of GET /v1/runs into r: 0, 1 (the listing is full), -errno */
+static int row_from_api(struct rows *r, const struct json_node *e)
+{
         static const struct {
                 const char *name;
                 unsigned bit;
         } mays[] = {{"kill", MAY_KILL},   {"pause", MAY_PAUSE}, {"resume", MAY_RESUME},
                     {"grant", MAY_GRANT}, {"audit", MAY_AUDIT}, {"block", MAY_BLOCK}};
-        JSON_FOREACH(e, runs)
         {
                 struct run_info in = {0};
                 static const struct {
@@ -461,7 +476,7 @@ static int rows_from_api(const struct console *cs, struct rows *r)
                 if (rr < 0)
                         return rr;
                 if (rr > 0)
-                        break;
+                        return 1;
                 struct run_row *w = &r->v[r->n - 1];
                 if ((v = json_object_get(e, "state")) && v->type == JSON_STRING)
                         snprintf(w->state, sizeof w->state, "%s", v->str);

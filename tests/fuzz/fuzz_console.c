@@ -67,6 +67,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_buf_done(&b);
         console_json_str(&b, buf, size);
         json_buf_done(&b);
+        /* array elements: each within the input, after the last, in order */
+        size_t pos = 0, aoff, alen, last = 0;
+        for (int k = 0; k < 4096 && console_array_next(buf, size, &pos, &aoff, &alen) > 0; k++) {
+                if (aoff < last || aoff + alen > size || pos > size || alen == 0)
+                        abort();
+                last = aoff + alen;
+        }
         free(buf);
         return 0;
 }

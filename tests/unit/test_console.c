@@ -161,5 +161,25 @@ int main(void)
         const char *cut = inert(longs, sizeof longs, 0);
         ok(strlen(cut) == CONSOLE_TEXT_MAX + 3 && !strcmp(cut + CONSOLE_TEXT_MAX, "\xe2\x80\xa6"),
            "a long string: cut at the bound, with an ellipsis");
+        const char *arr = "[{\"a\":\"x]}\\\"\"}, [1,[2]] ,3,\"s,\"]";
+        size_t pos = 1, el;
+        const char *want[] = {"{\"a\":\"x]}\\\"\"}", "[1,[2]]", "3", "\"s,\""};
+        for (size_t i = 0; i < 4; i++) {
+                is_int(console_array_next(arr, strlen(arr), &pos, &off, &el), 1,
+                       "array element %zu found", i);
+                ok(el == strlen(want[i]) && !memcmp(arr + off, want[i], el),
+                   "... spanning it whole (brackets inside strings, escapes)");
+        }
+        is_int(console_array_next(arr, strlen(arr), &pos, &off, &el), 0, "then the array's end");
+        pos = 1;
+        is_int(console_array_next("[{\"a\":1", 7, &pos, &off, &el), -EBADMSG,
+               "a cut element: refused");
+        pos = 1;
+        is_int(console_array_next("[}", 2, &pos, &off, &el), -EBADMSG, "a stray '}': refused");
+        char deep[64] = "[";
+        memset(deep + 1, '[', 40);
+        pos = 1;
+        is_int(console_array_next(deep, strlen(deep), &pos, &off, &el), -EBADMSG,
+               "nesting beyond the bound: refused");
         return done();
 }
