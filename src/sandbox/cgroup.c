@@ -785,12 +785,15 @@ bool cgroup_pids_notifies(const struct rf_cgroup *cg)
         return cg && cg->pids_fd >= 0 && cg->v2_limits;
 }
 
-void cgroup_pids_ack(struct rf_cgroup *cg)
+uint64_t cgroup_pids_ack(struct rf_cgroup *cg)
 {
         char buf[256];
         /* kernfs reports POLLPRI until the file is read again */
-        if (cg && cg->pids_fd >= 0)
-                (void)!pread(cg->pids_fd, buf, sizeof buf, 0);
+        ssize_t n = cg && cg->pids_fd >= 0 ? pread(cg->pids_fd, buf, sizeof buf - 1, 0) : -1;
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        return keyed_value(buf, "max");
 }
 
 /* Every pid in the run's cgroups, SIGKILLed; returns how many were seen. */

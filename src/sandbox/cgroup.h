@@ -169,8 +169,10 @@ short cgroup_oom_events(const struct rf_cgroup *cg);
 
 /* A pollable fd (POLLPRI) that fires when the pids limit refuses a fork, or -1. */
 int cgroup_pids_fd(const struct rf_cgroup *cg);
-/* After a POLLPRI on cgroup_pids_fd(): read it, or it stays ready for ever. */
-void cgroup_pids_ack(struct rf_cgroup *cg);
+/* After a POLLPRI on cgroup_pids_fd() (or on a tick): read it, or it
+ * stays ready for ever. Returns its "max" count: forks the limit refused
+ * so far (0 if none or unreadable). */
+uint64_t cgroup_pids_ack(struct rf_cgroup *cg);
 /* Does cgroup_pids_fd() get POLLPRI when a fork is refused? v2's does; a
  * v1 pids.events is never notified here: its caller reads it on a tick. */
 bool cgroup_pids_notifies(const struct rf_cgroup *cg);

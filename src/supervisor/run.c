@@ -1928,10 +1928,13 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 if (pfd[5].revents || pids_due) {
                         /* A fork refused by the pids limit: a fork bomb is
                          * contained, and the run that did it is ended. */
+                        /* the events file's count first: the whole
+                         * statistics (six files) only once it says a fork
+                         * was refused — a v1 tick of an idle run reads one */
                         struct rf_cgroup_stats st;
-                        cgroup_pids_ack(cg);
-                        if (cgroup_stats(cg, &st) == 0 && st.pids_max_hits > 0 &&
-                            s.state != RS_LIMIT) {
+                        uint64_t refused = cgroup_pids_ack(cg);
+                        if ((refused > 0 || cgroup_pids_fd(cg) < 0) && cgroup_stats(cg, &st) == 0 &&
+                            st.pids_max_hits > 0 && s.state != RS_LIMIT) {
                                 s.pids_hit = true;
                                 sup_event(&s, EV_LIMIT);
                         }
