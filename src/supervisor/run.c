@@ -1218,7 +1218,9 @@ static void sup_egress_stop(struct sup *s)
  * nobody accepts from.
  */
 #define SUP_EGRESS_LOST_MAX 3
-#define SUP_PIDS_TICK_MS    100 /* how often a v1 pids limit's refusals are read */
+#define SUP_PIDS_TICK_MS                                                                           \
+        500 /* how often a v1 pids limit's refusals are read (kernfs never notifies them; a fork   \
+               the limit refused already failed, this only ends the run) */
 static void sup_egress_lost(struct sup *s)
 {
         sup_egress_stop(s);
