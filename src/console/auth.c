@@ -62,14 +62,18 @@ int console_auth_login(struct console_auth *a, const char *token, size_t len,
 int console_auth_session(const struct console_auth *a, const char *cookie, size_t len,
                          int64_t now_ms)
 {
-        size_t off, vlen;
-        if (!cookie || console_cookie(cookie, len, CONSOLE_COOKIE, &off, &vlen) < 0)
-                return -EACCES;
+        /* every cookie of that name: another loopback port's page may set
+         * one that shadows ours (cookies are not per port) */
         int found = -EACCES;
-        for (int i = 0; i < CONSOLE_SESSIONS_MAX; i++) /* every slot: no early exit */
-                if (a->s[i].id[0] && a->s[i].expires_ms > now_ms &&
-                    same_secret(a->s[i].id, cookie + off, vlen))
-                        found = i;
+        size_t at = 0, off, vlen;
+        while (cookie && at < len &&
+               console_cookie(cookie + at, len - at, CONSOLE_COOKIE, &off, &vlen) == 0) {
+                for (int i = 0; i < CONSOLE_SESSIONS_MAX; i++) /* every slot: no early exit */
+                        if (a->s[i].id[0] && a->s[i].expires_ms > now_ms &&
+                            same_secret(a->s[i].id, cookie + at + off, vlen))
+                                found = i;
+                at += off + vlen;
+        }
         return found;
 }
 

@@ -58,8 +58,10 @@ int console_auth_login(struct console_auth *a, const char *token, size_t len,
                        const unsigned char rnd[64], int64_t now_ms);
 
 /*
- * console_auth_session — the live session the Cookie header (len bytes)
- * names: its slot, or -EACCES (none, unknown, expired).
+ * console_auth_session — the live session a cookie of ours in the Cookie
+ * header (len bytes) names, every cookie of that name tried (another
+ * loopback port's page may set one to shadow ours): its slot, or -EACCES
+ * (none, unknown, expired).
  */
 int console_auth_session(const struct console_auth *a, const char *cookie, size_t len,
                          int64_t now_ms);

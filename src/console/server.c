@@ -43,8 +43,9 @@
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
 
-#define APPEND(b, lit) json_buf_append((b), "" lit, sizeof("" lit) - 1) /* literals only */
-#define TIMELINE_MAX   2000 /* records one run's page shows (its newest) */
+#define APPEND(b, lit)     json_buf_append((b), "" lit, sizeof("" lit) - 1) /* literals only */
+#define TIMELINE_MAX       2000      /* records one run's page shows (its newest) */
+#define TIMELINE_BYTES_MAX (4 << 20) /* bytes of a page's timeline (then older ones are cut) */
 
 struct conn {
         int fd; /* -1: free */
@@ -210,8 +211,10 @@ struct rows {
 static int rows_add(const struct run_info *info, bool live, void *ctx)
 {
         struct rows *r = ctx;
-        if (r->n == CONSOLE_RUNS_MAX)
-                return 1;
+        if (r->n == CONSOLE_RUNS_MAX) { /* oldest first: the newest are kept */
+                memmove(r->v, r->v + 1, (r->n - 1) * sizeof *r->v);
+                r->n--;
+        }
         if (r->n == r->cap) {
                 size_t cap = r->cap ? r->cap * 2 : 64;
                 struct run_row *v = realloc(r->v, cap * sizeof *v);
@@ -275,11 +278,12 @@ static void count_line(const char *line, size_t len)
 {
         size_t el, rl;
         const char *ev = line_str(line, len, "event", &el);
-        if (!ev || el != 11 || (memcmp(ev, "egress.allo", 11) && memcmp(ev, "egress.deny", 11)))
+        bool allow = ev && el == 12 && !memcmp(ev, "egress.allow", 12);
+        if (!ev || (!allow && (el != 11 || memcmp(ev, "egress.deny", 11))))
                 return;
         const char *run = line_str(line, len, "run", &rl);
         struct egress_count *c = run ? count_of(run, rl, true) : NULL;
-        if (c && ev[7] == 'a')
+        if (c && allow)
                 c->allowed++;
         else if (c)
                 c->refused++;
@@ -381,7 +385,13 @@ static int api_call(const struct console *cs, const char *method, const char *pa
                 send_all(fd, body, bl);
         struct json_buf in = {0};
         char chunk[65536];
+        int64_t until = now_ms() + 30000; /* the whole answer, not each read */
         for (;;) {
+                if (in.error || now_ms() > until) {
+                        int e = in.error ? -E2BIG : -ETIMEDOUT;
+                        json_buf_done(&in);
+                        return e;
+                }
                 ssize_t got = recv(fd, chunk, sizeof chunk, 0);
                 if (got < 0 && errno == EINTR)
                         continue;
@@ -1094,8 +1104,16 @@ static void page_run(const struct console *cs, int slot, int fd, const char *run
         APPEND(&b, "<ol id=\"timeline\" class=\"timeline\">");
         struct propose_ctx pc = {
                 .run = run, .csrf = csrf, .may_grant = w && w->live && (w->may & MAY_GRANT)};
-        for (size_t i = 0; i < t.n; i++)
+        /* a byte budget: a run that fills its records with escapable bytes
+         * never makes its page (and its kill button) too big to serve */
+        for (size_t i = 0; i < t.n; i++) {
+                if (b.len > TIMELINE_BYTES_MAX) {
+                        APPEND(&b, "<li class=\"more\">older records not shown (the page's "
+                                   "budget): <code>ringfence audit --run</code> has them</li>");
+                        break;
+                }
                 timeline_entry(&b, t.lines[i], true, &pc);
+        }
         APPEND(&b, "</ol>");
         page_tail(&b);
         respond_buf(fd, 200, "text/html; charset=utf-8", &b);
@@ -1116,10 +1134,17 @@ static void api_run(const struct console *cs, int fd, const char *run)
         APPEND(&b, "{\"run\":");
         console_json_str(&b, run, strlen(run));
         APPEND(&b, ",\"timeline\":[");
-        for (size_t i = 0; i < t.n; i++) {
-                if (i)
+        bool any = false;
+        for (size_t i = 0; i < t.n && b.len <= TIMELINE_BYTES_MAX; i++) {
+                size_t before = b.len;
+                if (any)
                         APPEND(&b, ",");
+                size_t with = b.len;
                 timeline_entry(&b, t.lines[i], false, NULL);
+                if (b.len == with && !b.error)
+                        b.len = before; /* nothing emitted: no comma either */
+                else
+                        any = true;
         }
         APPEND(&b, "]}\n");
         respond_buf(fd, 200, "application/json", &b);
@@ -1307,6 +1332,19 @@ static void page_health(const struct console *cs, int slot, int fd)
 static int block_agent(const struct console *cs, const char *agent, char *why, size_t wl)
 {
         if (cs->o->api_socket) {
+                /* the name goes into the API's path as it is: only names the
+                 * API itself takes (a '/' or '?' would name another agent) */
+                size_t al = strlen(agent);
+                bool plain = al > 0 && al <= 256;
+                for (size_t i = 0; plain && i < al; i++)
+                        plain = (agent[i] >= 'a' && agent[i] <= 'z') ||
+                                (agent[i] >= 'A' && agent[i] <= 'Z') ||
+                                (agent[i] >= '0' && agent[i] <= '9') || strchr("._-", agent[i]);
+                if (!plain) {
+                        snprintf(why, wl,
+                                 "the daemon's API names agents of A-Z a-z 0-9 . _ - only");
+                        return -EINVAL;
+                }
                 char path[REGISTRY_FIELD_MAX + 32];
                 struct json_buf out = {0};
                 snprintf(path, sizeof path, "/v1/agents/%s/block", agent);
@@ -1466,7 +1504,7 @@ static void do_action(const struct console *cs, int slot, int fd, const char *ru
                          r == -ENOENT ? "no such run" : strerror(-r));
         else
                 snprintf(note, sizeof note, "%s: %s", action, reply);
-        if (r == 0 && !strcmp(action, "kill")) {
+        if (r == 0 && !strncmp(reply, "ok", 2) && !strcmp(action, "kill")) {
                 /* the run is gone: its page shows its timeline */
                 redirect(fd, "/", NULL);
                 return;
@@ -1522,6 +1560,14 @@ static int handle(struct console *cs, struct conn *c)
                 respond_text(c->fd, 421,
                              "wrong Host: the console answers only its loopback "
                              "address");
+                return 1;
+        }
+        /* nothing for another site, not even a GET: a page on another
+         * loopback port is same-site and its requests carry the cookie
+         * (an image loop on /health would keep the console busy) */
+        const struct http_header *fsite = header(&r, buf, "Sec-Fetch-Site");
+        if (fsite && !hv_is(fsite, buf, "same-origin") && !hv_is(fsite, buf, "none")) {
+                respond_text(c->fd, 403, "refused: not from this console's own page");
                 return 1;
         }
         char method[8] = {0}, path[HTTP_ORIGIN_TARGET_MAX + 1];

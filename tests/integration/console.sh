@@ -156,6 +156,8 @@ c -b "$TOP/jar1" -H "Origin: http://evil.test" -d "csrf=$csrf" "$BASE/run/$run/k
 is "$CODE" 403 "a kill from another Origin: refused (403)"
 c -b "$TOP/jar1" -H "Sec-Fetch-Site: cross-site" -d "csrf=$csrf" "$BASE/run/$run/kill"
 is "$CODE" 403 "a cross-site kill (Sec-Fetch-Site): refused (403)"
+c -b "$TOP/jar1" -H "Sec-Fetch-Site: same-site" "$BASE/health"
+is "$CODE" 403 "even a GET from another loopback port's page (Sec-Fetch-Site: same-site): refused (403)"
 c -b "$TOP/jar1" -X GET "$BASE/run/$run/kill"
 isnt "$CODE" 200 "a kill by GET: nothing ($CODE)"
 "$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
