@@ -126,6 +126,7 @@ struct daemon {
                 struct listed *v;
                 size_t n, cap;
                 int64_t at_ms; /* 0: stale */
+                bool whole;    /* the next refresh asks every supervisor */
         } list;
         const struct dconf *conf;
         char self[4096];      /* the ringfence binary */
@@ -470,11 +471,22 @@ static int relist_cb(const struct run_info *info, bool live, void *ctx)
         return 0;
 }
 
+/* after an authorised change through the API: the next listing reads the
+ * registry and every supervisor anew (a caller without the right cannot
+ * make the daemon do that) */
+static void list_stale(struct daemon *d)
+{
+        d->list.at_ms = 0;
+        d->list.whole = true;
+}
+
 static void list_refresh(struct daemon *d)
 {
         int64_t now = now_ms();
         if (d->list.at_ms && now - d->list.at_ms < LIST_FRESH_MS)
                 return;
+        bool whole = d->list.whole;
+        d->list.whole = false;
         struct relist r = {0};
         if (registry_foreach(d->state_dir, relist_cb, &r) < 0) {
                 free(r.v);
@@ -486,7 +498,8 @@ static void list_refresh(struct daemon *d)
                 for (size_t k = 0; k < d->list.n && !old; k++) /* runs are listed in order */
                         if (!strcmp(d->list.v[(i + k) % d->list.n].info.run, e->info.run))
                                 old = &d->list.v[(i + k) % d->list.n];
-                if (old && old->live == e->live && now - old->status_ms < LIST_STATUS_MS) {
+                if (!whole && old && old->live == e->live &&
+                    now - old->status_ms < LIST_STATUS_MS) {
                         memcpy(e->st, old->st, sizeof e->st);
                         memcpy(e->status, old->status, sizeof e->status);
                         e->status_ms = old->status_ms;
@@ -1430,15 +1443,12 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
         struct find f = {.run = q->run};
         char req[CONTROL_MSG_MAX];
 
-        /* a change through the API: the next listing reads everything anew */
-        if (q->op != API_LIST_RUNS && q->op != API_GET_RUN && q->op != API_AUDIT &&
-            q->op != API_DAEMON_STATUS)
-                d->list.at_ms = 0;
         switch (q->op) {
         case API_LIST_RUNS:
                 op_list(d, c);
                 return;
         case API_START_RUN:
+                list_stale(d);
                 op_start(d, c, q);
                 return;
         case API_KILL_AGENT:
@@ -1449,16 +1459,20 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
                         /* "block": true blocks the agent for everyone: the block right */
                         respond_error(c, 403, "uid %u may not block agent %s",
                                       (unsigned)c->cred.uid, q->agent);
-                else
+                else {
+                        list_stale(d);
                         op_kill(d, c, q, NULL);
+                }
                 return;
         case API_BLOCK_AGENT:
         case API_UNBLOCK_AGENT:
                 if (!allowed(d, c, q->op, q->agent))
                         respond_error(c, 403, "uid %u may not block agent %s",
                                       (unsigned)c->cred.uid, q->agent);
-                else
+                else {
+                        list_stale(d);
                         op_block(d, c, q, q->op == API_BLOCK_AGENT);
+                }
                 return;
         case API_AUDIT:
                 if (!allowed(d, c, API_AUDIT, NULL))
@@ -1494,6 +1508,8 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
                 respond_error(c, 404, "no run %s", q->run);
                 return;
         }
+        if (q->op != API_GET_RUN)
+                list_stale(d); /* an authorised change: the next listing is read whole */
         if (q->op == API_GET_RUN) {
                 char st[32], status[CONTROL_MSG_MAX];
                 struct json_buf j = {0};
