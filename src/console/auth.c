@@ -2,6 +2,7 @@
  * auth.c — the console's login token, sessions and request checks (see
  * auth.h). Pure: randomness and time come from the caller.
  */
+#include "shared/macro.h"
 #include "console/auth.h"
 
 #include <errno.h>
@@ -125,17 +126,6 @@ int console_cookie(const char *hdr, size_t len, const char *name, size_t *off, s
         return -ENOENT;
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 int console_field(const char *s, size_t len, const char *name, char *out, size_t size)
 {
         size_t nl = strlen(name), i = 0;
@@ -154,8 +144,8 @@ int console_field(const char *s, size_t len, const char *name, char *out, size_t
                                         int h, l;
                                         if (k + 2 >= end)
                                                 return -EBADMSG;
-                                        if ((h = hexval(s[k + 1])) < 0 ||
-                                            (l = hexval(s[k + 2])) < 0)
+                                        if ((h = hex_digit_value(s[k + 1])) < 0 ||
+                                            (l = hex_digit_value(s[k + 2])) < 0)
                                                 return -EBADMSG;
                                         c = (char)(h * 16 + l);
                                         k += 2;

@@ -66,6 +66,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "shared/macro.h"
 #include "egress/http.h"
 
 #define CHUNK_DIGITS_MAX 16 /* hex digits of a chunk size: 64 bits */
@@ -88,17 +89,6 @@ static bool is_digit(unsigned char c)
 static bool is_alpha(unsigned char c)
 {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int hex_value(unsigned char c)
-{
-        if (is_digit(c))
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
 }
 
 /* RFC 9110 tchar */
@@ -355,7 +345,7 @@ static bool valid_ipv6(const char *s, size_t n)
         }
         while (i < n) {
                 size_t g0 = i;
-                while (i < n && hex_value((unsigned char)s[i]) >= 0)
+                while (i < n && hex_digit_value((unsigned char)s[i]) >= 0)
                         i++;
                 if (i < n && s[i] == '.') {
                         if (!valid_ipv4(s + g0, n - g0))
@@ -1000,7 +990,7 @@ static const char *chunk_why(enum chunk_state s, enum chunk_class cc)
 
 static enum chunk_class chunk_class_of(unsigned char b)
 {
-        if (hex_value(b) >= 0)
+        if (hex_digit_value(b) >= 0)
                 return CC_HEX;
         switch (b) {
         case ';':
@@ -1087,7 +1077,7 @@ ssize_t http_chunked_feed_map(struct http_chunked *c, const char *buf, size_t le
                 case CA_DIGIT:
                         if (++c->digits > CHUNK_DIGITS_MAX)
                                 return chunk_refuse(c, why, "chunk size over 16 hex digits");
-                        c->left = c->left << 4 | (uint64_t)hex_value(ch);
+                        c->left = c->left << 4 | (uint64_t)hex_digit_value(ch);
                         break;
                 case CA_SIZE_END:
                         c->line_len = 0;

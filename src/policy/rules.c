@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "shared/macro.h"
 #include "policy/addr.h"
 #include "policy/rules.h"
 
@@ -50,17 +51,6 @@ static int fail(const char **why, const char *msg)
 static bool is_digit(char c)
 {
         return c >= '0' && c <= '9';
-}
-
-static int hex_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
 }
 
 static char lower(char c)
@@ -164,7 +154,7 @@ static bool numeric_part(const char *p, size_t n)
                 return false;
         if (n >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
                 for (size_t i = 2; i < n; i++)
-                        if (hex_value(p[i]) < 0)
+                        if (hex_digit_value(p[i]) < 0)
                                 return false;
                 return true;
         }
@@ -242,7 +232,7 @@ static int parse_v6(const char *s, size_t len, uint8_t out[16])
 
         while (i < len) {
                 size_t start = i, j = i;
-                while (j < len && hex_value(s[j]) >= 0)
+                while (j < len && hex_digit_value(s[j]) >= 0)
                         j++;
                 if (j < len && s[j] == '.') {
                         /* the dotted quad: the last 32 bits, up to the end */
@@ -258,7 +248,7 @@ static int parse_v6(const char *s, size_t len, uint8_t out[16])
                         return -EINVAL;
                 unsigned v = 0;
                 for (size_t k = start; k < j; k++)
-                        v = v << 4 | (unsigned)hex_value(s[k]);
+                        v = v << 4 | (unsigned)hex_digit_value(s[k]);
                 w[n++] = (uint16_t)v;
                 i = j;
                 if (i == len)

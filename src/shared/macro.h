@@ -72,6 +72,18 @@ static inline void close_pair(int p[2])
         })
 
 /* errno as a negative return, never 0 (some libc paths forget to set it). */
+/* The value of hex digit c (0-9, a-f, A-F), or -1. */
+static inline int hex_digit_value(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 static inline int negative_errno(void)
 {
         return errno > 0 ? -errno : -EIO;

@@ -14,17 +14,13 @@
 #include <errno.h>
 #include <string.h>
 
+#include "shared/macro.h"
 #include "shared/hostname.h"
 #include "shared/pipconf.h"
 
 static bool alpha(char c)
 {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool digit(char c)
-{
-        return c >= '0' && c <= '9';
 }
 
 static char lower(char c)
@@ -128,14 +124,6 @@ int pipconf_scan(const char *buf, size_t len, struct pipconf_cred *out, size_t *
         return 0;
 }
 
-static int hexval(char c)
-{
-        return digit(c)               ? c - '0'
-               : c >= 'a' && c <= 'f' ? c - 'a' + 10
-               : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                      : -1;
-}
-
 int pipconf_decode(const char *s, size_t len, char *out, size_t *out_len)
 {
         size_t o = 0;
@@ -144,7 +132,8 @@ int pipconf_decode(const char *s, size_t len, char *out, size_t *out_len)
                         out[o++] = s[i];
                         continue;
                 }
-                int hi = i + 2 < len ? hexval(s[i + 1]) : -1, lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+                int hi = i + 2 < len ? hex_digit_value(s[i + 1]) : -1,
+                    lo = hi >= 0 ? hex_digit_value(s[i + 2]) : -1;
                 if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
                         return -EINVAL;
                 out[o++] = (char)(hi << 4 | lo);

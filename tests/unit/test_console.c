@@ -78,7 +78,8 @@ int main(void)
         is_int(session(CONSOLE_COOKIE "=00", 4000), -EACCES, "an unknown session: refused");
         is_int(session("other=1", 4000), -EACCES, "no session cookie: refused");
         snprintf(cookie, sizeof cookie, CONSOLE_COOKIE "=bad; " CONSOLE_COOKIE "=%s", a.s[s1].id);
-        is_int(session(cookie, 4000), s1, "a cookie of ours shadowed by another of that name: found");
+        is_int(session(cookie, 4000), s1,
+               "a cookie of ours shadowed by another of that name: found");
         snprintf(cookie, sizeof cookie, "x" CONSOLE_COOKIE "=%s", a.s[s1].id);
         is_int(session(cookie, 4000), -EACCES, "a cookie whose name only ends like ours: refused");
         ok(console_auth_csrf_ok(&a, s1, a.s[s1].csrf, CONSOLE_TOKEN_HEX),
