@@ -750,6 +750,14 @@ int cgroup_attach(struct rf_cgroup *cg, pid_t pid, bool born_in_v2)
         return 0;
 }
 
+bool cgroup_attach_pending(const struct rf_cgroup *cg, bool born_in_v2)
+{
+        for (int h = born_in_v2 ? H_V2 + 1 : 0; cg && h < _H_MAX; h++)
+                if (cg->dir[h] >= 0)
+                        return true;
+        return false;
+}
+
 int cgroup_oom_fd(const struct rf_cgroup *cg)
 {
         return cg ? cg->oom_fd : -1;

@@ -160,6 +160,10 @@ int cgroup_v2_fd(const struct rf_cgroup *cg);
  * cgroup of the run — except v2 if `born_in_v2`. 0 or -errno. */
 int cgroup_attach(struct rf_cgroup *cg, pid_t pid, bool born_in_v2);
 
+/* Would cgroup_attach(cg, pid, born_in_v2) move anything? false when the
+ * run's init was born where it stays (no v1 hierarchy of its own). */
+bool cgroup_attach_pending(const struct rf_cgroup *cg, bool born_in_v2);
+
 /* A pollable fd (POLLIN) that fires when the kernel OOM-kills inside the
  * run, or -1. Read it with cgroup_oom_ack(). */
 int cgroup_oom_fd(const struct rf_cgroup *cg);

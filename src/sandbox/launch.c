@@ -1394,7 +1394,7 @@ static ssize_t report_recv(int sock, struct exec_report *rep, int *fd)
 }
 
 static _noreturn_ void command_child(const struct child *c, int slave, const int stdio[3],
-                                     int report)
+                                     int report, int go)
 {
         const struct rf_plan *p = c->plan;
         struct exec_report rep;
@@ -1489,6 +1489,17 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                                 CFAIL(STEP_SECCOMP);
                 }
         }
+        /* Forked before START (spawn_command): every layer is on; the
+         * command itself waits for init's word that START came. Anything
+         * else (init went: EOF) and nothing of the command ever runs. */
+        if (go >= 0) {
+                char b = 0;
+                if (RETRY_EINTR(read(go, &b, 1)) != 1 || b != 'G') {
+                        errno = ECANCELED;
+                        CFAIL(STEP_EXEC);
+                }
+                close(go);
+        }
         errno = -exec_command(p, c->envp ? c->envp : p->envp);
         rep = (struct exec_report){STEP_EXEC, errno};
 fail:
@@ -1513,7 +1524,7 @@ _noreturn_ void sandbox_join(const struct rf_plan *p, int slave, const int stdio
                 TRY(&c, STEP_IDMAP, setresuid(p->uid, p->uid, p->uid));
         }
         drop_privileges(&c);
-        command_child(&c, slave, stdio, report);
+        command_child(&c, slave, stdio, report, -1);
 }
 
 int sandbox_join_report(int report, int *step)
@@ -1742,12 +1753,49 @@ static void wipe_cmdline(void)
                         explicit_bzero((void *)v[f], v[f + 1] - v[f]);
 }
 
+/*
+ * Fork the command child. With `go` (a pipe's ends, or NULL), the child
+ * puts every layer on and then waits on go[0] before it executes the
+ * command: its setup overlaps the supervisor's last checks. Init keeps
+ * report[0] and go[1]; the command keeps the pty slave, stdio and the
+ * secrets' environment, which init lets go of here.
+ */
+static pid_t spawn_command(struct child *c, int *slave, const int stdio[3], int report[2],
+                           int go[2])
+{
+        TRY(c, STEP_EXEC, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report));
+        if (go)
+                TRY(c, STEP_EXEC, pipe2(go, O_CLOEXEC));
+        pid_t cmd = fork();
+        if (cmd < 0)
+                child_fail(c, STEP_EXEC, errno);
+        if (cmd == 0) {
+                close(report[0]);
+                if (go)
+                        close(go[1]);
+                command_child(c, *slave, stdio, report[1], go ? go[0] : -1);
+        }
+        close(report[1]);
+        if (go)
+                close(go[0]);
+        *slave = safe_close(*slave);
+        /* the command has its environment: init keeps no secret */
+        if (c->secrets)
+                munmap((void *)c->secrets, c->secrets_len);
+        c->secrets = NULL;
+        /* The command has its stdio now; ours must go, or the supervisor
+         * would never see EOF on the run's output. */
+        for (int i = 0; i < 3; i++)
+                if (stdio[i] > 2)
+                        (void)close(stdio[i]);
+        return cmd;
+}
+
 static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int stdio[3])
 {
         struct trust_late trust = {0};
         struct child c = {.plan = p, .chan = chan, .trust = &trust};
         struct rf_msg m;
-        int report[2];
 
         /* If the supervisor dies, so does the run (and with init, everything
          * in its pid namespace). The GO handshake below closes the race of
@@ -1772,6 +1820,7 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 _exit(125);
         /* Trees the supervisor cloned for us (root runs), then GO. */
         int trees[PLAN_OPS_MAX];
+        bool placed = false;
         for (size_t i = 0; i < PLAN_OPS_MAX; i++)
                 trees[i] = -1;
         for (;;) {
@@ -1779,8 +1828,10 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 int r = rf_msg_recv(chan, &m, &fd);
                 if (r <= 0)
                         _exit(125);
-                if (m.type == MSG_GO)
+                if (m.type == MSG_GO) {
+                        placed = m.value & GO_PLACED;
                         break;
+                }
                 if (m.type == MSG_SECRETS && fd >= 0 && !c.secrets) {
                         struct stat st;
                         if (fstat(fd, &st) < 0 || st.st_size < 8 || st.st_size > (8 << 20))
@@ -1851,13 +1902,18 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         }
 
         /* The command starts only when the supervisor says so: inside the
-         * run's cgroups, with the run registered and its uid vetted. A
-         * signal the supervisor forwards meanwhile is kept for the command. */
+         * run's cgroups, with the run registered and its uid vetted. Where
+         * init is in its cgroups already (no v1 migration follows), the
+         * command child is forked now and puts its layers on meanwhile,
+         * waiting on `go` to execute the command; an OCI create's init
+         * (held until `start`, its hooks' processes reaped by the kernel
+         * meanwhile) forks it after START. A signal the supervisor
+         * forwards meanwhile is kept for the command. */
+        int report[2], go[2] = {-1, -1};
+        bool early = placed && !p->clone_parent;
+        pid_t cmd = early ? spawn_command(&c, &slave, stdio, report, go) : -1;
         uint64_t pending = 0;
-        /* meanwhile, what a process of an OCI createContainer or
-         * startContainer hook left here (ringfence-oci kills it) is reaped
-         * by the kernel: init has no child of its own until the command */
-        struct sigaction chld = {.sa_handler = SIG_IGN};
+        struct sigaction chld = {.sa_handler = early ? SIG_DFL : SIG_IGN};
         (void)sigaction(SIGCHLD, &chld, NULL);
         for (;;) {
                 int r = rf_msg_recv(chan, &m, NULL);
@@ -1873,26 +1929,11 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
 
         chld.sa_handler = SIG_DFL;
         (void)sigaction(SIGCHLD, &chld, NULL);
-        /* a socket, not a pipe: it also carries the seccomp listener */
-        TRY(&c, STEP_EXEC, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report));
-        pid_t cmd = fork();
-        if (cmd < 0)
-                child_fail(&c, STEP_EXEC, errno);
-        if (cmd == 0) {
-                close(report[0]);
-                command_child(&c, slave, stdio, report[1]);
-        }
-        close(report[1]);
-        safe_close(slave);
-        /* the command has its environment: init keeps no secret */
-        if (c.secrets)
-                munmap((void *)c.secrets, c.secrets_len);
-        c.secrets = NULL;
-        /* The command has its stdio now; ours must go, or the supervisor
-         * would never see EOF on the run's output. */
-        for (int i = 0; i < 3; i++)
-                if (stdio[i] > 2)
-                        safe_close(stdio[i]);
+        if (!early)
+                cmd = spawn_command(&c, &slave, stdio, report, NULL);
+        else /* a command child that failed meanwhile has gone: its report says why */
+                (void)RETRY_EINTR(write(go[1], "G", 1));
+        safe_close(go[1]);
 
         struct exec_report rep;
         int listener = -1, fd;
@@ -2249,7 +2290,10 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
          * into the run's v1 cgroups (a migration can wait for an RCU grace
          * period); it does not start the command before START
          * (sandbox_start). */
-        struct rf_msg go = {.type = MSG_GO, .rows = plan->ws_rows, .cols = plan->ws_cols};
+        struct rf_msg go = {.type = MSG_GO,
+                            .value = cgroup_attach_pending(cg, born_in_cgroup) ? 0 : GO_PLACED,
+                            .rows = plan->ws_rows,
+                            .cols = plan->ws_cols};
         if ((r = rf_msg_send(out->chan, &go, -1)) < 0) {
                 rf_error_set(err, r, "cannot start the run's init: %s", strerror(-r));
                 goto kill;

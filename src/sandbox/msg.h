@@ -16,7 +16,8 @@
 
 enum rf_msg_type {
         MSG_READY = 1, /* init → S: dumpable for a moment, write my id maps */
-        MSG_GO,        /* S → init: id maps written; carries initial window size */
+        MSG_GO,        /* S → init: id maps written; carries initial window size and
+                        * GO_PLACED in value */
         MSG_FAIL,      /* init → S: setup step failed {step, err} */
         MSG_PTY,       /* init → S: the master of the run's pty (fd) */
         MSG_EXEC_OK,   /* init → S: the command was executed */
@@ -49,6 +50,10 @@ enum rf_msg_type {
 #define CAPTURE_V4        1
 #define CAPTURE_V6        2
 #define CAPTURE_LISTEN_V6 0x10000
+
+/* MSG_GO value: init is in every cgroup of the run already (born there):
+ * no migration follows, so a process it forks now is placed as it will be. */
+#define GO_PLACED 1
 
 /* MSG_CONNECTED value: the run port, | CONNECTED_V6 when the run's [::1]
  * answered (nothing listened on its 127.0.0.1) */
