@@ -140,26 +140,21 @@ int audit_list_segments(int dirfd, unsigned **ret, size_t *n)
         return 0;
 }
 
-/*
- * The last record of segment `fd` (`size` bytes): its seq and hash. 0, or
- * -EBADMSG if the tail is not a whole valid record, or -errno.
- */
-static int read_last_record(int fd, off_t size, uint64_t *seq, char hash[65], struct rf_error *err)
+/* The last line of buf[0, want) (the last `want` bytes of a `size`-byte
+ * segment, ending in a newline): 0 with its seq and hash, -EAGAIN if the
+ * window may have cut it (read a larger one), or -EBADMSG with err. */
+static int tail_record(const char *buf, size_t want, off_t size, uint64_t *seq, char hash[65],
+                       struct rf_error *err)
 {
-        size_t want = size > AUDIT_RECORD_MAX + 1 ? AUDIT_RECORD_MAX + 1 : (size_t)size;
-        _cleanup_free_ char *buf = malloc(want);
-        if (!buf)
-                return -ENOMEM;
-        ssize_t k = RETRY_EINTR(pread(fd, buf, want, size - (off_t)want));
-        if (k < 0)
-                return rf_error_set(err, negative_errno(), "read audit log tail: %m");
-        if ((size_t)k != want || buf[want - 1] != '\n')
+        if (want == 0 || buf[want - 1] != '\n')
                 return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
         size_t start = want - 1;
         while (start > 0 && buf[start - 1] != '\n')
                 start--;
         if (start == 0 && want < (size_t)size)
-                return rf_error_set(err, -EBADMSG, "last audit record too long");
+                return want <= AUDIT_RECORD_MAX
+                               ? -EAGAIN
+                               : rf_error_set(err, -EBADMSG, "last audit record too long");
         struct audit_record rec;
         struct rf_error perr = {0};
         if (audit_record_parse(buf + start, want - 1 - start, &rec, &perr) < 0)
@@ -167,6 +162,36 @@ static int read_last_record(int fd, off_t size, uint64_t *seq, char hash[65], st
         *seq = rec.seq;
         memcpy(hash, rec.hash, 65);
         return 0;
+}
+
+/*
+ * The last record of segment `fd` (`size` bytes): its seq and hash. 0, or
+ * -EBADMSG if the tail is not a whole valid record, or -errno. A record is
+ * ~0.5 KiB: a 4 KiB window first, the largest record's only if it was cut.
+ */
+static int read_last_record(int fd, off_t size, uint64_t *seq, char hash[65], struct rf_error *err)
+{
+        char small[4096];
+        size_t want = size > (off_t)sizeof small ? sizeof small : (size_t)size;
+        ssize_t k = RETRY_EINTR(pread(fd, small, want, size - (off_t)want));
+        if (k < 0)
+                return rf_error_set(err, negative_errno(), "read audit log tail: %m");
+        if ((size_t)k != want)
+                return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
+        int r = tail_record(small, want, size, seq, hash, err);
+        if (r != -EAGAIN)
+                return r;
+        want = size > AUDIT_RECORD_MAX + 1 ? AUDIT_RECORD_MAX + 1 : (size_t)size;
+        _cleanup_free_ char *buf = malloc(want);
+        if (!buf)
+                return -ENOMEM;
+        k = RETRY_EINTR(pread(fd, buf, want, size - (off_t)want));
+        if (k < 0)
+                return rf_error_set(err, negative_errno(), "read audit log tail: %m");
+        if ((size_t)k != want)
+                return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
+        r = tail_record(buf, want, size, seq, hash, err);
+        return r == -EAGAIN ? rf_error_set(err, -EBADMSG, "last audit record too long") : r;
 }
 
 /*
@@ -924,6 +949,7 @@ int audit_head(const char *state_dir, char *buf, size_t len, struct rf_error *er
 }
 
 #define REVERSE_CHUNK (64 * 1024)
+#define REVERSE_FIRST (8 * 1024) /* the first read: most scans stop within it */
 
 /*
  * One segment, newest line first. buf holds a chunk read from before `pos`
@@ -938,11 +964,13 @@ static int reverse_segment(int fd, char *buf, audit_line_fn fn, void *ctx)
         if (fstat(fd, &st) < 0)
                 return negative_errno();
         off_t pos = st.st_size;
-        size_t carry = 0;  /* bytes of the partial line, kept at buf + REVERSE_CHUNK */
-        bool skip = false; /* the partial line is over-long: drop it */
+        size_t carry = 0;             /* bytes of the partial line, kept at buf + REVERSE_CHUNK */
+        bool skip = false;            /* the partial line is over-long: drop it */
+        size_t chunk = REVERSE_FIRST; /* doubles up to REVERSE_CHUNK */
 
         while (pos > 0) {
-                size_t want = pos > REVERSE_CHUNK ? REVERSE_CHUNK : (size_t)pos;
+                size_t want = pos > (off_t)chunk ? chunk : (size_t)pos;
+                chunk = chunk * 2 > REVERSE_CHUNK ? REVERSE_CHUNK : chunk * 2;
                 pos -= (off_t)want;
                 char *start = buf + REVERSE_CHUNK - want;
                 ssize_t k = pread(fd, start, want, pos);

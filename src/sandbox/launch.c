@@ -1394,7 +1394,7 @@ static ssize_t report_recv(int sock, struct exec_report *rep, int *fd)
 }
 
 static _noreturn_ void command_child(const struct child *c, int slave, const int stdio[3],
-                                     int report, int go)
+                                     int report, uint64_t *pending)
 {
         const struct rf_plan *p = c->plan;
         struct exec_report rep;
@@ -1489,16 +1489,28 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                                 CFAIL(STEP_SECCOMP);
                 }
         }
-        /* Forked before START (spawn_command): every layer is on; the
-         * command itself waits for init's word that START came. Anything
-         * else (init went: EOF) and nothing of the command ever runs. */
-        if (go >= 0) {
-                char b = 0;
-                if (RETRY_EINTR(read(go, &b, 1)) != 1 || b != 'G') {
-                        errno = ECANCELED;
-                        CFAIL(STEP_EXEC);
+        /* Made before START (spawn_command): every layer is on, and the
+         * command waits for the supervisor's START here, on init's channel
+         * (init is suspended until the command is executed). A signal the
+         * supervisor forwards meanwhile is kept for the command (`pending`,
+         * which init reads); the supervisor gone (EOF) or anything else,
+         * and nothing of the command ever runs. */
+        if (pending) {
+                struct rf_msg m;
+                for (;;) {
+                        if (rf_msg_recv(c->chan, &m, NULL) <= 0) {
+                                errno = ECANCELED;
+                                CFAIL(STEP_EXEC);
+                        }
+                        if (m.type == MSG_START)
+                                break;
+                        if (m.type != MSG_SIGNAL) {
+                                errno = EPROTO;
+                                CFAIL(STEP_CGROUP);
+                        }
+                        if (m.value > 0 && m.value < 64)
+                                __atomic_or_fetch(pending, 1ULL << m.value, __ATOMIC_RELAXED);
                 }
-                close(go);
         }
         errno = -exec_command(p, c->envp ? c->envp : p->envp);
         rep = (struct exec_report){STEP_EXEC, errno};
@@ -1524,7 +1536,7 @@ _noreturn_ void sandbox_join(const struct rf_plan *p, int slave, const int stdio
                 TRY(&c, STEP_IDMAP, setresuid(p->uid, p->uid, p->uid));
         }
         drop_privileges(&c);
-        command_child(&c, slave, stdio, report, -1);
+        command_child(&c, slave, stdio, report, NULL);
 }
 
 int sandbox_join_report(int report, int *step)
@@ -1753,31 +1765,72 @@ static void wipe_cmdline(void)
                         explicit_bzero((void *)v[f], v[f + 1] - v[f]);
 }
 
+/* An AddressSanitizer build keeps shadow state per address space: its
+ * command child copies init's memory rather than share it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RF_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RF_SANITIZED 1
+#endif
+#endif
+#ifndef RF_SANITIZED
+#define RF_SANITIZED 0
+#endif
+
+/* The command child's stack (spawn_command), above a guard page. */
+#define CMD_STACK_SIZE (256 * 1024)
+
+struct cmd_args {
+        const struct child *c;
+        int slave;
+        const int *stdio;
+        int report;        /* the child's end of the report socket */
+        uint64_t *pending; /* non-NULL: wait for START, keep forwarded signals here */
+};
+
+static int command_main(void *arg)
+{
+        const struct cmd_args *a = arg;
+        command_child(a->c, a->slave, a->stdio, a->report, a->pending);
+}
+
 /*
- * Fork the command child. With `go` (a pipe's ends, or NULL), the child
- * puts every layer on and then waits on go[0] before it executes the
- * command: its setup overlaps the supervisor's last checks. Init keeps
- * report[0] and go[1]; the command keeps the pty slave, stdio and the
- * secrets' environment, which init lets go of here.
+ * Start the command child and return once it has executed the command or
+ * failed (its report says which): a vfork, on a stack of its own, so init
+ * copies no page table and the child runs at once on init's CPU. With
+ * `pending` (a MAP_SHARED page's word), the child puts every layer on and
+ * then waits for START itself (command_child), so its setup overlaps the
+ * supervisor's last checks. Init keeps report[0]; the command keeps the
+ * pty slave, stdio and the secrets' environment, which init lets go of
+ * here. Sanitizer builds copy init's memory instead of sharing it (the
+ * sanitizers' bookkeeping is per address space): the same protocol.
  */
 static pid_t spawn_command(struct child *c, int *slave, const int stdio[3], int report[2],
-                           int go[2])
+                           uint64_t *pending)
 {
         TRY(c, STEP_EXEC, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report));
-        if (go)
-                TRY(c, STEP_EXEC, pipe2(go, O_CLOEXEC));
-        pid_t cmd = fork();
-        if (cmd < 0)
+        long page = sysconf(_SC_PAGESIZE);
+        size_t size = CMD_STACK_SIZE + (size_t)page;
+        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED)
                 child_fail(c, STEP_EXEC, errno);
-        if (cmd == 0) {
-                close(report[0]);
-                if (go)
-                        close(go[1]);
-                command_child(c, *slave, stdio, report[1], go ? go[0] : -1);
-        }
+        if (mprotect(stack, (size_t)page, PROT_NONE) < 0)
+                child_fail(c, STEP_EXEC, errno);
+        struct cmd_args a = {
+                .c = c, .slave = *slave, .stdio = stdio, .report = report[1], .pending = pending};
+#if RF_SANITIZED
+        int flags = CLONE_VFORK | SIGCHLD;
+#else
+        int flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+#endif
+        pid_t cmd = clone(command_main, stack + size, flags, &a);
+        int e = errno;
+        munmap(stack, size);
+        if (cmd < 0)
+                child_fail(c, STEP_EXEC, e);
         close(report[1]);
-        if (go)
-                close(go[0]);
         *slave = safe_close(*slave);
         /* the command has its environment: init keeps no secret */
         if (c->secrets)
@@ -1909,13 +1962,22 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
          * (held until `start`, its hooks' processes reaped by the kernel
          * meanwhile) forks it after START. A signal the supervisor
          * forwards meanwhile is kept for the command. */
-        int report[2], go[2] = {-1, -1};
-        bool early = placed && !p->clone_parent;
-        pid_t cmd = early ? spawn_command(&c, &slave, stdio, report, go) : -1;
+        int report[2];
         uint64_t pending = 0;
-        struct sigaction chld = {.sa_handler = early ? SIG_DFL : SIG_IGN};
+        pid_t cmd = -1;
+        if (placed && !p->clone_parent) {
+                uint64_t *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
+                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+                if (shared == MAP_FAILED)
+                        child_fail(&c, STEP_EXEC, errno);
+                *shared = 0;
+                cmd = spawn_command(&c, &slave, stdio, report, shared);
+                pending = __atomic_load_n(shared, __ATOMIC_RELAXED);
+                munmap(shared, sizeof *shared);
+        }
+        struct sigaction chld = {.sa_handler = cmd > 0 ? SIG_DFL : SIG_IGN};
         (void)sigaction(SIGCHLD, &chld, NULL);
-        for (;;) {
+        while (cmd < 0) {
                 int r = rf_msg_recv(chan, &m, NULL);
                 if (r <= 0)
                         _exit(125);
@@ -1927,13 +1989,11 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                         child_fail(&c, STEP_CGROUP, EPROTO);
         }
 
-        chld.sa_handler = SIG_DFL;
-        (void)sigaction(SIGCHLD, &chld, NULL);
-        if (!early)
+        if (cmd < 0) {
+                chld.sa_handler = SIG_DFL;
+                (void)sigaction(SIGCHLD, &chld, NULL);
                 cmd = spawn_command(&c, &slave, stdio, report, NULL);
-        else /* a command child that failed meanwhile has gone: its report says why */
-                (void)RETRY_EINTR(write(go[1], "G", 1));
-        safe_close(go[1]);
+        }
 
         struct exec_report rep;
         int listener = -1, fd;

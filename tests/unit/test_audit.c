@@ -673,6 +673,53 @@ static void test_reverse(void)
         rm_state(state);
 }
 
+/* A new handle finds the chain's tail by reading the segment's last
+ * record: a 4 KiB window first, the largest record's when that cut it.
+ * Last records of 100 B, just under and over 4 KiB and of 20 KiB, each
+ * followed by an append through a fresh handle: the chain verifies. */
+static void test_tail_window(void)
+{
+        char *state = mk_state();
+        struct rf_error err = {0};
+        static char pad[4001];
+        static const char *const keys[] = {"a", "b", "c", "d", "e"};
+        /* the padding of the record each fresh handle must read back */
+        static const size_t sizes[] = {100, 3900, 4000, 8000, 20000};
+
+        for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+                for (int round = 0; round < 2; round++) {
+                        struct audit_log *log = NULL;
+                        if (audit_open(state, &log, &err) < 0) {
+                                diag("open: %s", err.msg);
+                                exit(1);
+                        }
+                        struct audit_field f[5];
+                        size_t n = 0;
+                        for (size_t left = round ? 5 : sizes[i]; left > 0 && n < 5; n++) {
+                                size_t k = left > 4000 ? 4000 : left;
+                                memset(pad, 'p', k);
+                                pad[k] = '\0';
+                                f[n] = (struct audit_field){
+                                        .key = keys[n], .type = AUDIT_STR, .s = strdup(pad)};
+                                left -= k;
+                        }
+                        int64_t r = audit_append(log, "run-t", "test.tail", f, n, true, &err);
+                        if (round)
+                                is_int(r < 0 ? (int)r : 0, 0,
+                                       "a fresh handle appends after a record of %zu bytes "
+                                       "of fields (%s)",
+                                       sizes[i], err.msg);
+                        for (size_t j = 0; j < n; j++)
+                                free((char *)f[j].s);
+                        audit_close(log);
+                }
+        }
+        uint64_t n = 0;
+        is_int(verify_n(state, NULL, NULL, &n, &err), 0, "the chain verifies (%s)", err.msg);
+        is_int((int)n, (int)(2 * ARRAY_SIZE(sizes)), "every record is in it");
+        rm_state(state);
+}
+
 int main(void)
 {
         if (sodium_init() < 0)
@@ -687,5 +734,6 @@ int main(void)
         test_refusals();
         test_enospc();
         test_reverse();
+        test_tail_window();
         return done();
 }
