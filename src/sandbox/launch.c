@@ -1864,13 +1864,17 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         if (setsid() < 0)
                 child_fail(&c, STEP_SESSION, errno);
         /* The supervisor (non-dumpable) can open /proc/PID/uid_map of a
-         * non-dumpable child only as host root. So: dumpable just while
-         * the maps are written — nothing of the run exists yet — then
-         * non-dumpable for good. */
-        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-        m = (struct rf_msg){.type = MSG_READY};
-        if (rf_msg_send(chan, &m, -1) < 0)
-                _exit(125);
+         * non-dumpable child only as host root. So, unless it is host root
+         * (map_as_root: it writes the maps as soon as the clone returns,
+         * while this process starts), init is dumpable just while the maps
+         * are written — nothing of the run exists yet — then non-dumpable
+         * for good. */
+        if (!p->map_as_root) {
+                (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+                m = (struct rf_msg){.type = MSG_READY};
+                if (rf_msg_send(chan, &m, -1) < 0)
+                        _exit(125);
+        }
         /* Trees the supervisor cloned for us (root runs), then GO. */
         int trees[PLAN_OPS_MAX];
         bool placed = false;
@@ -2305,9 +2309,10 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                 goto kill;
         }
 
+        /* a rootless init says when it can take its maps (run_init) */
         struct rf_msg ready;
-        r = rf_msg_recv(out->chan, &ready, NULL);
-        if (r <= 0 || ready.type != MSG_READY) {
+        if (!plan->map_as_root &&
+            ((r = rf_msg_recv(out->chan, &ready, NULL)) <= 0 || ready.type != MSG_READY)) {
                 rf_error_set(err, r < 0 ? r : -EIO, "the run's init did not start");
                 goto kill;
         }

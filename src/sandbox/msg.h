@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 enum rf_msg_type {
-        MSG_READY = 1, /* init → S: dumpable for a moment, write my id maps */
+        MSG_READY = 1, /* init → S: dumpable for a moment, write my id maps (rootless) */
         MSG_GO,        /* S → init: id maps written; carries initial window size and
                         * GO_PLACED in value */
         MSG_FAIL,      /* init → S: setup step failed {step, err} */
