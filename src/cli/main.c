@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
+#include "sandbox/launch.h"
 #include "cli.h"
 #include "profile.h"
 #include "config.h"
@@ -55,6 +56,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+        sandbox_note_cmdline(argv); /* what each run's init wipes */
         /* fds 0-2 closed by the caller would be taken by the first fds we
          * open (a signalfd as the run's stdin...): hold them with /dev/null. */
         for (int fd = 0; fd < 3; fd++)

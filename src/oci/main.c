@@ -2852,6 +2852,7 @@ static int cmd_features(void)
 
 int main(int argc, char **argv)
 {
+        sandbox_note_cmdline(argv); /* what each run's init wipes */
         static const char *const later[] = {"checkpoint", "restore"};
         /* fds 0-2 exist (a run's relay and the log need them) */
         for (int fd = 0; fd < 3; fd++)

@@ -65,6 +65,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <unistd.h>
 
 #include "capture.h"
 #include "cgroup.h"
@@ -1730,8 +1731,35 @@ static void close_inherited(const struct child *c, const int stdio[3])
  * identities). Zero the argument and environment areas of this copy: the
  * kernel reads cmdline from that memory, and nothing of it is needed here.
  */
+/* [start, end) of this process's argument and environment strings, as
+ * main saw them (sandbox_note_cmdline), or NULL */
+static char *cmdline_start, *cmdline_end;
+
+void sandbox_note_cmdline(char **argv)
+{
+        char *lo = NULL, *hi = NULL;
+        char **lists[2] = {argv, environ};
+        for (int l = 0; l < 2; l++)
+                for (char **v = lists[l]; v && *v; v++) {
+                        char *e = *v + strlen(*v) + 1;
+                        if (!lo || *v < lo)
+                                lo = *v;
+                        if (!hi || e > hi)
+                                hi = e;
+                }
+        /* the kernel lays them out back to back: anything else is not ours */
+        if (lo && hi > lo && (size_t)(hi - lo) < (1UL << 24)) {
+                cmdline_start = lo;
+                cmdline_end = hi;
+        }
+}
+
 static void wipe_cmdline(void)
 {
+        if (cmdline_start) {
+                explicit_bzero(cmdline_start, (size_t)(cmdline_end - cmdline_start));
+                return;
+        }
         char buf[2048];
         int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
         if (fd < 0)

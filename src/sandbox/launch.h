@@ -6,8 +6,11 @@
  * it build the root described by the plan. From then on the supervisor
  * talks to init only through the message channel (msg.h):
  *
- *   S ──GO──▶ init: builds root, pivots, drops every capability
- *   S ──START──▶ init: forks the command (its own session), reports
+ *   S ──GO──▶ init: builds root, pivots, drops every capability, makes
+ *               the command child (a vfork: every layer on, then it waits)
+ *   S ──START──▶ the command child: executes the command; init reports
+ *               (where init is still to be moved into v1 cgroups, or is
+ *               held for an OCI start, init takes START and makes it then)
  *   S ◀─FAIL{step,errno} | PTY(fd) | EXEC_OK | EXIT(status)── init
  *   S ──SIGNAL(n)──▶ init: forwards n to the command's process group
  *
@@ -79,6 +82,15 @@ int sandbox_diagnose_clone(int *err);
  * exec happened. Does not return.
  */
 _noreturn_ void sandbox_join(const struct rf_plan *p, int slave, const int stdio[3], int report);
+
+/*
+ * sandbox_note_cmdline — remember where this process's argument and
+ * environment strings lie (main's argv, before anything moves environ),
+ * so that each run's init wipes them without reading /proc/self/stat
+ * (the run must not read the supervisor's command line or environment in
+ * /proc/1/). Optional: without it init finds them in /proc/self/stat.
+ */
+void sandbox_note_cmdline(char **argv);
 
 /*
  * sandbox_join_report — what sandbox_join said on `report`: 0 when the
