@@ -65,7 +65,8 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
 {
         char digest[65], host[256] = "", started_by[320], layers[160];
         char publish[POLICY_PUBLISH_MAX * (POLICY_PUBLISH_TEXT_MAX + 1)] = "";
-        struct passwd *pw = getpwuid(getuid());
+        /* root is "root" whatever the host calls uid 0: no NSS lookup */
+        struct passwd *pw = getuid() == 0 ? NULL : getpwuid(getuid());
 
         policy_digest(pol, digest);
         for (size_t i = 0; i < pol->n_net_publish; i++) {
@@ -77,7 +78,9 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
         if (gethostname(host, sizeof host - 1) < 0)
                 strcpy(host, "unknown");
         snprintf(started_by, sizeof started_by, "uid:%u(%s)", (unsigned)getuid(),
-                 pw && pw->pw_name ? pw->pw_name : "?");
+                 getuid() == 0       ? "root"
+                 : pw && pw->pw_name ? pw->pw_name
+                                     : "?");
         snprintf(layers, sizeof layers, "landlock_abi=%d cgroup=%s seccomp_insns=%u run_uid=%u",
                  plan->landlock.abi, cgroup_mode_name(cgroup_get_mode(cg)), plan->seccomp.len,
                  (unsigned)plan->host_uid);
