@@ -1855,7 +1855,9 @@ static pid_t spawn_command(struct child *c, int *slave, const int stdio[3], int 
 #endif
         pid_t cmd = clone(command_main, stack + size, flags, &a);
         int e = errno;
-        munmap(stack, size);
+        /* the stack stays mapped for init's life: an unmap now would flush
+         * the TLB of every CPU the child ran on, for 256 KiB of address
+         * space of which it touched a few pages */
         if (cmd < 0)
                 child_fail(c, STEP_EXEC, e);
         close(report[1]);
@@ -2004,8 +2006,7 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                         child_fail(&c, STEP_EXEC, errno);
                 *shared = 0;
                 cmd = spawn_command(&c, &slave, stdio, report, shared);
-                pending = __atomic_load_n(shared, __ATOMIC_RELAXED);
-                munmap(shared, sizeof *shared);
+                pending = __atomic_load_n(shared, __ATOMIC_RELAXED); /* page kept: as the stack */
         }
         struct sigaction chld = {.sa_handler = cmd > 0 ? SIG_DFL : SIG_IGN};
         (void)sigaction(SIGCHLD, &chld, NULL);
