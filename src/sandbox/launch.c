@@ -29,8 +29,11 @@
  *  7. The capability bounding set is emptied, securebits locked so uid 0
  *     gains nothing at exec, ambient/effective/permitted/inheritable
  *     cleared, no_new_privs set, core dumps off, init non-dumpable.
- *  8. init forks the command: own session, controlling tty if any, only
- *     fds 0-2, its cwd, exec. init stays as pid 1: reaps and forwards.
+ *  8. init vforks the command child (its own stack; init suspended until
+ *     it has executed or failed): own session, controlling tty if any,
+ *     only fds 0-2, its cwd, rlimits, Landlock, seccomp, then it waits for
+ *     the supervisor's START on init's channel and executes the command.
+ *     init stays as pid 1: reaps and forwards.
  */
 #include <errno.h>
 #include <linux/filter.h>
