@@ -11,9 +11,10 @@
  * can be refused without the lock (secret fields, keys, sizes) — so a
  * refused record leaves no trace —, then take flock(LOCK_EX) on `lock`, find
  * the newest segment (another writer may have rolled: it seals the old one
- * with mode 0400 first), read its last line
- * (at most AUDIT_RECORD_MAX + 1 bytes) for the previous seq and hash unless
- * the segment is exactly as this handle last left it, serialise the record
+ * with mode 0400 first), read its last line (a line is at most
+ * AUDIT_RECORD_MAX + 1 bytes with its newline) for the previous seq and
+ * hash unless the segment is exactly as this handle last left it,
+ * serialise the record
  * with seq + 1 and prev, and write it with a single write() to an O_APPEND
  * fd. A short or failed write is cut off again (ftruncate to the old size)
  * so the chain never ends in a torn line, and the error is returned: the
@@ -142,9 +143,10 @@ int audit_list_segments(int dirfd, unsigned **ret, size_t *n)
 
 /* The last line of buf[0, want) (the last `want` bytes of a `size`-byte
  * segment, ending in a newline): 0 with its seq and hash, -EAGAIN if the
- * window may have cut it (read a larger one), or -EBADMSG with err. */
-static int tail_record(const char *buf, size_t want, off_t size, uint64_t *seq, char hash[65],
-                       struct rf_error *err)
+ * window may have cut it and a larger one could hold it (`last`: none
+ * could), or -EBADMSG with err. */
+static int tail_record(const char *buf, size_t want, off_t size, bool last, uint64_t *seq,
+                       char hash[65], struct rf_error *err)
 {
         if (want == 0 || buf[want - 1] != '\n')
                 return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
@@ -152,9 +154,7 @@ static int tail_record(const char *buf, size_t want, off_t size, uint64_t *seq, 
         while (start > 0 && buf[start - 1] != '\n')
                 start--;
         if (start == 0 && want < (size_t)size)
-                return want <= AUDIT_RECORD_MAX
-                               ? -EAGAIN
-                               : rf_error_set(err, -EBADMSG, "last audit record too long");
+                return last ? rf_error_set(err, -EBADMSG, "last audit record too long") : -EAGAIN;
         struct audit_record rec;
         struct rf_error perr = {0};
         if (audit_record_parse(buf + start, want - 1 - start, &rec, &perr) < 0)
@@ -167,7 +167,9 @@ static int tail_record(const char *buf, size_t want, off_t size, uint64_t *seq, 
 /*
  * The last record of segment `fd` (`size` bytes): its seq and hash. 0, or
  * -EBADMSG if the tail is not a whole valid record, or -errno. A record is
- * ~0.5 KiB: a 4 KiB window first, the largest record's only if it was cut.
+ * ~0.5 KiB: a 4 KiB window first, the largest record's only if it was cut
+ * — that one holds a line of AUDIT_RECORD_MAX + 1 bytes (newline
+ * included, as serialise allows) and the newline before it.
  */
 static int read_last_record(int fd, off_t size, uint64_t *seq, char hash[65], struct rf_error *err)
 {
@@ -178,10 +180,10 @@ static int read_last_record(int fd, off_t size, uint64_t *seq, char hash[65], st
                 return rf_error_set(err, negative_errno(), "read audit log tail: %m");
         if ((size_t)k != want)
                 return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
-        int r = tail_record(small, want, size, seq, hash, err);
+        int r = tail_record(small, want, size, false, seq, hash, err);
         if (r != -EAGAIN)
                 return r;
-        want = size > AUDIT_RECORD_MAX + 1 ? AUDIT_RECORD_MAX + 1 : (size_t)size;
+        want = size > AUDIT_RECORD_MAX + 2 ? AUDIT_RECORD_MAX + 2 : (size_t)size;
         _cleanup_free_ char *buf = malloc(want);
         if (!buf)
                 return -ENOMEM;
@@ -190,8 +192,7 @@ static int read_last_record(int fd, off_t size, uint64_t *seq, char hash[65], st
                 return rf_error_set(err, negative_errno(), "read audit log tail: %m");
         if ((size_t)k != want)
                 return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
-        r = tail_record(buf, want, size, seq, hash, err);
-        return r == -EAGAIN ? rf_error_set(err, -EBADMSG, "last audit record too long") : r;
+        return tail_record(buf, want, size, true, seq, hash, err);
 }
 
 /*

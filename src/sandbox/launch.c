@@ -99,7 +99,7 @@ struct child {
         const struct rf_plan *plan;
         int chan;
         /* the supervisor's secret deliveries (MSG_SECRETS), mapped read-only
-         * until the command has been forked */
+         * until the command child has been made */
         const unsigned char *secrets;
         size_t secrets_len;
         char **envp; /* the command's environment: the plan's plus env secrets */
@@ -1356,6 +1356,10 @@ struct exec_report {
 };
 /* exec_report.step of the message that carries the seccomp listener. */
 #define REPORT_LISTENER (-1)
+/* exec_report.step sent right before the first execve: EOF after it means
+ * the command was executed; EOF without it, that the child ended first
+ * (killed while it waited for START, say). */
+#define REPORT_EXECUTING (-2)
 
 /* Send `rep` over the report socket, with `fd` attached if >= 0. */
 static ssize_t report_send(int sock, const struct exec_report *rep, int fd)
@@ -1499,6 +1503,11 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
          * supervisor forwards meanwhile is kept for the command (`pending`,
          * which init reads); the supervisor gone (EOF) or anything else,
          * and nothing of the command ever runs. */
+        /* test builds: the child ends before it executes anything (as if
+         * killed while it waited); raw system calls: glibc's raise() would
+         * take init's thread id from the TLS this child shares */
+        if (p->test_fail_step == STEP_EXEC)
+                (void)syscall(SYS_kill, (pid_t)syscall(SYS_getpid), SIGKILL);
         if (pending) {
                 struct rf_msg m;
                 for (;;) {
@@ -1516,6 +1525,9 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                                 __atomic_or_fetch(pending, 1ULL << m.value, __ATOMIC_RELAXED);
                 }
         }
+        rep = (struct exec_report){REPORT_EXECUTING, 0};
+        if (report_send(report, &rep, -1) < 0)
+                CFAIL(STEP_EXEC);
         errno = -exec_command(p, c->envp ? c->envp : p->envp);
         rep = (struct exec_report){STEP_EXEC, errno};
 fail:
@@ -1567,7 +1579,8 @@ int sandbox_join_report(int report, int *step)
                 if (n == 0)
                         return 0; /* closed on exec */
                 *step = STEP_EXEC;
-                if (n == (ssize_t)sizeof u.rep && u.rep.step == REPORT_LISTENER)
+                if (n == (ssize_t)sizeof u.rep &&
+                    (u.rep.step == REPORT_LISTENER || u.rep.step == REPORT_EXECUTING))
                         continue;
                 if (n == (ssize_t)sizeof u.rep) {
                         *step = u.rep.step;
@@ -1741,17 +1754,22 @@ static char *cmdline_start, *cmdline_end;
 void sandbox_note_cmdline(char **argv)
 {
         char *lo = NULL, *hi = NULL;
+        size_t sum = 0;
         char **lists[2] = {argv, environ};
         for (int l = 0; l < 2; l++)
                 for (char **v = lists[l]; v && *v; v++) {
-                        char *e = *v + strlen(*v) + 1;
+                        size_t len = strlen(*v) + 1;
+                        char *e = *v + len;
+                        sum += len;
                         if (!lo || *v < lo)
                                 lo = *v;
                         if (!hi || e > hi)
                                 hi = e;
                 }
-        /* the kernel lays them out back to back: anything else is not ours */
-        if (lo && hi > lo && (size_t)(hi - lo) < (1UL << 24)) {
+        /* The kernel lays them out back to back from argv[0]: anything else
+         * (a string put in the environment before main, say) and init
+         * finds them in /proc/self/stat instead. */
+        if (argv && lo == argv[0] && hi > lo && (size_t)(hi - lo) == sum && sum < (1UL << 24)) {
                 cmdline_start = lo;
                 cmdline_end = hi;
         }
@@ -1796,15 +1814,9 @@ static void wipe_cmdline(void)
                         explicit_bzero((void *)v[f], v[f + 1] - v[f]);
 }
 
-/* An AddressSanitizer build keeps shadow state per address space: its
- * command child copies init's memory rather than share it. */
-#if defined(__SANITIZE_ADDRESS__)
-#define RF_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RF_SANITIZED 1
-#endif
-#endif
+/* A sanitizer keeps its state per address space and per thread (meson
+ * defines RF_SANITIZED with b_sanitize): such a build's command child
+ * copies init's memory rather than share it. */
 #ifndef RF_SANITIZED
 #define RF_SANITIZED 0
 #endif
@@ -1994,15 +2006,20 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         /* The command starts only when the supervisor says so: inside the
          * run's cgroups, with the run registered and its uid vetted. Where
          * init is in its cgroups already (no v1 migration follows), the
-         * command child is forked now and puts its layers on meanwhile,
-         * waiting on `go` to execute the command; an OCI create's init
-         * (held until `start`, its hooks' processes reaped by the kernel
-         * meanwhile) forks it after START. A signal the supervisor
-         * forwards meanwhile is kept for the command. */
+         * command child is made now, puts its layers on and takes START
+         * itself (spawn_command); where a migration follows, or for an OCI
+         * create's init (held until `start`, its hooks' processes reaped
+         * by the kernel meanwhile), init takes START and makes it after. A
+         * signal the supervisor forwards meanwhile is kept for the
+         * command. */
         int report[2];
         uint64_t pending = 0;
         pid_t cmd = -1;
+        struct sigaction chld = {.sa_handler = SIG_DFL};
         if (placed && !p->clone_parent) {
+                /* the command's end must be init's to reap, whatever
+                 * ringfence's caller left SIGCHLD at */
+                (void)sigaction(SIGCHLD, &chld, NULL);
                 uint64_t *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
                                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
                 if (shared == MAP_FAILED)
@@ -2011,7 +2028,10 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 cmd = spawn_command(&c, &slave, stdio, report, shared);
                 pending = __atomic_load_n(shared, __ATOMIC_RELAXED); /* page kept: as the stack */
         }
-        struct sigaction chld = {.sa_handler = cmd > 0 ? SIG_DFL : SIG_IGN};
+        /* meanwhile (an OCI create's hold), what a process of a
+         * createContainer or startContainer hook left here (ringfence-oci
+         * kills it) is reaped by the kernel: init has no child of its own */
+        chld.sa_handler = cmd > 0 ? SIG_DFL : SIG_IGN;
         (void)sigaction(SIGCHLD, &chld, NULL);
         while (cmd < 0) {
                 int r = rf_msg_recv(chan, &m, NULL);
@@ -2032,13 +2052,32 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         }
 
         struct exec_report rep;
-        int listener = -1, fd;
+        int listener = -1, fd = -1;
+        bool executing = false;
         ssize_t n;
-        while ((n = report_recv(report[0], &rep, &fd)) == (ssize_t)sizeof rep &&
-               rep.step == REPORT_LISTENER && fd >= 0 && listener < 0)
-                listener = fd;
+        for (;;) {
+                n = report_recv(report[0], &rep, &fd);
+                if (n != (ssize_t)sizeof rep)
+                        break; /* EOF: executed, or ended (see executing) */
+                if (rep.step == REPORT_LISTENER && fd >= 0 && listener < 0) {
+                        listener = fd;
+                        fd = -1;
+                        continue;
+                }
+                fd = safe_close(fd);
+                if (rep.step == REPORT_EXECUTING && !executing) {
+                        executing = true;
+                        continue;
+                }
+                break; /* a step that failed */
+        }
         safe_close(fd);
         close(report[0]);
+        /* the child ended before it executed anything: never EXEC_OK */
+        if (n != (ssize_t)sizeof rep && !executing) {
+                n = (ssize_t)sizeof rep;
+                rep = (struct exec_report){STEP_EXEC, ECANCELED};
+        }
         if (n == (ssize_t)sizeof rep) {
                 m = (struct rf_msg){.type = MSG_FAIL, .step = rep.step, .err = rep.err};
                 (void)rf_msg_send(chan, &m, -1);

@@ -15,18 +15,19 @@
 #include <stdint.h>
 
 enum rf_msg_type {
-        MSG_READY = 1, /* init → S: dumpable for a moment, write my id maps (rootless) */
-        MSG_GO,        /* S → init: id maps written; carries initial window size and
-                        * GO_PLACED in value */
-        MSG_FAIL,      /* init → S: setup step failed {step, err} */
-        MSG_PTY,       /* init → S: the master of the run's pty (fd) */
-        MSG_EXEC_OK,   /* init → S: the command was executed */
-        MSG_EXIT,      /* init → S: the command ended; value = wait status */
-        MSG_SIGNAL,    /* S → init: forward signal `value` to the command's group */
-        MSG_TREE,      /* S → init: detached mount (fd) for plan op `value` (root runs) */
-        MSG_START, /* S → init: the command may start (in the run's cgroups, registered, uid vetted)
-                    */
-        MSG_DNS,   /* init → S: the run's DNS stub socket, 127.0.0.1:53 in its netns (fd) */
+        MSG_READY = 1,   /* init → S: dumpable for a moment, write my id maps (rootless) */
+        MSG_GO,          /* S → init: id maps written; carries initial window size and
+                          * GO_PLACED in value */
+        MSG_FAIL,        /* init → S: setup step failed {step, err} */
+        MSG_PTY,         /* init → S: the master of the run's pty (fd) */
+        MSG_EXEC_OK,     /* init → S: the command was executed */
+        MSG_EXIT,        /* init → S: the command ended; value = wait status */
+        MSG_SIGNAL,      /* S → init (or the command child waiting for START): forward signal
+                          * `value` to the command's group */
+        MSG_TREE,        /* S → init: detached mount (fd) for plan op `value` (root runs) */
+        MSG_START,       /* S → the command child waiting for it (or init, see GO_PLACED): the
+                          * command may start (in the run's cgroups, registered, uid vetted) */
+        MSG_DNS,         /* init → S: the run's DNS stub socket, 127.0.0.1:53 in its netns (fd) */
         MSG_LISTEN,      /* init → S: an egress listener in the run's netns (fd); value = port */
         MSG_SECRETS,     /* S → init: the env and file deliveries (memfd), before GO */
         MSG_SECRETS_DIR, /* init → S: /run/secrets through a writable clone (dir fd): revocation */

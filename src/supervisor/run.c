@@ -1274,6 +1274,14 @@ static int sup_exit_status(const struct sup *s, const char *cmd, uint64_t timeou
                         return 128 + WTERMSIG(s->wait_status);
                 return RF_EXIT_REFUSED;
         case RS_FAILED:
+                if (s->fail.step == STEP_EXEC && s->fail.err == ECANCELED) {
+                        /* the command child ended before it executed */
+                        rf_error_set(err, -ECANCELED,
+                                     "%s: not started: the run's command process ended before "
+                                     "it could execute it",
+                                     cmd);
+                        return RF_EXIT_REFUSED;
+                }
                 if (s->fail.step == STEP_EXEC) {
                         int e = s->fail.err;
                         char hint[3 * PATH_MAX + 160] = "";

@@ -70,6 +70,20 @@ for step in $STEPS; do
 	fi
 done
 
+# ---- the command child ends before it executes -------------------------------------------
+# It is made before START and waits for it with every layer on; killed
+# meanwhile (the test build kills it there), init must not report an exec
+# that never happened: 125 and one line, never the child's signal (137).
+
+marker=$WS/marker-exec-gone
+RF_ENV=("RINGFENCE_TEST_FAIL=exec")
+rf_run -- "$PROBE" write "$marker"
+RF_ENV=()
+is "$RF_RC" 125 "a command child that ends before it executes: exit 125 (not 137, its signal)"
+like "$RF_ERR" "not started: the run's command process ended before it could execute it" \
+	"... one line saying the command never started"
+check "... and the command did not run" test ! -e "$marker"
+
 # The pty step only exists with a terminal on stdin.
 if command -v script >/dev/null; then
 	export RF_TEST_BIN RF_STATE PROBE WS

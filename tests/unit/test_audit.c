@@ -682,9 +682,11 @@ static void test_tail_window(void)
         char *state = mk_state();
         struct rf_error err = {0};
         static char pad[4001];
-        static const char *const keys[] = {"a", "b", "c", "d", "e"};
-        /* the padding of the record each fresh handle must read back */
-        static const size_t sizes[] = {100, 3900, 4000, 8000, 20000};
+        static const char *const keys[] = {"a", "b", "c", "d", "e", "f", "g", "h",
+                                           "i", "j", "k", "l", "m", "n", "o", "p"};
+        /* the padding of the record each fresh handle must read back, up
+         * to a record near the largest (AUDIT_RECORD_MAX) */
+        static const size_t sizes[] = {100, 3900, 4000, 8000, 20000, 64000};
 
         for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
                 for (int round = 0; round < 2; round++) {
@@ -693,9 +695,10 @@ static void test_tail_window(void)
                                 diag("open: %s", err.msg);
                                 exit(1);
                         }
-                        struct audit_field f[5];
+                        struct audit_field f[ARRAY_SIZE(keys)];
                         size_t n = 0;
-                        for (size_t left = round ? 5 : sizes[i]; left > 0 && n < 5; n++) {
+                        for (size_t left = round ? 5 : sizes[i]; left > 0 && n < ARRAY_SIZE(keys);
+                             n++) {
                                 size_t k = left > 4000 ? 4000 : left;
                                 memset(pad, 'p', k);
                                 pad[k] = '\0';
@@ -720,6 +723,65 @@ static void test_tail_window(void)
         rm_state(state);
 }
 
+/* The size of the only segment of `state`'s log. */
+static off_t seg_size(const char *state)
+{
+        char path[512];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/audit/audit-000001.jsonl", state);
+        return stat(path, &st) < 0 ? -1 : st.st_size;
+}
+
+/* Append {pad_0 .. pad_n} (fields of `lens` bytes) through a fresh handle:
+ * the appended line's length with its newline, or -errno. */
+static off_t append_padded(const char *state, const size_t *lens, size_t n, struct rf_error *err)
+{
+        static const char *const keys[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i",
+                                           "j", "k", "l", "m", "n", "o", "p", "q"};
+        struct audit_field f[ARRAY_SIZE(keys)];
+        struct audit_log *log = NULL;
+        off_t before = seg_size(state);
+        if (n > ARRAY_SIZE(keys) || audit_open(state, &log, err) < 0)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                char *v = malloc(lens[i] + 1);
+                memset(v, 'p', lens[i]);
+                v[lens[i]] = '\0';
+                f[i] = (struct audit_field){.key = keys[i], .type = AUDIT_STR, .s = v};
+        }
+        int64_t r = audit_append(log, "run-m", "test.max", f, n, true, err);
+        for (size_t i = 0; i < n; i++)
+                free((char *)f[i].s);
+        audit_close(log);
+        return r < 0 ? (off_t)r : seg_size(state) - (before < 0 ? 0 : before);
+}
+
+/* A line of exactly the largest size (AUDIT_RECORD_MAX bytes and its
+ * newline) is taken, and a fresh handle appends after it; one byte more
+ * is refused. */
+static void test_tail_largest(void)
+{
+        char *state = mk_state();
+        struct rf_error err = {0};
+        size_t lens[17];
+        for (size_t i = 0; i < 16; i++)
+                lens[i] = 4000;
+        lens[16] = 100;
+        off_t first = append_padded(state, lens, 17, &err); /* seq 1: measures the overhead */
+        ok(first > 0, "a record of 64,100 bytes of fields is taken (%s)", err.msg);
+        lens[16] += (size_t)(AUDIT_RECORD_MAX + 1 - first);
+        off_t big = append_padded(state, lens, 17, &err); /* seq 2: the same digits */
+        is_int((int)big, AUDIT_RECORD_MAX + 1, "a line of exactly the largest size (%s)", err.msg);
+        size_t small[1] = {5};
+        is_int((int)append_padded(state, small, 1, &err) > 0, 1,
+               "a fresh handle appends after it (%s)", err.msg);
+        uint64_t n = 0;
+        is_int(verify_n(state, NULL, NULL, &n, &err), 0, "the chain verifies (%s)", err.msg);
+        lens[16] += 1;
+        is_int((int)append_padded(state, lens, 17, &err), -E2BIG, "one byte more is refused");
+        rm_state(state);
+}
+
 int main(void)
 {
         if (sodium_init() < 0)
@@ -735,5 +797,6 @@ int main(void)
         test_enospc();
         test_reverse();
         test_tail_window();
+        test_tail_largest();
         return done();
 }
