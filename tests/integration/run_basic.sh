@@ -21,6 +21,20 @@ rf_run -- /bin/sh -c 'exit 125'
 is "$RF_RC" 125 "the command's own 125 passes through"
 rf_run -- /bin/sh -c 'kill -TERM $$'
 is "$RF_RC" 143 "killed by SIGTERM inside -> 128+15"
+
+# A caller that ignores SIGCHLD (inherited across exec): the run's init
+# must still reap its command itself, or the run never ends.
+chld_wrap=(bash -c 'trap "" CHLD; exec "$@"' bash)
+ign=$("${chld_wrap[@]}" sed -n 's/^SigIgn:[[:space:]]*//p' /proc/self/status)
+if (((0x$ign >> 16) & 1)); then
+	ok "control: the wrapper leaves SIGCHLD ignored across exec (SigIgn $ign)"
+else
+	not_ok "control: the wrapper leaves SIGCHLD ignored across exec" "SigIgn $ign"
+fi
+RF_WRAP=("${chld_wrap[@]}")
+rf_run -- /bin/sh -c 'exit 7'
+RF_WRAP=()
+is "$RF_RC" 7 "a caller that ignores SIGCHLD: the command's status still comes back"
 rf_run -- /bin/sh -c 'kill -KILL $$'
 is "$RF_RC" 137 "killed by SIGKILL inside -> 128+9"
 rf_run -- /bin/sh -c 'kill -SEGV $$'
