@@ -5,10 +5,10 @@
  * One process, one thread, a poll loop: at most CONSOLE_CONNS_MAX
  * connections, one request each (Connection: close), a head of at most
  * 16 KiB, a body of at most CONSOLE_BODY_MAX, CONSOLE_CONN_TIMEOUT_MS to
- * send it all. It acts with the rights of the uid that started it:
- * listing through the state dir's registry, actions through each run's
- * control socket (whose supervisor checks the peer's uid and records it
- * as the actor), the timeline from the audit log.
+ * send it all and CONSOLE_SEND_TIMEOUT_MS to take the whole answer. It acts with the rights of the
+ * uid that started it: listing through the state dir's registry, actions through each run's control
+ * socket (whose supervisor checks the peer's uid and records it as the actor), the timeline from
+ * the audit log.
  */
 #pragma once
 
@@ -20,6 +20,7 @@
 #define CONSOLE_CONNS_MAX       64
 #define CONSOLE_BODY_MAX        8192
 #define CONSOLE_CONN_TIMEOUT_MS 10000
+#define CONSOLE_SEND_TIMEOUT_MS 10000 /* to write one whole answer, however slow the reader */
 #define CONSOLE_RUNS_MAX        10000 /* runs one listing shows */
 #define CONSOLE_PORT_DEFAULT    8650
 

@@ -107,17 +107,40 @@ static const char security_headers[] =
         "Cache-Control: no-store\r\n"
         "Connection: close\r\n";
 
-static void send_all(int fd, const char *p, size_t n)
+/* CLOCK_MONOTONIC ms, for deadlines */
+static int64_t mono_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* When the answer being written must be out (CLOCK_MONOTONIC ms): a peer
+ * that reads slowly gives up the whole answer then, not each write. Set
+ * per answer (the loop, api_call). */
+static int64_t send_deadline_ms;
+
+/* Write all of p[0, n) before send_deadline_ms; false if the peer went
+ * or was too slow (the connection is closed after the answer anyway). */
+static bool send_all(int fd, const char *p, size_t n)
 {
         while (n) {
-                ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+                ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
                 if (w < 0 && errno == EINTR)
                         continue;
+                if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                        int64_t left = send_deadline_ms - mono_ms();
+                        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+                        if (left <= 0 || poll(&pf, 1, left > INT_MAX ? INT_MAX : (int)left) <= 0)
+                                return false;
+                        continue;
+                }
                 if (w <= 0)
-                        return;
+                        return false;
                 p += w;
                 n -= (size_t)w;
         }
+        return true;
 }
 
 static const char *status_text(int st)
@@ -160,8 +183,8 @@ static void respond(int fd, int st, const char *type, const char *extra, const c
                          st, status_text(st), type, len, security_headers, extra ? extra : "");
         if (n <= 0 || (size_t)n >= sizeof head)
                 return;
-        send_all(fd, head, (size_t)n);
-        send_all(fd, body, len);
+        if (send_all(fd, head, (size_t)n))
+                (void)send_all(fd, body, len);
 }
 
 static void respond_buf(int fd, int st, const char *type, struct json_buf *b)
@@ -380,9 +403,12 @@ static int api_call(const struct console *cs, const char *method, const char *pa
                          method, path, bl);
         if (n <= 0 || (size_t)n >= sizeof head)
                 return -E2BIG;
-        send_all(fd, head, (size_t)n);
-        if (bl)
-                send_all(fd, body, bl);
+        int64_t answer_deadline = send_deadline_ms; /* the browser's, kept */
+        send_deadline_ms = mono_ms() + 15000;
+        bool sent = send_all(fd, head, (size_t)n) && (!bl || send_all(fd, body, bl));
+        send_deadline_ms = answer_deadline;
+        if (!sent)
+                return -ETIMEDOUT;
         struct json_buf in = {0};
         char chunk[65536];
         int64_t until = now_ms() + 30000; /* the whole answer, not each read */
@@ -1841,11 +1867,9 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
                                 continue;
                         }
                         c->len += (size_t)got;
-                        /* answers are written whole: blocking, bounded by SO_SNDTIMEO */
-                        int fl = fcntl(c->fd, F_GETFL);
-                        (void)fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
+                        /* answers are written whole, within one deadline (send_all) */
+                        send_deadline_ms = mono_ms() + CONSOLE_SEND_TIMEOUT_MS;
                         int done = handle(&cs, c);
-                        (void)fcntl(c->fd, F_SETFL, fl);
                         if (done || c->len == cap)
                                 conn_close(c);
                 }
@@ -1861,8 +1885,6 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
                                         close(fd); /* full: the client retries */
                                         continue;
                                 }
-                                struct timeval tv = {.tv_sec = 5};
-                                (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
                                 cs.c[i] = (struct conn){.fd = fd,
                                                         .deadline_ms =
                                                                 now_ms() + CONSOLE_CONN_TIMEOUT_MS};
