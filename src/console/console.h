@@ -18,6 +18,7 @@
 #include "shared/error.h"
 
 #define CONSOLE_CONNS_MAX       64
+#define CONSOLE_ALLOW_UIDS_MAX  8 /* --allow-uid */
 #define CONSOLE_BODY_MAX        8192
 #define CONSOLE_CONN_TIMEOUT_MS 10000
 #define CONSOLE_SEND_TIMEOUT_MS 10000 /* to write one whole answer, however slow the reader */
@@ -33,6 +34,12 @@ struct console_opts {
          * uid: it lists, shows and does what the daemon's grants let this
          * uid do, and shows no button for the rest. */
         const char *api_socket;
+        /* uids besides the console's own and root whose connections are
+         * served (the operator's browser when the console runs as another
+         * uid: --allow-uid, sudo's caller); every other local user's are
+         * closed unread */
+        uint32_t allow_uids[CONSOLE_ALLOW_UIDS_MAX];
+        size_t n_allow_uids;
 };
 
 /*

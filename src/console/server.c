@@ -41,6 +41,7 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 #include "supervisor/control.h"
+#include "supervisor/publish.h"
 #include "supervisor/registry.h"
 
 #define APPEND(b, lit)     json_buf_append((b), "" lit, sizeof("" lit) - 1) /* literals only */
@@ -1734,10 +1735,29 @@ static void conn_close(struct conn *c)
         c->len = 0;
 }
 
+/* May the owner of a connection's other end be served? The console's own
+ * uid, root, and the uids it was told to allow. */
+static bool peer_allowed(const struct console *cs, uint32_t uid)
+{
+        if (uid == 0 || uid == (uint32_t)geteuid())
+                return true;
+        for (size_t i = 0; i < cs->o->n_allow_uids; i++)
+                if (cs->o->allow_uids[i] == uid)
+                        return true;
+        return false;
+}
+
 static void print_url(const struct console *cs)
 {
-        printf("ringfence console: http://%s:%u/login?token=%s\n", cs->v6 ? "[::1]" : "127.0.0.1",
-               (unsigned)cs->port, cs->auth.token);
+        char also[CONSOLE_ALLOW_UIDS_MAX * 12 + 16] = "";
+        for (size_t i = 0; i < cs->o->n_allow_uids; i++) {
+                size_t l = strlen(also);
+                snprintf(also + l, sizeof also - l, ", %u", (unsigned)cs->o->allow_uids[i]);
+        }
+        printf("ringfence console: http://%s:%u/login?token=%s (browsers of uid %u%s and root "
+               "only)\n",
+               cs->v6 ? "[::1]" : "127.0.0.1", (unsigned)cs->port, cs->auth.token,
+               (unsigned)geteuid(), also);
         fflush(stdout);
 }
 
@@ -1878,6 +1898,16 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
                                 int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                                 if (fd < 0)
                                         break;
+                                /* only the console's own uid (its operator's
+                                 * browser) and root: another local user's
+                                 * connection is closed before it is read,
+                                 * whatever cookie it carries, and never
+                                 * takes a slot */
+                                uint32_t peer = 0;
+                                if (publish_peer_uid(fd, &peer) < 0 || !peer_allowed(&cs, peer)) {
+                                        close(fd);
+                                        continue;
+                                }
                                 size_t i = 0;
                                 while (i < CONSOLE_CONNS_MAX && cs.c[i].fd >= 0)
                                         i++;

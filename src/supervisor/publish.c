@@ -48,7 +48,6 @@ struct publish {
         } l[POLICY_PUBLISH_MAX];
         size_t n;
         uid_t caller;
-        uint32_t seq;
         struct conn *c[PUBLISH_CONNS_MAX];
 };
 
@@ -129,10 +128,9 @@ struct publish *publish_free(struct publish *pub)
         return NULL;
 }
 
-/* The uid owning the peer's end of connection fd: 0, -ENOENT (gone), or
- * -errno. One netlink round trip: the kernel answers within the send. */
-static int peer_uid(struct publish *pub, int fd, uint32_t *uid)
+int publish_peer_uid(int fd, uint32_t *uid)
 {
+        static uint32_t seq_counter;
         union {
                 struct sockaddr sa;
                 struct sockaddr_in in;
@@ -159,7 +157,7 @@ static int peer_uid(struct publish *pub, int fd, uint32_t *uid)
                 return -EAFNOSUPPORT;
         uint8_t req[PUBLISH_DIAG_REQ_SIZE];
         _Alignas(struct nlmsghdr) uint8_t ans[1024];
-        uint32_t seq = ++pub->seq;
+        uint32_t seq = ++seq_counter;
         size_t n = publish_diag_request(&p, seq, req, sizeof req);
         _cleanup_close_ int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
         if (n == 0)
@@ -203,7 +201,7 @@ static bool accept_one(struct publish *pub, size_t li, int chan, struct audit_em
 
         if (fd < 0)
                 return false;
-        int r = peer_uid(pub, fd, &uid);
+        int r = publish_peer_uid(fd, &uid);
         if (r < 0) {
                 record(ev, "publish.refused", pp, -1, "the peer's owner cannot be told");
                 return true;

@@ -67,6 +67,14 @@ size_t publish_diag_request(const struct publish_peer *p, uint32_t seq, uint8_t 
 int publish_diag_parse(const uint8_t *buf, size_t len, uint32_t seq,
                        const struct publish_peer *want, uint32_t *uid);
 
+/*
+ * publish_peer_uid — the uid owning the peer's end of connection fd, a TCP
+ * socket on host loopback (IPv4 or IPv6): 0 with *uid, -ENOENT (the peer
+ * is gone), -EACCES (no owner to read), or -errno. One NETLINK_SOCK_DIAG
+ * round trip: the kernel answers within the send.
+ */
+int publish_peer_uid(int fd, uint32_t *uid);
+
 /* ---- the relay (publish.c) ------------------------------------------------- */
 
 struct publish;

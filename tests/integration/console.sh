@@ -78,6 +78,55 @@ for p in / /api/runs /app.js /run/00000000-0000-0000-0000-000000000000; do
 	c "$BASE$p"
 	is "$CODE" 401 "without a session: $p is 401"
 done
+
+# Another local user's connections are closed before they are read (their
+# socket's owner, through NETLINK_SOCK_DIAG): no login page, no slot.
+as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+"${as_nobody[@]}" curl -s -o /dev/null --max-time 10 "$BASE/login"
+rc=$?
+if [ "$rc" = 52 ] || [ "$rc" = 56 ]; then
+	ok "another local user (uid 65534) gets no answer at all (curl $rc: the connection is closed)"
+else
+	not_ok "another local user (uid 65534) gets no answer at all" "curl exit $rc"
+fi
+c "$BASE/login"
+is "$CODE" 401 "... while the console's own uid gets its answer (the control)"
+# 70 idle connections of that user take none of the 64 slots
+(exec "${as_nobody[@]}" /usr/bin/python3 -c '
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(70)]
+print("held", flush=True)
+time.sleep(30)' "$PORT" >"$TOP/idle.out" 2>&1) &
+idle=$!
+for _ in $(seq 100); do
+	grep -q held "$TOP/idle.out" 2>/dev/null && break
+	sleep 0.05
+done
+c "$BASE/login"
+is "$CODE" 401 "70 idle connections of another user: the console still answers its own uid"
+kill "$idle" 2>/dev/null
+wait "$idle" 2>/dev/null
+like "$(cat "$TOP/console.out")" "browsers of uid 0 and root only" "... the URL line says whose browsers are served"
+
+# --allow-uid: that user's browser is served too; bad values refused
+start_bg APID "$RF_BIN" console --state-dir "$RF_STATE" --listen 127.0.0.1:0 --allow-uid 65534 \
+	>"$TOP/allow.out" 2>"$TOP/allow.err" </dev/null
+aurl=""
+for _ in $(seq 100); do
+	aurl=$(grep -o 'http://127\.0\.0\.1:[0-9]*/login?token=[0-9a-f]*' "$TOP/allow.out" 2>/dev/null)
+	[ -n "$aurl" ] && break
+	sleep 0.05
+done
+acode=$("${as_nobody[@]}" curl -s -o /dev/null -w '%{http_code}' --max-time 10 "${aurl%%/login*}/login")
+is "$acode" 401 "--allow-uid 65534: that uid's requests are answered (401 without a session)"
+like "$(cat "$TOP/allow.out")" "browsers of uid 0, 65534 and root only" "... and the URL line says so"
+kill -TERM "$APID"
+wait "$APID"
+for bad in 0 -1 x 4294967295 ''; do
+	"$RF_BIN" console --state-dir "$RF_STATE" --listen 127.0.0.1:0 --allow-uid "$bad" >"$TOP/o" 2>&1 </dev/null
+	is "$?" 2 "--allow-uid '$bad': refused (2)"
+done
 unlike "$BODY" "$TOKEN" "... and no 401 page holds the token"
 c "$BASE/login?token=$(other "$TOKEN")"
 is "$CODE" 401 "a wrong token does not log in (401)"

@@ -96,7 +96,8 @@ ln -s /bin/sh "$WS/$CMD"
 AGENT='ag<script>window.__pwned=1</script>"q'
 start_run "$AGENT" "./$CMD" -c 'sleep 300'
 run1=$RUN_ID
-start_console root "$RF_BIN" console --state-dir "$RF_STATE" --listen 127.0.0.1:0
+# the browsers run as uid 65534: served, as --allow-uid says
+start_console root "$RF_BIN" console --state-dir "$RF_STATE" --listen 127.0.0.1:0 --allow-uid 65534
 BASE=${URL_root%%/login*}
 
 # --dump-dom
