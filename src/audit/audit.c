@@ -174,25 +174,22 @@ static int tail_record(const char *buf, size_t want, off_t size, bool last, uint
 static int read_last_record(int fd, off_t size, uint64_t *seq, char hash[65], struct rf_error *err)
 {
         char small[4096];
-        size_t want = size > (off_t)sizeof small ? sizeof small : (size_t)size;
-        ssize_t k = RETRY_EINTR(pread(fd, small, want, size - (off_t)want));
-        if (k < 0)
-                return rf_error_set(err, negative_errno(), "read audit log tail: %m");
-        if ((size_t)k != want)
-                return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
-        int r = tail_record(small, want, size, false, seq, hash, err);
-        if (r != -EAGAIN)
-                return r;
-        want = size > AUDIT_RECORD_MAX + 2 ? AUDIT_RECORD_MAX + 2 : (size_t)size;
-        _cleanup_free_ char *buf = malloc(want);
-        if (!buf)
-                return -ENOMEM;
-        k = RETRY_EINTR(pread(fd, buf, want, size - (off_t)want));
-        if (k < 0)
-                return rf_error_set(err, negative_errno(), "read audit log tail: %m");
-        if ((size_t)k != want)
-                return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
-        return tail_record(buf, want, size, true, seq, hash, err);
+        _cleanup_free_ char *big = NULL;
+        for (int pass = 0;; pass++) {
+                size_t cap = pass ? AUDIT_RECORD_MAX + 2 : sizeof small;
+                size_t want = size > (off_t)cap ? cap : (size_t)size;
+                char *buf = pass ? (big = malloc(want)) : small;
+                if (!buf)
+                        return -ENOMEM;
+                ssize_t k = RETRY_EINTR(pread(fd, buf, want, size - (off_t)want));
+                if (k < 0)
+                        return rf_error_set(err, negative_errno(), "read audit log tail: %m");
+                if ((size_t)k != want)
+                        return rf_error_set(err, -EBADMSG, "audit log ends in a torn record");
+                int r = tail_record(buf, want, size, pass > 0, seq, hash, err);
+                if (r != -EAGAIN)
+                        return r;
+        }
 }
 
 /*

@@ -1846,12 +1846,12 @@ static int command_main(void *arg)
  * then waits for START itself (command_child), so its setup overlaps the
  * supervisor's last checks. Init keeps report[0]; the command keeps the
  * pty slave, stdio and the secrets' environment, which init lets go of
- * here. Sanitizer builds copy init's memory instead of sharing it (the
- * sanitizers' bookkeeping is per address space): the same protocol.
+ * here. Sanitizer builds copy init's memory instead (RF_SANITIZED).
  */
 static pid_t spawn_command(struct child *c, int *slave, const int stdio[3], int report[2],
                            uint64_t *pending)
 {
+        /* a socket, not a pipe: it also carries the seccomp listener */
         TRY(c, STEP_EXEC, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report));
         long page = sysconf(_SC_PAGESIZE);
         size_t size = CMD_STACK_SIZE + (size_t)page;
@@ -2014,40 +2014,36 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
          * command. */
         int report[2];
         uint64_t pending = 0;
-        pid_t cmd = -1;
-        struct sigaction chld = {.sa_handler = SIG_DFL};
+        pid_t cmd;
+        /* the command's end is init's to reap, whatever ringfence's caller
+         * left SIGCHLD at */
+        struct sigaction dfl = {.sa_handler = SIG_DFL}, ign = {.sa_handler = SIG_IGN};
         if (placed && !p->clone_parent) {
-                /* the command's end must be init's to reap, whatever
-                 * ringfence's caller left SIGCHLD at */
-                (void)sigaction(SIGCHLD, &chld, NULL);
+                (void)sigaction(SIGCHLD, &dfl, NULL);
                 uint64_t *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
-                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0); /* zeroed */
                 if (shared == MAP_FAILED)
                         child_fail(&c, STEP_EXEC, errno);
-                *shared = 0;
                 cmd = spawn_command(&c, &slave, stdio, report, shared);
                 pending = __atomic_load_n(shared, __ATOMIC_RELAXED); /* page kept: as the stack */
-        }
-        /* meanwhile (an OCI create's hold), what a process of a
-         * createContainer or startContainer hook left here (ringfence-oci
-         * kills it) is reaped by the kernel: init has no child of its own */
-        chld.sa_handler = cmd > 0 ? SIG_DFL : SIG_IGN;
-        (void)sigaction(SIGCHLD, &chld, NULL);
-        while (cmd < 0) {
-                int r = rf_msg_recv(chan, &m, NULL);
-                if (r <= 0)
-                        _exit(125);
-                if (m.type == MSG_START)
-                        break;
-                if (m.type == MSG_SIGNAL && m.value > 0 && m.value < 64)
-                        pending |= 1ULL << m.value;
-                else if (m.type != MSG_SIGNAL)
-                        child_fail(&c, STEP_CGROUP, EPROTO);
-        }
-
-        if (cmd < 0) {
-                chld.sa_handler = SIG_DFL;
-                (void)sigaction(SIGCHLD, &chld, NULL);
+        } else {
+                /* meanwhile (an OCI create's hold), what a process of a
+                 * createContainer or startContainer hook left here
+                 * (ringfence-oci kills it) is reaped by the kernel: init
+                 * has no child of its own */
+                (void)sigaction(SIGCHLD, &ign, NULL);
+                for (;;) {
+                        int r = rf_msg_recv(chan, &m, NULL);
+                        if (r <= 0)
+                                _exit(125);
+                        if (m.type == MSG_START)
+                                break;
+                        if (m.type == MSG_SIGNAL && m.value > 0 && m.value < 64)
+                                pending |= 1ULL << m.value;
+                        else if (m.type != MSG_SIGNAL)
+                                child_fail(&c, STEP_CGROUP, EPROTO);
+                }
+                (void)sigaction(SIGCHLD, &dfl, NULL);
                 cmd = spawn_command(&c, &slave, stdio, report, NULL);
         }
 

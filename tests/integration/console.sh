@@ -46,15 +46,22 @@ for l in 0.0.0.0:0 10.1.2.3:8650 '[::]:0' example.test:80 127.0.0.1 127.0.0.1:x;
 done
 like "$(cat "$TOP/o")" "loopback" "... saying loopback only"
 
+# login_url FILE [N] — the N-th (default first) login URL a console printed
+# to FILE, waiting up to 5 s for it; empty if none came
+login_url() {
+	local u=""
+	for _ in $(seq 100); do
+		u=$(grep -o 'http://127\.0\.0\.1:[0-9]*/login?token=[0-9a-f]*' "$1" 2>/dev/null | sed -n "${2:-1}p")
+		[ -n "$u" ] && break
+		sleep 0.05
+	done
+	printf '%s' "$u"
+}
+
 # the console
 start_bg CPID "$RF_BIN" console --state-dir "$RF_STATE" --listen 127.0.0.1:0 \
 	>"$TOP/console.out" 2>"$TOP/console.err" </dev/null
-url=""
-for _ in $(seq 100); do
-	url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/login?token=[0-9a-f]*' "$TOP/console.out" 2>/dev/null)
-	[ -n "$url" ] && break
-	sleep 0.05
-done
+url=$(login_url "$TOP/console.out")
 [ -n "$url" ] || bail_out "the console printed no URL: $(cat "$TOP/console.err")"
 ok "the console prints one login URL"
 BASE=${url%%/login*}
@@ -112,12 +119,7 @@ like "$(cat "$TOP/console.out")" "browsers of uid 0 and root only" "... the URL 
 # --allow-uid: that user's browser is served too; bad values refused
 start_bg APID "$RF_BIN" console --state-dir "$RF_STATE" --listen 127.0.0.1:0 --allow-uid 65534 \
 	>"$TOP/allow.out" 2>"$TOP/allow.err" </dev/null
-aurl=""
-for _ in $(seq 100); do
-	aurl=$(grep -o 'http://127\.0\.0\.1:[0-9]*/login?token=[0-9a-f]*' "$TOP/allow.out" 2>/dev/null)
-	[ -n "$aurl" ] && break
-	sleep 0.05
-done
+aurl=$(login_url "$TOP/allow.out")
 acode=$("${as_nobody[@]}" curl -s -o /dev/null -w '%{http_code}' --max-time 10 "${aurl%%/login*}/login")
 is "$acode" 401 "--allow-uid 65534: that uid's requests are answered (401 without a session)"
 like "$(cat "$TOP/allow.out")" "browsers of uid 0, 65534 and root only" "... and the URL line says so"
@@ -299,12 +301,7 @@ is "$?" 0 "... as ringfence audit verify says (the control)"
 
 # a fresh URL; logout
 kill -HUP "$CPID"
-url2=""
-for _ in $(seq 100); do
-	url2=$(grep -o 'http://127\.0\.0\.1:[0-9]*/login?token=[0-9a-f]*' "$TOP/console.out" | sed -n 2p)
-	[ -n "$url2" ] && break
-	sleep 0.05
-done
+url2=$(login_url "$TOP/console.out" 2)
 [ -n "$url2" ] && [ "$url2" != "$url" ] && ok "SIGHUP: a fresh login URL" ||
 	not_ok "SIGHUP: a fresh login URL"
 c "$url"
