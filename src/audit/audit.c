@@ -599,7 +599,7 @@ static int64_t append_locked(struct audit_log *log, const struct member *m, size
 }
 
 /* Under the lock: a signed log.checkpoint of the current tail. */
-static int64_t checkpoint_locked(struct audit_log *log, struct rf_error *err)
+static int64_t checkpoint_locked(struct audit_log *log, bool durable, struct rf_error *err)
 {
         struct stat st;
         if (fstat(log->segfd, &st) < 0)
@@ -637,7 +637,7 @@ static int64_t checkpoint_locked(struct audit_log *log, struct rf_error *err)
         r = validate("", "log.checkpoint", f, ARRAY_SIZE(f), m, &n, err);
         if (r < 0)
                 return r;
-        int64_t s = append_locked(log, m, n, "", "log.checkpoint", true, err);
+        int64_t s = append_locked(log, m, n, "", "log.checkpoint", durable, err);
         if (s > 0)
                 log->last_checkpoint_ms = now_ms(CLOCK_MONOTONIC);
         return s;
@@ -695,7 +695,7 @@ int64_t audit_append(struct audit_log *log, const char *run, const char *event,
         if (seq > 0 && (seq % AUDIT_CHECKPOINT_EVERY == 0 ||
                         now_ms(CLOCK_MONOTONIC) - log->last_checkpoint_ms >=
                                 AUDIT_CHECKPOINT_SECONDS * 1000LL)) {
-                int64_t c = checkpoint_locked(log, err);
+                int64_t c = checkpoint_locked(log, true, err);
                 if (c < 0)
                         seq = c;
         }
@@ -708,7 +708,7 @@ int audit_checkpoint(struct audit_log *log, struct rf_error *err)
         int r = lock_log(log, err);
         if (r < 0)
                 return r;
-        int64_t s = checkpoint_locked(log, err);
+        int64_t s = checkpoint_locked(log, false, err);
         unlock_log(log);
         return s < 0 ? (int)s : 0;
 }
@@ -721,6 +721,15 @@ int64_t audit_dirty_ms(const struct audit_log *log)
 int audit_flush(struct audit_log *log)
 {
         return sync_segment(log);
+}
+
+int audit_writeback(struct audit_log *log)
+{
+        if (log->broken)
+                return log->broken;
+        if (log->dirty_since_ms == 0)
+                return 0;
+        return sync_file_range(log->segfd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0 ? negative_errno() : 0;
 }
 
 void audit_set_segment_max(struct audit_log *log, uint64_t bytes)

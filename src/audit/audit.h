@@ -100,13 +100,23 @@ void audit_release(struct audit_log *log);
 int audit_flush(struct audit_log *log);
 
 /*
+ * audit_writeback — start writing the records not yet synced to disk and
+ * return without waiting (sync_file_range, SYNC_FILE_RANGE_WRITE), so that
+ * the audit_flush that follows other work waits for less. Makes nothing
+ * durable and poisons nothing: audit_flush alone decides. 0 or -errno.
+ */
+int audit_writeback(struct audit_log *log);
+
+/*
  * audit_dirty_ms — CLOCK_MONOTONIC ms of the oldest appended record not yet
  * durable, or 0 if every record is. An event loop flushes once it is
  * AUDIT_COMMIT_WINDOW_MS old (the group-commit bound when it goes idle).
  */
 int64_t audit_dirty_ms(const struct audit_log *log);
 
-/* audit_checkpoint — append a signed log.checkpoint of the current head. */
+/* audit_checkpoint — append a signed log.checkpoint of the current head,
+ * like a non-durable record: durable by the group commit or audit_flush
+ * (the periodic checkpoints audit_append adds are durable at once). */
 int audit_checkpoint(struct audit_log *log, struct rf_error *err);
 
 /* Close (flushing). Accepts NULL; returns NULL. */

@@ -1651,6 +1651,25 @@ static void publish_connect(const struct child *c, const struct rf_msg *m)
         safe_close(s);
 }
 
+/* After the command's end: reap what else has ended and tell whether any
+ * process of the run is left (msg.h, EXIT_ALONE). __WALL: whatever a
+ * child's exit signal (orphans given to init get SIGCHLD anyway). An
+ * engine's process joining the namespaces (OCI exec) is not init's child:
+ * clone_parent runs never ask. */
+static bool init_alone(void)
+{
+        for (;;) {
+                siginfo_t si = {0};
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | __WALL) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return errno == ECHILD;
+                }
+                if (si.si_pid == 0)
+                        return false; /* a child still runs */
+        }
+}
+
 /* pid 1 of the run after the command started: reap, forward, report, and
  * answer the seccomp filter's umask() notifications (listener, or -1). */
 static _noreturn_ void init_loop(const struct child *c, pid_t cmd, int listener)
@@ -1668,7 +1687,11 @@ static _noreturn_ void init_loop(const struct child *c, pid_t cmd, int listener)
                 pid_t pid;
                 while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
                         if (pid == cmd) {
-                                m = (struct rf_msg){.type = MSG_EXIT, .value = status};
+                                m = (struct rf_msg){.type = MSG_EXIT,
+                                                    .value = status,
+                                                    .step = !c->plan->clone_parent && init_alone()
+                                                                    ? EXIT_ALONE
+                                                                    : 0};
                                 (void)rf_msg_send(c->chan, &m, -1);
                                 /* Our exit takes every other process of the
                                  * run with it (pid namespace teardown). The
@@ -1920,10 +1943,13 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 if (rf_msg_send(chan, &m, -1) < 0)
                         _exit(125);
         }
-        /* Trees the supervisor cloned for us (root runs), then GO. */
-        int trees[PLAN_OPS_MAX];
+        /* Trees the supervisor cloned for us (root runs), then GO. Static:
+         * init is this fork's only thread, and a 16 KiB array on its stack
+         * would cost a page fault per page it spans (only the plan's
+         * n_ops entries are used, and touched). */
+        static int trees[PLAN_OPS_MAX];
         bool placed = false;
-        for (size_t i = 0; i < PLAN_OPS_MAX; i++)
+        for (size_t i = 0; i < p->n_ops; i++)
                 trees[i] = -1;
         for (;;) {
                 int fd = -1;

@@ -21,7 +21,8 @@ enum rf_msg_type {
         MSG_FAIL,        /* init → S: setup step failed {step, err} */
         MSG_PTY,         /* init → S: the master of the run's pty (fd) */
         MSG_EXEC_OK,     /* init → S: the command was executed */
-        MSG_EXIT,        /* init → S: the command ended; value = wait status */
+        MSG_EXIT,        /* init → S: the command ended; value = wait status, step =
+                          * EXIT_ALONE or 0 */
         MSG_SIGNAL,      /* S → init (or the command child waiting for START): forward signal
                           * `value` to the command's group */
         MSG_TREE,        /* S → init: detached mount (fd) for plan op `value` (root runs) */
@@ -55,6 +56,16 @@ enum rf_msg_type {
 /* MSG_GO value: init is in every cgroup of the run already (born there):
  * no migration follows, so a process it forks now is placed as it will be. */
 #define GO_PLACED 1
+
+/* MSG_EXIT step: init has no child left, live or zombie, of any kind
+ * (waitid __WALL: ECHILD), so no other process of the run exists — every
+ * process of its pid namespace descends from init or was given to it —
+ * and init exits at once without running anything else. The supervisor
+ * may then close the run without waiting for init's own teardown
+ * (namespaces, address space) and reaps it last, before the cgroup goes.
+ * 0: others are left for the kernel's pid-namespace teardown to kill, and
+ * the supervisor waits for init's end as always. */
+#define EXIT_ALONE 1
 
 /* MSG_CONNECTED value: the run port, | CONNECTED_V6 when the run's [::1]
  * answered (nothing listened on its 127.0.0.1) */

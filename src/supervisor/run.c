@@ -434,6 +434,9 @@ struct sup {
         struct rf_msg fail; /* MSG_FAIL */
         int master;         /* pty master (owned) */
         bool init_gone;
+        /* MSG_EXIT with EXIT_ALONE (msg.h): nothing of the run but init is
+         * left and init ends by itself; it is reaped last (sup_init_last) */
+        bool init_alone;
         int init_status;
         struct term term;
         struct pump *pumps[3];
@@ -828,6 +831,7 @@ static void sup_handle(struct sup *s, const struct rf_msg *mp, int fd)
                         sup_event(s, EV_LIMIT);
                 }
                 sup_event(s, EV_EXIT);
+                s->init_alone = m.step == EXIT_ALONE && !s->child.adopted && s->state != RS_BROKEN;
                 break;
         }
         case MSG_CONNECTED: /* a published port's way in (publish.h) */
@@ -1609,6 +1613,29 @@ static int sup_go(struct sup *s, int tfd, uint64_t timeout_ms)
         return timerfd_settime(tfd, 0, &its, NULL) < 0 ? negative_errno() : 0;
 }
 
+/*
+ * init after an EXIT_ALONE: nothing of the run is left but init, which is
+ * exiting; its teardown (namespaces, address space) has overlapped the end
+ * of the loop. Handed to the caller (rs->init_left), which reaps it after
+ * run.exit and before the run's cgroup goes, unless someone waits on a
+ * kill: `ringfence kill` returns once nothing of the run exists, init
+ * included, so it is reaped here first.
+ */
+static void sup_init_last(struct rf_child *last, const struct sup *s, const struct run_services *rs)
+{
+        bool waiter = false;
+        if (last->pid <= 0)
+                return;
+        for (size_t i = 0; i < CTL_CONNS_MAX; i++)
+                waiter |= s->kill_waiters[i] >= 0;
+        if (!waiter && rs->init_left) {
+                *rs->init_left = *last;
+                return;
+        }
+        sandbox_reap(last, NULL);
+        safe_close(last->pidfd);
+}
+
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err)
 {
@@ -1807,7 +1834,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                                 sup_kill(&s);
                         }
                 }
-                if (s.init_gone) {
+                if (s.init_gone || s.init_alone) {
                         for (size_t i = 0; i < s.n_pumps; i++)
                                 pump_final_drain(s.pumps[i], sfd);
                         break;
@@ -2069,9 +2096,10 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         s.init_gone = true;
                 }
         }
-        if (!s.init_gone) {
+        if (!s.init_gone && !s.init_alone) {
                 sup_kill(&s);
                 sandbox_reap(&s.child, &s.init_status);
+                s.init_gone = true;
         }
         /* refusals logged just before the command ended are recorded too */
         if (s.nflog >= 0 && (s.nflog_seen || (s.nflog_seen = calloc(1, sizeof *s.nflog_seen))))
@@ -2085,8 +2113,14 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         if (s.state == RS_EXITED && cg && cgroup_stats(cg, &st) == 0 && st.oom_kills > 0)
                 s.state = RS_LIMIT;
         int status = sup_exit_status(&s, plan->argv[0], timeout_ms, err);
+        struct rf_child last = {.pid = -1, .pidfd = -1, .chan = -1};
+        if (!s.init_gone) { /* init_alone: init's own end overlaps ours */
+                last = s.child;
+                s.child.pidfd = -1;
+        }
         sup_free(&s);
         grants_end(s.grants); /* every grant dies with the run */
+        sup_init_last(&last, &s, rs);
         /* everything of the run is gone (init, its pid namespace, the egress
          * process reaped): now the kill is done */
         for (size_t i = 0; i < CTL_CONNS_MAX; i++)

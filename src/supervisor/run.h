@@ -16,6 +16,8 @@
 #include "sandbox/plan.h"
 #include "shared/error.h"
 
+struct rf_child; /* sandbox/launch.h */
+
 #define RUN_LOG_DEFAULT (64ULL << 20) /* --log-max of --detach and daemon runs */
 
 enum {
@@ -84,6 +86,11 @@ struct run_services {
          * OCI container's join plan is written from it (joinplan.h). A
          * failure refuses the run. NULL: none */
         int (*planned)(void *ctx, const struct rf_plan *plan, struct rf_error *err);
+        /* where init goes when it reported EXIT_ALONE (sandbox/msg.h): still
+         * exiting, no other process of the run left; the caller reaps it
+         * (sandbox_reap, then closes pidfd) before removing the run's
+         * cgroup. Untouched otherwise. NULL: reaped before returning */
+        struct rf_child *init_left;
 };
 int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_services *rs,
                    struct rf_error *err);

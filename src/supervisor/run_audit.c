@@ -125,12 +125,13 @@ int run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status
                 UINT("oom_kills", st.oom_kills),
                 UINT("pids_max_hits", st.pids_max_hits),
         };
-        /* run.exit and the run-end checkpoint share one fdatasync (group commit) */
+        /* run.exit and the run-end checkpoint share one fdatasync (group
+         * commit), the caller's: their writeback starts now */
         int64_t r = audit_append(log, plan->run_id, "run.exit", f, ARRAY_SIZE(f), false, err);
         if (r >= 0)
                 r = audit_checkpoint(log, err);
-        if (r >= 0 && (r = audit_flush(log)) < 0)
-                rf_error_set(err, (int)r, "the audit log could not be synced");
+        if (r >= 0)
+                (void)audit_writeback(log);
         return r < 0 ? (int)r : 0;
 }
 

@@ -130,6 +130,10 @@ int run_loop_check(const char *state_dir, const struct rf_policy *pol, char *why
                 snprintf(sc.want, sizeof sc.want, "%s", trigger);
                 snprintf(sc.chain, sizeof sc.chain, "%s", trigger);
         }
+        /* Neither a task (the burst limit) nor a trigger (the chain): no
+         * limit can apply, and the log is not read at all. */
+        if (!sc.task && !sc.want[0])
+                return 0;
         int r = audit_foreach_line_reverse(state_dir, scan_line, &sc);
         if (r < 0) {
                 snprintf(why, why_len, "cannot read the audit log: %s", strerror(-r));

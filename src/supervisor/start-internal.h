@@ -24,8 +24,10 @@ struct rf_cgroup;
  * is refused), run.exit, run.refused. */
 int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const struct rf_policy *pol,
                     struct rf_cgroup *cg, struct rf_error *err);
-/* run.exit and the run-end checkpoint, made durable: 0, or -errno with
- * err set (the caller says so: the run is over either way). */
+/* run.exit and the run-end checkpoint, written and on their way to the
+ * disk (audit_writeback): the caller makes them durable (audit_flush)
+ * once the rest of the run is undone. 0, or -errno with err set (the
+ * caller says so: the run is over either way). */
 int run_audit_exit(struct audit_log *log, const struct rf_plan *plan, int status, const char *why,
                    struct rf_cgroup *cg, uint64_t duration_ms, struct rf_error *err);
 /* secret.provider_error {name, source, delivery, error} for the binding

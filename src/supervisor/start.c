@@ -37,6 +37,7 @@
 #include "policy/rules.h"
 #include "policy/policy.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/launch.h"
 #include "sandbox/plan.h"
 #include "sandbox/steps.h"
 #include "policy/binding.h"
@@ -65,7 +66,9 @@ struct start {
         struct rf_policy *pol;
         struct rf_grants *grants;
         struct run_tls tls;
-        struct plan_home_file home_files[PLAN_HOME_FILES_MAX];
+        /* PLAN_HOME_FILES_MAX of them (32 KiB: allocated only for a hook
+         * that fills them, not zeroed on every start's stack) */
+        struct plan_home_file *home_files;
         size_t n_home_files;
         struct rf_plan *plan;
         struct rf_cgroup *cg;
@@ -73,6 +76,7 @@ struct start {
         struct egress_config egress;
         struct publish *publish;
         struct registry *reg;
+        struct rf_child init_left; /* run_services.init_left: reaped before the cgroup goes */
         char token[TOKEN_MAX + 1]; /* the run's identity token, wiped at the end */
 };
 
@@ -99,8 +103,9 @@ static void start_done(struct start *s)
         /* the registry entry goes after run.exit: `ringfence wait` takes
          * "not live" to mean "run.exit is in the log" */
         s->reg = registry_remove(s->reg);
-        audit_close(s->alog);
-        s->alog = NULL;
+        /* init ended alone (EXIT_ALONE): its teardown ran beside run.exit */
+        sandbox_reap(&s->init_left, NULL);
+        s->init_left.pidfd = safe_close(s->init_left.pidfd);
         s->cg = cgroup_destroy(s->cg);
         if (s->plan)
                 plan_cleanup(s->plan); /* protected-path placeholders this run created */
@@ -108,10 +113,18 @@ static void start_done(struct start *s)
         for (size_t i = 0; i < s->n_home_files; i++)
                 free(s->home_files[i].data);
         s->n_home_files = 0;
+        free(s->home_files);
+        s->home_files = NULL;
         run_tls_free(&s->tls);
         grants_freep(&s->grants);
         policy_free(s->pol);
         s->pol = NULL;
+        /* run.exit's writeback went on while the rest was undone: durable
+         * now, before the process that wrote it ends */
+        if (s->alog && audit_flush(s->alog) < 0 && s->phase == PHASE_EXITED)
+                note(s, "cannot record the end of run %s: the audit log could not be synced",
+                     s->run_id);
+        s->alog = audit_close(s->alog);
 }
 
 /*
@@ -447,6 +460,9 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
                 if (r < 0)
                         return refuse(s, "setup", r, err);
         }
+        if (q->home_files && !s->home_files &&
+            !(s->home_files = calloc(PLAN_HOME_FILES_MAX, sizeof *s->home_files)))
+                return refuse(s, "setup", rf_error_set(err, -ENOMEM, "out of memory"), err);
         if (q->home_files &&
             (r = q->home_files(q->ctx, pol->workspace ? pol->workspace : cwd, pol, s->grants,
                                s->home_files, &s->n_home_files, err)) < 0)
@@ -613,7 +629,7 @@ static int start_egress(struct start *s, struct rf_error *err)
 
 int run_start(const struct run_request *q, struct rf_error *err)
 {
-        _cleanup_(start_done) struct start s = {.req = q};
+        _cleanup_(start_done) struct start s = {.req = q, .init_left = {.pid = -1, .pidfd = -1}};
         char *token = s.token;
         char why[RF_ERROR_MSG_MAX];
         int r;
@@ -736,7 +752,8 @@ int run_start(const struct run_request *q, struct rf_error *err)
                                         .held_ctx = q->ctx,
                                         .start_gate = q->start_gate,
                                         .console = q->held ? q->console : NULL,
-                                        .planned = q->held ? q->planned : NULL};
+                                        .planned = q->held ? q->planned : NULL,
+                                        .init_left = &s.init_left};
         /* what the egress process refused, for one summary at the end */
         struct egress_refusals refusals = {0};
         egress_refusals_track(&refusals, s.grants ? grants_redact : NULL, s.grants);

@@ -55,7 +55,13 @@ skip_traced() { # REASON: the traced cases do not apply here
 	local name
 	for name in "a traced run exits 0" "run.start's fdatasync completes before the command's execve" \
 		"the bounding set is emptied with cap_last_cap + 2 PR_CAPBSET_DROP calls" \
-		"the run's /etc is opened once for all its entries"; do
+		"the run's /etc is opened once for all its entries" \
+		"a traced run that leaves nothing behind exits 0" \
+		"run.exit is written before the run leaves the registry" \
+		"init, alone at the end, is reaped after the registry entry went (its teardown overlapped)" \
+		"run.exit's fdatasync comes after the registry and before ringfence ends" \
+		"a traced run that leaves a clone child behind exits 0" \
+		"init with a child left is waited for before run.exit is written"; do
 		skip "$name" "$1"
 	done
 	done_testing
@@ -102,6 +108,95 @@ last=$(cat /proc/sys/kernel/cap_last_cap)
 drops=$(grep -c 'prctl(PR_CAPBSET_DROP, ' "$TR")
 is "$drops" "$((last + 2))" \
 	"the bounding set is emptied with cap_last_cap + 2 = $((last + 2)) PR_CAPBSET_DROP calls (not 64)"
+
+# ---- the run's end -------------------------------------------------------------
+# init tells the supervisor whether anything of the run is left once the
+# command ended (waitid __WALL: ECHILD). Alone, it exits at once and the
+# supervisor writes run.exit and removes the registry entry while init's
+# namespaces are torn down, reaping it only before the cgroup goes; the
+# sync of run.exit comes last, after the registry and cgroup (its
+# writeback started first). With anything left — here a child the
+# command made with exit signal 0 (init's once the command ends) — init
+# is waited for (the pid namespace's teardown kills the rest) before
+# run.exit is written, and nothing of the run outlives ringfence.
+# Positions in the supervisor's own lines: W its blocking wait4 of init,
+# X the write of run.exit, U the unlink of the control socket, F the last
+# fdatasync of the audit segment, E its exit_group.
+end_order() { # TRACE: prints "W X U F E" (0: not seen)
+	awk '
+	NR == 1 { sup = $1 }
+	$1 != sup { next }
+	/wait4\([1-9][0-9]*, / && !w { w = NR }
+	/write\(.*audit-[0-9]+\.jsonl>.*run\.exit/ && !x { x = NR }
+	/unlinkat\(.*"control\.sock"/ && !u { u = NR }
+	/fdatasync\(.*audit-[0-9]+\.jsonl>/ { f = NR }
+	/exit_group\(/ { e = NR }
+	END { printf "%d %d %d %d %d\n", w, x, u, f, e }' "$1"
+}
+RF_WRAP=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	strace -f -qq -y -s 4096 -o "$TR.end" -e trace=wait4,write,unlinkat,fdatasync,exit_group)
+rf_run -- /bin/true
+RF_WRAP=()
+is "$RF_RC" 0 "a traced run that leaves nothing behind exits 0"
+read -r W X U F E < <(end_order "$TR.end")
+if [ "$X" -gt 0 ] && [ "$U" -gt "$X" ]; then
+	ok "run.exit is written before the run leaves the registry"
+else
+	not_ok "run.exit is written before the run leaves the registry" "run.exit at $X, unlink at $U"
+fi
+if [ "$W" -gt "$U" ] && [ "$U" -gt 0 ]; then
+	ok "init, alone at the end, is reaped after the registry entry went (its teardown overlapped)"
+else
+	not_ok "init, alone at the end, is reaped after the registry entry went (its teardown overlapped)" \
+		"wait4 of init at $W, unlink of the control socket at $U"
+fi
+if [ "$F" -gt "$U" ] && [ "$F" -gt "$W" ] && [ "$E" -gt "$F" ]; then
+	ok "run.exit's fdatasync comes after the registry and before ringfence ends"
+else
+	not_ok "run.exit's fdatasync comes after the registry and before ringfence ends" \
+		"fdatasync at $F, unlink at $U, wait4 at $W, exit_group at $E"
+fi
+
+# A child with exit signal 0 (clone flags 0: no SIGCHLD), holding a lock
+# on a workspace file; its parent, the command, exits once it holds it.
+# shellcheck disable=SC2016
+CLONE0='import ctypes, fcntl, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+pid = libc.syscall(56, 0, 0, 0, 0, 0)
+if pid == 0:
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    time.sleep(300)
+    os._exit(0)
+if pid < 0:
+    sys.exit("clone: errno %d" % ctypes.get_errno())
+probe = os.open(sys.argv[1], os.O_RDWR)
+for _ in range(1000):
+    try:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(probe, fcntl.LOCK_UN)
+        time.sleep(0.01)
+    except BlockingIOError:
+        print("held")
+        sys.exit(0)
+sys.exit("the child never took the lock")'
+rf_run -- python3 -c "$CLONE0" "$WS/clone0.lock"
+is "$RF_RC" 0 "control: a run that leaves a clone child behind exits 0"
+like "$RF_OUT" '^held$' "control: its child held the lock while the command ended"
+flock -n "$WS/clone0.lock" true
+is "$?" 0 "control: the child is gone when ringfence returns (its lock is free)"
+RF_WRAP=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	strace -f -qq -y -s 4096 -o "$TR.left" -e trace=wait4,write,unlinkat,fdatasync,exit_group)
+rf_run -- python3 -c "$CLONE0" "$WS/clone0.lock"
+RF_WRAP=()
+is "$RF_RC" 0 "a traced run that leaves a clone child behind exits 0"
+read -r W X U F E < <(end_order "$TR.left")
+if [ "$W" -gt 0 ] && [ "$X" -gt "$W" ]; then
+	ok "init with a child left is waited for before run.exit is written"
+else
+	not_ok "init with a child left is waited for before run.exit is written" \
+		"wait4 of init at $W, run.exit at $X"
+fi
 
 # ---- the run's /etc through one directory fd -------------------------------------
 # openat2 of "etc" beneath the new root (RESOLVE_BENEATH): once to make it.
