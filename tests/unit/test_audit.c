@@ -782,6 +782,36 @@ static void test_tail_largest(void)
         rm_state(state);
 }
 
+/* A run-end checkpoint joins the group commit: appended, not synced by
+ * itself; audit_writeback starts the write without making it durable;
+ * audit_flush does. */
+static void test_checkpoint_commit(void)
+{
+        char *state = mk_state();
+        struct audit_log *log = NULL;
+        struct rf_error err = {0};
+        if (audit_open(state, &log, &err) < 0) {
+                diag("open: %s", err.msg);
+                exit(1);
+        }
+        is_int(audit_writeback(log), 0, "writeback of a clean log: nothing to do");
+        struct audit_field f[] = {{.key = "i", .type = AUDIT_INT, .i = 1}};
+        ok(audit_append(log, "run-1", "test.event", f, 1, true, &err) > 0, "a durable record (%s)",
+           err.msg);
+        is_int((int)audit_dirty_ms(log), 0, "... is synced");
+        is_int(audit_checkpoint(log, &err), 0, "a checkpoint (%s)", err.msg);
+        ok(audit_dirty_ms(log) > 0, "... is appended, not yet synced");
+        is_int(audit_writeback(log), 0, "its writeback starts");
+        ok(audit_dirty_ms(log) > 0, "... and makes nothing durable by itself");
+        is_int(audit_flush(log), 0, "audit_flush syncs it");
+        is_int((int)audit_dirty_ms(log), 0, "... and the log is clean");
+        audit_close(log);
+        uint64_t n = 0;
+        is_int(verify_n(state, NULL, NULL, &n, &err), 0, "the chain verifies (%s)", err.msg);
+        is_int((int)n, 2, "... with both records");
+        rm_state(state);
+}
+
 int main(void)
 {
         if (sodium_init() < 0)
@@ -798,5 +828,6 @@ int main(void)
         test_reverse();
         test_tail_window();
         test_tail_largest();
+        test_checkpoint_commit();
         return done();
 }
