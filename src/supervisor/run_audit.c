@@ -104,8 +104,11 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
                 STR("publish", publish[0] ? publish : NULL),
         };
         /* not durable yet: the caller commits it (audit_flush) before the
-         * command can start; a failed commit refuses the run */
+         * command can start, a failed commit refusing the run; its
+         * writeback starts now, so that commit (after clone3) waits less */
         int64_t r = audit_append(log, plan->run_id, "run.start", f, ARRAY_SIZE(f), false, err);
+        if (r >= 0)
+                (void)audit_writeback(log);
         return r < 0 ? (int)r : 0;
 }
 

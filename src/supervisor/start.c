@@ -103,10 +103,21 @@ static void start_done(struct start *s)
         /* the registry entry goes after run.exit: `ringfence wait` takes
          * "not live" to mean "run.exit is in the log" */
         s->reg = registry_remove(s->reg);
-        /* init ended alone (EXIT_ALONE): its teardown ran beside run.exit */
+        run_tls_free(&s->tls);
+        grants_freep(&s->grants);
+        policy_free(s->pol);
+        s->pol = NULL;
+        /* run.exit's writeback went on meanwhile: durable now */
+        if (s->alog && audit_flush(s->alog) < 0 && s->phase == PHASE_EXITED)
+                note(s, "cannot record the end of run %s: the audit log could not be synced",
+                     s->run_id);
+        s->alog = audit_close(s->alog);
+        /* init ended alone (EXIT_ALONE): its teardown (namespaces, address
+         * space) ran beside all of the above. What its mounts used, its
+         * host uid and kept-state locks (the plan's) and its cgroup go
+         * once it is reaped. */
         sandbox_reap(&s->init_left, NULL);
         s->init_left.pidfd = safe_close(s->init_left.pidfd);
-        s->cg = cgroup_destroy(s->cg);
         if (s->plan)
                 plan_cleanup(s->plan); /* protected-path placeholders this run created */
         s->plan = plan_free(s->plan);
@@ -115,16 +126,7 @@ static void start_done(struct start *s)
         s->n_home_files = 0;
         free(s->home_files);
         s->home_files = NULL;
-        run_tls_free(&s->tls);
-        grants_freep(&s->grants);
-        policy_free(s->pol);
-        s->pol = NULL;
-        /* run.exit's writeback went on while the rest was undone: durable
-         * now, before the process that wrote it ends */
-        if (s->alog && audit_flush(s->alog) < 0 && s->phase == PHASE_EXITED)
-                note(s, "cannot record the end of run %s: the audit log could not be synced",
-                     s->run_id);
-        s->alog = audit_close(s->alog);
+        s->cg = cgroup_destroy(s->cg);
 }
 
 /*
