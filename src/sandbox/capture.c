@@ -42,6 +42,7 @@
 #include "sandbox/capture-batch.h"
 #include "sandbox/msg.h"
 #include "sandbox/plan.h"
+#include "sandbox/steps.h"
 #include "shared/macro.h"
 
 _Static_assert(sizeof rf_capture_rule4 <= RF_CAPTURE_RULE_MAX, "rule template too large");
@@ -535,5 +536,44 @@ int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds 
 fail:
         capture_fds_close(out);
         (void)table_delete();
+        return r;
+}
+
+/* r, or -EPERM where the test build fails `step` */
+static int injected(int fail_step, int step, int r)
+{
+        return fail_step == step ? -EPERM : r;
+}
+
+int capture_fresh(const struct rf_plan *p, int fail_step, struct capture_fds *out, int *step)
+{
+        bool v6 = false;
+        int r;
+        capture_fds_init(out);
+        *step = STEP_LOOPBACK;
+        if ((r = injected(fail_step, STEP_LOOPBACK, 0)) < 0 || (r = capture_lo_up()) < 0)
+                return r;
+        *step = STEP_DNS;
+        if ((r = injected(fail_step, STEP_DNS, 0)) < 0 ||
+            (r = keep(&out->dns, capture_local_socket(SOCK_DGRAM, 53))) < 0)
+                goto fail;
+        *step = STEP_EGRESS;
+        if ((r = injected(fail_step, STEP_EGRESS, 0)) < 0 ||
+            (r = keep(&out->http, capture_local_socket(SOCK_STREAM, RF_EGRESS_HTTP_PORT))) < 0 ||
+            (r = keep(&out->socks, capture_local_socket(SOCK_STREAM, RF_EGRESS_SOCKS_PORT))) < 0)
+                goto fail;
+        if (p->capture) {
+                *step = STEP_CAPTURE;
+                /* a fresh namespace: whatever fails, it goes with init */
+                if ((r = capture_install(p, fail_step == STEP_CAPTURE, false, &v6)) < 0 ||
+                    (r = keep(&out->cap4, capture_listener(false))) < 0 ||
+                    (v6 && (r = keep(&out->cap6, capture_listener(true))) < 0) ||
+                    (r = keep(&out->nflog, capture_nflog_open())) < 0)
+                        goto fail;
+                out->capture = CAPTURE_V4 | (v6 ? CAPTURE_V6 : 0);
+        }
+        return 0;
+fail:
+        capture_fds_close(out);
         return r;
 }

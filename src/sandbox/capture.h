@@ -122,6 +122,20 @@ void capture_fds_close(struct capture_fds *f);
 int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds *out);
 
 /*
+ * capture_fresh — the supervisor's side for a root run's own, new network
+ * namespace (the calling thread is in it, with host root's capabilities
+ * over it): what init does there for a rootless run — lo up, the DNS stub
+ * socket, the proxy listeners and, when p->capture, the addresses, routes
+ * and ruleset (capture_install) with the capture listeners and the NFLOG
+ * socket — into *out (capture_fds_init'd first; closed again on error).
+ * *step is the step that failed (STEP_LOOPBACK, STEP_DNS, STEP_EGRESS,
+ * STEP_CAPTURE). `fail_step`: the plan's test_fail_step (-1 outside test
+ * builds): that step fails with EPERM, STEP_CAPTURE with a batch the
+ * kernel refuses. 0 or -errno.
+ */
+int capture_fresh(const struct rf_plan *p, int fail_step, struct capture_fds *out, int *step);
+
+/*
  * capture_listener — init's side: a listening TCP socket (backlog 128,
  * non-blocking, CLOEXEC) on 127.0.0.1 or [::1] (v6, IPV6_V6ONLY) port
  * RF_EGRESS_CAPTURE_PORT. Returns the fd or -errno.

@@ -115,6 +115,17 @@ struct trust_late {
         struct trustfiles files;
 };
 
+/* Root runs in a network namespace of their own: the supervisor, host
+ * root, sets it up (net_setup) while init builds the root; init does it
+ * itself for rootless runs, whose supervisor holds no capability there.
+ * Not with sysctls to write (an OCI container's, init's before the root):
+ * they could change what the setup finds. */
+static bool net_by_supervisor(const struct rf_plan *p)
+{
+        return p->map_as_root && !p->clone_parent && !p->adopt_net && p->n_sysctl == 0 &&
+               p->join_ns[PLAN_JOIN_NET] < 0 && !(p->test_skip & (1ULL << STEP_NETNS));
+}
+
 static _noreturn_ void child_fail(const struct child *c, int step, int err)
 {
         struct rf_msg m = {.type = MSG_FAIL, .step = step, .err = err > 0 ? err : EIO};
@@ -2005,8 +2016,9 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
         step_begin(&c, STEP_HOSTNAME);
         if (p->join_ns[PLAN_JOIN_UTS] < 0) /* a pod's keeps its own */
                 TRY(&c, STEP_HOSTNAME, sethostname(p->hostname, strlen(p->hostname)));
-        /* a pod's network namespace is configured by the run that made it */
-        if (!skipped(p, STEP_NETNS) && p->join_ns[PLAN_JOIN_NET] < 0) {
+        /* a pod's network namespace is configured by the run that made it,
+         * a root run's by the supervisor (net_setup) */
+        if (!skipped(p, STEP_NETNS) && p->join_ns[PLAN_JOIN_NET] < 0 && !net_by_supervisor(p)) {
                 step_begin(&c, STEP_LOOPBACK);
                 loopback_up(&c);
                 step_begin(&c, STEP_DNS);
@@ -2286,6 +2298,32 @@ int sandbox_diagnose_clone(int *err)
         return res[0];
 }
 
+/*
+ * The supervisor's side of a root run's network namespace
+ * (net_by_supervisor): entered through init's pidfd, set up as init would
+ * (capture_fresh), left again. The sockets made keep the run's namespace.
+ * *step: what failed. 0 or -errno.
+ */
+static int net_setup(const struct rf_plan *p, int pidfd, struct capture_fds *out, int *step)
+{
+        *step = STEP_LOOPBACK;
+        int own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (own < 0)
+                return negative_errno();
+        if (setns(pidfd, CLONE_NEWNET) < 0) {
+                int e = negative_errno();
+                close(own);
+                return e;
+        }
+        int r = capture_fresh(p, p->test_fail_step, out, step);
+        /* the supervisor outside its own network namespace: nothing of it
+         * may go on */
+        if (setns(own, CLONE_NEWNET) < 0)
+                abort();
+        close(own);
+        return r;
+}
+
 int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgroup *cg,
                   struct rf_child *out, struct rf_error *err)
 {
@@ -2462,6 +2500,15 @@ int sandbox_spawn(const struct rf_plan *plan, const int stdio[3], struct rf_cgro
                 if (r < 0) {
                         rf_error_set(err, r, "cannot set up %s (%s): %s", rf_step_what(STEP_CGROUP),
                                      rf_step_name(STEP_CGROUP), strerror(-r));
+                        goto kill;
+                }
+        }
+        /* while init builds the root; the command starts only after START */
+        if (net_by_supervisor(plan)) {
+                int step;
+                if ((r = net_setup(plan, pidfd, &out->net, &step)) < 0) {
+                        rf_error_set(err, r, "cannot set up %s (%s): %s", rf_step_what(step),
+                                     rf_step_name(step), strerror(-r));
                         goto kill;
                 }
         }

@@ -31,8 +31,9 @@ struct rf_child {
         int pidfd;    /* owned; a pidfd for init */
         int chan;     /* owned; supervisor end of the message channel */
         bool adopted; /* init is not our child (plan->clone_parent): no waitpid */
-        /* plan->adopt_net: what the capture of the engine's network namespace
-         * made, for the supervisor to take as if init had sent it */
+        /* what the supervisor's setup of the run's network namespace made
+         * (a root run's own, or an engine's: plan->adopt_net), for it to
+         * take as if init had sent it */
         struct capture_fds net;
 };
 

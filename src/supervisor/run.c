@@ -637,9 +637,10 @@ static void sup_on_timer(struct sup *s, int tfd)
 static void sup_handle(struct sup *s, const struct rf_msg *m, int fd);
 
 /*
- * An engine's network namespace, captured by the supervisor itself
- * (plan->adopt_net, sandbox_spawn): what it made is taken exactly as init's
- * messages would be, in init's order, with the same checks.
+ * A network namespace the supervisor set up itself (sandbox_spawn: a root
+ * run's own, or an engine's it adopts): what it made is taken exactly as
+ * init's messages would be, in init's order, with the same checks. None
+ * (a rootless run's, set up by init): nothing to take.
  */
 static void sup_take_net(struct sup *s)
 {
@@ -1713,8 +1714,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         plan->secrets_fd = safe_close(plan->secrets_fd);
         if (r < 0)
                 goto refuse;
-        if (plan->adopt_net)
-                sup_take_net(&s);
+        sup_take_net(&s); /* a root run's or an engine's namespace, set up by sandbox_spawn */
         if (s.direct_stdio) {
                 /* the engine's pipes are the command's alone: they end with
                  * it, never held open by the supervisor */
