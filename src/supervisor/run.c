@@ -2115,7 +2115,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         int status = sup_exit_status(&s, plan->argv[0], timeout_ms, err);
         struct rf_child last = {.pid = -1, .pidfd = -1, .chan = -1};
         if (!s.init_gone) { /* init_alone: init's own end overlaps ours */
-                last = s.child;
+                last = (struct rf_child){.pid = s.child.pid, .pidfd = s.child.pidfd, .chan = -1};
+                capture_fds_init(&last.net);
                 s.child.pidfd = -1;
         }
         sup_free(&s);
