@@ -1470,6 +1470,8 @@ static void sup_free(struct sup *s)
         for (int i = 0; i < 3; i++)
                 s->host_out[i] = safe_close(s->host_out[i]);
         for (size_t i = 0; i < s->n_pumps; i++) {
+                if (s->pumps[i]->close_out) /* owned (pump_settle may have closed it) */
+                        s->pumps[i]->out = safe_close(s->pumps[i]->out);
                 if (s->pumps[i]->wipe)
                         explicit_bzero(s->pumps[i]->buf, sizeof s->pumps[i]->buf);
                 if (s->pumps[i]->mask) {
@@ -1796,8 +1798,12 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         int out1 = s.host_out[1] >= 0 ? s.host_out[1] : STDOUT_FILENO;
         int out2 = s.host_out[2] >= 0 ? s.host_out[2] : STDERR_FILENO;
         if (!plan->use_pty && !s.direct_stdio) {
-                if ((r = sup_add_pump(&s, STDIN_FILENO, s.pipes[0][1], false, true)) < 0 ||
-                    (r = sup_add_pump(&s, s.pipes[1][0], out1, true, false)) < 0 ||
+                /* the stdin pipe's end is the pump's from here (closed at
+                 * EOF, or in sup_free): a second close of its number would
+                 * close whatever took it since, say a control connection */
+                if ((r = sup_add_pump(&s, STDIN_FILENO, s.pipes[0][1], false, true)) == 0)
+                        s.pipes[0][1] = -1;
+                if (r < 0 || (r = sup_add_pump(&s, s.pipes[1][0], out1, true, false)) < 0 ||
                     (r = sup_add_pump(&s, s.pipes[2][0], out2, true, false)) < 0) {
                         rf_error_set(err, r, "out of memory");
                         sup_kill(&s);
