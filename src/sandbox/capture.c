@@ -514,18 +514,44 @@ static int table_delete(void)
         return r < 0 ? r : r == 1 ? 0 : -EPROTO;
 }
 
-int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds *out)
+/* -EPERM where the test build fails `step`, else 0 */
+static int injected(int fail_step, int step)
+{
+        return fail_step == step ? -EPERM : 0;
+}
+
+/*
+ * Both sides of the supervisor's setup (capture_adopt, capture_fresh): lo
+ * up, the ruleset (an engine's namespace always gets it; a fresh one with
+ * capture), then the DNS stub, the proxy listeners and, with capture, the
+ * capture listeners and the NFLOG socket. In an engine's namespace a
+ * failure after the commit removes the table again; one before it never
+ * touches a table that was there (EEXIST: another container's).
+ */
+static int setup(const struct rf_plan *p, bool adopt, int fail_step, struct capture_fds *out,
+                 int *step)
 {
         bool v6 = false;
         int r;
         capture_fds_init(out);
-        if ((r = capture_lo_up()) < 0 || (r = capture_install(p, fail_commit, true, &v6)) < 0)
+        *step = STEP_LOOPBACK;
+        if ((r = injected(fail_step, STEP_LOOPBACK)) < 0 || (r = capture_lo_up()) < 0)
                 return r;
-        if ((r = keep(&out->dns, capture_local_socket(SOCK_DGRAM, 53))) < 0 ||
+        *step = STEP_CAPTURE;
+        if ((adopt || p->capture) &&
+            (r = capture_install(p, fail_step == STEP_CAPTURE, adopt, &v6)) < 0)
+                return r;
+        *step = STEP_DNS;
+        if ((r = injected(fail_step, STEP_DNS)) < 0 ||
+            (r = keep(&out->dns, capture_local_socket(SOCK_DGRAM, 53))) < 0)
+                goto fail;
+        *step = STEP_EGRESS;
+        if ((r = injected(fail_step, STEP_EGRESS)) < 0 ||
             (r = keep(&out->http, capture_local_socket(SOCK_STREAM, RF_EGRESS_HTTP_PORT))) < 0 ||
             (r = keep(&out->socks, capture_local_socket(SOCK_STREAM, RF_EGRESS_SOCKS_PORT))) < 0)
                 goto fail;
         if (p->capture) {
+                *step = STEP_CAPTURE;
                 if ((r = keep(&out->cap4, capture_listener(false))) < 0 ||
                     (v6 && (r = keep(&out->cap6, capture_listener(true))) < 0) ||
                     (r = keep(&out->nflog, capture_nflog_open())) < 0)
@@ -535,45 +561,19 @@ int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds 
         return 0;
 fail:
         capture_fds_close(out);
-        (void)table_delete();
+        if (adopt)
+                (void)table_delete();
         return r;
 }
 
-/* r, or -EPERM where the test build fails `step` */
-static int injected(int fail_step, int step, int r)
+int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds *out)
 {
-        return fail_step == step ? -EPERM : r;
+        int step;
+        return setup(p, true, fail_commit ? STEP_CAPTURE : -1, out, &step);
 }
 
 int capture_fresh(const struct rf_plan *p, int fail_step, struct capture_fds *out, int *step)
 {
-        bool v6 = false;
-        int r;
-        capture_fds_init(out);
-        *step = STEP_LOOPBACK;
-        if ((r = injected(fail_step, STEP_LOOPBACK, 0)) < 0 || (r = capture_lo_up()) < 0)
-                return r;
-        *step = STEP_DNS;
-        if ((r = injected(fail_step, STEP_DNS, 0)) < 0 ||
-            (r = keep(&out->dns, capture_local_socket(SOCK_DGRAM, 53))) < 0)
-                goto fail;
-        *step = STEP_EGRESS;
-        if ((r = injected(fail_step, STEP_EGRESS, 0)) < 0 ||
-            (r = keep(&out->http, capture_local_socket(SOCK_STREAM, RF_EGRESS_HTTP_PORT))) < 0 ||
-            (r = keep(&out->socks, capture_local_socket(SOCK_STREAM, RF_EGRESS_SOCKS_PORT))) < 0)
-                goto fail;
-        if (p->capture) {
-                *step = STEP_CAPTURE;
-                /* a fresh namespace: whatever fails, it goes with init */
-                if ((r = capture_install(p, fail_step == STEP_CAPTURE, false, &v6)) < 0 ||
-                    (r = keep(&out->cap4, capture_listener(false))) < 0 ||
-                    (v6 && (r = keep(&out->cap6, capture_listener(true))) < 0) ||
-                    (r = keep(&out->nflog, capture_nflog_open())) < 0)
-                        goto fail;
-                out->capture = CAPTURE_V4 | (v6 ? CAPTURE_V6 : 0);
-        }
-        return 0;
-fail:
-        capture_fds_close(out);
-        return r;
+        /* a fresh namespace: whatever fails, it goes with init */
+        return setup(p, false, fail_step, out, step);
 }

@@ -124,10 +124,10 @@ int capture_adopt(const struct rf_plan *p, bool fail_commit, struct capture_fds 
 /*
  * capture_fresh — the supervisor's side for a root run's own, new network
  * namespace (the calling thread is in it, with host root's capabilities
- * over it): what init does there for a rootless run — lo up, the DNS stub
- * socket, the proxy listeners and, when p->capture, the addresses, routes
- * and ruleset (capture_install) with the capture listeners and the NFLOG
- * socket — into *out (capture_fds_init'd first; closed again on error).
+ * over it): what init does there for a rootless run — lo up, when
+ * p->capture the addresses, routes and ruleset (capture_install), the DNS
+ * stub socket, the proxy listeners and, with capture, the capture
+ * listeners and the NFLOG socket — into *out (capture_fds_init'd first; closed again on error).
  * *step is the step that failed (STEP_LOOPBACK, STEP_DNS, STEP_EGRESS,
  * STEP_CAPTURE). `fail_step`: the plan's test_fail_step (-1 outside test
  * builds): that step fails with EPERM, STEP_CAPTURE with a batch the

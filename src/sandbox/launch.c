@@ -115,17 +115,6 @@ struct trust_late {
         struct trustfiles files;
 };
 
-/* Root runs in a network namespace of their own: the supervisor, host
- * root, sets it up (net_setup) while init builds the root; init does it
- * itself for rootless runs, whose supervisor holds no capability there.
- * Not with sysctls to write (an OCI container's, init's before the root):
- * they could change what the setup finds. */
-static bool net_by_supervisor(const struct rf_plan *p)
-{
-        return p->map_as_root && !p->clone_parent && !p->adopt_net && p->n_sysctl == 0 &&
-               p->join_ns[PLAN_JOIN_NET] < 0 && !(p->test_skip & (1ULL << STEP_NETNS));
-}
-
 static _noreturn_ void child_fail(const struct child *c, int step, int err)
 {
         struct rf_msg m = {.type = MSG_FAIL, .step = step, .err = err > 0 ? err : EIO};
@@ -143,6 +132,17 @@ static void step_begin(const struct child *c, int step)
 static bool skipped(const struct rf_plan *p, int step)
 {
         return (p->test_skip & (1ULL << step)) != 0;
+}
+
+/* Root runs in a network namespace of their own: the supervisor, host
+ * root, sets it up (net_setup) while init builds the root; init does it
+ * itself for rootless runs, whose supervisor holds no capability there.
+ * Not with sysctls to write (an OCI container's, init's before the root):
+ * they could change what the setup finds. */
+static bool net_by_supervisor(const struct rf_plan *p)
+{
+        return p->map_as_root && !p->clone_parent && !p->adopt_net && p->n_sysctl == 0 &&
+               p->join_ns[PLAN_JOIN_NET] < 0 && !skipped(p, STEP_NETNS);
 }
 
 #define TRY(c, step, expr)                                                                         \

@@ -133,12 +133,17 @@ end_order() { # TRACE: prints "W X U F E" (0: not seen)
 	/exit_group\(/ { e = NR }
 	END { printf "%d %d %d %d %d\n", w, x, u, f, e }' "$1"
 }
-RF_WRAP=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-	strace -f -qq -y -s 4096 -o "$TR.end" -e trace=wait4,write,unlinkat,fdatasync,exit_group)
-rf_run -- /bin/true
-RF_WRAP=()
+traced_end() { # TRACE CMD...: one run traced for end_order, then "W X U F E" read
+	local trace=$1
+	shift
+	RF_WRAP=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+		strace -f -qq -y -s 4096 -o "$trace" -e trace=wait4,write,unlinkat,fdatasync,exit_group)
+	rf_run -- "$@"
+	RF_WRAP=()
+	read -r W X U F E < <(end_order "$trace")
+}
+traced_end "$TR.end" /bin/true
 is "$RF_RC" 0 "a traced run that leaves nothing behind exits 0"
-read -r W X U F E < <(end_order "$TR.end")
 if [ "$X" -gt 0 ] && [ "$U" -gt "$X" ]; then
 	ok "run.exit is written before the run leaves the registry"
 else
@@ -185,12 +190,8 @@ is "$RF_RC" 0 "control: a run that leaves a clone child behind exits 0"
 like "$RF_OUT" '^held$' "control: its child held the lock while the command ended"
 flock -n "$WS/clone0.lock" true
 is "$?" 0 "control: the child is gone when ringfence returns (its lock is free)"
-RF_WRAP=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-	strace -f -qq -y -s 4096 -o "$TR.left" -e trace=wait4,write,unlinkat,fdatasync,exit_group)
-rf_run -- python3 -c "$CLONE0" "$WS/clone0.lock"
-RF_WRAP=()
+traced_end "$TR.left" python3 -c "$CLONE0" "$WS/clone0.lock"
 is "$RF_RC" 0 "a traced run that leaves a clone child behind exits 0"
-read -r W X U F E < <(end_order "$TR.left")
 if [ "$W" -gt 0 ] && [ "$X" -gt "$W" ]; then
 	ok "init with a child left is waited for before run.exit is written"
 else
