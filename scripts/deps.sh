@@ -8,7 +8,7 @@
 #   scripts/deps.sh --bench    build + the peers of bench/ (never part of `make check`)
 set -eu
 
-build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev libmnl-dev libnftnl-dev libssl-dev"
+build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev nettle-dev libgmp-dev libmnl-dev libnftnl-dev libssl-dev"
 test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 hyperfine socat openssl git acl strace
 	curl wget nodejs chromium openjdk-17-jdk-headless openssh-server openssh-client python3-requests python3-pip
 	debhelper lintian apparmor fakeroot dpkg-dev busybox-static podman conmon runc crun containerd catatonit

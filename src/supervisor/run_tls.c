@@ -40,10 +40,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "supervisor/start-internal.h"
@@ -60,6 +62,8 @@
 #include "secrets/secmem.h"
 #include "shared/macro.h"
 #include "shared/memfd.h"
+#include "tls/runca.h"
+#include "tls/trustfmt.h"
 
 /* a run without a timeout: the run CA's validity (its key dies with the run) */
 #define CA_LIFETIME_DEFAULT_S (30ULL * 24 * 3600)
@@ -192,35 +196,54 @@ static int snapshot_path(const char *path, const char *name)
         return rf_tls_snapshot(src, RF_TLS_BUNDLE_MAX, name);
 }
 
+/* A sealed snapshot's bytes, mapped read-only (the helper exits without
+ * unmapping): *p NULL for an empty one. 0 or -errno. */
+static int snapshot_map(int fd, const char **p, size_t *n)
+{
+        size_t size = 0;
+        int r = memfd_sealed_size(fd, RF_TLS_BUNDLE_MAX, &size);
+        if (r < 0)
+                return r;
+        *p = NULL;
+        *n = size;
+        if (size == 0)
+                return 0;
+        void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED)
+                return negative_errno();
+        *p = m;
+        return 0;
+}
+
 /* Everything the helper does; fills *res and fds[HELPER_FDS] (-1 where
- * none) and export[0..res->ca_len). */
+ * none) and export[0..res->ca_len). No OpenSSL: the CA is nettle's
+ * (tls/runca.c), the trust files trustfmt's; the module is only copied
+ * (its first user is the run's first egress process). */
 static int helper_work(const struct helper_job *j, struct tls_result *res, int fds[HELPER_FDS],
                        unsigned char *export, size_t export_max)
 {
-        struct rf_tls_module mod;
-        struct rf_tls_trust *trust = NULL;
-        struct rf_tls_ca *ca = NULL;
-        char bpath[64], upath[64];
+        struct trust_certs host = {0}, extra = {0};
+        const char *btext = NULL, *utext = NULL;
+        size_t blen = 0, ulen = 0;
         int r;
 
         /* the module and the trust files as they are now: the egress
          * processes load these snapshots, never the paths again */
         if ((r = rf_tls_module_snapshot(&fds[HF_MODULE])) < 0 ||
-            (r = rf_tls_load_fd(fds[HF_MODULE], &mod)) < 0) {
+            (r = rf_tls_module_version(fds[HF_MODULE])) < 0) {
                 char path[256] = "ringfence-tls.so";
                 (void)rf_tls_module_path(path, sizeof path);
                 return fail(res, r, "the TLS module %s could not be loaded: %s", path,
                             r == -EPROTO ? "it is of another version" : strerror(-r));
         }
-        const struct rf_tls_vtable *vt = mod.vt;
         if ((r = fds[HF_BUNDLE] = snapshot_path(RF_TLS_HOST_BUNDLE, "ca-bundle")) >= 0 &&
             j->upstream_ca)
                 r = fds[HF_UPSTREAM] = snapshot_path(j->upstream_ca, "upstream-ca");
-        if (r >= 0) {
-                snprintf(bpath, sizeof bpath, "/proc/self/fd/%d", fds[HF_BUNDLE]);
-                snprintf(upath, sizeof upath, "/proc/self/fd/%d", fds[HF_UPSTREAM]);
-                r = vt->trust_load(bpath, j->upstream_ca ? upath : NULL, &trust);
-        }
+        /* checked as the egress process's trust_load will read them */
+        if (r >= 0 && (r = snapshot_map(fds[HF_BUNDLE], &btext, &blen)) >= 0)
+                r = trust_certs_load(btext, blen, &host);
+        if (r >= 0 && j->upstream_ca && (r = snapshot_map(fds[HF_UPSTREAM], &utext, &ulen)) >= 0)
+                r = trust_certs_load(utext, ulen, &extra);
         if (r < 0)
                 return fail(res, r,
                             "cannot read the host's CA bundle " RF_TLS_HOST_BUNDLE "%s%s: %s",
@@ -231,13 +254,16 @@ static int helper_work(const struct helper_job *j, struct tls_result *res, int f
                             : r == -EINVAL ? "not a regular file"
                                            : strerror(-r));
         char *bundle = NULL, *pem = NULL;
-        unsigned char *java = NULL;
-        size_t bundle_len = 0, pem_len = 0, java_len = 0, ca_len = 0;
-        if ((r = vt->ca_new(j->hosts, j->n_hosts, j->lifetime_s, &ca)) < 0 ||
-            (r = vt->trust_bundle(trust, ca, &bundle, &bundle_len)) < 0 ||
-            (r = vt->ca_pem(ca, &pem, &pem_len)) < 0 ||
-            (j->java && (r = vt->pkcs12(ca, trust, "changeit", &java, &java_len)) < 0) ||
-            (r = vt->ca_export(ca, export, export_max, &ca_len)) < 0)
+        unsigned char *der = NULL, *java = NULL, salt[TRUST_P12_SALT_LEN];
+        size_t der_len = 0, bundle_len = 0, pem_len = 0, java_len = 0, ca_len = 0;
+        if ((r = runca_new(j->hosts, j->n_hosts, j->lifetime_s, time(NULL), &der, &der_len, export,
+                           export_max, &ca_len)) < 0 ||
+            (r = trust_pem_cert(der, der_len, &pem, &pem_len)) < 0 ||
+            (r = trust_bundle_join(btext, blen, pem, pem_len, &bundle, &bundle_len)) < 0 ||
+            (j->java &&
+             (r = getrandom(salt, sizeof salt, 0) == (ssize_t)sizeof salt ? 0 : -EIO) < 0) ||
+            (j->java && (r = trust_p12(der, der_len, &host, "changeit", salt, runca_p12_mac, NULL,
+                                       &java, &java_len)) < 0))
                 return fail(res, r, "cannot make the run's TLS authority: %s", strerror(-r));
         if (bundle_len > j->bound || pem_len > j->bound || java_len > j->bound)
                 return fail(res, -EFBIG, "the run's TLS trust files exceed %zu bytes", j->bound);

@@ -16,8 +16,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -197,6 +199,22 @@ int rf_tls_module_snapshot(int *fd)
                 return r;
         *fd = r;
         return 0;
+}
+
+int rf_tls_module_version(int fd)
+{
+        size_t size = 0;
+        int r = memfd_sealed_size(fd, RF_TLS_MODULE_MAX, &size);
+        if (r < 0)
+                return r;
+        if (size == 0)
+                return -EPROTO;
+        void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED)
+                return negative_errno();
+        bool found = memmem(p, size, RF_TLS_VTABLE_SYMBOL, sizeof RF_TLS_VTABLE_SYMBOL) != NULL;
+        munmap(p, size);
+        return found ? 0 : -EPROTO;
 }
 
 int rf_tls_load_fd(int fd, struct rf_tls_module *m)

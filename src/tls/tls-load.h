@@ -2,8 +2,9 @@
  * tls-load.h — load the TLS-termination module (ringfence-tls.so) on demand.
  *
  * Called by the egress process of a run with TLS termination, before its
- * lockdown (it cannot open or map files after it), and by the helper that
- * makes the run's CA and trust files (cli/run_tls.c). The supervisor only
+ * lockdown (it cannot open or map files after it); the helper that makes
+ * the run's CA and trust files (supervisor/run_tls.c) only snapshots the
+ * module and checks its version (rf_tls_module_version). The supervisor only
  * checks that the module is there (rf_tls_module_check): it never maps
  * OpenSSL, nor does any process of a run without TLS termination.
  */
@@ -74,6 +75,16 @@ int rf_tls_snapshot(int src, size_t max, const char *name);
  * (it may have changed since the run started). 0 or -errno.
  */
 int rf_tls_module_snapshot(int *fd);
+
+/*
+ * rf_tls_module_version — does the sealed snapshot fd (rf_tls_module_snapshot)
+ * name this binary's vtable symbol (RF_TLS_VTABLE_SYMBOL, NUL-terminated, in
+ * its bytes)? 0, -EPROTO if not (a module of another version), -EBADF if fd
+ * is no sealed snapshot. Nothing is loaded: the TLS helper checks the module
+ * this way at the run's start, the egress process loads it (rf_tls_load_fd,
+ * which checks the vtable itself) at the run's first connection.
+ */
+int rf_tls_module_version(int fd);
 
 /* rf_tls_load_fd — load the module from a sealed snapshot (checked with
  * memfd_sealed_size first: -EBADF otherwise), as rf_tls_load_path does

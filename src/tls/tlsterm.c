@@ -42,10 +42,12 @@
  *   - Renegotiation is refused on both sides (SSL_OP_NO_RENEGOTIATION): a
  *     second handshake inside a session would change keys, and possibly the
  *     peer's certificate, under a session the egress process already judged.
- *   - trust_load() is on a run's start path, so it only reads the files
- *     (before the lockdown: the egress process cannot open files) and
- *     checks them cheaply: the certificate blocks are found in the PEM text
- *     and their base64 decoded (each must be one DER SEQUENCE), with no
+ *   - trust_load() is at the egress process's start (the run's first
+ *     connection), so it only reads the files (before the lockdown: the
+ *     egress process cannot open files) and checks them cheaply, as the TLS
+ *     helper checked them at the run's start (trustfmt.c's reader): the
+ *     certificate blocks are found in the PEM text and their base64
+ *     decoded (each must be one DER SEQUENCE), with no
  *     X.509 decoding (OpenSSL 3 decodes every public key through its
  *     decoder framework: ~20 ms for Debian's 144 roots). The verification
  *     store and the client context are built from the decoded DER at the
@@ -53,11 +55,11 @@
  *     only); a certificate that fails to parse there fails that and every
  *     later client_new() with a reason. The server context of a CA is
  *     likewise made at its first server session.
- *   - pkcs12() writes the PKCS#12 DER itself (a small DER writer, every
- *     length computed before anything is written) from the certificates'
- *     DER as decoded from the bundle text: no certificate is parsed;
- *     OpenSSL only derives the MAC key, computes the HMAC and draws the
- *     salt.
+ *   - pkcs12() and trust_bundle() are trustfmt.c's (shared with the TLS
+ *     helper, which makes the run's files without OpenSSL): the PKCS#12 DER
+ *     laid out from the certificates' DER as decoded from the bundle text,
+ *     no certificate parsed; OpenSSL only derives the MAC key, computes the
+ *     HMAC and draws the salt here.
  *
  * Threats: peer-controlled input is the ClientHello (SNI and ALPN are
  * checked against the one expected name and http/1.1), the upstream's
@@ -97,6 +99,7 @@
 
 #include "shared/macro.h"
 #include "tls/tlsterm.h"
+#include "tls/trustfmt.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -107,39 +110,15 @@
  * openssl.cnf default, set here because no config file is read. */
 #define SECURITY_LEVEL 2
 #define ALPN_HTTP11    "\x08http/1.1"
-#define P12_ALIAS      "ringfence-run-ca"
-#define P12_HOST_ALIAS "host-ca-%zu"
-/* The PKCS#12 store's size bound (the DER writer refuses more): a host
- * bundle is at most RF_TLS_BUNDLE_MAX of text, whose DER is smaller, plus
- * ~150 bytes of bag per certificate of >= 60 bytes of text. */
-#define P12_DER_MAX ((size_t)64 << 20)
-/* A store password's bound (UTF-8 bytes; the KDF takes an int). */
-#define P12_PASSWORD_MAX 1024
 /* At most this many bytes already read from a server session's socket
  * (tlsterm.h: 64 KiB; a ClientHello is at most 16 KiB + 5 in practice). */
 #define PREFIX_MAX (64u << 10)
 
-/* One certificate block of a trust file, decoded: der[off, off + len) is
- * the block's base64 decoded, whose first cert_len bytes are the
- * certificate (a TRUSTED CERTIFICATE block appends OpenSSL's trust
- * settings: aux). */
-struct cert_ref {
-        size_t off, len, cert_len;
-        bool aux;
-};
-
-/* A trust file's certificate blocks, decoded (trust_load). */
-struct cert_list {
-        unsigned char *der;    /* owned: every block's bytes, back to back */
-        struct cert_ref *refs; /* owned: n of them, in file order */
-        size_t n;
-};
-
 struct rf_tls_trust {
         char *bundle_pem; /* owned: the host bundle's text, as read: trust_bundle() */
         size_t bundle_len;
-        struct cert_list host;  /* the host bundle's certificates: pkcs12() and the store */
-        struct cert_list extra; /* --upstream-ca's (n == 0 for none): the store only */
+        struct trust_certs host;  /* the host bundle's certificates: pkcs12() and the store */
+        struct trust_certs extra; /* --upstream-ca's (n == 0 for none): the store only */
         /* Made by the first client_new() (trust_ready): */
         X509_STORE *store;           /* owned: host bundle + extra CA, parsed */
         SSL_CTX *ctx;                /* owned: client context using store */
@@ -230,35 +209,6 @@ static int x509_pem(X509 *x, char **ret, size_t *len)
         int r = PEM_write_bio_X509(b, x) == 1 ? mem_dup_out(b, ret, len) : ossl_err();
         BIO_free(b);
         return r;
-}
-
-/* A host name as the CA accepts it: LDH labels, lowercase, no IP literal. */
-static bool host_valid(const char *h)
-{
-        size_t n = strlen(h), label = 0;
-        bool alpha = false;
-
-        if (n == 0 || n > RF_TLS_HOST_MAX || h[0] == '.' || h[n - 1] == '.' || h[0] == '-')
-                return false;
-        for (size_t i = 0; i < n; i++) {
-                char c = h[i];
-                if (c == '.') {
-                        if (label == 0 || h[i - 1] == '-')
-                                return false;
-                        label = 0;
-                        continue;
-                }
-                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
-                        return false;
-                if (label == 0 && c == '-')
-                        return false;
-                if (c >= 'a' && c <= 'z')
-                        alpha = true;
-                if (++label > 63)
-                        return false;
-        }
-        /* all-numeric names are IPv4 literals in disguise */
-        return alpha;
 }
 
 static int random_serial(X509 *x)
@@ -599,204 +549,15 @@ out:
         return r;
 }
 
-/* -- PEM certificate blocks, checked without X.509 decoding -- */
-
-/* The labels of the blocks OpenSSL's PEM_X509_INFO_read_bio takes as
- * certificates (the last one with OpenSSL's trust settings appended). */
-static const struct {
-        const char *label;
-        bool aux;
-} pem_certs[] = {
-        {"CERTIFICATE", false},
-        {"X509 CERTIFICATE", false},
-        {"TRUSTED CERTIFICATE", true},
-};
-
-/* The next line of s[*pos, n): its start and length without the line end
- * and trailing blanks (as OpenSSL's PEM reader strips them); false at the
- * end of the text. */
-static bool next_line(const char *s, size_t n, size_t *pos, const char **line, size_t *len)
-{
-        if (*pos >= n)
-                return false;
-        const char *l = s + *pos;
-        const char *nl = memchr(l, '\n', n - *pos);
-        size_t k = nl ? (size_t)(nl - l) : n - *pos;
-        *pos += k + (nl != NULL);
-        while (k > 0 && (l[k - 1] == '\r' || l[k - 1] == ' ' || l[k - 1] == '\t'))
-                k--;
-        *line = l;
-        *len = k;
-        return true;
-}
-
-/* Is line "-----<word> <label>-----"? */
-static bool pem_marker(const char *line, size_t len, const char *word, const char *label)
-{
-        size_t w = strlen(word), l = strlen(label);
-        return len == 5 + w + 1 + l + 5 && memcmp(line, "-----", 5) == 0 &&
-               memcmp(line + 5, word, w) == 0 && line[5 + w] == ' ' &&
-               memcmp(line + 6 + w, label, l) == 0 && memcmp(line + 6 + w + l, "-----", 5) == 0;
-}
-
-/* Base64 digits: 1 + their value, 0 for any other byte (a table: the
- * class of each character of random base64 is unpredictable for a branch). */
-static const unsigned char b64_digit[256] = {
-        ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,
-        ['H'] = 8,  ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14,
-        ['O'] = 15, ['P'] = 16, ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21,
-        ['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28,
-        ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32, ['g'] = 33, ['h'] = 34, ['i'] = 35,
-        ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40, ['o'] = 41, ['p'] = 42,
-        ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48, ['w'] = 49,
-        ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
-        ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63,
-        ['/'] = 64,
-};
-
-/* Decode the base64 of one line onto out + *at (the caller's buffer holds
- * 3/4 of the whole text: never more is written). *quad and *acc carry a
- * partial group between lines; *pad counts '=' seen (nothing may follow
- * them). -EBADMSG for any other character. */
-static int b64_line(const char *l, size_t len, unsigned char *out, size_t *at, unsigned *quad,
-                    uint32_t *acc, unsigned *pad)
-{
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)l[i];
-                unsigned v = b64_digit[c];
-                if (v != 0 && *pad == 0) {
-                        *acc = *acc << 6 | (v - 1);
-                        if (++*quad == 4) {
-                                out[(*at)++] = (unsigned char)(*acc >> 16);
-                                out[(*at)++] = (unsigned char)(*acc >> 8);
-                                out[(*at)++] = (unsigned char)*acc;
-                                *quad = 0;
-                                *acc = 0;
-                        }
-                } else if (c == ' ' || c == '\t') {
-                        continue;
-                } else if (c == '=' && *quad >= 2 && *pad < 2) {
-                        /* padding completes a group of 2 or 3 digits; no
-                         * digit may follow */
-                        ++*pad;
-                        *acc <<= 6;
-                        if (++*quad == 4) {
-                                out[(*at)++] = (unsigned char)(*acc >> 16);
-                                if (*pad == 1)
-                                        out[(*at)++] = (unsigned char)(*acc >> 8);
-                                *quad = 0;
-                                *acc = 0;
-                        }
-                } else {
-                        return -EBADMSG;
-                }
-        }
-        return 0;
-}
-
-/* The length of the DER element at p[0, n) when it is a SEQUENCE that fits
- * (a certificate's outer shape; definite length, at most 4 length bytes);
- * 0 otherwise. */
-static size_t der_seq_len(const unsigned char *p, size_t n)
-{
-        if (n < 2 || p[0] != 0x30)
-                return 0;
-        size_t len = p[1], hdr = 2;
-        if (len & 0x80) {
-                size_t k = len & 0x7f;
-                if (k == 0 || k > 4 || n < 2 + k)
-                        return 0;
-                len = 0;
-                for (size_t i = 0; i < k; i++)
-                        len = len << 8 | p[2 + i];
-                hdr += k;
-        }
-        return len <= n - hdr ? hdr + len : 0;
-}
-
-static void cert_list_free(struct cert_list *l)
-{
-        free(l->der);
-        free(l->refs);
-        *l = (struct cert_list){0};
-}
-
-/*
- * Find the certificate blocks of a PEM text (labels: pem_certs; anything
- * else in the file is skipped, as OpenSSL's reader skips text between
- * blocks) and decode them into *l. A block must end with its END line, its
- * base64 must decode (whitespace aside, '=' only at the end) and start with
- * one DER SEQUENCE that fits in the decoded bytes: the certificate, not
- * parsed further here. Returns the number of blocks (> 0); -EBADMSG when a
- * block is malformed or there is none; -ENOMEM.
- */
-static int cert_list_load(const char *text, size_t n, struct cert_list *l)
-{
-        const char *line;
-        size_t pos = 0, len, cap = 0, at = 0;
-        int r = -EBADMSG;
-
-        *l = (struct cert_list){0};
-        /* every decoded byte comes from 4/3 as many characters of text */
-        l->der = malloc(n / 4 * 3 + 3);
-        if (!l->der)
-                return -ENOMEM;
-        while (next_line(text, n, &pos, &line, &len)) {
-                if (len == 0 || line[0] != '-')
-                        continue; /* not a marker line */
-                size_t which = ARRAY_SIZE(pem_certs);
-                for (size_t i = 0; i < ARRAY_SIZE(pem_certs); i++)
-                        if (pem_marker(line, len, "BEGIN", pem_certs[i].label))
-                                which = i;
-                if (which == ARRAY_SIZE(pem_certs))
-                        continue;
-                size_t start = at;
-                unsigned quad = 0, pad = 0;
-                uint32_t acc = 0;
-                bool end = false;
-                while (!end && next_line(text, n, &pos, &line, &len)) {
-                        if (pem_marker(line, len, "END", pem_certs[which].label))
-                                end = true;
-                        else if (b64_line(line, len, l->der, &at, &quad, &acc, &pad) < 0)
-                                goto fail;
-                }
-                size_t cert_len = der_seq_len(l->der + start, at - start);
-                if (!end || quad != 0 || cert_len == 0)
-                        goto fail;
-                if (l->n == cap) {
-                        size_t ncap = cap ? 2 * cap : 64;
-                        struct cert_ref *nr = reallocarray(l->refs, ncap, sizeof *nr);
-                        if (!nr) {
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-                        l->refs = nr;
-                        cap = ncap;
-                }
-                l->refs[l->n++] =
-                        (struct cert_ref){start, at - start, cert_len, pem_certs[which].aux};
-        }
-        if (l->n == 0)
-                goto fail;
-        if (l->n > INT_MAX) { /* cannot happen below RF_TLS_BUNDLE_MAX */
-                r = -EFBIG;
-                goto fail;
-        }
-        return (int)l->n;
-fail:
-        cert_list_free(l);
-        return r;
-}
-
 /* -- the verification store, built at the first client_new -- */
 
 /* Parse every certificate of l into store. -EBADMSG (and why) when one does
  * not parse, -ENOMEM/-EIO when OpenSSL fails otherwise. */
-static int store_add_list(X509_STORE *store, const struct cert_list *l, const char *what, char *why,
-                          size_t whylen)
+static int store_add_list(X509_STORE *store, const struct trust_certs *l, const char *what,
+                          char *why, size_t whylen)
 {
         for (size_t i = 0; i < l->n; i++) {
-                const struct cert_ref *c = &l->refs[i];
+                const struct trust_cert *c = &l->refs[i];
                 const unsigned char *p = l->der + c->off;
                 /* as PEM_X509_INFO_read_bio: a TRUSTED CERTIFICATE keeps
                  * OpenSSL's trust settings, which the verifier honours */
@@ -868,8 +629,8 @@ static void tls_trust_free(struct rf_tls_trust *t)
         if (!t)
                 return;
         SSL_CTX_free(t->ctx); /* and t->store with it */
-        cert_list_free(&t->host);
-        cert_list_free(&t->extra);
+        trust_certs_free(&t->host);
+        trust_certs_free(&t->extra);
         free(t->bundle_pem);
         free(t);
 }
@@ -886,7 +647,7 @@ static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
         r = read_file(bundle_path, &t->bundle_pem, &t->bundle_len);
         if (r < 0)
                 goto fail;
-        r = cert_list_load(t->bundle_pem, t->bundle_len, &t->host);
+        r = trust_certs_load(t->bundle_pem, t->bundle_len, &t->host);
         if (r < 0)
                 goto fail;
         if (extra_ca_path) {
@@ -895,7 +656,7 @@ static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
                 r = read_file(extra_ca_path, &extra, &elen);
                 if (r < 0)
                         goto fail;
-                r = cert_list_load(extra, elen, &t->extra);
+                r = trust_certs_load(extra, elen, &t->extra);
                 free(extra);
                 if (r < 0)
                         goto fail;
@@ -962,7 +723,7 @@ static int tls_ca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetim
             lifetime_s > CA_LIFETIME_MAX)
                 return -EINVAL;
         for (size_t i = 0; i < n_hosts; i++)
-                if (!hosts[i] || !host_valid(hosts[i]))
+                if (!hosts[i] || !trust_host_valid(hosts[i]))
                         return -EINVAL;
 
         ERR_clear_error();
@@ -1148,29 +909,14 @@ static int tls_test_forge_leaf_pem(struct rf_tls_ca *ca, const char *name, char 
 static int tls_trust_bundle(const struct rf_tls_trust *t, const struct rf_tls_ca *ca, char **ret,
                             size_t *len)
 {
-        static const char sep[] = "# ringfence: this run's CA (valid for this run only)\n";
         char *ca_pem;
         size_t ca_len;
         int r = x509_pem(ca->cert, &ca_pem, &ca_len);
         if (r < 0)
                 return r;
-        bool nl = t->bundle_len > 0 && t->bundle_pem[t->bundle_len - 1] != '\n';
-        size_t n = t->bundle_len + nl + sizeof sep - 1 + ca_len;
-        char *s = malloc(n + 1);
-        if (!s) {
-                free(ca_pem);
-                return -ENOMEM;
-        }
-        char *p = mempcpy(s, t->bundle_pem, t->bundle_len);
-        if (nl)
-                *p++ = '\n';
-        p = mempcpy(p, sep, sizeof sep - 1);
-        p = mempcpy(p, ca_pem, ca_len);
-        *p = '\0';
+        r = trust_bundle_join(t->bundle_pem, t->bundle_len, ca_pem, ca_len, ret, len);
         free(ca_pem);
-        *ret = s;
-        *len = n;
-        return 0;
+        return r;
 }
 
 /* ---- the CA's export and import (ca_export, ca_import) --------------------- */
@@ -1344,7 +1090,8 @@ static int tls_ca_import(const unsigned char *buf, size_t len, struct rf_tls_ca 
                         goto fail;
                 }
                 off += l;
-                if (strlen(ca->hosts[ca->n_hosts]) != l || !host_valid(ca->hosts[ca->n_hosts])) {
+                if (strlen(ca->hosts[ca->n_hosts]) != l ||
+                    !trust_host_valid(ca->hosts[ca->n_hosts])) {
                         ca->n_hosts++; /* freed with the others */
                         goto fail;
                 }
@@ -1365,282 +1112,42 @@ fail:
         return r;
 }
 
-/* ---- the JVM's PKCS#12 trust store, written as DER ------------------------ */
+/* ---- the JVM's PKCS#12 trust store (trustfmt.c lays it out) ------------- */
 
-/*
- * The store (RFC 7292), as OpenSSL's PKCS12 API wrote it before and as
- * keytool and KeyStore read a trust store:
- *
- *   PFX ::= SEQUENCE { version INTEGER 3,
- *                      authSafe ContentInfo { id-data, [0] OCTET STRING {
- *                                               AuthenticatedSafe } },
- *                      macData MacData }
- *   AuthenticatedSafe ::= SEQUENCE { ContentInfo { id-data,
- *                                      [0] OCTET STRING { SafeContents } } }
- *   SafeContents ::= SEQUENCE OF SafeBag (one per certificate)
- *   SafeBag ::= SEQUENCE { id-certBag, [0] CertBag, SET OF Attribute }
- *   CertBag ::= SEQUENCE { id-x509Certificate, [0] OCTET STRING { DER } }
- *   Attributes: Java's trusted key usage { anyExtendedKeyUsage } (what makes
- *               a bag a trustedCertEntry) and friendlyName { BMPString alias }
- *   MacData ::= SEQUENCE { DigestInfo { { sha256, NULL }, OCTET STRING },
- *                          macSalt OCTET STRING, iterations INTEGER }
- *
- * The certificates are public: one unencrypted safe, as keytool writes
- * trusted entries. The MAC is HMAC-SHA256 over AuthenticatedSafe's DER, keyed
- * by the PKCS#12 KDF (ID 3) from the password, a random salt and OpenSSL's
- * default iteration count. Every length is computed before anything is
- * written (bag_lens and tls_pkcs12: sums saturate above P12_DER_MAX, which
- * refuses the store); the buffer is allocated once at that size and the
- * writer (der_put) never passes its end; the written length must equal the
- * computed one.
- */
+_Static_assert(TRUST_P12_SALT_LEN == PKCS12_SALT_LEN && TRUST_P12_ITER == PKCS12_DEFAULT_ITER,
+               "the store's MAC parameters are OpenSSL's defaults");
 
-/* Encoded OBJECT IDENTIFIERs (tag and length included). */
-static const unsigned char OID_DATA[] = {/* 1.2.840.113549.1.7.1 */
-                                         0x06, 0x09, 0x2a, 0x86, 0x48, 0x86,
-                                         0xf7, 0x0d, 0x01, 0x07, 0x01};
-static const unsigned char OID_CERT_BAG[] = {/* 1.2.840.113549.1.12.10.1.3 */
-                                             0x06, 0x0b, 0x2a, 0x86, 0x48, 0x86, 0xf7,
-                                             0x0d, 0x01, 0x0c, 0x0a, 0x01, 0x03};
-static const unsigned char OID_X509_CERT[] = {/* 1.2.840.113549.1.9.22.1 */
-                                              0x06, 0x0a, 0x2a, 0x86, 0x48, 0x86,
-                                              0xf7, 0x0d, 0x01, 0x09, 0x16, 0x01};
-static const unsigned char OID_FRIENDLY_NAME[] = {/* 1.2.840.113549.1.9.20 */
-                                                  0x06, 0x09, 0x2a, 0x86, 0x48, 0x86,
-                                                  0xf7, 0x0d, 0x01, 0x09, 0x14};
-/* Java's trusted-key-usage attribute (Oracle arc 2.16.840.1.113894.746875.1.1)
- * with one value, anyExtendedKeyUsage (2.5.29.37.0): the whole Attribute. */
-static const unsigned char JAVA_TRUSTED_ATTR[] = {0x30, 0x16, 0x06, 0x0c, 0x60, 0x86, 0x48, 0x01,
-                                                  0x86, 0xf9, 0x66, 0xad, 0xca, 0x7b, 0x01, 0x01,
-                                                  0x31, 0x06, 0x06, 0x04, 0x55, 0x1d, 0x25, 0x00};
-/* AlgorithmIdentifier { sha256 (2.16.840.1.101.3.4.2.1), NULL } */
-static const unsigned char ALG_SHA256[] = {0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
-                                           0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00};
-#define P12_MAC_LEN 32 /* SHA-256 */
-
-/* The sum of two lengths, SIZE_MAX once it passes P12_DER_MAX. */
-static size_t len_add(size_t a, size_t b)
+/* trustfmt's MAC: the PKCS#12 KDF and HMAC-SHA256, OpenSSL's. */
+static int ossl_p12_mac(const char *password, const unsigned char *salt, size_t salt_len,
+                        unsigned iter, const unsigned char *data, size_t len,
+                        unsigned char mac[TRUST_P12_MAC_LEN], void *ctx)
 {
-        return a > P12_DER_MAX || b > P12_DER_MAX - a ? SIZE_MAX : a + b;
-}
-
-/* An element's size (tag, length, contents) for n bytes of contents;
- * SIZE_MAX above P12_DER_MAX. */
-static size_t der_tlv_len(size_t n)
-{
-        if (n > P12_DER_MAX)
-                return SIZE_MAX;
-        size_t hdr = n < 0x80 ? 2 : n <= 0xff ? 3 : n <= 0xffff ? 4 : n <= 0xffffff ? 5 : 6;
-        return len_add(hdr, n);
-}
-
-/* A writer into a buffer of exactly the computed size. */
-struct der {
-        unsigned char *p; /* borrowed */
-        size_t len, cap;
-        bool overflow; /* a write would have passed cap: nothing more is written */
-};
-
-static void der_put(struct der *d, const void *b, size_t n)
-{
-        if (d->overflow || n > d->cap - d->len) {
-                d->overflow = true;
-                return;
-        }
-        memcpy(d->p + d->len, b, n);
-        d->len += n;
-}
-
-/* Tag and definite length (short form below 128, else 1..4 length bytes). */
-static void der_hdr(struct der *d, unsigned char tag, size_t n)
-{
-        unsigned char h[6];
-        size_t k = 0;
-        if (n > P12_DER_MAX) {
-                d->overflow = true;
-                return;
-        }
-        size_t bytes = der_tlv_len(n) - n - 2; /* 0: the short form */
-        h[k++] = tag;
-        if (bytes == 0) {
-                h[k++] = (unsigned char)n;
-        } else {
-                h[k++] = (unsigned char)(0x80 | bytes);
-                for (size_t i = bytes; i > 0; i--)
-                        h[k++] = (unsigned char)(n >> (8 * (i - 1)));
-        }
-        der_put(d, h, k);
-}
-
-/* An INTEGER v (non-negative) into out: big-endian, minimal, a leading 0
- * when the top bit is set. Returns its size. */
-static size_t der_uint(uint32_t v, unsigned char out[7])
-{
-        size_t n = 1;
-        while (n < 4 && v >> (8 * n))
-                n++;
-        bool lead = v >> (8 * n - 1) & 1;
-        out[0] = 0x02;
-        out[1] = (unsigned char)(n + lead);
-        out[2] = 0;
-        for (size_t i = 0; i < n; i++)
-                out[2 + lead + i] = (unsigned char)(v >> (8 * (n - 1 - i)));
-        return 2 + lead + n;
-}
-
-/* The contents lengths of one certificate bag's nested elements. */
-struct bag_len {
-        size_t cert_val; /* [0] { OCTET STRING { cert } } */
-        size_t cert_bag; /* CertBag */
-        size_t bag_val;  /* [0] { CertBag } */
-        size_t fn_set;   /* SET { BMPString } */
-        size_t fn_attr;  /* friendlyName Attribute */
-        size_t attrs;    /* SET OF Attribute */
-        size_t bag;      /* SafeBag */
-};
-
-/* The SafeBag's whole size for a certificate of cert_len bytes and an
- * ASCII alias of alias_len characters (SIZE_MAX: too large). */
-static size_t bag_lens(size_t cert_len, size_t alias_len, struct bag_len *L)
-{
-        L->cert_val = der_tlv_len(cert_len);
-        L->cert_bag = len_add(sizeof OID_X509_CERT, der_tlv_len(L->cert_val));
-        L->bag_val = der_tlv_len(L->cert_bag);
-        L->fn_set = der_tlv_len(alias_len > P12_DER_MAX / 2 ? SIZE_MAX : 2 * alias_len);
-        L->fn_attr = len_add(sizeof OID_FRIENDLY_NAME, der_tlv_len(L->fn_set));
-        L->attrs = len_add(sizeof JAVA_TRUSTED_ATTR, der_tlv_len(L->fn_attr));
-        L->bag = len_add(len_add(sizeof OID_CERT_BAG, der_tlv_len(L->bag_val)),
-                         der_tlv_len(L->attrs));
-        return der_tlv_len(L->bag);
-}
-
-static void bag_write(struct der *d, const unsigned char *cert, size_t cert_len, const char *alias)
-{
-        struct bag_len L;
-        size_t m = strlen(alias);
-        bag_lens(cert_len, m, &L);
-        der_hdr(d, 0x30, L.bag);
-        der_put(d, OID_CERT_BAG, sizeof OID_CERT_BAG);
-        der_hdr(d, 0xa0, L.bag_val);
-        der_hdr(d, 0x30, L.cert_bag);
-        der_put(d, OID_X509_CERT, sizeof OID_X509_CERT);
-        der_hdr(d, 0xa0, L.cert_val);
-        der_hdr(d, 0x04, cert_len);
-        der_put(d, cert, cert_len);
-        /* SET OF in DER order: the Java attribute (30 16 ...) sorts before
-         * friendlyName (30 xx with xx = 15 + 2m >= 0x17: every alias here
-         * has at least 4 characters) */
-        der_hdr(d, 0x31, L.attrs);
-        der_put(d, JAVA_TRUSTED_ATTR, sizeof JAVA_TRUSTED_ATTR);
-        der_hdr(d, 0x30, L.fn_attr);
-        der_put(d, OID_FRIENDLY_NAME, sizeof OID_FRIENDLY_NAME);
-        der_hdr(d, 0x31, L.fn_set);
-        der_hdr(d, 0x1e, 2 * m); /* BMPString: UTF-16BE, no terminator */
-        for (size_t i = 0; i < m; i++) {
-                unsigned char u[2] = {0, (unsigned char)alias[i]};
-                der_put(d, u, 2);
-        }
+        unsigned char key[TRUST_P12_MAC_LEN];
+        unsigned int mac_len = 0;
+        int ok = PKCS12_key_gen_utf8_ex(password, (int)strlen(password), (unsigned char *)salt,
+                                        (int)salt_len, PKCS12_MAC_ID, (int)iter, (int)sizeof key,
+                                        key, EVP_sha256(), NULL, NULL) == 1 &&
+                 HMAC(EVP_sha256(), key, (int)sizeof key, data, len, mac, &mac_len) &&
+                 mac_len == TRUST_P12_MAC_LEN;
+        OPENSSL_cleanse(key, sizeof key);
+        return ok ? 0 : ossl_err();
 }
 
 static int tls_pkcs12(const struct rf_tls_ca *ca, const struct rf_tls_trust *t,
                       const char *password, unsigned char **ret, size_t *len)
 {
-        struct bag_len L;
-        char alias[32];
-        unsigned char *ca_der = NULL, salt[PKCS12_SALT_LEN], key[P12_MAC_LEN], mac[P12_MAC_LEN];
-        unsigned char iter[7];
-        size_t n_host = t ? t->host.n : 0;
-        int r;
-
-        if (!ca || !password || !ret || !len || strlen(password) > P12_PASSWORD_MAX)
+        unsigned char *ca_der = NULL, salt[TRUST_P12_SALT_LEN];
+        if (!ca || !password || !ret || !len)
                 return -EINVAL;
         ERR_clear_error();
         int ca_len = i2d_X509(ca->cert, &ca_der);
         if (ca_len <= 0)
                 return ossl_err();
-
-        /* the lengths, inside out */
-        size_t bags = bag_lens((size_t)ca_len, strlen(P12_ALIAS), &L);
-        for (size_t i = 0; i < n_host; i++) {
-                int k = snprintf(alias, sizeof alias, P12_HOST_ALIAS, i + 1);
-                bags = len_add(bags, bag_lens(t->host.refs[i].cert_len, (size_t)k, &L));
-        }
-        size_t safe_oct = der_tlv_len(bags); /* SafeContents */
-        size_t inner_ci = len_add(sizeof OID_DATA, der_tlv_len(der_tlv_len(safe_oct)));
-        size_t auth_safe = der_tlv_len(der_tlv_len(inner_ci)); /* what the MAC covers */
-        size_t outer_ci = len_add(sizeof OID_DATA, der_tlv_len(der_tlv_len(auth_safe)));
-        size_t n_iter = der_uint(PKCS12_DEFAULT_ITER, iter);
-        size_t digest_info = sizeof ALG_SHA256 + der_tlv_len(P12_MAC_LEN);
-        size_t mac_data = der_tlv_len(digest_info) + der_tlv_len(sizeof salt) + n_iter;
-        size_t pfx = len_add(len_add(3, der_tlv_len(outer_ci)), der_tlv_len(mac_data));
-        size_t total = der_tlv_len(pfx);
-        if (total > P12_DER_MAX) {
-                OPENSSL_free(ca_der);
-                return -EFBIG;
-        }
-
-        struct der d = {.p = malloc(total), .cap = total};
-        if (!d.p) {
-                OPENSSL_free(ca_der);
-                return -ENOMEM;
-        }
-        der_hdr(&d, 0x30, pfx);
-        der_put(&d, "\x02\x01\x03", 3); /* version 3 */
-        der_hdr(&d, 0x30, outer_ci);
-        der_put(&d, OID_DATA, sizeof OID_DATA);
-        der_hdr(&d, 0xa0, der_tlv_len(auth_safe));
-        der_hdr(&d, 0x04, auth_safe);
-        size_t auth_at = d.len;
-        der_hdr(&d, 0x30, der_tlv_len(inner_ci)); /* AuthenticatedSafe */
-        der_hdr(&d, 0x30, inner_ci);
-        der_put(&d, OID_DATA, sizeof OID_DATA);
-        der_hdr(&d, 0xa0, der_tlv_len(safe_oct));
-        der_hdr(&d, 0x04, safe_oct);
-        der_hdr(&d, 0x30, bags); /* SafeContents */
-        bag_write(&d, ca_der, (size_t)ca_len, P12_ALIAS);
+        int r = RAND_bytes(salt, sizeof salt) == 1 ? 0 : ossl_err();
+        if (r == 0)
+                r = trust_p12(ca_der, (size_t)ca_len, t ? &t->host : NULL, password, salt,
+                              ossl_p12_mac, NULL, ret, len);
         OPENSSL_free(ca_der);
-        /* The host's roots, so the store can replace the JVM's cacerts; the
-         * --upstream-ca file is for the egress process's own upstream
-         * connections and is not handed to the run. */
-        for (size_t i = 0; i < n_host; i++) {
-                const struct cert_ref *c = &t->host.refs[i];
-                snprintf(alias, sizeof alias, P12_HOST_ALIAS, i + 1);
-                bag_write(&d, t->host.der + c->off, c->cert_len, alias);
-        }
-        if (d.overflow || d.len - auth_at != auth_safe) {
-                r = -EIO; /* a length computed wrong: never write a broken store */
-                goto fail;
-        }
-
-        unsigned int mac_len = 0;
-        if (RAND_bytes(salt, sizeof salt) != 1 ||
-            PKCS12_key_gen_utf8_ex(password, (int)strlen(password), salt, (int)sizeof salt,
-                                   PKCS12_MAC_ID, PKCS12_DEFAULT_ITER, (int)sizeof key, key,
-                                   EVP_sha256(), NULL, NULL) != 1 ||
-            !HMAC(EVP_sha256(), key, (int)sizeof key, d.p + auth_at, auth_safe, mac, &mac_len) ||
-            mac_len != sizeof mac) {
-                OPENSSL_cleanse(key, sizeof key);
-                r = ossl_err();
-                goto fail;
-        }
-        OPENSSL_cleanse(key, sizeof key);
-        der_hdr(&d, 0x30, mac_data);
-        der_hdr(&d, 0x30, digest_info);
-        der_put(&d, ALG_SHA256, sizeof ALG_SHA256);
-        der_hdr(&d, 0x04, sizeof mac);
-        der_put(&d, mac, sizeof mac);
-        der_hdr(&d, 0x04, sizeof salt);
-        der_put(&d, salt, sizeof salt);
-        der_put(&d, iter, n_iter);
-        if (d.overflow || d.len != total) {
-                r = -EIO;
-                goto fail;
-        }
-        *ret = d.p;
-        *len = d.len;
-        return 0;
-fail:
-        free(d.p);
         return r;
 }
 
@@ -1760,7 +1267,7 @@ static int tls_client_new(struct rf_tls_trust *t, int fd, const char *host,
         lower[i] = '\0';
         /* a DNS name, as the injection hosts are (no IP literal: the name
          * check below is for names) */
-        if (!host_valid(lower))
+        if (!trust_host_valid(lower))
                 return -EINVAL;
         host = lower;
         int r = trust_ready(t);

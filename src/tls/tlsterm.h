@@ -8,9 +8,10 @@
  * links only libc, and runs without injection must not pay for OpenSSL. So the
  * TLS code lives in a shared object of its own, ringfence-tls.so (linked with
  * libssl/libcrypto), which exports exactly one symbol, RF_TLS_VTABLE_SYMBOL: a
- * `const struct rf_tls_vtable`. The supervisor loads it with tls-load.c
- * (dlopen by a path fixed at build time) before it forks the egress process;
- * the egress process, locked down without open/exec, only calls through it.
+ * `const struct rf_tls_vtable`. The egress process loads it with tls-load.c
+ * (dlopen of the snapshot the TLS helper took of the file at a path fixed at
+ * build time) before its lockdown, and after it, without open/exec, only
+ * calls through it.
  *
  * Contract common to every entry:
  *   - returns >= 0 on success and -errno on failure (never sets errno for
@@ -23,10 +24,14 @@
  *   - nothing logs; failures a peer can cause carry a reason string.
  *   - files are read only by init-time calls (trust_load): everything else
  *     works in memory, so it may run after the egress process's lockdown.
- *   - the run's start path (init, trust_load, ca_new, ca_export, trust_bundle, ca_pem,
- *     pkcs12) does no X.509 parsing of the host's roots and builds no TLS
- *     context: that work waits for the first client_new / server_new, in
- *     the egress process (docs/TLS.md, "Cost at a run's start").
+ *   - nothing here is on a run's start path: the TLS helper makes the run
+ *     CA and trust files without OpenSSL (runca.h, trustfmt.h) and hands
+ *     the CA over as ca_export's bytes, which each egress process imports
+ *     (ca_import) after init() and trust_load(). ca_new, ca_export,
+ *     trust_bundle, ca_pem and pkcs12 make the same objects with OpenSSL
+ *     (tests compare the two). trust_load does no X.509 parsing of the
+ *     host's roots and no entry builds a TLS context before the first
+ *     client_new / server_new (docs/TLS.md, "Cost at a run's start").
  *
  * Syscalls the egress process's seccomp filter must allow for the
  * post-lockdown entries: see RF_TLS_SECCOMP_NOTE below and docs/TLS.md.

@@ -18,7 +18,12 @@
  * PKCS12 store (run CA alone, and with every host root but not the extra
  * CA) checked bag by bag and as Java 17's keytool lists it, the CA's
  * export and import (the same certificate, keys and hosts; what is not an
- * export refused), and the loader's refusals.
+ * export refused), and the loader's refusals. The CA, leaf, server and
+ * real-client batteries run twice: on the module's ca_new, and on the CA the
+ * TLS helper makes without OpenSSL (tls/runca.c, nettle) imported as an
+ * egress process imports it; that CA's DER, signature, subject key id,
+ * refusals, its PKCS#12 MAC (nettle's KDF and HMAC against OpenSSL's) and
+ * the helper's trust files (trustfmt.c) are checked here too.
  *
  *   test_tlsterm --syscalls   runs only the post-lockdown operations after a
  *                             marker syscall (close(-77)), for strace.
@@ -43,14 +48,18 @@
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "shared/memfd.h"
 #include "tap.h"
+#include "tls/runca.h"
 #include "tls/tls-load.h"
+#include "tls/trustfmt.h"
 
 static const struct rf_tls_vtable *vt;
 
@@ -235,6 +244,22 @@ static void test_loader(void)
                 abort();
         is_int(rf_tls_load_path(link, &m), -ELOOP, "a symlink is not followed");
         is_int(rf_tls_load_path("ringfence-tls.so", &m), -EINVAL, "a relative path is refused");
+
+        /* the TLS helper's check of a module it does not load */
+        int snap = -1;
+        is_int(rf_tls_module_snapshot(&snap), 0, "the module snapshotted into a sealed memfd");
+        is_int(rf_tls_module_version(snap), 0, "... which names this binary's vtable symbol");
+        close(snap);
+        int other = memfd_new("other-module");
+        const char junk[] = "\x7f"
+                            "ELF... rf_tls_vtable_v2";
+        if (other < 0 || write(other, junk, sizeof junk) != (ssize_t)sizeof junk)
+                abort();
+        is_int(rf_tls_module_version(other), -EBADF, "an unsealed memfd is no snapshot (-EBADF)");
+        memfd_seal(other);
+        is_int(rf_tls_module_version(other), -EPROTO,
+               "a module naming another version's symbol is refused (-EPROTO)");
+        close(other);
         unlink(link);
         unlink(copy);
         free(link);
@@ -1649,6 +1674,181 @@ static void test_pkcs12(struct rf_tls_ca *ca, const char *bundle)
         EVP_PKEY_free(cak);
 }
 
+/* ---- the helper's CA (tls/runca.c) and trust files (trustfmt.c) ---------- */
+
+/* A CA made by runca_new for `hosts`, imported by the module (as an egress
+ * process imports the helper's export); *der its certificate. NULL if
+ * either fails. */
+static struct rf_tls_ca *runca_imported(unsigned char **der, size_t *der_len)
+{
+        static unsigned char ex[RF_TLS_CA_EXPORT_MAX];
+        size_t ex_len = 0;
+        struct rf_tls_ca *ca = NULL;
+        int r = runca_new(hosts, 2, 3600, time(NULL), der, der_len, ex, sizeof ex, &ex_len);
+        is_int(r, 0, "runca: a CA for two hosts, one hour, without OpenSSL");
+        if (r == 0)
+                is_int(vt->ca_import(ex, ex_len, &ca), 0,
+                       "runca: the module imports its export (certificate parsed, both keys "
+                       "checked as pairs, the CA key the certificate's)");
+        explicit_bzero(ex, sizeof ex);
+        return ca;
+}
+
+static void test_runca(const unsigned char *der, size_t der_len)
+{
+        static unsigned char ex[RF_TLS_CA_EXPORT_MAX];
+        const char *const bad_ip[] = {"10.0.0.1"};
+        const char *const bad_chars[] = {"api.example.test,DNS:evil.test"};
+        unsigned char *d = NULL;
+        size_t dl = 0, el = 0;
+        time_t now = time(NULL);
+        is_int(runca_new(bad_ip, 1, 3600, now, &d, &dl, ex, sizeof ex, &el), -EINVAL,
+               "runca refuses an IP literal as a host");
+        is_int(runca_new(bad_chars, 1, 3600, now, &d, &dl, ex, sizeof ex, &el), -EINVAL,
+               "runca refuses a host with ',' and ':'");
+        is_int(runca_new(hosts, 0, 3600, now, &d, &dl, ex, sizeof ex, &el), -EINVAL,
+               "runca needs a host");
+        is_int(runca_new(hosts, 2, 0, now, &d, &dl, ex, sizeof ex, &el), -EINVAL,
+               "runca needs a lifetime");
+        is_int(runca_new(hosts, 2, 3600, now, &d, &dl, ex, 100, &el), -ENOBUFS,
+               "runca: an export buffer too small is -ENOBUFS");
+        ok(el > 100 && el <= RF_TLS_CA_EXPORT_MAX, "... with the size it needs (%zu)", el);
+
+        const unsigned char *q = der;
+        X509 *x = d2i_X509(NULL, &q, (long)der_len);
+        ok(x && q == der + der_len, "runca's certificate is one DER certificate (%zu bytes)",
+           der_len);
+        if (!x)
+                return;
+        unsigned char *re = NULL;
+        int rl = i2d_X509(x, &re);
+        ok(rl == (int)der_len && memcmp(re, der, der_len) == 0,
+           "... in DER: OpenSSL re-encodes it to the same bytes");
+        OPENSSL_free(re);
+        is_int(X509_get_signature_nid(x), NID_ecdsa_with_SHA256, "... signed ecdsa-with-SHA256");
+        is_int(X509_verify(x, X509_get0_pubkey(x)), 1, "... and the signature verifies");
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int mdl = 0;
+        const ASN1_OCTET_STRING *ski = X509_get0_subject_key_id(x);
+        ok(ski && X509_pubkey_digest(x, EVP_sha1(), md, &mdl) == 1 &&
+                   (unsigned)ASN1_STRING_length(ski) == mdl &&
+                   memcmp(ASN1_STRING_get0_data(ski), md, mdl) == 0,
+           "... subjectKeyIdentifier = SHA-1 of the key (OpenSSL's \"hash\")");
+        char subj[128] = "", iss[128] = "";
+        X509_NAME_oneline(X509_get_subject_name(x), subj, sizeof subj);
+        X509_NAME_oneline(X509_get_issuer_name(x), iss, sizeof iss);
+        is_str(subj, "/O=ringfence/CN=ringfence run CA", "... subject as ca_new's");
+        is_str(iss, subj, "... self-issued");
+        ok(X509_get_extension_flags(x) & EXFLAG_CA && X509_get_pathlen(x) == 0,
+           "... basicConstraints CA:TRUE, pathlen 0");
+        ok(X509_get_key_usage(x) == (KU_KEY_CERT_SIGN | KU_CRL_SIGN),
+           "... keyUsage keyCertSign, cRLSign");
+        X509_free(x);
+
+        /* a GeneralizedTime from 2050 on (X.509's rule, as X509_gmtime_adj) */
+        time_t late = (time_t)2524608000; /* 2050-01-01 */
+        is_int(runca_new(hosts, 1, 86400, late, &d, &dl, ex, sizeof ex, &el), 0,
+               "runca: a CA valid from 2050");
+        q = d;
+        x = d ? d2i_X509(NULL, &q, (long)dl) : NULL;
+        ok(x && ASN1_STRING_type(X509_get0_notAfter(x)) == V_ASN1_GENERALIZEDTIME &&
+                   ASN1_STRING_type(X509_get0_notBefore(x)) == V_ASN1_UTCTIME,
+           "... notBefore (2049-12-31) a UTCTime, notAfter a GeneralizedTime");
+        int day = 0, sec = 0;
+        if (x)
+                ASN1_TIME_diff(&day, &sec, X509_get0_notBefore(x), X509_get0_notAfter(x));
+        is_int(day * 86400L + sec, 86400 + 60, "... one minute back to one day on");
+        X509_free(x);
+        free(d);
+        explicit_bzero(ex, sizeof ex);
+
+        /* the store's MAC: nettle's PKCS#12 KDF and HMAC against OpenSSL's */
+        unsigned char salt[TRUST_P12_SALT_LEN] = {1, 2, 3, 4, 5, 6, 7, 8}, key[32], want[32],
+                      got[32];
+        unsigned int wl = 0;
+        const unsigned char data[] = "the authenticated safe";
+        bool same = true;
+        static const unsigned iters[] = {1, 2, 64, TRUST_P12_ITER};
+        for (size_t ii = 0; ii < ARRAY_SIZE(iters); ii++) {
+                unsigned iter = iters[ii];
+                for (size_t pl = 1; pl <= 70; pl += 23) {
+                        char pw[80];
+                        for (size_t i = 0; i < pl; i++)
+                                pw[i] = (char)('a' + (i * 7 + iter) % 26);
+                        pw[pl] = '\0';
+                        same &= PKCS12_key_gen_utf8_ex(pw, (int)pl, salt, sizeof salt,
+                                                       PKCS12_MAC_ID, (int)iter, sizeof key, key,
+                                                       EVP_sha256(), NULL, NULL) == 1 &&
+                                HMAC(EVP_sha256(), key, sizeof key, data, sizeof data, want, &wl) &&
+                                runca_p12_mac(pw, salt, sizeof salt, iter, data, sizeof data, got,
+                                              NULL) == 0 &&
+                                memcmp(want, got, sizeof got) == 0;
+                }
+        }
+        ok(same,
+           "runca_p12_mac = OpenSSL's PKCS12 KDF (ID 3, SHA-256) + HMAC-SHA256 "
+           "(1, 2, 64 and %d iterations, passwords of 1..70 characters)",
+           TRUST_P12_ITER);
+        is_int(runca_p12_mac("", salt, sizeof salt, 1, data, 1, got, NULL), -EINVAL,
+               "... an empty password is refused");
+        is_int(runca_p12_mac("caf\xc3\xa9", salt, sizeof salt, 1, data, 1, got, NULL), -EINVAL,
+               "... a non-ASCII one too");
+}
+
+/* The helper's trust files from runca's certificate: the PEM equals the
+ * DER, the bundle is the host's text + the CA, the store passes check_p12
+ * (keytool included) with nettle's MAC. */
+static void test_runca_files(const unsigned char *der, size_t der_len, const char *bundle)
+{
+        char *pem = NULL, *b = NULL;
+        size_t pl = 0, bl = 0;
+        is_int(trust_pem_cert(der, der_len, &pem, &pl), 0, "trustfmt: the CA as PEM");
+        X509 *x = pem ? pem_x509(pem) : NULL;
+        unsigned char *re = NULL;
+        int rl = x ? i2d_X509(x, &re) : -1;
+        ok(rl == (int)der_len && memcmp(re, der, der_len) == 0 && pl == strlen(pem),
+           "... OpenSSL reads it back to the same DER");
+        OPENSSL_free(re);
+        X509_free(x);
+        unsigned char salt[TRUST_P12_SALT_LEN] = {8, 7, 6, 5, 4, 3, 2, 1}, *p12 = NULL;
+        size_t p12_len = 0;
+        is_int(trust_p12(der, der_len, NULL, "changeit", salt, runca_p12_mac, NULL, &p12, &p12_len),
+               0, "trustfmt: a PKCS12 store of runca's CA alone, nettle's MAC");
+        if (p12)
+                check_p12(p12, p12_len, 1, NULL, "runca's CA alone (nettle's MAC)");
+        free(p12);
+        if (!bundle) {
+                skip("no host bundle: the helper's bundle and store with the host's roots");
+                free(pem);
+                return;
+        }
+        FILE *f = fopen(bundle, "re");
+        char *text = NULL;
+        size_t tl = 0;
+        if (!f || getdelim(&text, &tl, '\0', f) < 0)
+                abort();
+        tl = strlen(text);
+        fclose(f);
+        struct trust_certs host;
+        int n = trust_certs_load(text, tl, &host);
+        ok(n > 0, "trustfmt: the host bundle's blocks (%d)", n);
+        is_int(trust_bundle_join(text, tl, pem, pl, &b, &bl), 0, "trustfmt: the run's bundle");
+        ok(b && bl > tl + pl && memcmp(b, text, tl) == 0 && strcmp(b + bl - pl, pem) == 0,
+           "... the host's text, then the CA");
+        free(b);
+        is_int(trust_p12(der, der_len, &host, "changeit", salt, runca_p12_mac, NULL, &p12,
+                         &p12_len),
+               0, "trustfmt: a store of runca's CA + the host's roots, nettle's MAC");
+        char what[64];
+        snprintf(what, sizeof what, "runca's CA + %d host roots (nettle's MAC)", n);
+        if (p12)
+                check_p12(p12, p12_len, n + 1, NULL, what);
+        free(p12);
+        trust_certs_free(&host);
+        free(text);
+        free(pem);
+}
+
 /* Only the operations the egress process runs after lockdown, behind a
  * marker, for `strace -f` (docs/TLS.md lists the result). */
 static int syscalls_mode(const char *bundle)
@@ -1747,6 +1947,22 @@ int main(int argc, char **argv)
         test_pkcs12(ca, access(bundle, R_OK) == 0 ? bundle : NULL);
         test_real_clients(ca, access(bundle, R_OK) == 0 ? bundle : NULL);
         vt->ca_free(ca);
+
+        /* the same batteries on the helper's CA (nettle), as imported */
+        unsigned char *der = NULL;
+        size_t der_len = 0;
+        t0 = time(NULL);
+        ca = runca_imported(&der, &der_len);
+        if (ca) {
+                test_ca(ca, t0);
+                test_leaves(ca);
+                test_server(ca);
+                test_runca(der, der_len);
+                test_runca_files(der, der_len, access(bundle, R_OK) == 0 ? bundle : NULL);
+                test_real_clients(ca, access(bundle, R_OK) == 0 ? bundle : NULL);
+                vt->ca_free(ca);
+        }
+        free(der);
         rf_tls_unload(&m);
         rmdir(tmpdir);
         return done();
