@@ -110,7 +110,8 @@ struct child {
 
 struct trust_late {
         bool got;
-        void *map;
+        int fd;    /* the memfd: each file is copied from it by the kernel */
+        void *map; /* its mapping, read for the header only */
         size_t len;
         struct trustfiles files;
 };
@@ -630,10 +631,9 @@ static void trust_receive(const struct child *c, int step)
             t->len < TRUSTFILES_HDR)
                 child_fail(c, step, EPROTO);
         t->map = mmap(NULL, t->len, PROT_READ, MAP_SHARED, fd, 0);
-        int e = errno;
-        close(fd);
         if (t->map == MAP_FAILED)
-                child_fail(c, step, e);
+                child_fail(c, step, errno);
+        t->fd = fd; /* closed once the root is built */
         if (trustfiles_parse(t->map, t->len, c->plan->trust_bound, &t->files) < 0)
                 child_fail(c, step, EPROTO);
         t->got = true;
@@ -726,6 +726,17 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                             op->mode);
                 if (fd < 0 && !(errno == EEXIST && !data))
                         child_fail(c, op->step, errno);
+                if (fd >= 0 && (op->flags & OPF_LATE)) {
+                        /* copied by the kernel from the memfd (no page of
+                         * init's touched: the header was all it read) */
+                        int r = fd_copy_all(c->trust->fd,
+                                            (long long)((const unsigned char *)data -
+                                                        (const unsigned char *)c->trust->map),
+                                            fd, len);
+                        if (r < 0)
+                                child_fail(c, op->step, -r);
+                        len = 0;
+                }
                 for (size_t off = 0; fd >= 0 && off < len;) {
                         ssize_t n = write(fd, data + off, len - off);
                         if (n < 0 && errno != EINTR)
@@ -909,6 +920,7 @@ static void build_root(const struct child *c, int trees[])
         root_dir_forget(&held);
         if (c->trust->got) {
                 munmap(c->trust->map, c->trust->len);
+                close(c->trust->fd);
                 *c->trust = (struct trust_late){0};
         }
 

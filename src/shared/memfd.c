@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -27,6 +28,38 @@ int fd_write_all(int fd, const void *buf, size_t len)
                 if (n <= 0)
                         return n < 0 ? negative_errno() : -EIO;
                 p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+int fd_copy_all(int in, long long off, int out, size_t len)
+{
+        loff_t at = off;
+        bool kernel = true;
+        while (len) {
+                ssize_t n;
+                if (kernel) {
+                        n = copy_file_range(in, &at, out, NULL, len, 0);
+                        if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                                      errno == EOPNOTSUPP)) {
+                                kernel = false; /* nothing was copied by this call */
+                                continue;
+                        }
+                } else {
+                        unsigned char buf[16384];
+                        n = pread(in, buf, len < sizeof buf ? len : sizeof buf, at);
+                        if (n > 0) {
+                                int r = fd_write_all(out, buf, (size_t)n);
+                                if (r < 0)
+                                        return r;
+                                at += n;
+                        }
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EIO;
                 len -= (size_t)n;
         }
         return 0;

@@ -13,6 +13,16 @@ int memfd_new(const char *name);
 /* fd_write_all — all of buf[0..len) to fd (EINTR retried). 0 or -errno. */
 int fd_write_all(int fd, const void *buf, size_t len);
 
+/*
+ * fd_copy_all — len bytes of `in` from offset off, appended to `out` at its
+ * file offset: by the kernel (copy_file_range, so no page of this process
+ * is touched: on a host where a page fault is expensive, the one copy of a
+ * trust file costs what the kernel's copy costs), else, where the kernel
+ * cannot copy between the two files, through a buffer on the stack. `in`'s
+ * file offset is not used. 0 or -errno; -EIO when `in` ends early.
+ */
+int fd_copy_all(int in, long long off, int out, size_t len);
+
 /* memfd_seal — seal fd against writes, growth, shrinking and further
  * seals. 0 or -errno. */
 int memfd_seal(int fd);

@@ -166,15 +166,24 @@ static int fail(struct tls_result *res, int r, const char *fmt, ...)
         return res->err;
 }
 
-/* The trust files into a new memfd, sealed against writes and resizing. */
-static int files_memfd(const void *const data[TRUST_FILES], const size_t len[TRUST_FILES])
+/* The trust files into a new memfd, sealed against writes and resizing.
+ * The bundle's first host_len bytes are the host's text, copied by the
+ * kernel from the snapshot `host` (fd_copy_all: no page of ours is touched
+ * for them), then data[TRUST_BUNDLE]; the other files are data[] alone. */
+static int files_memfd(int host, size_t host_len, const void *const data[TRUST_FILES],
+                       const size_t len[TRUST_FILES])
 {
         unsigned char hdr[TRUSTFILES_HDR];
+        size_t lens[TRUST_FILES];
+        memcpy(lens, len, sizeof lens);
+        lens[TRUST_BUNDLE] += host_len;
         int fd = memfd_new("ringfence-trust");
         if (fd < 0)
                 return fd;
-        trustfiles_header(len, hdr);
+        trustfiles_header(lens, hdr);
         int r = fd_write_all(fd, hdr, sizeof hdr);
+        if (r >= 0)
+                r = fd_copy_all(host, 0, fd, host_len);
         for (size_t i = 0; r >= 0 && i < TRUST_FILES; i++)
                 r = fd_write_all(fd, data[i], len[i]);
         if (r >= 0)
@@ -208,7 +217,8 @@ static int snapshot_map(int fd, const char **p, size_t *n)
         *n = size;
         if (size == 0)
                 return 0;
-        void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        /* populated in one call: the reader goes through every page */
+        void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (m == MAP_FAILED)
                 return negative_errno();
         *p = m;
@@ -259,17 +269,18 @@ static int helper_work(const struct helper_job *j, struct tls_result *res, int f
         if ((r = runca_new(j->hosts, j->n_hosts, j->lifetime_s, time(NULL), &der, &der_len, export,
                            export_max, &ca_len)) < 0 ||
             (r = trust_pem_cert(der, der_len, &pem, &pem_len)) < 0 ||
-            (r = trust_bundle_join(btext, blen, pem, pem_len, &bundle, &bundle_len)) < 0 ||
+            (r = trust_bundle_tail(blen > 0 && btext[blen - 1] != '\n', pem, pem_len, &bundle,
+                                   &bundle_len)) < 0 ||
             (j->java &&
              (r = getrandom(salt, sizeof salt, 0) == (ssize_t)sizeof salt ? 0 : -EIO) < 0) ||
             (j->java && (r = trust_p12(der, der_len, &host, "changeit", salt, runca_p12_mac, NULL,
                                        &java, &java_len)) < 0))
                 return fail(res, r, "cannot make the run's TLS authority: %s", strerror(-r));
-        if (bundle_len > j->bound || pem_len > j->bound || java_len > j->bound)
+        if (blen + bundle_len > j->bound || pem_len > j->bound || java_len > j->bound)
                 return fail(res, -EFBIG, "the run's TLS trust files exceed %zu bytes", j->bound);
         const void *data[TRUST_FILES] = {bundle, pem, java};
         size_t len[TRUST_FILES] = {bundle_len, pem_len, java_len};
-        if ((fds[HF_FILES] = files_memfd(data, len)) < 0)
+        if ((fds[HF_FILES] = files_memfd(fds[HF_BUNDLE], blen, data, len)) < 0)
                 return fail(res, fds[HF_FILES], "cannot pass the run's TLS trust files: %s",
                             strerror(-fds[HF_FILES]));
         res->ca_len = (uint32_t)ca_len;

@@ -276,18 +276,15 @@ int trust_pem_cert(const unsigned char *der, size_t len, char **ret, size_t *ret
         return 0;
 }
 
-int trust_bundle_join(const char *host, size_t host_len, const char *ca_pem, size_t ca_len,
-                      char **ret, size_t *len)
+int trust_bundle_tail(bool nl, const char *ca_pem, size_t ca_len, char **ret, size_t *len)
 {
         static const char sep[] = "# ringfence: this run's CA (valid for this run only)\n";
-        bool nl = host_len > 0 && host[host_len - 1] != '\n';
-        if (host_len > SIZE_MAX / 2 || ca_len > SIZE_MAX / 4)
+        if (ca_len > SIZE_MAX / 2)
                 return -EFBIG;
-        size_t n = host_len + nl + sizeof sep - 1 + ca_len;
-        char *s = malloc(n + 1);
+        size_t n = nl + sizeof sep - 1 + ca_len;
+        char *s = malloc(n + 1), *p = s;
         if (!s)
                 return -ENOMEM;
-        char *p = host_len ? mempcpy(s, host, host_len) : s;
         if (nl)
                 *p++ = '\n';
         p = mempcpy(p, sep, sizeof sep - 1);
@@ -296,6 +293,31 @@ int trust_bundle_join(const char *host, size_t host_len, const char *ca_pem, siz
         *p = '\0';
         *ret = s;
         *len = n;
+        return 0;
+}
+
+int trust_bundle_join(const char *host, size_t host_len, const char *ca_pem, size_t ca_len,
+                      char **ret, size_t *len)
+{
+        char *tail = NULL;
+        size_t tl = 0;
+        if (host_len > SIZE_MAX / 4)
+                return -EFBIG;
+        int r = trust_bundle_tail(host_len > 0 && host[host_len - 1] != '\n', ca_pem, ca_len, &tail,
+                                  &tl);
+        if (r < 0)
+                return r;
+        char *s = malloc(host_len + tl + 1);
+        if (!s) {
+                free(tail);
+                return -ENOMEM;
+        }
+        if (host_len)
+                memcpy(s, host, host_len);
+        memcpy(s + host_len, tail, tl + 1);
+        free(tail);
+        *ret = s;
+        *len = host_len + tl;
         return 0;
 }
 

@@ -92,6 +92,15 @@ int trust_bundle_join(const char *host, size_t host_len, const char *ca_pem, siz
                       char **ret, size_t *len);
 
 /*
+ * What follows the host bundle's text in the run's bundle (trust_bundle_join
+ * is host + this): a '\n' when nl (the text is not empty and does not end
+ * in one), the comment line, ca_pem[0, ca_len).
+ * For a writer that copies the host's text by other means (the TLS helper:
+ * copy_file_range). *ret malloc'ed, NUL-terminated. 0, -ENOMEM, -EFBIG.
+ */
+int trust_bundle_tail(bool nl, const char *ca_pem, size_t ca_len, char **ret, size_t *len);
+
+/*
  * The integrity MAC of a PKCS#12 store: HMAC-SHA256 over data[0, len) keyed
  * by the PKCS#12 KDF (RFC 7292 B.2, ID 3, SHA-256) of the ASCII password,
  * the salt and `iter` iterations, into mac[TRUST_P12_MAC_LEN]. 0 or < 0

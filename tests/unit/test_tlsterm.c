@@ -260,6 +260,29 @@ static void test_loader(void)
         is_int(rf_tls_module_version(other), -EPROTO,
                "a module naming another version's symbol is refused (-EPROTO)");
         close(other);
+
+        /* fd_copy_all: the kernel's copy between files, a buffer otherwise */
+        int src = memfd_new("copy-src"), dst = memfd_new("copy-dst"), pp[2];
+        char text[40000], back[40000];
+        for (size_t i = 0; i < sizeof text; i++)
+                text[i] = (char)('a' + i % 23);
+        if (src < 0 || dst < 0 || pipe(pp) < 0 || write(src, text, sizeof text) != sizeof text ||
+            write(dst, "hdr", 3) != 3)
+                abort();
+        is_int(fd_copy_all(src, 100, dst, 30000), 0, "fd_copy_all: 30000 bytes from offset 100");
+        ok(pread(dst, back, 30003, 0) == 30003 && memcmp(back, "hdr", 3) == 0 &&
+                   memcmp(back + 3, text + 100, 30000) == 0,
+           "... appended after what was there, byte for byte");
+        is_int(fd_copy_all(src, 39990, dst, 20), -EIO, "... a source that ends early: -EIO");
+        fcntl(pp[1], F_SETPIPE_SZ, 65536);
+        is_int(fd_copy_all(src, 7, pp[1], 20000), 0,
+               "... into a pipe (no kernel copy between them: the buffer path)");
+        ok(read(pp[0], back, sizeof back) == 20000 && memcmp(back, text + 7, 20000) == 0,
+           "... the same bytes");
+        close(src);
+        close(dst);
+        close(pp[0]);
+        close(pp[1]);
         unlink(link);
         unlink(copy);
         free(link);
