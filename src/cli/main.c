@@ -104,8 +104,6 @@ int main(int argc, char **argv)
                 return CLI_EXIT_USAGE;
         }
         const char *cmd = argv[1];
-        if (!strcmp(cmd, RUN_TLS_HELPER_ARG)) /* supervisor/run_tls.c, spawned by a run */
-                return run_tls_helper_main(argc, argv);
         if (!strcmp(cmd, "run"))
                 return cmd_run(argc - 1, argv + 1);
         if (!strcmp(cmd, "policy"))

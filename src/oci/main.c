@@ -2869,8 +2869,6 @@ int main(int argc, char **argv)
         (void)setrlimit(RLIMIT_CORE, &core);
         (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
-        if (argc >= 2 && !strcmp(argv[1], RUN_TLS_HELPER_ARG)) /* spawned by a run */
-                return run_tls_helper_main(argc, argv);
         int i = 1;
         for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
                 const char *o = argv[i], *eq = strchr(o, '=');

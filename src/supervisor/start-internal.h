@@ -2,8 +2,7 @@
  * start-internal.h — the parts of a run's start that start.c puts together:
  * its audit records (run_audit.c), the wake-loop breaker and trigger
  * tokens (run_loop.c) and the TLS side of injection and HTTP rules
- * (run_tls.c). Used by start.c only (and run_tls_helper_main by the
- * binaries' main).
+ * (run_tls.c). Used by start.c only.
  */
 #pragma once
 

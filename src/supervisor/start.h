@@ -135,11 +135,3 @@ struct run_request {
  */
 int run_start(const struct run_request *req, struct rf_error *err);
 
-/*
- * The TLS helper's entry (main.c, when argv[1] is RUN_TLS_HELPER_ARG): the
- * run CA and trust files for the job in argv, the result sent on fd 3,
- * which must be the SOCK_SEQPACKET socket run_tls_begin gave it (else 125
- * at once). Does not return on success.
- */
-#define RUN_TLS_HELPER_ARG "--internal-tls-helper"
-int run_tls_helper_main(int argc, char **argv);

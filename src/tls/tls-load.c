@@ -36,18 +36,20 @@ static int owner_ok(const struct stat *st)
         return 0;
 }
 
-int rf_tls_module_path(char *buf, size_t size)
+/* `name` in the build root when this binary runs from the build tree, else
+ * `installed`: both fixed at build time. */
+static int built_or_installed(const char *name, const char *installed, char *buf, size_t size)
 {
         char exe[PATH_MAX];
         static const char root[] = RF_BUILD_ROOT "/";
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        const char *p = RF_TLS_MODULE_PATH;
+        const char *p = installed;
         char built[PATH_MAX];
 
         if (n > 0) {
                 exe[n] = '\0';
                 if (strncmp(exe, root, sizeof root - 1) == 0) {
-                        if ((size_t)snprintf(built, sizeof built, "%sringfence-tls.so", root) >=
+                        if ((size_t)snprintf(built, sizeof built, "%s%s", root, name) >=
                             sizeof built)
                                 return -ENAMETOOLONG;
                         p = built;
@@ -57,6 +59,16 @@ int rf_tls_module_path(char *buf, size_t size)
                 return -ENAMETOOLONG;
         strcpy(buf, p);
         return 0;
+}
+
+int rf_tls_module_path(char *buf, size_t size)
+{
+        return built_or_installed("ringfence-tls.so", RF_TLS_MODULE_PATH, buf, size);
+}
+
+int rf_tls_helper_path(char *buf, size_t size)
+{
+        return built_or_installed("ringfence-tls-helper", RF_TLS_HELPER_PATH, buf, size);
 }
 
 /* The module file at `path`, opened and checked (see rf_tls_load_path):
@@ -95,6 +107,12 @@ static int module_open(const char *path)
         r = fd;
         fd = -1;
         return r;
+}
+
+int rf_tls_helper_open(char *path, size_t size)
+{
+        int r = rf_tls_helper_path(path, size);
+        return r < 0 ? r : module_open(path);
 }
 
 int rf_tls_module_check(char *path, size_t size)

@@ -35,6 +35,19 @@ struct rf_tls_module {
 int rf_tls_module_path(char *buf, size_t size);
 
 /*
+ * The TLS helper (ringfence-tls-helper: makes a run's CA and trust files,
+ * src/tls/helper.c), found as the module is: RF_BUILD_ROOT's when this
+ * binary lives in the build tree, else the installed RF_TLS_HELPER_PATH.
+ * rf_tls_helper_open: that path into path[size], the file opened and
+ * checked as rf_tls_load_path checks the module (O_NOFOLLOW, a regular file
+ * owned by root or the caller, neither group- nor world-writable, in such a
+ * directory): an O_RDONLY|O_CLOEXEC fd to execute through /proc/self/fd,
+ * or -ENOENT, -EPERM, -ENAMETOOLONG.
+ */
+int rf_tls_helper_path(char *buf, size_t size);
+int rf_tls_helper_open(char *path, size_t size);
+
+/*
  * Load the module at `path` (absolute): opened O_NOFOLLOW, refused (-EPERM)
  * unless it is a regular file owned by root or by the caller's euid and
  * neither group- nor world-writable (same for its directory, unless that is

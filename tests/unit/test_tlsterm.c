@@ -245,6 +245,40 @@ static void test_loader(void)
         is_int(rf_tls_load_path(link, &m), -ELOOP, "a symlink is not followed");
         is_int(rf_tls_load_path("ringfence-tls.so", &m), -EINVAL, "a relative path is refused");
 
+        /* the TLS helper binary: found like the module, checked the same way */
+        char hpath[4096];
+        int hfd = rf_tls_helper_open(hpath, sizeof hpath);
+        ok(hfd >= 0, "the TLS helper opens and passes the module's checks");
+        is_str(hpath, RF_BUILD_ROOT "/ringfence-tls-helper",
+               "... the build tree's, for a binary inside the build tree");
+        if (hfd >= 0) {
+                char exe[64];
+                snprintf(exe, sizeof exe, "/proc/self/fd/%d", hfd);
+                pid_t hp = fork();
+                if (hp == 0) {
+                        /* fd 3 is no SOCK_SEQPACKET socket here */
+                        execl(exe, "ringfence-tls-helper", "--internal-tls-helper", "1", "2", "0",
+                              "3", "-", "api.example.test", (char *)NULL);
+                        _exit(99);
+                }
+                int st = 0;
+                waitpid(hp, &st, 0);
+                is_int(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 125,
+                       "the helper without its socket at fd 3 exits 125 at once");
+                hp = fork();
+                if (hp == 0) {
+                        int sv[2];
+                        if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 || dup2(sv[1], 3) < 0)
+                                _exit(98);
+                        execl(exe, "ringfence-tls-helper", "--other", (char *)NULL);
+                        _exit(99);
+                }
+                waitpid(hp, &st, 0);
+                is_int(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 125,
+                       "... and without its mode argument, even with the socket");
+                close(hfd);
+        }
+
         /* the TLS helper's check of a module it does not load */
         int snap = -1;
         is_int(rf_tls_module_snapshot(&snap), 0, "the module snapshotted into a sealed memfd");
