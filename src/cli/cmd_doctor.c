@@ -363,18 +363,12 @@ static void check_tls_module(const struct doctor *d, struct result *r)
                 set(r, ST_WARN,
                     "install ringfence-tls-helper beside the module (make install; the Debian "
                     "package does); runs without --inject or HTTP rules do not need it",
-                    "the TLS helper %s: %s", helper,
-                    h == -ENOENT  ? "not installed"
-                    : h == -EPERM ? "writable by others than root: refused"
-                                  : strerror(-h));
+                    "the TLS helper %s: %s", helper, rf_tls_file_why(h));
         else
                 set(r, ST_WARN,
                     "install ringfence-tls.so beside ringfence (make install; the Debian package "
                     "does); runs without --inject or HTTP rules do not need it",
-                    "the TLS module %s: %s", path,
-                    e == -ENOENT  ? "not installed"
-                    : e == -EPERM ? "writable by others than root: refused"
-                                  : strerror(-e));
+                    "the TLS module %s: %s", path, rf_tls_file_why(e));
 }
 
 static void check_int80(const struct doctor *d, struct result *r)

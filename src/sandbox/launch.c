@@ -735,13 +735,13 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                                             fd, len);
                         if (r < 0)
                                 child_fail(c, op->step, -r);
-                        len = 0;
-                }
-                for (size_t off = 0; fd >= 0 && off < len;) {
-                        ssize_t n = write(fd, data + off, len - off);
-                        if (n < 0 && errno != EINTR)
-                                child_fail(c, op->step, errno);
-                        off += n > 0 ? (size_t)n : 0;
+                } else {
+                        for (size_t off = 0; fd >= 0 && off < len;) {
+                                ssize_t n = write(fd, data + off, len - off);
+                                if (n < 0 && errno != EINTR)
+                                        child_fail(c, op->step, errno);
+                                off += n > 0 ? (size_t)n : 0;
+                        }
                 }
                 safe_close(fd);
                 break;

@@ -34,18 +34,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "supervisor/start-internal.h"
@@ -189,10 +185,7 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         if ((r = rf_tls_module_check(path, sizeof path)) < 0)
                 return rf_error_set(err, r,
                                     "%s needs the TLS module %s, which could not be loaded: %s",
-                                    t->what, path,
-                                    r == -ENOENT  ? "it is not installed"
-                                    : r == -EPERM ? "it is writable by others than root"
-                                                  : strerror(-r));
+                                    t->what, path, rf_tls_file_why(r));
         size_t sources = 0;
         if ((r = trust_source(RF_TLS_HOST_BUNDLE, &sources)) < 0 ||
             (pol->net_upstream_ca && (r = trust_source(pol->net_upstream_ca, &sources)) < 0)) {
@@ -220,10 +213,7 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         if (hfd < 0)
                 return rf_error_set(err, hfd,
                                     "%s needs the TLS helper %s, which could not be started: %s",
-                                    t->what, hpath,
-                                    hfd == -ENOENT  ? "it is not installed"
-                                    : hfd == -EPERM ? "it is writable by others than root"
-                                                    : strerror(-hfd));
+                                    t->what, hpath, rf_tls_file_why(hfd));
         snprintf(exe, sizeof exe, "/proc/self/fd/%d", hfd);
         char a_ppid[24], a_life[24], a_bound[24];
         char *argv[8 + RF_TLS_MAX_HOSTS] = {"ringfence-tls-helper",

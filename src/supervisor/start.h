@@ -134,4 +134,3 @@ struct run_request {
  * terminating signals (the supervisor forwards them to the run).
  */
 int run_start(const struct run_request *req, struct rf_error *err);
-

@@ -352,7 +352,7 @@ int runca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s, tim
 
         struct rnd rnd = {0};
         struct keypair ca = {0}, leaf = {0};
-        struct out t = {0}, sig = {0}, cert = {0};
+        struct out t = {0}, rs = {0}, bits = {0}, cert = {0};
         unsigned char serial[SERIAL_LEN], point[POINT_LEN], leaf_point[POINT_LEN];
         unsigned char digest[SHA256_DIGEST_SIZE], rb[KEY_LEN], sb[KEY_LEN];
         struct dsa_signature s;
@@ -377,21 +377,17 @@ int runca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s, tim
         r = -EIO;
         if (rnd.failed || !mpz_be(rb, s.r) || !mpz_be(sb, s.s))
                 goto out;
-        struct out rs = {0};
         integer(&rs, rb, sizeof rb);
         integer(&rs, sb, sizeof sb);
-        wrap(&sig, 0x30, &rs); /* Ecdsa-Sig-Value */
-        out_free(&rs);
-        put(&rs, "", 1); /* the BIT STRING's unused bits */
-        put(&rs, sig.p, sig.n);
+        put(&bits, "", 1);      /* the BIT STRING's unused bits */
+        wrap(&bits, 0x30, &rs); /* Ecdsa-Sig-Value */
         put(&cert, t.p, t.n);
         put(&cert, ALG_ECDSA_SHA256, sizeof ALG_ECDSA_SHA256);
-        wrap(&cert, 0x03, &rs);
-        out_free(&rs);
+        wrap(&cert, 0x03, &bits);
         struct out whole = {0};
         wrap(&whole, 0x30, &cert);
         r = -ENOMEM;
-        if (whole.failed || sig.failed) {
+        if (whole.failed) {
                 out_free(&whole);
                 goto out;
         }
@@ -436,7 +432,8 @@ out:
         keypair_free(&ca);
         keypair_free(&leaf);
         out_free(&t);
-        out_free(&sig);
+        out_free(&rs);
+        out_free(&bits);
         out_free(&cert);
         return r;
 }

@@ -109,6 +109,13 @@ static int module_open(const char *path)
         return r;
 }
 
+const char *rf_tls_file_why(int err)
+{
+        return err == -ENOENT  ? "not installed"
+               : err == -EPERM ? "writable by others than root"
+                               : strerror(-err);
+}
+
 int rf_tls_helper_open(char *path, size_t size)
 {
         int r = rf_tls_helper_path(path, size);

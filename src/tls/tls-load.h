@@ -45,6 +45,9 @@ int rf_tls_module_path(char *buf, size_t size);
  * or -ENOENT, -EPERM, -ENAMETOOLONG.
  */
 int rf_tls_helper_path(char *buf, size_t size);
+/* Why the module or the helper was refused, for a message: "not installed"
+ * (-ENOENT), "writable by others than root" (-EPERM), else strerror. */
+const char *rf_tls_file_why(int err);
 int rf_tls_helper_open(char *path, size_t size);
 
 /*
