@@ -64,8 +64,13 @@ struct audit_log {
 
         int64_t dirty_since_ms; /* monotonic ms of the oldest unsynced record, 0 if clean */
         int64_t last_checkpoint_ms;
-        int broken;     /* first fdatasync error; every later call fails with it */
-        unsigned held;  /* audit_hold depth: the lock is taken once for all of them */
+        int broken;    /* first fdatasync error; every later call fails with it */
+        unsigned held; /* audit_hold depth: the lock is taken once for all of them */
+        /* the tail was written by this handle since the lock was taken
+         * (audit_hold): no other writer can have moved it, so the next
+         * append under the same hold needs no fstat to know the segment */
+        bool tail_ours;
+        bool ticked;    /* audit_set_ticked: the window's commit is the caller's */
         bool dir_dirty; /* audit_open created names in dirfd not yet synced */
 
         /* the signing key, in a page of its own: locked, out of core dumps,
@@ -532,18 +537,25 @@ static int64_t append_locked(struct audit_log *log, const struct member *m, size
 
         if (log->broken)
                 return rf_error_set(err, log->broken, "audit log failed to sync earlier");
-        if (fstat(log->segfd, &st) < 0)
-                return rf_error_set(err, negative_errno(), "stat audit segment: %m");
-        r = follow_newest_segment(log, &st);
-        if (r < 0)
-                return rf_error_set(err, r, "audit segment lookup: %s", strerror(-r));
-        if (!log->tail_valid || st.st_size != log->tail_size) {
-                r = read_chain_tail(log->dirfd, log->seg, log->segfd, &log->tail_seq,
-                                    log->tail_hash, err);
+        if (log->held && log->tail_ours && log->tail_valid) {
+                /* every writer appends under the lock, held since this
+                 * handle's last record: the segment is as it left it */
+                st.st_size = log->tail_size;
+        } else {
+                if (fstat(log->segfd, &st) < 0)
+                        return rf_error_set(err, negative_errno(), "stat audit segment: %m");
+                r = follow_newest_segment(log, &st);
                 if (r < 0)
-                        return r;
+                        return rf_error_set(err, r, "audit segment lookup: %s", strerror(-r));
+                if (!log->tail_valid || st.st_size != log->tail_size) {
+                        r = read_chain_tail(log->dirfd, log->seg, log->segfd, &log->tail_seq,
+                                            log->tail_hash, err);
+                        if (r < 0)
+                                return r;
+                }
         }
         log->tail_valid = false;
+        log->tail_ours = false;
 
         ssize_t len = serialise(log, m, n, run, event, log->tail_seq + 1, now_ms(CLOCK_REALTIME),
                                 log->tail_hash);
@@ -584,7 +596,7 @@ static int64_t append_locked(struct audit_log *log, const struct member *m, size
         int64_t mono = now_ms(CLOCK_MONOTONIC);
         if (log->dirty_since_ms == 0)
                 log->dirty_since_ms = mono;
-        if (durable || mono - log->dirty_since_ms >= AUDIT_COMMIT_WINDOW_MS) {
+        if (durable || (!log->ticked && mono - log->dirty_since_ms >= AUDIT_COMMIT_WINDOW_MS)) {
                 r = sync_segment(log);
                 if (r < 0)
                         return rf_error_set(err, r, "sync audit record: %s", strerror(-r));
@@ -595,6 +607,7 @@ static int64_t append_locked(struct audit_log *log, const struct member *m, size
         log->tail_hash[64] = '\0';
         log->tail_size = st.st_size + len;
         log->tail_valid = true;
+        log->tail_ours = log->held > 0;
         return (int64_t)log->tail_seq;
 }
 
@@ -654,8 +667,10 @@ static int lock_log(struct audit_log *log, struct rf_error *err)
 
 static void unlock_log(struct audit_log *log)
 {
-        if (!log->held)
+        if (!log->held) {
+                log->tail_ours = false; /* others may write once it is released */
                 (void)flock(log->lockfd, LOCK_UN);
+        }
 }
 
 int audit_hold(struct audit_log *log, struct rf_error *err)
@@ -730,6 +745,11 @@ int audit_writeback(struct audit_log *log)
         if (log->dirty_since_ms == 0)
                 return 0;
         return sync_file_range(log->segfd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0 ? negative_errno() : 0;
+}
+
+void audit_set_ticked(struct audit_log *log, bool ticked)
+{
+        log->ticked = ticked;
 }
 
 void audit_set_segment_max(struct audit_log *log, uint64_t bytes)

@@ -114,6 +114,15 @@ int audit_writeback(struct audit_log *log);
  */
 int64_t audit_dirty_ms(const struct audit_log *log);
 
+/*
+ * audit_set_ticked — `ticked`: the caller's event loop makes the records
+ * durable itself once audit_dirty_ms is AUDIT_COMMIT_WINDOW_MS old
+ * (audit_emitter_tick does), so a non-durable append never waits for that
+ * commit: it comes after the answer the append was for, not before. A
+ * durable append still syncs before it returns.
+ */
+void audit_set_ticked(struct audit_log *log, bool ticked);
+
 /* audit_checkpoint — append a signed log.checkpoint of the current head,
  * like a non-durable record: durable by the group commit or audit_flush
  * (the periodic checkpoints audit_append adds are durable at once). */

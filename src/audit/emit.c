@@ -236,6 +236,11 @@ int audit_emitter_tick(struct audit_emitter *e, struct rf_error *err)
         return 0;
 }
 
+void audit_emitter_set_ticked(struct audit_emitter *e, bool ticked)
+{
+        audit_set_ticked(e->log, ticked);
+}
+
 int64_t audit_emitter_next_ms(const struct audit_emitter *e)
 {
         int64_t now = mono_ms();

@@ -75,6 +75,14 @@ int audit_emitter_tick(struct audit_emitter *e, struct rf_error *err);
 int64_t audit_emitter_next_ms(const struct audit_emitter *e);
 
 /*
+ * audit_emitter_set_ticked — `ticked`: the caller's loop calls
+ * audit_emitter_tick as audit_emitter_next_ms says, so the log's appends
+ * leave the window's commit to it (audit_set_ticked): an event's answer
+ * never waits for the records before it to reach the disk.
+ */
+void audit_emitter_set_ticked(struct audit_emitter *e, bool ticked);
+
+/*
  * audit_emitter_finish — at run end: write every pending summary and, if
  * the run was ever coalesced or throttled, one `audit.budget` record with
  * its totals; flush. 0 or -errno. Idempotent.

@@ -42,6 +42,7 @@
 #include "audit/emit.h"
 #include "policy/addr.h"
 #include "egress/egress-internal.h"
+#include "egress/evwire.h"
 #include "policy/httprule.h"
 #include "egress/inject.h"
 #include "shared/lockdown.h"
@@ -547,18 +548,6 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
 
 /* ---- the supervisor's end of the event channel ------------------------------------ */
 
-/* What the egress process may record, and how its repeats are named. */
-static const struct {
-        const char *event;
-        const char *what; /* coalesced repeats: "N more <what> <key>" */
-} egress_events[] = {
-        {"egress.allow", NULL},   {"egress.deny", "refused connections to"},
-        {"egress.request", NULL}, {"egress.response", NULL},
-        {"egress.close", NULL},   {"egress.limit", "refusals by limit"},
-        {"egress.tls", NULL},     {"secret.inject", NULL},
-        {"secret.exfil", NULL},
-};
-
 /* ---- the refusals of the run, for its end-of-run summary ------------------------ */
 
 static struct {
@@ -728,73 +717,60 @@ void egress_refusals_free(struct egress_refusals *t)
         t->total = t->overflow = 0;
 }
 
+/* One record of a datagram (evwire.h): its answer (> 0 seq, 0
+ * coalesced, -errno); *is_async says whether it wants none, *kill_run is
+ * set by a secret.exfil whose binding kills. */
+static int64_t event_record(const char *msg, size_t n, bool last, struct audit_emitter *emit,
+                            const int64_t *async_fail, bool *is_async, bool *kill_run)
+{
+        struct egress_record r;
+        struct rf_error err = {0};
+        int64_t ans = egress_record_parse(msg, n, last, &r);
+        *is_async = r.is_async;
+        if (ans < 0)
+                return ans;
+        if (!r.is_async && *async_fail < 0)
+                ans = *async_fail; /* the record it depends on failed: no record */
+        else
+                ans = emit ? audit_emit(emit, r.event, r.key && r.what ? r.key : NULL, r.what, r.f,
+                                        r.n_fields, 0, &err)
+                           : 1;
+        if (!strcmp(r.event, "egress.deny"))
+                tally_add(r.f, r.n_fields); /* refused, whether recorded or not */
+        *kill_run |= r.kill;
+        egress_record_free(&r);
+        return ans;
+}
+
 int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
 {
-        char msg[EGRESS_EVENT_MAX + 1];
+        static char msg[EGRESS_EVENT_BATCH_MAX + 1];
         ssize_t n = recv(fd, msg, sizeof msg, MSG_DONTWAIT);
         if (n == 0)
                 return -ECONNRESET;
         if (n < 0)
                 return errno == EAGAIN ? 0 : negative_errno();
+        bool kill_run = false, answer = false;
         int64_t ans = -EBADMSG;
-        bool kill_run = false;
-        _cleanup_json_ struct json_node *o = NULL;
-        struct rf_error err = {0};
-        if ((size_t)n <= EGRESS_EVENT_MAX && json_parse(msg, (size_t)n, &o, &err) == 0 &&
-            o->type == JSON_OBJECT) {
-                const struct json_node *ev = json_object_get(o, "event"),
-                                       *key = json_object_get(o, "key"),
-                                       *fields = json_object_get(o, "fields");
-                const char *what = NULL;
-                bool known = false;
-                for (size_t i = 0; ev && ev->type == JSON_STRING && i < ARRAY_SIZE(egress_events);
-                     i++)
-                        if (!strcmp(ev->str, egress_events[i].event)) {
-                                known = true;
-                                what = egress_events[i].what;
-                        }
-                if (known && fields && fields->type == JSON_OBJECT &&
-                    fields->n_items <= AUDIT_FIELDS_MAX && (!key || key->type == JSON_STRING)) {
-                        struct audit_field f[AUDIT_FIELDS_MAX];
-                        size_t nf = 0;
-                        bool ok = true;
-                        for (size_t i = 0; i < fields->n_items; i++) {
-                                const struct json_node *m = fields->items[i];
-                                int64_t v;
-                                if (m->type == JSON_STRING)
-                                        f[nf++] = (struct audit_field){
-                                                .key = m->key, .type = AUDIT_STR, .s = m->str};
-                                else if (m->type == JSON_NUMBER && json_number_int64(m, &v) == 0)
-                                        f[nf++] = (struct audit_field){
-                                                .key = m->key, .type = AUDIT_INT, .i = v};
-                                else
-                                        ok = false;
-                        }
-                        const struct json_node *as = json_object_get(o, "async");
-                        bool is_async = as && as->type == JSON_TRUE;
-                        if (ok && !is_async && *async_fail < 0)
-                                ans = *async_fail; /* the record it depends on failed: no record */
-                        else if (ok)
-                                ans = emit ? audit_emit(emit, ev->str,
-                                                        key && what ? key->str : NULL, what, f, nf,
-                                                        0, &err)
-                                           : 1;
-                        if (ok && !strcmp(ev->str, "egress.deny"))
-                                tally_add(f, nf); /* refused, whether recorded or not */
-                        if (ok && !strcmp(ev->str, "secret.exfil")) {
-                                const struct json_node *act = json_object_get(fields, "action");
-                                if (act && act->type == JSON_STRING && !strcmp(act->str, "kill"))
-                                        kill_run = true;
-                        }
-                }
+        /* a longer datagram was cut: its records are malformed as a whole */
+        const char *p = (size_t)n <= EGRESS_EVENT_BATCH_MAX ? msg : msg + n;
+        const char *end = msg + n;
+        while (p < end) {
+                bool last, is_async;
+                size_t len = egress_batch_next(p, (size_t)(end - p), &last);
+                int64_t a = event_record(p, len, last, emit, async_fail, &is_async, &kill_run);
+                p += len + !last;
+                if (!is_async && !last)
+                        is_async = true; /* only the last is answered: this one failed */
+                if (is_async && a < 0 && *async_fail == 0)
+                        *async_fail = a; /* no answer awaited: reported with the next one */
+                answer = !is_async;
+                ans = a;
         }
-        const struct json_node *async = o ? json_object_get(o, "async") : NULL;
-        if (async && async->type == JSON_TRUE) {
-                /* no answer awaited; a failure is reported with the next one */
-                if (ans < 0 && *async_fail == 0)
-                        *async_fail = ans;
+        if ((size_t)n > EGRESS_EVENT_BATCH_MAX)
+                answer = true; /* malformed: the -EBADMSG a waiting sender needs */
+        if (!answer)
                 return kill_run ? 2 : 1;
-        }
         if (*async_fail < 0) {
                 ans = *async_fail;
                 *async_fail = 0;

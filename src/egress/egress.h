@@ -69,14 +69,15 @@
 #include "policy/rules.h"
 #include "shared/error.h"
 
-#define EGRESS_NS_MAX        3  /* nameservers used */
-#define EGRESS_OWN_MAX       64 /* host addresses remembered */
-#define EGRESS_CONNS_DEFAULT 64 /* connections at once */
-#define EGRESS_CONNECT_MS    10000
-#define EGRESS_IDLE_MS       300000
-#define EGRESS_HEAD_MS       30000
-#define EGRESS_RESOLVE_MS    5000
-#define EGRESS_EVENT_MAX     8192 /* bytes of one event message to the supervisor */
+#define EGRESS_NS_MAX          3  /* nameservers used */
+#define EGRESS_OWN_MAX         64 /* host addresses remembered */
+#define EGRESS_CONNS_DEFAULT   64 /* connections at once */
+#define EGRESS_CONNECT_MS      10000
+#define EGRESS_IDLE_MS         300000
+#define EGRESS_HEAD_MS         30000
+#define EGRESS_RESOLVE_MS      5000
+#define EGRESS_EVENT_MAX       8192        /* bytes of one event record to the supervisor */
+#define EGRESS_EVENT_BATCH_MAX (32 * 1024) /* bytes of one datagram of records */
 
 struct egress_host {
         char name[NET_HOST_MAX + 1];
@@ -227,23 +228,30 @@ size_t resolv_conf_parse(const char *text, size_t len, struct sockaddr_storage n
                          socklen_t ns_len[EGRESS_NS_MAX]);
 
 /*
- * The supervisor's side of the event channel: a message is one datagram,
- * a JSON object {"event":"egress.allow","key":"host:port"|absent,
+ * The supervisor's side of the event channel: a datagram (at most
+ * EGRESS_EVENT_BATCH_MAX bytes) carries one or more records separated by
+ * '\n', each a JSON object of at most EGRESS_EVENT_MAX bytes
+ * {"event":"egress.allow","key":"host:port"|absent,
  * "fields":{"k":"string"|integer|true|false,...}}; only egress.* events
  * are accepted (the egress process cannot write run.* or audit.*
- * records). The answer is an int64: > 0 the seq, 0 coalesced, < 0 -errno
- * (the action is refused).
+ * records). They are written in order.
  *
- * A message with "async":true gets no answer (a record of what already
+ * A record with "async":true gets no answer (a record of what already
  * happened, or one sent ahead of a synchronous one); if it cannot be
  * recorded, the failure is kept in *async_fail and given as the answer to
- * the next synchronous message, so "A async, then B sync" is one round
- * trip that fails if either record failed.
+ * the next synchronous record, so "A async, then B sync" is one round
+ * trip that fails if either record failed. Only a datagram's last record
+ * may be synchronous (a synchronous record before it fails as malformed,
+ * unwritten; a datagram ending in '\n' has no last record to answer);
+ * the records are parsed by evwire.h;
+ * the answer is an int64: > 0 the seq, 0 coalesced, < 0 -errno (the
+ * action is refused).
  *
- * egress_event_serve — read one message from `fd`, record it through
- * `emit` (see audit/emit.h) and answer. Returns 1 when a message was
- * served (2: it was a secret.exfil whose binding says on_exfil "kill":
- * the supervisor ends the run), 0 when none was waiting (it never blocks), or -errno when the
+ * egress_event_serve — read one datagram from `fd`, record its records
+ * through `emit` (see audit/emit.h) and answer the synchronous one.
+ * Returns 1 when a datagram was served (2: one of its records was a
+ * secret.exfil whose binding says on_exfil "kill": the supervisor ends
+ * the run), 0 when none was waiting (it never blocks), or -errno when the
  * channel is gone or broken (then the supervisor closes it, and the
  * egress process, whose every event now fails, refuses everything).
  */

@@ -419,34 +419,44 @@ struct evf {
 /*
  * Records of what already happened ("async") wait in this queue until the
  * end of the loop's round, or until a record an action waits on goes out
- * (the queue first: the supervisor writes them in the order sent). So the
- * bytes a round relays reach the client before the supervisor is woken to
- * record them, and the records of one round cost one wake-up. Nothing
- * stays queued while the process waits for events.
+ * (then ahead of it, in the same datagram: the supervisor writes a
+ * datagram's records in order, and answers its last). So the bytes a
+ * round relays reach the client before the supervisor is woken to record
+ * them, and the records of one round, with the record an action then
+ * waits on, cost one datagram and one wake-up. Nothing stays queued while
+ * the process waits for events: the supervisor writes them while the
+ * connection waits on its peers, not when an action waits on it.
  */
-#define EVQ_BYTES (64 * 1024)
-#define EVQ_MAX   64
+#define EVQ_MAX 64
 static struct {
-        char d[EVQ_BYTES];
-        size_t len, n;
-        uint32_t end[EVQ_MAX]; /* where each message ends in d */
+        char d[EGRESS_EVENT_BATCH_MAX];
+        size_t len, n; /* bytes, records: `record\nrecord...` (egress.h) */
 } evq;
 static bool events_timed; /* SO_RCVTIMEO is set: recv alone waits for an answer */
 
-/* Send what is queued, in order: 0, or -EIO (then the channel is done). */
+/* Send what is queued as one datagram: 0, or -EIO (then the channel is done). */
 static int evq_flush(void)
 {
-        size_t off = 0;
         int r = 0;
-        for (size_t i = 0; i < evq.n; i++) {
-                size_t len = evq.end[i] - off;
-                if (r == 0 && (E.events < 0 ||
-                               send(E.events, evq.d + off, len, MSG_NOSIGNAL) != (ssize_t)len))
-                        r = -EIO;
-                off = evq.end[i];
-        }
+        if (evq.n &&
+            (E.events < 0 || send(E.events, evq.d, evq.len, MSG_NOSIGNAL) != (ssize_t)evq.len))
+                r = -EIO;
         evq.len = evq.n = 0;
         return r;
+}
+
+/* Queue one record behind the others, the queue first sent when it has
+ * no room: 0, or -EIO. */
+static int evq_add(const char *rec, size_t len)
+{
+        if ((evq.n == EVQ_MAX || evq.len + 1 + len > sizeof evq.d) && evq_flush() < 0)
+                return -EIO;
+        if (evq.n)
+                evq.d[evq.len++] = '\n';
+        memcpy(evq.d + evq.len, rec, len);
+        evq.len += len;
+        evq.n++;
+        return 0;
 }
 
 /*
@@ -495,16 +505,13 @@ static int64_t event_send(const char *name, const char *key, const struct evf *f
         int64_t r = -EIO;
         if (b.error || b.len > EGRESS_EVENT_MAX || E.events < 0)
                 goto done;
+        if (evq_add(b.data, b.len) < 0)
+                goto done;
         if (!sync) {
-                if ((evq.n == EVQ_MAX || evq.len + b.len > EVQ_BYTES) && evq_flush() < 0)
-                        goto done;
-                memcpy(evq.d + evq.len, b.data, b.len);
-                evq.len += b.len;
-                evq.end[evq.n++] = (uint32_t)evq.len;
                 r = 1;
                 goto done;
         }
-        if (evq_flush() < 0 || send(E.events, b.data, b.len, MSG_NOSIGNAL) != (ssize_t)b.len)
+        if (evq_flush() < 0) /* the queue, this record last: it is answered */
                 goto done;
         int64_t ans;
         struct pollfd p = {.fd = E.events, .events = POLLIN};
@@ -1261,7 +1268,8 @@ static void tls_accept_start(struct conn *c)
         c->addr_ready = true;
         c->deadline = now_ms() + EGRESS_HEAD_MS;
         conn_to(c, CS_TLS_ACCEPT);
-        up_start(c);
+        if (c->upst == UP_IDLE)
+                up_start(c); /* not begun when the tunnel opened */
         tls_accept_step(c);
 }
 
@@ -1479,6 +1487,12 @@ static void have_address(struct conn *c)
                         client_send(c, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
                 c->replied = true;
                 conn_to(c, CS_SNI);
+                /* a host to terminate: its upstream is dialled and its
+                 * handshake begun while the client's ClientHello is on
+                 * its way (the destination is decided and its address
+                 * checked; a ClientHello that fails its check closes it) */
+                if (term)
+                        up_start(c);
                 return;
         }
         dial(c);

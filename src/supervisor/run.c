@@ -1466,6 +1466,8 @@ static int sup_add_pump(struct sup *s, int in, int out, bool is_output, bool clo
 
 static void sup_free(struct sup *s)
 {
+        if (s->ev)
+                audit_emitter_set_ticked(s->ev, false); /* no loop ticks it now */
         term_restore(&s->term);
         for (int i = 0; i < 3; i++)
                 s->host_out[i] = safe_close(s->host_out[i]);
@@ -1645,6 +1647,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         uint64_t timeout_ms = rs->timeout_ms;
         struct audit_emitter *ev = rs->ev;
         bool dns_exfil_kill = false; /* set by the DNS stub (issue 15) */
+        if (ev)
+                audit_emitter_set_ticked(ev, true); /* the loop below commits (sup_free: no more) */
         struct sup s = {.state = RS_SETUP,
                         .dns = -1,
                         .broker = -1,

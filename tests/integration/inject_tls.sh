@@ -689,10 +689,19 @@ else
 fi
 
 # the SNI of a connection to the injection host must name it (no fronting
-# through the terminated connection)
+# through the terminated connection); its upstream, dialled while the
+# ClientHello was on its way, is recorded (egress.allow) and closed unused
+f0=$(ncount '"egress.deny"' '"sni":"other.test"' 'domain fronting')
+a0=$(ncount '"egress.allow"' '"host":"svc.test"' '"proto":"https"')
+q0=$(ncount '"egress.request"' '"host":"svc.test"')
 er "${INJ[@]}" -- sh -c 'python3 ec.py connect svc.test:443 other.test; python3 ec.py connect svc.test:443 svc.test'
 like "$(sed -n 2p <<<"$RF_OUT")" '^tls failed' "CONNECT svc.test:443 with a ClientHello naming other.test: refused"
 like "$(sed -n 4p <<<"$RF_OUT")" '^tls ok' "... the control (SNI svc.test) completes its handshake"
+is "$(($(ncount '"egress.deny"' '"sni":"other.test"' 'domain fronting') - f0))" 1 \
+	"... the refusal recorded: egress.deny, SNI other.test, domain fronting"
+is "$(($(ncount '"egress.allow"' '"host":"svc.test"' '"proto":"https"') - a0))" 2 \
+	"... both upstreams dialled at CONNECT are recorded (egress.allow)"
+is "$(($(ncount '"egress.request"' '"host":"svc.test"') - q0))" 0 "... and no request went up on either"
 
 # another allowed HTTPS host is a blind tunnel: the run's own TLS, end to end
 rm -f "$P/tls.log"

@@ -1,7 +1,9 @@
 /*
  * test_audit.c — the audit log: append and verify, every tamper case the
  * verifier must catch (each for the right seq and reason), segments,
- * several writers, secrets refused, a full disk refused.
+ * several writers (also holding the lock for batches, which skip the
+ * segment's stat), secrets refused, a full disk refused, the commit left
+ * to a ticking caller.
  *
  * Every case works in its own directory under /tmp (mkdtemp), removed at
  * the end. The full-disk case mounts a small tmpfs in a child's private
@@ -17,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "audit/audit.h"
 #include "tap.h"
@@ -812,6 +815,129 @@ static void test_checkpoint_commit(void)
         rm_state(state);
 }
 
+/* Batches under audit_hold: the tail another handle moved before the
+ * hold is seen (the first append looks), the appends of one hold need not
+ * look again, a segment can roll over inside a hold, and the chain of
+ * several processes batching at once verifies. */
+static void test_hold_batches(void)
+{
+        char *state = mk_state();
+        struct audit_log *a = NULL, *b = NULL;
+        struct rf_error err = {0};
+        if (audit_open(state, &a, &err) < 0 || audit_open(state, &b, &err) < 0) {
+                diag("open: %s", err.msg);
+                exit(1);
+        }
+        audit_set_segment_max(a, 600); /* a record is ~250 bytes: a roll-over every 2 */
+        audit_set_segment_max(b, 600);
+        is_int((int)audit_append(a, "r", "hold.test", NULL, 0, false, &err), 1, "A appends: 1");
+        is_int((int)audit_append(b, "r", "hold.test", NULL, 0, false, &err), 2, "B appends: 2");
+        is_int(audit_hold(a, &err), 0, "A holds the lock (%s)", err.msg);
+        int64_t s3 = audit_append(a, "r", "hold.test", NULL, 0, false, &err);
+        int64_t s4 = audit_append(a, "r", "hold.test", NULL, 0, false, &err);
+        int64_t s5 = audit_append(a, "r", "hold.test", NULL, 0, false, &err);
+        int64_t s6 = audit_append(a, "r", "hold.test", NULL, 0, false, &err);
+        audit_release(a);
+        ok(s3 == 3 && s4 == 4 && s5 == 5 && s6 == 6,
+           "A's batch continues after B's record: 3..6 (%lld %lld %lld %lld)", (long long)s3,
+           (long long)s4, (long long)s5, (long long)s6);
+        is_int((int)audit_append(b, "r", "hold.test", NULL, 0, false, &err), 7,
+               "B after the batch: 7");
+        is_int(audit_hold(a, &err), 0, "A holds again");
+        is_int((int)audit_append(a, "r", "hold.test", NULL, 0, false, &err), 8,
+               "a new hold sees B's record: 8");
+        audit_release(a);
+        char p[512];
+        struct stat st;
+        seg_path(state, 3, p, sizeof p);
+        ok(stat(p, &st) == 0, "segments rolled over, inside holds too");
+        is_int(audit_flush(a), 0, "flush");
+        audit_close(a);
+        audit_close(b);
+        uint64_t n = 0;
+        is_int(verify_n(state, NULL, NULL, &n, &err), 0, "the chain verifies (%s)", err.msg);
+        is_int((int)n, 8, "... with all 8 records");
+        rm_state(state);
+
+        /* several processes, each appending in batches of 10 */
+        state = mk_state();
+        if (audit_open(state, &a, &err) < 0)
+                exit(1);
+        audit_close(a);
+        pid_t kids[4];
+        for (int k = 0; k < 4; k++) {
+                kids[k] = fork();
+                if (kids[k] == 0) {
+                        struct audit_log *l = NULL;
+                        struct rf_error e = {0};
+                        if (audit_open(state, &l, &e) < 0)
+                                _exit(1);
+                        audit_set_segment_max(l, 16 * 1024);
+                        for (int i = 0; i < 20; i++) {
+                                if (audit_hold(l, &e) < 0)
+                                        _exit(2);
+                                for (int j = 0; j < 10; j++) {
+                                        struct audit_field f = {
+                                                .key = "child", .type = AUDIT_INT, .i = k};
+                                        if (audit_append(l, "run-hb", "hb.event", &f, 1, false,
+                                                         &e) < 0)
+                                                _exit(3);
+                                }
+                                audit_release(l);
+                        }
+                        _exit(audit_flush(l) < 0 ? 4 : 0);
+                }
+        }
+        int bad = 0;
+        for (int k = 0; k < 4; k++) {
+                int st2 = 0;
+                waitpid(kids[k], &st2, 0);
+                bad += !(WIFEXITED(st2) && WEXITSTATUS(st2) == 0);
+        }
+        is_int(bad, 0, "4 writers x 20 batches of 10 succeeded");
+        is_int(verify_n(state, NULL, NULL, &n, &err), 0, "their shared chain verifies (%s)",
+               err.msg);
+        is_int((int)n, 800, "... with all 800 records");
+        rm_state(state);
+}
+
+/* audit_set_ticked: an append past the commit window leaves the commit to
+ * the caller (it stays dirty); a durable one still syncs; untouched, the
+ * append past the window syncs itself (the control). */
+static void test_ticked(void)
+{
+        char *state = mk_state();
+        struct audit_log *log = NULL;
+        struct rf_error err = {0};
+        if (audit_open(state, &log, &err) < 0)
+                exit(1);
+        const struct timespec past_window = {.tv_nsec = (AUDIT_COMMIT_WINDOW_MS + 2) * 1000000L};
+        for (int ticked = 0; ticked < 2; ticked++) {
+                audit_set_ticked(log, ticked);
+                ok(audit_append(log, "r", "tick.test", NULL, 0, false, &err) > 0, "append (%s)",
+                   err.msg);
+                ok(audit_dirty_ms(log) > 0, "%s: the record waits for the window",
+                   ticked ? "ticked" : "not ticked");
+                nanosleep(&past_window, NULL);
+                ok(audit_append(log, "r", "tick.test", NULL, 0, false, &err) > 0,
+                   "append past the window");
+                if (ticked)
+                        ok(audit_dirty_ms(log) > 0, "ticked: it did not sync (the caller does)");
+                else
+                        is_int((int)audit_dirty_ms(log), 0, "not ticked: it synced itself");
+                is_int(audit_flush(log), 0, "the caller's commit");
+                is_int((int)audit_dirty_ms(log), 0, "... makes the log clean");
+        }
+        ok(audit_append(log, "r", "tick.test", NULL, 0, true, &err) > 0,
+           "a durable append, ticked");
+        is_int((int)audit_dirty_ms(log), 0, "... synced before it returned");
+        audit_close(log);
+        uint64_t n = 0;
+        is_int(verify_n(state, NULL, NULL, &n, &err), 0, "the chain verifies (%s)", err.msg);
+        is_int((int)n, 5, "... with its 5 records");
+        rm_state(state);
+}
+
 int main(void)
 {
         if (sodium_init() < 0)
@@ -829,5 +955,7 @@ int main(void)
         test_tail_window();
         test_tail_largest();
         test_checkpoint_commit();
+        test_hold_batches();
+        test_ticked();
         return done();
 }
