@@ -227,13 +227,13 @@ int64_t audit_emit(struct audit_emitter *e, const char *event, const char *coale
 int audit_emitter_tick(struct audit_emitter *e, struct rf_error *err)
 {
         int64_t now = mono_ms();
-        int r = write_expired(e, now, err);
-        if (r < 0)
-                return r;
+        /* the commit even when a summary failed: what is written is
+         * made durable on time (audit_set_ticked leaves it to this) */
+        int w = write_expired(e, now, err), r;
         int64_t d = audit_dirty_ms(e->log);
         if (d && now - d >= AUDIT_COMMIT_WINDOW_MS && (r = audit_flush(e->log)) < 0)
-                return rf_error_set(err, r, "sync audit log: %s", strerror(-r));
-        return 0;
+                return w < 0 ? w : rf_error_set(err, r, "sync audit log: %s", strerror(-r));
+        return w < 0 ? w : 0;
 }
 
 void audit_emitter_set_ticked(struct audit_emitter *e, bool ticked)

@@ -752,8 +752,15 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
                 return errno == EAGAIN ? 0 : negative_errno();
         bool kill_run = false, answer = false;
         int64_t ans = -EBADMSG;
-        /* a longer datagram was cut: its records are malformed as a whole */
-        const char *p = (size_t)n <= EGRESS_EVENT_BATCH_MAX ? msg : msg + n;
+        /* a longer datagram was cut, one of more records would hold the
+         * log's lock longer than a batch may: malformed as a whole */
+        size_t records = 1;
+        for (const char *q = msg;
+             (size_t)n <= EGRESS_EVENT_BATCH_MAX && (q = memchr(q, '\n', (size_t)(msg + n - q)));
+             q++)
+                records++;
+        bool whole = (size_t)n <= EGRESS_EVENT_BATCH_MAX && records <= EGRESS_EVENT_RECORDS_MAX;
+        const char *p = whole ? msg : msg + n;
         const char *end = msg + n;
         while (p < end) {
                 bool last, is_async;
@@ -767,8 +774,11 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail)
                 answer = !is_async;
                 ans = a;
         }
-        if ((size_t)n > EGRESS_EVENT_BATCH_MAX)
+        if (!whole)
                 answer = true; /* malformed: the -EBADMSG a waiting sender needs */
+        /* the records' text is not redacted yet (their fields are, when
+         * written): it does not stay in this buffer */
+        explicit_bzero(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg);
         if (!answer)
                 return kill_run ? 2 : 1;
         if (*async_fail < 0) {

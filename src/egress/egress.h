@@ -22,8 +22,10 @@
  *    502 and one that does not answer a 504;
  *  - for a tunnel (CONNECT, SOCKS5) to a port not listed in
  *    network.plain_ports and not named by the allowing rule (or to 443),
- *    reads the TLS ClientHello before dialling and refuses a missing SNI
- *    or one that differs from the host (domain fronting); on a port the
+ *    reads the TLS ClientHello before anything of it goes up and refuses
+ *    a missing SNI or one that differs from the host (domain fronting)
+ *    — a host whose TLS is terminated is dialled meanwhile, its upstream
+ *    closed unused on a refusal; any other is dialled after; on a port the
  *    rule names, dials first and holds the client's first bytes: a stream
  *    that opens like TLS gets the same SNI check before any byte goes up,
  *    any other is the plain protocol the port was allowed for;
@@ -69,15 +71,16 @@
 #include "policy/rules.h"
 #include "shared/error.h"
 
-#define EGRESS_NS_MAX          3  /* nameservers used */
-#define EGRESS_OWN_MAX         64 /* host addresses remembered */
-#define EGRESS_CONNS_DEFAULT   64 /* connections at once */
-#define EGRESS_CONNECT_MS      10000
-#define EGRESS_IDLE_MS         300000
-#define EGRESS_HEAD_MS         30000
-#define EGRESS_RESOLVE_MS      5000
-#define EGRESS_EVENT_MAX       8192        /* bytes of one event record to the supervisor */
-#define EGRESS_EVENT_BATCH_MAX (32 * 1024) /* bytes of one datagram of records */
+#define EGRESS_NS_MAX            3  /* nameservers used */
+#define EGRESS_OWN_MAX           64 /* host addresses remembered */
+#define EGRESS_CONNS_DEFAULT     64 /* connections at once */
+#define EGRESS_CONNECT_MS        10000
+#define EGRESS_IDLE_MS           300000
+#define EGRESS_HEAD_MS           30000
+#define EGRESS_RESOLVE_MS        5000
+#define EGRESS_EVENT_MAX         8192        /* bytes of one event record to the supervisor */
+#define EGRESS_EVENT_BATCH_MAX   (32 * 1024) /* bytes of one datagram of records */
+#define EGRESS_EVENT_RECORDS_MAX 16          /* records in one datagram */
 
 struct egress_host {
         char name[NET_HOST_MAX + 1];
@@ -229,7 +232,9 @@ size_t resolv_conf_parse(const char *text, size_t len, struct sockaddr_storage n
 
 /*
  * The supervisor's side of the event channel: a datagram (at most
- * EGRESS_EVENT_BATCH_MAX bytes) carries one or more records separated by
+ * EGRESS_EVENT_BATCH_MAX bytes and EGRESS_EVENT_RECORDS_MAX records;
+ * beyond either, nothing of it is written and it is answered -EBADMSG)
+ * carries one or more records separated by
  * '\n', each a JSON object of at most EGRESS_EVENT_MAX bytes
  * {"event":"egress.allow","key":"host:port"|absent,
  * "fields":{"k":"string"|integer|true|false,...}}; only egress.* events

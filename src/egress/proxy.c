@@ -207,6 +207,7 @@ struct conn {
         /* its upstream, dialled and verified while the run's client still
          * shakes hands (up_start): what its first request finds */
         enum { UP_IDLE, UP_CONNECTING, UP_HANDSHAKE, UP_READY, UP_FAILED } upst;
+        bool up_tried; /* up_start ran (at the CONNECT, or at the ClientHello) */
         char up_why[RF_TLS_REASON_MAX + 96];
         bool addr_ready;    /* route() decided c->addr; the first request dials it */
         bool no_notify;     /* the upstream cut its stream: no close_notify to the client */
@@ -427,7 +428,7 @@ struct evf {
  * the process waits for events: the supervisor writes them while the
  * connection waits on its peers, not when an action waits on it.
  */
-#define EVQ_MAX 64
+#define EVQ_MAX EGRESS_EVENT_RECORDS_MAX
 static struct {
         char d[EGRESS_EVENT_BATCH_MAX];
         size_t len, n; /* bytes, records: `record\nrecord...` (egress.h) */
@@ -1220,7 +1221,7 @@ static void tls_accept_step(struct conn *c)
                 return;
         if (r < 0) {
                 /* a client that does not trust the run CA (a pinned one)
-                 * ends here: nothing was dialled */
+                 * ends here: its upstream, dialled meanwhile, closes unused */
                 char reason[RF_TLS_REASON_MAX + 64], key[300];
                 snprintf(reason, sizeof reason, "TLS handshake with the run's client failed: %s",
                          E.cfg->tls->reason(c->ctls));
@@ -1268,7 +1269,7 @@ static void tls_accept_start(struct conn *c)
         c->addr_ready = true;
         c->deadline = now_ms() + EGRESS_HEAD_MS;
         conn_to(c, CS_TLS_ACCEPT);
-        if (c->upst == UP_IDLE)
+        if (!c->up_tried)
                 up_start(c); /* not begun when the tunnel opened */
         tls_accept_step(c);
 }
@@ -1369,12 +1370,16 @@ static void up_start(struct conn *c)
                 {"host", c->host, 0}, {"port", NULL, c->port}, {"addr", c->addr_text, 0},
                 {"rule", c->rule, 0}, {"proto", "https", 0},   {"via", via(c), 0},
         };
+        c->up_tried = true; /* once: a refused record is asked again by the first request */
         if (event("egress.allow", NULL, f, ARRAY_SIZE(f)) <= 0)
                 return;
         c->allowed = true;
         if (dial_connect(c) < 0) {
-                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                char why[sizeof c->up_why];
+                snprintf(why, sizeof why, "the upstream %s:%u could not be connected to (%s)",
+                         c->addr_text, c->port, strerror(errno));
                 c->allowed = false;
+                up_fail(c, why); /* the first request's 502, not a second dial */
                 return;
         }
         c->upst = UP_CONNECTING;
@@ -1438,7 +1443,9 @@ static void tls_connect_start(struct conn *c)
  *     like TLS must be a ClientHello naming the host; anything else is
  *     the plain protocol the rule's port was allowed for;
  *   - otherwise (a rule for any port, or 443): a TLS port. Answered first,
- *     the ClientHello read and its SNI checked, then dialled.
+ *     the ClientHello read and its SNI checked, then dialled — or, for a
+ *     host whose TLS is terminated, dialled at once and its handshake
+ *     begun while the ClientHello comes, closed unused if it is refused.
  */
 static void on_first(struct conn *c);
 

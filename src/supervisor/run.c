@@ -2060,7 +2060,9 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 struct rf_error he = {0};
                 bool held = ev && (pfd[7].revents & POLLIN) && s.egress_events >= 0 &&
                             audit_emitter_hold(ev, &he) == 0;
-                for (int k = 0; k < 64 && (pfd[7].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                /* at most 16 datagrams of EGRESS_EVENT_RECORDS_MAX under
+                 * one hold: other writers of the log wait meanwhile */
+                for (int k = 0; k < 16 && (pfd[7].revents & (POLLIN | POLLHUP | POLLERR)) &&
                                 s.egress_events >= 0;
                      k++) {
                         int k2 = egress_event_serve(s.egress_events, ev, &s.egress_async_fail);

@@ -10,7 +10,7 @@
  * answer to the next synchronous one, which is then not written; a
  * synchronous record before the last is malformed and not written; an
  * event the egress process may not write (run.*) is refused; a record or
- * a datagram over its bound is refused; a secret.exfil whose action is
+ * a datagram over its bounds (bytes, records) is refused; a secret.exfil whose action is
  * kill is reported. Control: the one-record datagram of before.
  */
 #include <errno.h>
@@ -155,6 +155,21 @@ int main(void)
         memcpy(big, ALLOW, sizeof ALLOW - 1);
         is_int(serve(big, EGRESS_EVENT_BATCH_MAX + 1), 1, "a datagram over the bound: served");
         is_int((int)answer(), -EBADMSG, "... answered -EBADMSG");
+        is_str(logged(), "", "... nothing of it written");
+
+        /* EGRESS_EVENT_RECORDS_MAX records: written; one more: none of them */
+        size_t at = 0;
+        for (int i = 0; i < EGRESS_EVENT_RECORDS_MAX; i++)
+                at += (size_t)snprintf(big + at, sizeof big - at, "%s%s", i ? "\n" : "", CLOSE);
+        is_int(serve(big, at), 1, "%d async records in a datagram: served",
+               EGRESS_EVENT_RECORDS_MAX);
+        ok(answer() == INT64_MIN, "... not answered");
+        ok(strlen(logged()) == (size_t)EGRESS_EVENT_RECORDS_MAX * (sizeof "egress.close") - 1,
+           "... all of them written");
+        at += (size_t)snprintf(big + at, sizeof big - at, "\n%s", ALLOW);
+        is_int(serve(big, at), 1, "%d records (the last synchronous): served",
+               EGRESS_EVENT_RECORDS_MAX + 1);
+        is_int((int)answer(), -EBADMSG, "... answered -EBADMSG: more than a datagram may hold");
         is_str(logged(), "", "... nothing of it written");
 
         /* secret.exfil whose binding kills, inside a batch */
