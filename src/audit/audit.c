@@ -528,32 +528,50 @@ static int sync_segment(struct audit_log *log)
         return 0;
 }
 
+/*
+ * Under the lock: the newest segment's size in *size (size may be NULL), and the chain's tail
+ * (log->tail_*) as that segment ends, read again only when another writer
+ * moved it. Inside a hold, after this handle's own append, none can have
+ * (every writer appends under the lock): no stat then. 0 or -errno (err).
+ */
+static int tail_locked(struct audit_log *log, off_t *size, struct rf_error *err)
+{
+        if (log->held && log->tail_ours && log->tail_valid) {
+                if (size)
+                        *size = log->tail_size;
+                return 0;
+        }
+        struct stat st;
+        if (fstat(log->segfd, &st) < 0)
+                return rf_error_set(err, negative_errno(), "stat audit segment: %m");
+        int r = follow_newest_segment(log, &st);
+        if (r < 0)
+                return rf_error_set(err, r, "audit segment lookup: %s", strerror(-r));
+        if (!log->tail_valid || st.st_size != log->tail_size) {
+                r = read_chain_tail(log->dirfd, log->seg, log->segfd, &log->tail_seq,
+                                    log->tail_hash, err);
+                if (r < 0)
+                        return r;
+                log->tail_size = st.st_size;
+                log->tail_valid = true;
+        }
+        if (size)
+                *size = st.st_size;
+        return 0;
+}
+
 /* Under the lock: append one record (already validated). Returns its seq or -errno. */
 static int64_t append_locked(struct audit_log *log, const struct member *m, size_t n,
                              const char *run, const char *event, bool durable, struct rf_error *err)
 {
-        struct stat st;
         int r;
 
         if (log->broken)
                 return rf_error_set(err, log->broken, "audit log failed to sync earlier");
-        if (log->held && log->tail_ours && log->tail_valid) {
-                /* every writer appends under the lock, held since this
-                 * handle's last record: the segment is as it left it */
-                st.st_size = log->tail_size;
-        } else {
-                if (fstat(log->segfd, &st) < 0)
-                        return rf_error_set(err, negative_errno(), "stat audit segment: %m");
-                r = follow_newest_segment(log, &st);
-                if (r < 0)
-                        return rf_error_set(err, r, "audit segment lookup: %s", strerror(-r));
-                if (!log->tail_valid || st.st_size != log->tail_size) {
-                        r = read_chain_tail(log->dirfd, log->seg, log->segfd, &log->tail_seq,
-                                            log->tail_hash, err);
-                        if (r < 0)
-                                return r;
-                }
-        }
+        off_t size;
+        r = tail_locked(log, &size, err);
+        if (r < 0)
+                return r;
         log->tail_valid = false;
         log->tail_ours = false;
 
@@ -563,7 +581,7 @@ static int64_t append_locked(struct audit_log *log, const struct member *m, size
                 return rf_error_set(err, (int)len, "audit record longer than %d bytes",
                                     AUDIT_RECORD_MAX);
 
-        if (st.st_size > 0 && (uint64_t)st.st_size + (uint64_t)len > log->segment_max) {
+        if (size > 0 && (uint64_t)size + (uint64_t)len > log->segment_max) {
                 if (log->seg >= AUDIT_SEGMENT_NMAX)
                         return rf_error_set(err, -EFBIG, "audit log has no segment numbers left");
                 r = sync_segment(log);
@@ -582,14 +600,14 @@ static int64_t append_locked(struct audit_log *log, const struct member *m, size
                 safe_close(log->segfd);
                 log->segfd = fd;
                 log->seg++;
-                st.st_size = 0;
+                size = 0;
         }
 
         ssize_t k = RETRY_EINTR(write(log->segfd, log->line, (size_t)len));
         if (k != len) {
                 r = k < 0 ? negative_errno() : -ENOSPC;
                 /* never leave a torn line: cut back to the record boundary */
-                if (k > 0 && ftruncate(log->segfd, st.st_size) < 0)
+                if (k > 0 && ftruncate(log->segfd, size) < 0)
                         log->broken = -EIO;
                 return rf_error_set(err, r, "write audit record: %s", strerror(-r));
         }
@@ -605,7 +623,7 @@ static int64_t append_locked(struct audit_log *log, const struct member *m, size
         log->tail_seq++;
         memcpy(log->tail_hash, log->line + len - 67, 64); /* `<hex>"}\n` ends the line */
         log->tail_hash[64] = '\0';
-        log->tail_size = st.st_size + len;
+        log->tail_size = size + len;
         log->tail_valid = true;
         log->tail_ours = log->held > 0;
         return (int64_t)log->tail_seq;
@@ -614,20 +632,9 @@ static int64_t append_locked(struct audit_log *log, const struct member *m, size
 /* Under the lock: a signed log.checkpoint of the current tail. */
 static int64_t checkpoint_locked(struct audit_log *log, bool durable, struct rf_error *err)
 {
-        struct stat st;
-        if (fstat(log->segfd, &st) < 0)
-                return rf_error_set(err, negative_errno(), "stat audit segment: %m");
-        int r = follow_newest_segment(log, &st);
+        int r = tail_locked(log, NULL, err);
         if (r < 0)
-                return rf_error_set(err, r, "audit segment lookup: %s", strerror(-r));
-        if (!log->tail_valid || st.st_size != log->tail_size) {
-                r = read_chain_tail(log->dirfd, log->seg, log->segfd, &log->tail_seq,
-                                    log->tail_hash, err);
-                if (r < 0)
-                        return r;
-                log->tail_size = st.st_size;
-                log->tail_valid = true;
-        }
+                return r;
         char msg[128], hash[65];
         unsigned char sig[crypto_sign_BYTES];
         char sig_hex[2 * crypto_sign_BYTES + 1];

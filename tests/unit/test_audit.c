@@ -416,6 +416,62 @@ static void test_segments(void)
         rm_state(state);
 }
 
+/* Fork `n` writers of the log at `state`, writer(log, k) in child k: the
+ * number that failed (an exit other than 0). */
+static int writers(const char *state, int n, int (*writer)(struct audit_log *l, int k))
+{
+        pid_t kids[8];
+        for (int k = 0; k < n && k < 8; k++) {
+                kids[k] = fork();
+                if (kids[k] == 0) {
+                        struct audit_log *l = NULL;
+                        struct rf_error e = {0};
+                        if (audit_open(state, &l, &e) < 0)
+                                _exit(1);
+                        int r = writer(l, k);
+                        _exit(r ? r : audit_flush(l) < 0 ? 3 : 0);
+                }
+        }
+        int bad = 0;
+        for (int k = 0; k < n && k < 8; k++) {
+                int st = 0;
+                waitpid(kids[k], &st, 0);
+                bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+        return bad;
+}
+
+/* 200 appends, every 50th durable. */
+static int mp_writer(struct audit_log *l, int k)
+{
+        struct rf_error e = {0};
+        audit_set_segment_max(l, 64 * 1024);
+        for (int i = 0; i < 200; i++) {
+                struct audit_field f = {.key = "child", .type = AUDIT_INT, .i = k};
+                if (audit_append(l, "run-mp", "mp.event", &f, 1, i % 50 == 0, &e) < 0)
+                        return 2;
+        }
+        return 0;
+}
+
+/* 20 batches of 10 appends, each under one hold. */
+static int hb_writer(struct audit_log *l, int k)
+{
+        struct rf_error e = {0};
+        audit_set_segment_max(l, 16 * 1024);
+        for (int i = 0; i < 20; i++) {
+                if (audit_hold(l, &e) < 0)
+                        return 2;
+                for (int j = 0; j < 10; j++) {
+                        struct audit_field f = {.key = "child", .type = AUDIT_INT, .i = k};
+                        if (audit_append(l, "run-hb", "hb.event", &f, 1, false, &e) < 0)
+                                return 4;
+                }
+                audit_release(l);
+        }
+        return 0;
+}
+
 static void test_multiprocess(void)
 {
         char *state = mk_state();
@@ -423,30 +479,7 @@ static void test_multiprocess(void)
         struct audit_log *log = NULL;
         is_int(audit_open(state, &log, &err), 0, "create the log before forking");
         audit_close(log);
-        pid_t kids[8];
-        for (int k = 0; k < 8; k++) {
-                kids[k] = fork();
-                if (kids[k] == 0) {
-                        struct audit_log *l = NULL;
-                        struct rf_error e = {0};
-                        if (audit_open(state, &l, &e) < 0)
-                                _exit(1);
-                        audit_set_segment_max(l, 64 * 1024);
-                        for (int i = 0; i < 200; i++) {
-                                struct audit_field f = {.key = "child", .type = AUDIT_INT, .i = k};
-                                if (audit_append(l, "run-mp", "mp.event", &f, 1, i % 50 == 0, &e) <
-                                    0)
-                                        _exit(2);
-                        }
-                        _exit(audit_flush(l) < 0 ? 3 : 0);
-                }
-        }
-        int bad = 0;
-        for (int k = 0; k < 8; k++) {
-                int st = 0;
-                waitpid(kids[k], &st, 0);
-                bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-        }
+        int bad = writers(state, 8, mp_writer);
         is_int(bad, 0, "8 writers x 200 appends succeeded");
         uint64_t n = 0;
         is_int(verify_n(state, NULL, NULL, &n, &err), 0, "shared chain verifies (%s)", err.msg);
@@ -864,36 +897,7 @@ static void test_hold_batches(void)
         if (audit_open(state, &a, &err) < 0)
                 exit(1);
         audit_close(a);
-        pid_t kids[4];
-        for (int k = 0; k < 4; k++) {
-                kids[k] = fork();
-                if (kids[k] == 0) {
-                        struct audit_log *l = NULL;
-                        struct rf_error e = {0};
-                        if (audit_open(state, &l, &e) < 0)
-                                _exit(1);
-                        audit_set_segment_max(l, 16 * 1024);
-                        for (int i = 0; i < 20; i++) {
-                                if (audit_hold(l, &e) < 0)
-                                        _exit(2);
-                                for (int j = 0; j < 10; j++) {
-                                        struct audit_field f = {
-                                                .key = "child", .type = AUDIT_INT, .i = k};
-                                        if (audit_append(l, "run-hb", "hb.event", &f, 1, false,
-                                                         &e) < 0)
-                                                _exit(3);
-                                }
-                                audit_release(l);
-                        }
-                        _exit(audit_flush(l) < 0 ? 4 : 0);
-                }
-        }
-        int bad = 0;
-        for (int k = 0; k < 4; k++) {
-                int st2 = 0;
-                waitpid(kids[k], &st2, 0);
-                bad += !(WIFEXITED(st2) && WEXITSTATUS(st2) == 0);
-        }
+        int bad = writers(state, 4, hb_writer);
         is_int(bad, 0, "4 writers x 20 batches of 10 succeeded");
         is_int(verify_n(state, NULL, NULL, &n, &err), 0, "their shared chain verifies (%s)",
                err.msg);
