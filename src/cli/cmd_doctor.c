@@ -353,17 +353,10 @@ static void check_resolver(const struct doctor *d, struct result *r)
 static void check_tls_module(const struct doctor *d, struct result *r)
 {
         (void)d;
-        char path[256] = "ringfence-tls.so", helper[256] = "ringfence-tls-helper";
-        int e = rf_tls_module_check(path, sizeof path), h = -1;
-        if (e == 0 && (h = rf_tls_helper_open(helper, sizeof helper)) >= 0) {
-                close(h);
-                set(r, ST_OK, NULL,
-                    "%s and its helper (credential injection over HTTPS, HTTP rules)", path);
-        } else if (e == 0)
-                set(r, ST_WARN,
-                    "install ringfence-tls-helper beside the module (make install; the Debian "
-                    "package does); runs without --inject or HTTP rules do not need it",
-                    "the TLS helper %s: %s", helper, rf_tls_file_why(h));
+        char path[256] = "ringfence-tls.so";
+        int e = rf_tls_module_check(path, sizeof path);
+        if (e == 0)
+                set(r, ST_OK, NULL, "%s (credential injection over HTTPS, HTTP rules)", path);
         else
                 set(r, ST_WARN,
                     "install ringfence-tls.so beside ringfence (make install; the Debian package "

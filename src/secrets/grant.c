@@ -31,12 +31,15 @@ struct rf_grants *grants_free(struct rf_grants *g)
 {
         if (!g)
                 return NULL;
-        for (size_t i = 0; i < g->n; i++) {
+        for (size_t i = 0; g->g && i < g->n; i++) {
                 g->g[i].value = secmem_free(g->g[i].value);
                 secret_binding_clear(&g->g[i].b);
         }
         g->dirfd = safe_close(g->dirfd);
-        explicit_bzero(g->mv, sizeof g->mv);
+        if (g->mv)
+                explicit_bzero(g->mv, g->cap * sizeof *g->mv);
+        free(g->mv);
+        free(g->g);
         free(g);
         return NULL;
 }
@@ -66,10 +69,17 @@ int grants_resolve(const struct rf_policy *pol, const char *state_dir, const cha
         why[0] = '\0';
         if (pol->n_secrets == 0)
                 return 0;
+        /* sized by the policy's bindings: the tables of a run with one
+         * secret stay a few pages (their zeroing is on the start path) */
         struct rf_grants *g = calloc(1, sizeof *g);
         if (!g)
                 return rf_error_set(err, -ENOMEM, "out of memory");
         g->dirfd = -1;
+        g->cap = pol->n_secrets;
+        if (!(g->g = calloc(g->cap, sizeof *g->g)) || !(g->mv = calloc(g->cap, sizeof *g->mv))) {
+                grants_free(g);
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        }
         /* the master key: sealing (store:) and the keyed fingerprints */
         unsigned char *key = secmem_alloc(STORE_KEY_LEN);
         if (!key) {

@@ -47,11 +47,11 @@ struct grant {
 };
 
 struct rf_grants {
-        struct grant g[SECRET_BINDINGS_MAX];
-        size_t n;
+        struct grant *g; /* owned: n of them, room for cap (the policy's bindings) */
+        size_t n, cap;
         int dirfd;                /* the run's /run/secrets (writable clone), or -1 */
         struct audit_emitter *ev; /* borrowed, set by grants_record */
-        struct mask_value mv[SECRET_BINDINGS_MAX];
+        struct mask_value *mv;    /* owned: n_mv of them, room for cap */
         size_t n_mv;
         bool any_env, any_file, any_broker, any_inject;
 };

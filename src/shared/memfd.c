@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,19 +34,39 @@ int fd_write_all(int fd, const void *buf, size_t len)
         return 0;
 }
 
+/* How fd_copy_all copies, best first; it moves on when the kernel says a
+ * way does not apply to these two files (nothing was copied then). */
+enum copy_way { COPY_RANGE, COPY_SENDFILE, COPY_BUFFER };
+
+static bool copy_way_unfit(int e)
+{
+        return e == EXDEV || e == EINVAL || e == ENOSYS || e == EOPNOTSUPP;
+}
+
 int fd_copy_all(int in, long long off, int out, size_t len)
 {
         loff_t at = off;
-        bool kernel = true;
+        enum copy_way way = COPY_RANGE;
         while (len) {
                 ssize_t n;
-                if (kernel) {
+                if (way == COPY_RANGE) {
+                        /* same filesystem type (a file system's own copy) */
                         n = copy_file_range(in, &at, out, NULL, len, 0);
-                        if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-                                      errno == EOPNOTSUPP)) {
-                                kernel = false; /* nothing was copied by this call */
+                        if (n < 0 && copy_way_unfit(errno)) {
+                                way = COPY_SENDFILE;
                                 continue;
                         }
+                } else if (way == COPY_SENDFILE) {
+                        /* across filesystems (a file into a memfd, a memfd
+                         * into the run's tmpfs): still the kernel's copy */
+                        off_t o = (off_t)at;
+                        n = sendfile(out, in, &o, len);
+                        if (n < 0 && copy_way_unfit(errno)) {
+                                way = COPY_BUFFER;
+                                continue;
+                        }
+                        if (n > 0)
+                                at = (loff_t)o;
                 } else {
                         unsigned char buf[16384];
                         n = pread(in, buf, len < sizeof buf ? len : sizeof buf, at);

@@ -15,11 +15,13 @@ int fd_write_all(int fd, const void *buf, size_t len);
 
 /*
  * fd_copy_all — len bytes of `in` from offset off, appended to `out` at its
- * file offset: by the kernel (copy_file_range, so no page of this process
- * is touched: on a host where a page fault is expensive, the one copy of a
- * trust file costs what the kernel's copy costs), else, where the kernel
- * cannot copy between the two files, through a buffer on the stack. `in`'s
- * file offset is not used. 0 or -errno; -EIO when `in` ends early.
+ * file offset: by the kernel (copy_file_range within a filesystem type,
+ * sendfile across them — a file into a memfd, a memfd into a tmpfs — so no
+ * page of this process is touched: on a host where a page fault is
+ * expensive, the one copy of a trust file costs what the kernel's copy
+ * costs), else, where the kernel can do neither, through a buffer on the
+ * stack. `in`'s file offset is not used. 0 or -errno; -EIO when `in` ends
+ * early.
  */
 int fd_copy_all(int in, long long off, int out, size_t len);
 

@@ -101,6 +101,7 @@ struct pump {
                                 * under --raw-terminal); the pty's input: the same
                                 * filter, borrowed, which counts the replies */
         size_t off, len;
+        size_t touched; /* buf[0, touched) ever held bytes: what sup_free wipes */
         char buf[PUMP_BUF];
 };
 
@@ -189,25 +190,22 @@ static void pump_read(struct pump *p)
                         explicit_bzero(p->buf + p->len, p->off);
         }
         p->off = 0;
+        /* every way in appends at buf + len (off is 0 now) */
         if (p->tf && p->is_output) {
                 pump_read_filtered(p);
-                if (p->out_dead)
-                        p->len = 0;
-                return;
-        }
-        if (p->mask) {
+        } else if (p->mask) {
                 pump_read_masked(p);
-                if (p->out_dead)
-                        p->len = 0;
-                return;
+        } else {
+                ssize_t n = read(p->in, p->buf + p->len, PUMP_BUF - p->len);
+                if (n > 0 && p->tf) /* the pty's input: replies the run is owed */
+                        termfilter_input(p->tf, p->buf + p->len, (size_t)n);
+                if (n > 0)
+                        p->len += (size_t)n;
+                else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+                        p->in_eof = true; /* EOF, or EIO on a pty whose slave is gone */
         }
-        ssize_t n = read(p->in, p->buf + p->len, PUMP_BUF - p->len);
-        if (n > 0 && p->tf) /* the pty's input: replies the run is owed */
-                termfilter_input(p->tf, p->buf + p->len, (size_t)n);
-        if (n > 0)
-                p->len += (size_t)n;
-        else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-                p->in_eof = true; /* EOF, or EIO on a pty whose slave is gone */
+        if (p->len > p->touched)
+                p->touched = p->len;
         if (p->out_dead)
                 p->len = 0;
 }
@@ -1474,8 +1472,8 @@ static void sup_free(struct sup *s)
         for (size_t i = 0; i < s->n_pumps; i++) {
                 if (s->pumps[i]->close_out) /* owned (pump_settle may have closed it) */
                         s->pumps[i]->out = safe_close(s->pumps[i]->out);
-                if (s->pumps[i]->wipe)
-                        explicit_bzero(s->pumps[i]->buf, sizeof s->pumps[i]->buf);
+                if (s->pumps[i]->wipe) /* the pages it never touched stay untouched */
+                        explicit_bzero(s->pumps[i]->buf, s->pumps[i]->touched);
                 if (s->pumps[i]->mask) {
                         masker_wipe(s->pumps[i]->mask);
                         s->pumps[i]->mask = secmem_free(s->pumps[i]->mask);
@@ -1720,6 +1718,11 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         plan->secrets_fd = safe_close(plan->secrets_fd);
         if (r < 0)
                 goto refuse;
+        /* init exists (cloned from a single-threaded process, before any
+         * key of the run CA existed): the run's trust is made from now on,
+         * beside the vetting and registration below */
+        if (plan->trust_late && rs->trust_begin)
+                rs->trust_begin(rs->trust_ctx);
         sup_take_net(&s); /* a root run's or an engine's namespace, set up by sandbox_spawn */
         if (s.direct_stdio) {
                 /* the engine's pipes are the command's alone: they end with

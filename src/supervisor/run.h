@@ -65,6 +65,11 @@ struct run_services {
          * START); waits for them while init builds the root. A failure
          * kills the run before the command starts. */
         int (*trust)(void *ctx, int *fd, struct rf_error *err);
+        /* ... and, right after init is cloned (before the run is vetted and
+         * registered), the start of making them: `trust` then collects
+         * them. NULL: `trust` makes them itself. A failure here is
+         * reported by `trust`. */
+        void (*trust_begin)(void *ctx);
         void *trust_ctx;
         /* network.publish: the host's listeners (publish_open), relayed
          * into the run while it runs; borrowed, or NULL */

@@ -9,39 +9,31 @@
  *
  * Design: the supervisor never maps OpenSSL. run_tls_begin checks what can
  * be checked cheaply (the module file, the trust files it will read) and
- * forks a helper, which loads the module (~1.5 ms of dlopen, ~1.5 ms of
- * OpenSSL's first use), makes the CA and writes the trust files into one
- * sealed memfd (sandbox/trustfiles.h), on the other CPU while this process
- * clones the run and init builds its root; init receives the memfd at its
- * first trust-file op (MSG_TRUST). The helper then sends the CA's export
- * (certificate, hosts, both private keys: tlsterm.h ca_export) over its
- * socket and exits without any cleanup (_exit: OpenSSL's exit handlers are
- * the helper's only other cost). Each egress process loads the module
- * itself before its lockdown and imports the CA (egress_spawn).
+ * keeps the trust files open; run_tls_finish, called once the run is
+ * registered, while init builds the run's root on the other CPU, makes the
+ * run CA and the trust files in this process (tls/trustmake.h: nettle for
+ * the CA, the host's part from the state dir's cache) and init receives
+ * them at its first trust-file op (MSG_TRUST). Each egress process loads the
+ * module itself before its lockdown and imports the CA (egress_spawn).
  *
- * Where the CA's keys live: in the helper until it exits (non-dumpable,
- * killed with the supervisor), in the socket's buffer for the moment
- * between its send and this process's receive, then in this process's
- * secret memory (secmem.h: locked, out of core dumps, wiped in every fork:
- * the run's init, cloned before the keys arrive, never had them; a provider
- * command or later fork inherits wiped pages) and in each egress process.
- * The export is never written anywhere and is wiped when the run ends
- * (run_tls_free).
+ * Where the CA's keys live: made straight into this process's secret
+ * memory (secmem.h: locked, out of core dumps, wiped in every fork: the
+ * run's init, cloned before the keys exist, never had them; a provider
+ * command or later fork inherits wiped pages) — besides nettle's key
+ * objects while they are made, which runca.c wipes — and in each egress
+ * process. The export is never written anywhere and is wiped when the run
+ * ends (run_tls_free).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "supervisor/start-internal.h"
@@ -58,7 +50,7 @@
 #include "secrets/secmem.h"
 #include "shared/macro.h"
 #include "shared/memfd.h"
-#include "tls/helper.h"
+#include "tls/trustmake.h"
 
 /* a run without a timeout: the run CA's validity (its key dies with the run) */
 #define CA_LIFETIME_DEFAULT_S (30ULL * 24 * 3600)
@@ -66,24 +58,29 @@
  * certificate, PKCS#12 bags), beyond twice their size */
 #define TRUST_SLACK ((size_t)64 << 10)
 
-/* How long the supervisor waits for the helper (it needs ~5 ms). */
-#define HELPER_TIMEOUT_MS 30000
+static void job_free(struct run_tls_job *j);
 
 void run_tls_free(struct run_tls *t)
 {
-        if (t->helper > 0) {
-                (void)kill(t->helper, SIGKILL);
-                (void)RETRY_EINTR(waitpid(t->helper, NULL, 0));
-        }
+        job_free(t->job); /* a thread still making the trust is waited for */
         if (t->on) {
-                safe_close(t->sock);
                 safe_close(t->files);
                 safe_close(t->module);
                 safe_close(t->bundle);
                 safe_close(t->upstream);
+                safe_close(t->bundle_src);
+                safe_close(t->upstream_src);
         }
+        for (size_t i = 0; t->hosts && i < t->n_hosts; i++)
+                free(t->hosts[i]);
+        free(t->hosts);
         secmem_free(t->ca); /* wipes the keys */
-        *t = (struct run_tls){.sock = -1, .files = -1, .module = -1, .bundle = -1, .upstream = -1};
+        *t = (struct run_tls){.files = -1,
+                              .module = -1,
+                              .bundle = -1,
+                              .upstream = -1,
+                              .bundle_src = -1,
+                              .upstream_src = -1};
 }
 
 #ifdef RF_TEST_BUILD
@@ -120,8 +117,9 @@ static void test_ca_keys_out(const struct egress_tls_ca *ca)
 
 /* ---- the supervisor's side ---------------------------------------------------------- */
 
-/* A trust file the helper will read: readable now (a missing or unreadable
- * one refuses the run before it starts), its size added to *total. */
+/* A trust file run_tls_finish will read: open and readable now (a missing
+ * or unreadable one refuses the run before it starts; O_NONBLOCK: a FIFO is
+ * refused, never waited on), its size added to *total. An fd or -errno. */
 static int trust_source(const char *path, size_t *total)
 {
         struct stat st;
@@ -135,7 +133,7 @@ static int trust_source(const char *path, size_t *total)
         if ((uint64_t)st.st_size > RF_TLS_BUNDLE_MAX)
                 return -EFBIG;
         *total += (size_t)st.st_size;
-        return 0;
+        return TAKE_FD(fd);
 }
 
 static bool regular_file(const char *path)
@@ -145,19 +143,23 @@ static bool regular_file(const char *path)
 }
 
 int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
-                  struct run_tls *t, struct rf_error *err)
+                  const char *state_dir, struct run_tls *t, struct rf_error *err)
 {
         static char names[RF_TLS_MAX_HOSTS][SECRET_INJECT_HOST_MAX + 1];
-        static const char *list[RF_TLS_MAX_HOSTS];
-        size_t k = inject_tls_names(inj, n, names, RF_TLS_MAX_HOSTS), nl = 0;
+        size_t k = inject_tls_names(inj, n, names, RF_TLS_MAX_HOSTS);
         int r;
 
-        *t = (struct run_tls){.sock = -1, .files = -1, .module = -1, .bundle = -1, .upstream = -1};
+        *t = (struct run_tls){.files = -1,
+                              .module = -1,
+                              .bundle = -1,
+                              .upstream = -1,
+                              .bundle_src = -1,
+                              .upstream_src = -1};
         if (k > RF_TLS_MAX_HOSTS)
                 return rf_error_set(err, -E2BIG, "more than %d injection hosts in one run",
                                     RF_TLS_MAX_HOSTS);
-        /* the hosts HTTP rules name: their requests are read in the egress
-         * process too (names only: a rule never names an address) */
+        /* the hosts of HTTP rules are terminated too (names only: a rule
+         * never names an address) */
         for (size_t i = 0; i < pol->n_net_http; i++) {
                 struct http_rule hr;
                 const char *why = "invalid";
@@ -170,14 +172,20 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                                             "and HTTP rules) in one run",
                                             RF_TLS_MAX_HOSTS);
         }
+        if (!(t->hosts = calloc(k ? k : 1, sizeof *t->hosts)))
+                return rf_error_set(err, -ENOMEM, "out of memory");
         for (size_t i = 0; i < k; i++) {
                 uint8_t a[16];
                 int fam;
                 /* an address has no name to issue a leaf for: plaintext only */
-                if (net_ip_parse(names[i], strlen(names[i]), false, a, &fam) < 0)
-                        list[nl++] = names[i];
+                if (net_ip_parse(names[i], strlen(names[i]), false, a, &fam) == 0)
+                        continue;
+                if (!(t->hosts[t->n_hosts] = strdup(names[i])))
+                        return rf_error_set(err, -ENOMEM, "out of memory");
+                t->name_bytes += strlen(names[i]);
+                t->n_hosts++;
         }
-        if (nl == 0)
+        if (t->n_hosts == 0)
                 return 0; /* no name to terminate TLS for */
         t->what = n ? "credential injection" : "an HTTP rule";
 
@@ -187,8 +195,10 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                                     "%s needs the TLS module %s, which could not be loaded: %s",
                                     t->what, path, rf_tls_file_why(r));
         size_t sources = 0;
-        if ((r = trust_source(RF_TLS_HOST_BUNDLE, &sources)) < 0 ||
-            (pol->net_upstream_ca && (r = trust_source(pol->net_upstream_ca, &sources)) < 0)) {
+        t->on = true; /* the fds are run_tls_free's from here on */
+        if ((r = t->bundle_src = trust_source(RF_TLS_HOST_BUNDLE, &sources)) < 0 ||
+            (pol->net_upstream_ca &&
+             (r = t->upstream_src = trust_source(pol->net_upstream_ca, &sources)) < 0)) {
                 const char *what = pol->net_upstream_ca
                                            ? "the host's CA bundle " RF_TLS_HOST_BUNDLE
                                              " or the upstream CA file"
@@ -198,190 +208,138 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                                     pol->net_upstream_ca ? pol->net_upstream_ca : "",
                                     r == -EFBIG ? "too large" : strerror(-r));
         }
+        t->upstream_path = pol->net_upstream_ca;
+        t->state_dir = state_dir;
         t->java = regular_file(RF_TLS_HOST_JAVA);
         t->bound = 2 * sources + TRUST_SLACK;
         if (t->bound > PLAN_TLS_FILE_MAX)
                 t->bound = PLAN_TLS_FILE_MAX;
-
-        /* the helper: ringfence-tls-helper (helper.h), opened and checked
-         * as the module is and executed through that fd (what was checked
-         * is what runs), spawned without copying this process
-         * (posix_spawn: vfork-like), its job in argv, its socket at
-         * HELPER_FD, nothing else open, no environment */
-        char hpath[PATH_MAX], exe[64];
-        _cleanup_close_ int hfd = rf_tls_helper_open(hpath, sizeof hpath);
-        if (hfd < 0)
-                return rf_error_set(err, hfd,
-                                    "%s needs the TLS helper %s, which could not be started: %s",
-                                    t->what, hpath, rf_tls_file_why(hfd));
-        snprintf(exe, sizeof exe, "/proc/self/fd/%d", hfd);
-        char a_ppid[24], a_life[24], a_bound[24];
-        char *argv[8 + RF_TLS_MAX_HOSTS] = {"ringfence-tls-helper",
-                                            RUN_TLS_HELPER_ARG,
-                                            a_ppid,
-                                            a_life,
-                                            t->java ? "1" : "0",
-                                            a_bound,
-                                            pol->net_upstream_ca ? pol->net_upstream_ca : "-"};
-        char *envp[] = {NULL};
-        snprintf(a_ppid, sizeof a_ppid, "%d", (int)getpid());
-        snprintf(a_life, sizeof a_life, "%llu",
-                 (unsigned long long)(pol->timeout_ms ? pol->timeout_ms / 1000 + 120
-                                                      : CA_LIFETIME_DEFAULT_S));
-        snprintf(a_bound, sizeof a_bound, "%zu", t->bound);
-        for (size_t i = 0; i < nl; i++)
-                argv[7 + i] = (char *)list[i];
-        int sv[2];
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-                return rf_error_set(err, negative_errno(), "cannot start the TLS helper: %m");
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t at;
-        sigset_t none, dfl;
-        sigemptyset(&none);
-        sigemptyset(&dfl);
-        sigaddset(&dfl, SIGPIPE);
-        pid_t pid = -1;
-        r = posix_spawn_file_actions_init(&fa);
-        if (r == 0 && (r = posix_spawnattr_init(&at)) != 0)
-                posix_spawn_file_actions_destroy(&fa);
-        if (r == 0) {
-                if ((r = posix_spawn_file_actions_adddup2(&fa, sv[1], HELPER_FD)) == 0 &&
-                    (r = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-                                                               POSIX_SPAWN_SETSIGDEF |
-                                                               POSIX_SPAWN_SETSID)) == 0 &&
-                    (r = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
-                    (r = posix_spawnattr_setsigdefault(&at, &dfl)) == 0)
-                        r = posix_spawn(&pid, exe, &fa, &at, argv, envp);
-                posix_spawn_file_actions_destroy(&fa);
-                posix_spawnattr_destroy(&at);
-        }
-        if (r != 0) {
-                close_pair(sv);
-                return rf_error_set(err, -r, "cannot start the TLS helper: %s", strerror(r));
-        }
-        close(sv[1]);
-        t->on = true;
-        t->helper = pid;
-        t->sock = sv[0];
+        t->lifetime_s = pol->timeout_ms ? pol->timeout_ms / 1000 + 120 : CA_LIFETIME_DEFAULT_S;
         return 0;
 }
 
-/* The helper did not answer properly: it goes (SIGKILL, reaped). */
-static void helper_end(struct run_tls *t, int *status)
+/* One making of a run's trust: the job, the export's secret memory and the
+ * result, shared by the thread that makes it and the one that collects it
+ * (pthread_join orders the two). */
+struct run_tls_job {
+        struct trust_job job;
+        struct egress_tls_ca *ca; /* secret memory, sized for the export */
+        size_t max;
+        struct trust_made made;
+        int r;
+        char why[RF_ERROR_MSG_MAX];
+        pthread_t thread;
+        bool running;
+};
+
+static void *job_run(void *arg)
 {
-        if (t->helper > 0) {
-                (void)kill(t->helper, SIGKILL);
-                (void)RETRY_EINTR(waitpid(t->helper, status, 0));
+        struct run_tls_job *j = arg;
+        j->r = trust_make(&j->job, j->ca->bytes, j->max, &j->made, j->why, sizeof j->why);
+        return NULL;
+}
+
+/* The job for t, its export's secret memory allocated: NULL with errno. */
+static struct run_tls_job *job_new(struct run_tls *t)
+{
+        struct run_tls_job *j = calloc(1, sizeof *j);
+        if (!j)
+                return NULL;
+        /* the export straight into secret memory, as large as it can be */
+        j->max = TRUST_EXPORT_BOUND(t->n_hosts, t->name_bytes);
+        if (j->max > RF_TLS_CA_EXPORT_MAX)
+                j->max = RF_TLS_CA_EXPORT_MAX;
+        if (!(j->ca = secmem_alloc(sizeof *j->ca + j->max))) {
+                int e = errno;
+                free(j);
+                errno = e;
+                return NULL;
         }
-        t->helper = 0;
+        j->job = (struct trust_job){
+                .hosts = (const char *const *)t->hosts,
+                .n_hosts = t->n_hosts,
+                .bundle = t->bundle_src,
+                .upstream = t->upstream_src,
+                .upstream_path = t->upstream_path,
+                .lifetime_s = t->lifetime_s,
+                .java = t->java,
+                .bound = t->bound,
+                .state_dir = t->state_dir,
+        };
+        j->made = (struct trust_made){.files = -1, .module = -1, .bundle = -1, .upstream = -1};
+        return j;
+}
+
+/* The job ended (its thread joined) and freed: its result's fds closed,
+ * its export wiped, unless run_tls_finish took them. */
+static void job_free(struct run_tls_job *j)
+{
+        if (!j)
+                return;
+        if (j->running)
+                (void)pthread_join(j->thread, NULL);
+        safe_close(j->made.files);
+        safe_close(j->made.module);
+        safe_close(j->made.bundle);
+        safe_close(j->made.upstream);
+        secmem_free(j->ca);
+        free(j);
+}
+
+void run_tls_start(struct run_tls *t)
+{
+        if (!t->on || t->job || t->ca)
+                return;
+        struct run_tls_job *j = job_new(t);
+        if (!j)
+                return; /* run_tls_finish tries again, and says why */
+        /* the thread blocks every signal (the supervisor's own are read
+         * from its signalfd by the main thread) */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        j->running = pthread_create(&j->thread, NULL, job_run, j) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (!j->running) {
+                job_free(j);
+                return;
+        }
+        t->job = j;
 }
 
 int run_tls_finish(struct run_tls *t, struct rf_error *err)
 {
-        struct tls_result res = {0};
-        char cbuf[CMSG_SPACE(sizeof(int) * HELPER_FDS)];
-        int fds[HELPER_FDS] = {-1, -1, -1, -1}, status = 0, r;
-        struct egress_tls_ca *k = NULL;
-
         if (!t->on || t->ca)
-                return rf_error_set(err, -EINVAL, "no TLS helper to wait for (internal error)");
-        /* its answer, within HELPER_TIMEOUT_MS (it needs ~5 ms: a helper
-         * that hangs, on a file or the kernel's random pool, must not hang
-         * the run, whose signals and control socket wait meanwhile) */
-        struct pollfd pf = {.fd = t->sock, .events = POLLIN};
-        int pr = RETRY_EINTR(poll(&pf, 1, HELPER_TIMEOUT_MS));
-        if (pr <= 0) {
-                helper_end(t, &status);
-                return rf_error_set(err, pr < 0 ? negative_errno() : -ETIMEDOUT,
-                                    "%s: the TLS helper did not answer within %d s", t->what,
-                                    HELPER_TIMEOUT_MS / 1000);
+                return rf_error_set(err, -EINVAL, "no TLS trust to make (internal error)");
+        struct run_tls_job *j = t->job;
+        t->job = NULL;
+        if (j && j->running) {
+                (void)pthread_join(j->thread, NULL);
+                j->running = false;
+        } else {
+                if (!j && !(j = job_new(t)))
+                        return rf_error_set(err, negative_errno(),
+                                            "cannot keep the run's TLS authority: %m (its keys "
+                                            "go into locked memory: RLIMIT_MEMLOCK)");
+                j->r = trust_make(&j->job, j->ca->bytes, j->max, &j->made, j->why, sizeof j->why);
         }
-        /* the header first (peeked), so that the secret memory is just as
-         * large as the export it announces */
-        ssize_t n = RETRY_EINTR(recv(t->sock, &res, sizeof res, MSG_PEEK | MSG_DONTWAIT));
-        if (n == (ssize_t)sizeof res && res.err == 0 && res.ca_len > 0 &&
-            res.ca_len <= RF_TLS_CA_EXPORT_MAX && !(k = secmem_alloc(sizeof *k + res.ca_len))) {
-                r = rf_error_set(err, negative_errno(),
-                                 "cannot keep the run's TLS authority: %m (its keys go into "
-                                 "locked memory: RLIMIT_MEMLOCK)");
-                helper_end(t, &status);
+        /* the sources are read: the snapshots stand for them now */
+        t->bundle_src = safe_close(t->bundle_src);
+        t->upstream_src = safe_close(t->upstream_src);
+        if (j->r < 0) {
+                int r = rf_error_set(err, j->r, "%s: %s", t->what, j->why);
+                job_free(j);
                 return r;
         }
-        uint32_t want = res.ca_len;
-        struct iovec iov[2] = {{.iov_base = &res, .iov_len = sizeof res},
-                               {.iov_base = k ? k->bytes : NULL, .iov_len = k ? want : 0}};
-        struct msghdr mh = {.msg_iov = iov,
-                            .msg_iovlen = 2,
-                            .msg_control = cbuf,
-                            .msg_controllen = sizeof cbuf};
-        n = RETRY_EINTR(recvmsg(t->sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT));
-        int e = errno;
-        size_t got = 0;
-        if (n > 0)
-                for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-                        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-                                size_t c = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                                int *in = (int *)(void *)CMSG_DATA(cm);
-                                for (size_t i = 0; i < c; i++) {
-                                        if (got < HELPER_FDS)
-                                                fds[got++] = in[i];
-                                        else
-                                                close(in[i]); /* more than asked for */
-                                }
-                        }
-        t->sock = safe_close(t->sock);
-        if (n < (ssize_t)sizeof res || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-                helper_end(t, &status);
-                r = rf_error_set(err, n < 0 ? -e : -EIO,
-                                 "%s: the TLS helper ended without a result (%s %d)", t->what,
-                                 WIFSIGNALED(status) ? "signal" : "status",
-                                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-                goto fail;
-        }
-        /* the helper is exiting (unmapping OpenSSL takes a while): reaped
-         * now if it is gone, else by run_tls_free, not waited for here */
-        if (RETRY_EINTR(waitpid(t->helper, &status, WNOHANG)) == t->helper)
-                t->helper = 0;
-        res.why[sizeof res.why - 1] = '\0';
-        if (res.err < 0) {
-                r = rf_error_set(err, res.err, "%s: %s", t->what, res.why);
-                goto fail;
-        }
-        /* what init will check, checked here too: a result that does not
-         * fit the plan refuses the run with a reason, not a failed step */
-        size_t size = 0;
-        void *map = MAP_FAILED;
-        struct trustfiles tf;
-        if (!k || res.ca_len != want || (size_t)n != sizeof res + want || got != HELPER_FDS ||
-            memfd_sealed_size(fds[HF_FILES], TRUSTFILES_HDR + TRUST_FILES * t->bound, &size) < 0 ||
-            memfd_sealed_size(fds[HF_MODULE], RF_TLS_MODULE_MAX, NULL) < 0 ||
-            memfd_sealed_size(fds[HF_BUNDLE], RF_TLS_BUNDLE_MAX, NULL) < 0 ||
-            memfd_sealed_size(fds[HF_UPSTREAM], RF_TLS_BUNDLE_MAX, NULL) < 0 ||
-            size < TRUSTFILES_HDR ||
-            (map = mmap(NULL, size, PROT_READ, MAP_SHARED, fds[HF_FILES], 0)) == MAP_FAILED ||
-            trustfiles_parse(map, size, t->bound, &tf) < 0 || !tf.data[TRUST_JAVA] != !t->java) {
-                if (map != MAP_FAILED)
-                        munmap(map, size);
-                r = rf_error_set(err, -EPROTO, "%s: the TLS helper's result is malformed", t->what);
-                goto fail;
-        }
-        munmap(map, size);
-        k->len = res.ca_len;
+        j->ca->len = j->made.ca_len;
 #ifdef RF_TEST_BUILD
-        test_ca_keys_out(k);
+        test_ca_keys_out(j->ca);
 #endif
-        t->ca = k;
-        t->files = fds[HF_FILES];
-        t->module = fds[HF_MODULE];
-        t->bundle = fds[HF_BUNDLE];
-        if (res.upstream)
-                t->upstream = fds[HF_UPSTREAM];
-        else
-                close(fds[HF_UPSTREAM]);
+        t->ca = TAKE_PTR(j->ca);
+        t->files = TAKE_FD(j->made.files);
+        t->module = TAKE_FD(j->made.module);
+        t->bundle = TAKE_FD(j->made.bundle);
+        t->upstream = TAKE_FD(j->made.upstream);
+        job_free(j);
         return 0;
-fail:
-        for (size_t i = 0; i < got; i++)
-                safe_close(fds[i]);
-        secmem_free(k);
-        return r;
 }

@@ -77,11 +77,18 @@ struct run_tls {
         bool on;      /* the run terminates TLS for some host */
         bool java;    /* the host has a JVM store: the run gets one too */
         size_t bound; /* each trust file's size bound (plan_input.tls_bound) */
-        pid_t helper; /* the helper while it runs, else 0 */
-        int sock;     /* the helper's result channel, or -1 */
-        int files;    /* the sealed memfd of the trust files (trustfiles.h), or -1 */
-        /* sealed snapshots the helper made before the run's command existed,
-         * for the egress processes: the TLS module, the host's roots and
+        /* what run_tls_finish makes the trust from (run_tls_begin) */
+        char **hosts; /* owned: the names to terminate TLS for */
+        size_t n_hosts, name_bytes;
+        uint64_t lifetime_s;
+        int bundle_src, upstream_src; /* the files, open since the checks (-1: none) */
+        const char *upstream_path;    /* borrowed from the policy */
+        const char *state_dir;        /* borrowed: the trust cache's home, or NULL */
+        /* run_tls_start's thread while it makes the trust (made: its result) */
+        struct run_tls_job *job;
+        int files; /* the sealed memfd of the trust files (trustfiles.h), or -1 */
+        /* sealed snapshots made before the run's command existed, for the
+         * egress processes: the TLS module, the host's roots and
          * network.upstream_ca as they were then (-1: none) */
         int module, bundle, upstream;
         /* the run CA, exported into secret memory (egress.h: what each egress
@@ -93,26 +100,34 @@ struct run_tls {
 /*
  * run_tls_begin — for the injections inj[n] and the HTTP rules of a run
  * with policy pol: the host names to terminate; when there are any, check
- * the TLS module and the trust files it will read (missing or unsafe ones
- * refuse the run now), then fork the helper, which loads the module, reads
- * the host's CA bundle (+ network.upstream_ca), makes the run CA for those
- * names (valid for the run's timeout + 2 min, else 30 days) and the trust
- * files, and returns them (run_tls_finish). 0 (t->on false when nothing
- * needs TLS), or -errno with err saying why (the run is refused: fail
- * closed). Release with run_tls_free, which also ends a helper still
- * running.
+ * the TLS module and open the trust files it will read (missing or unsafe
+ * ones refuse the run now), for run_tls_finish. Nothing is made yet: the
+ * run CA and the trust files are made while init builds the run's root.
+ * state_dir (may be NULL) holds the trust cache (tls/trustmake.h). 0
+ * (t->on false when nothing needs TLS), or -errno with err saying why (the
+ * run is refused: fail closed). Release with run_tls_free.
  */
 struct inject_secret;
 int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
-                  struct run_tls *t, struct rf_error *err);
+                  const char *state_dir, struct run_tls *t, struct rf_error *err);
 
 /*
- * run_tls_finish — wait (at most 30 s) for the helper's result: t->files
- * (the trust files, sealed, checked against t->bound and t->java), t->ca
- * (the CA's export in secret memory, just as large as it; it crossed only
- * the helper's socket) and the snapshots t->module, t->bundle, t->upstream.
- * 0, or -errno with err saying why (the run is refused; a helper that did
- * not answer is killed). Called once, after run_tls_begin set t->on.
+ * run_tls_start — begin making the run CA and trust files on a thread of
+ * their own (tls/trustmake.h), for run_tls_finish to collect. Called once
+ * init exists, never before: init is cloned from a single-threaded
+ * process, and the CA's keys never exist before it is. Where no thread can
+ * be started, run_tls_finish makes them itself.
+ */
+void run_tls_start(struct run_tls *t);
+
+/*
+ * run_tls_finish — make the run CA and trust files (tls/trustmake.h), or
+ * wait for run_tls_start's thread to:
+ * t->files (the trust files, sealed, within t->bound, a JVM store exactly
+ * when t->java), t->ca (the CA's export, made straight into secret memory)
+ * and the snapshots t->module, t->bundle, t->upstream. 0, or -errno with
+ * err saying why (the run is refused). Called once, after run_tls_begin
+ * set t->on, before init may start the command.
  */
 int run_tls_finish(struct run_tls *t, struct rf_error *err);
 

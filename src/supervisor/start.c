@@ -210,8 +210,17 @@ static int register_run(void *ctx, struct rf_error *err)
         return 0;
 }
 
-/* supervisor_run's trust callback: the helper's result (run_tls_finish),
- * its CA for the egress processes and its trust files for init. */
+/* supervisor_run's trust_begin callback, once init exists: the run CA and
+ * trust files are made by a thread of their own meanwhile (run_tls_start). */
+static void run_trust_begin(void *ctx)
+{
+        struct start *s = ctx;
+        run_tls_start(&s->tls);
+}
+
+/* supervisor_run's trust callback, once the run is registered: the run CA
+ * and trust files made (run_tls_finish), the CA for the egress processes,
+ * the files for init. */
 static int run_trust(void *ctx, int *fd, struct rf_error *err)
 {
         struct start *s = ctx;
@@ -384,6 +393,26 @@ static int start_policy(struct start *s, struct rf_error *err)
         return 0;
 }
 
+/* The run's injections as the egress side takes them (grants_inject), in
+ * an array just as long as the run's bindings: *cap of room, *n filled.
+ * NULL on ENOMEM. Free with inject_list_free, which wipes it (it points at
+ * the values and holds the placeholders). */
+static struct inject_secret *inject_list(const struct rf_grants *g, size_t *cap, size_t *n)
+{
+        *cap = g->n ? g->n : 1;
+        struct inject_secret *inj = calloc(*cap, sizeof *inj);
+        *n = inj ? grants_inject(g, inj, *cap) : 0;
+        return inj;
+}
+
+static void inject_list_free(struct inject_secret *inj, size_t cap)
+{
+        if (!inj)
+                return;
+        explicit_bzero(inj, cap * sizeof *inj);
+        free(inj);
+}
+
 /* The run's secrets, resolved now, outside anything of the run: a
  * provider that fails refuses the run before it exists. Then the TLS
  * helper for injections and HTTP rules (run_tls.c): the run CA and trust
@@ -416,10 +445,11 @@ static int start_secrets(struct start *s, struct rf_error *err)
         bool inject = s->grants && s->grants->any_inject;
         if (inject || s->pol->n_net_http) {
                 /* the hosts of HTTP rules are terminated too, injection or not */
-                struct inject_secret inj[INJECT_MAX];
-                size_t ni = inject ? grants_inject(s->grants, inj, INJECT_MAX) : 0;
-                r = run_tls_begin(s->pol, inj, ni, &s->tls, err);
-                explicit_bzero(inj, sizeof inj);
+                size_t cap = 0, ni = 0;
+                struct inject_secret *inj = inject ? inject_list(s->grants, &cap, &ni) : NULL;
+                r = inject && !inj ? rf_error_set(err, -ENOMEM, "out of memory")
+                                   : run_tls_begin(s->pol, inj, ni, q->state_dir, &s->tls, err);
+                inject_list_free(inj, cap);
                 if (r == 0 && s->pol->n_net_http && !s->tls.on)
                         r = rf_error_set(err, -EINVAL,
                                          "HTTP rules need TLS termination, "
@@ -604,13 +634,14 @@ static int start_egress(struct start *s, struct rf_error *err)
          * hosts and values; an injection in a run without any allow rule
          * could never be used: refused */
         if (s->grants && s->grants->any_inject) {
-                struct inject_secret inj[INJECT_MAX];
-                size_t ni = grants_inject(s->grants, inj, INJECT_MAX);
-                r = inject_check(inj, ni, pol, &s->egress, err);
+                size_t cap = 0, ni = 0;
+                struct inject_secret *inj = inject_list(s->grants, &cap, &ni);
+                r = inj ? inject_check(inj, ni, pol, &s->egress, err)
+                        : rf_error_set(err, -ENOMEM, "out of memory");
                 s->egress.tls_on = s->tls.on; /* false: plaintext injection only */
                 if (r == 0 && (r = egress_config_inject(&s->egress, inj, ni)) < 0)
                         rf_error_set(err, r, "out of memory");
-                explicit_bzero(inj, sizeof inj);
+                inject_list_free(inj, cap);
                 if (r < 0)
                         return refuse(s, "secret", r, err);
         }
@@ -741,6 +772,7 @@ int run_start(const struct run_request *q, struct rf_error *err)
                                         .registered_ctx = &rc,
                                         .reg = &s.reg,
                                         .trust = s.tls.on ? run_trust : NULL,
+                                        .trust_begin = s.tls.on ? run_trust_begin : NULL,
                                         .trust_ctx = &s,
                                         .ev = s.ev,
                                         .egress = &s.egress,

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <gmp.h>
 #include <nettle/ecc-curve.h>
@@ -440,9 +441,10 @@ out:
 
 /* ---- the PKCS#12 store's MAC --------------------------------------------- */
 
-int runca_p12_mac(const char *password, const unsigned char *salt, size_t salt_len, unsigned iter,
-                  const unsigned char *data, size_t len, unsigned char mac[TRUST_P12_MAC_LEN],
-                  void *ctx)
+/* The MAC key: the PKCS#12 KDF (RFC 7292 B.2, ID 3, SHA-256) of the
+ * password and salt, into key[SHA256_DIGEST_SIZE]. 0, -EINVAL, -ENOMEM. */
+static int p12_key(const char *password, const unsigned char *salt, size_t salt_len, unsigned iter,
+                   unsigned char key[SHA256_DIGEST_SIZE])
 {
         enum { V = SHA256_BLOCK_SIZE }; /* the hash's block: 64 */
         size_t plen = password ? strlen(password) : 0;
@@ -469,25 +471,59 @@ int runca_p12_mac(const char *password, const unsigned char *salt, size_t salt_l
         }
         /* A = H^iter(D || I), D = V bytes of the ID (3: a MAC key); the key
          * is A's first 32 bytes, which is all of A (RFC 7292 B.2, n = u) */
-        unsigned char d[V], a[SHA256_DIGEST_SIZE];
+        unsigned char d[V];
         memset(d, 3, sizeof d);
         struct sha256_ctx h;
         sha256_init(&h);
         sha256_update(&h, sizeof d, d);
         sha256_update(&h, V + plen_v, in);
-        sha256_digest(&h, sizeof a, a);
+        sha256_digest(&h, SHA256_DIGEST_SIZE, key);
         for (unsigned i = 1; i < iter; i++) {
-                sha256_update(&h, sizeof a, a);
-                sha256_digest(&h, sizeof a, a);
+                sha256_update(&h, SHA256_DIGEST_SIZE, key);
+                sha256_digest(&h, SHA256_DIGEST_SIZE, key);
         }
         explicit_bzero(in, V + plen_v);
         free(in);
-        struct hmac_sha256_ctx hm;
-        hmac_sha256_set_key(&hm, sizeof a, a);
-        hmac_sha256_update(&hm, len, data);
-        hmac_sha256_digest(&hm, TRUST_P12_MAC_LEN, mac);
-        explicit_bzero(a, sizeof a);
-        explicit_bzero(&hm, sizeof hm);
         explicit_bzero(&h, sizeof h);
         return 0;
+}
+
+int runca_p12_mac_fd(const char *password, const unsigned char *salt, size_t salt_len,
+                     unsigned iter, const unsigned char *data, size_t len, int fd, long long off,
+                     size_t fd_len, unsigned char mac[TRUST_P12_MAC_LEN])
+{
+        unsigned char a[SHA256_DIGEST_SIZE], buf[16384];
+        int r = p12_key(password, salt, salt_len, iter, a);
+        if (r < 0)
+                return r;
+        struct hmac_sha256_ctx hm;
+        hmac_sha256_set_key(&hm, sizeof a, a);
+        explicit_bzero(a, sizeof a);
+        hmac_sha256_update(&hm, len, data);
+        /* the rest streamed through one buffer: its pages are faulted in
+         * once, whatever fd_len is */
+        while (fd_len) {
+                ssize_t n = pread(fd, buf, fd_len < sizeof buf ? fd_len : sizeof buf, (off_t)off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? negative_errno() : -EIO;
+                        break;
+                }
+                hmac_sha256_update(&hm, (size_t)n, buf);
+                off += n;
+                fd_len -= (size_t)n;
+        }
+        if (r == 0)
+                hmac_sha256_digest(&hm, TRUST_P12_MAC_LEN, mac);
+        explicit_bzero(&hm, sizeof hm);
+        return r;
+}
+
+int runca_p12_mac(const char *password, const unsigned char *salt, size_t salt_len, unsigned iter,
+                  const unsigned char *data, size_t len, unsigned char mac[TRUST_P12_MAC_LEN],
+                  void *ctx)
+{
+        (void)ctx;
+        return runca_p12_mac_fd(password, salt, salt_len, iter, data, len, -1, 0, 0, mac);
 }

@@ -50,3 +50,10 @@ int runca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s, tim
 int runca_p12_mac(const char *password, const unsigned char *salt, size_t salt_len, unsigned iter,
                   const unsigned char *data, size_t len, unsigned char mac[TRUST_P12_MAC_LEN],
                   void *ctx);
+
+/* The same MAC over data[0, len) followed by fd's bytes [off, off + fd_len)
+ * (read with pread: fd's file offset is neither used nor moved; -EIO if it
+ * ends early): a store whose host part is a file (tls/trustmake.c). */
+int runca_p12_mac_fd(const char *password, const unsigned char *salt, size_t salt_len,
+                     unsigned iter, const unsigned char *data, size_t len, int fd, long long off,
+                     size_t fd_len, unsigned char mac[TRUST_P12_MAC_LEN]);

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -66,11 +67,6 @@ int rf_tls_module_path(char *buf, size_t size)
         return built_or_installed("ringfence-tls.so", RF_TLS_MODULE_PATH, buf, size);
 }
 
-int rf_tls_helper_path(char *buf, size_t size)
-{
-        return built_or_installed("ringfence-tls-helper", RF_TLS_HELPER_PATH, buf, size);
-}
-
 /* The module file at `path`, opened and checked (see rf_tls_load_path):
  * an O_RDONLY fd, or -errno. */
 static int module_open(const char *path)
@@ -114,12 +110,6 @@ const char *rf_tls_file_why(int err)
         return err == -ENOENT  ? "not installed"
                : err == -EPERM ? "writable by others than root"
                                : strerror(-err);
-}
-
-int rf_tls_helper_open(char *path, size_t size)
-{
-        int r = rf_tls_helper_path(path, size);
-        return r < 0 ? r : module_open(path);
 }
 
 int rf_tls_module_check(char *path, size_t size)
@@ -173,7 +163,6 @@ int rf_tls_load_path(const char *path, struct rf_tls_module *m)
 int rf_tls_snapshot(int src, size_t max, const char *name)
 {
         struct stat st;
-        char buf[65536];
         if (fstat(src, &st) < 0)
                 return negative_errno();
         if (!S_ISREG(st.st_mode))
@@ -183,24 +172,10 @@ int rf_tls_snapshot(int src, size_t max, const char *name)
         int fd = memfd_new(name);
         if (fd < 0)
                 return fd;
-        int r = 0;
-        size_t total = 0;
-        for (;;) {
-                ssize_t n = read(src, buf, sizeof buf);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        r = n < 0 ? negative_errno() : 0;
-                        break;
-                }
-                if ((total += (size_t)n) > max)
-                        r = -EFBIG;
-                else
-                        r = fd_write_all(fd, buf, (size_t)n);
-                if (r < 0)
-                        break;
-        }
-        explicit_bzero(buf, sizeof buf);
+        /* by the kernel, from offset 0 (src's file offset is neither used
+         * nor moved); the size as fstat saw it: a file that shrinks meanwhile
+         * is -EIO, one that grows is cut at that size */
+        int r = fd_copy_all(src, 0, fd, (size_t)st.st_size);
         if (r == 0)
                 r = memfd_seal(fd);
         if (r < 0) {
@@ -234,7 +209,8 @@ int rf_tls_module_version(int fd)
                 return r;
         if (size == 0)
                 return -EPROTO;
-        void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        /* populated in one call: memmem reads every page */
+        void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (p == MAP_FAILED)
                 return negative_errno();
         bool found = memmem(p, size, RF_TLS_VTABLE_SYMBOL, sizeof RF_TLS_VTABLE_SYMBOL) != NULL;

@@ -2,11 +2,11 @@
  * tls-load.h — load the TLS-termination module (ringfence-tls.so) on demand.
  *
  * Called by the egress process of a run with TLS termination, before its
- * lockdown (it cannot open or map files after it); the helper that makes
- * the run's CA and trust files (supervisor/run_tls.c) only snapshots the
- * module and checks its version (rf_tls_module_version). The supervisor only
- * checks that the module is there (rf_tls_module_check): it never maps
- * OpenSSL, nor does any process of a run without TLS termination.
+ * lockdown (it cannot open or map files after it). The supervisor checks
+ * that the module is there (rf_tls_module_check) and, while it makes the
+ * run's CA and trust files (tls/trustmake.h), snapshots it and checks its
+ * version (rf_tls_module_version): it never maps OpenSSL, nor does any
+ * process of a run without TLS termination.
  */
 #pragma once
 
@@ -34,21 +34,9 @@ struct rf_tls_module {
  */
 int rf_tls_module_path(char *buf, size_t size);
 
-/*
- * The TLS helper (ringfence-tls-helper: makes a run's CA and trust files,
- * src/tls/helper.c), found as the module is: RF_BUILD_ROOT's when this
- * binary lives in the build tree, else the installed RF_TLS_HELPER_PATH.
- * rf_tls_helper_open: that path into path[size], the file opened and
- * checked as rf_tls_load_path checks the module (O_NOFOLLOW, a regular file
- * owned by root or the caller, neither group- nor world-writable, in such a
- * directory): an O_RDONLY|O_CLOEXEC fd to execute through /proc/self/fd,
- * or -ENOENT, -EPERM, -ENAMETOOLONG.
- */
-int rf_tls_helper_path(char *buf, size_t size);
-/* Why the module or the helper was refused, for a message: "not installed"
- * (-ENOENT), "writable by others than root" (-EPERM), else strerror. */
+/* Why the module was refused, for a message: "not installed" (-ENOENT),
+ * "writable by others than root" (-EPERM), else strerror. */
 const char *rf_tls_file_why(int err);
-int rf_tls_helper_open(char *path, size_t size);
 
 /*
  * Load the module at `path` (absolute): opened O_NOFOLLOW, refused (-EPERM)
@@ -96,7 +84,7 @@ int rf_tls_module_snapshot(int *fd);
  * rf_tls_module_version — does the sealed snapshot fd (rf_tls_module_snapshot)
  * name this binary's vtable symbol (RF_TLS_VTABLE_SYMBOL, NUL-terminated, in
  * its bytes)? 0, -EPROTO if not (a module of another version), -EBADF if fd
- * is no sealed snapshot. Nothing is loaded: the TLS helper checks the module
+ * is no sealed snapshot. Nothing is loaded: the supervisor checks the module
  * this way at the run's start, the egress process loads it (rf_tls_load_fd,
  * which checks the vtable itself) at the run's first connection.
  */

@@ -496,14 +496,134 @@ static void bag_write(struct der *d, const unsigned char *cert, size_t cert_len,
         }
 }
 
+/* The host's certificates as bags (aliases TRUST_P12_HOST_ALIAS from 1),
+ * back to back: their total size (SIZE_MAX: too large), written to d when
+ * d is not NULL. */
+static size_t host_bags(const struct trust_certs *host, struct der *d)
+{
+        struct bag_len L;
+        char alias[32];
+        size_t total = 0;
+        for (size_t i = 0; host && i < host->n; i++) {
+                const struct trust_cert *c = &host->refs[i];
+                int k = snprintf(alias, sizeof alias, TRUST_P12_HOST_ALIAS, i + 1);
+                total = len_add(total, bag_lens(c->cert_len, (size_t)k, &L));
+                if (d)
+                        bag_write(d, host->der + c->off, c->cert_len, alias);
+        }
+        return total;
+}
+
+int trust_p12_bags(const struct trust_certs *host, unsigned char **ret, size_t *len)
+{
+        if (!host || host->n == 0 || !ret || !len)
+                return -EINVAL;
+        size_t total = host_bags(host, NULL);
+        if (total > TRUST_P12_DER_MAX)
+                return -EFBIG;
+        struct der d = {.p = malloc(total), .cap = total};
+        if (!d.p)
+                return -ENOMEM;
+        host_bags(host, &d);
+        if (d.overflow || d.len != total) {
+                free(d.p);
+                return -EIO;
+        }
+        *ret = d.p;
+        *len = total;
+        return 0;
+}
+
+/* The sizes of a store's elements around its bags (trust_p12_head). */
+struct p12_len {
+        size_t bags, safe_oct, inner_ci, auth_safe, outer_ci, n_iter, digest_info, mac_data, pfx,
+                total;
+        unsigned char iter[7];
+};
+
+static int p12_lens(size_t ca_len, size_t host_len, struct p12_len *P)
+{
+        struct bag_len L;
+        P->bags = len_add(bag_lens(ca_len, strlen(TRUST_P12_ALIAS), &L), host_len);
+        P->safe_oct = der_tlv_len(P->bags); /* SafeContents */
+        P->inner_ci = len_add(sizeof OID_DATA, der_tlv_len(der_tlv_len(P->safe_oct)));
+        P->auth_safe = der_tlv_len(der_tlv_len(P->inner_ci)); /* what the MAC covers */
+        P->outer_ci = len_add(sizeof OID_DATA, der_tlv_len(der_tlv_len(P->auth_safe)));
+        P->n_iter = der_uint(TRUST_P12_ITER, P->iter);
+        P->digest_info = sizeof ALG_SHA256 + der_tlv_len(TRUST_P12_MAC_LEN);
+        P->mac_data = der_tlv_len(P->digest_info) + der_tlv_len(TRUST_P12_SALT_LEN) + P->n_iter;
+        P->pfx = len_add(len_add(3, der_tlv_len(P->outer_ci)), der_tlv_len(P->mac_data));
+        P->total = der_tlv_len(P->pfx);
+        return P->total > TRUST_P12_DER_MAX ? -EFBIG : 0;
+}
+
+int trust_p12_head(const unsigned char *ca, size_t ca_len, size_t host_len, unsigned char **ret,
+                   size_t *len, size_t *auth_at)
+{
+        struct p12_len P;
+        if (!ca || ca_len == 0 || !ret || !len || !auth_at)
+                return -EINVAL;
+        int r = p12_lens(ca_len, host_len, &P);
+        if (r < 0)
+                return r;
+        /* everything up to the host's bags: total - their size - MacData */
+        size_t head = P.total - host_len - der_tlv_len(P.mac_data);
+        struct der d = {.p = malloc(head), .cap = head};
+        if (!d.p)
+                return -ENOMEM;
+        der_hdr(&d, 0x30, P.pfx);
+        der_put(&d, "\x02\x01\x03", 3); /* version 3 */
+        der_hdr(&d, 0x30, P.outer_ci);
+        der_put(&d, OID_DATA, sizeof OID_DATA);
+        der_hdr(&d, 0xa0, der_tlv_len(P.auth_safe));
+        der_hdr(&d, 0x04, P.auth_safe);
+        size_t at = d.len;
+        der_hdr(&d, 0x30, der_tlv_len(P.inner_ci)); /* AuthenticatedSafe */
+        der_hdr(&d, 0x30, P.inner_ci);
+        der_put(&d, OID_DATA, sizeof OID_DATA);
+        der_hdr(&d, 0xa0, der_tlv_len(P.safe_oct));
+        der_hdr(&d, 0x04, P.safe_oct);
+        der_hdr(&d, 0x30, P.bags); /* SafeContents: the run CA first */
+        bag_write(&d, ca, ca_len, TRUST_P12_ALIAS);
+        if (d.overflow || d.len != head || head - at + host_len != P.auth_safe) {
+                free(d.p);
+                return -EIO; /* a length computed wrong: never write a broken store */
+        }
+        *ret = d.p;
+        *len = head;
+        *auth_at = at;
+        return 0;
+}
+
+int trust_p12_tail(const unsigned char salt[TRUST_P12_SALT_LEN],
+                   const unsigned char mac[TRUST_P12_MAC_LEN], unsigned char *out, size_t *len)
+{
+        struct p12_len P;
+        if (!salt || !mac || !out || !len)
+                return -EINVAL;
+        (void)p12_lens(1, 0, &P); /* MacData's size depends on neither */
+        size_t n = der_tlv_len(P.mac_data);
+        struct der d = {.p = out, .cap = TRUST_P12_TAIL_MAX};
+        der_hdr(&d, 0x30, P.mac_data);
+        der_hdr(&d, 0x30, P.digest_info);
+        der_put(&d, ALG_SHA256, sizeof ALG_SHA256);
+        der_hdr(&d, 0x04, TRUST_P12_MAC_LEN);
+        der_put(&d, mac, TRUST_P12_MAC_LEN);
+        der_hdr(&d, 0x04, TRUST_P12_SALT_LEN);
+        der_put(&d, salt, TRUST_P12_SALT_LEN);
+        der_put(&d, P.iter, P.n_iter);
+        if (d.overflow || d.len != n)
+                return -EIO;
+        *len = n;
+        return 0;
+}
+
 int trust_p12(const unsigned char *ca, size_t ca_len, const struct trust_certs *host,
               const char *password, const unsigned char salt[TRUST_P12_SALT_LEN],
               trust_mac_fn mac_fn, void *mac_ctx, unsigned char **ret, size_t *len)
 {
-        struct bag_len L;
-        char alias[32];
-        unsigned char mac[TRUST_P12_MAC_LEN], iter[7];
-        size_t n_host = host ? host->n : 0;
+        unsigned char mac[TRUST_P12_MAC_LEN], tail[TRUST_P12_TAIL_MAX], *head = NULL;
+        size_t head_len = 0, auth_at = 0, tail_len = 0;
         int r;
 
         if (!ca || ca_len == 0 || !password || !salt || !mac_fn || !ret || !len ||
@@ -512,66 +632,33 @@ int trust_p12(const unsigned char *ca, size_t ca_len, const struct trust_certs *
         for (const char *c = password; *c; c++)
                 if ((unsigned char)*c >= 0x80)
                         return -EINVAL; /* the KDF's BMPString: ASCII only here */
-
-        /* the lengths, inside out */
-        size_t bags = bag_lens(ca_len, strlen(TRUST_P12_ALIAS), &L);
-        for (size_t i = 0; i < n_host; i++) {
-                int k = snprintf(alias, sizeof alias, TRUST_P12_HOST_ALIAS, i + 1);
-                bags = len_add(bags, bag_lens(host->refs[i].cert_len, (size_t)k, &L));
-        }
-        size_t safe_oct = der_tlv_len(bags); /* SafeContents */
-        size_t inner_ci = len_add(sizeof OID_DATA, der_tlv_len(der_tlv_len(safe_oct)));
-        size_t auth_safe = der_tlv_len(der_tlv_len(inner_ci)); /* what the MAC covers */
-        size_t outer_ci = len_add(sizeof OID_DATA, der_tlv_len(der_tlv_len(auth_safe)));
-        size_t n_iter = der_uint(TRUST_P12_ITER, iter);
-        size_t digest_info = sizeof ALG_SHA256 + der_tlv_len(TRUST_P12_MAC_LEN);
-        size_t mac_data = der_tlv_len(digest_info) + der_tlv_len(TRUST_P12_SALT_LEN) + n_iter;
-        size_t pfx = len_add(len_add(3, der_tlv_len(outer_ci)), der_tlv_len(mac_data));
-        size_t total = der_tlv_len(pfx);
-        if (total > TRUST_P12_DER_MAX)
-                return -EFBIG;
-
-        struct der d = {.p = malloc(total), .cap = total};
-        if (!d.p)
-                return -ENOMEM;
-        der_hdr(&d, 0x30, pfx);
-        der_put(&d, "\x02\x01\x03", 3); /* version 3 */
-        der_hdr(&d, 0x30, outer_ci);
-        der_put(&d, OID_DATA, sizeof OID_DATA);
-        der_hdr(&d, 0xa0, der_tlv_len(auth_safe));
-        der_hdr(&d, 0x04, auth_safe);
-        size_t auth_at = d.len;
-        der_hdr(&d, 0x30, der_tlv_len(inner_ci)); /* AuthenticatedSafe */
-        der_hdr(&d, 0x30, inner_ci);
-        der_put(&d, OID_DATA, sizeof OID_DATA);
-        der_hdr(&d, 0xa0, der_tlv_len(safe_oct));
-        der_hdr(&d, 0x04, safe_oct);
-        der_hdr(&d, 0x30, bags); /* SafeContents */
-        bag_write(&d, ca, ca_len, TRUST_P12_ALIAS);
         /* The host's roots, so the store can replace the JVM's cacerts; the
          * --upstream-ca file is for the egress process's own upstream
          * connections and is not handed to the run. */
-        for (size_t i = 0; i < n_host; i++) {
-                const struct trust_cert *c = &host->refs[i];
-                snprintf(alias, sizeof alias, TRUST_P12_HOST_ALIAS, i + 1);
-                bag_write(&d, host->der + c->off, c->cert_len, alias);
+        size_t host_len = host_bags(host, NULL);
+        if (host_len > TRUST_P12_DER_MAX)
+                return -EFBIG;
+        if ((r = trust_p12_head(ca, ca_len, host_len, &head, &head_len, &auth_at)) < 0)
+                return r;
+        size_t total = len_add(len_add(head_len, host_len), TRUST_P12_TAIL_MAX);
+        struct der d = {.p = total <= TRUST_P12_DER_MAX ? malloc(total) : NULL, .cap = total};
+        if (!d.p) {
+                free(head);
+                return total > TRUST_P12_DER_MAX ? -EFBIG : -ENOMEM;
         }
-        if (d.overflow || d.len - auth_at != auth_safe) {
-                r = -EIO; /* a length computed wrong: never write a broken store */
+        der_put(&d, head, head_len);
+        free(head);
+        host_bags(host, &d);
+        if (d.overflow || d.len != head_len + host_len) {
+                r = -EIO;
                 goto fail;
         }
         if ((r = mac_fn(password, salt, TRUST_P12_SALT_LEN, TRUST_P12_ITER, d.p + auth_at,
-                        auth_safe, mac, mac_ctx)) < 0)
+                        d.len - auth_at, mac, mac_ctx)) < 0 ||
+            (r = trust_p12_tail(salt, mac, tail, &tail_len)) < 0)
                 goto fail;
-        der_hdr(&d, 0x30, mac_data);
-        der_hdr(&d, 0x30, digest_info);
-        der_put(&d, ALG_SHA256, sizeof ALG_SHA256);
-        der_hdr(&d, 0x04, sizeof mac);
-        der_put(&d, mac, sizeof mac);
-        der_hdr(&d, 0x04, TRUST_P12_SALT_LEN);
-        der_put(&d, salt, TRUST_P12_SALT_LEN);
-        der_put(&d, iter, n_iter);
-        if (d.overflow || d.len != total) {
+        der_put(&d, tail, tail_len);
+        if (d.overflow) {
                 r = -EIO;
                 goto fail;
         }

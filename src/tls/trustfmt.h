@@ -128,3 +128,28 @@ typedef int (*trust_mac_fn)(const char *password, const unsigned char *salt, siz
 int trust_p12(const unsigned char *ca, size_t ca_len, const struct trust_certs *host,
               const char *password, const unsigned char salt[TRUST_P12_SALT_LEN], trust_mac_fn mac,
               void *mac_ctx, unsigned char **ret, size_t *len);
+
+/*
+ * The same store in three parts, for a writer that keeps the host's part
+ * between runs (tls/trustmake.c: it depends only on the host's bundle) and
+ * computes the MAC itself over bytes it streams:
+ *
+ *   store = head || bags || tail, the MAC over head[auth_at..] || bags.
+ *
+ * trust_p12_bags: every certificate of host as a bag (aliases
+ * TRUST_P12_HOST_ALIAS), back to back; *ret malloc'ed. -EINVAL without a
+ * certificate, -EFBIG, -ENOMEM, -EIO.
+ * trust_p12_head: everything before them for the run CA ca[0, ca_len) and
+ * host bags of host_len bytes, the CA's own bag last; *ret malloc'ed,
+ * *auth_at where the MAC's input starts. -EINVAL, -EFBIG, -ENOMEM, -EIO.
+ * trust_p12_tail: the MacData for that MAC and salt (TRUST_P12_ITER
+ * iterations) into out[TRUST_P12_TAIL_MAX], its size in *len. 0, -EINVAL,
+ * -EIO.
+ * trust_p12 is exactly trust_p12_head || trust_p12_bags || trust_p12_tail.
+ */
+#define TRUST_P12_TAIL_MAX 96
+int trust_p12_bags(const struct trust_certs *host, unsigned char **ret, size_t *len);
+int trust_p12_head(const unsigned char *ca, size_t ca_len, size_t host_len, unsigned char **ret,
+                   size_t *len, size_t *auth_at);
+int trust_p12_tail(const unsigned char salt[TRUST_P12_SALT_LEN],
+                   const unsigned char mac[TRUST_P12_MAC_LEN], unsigned char *out, size_t *len);

@@ -31,6 +31,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -56,10 +58,14 @@
 #include <openssl/x509v3.h>
 
 #include "shared/memfd.h"
+#include "sandbox/plan.h"
+#include "sandbox/trustfiles.h"
+#include "shared/error.h"
 #include "tap.h"
 #include "tls/runca.h"
 #include "tls/tls-load.h"
 #include "tls/trustfmt.h"
+#include "tls/trustmake.h"
 
 static const struct rf_tls_vtable *vt;
 
@@ -245,41 +251,7 @@ static void test_loader(void)
         is_int(rf_tls_load_path(link, &m), -ELOOP, "a symlink is not followed");
         is_int(rf_tls_load_path("ringfence-tls.so", &m), -EINVAL, "a relative path is refused");
 
-        /* the TLS helper binary: found like the module, checked the same way */
-        char hpath[4096];
-        int hfd = rf_tls_helper_open(hpath, sizeof hpath);
-        ok(hfd >= 0, "the TLS helper opens and passes the module's checks");
-        is_str(hpath, RF_BUILD_ROOT "/ringfence-tls-helper",
-               "... the build tree's, for a binary inside the build tree");
-        if (hfd >= 0) {
-                char exe[64];
-                snprintf(exe, sizeof exe, "/proc/self/fd/%d", hfd);
-                pid_t hp = fork();
-                if (hp == 0) {
-                        /* fd 3 is no SOCK_SEQPACKET socket here */
-                        execl(exe, "ringfence-tls-helper", "--internal-tls-helper", "1", "2", "0",
-                              "3", "-", "api.example.test", (char *)NULL);
-                        _exit(99);
-                }
-                int st = 0;
-                waitpid(hp, &st, 0);
-                is_int(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 125,
-                       "the helper without its socket at fd 3 exits 125 at once");
-                hp = fork();
-                if (hp == 0) {
-                        int sv[2];
-                        if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 || dup2(sv[1], 3) < 0)
-                                _exit(98);
-                        execl(exe, "ringfence-tls-helper", "--other", (char *)NULL);
-                        _exit(99);
-                }
-                waitpid(hp, &st, 0);
-                is_int(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 125,
-                       "... and without its mode argument, even with the socket");
-                close(hfd);
-        }
-
-        /* the TLS helper's check of a module it does not load */
+        /* the supervisor's check of a module it does not load */
         int snap = -1;
         is_int(rf_tls_module_snapshot(&snap), 0, "the module snapshotted into a sealed memfd");
         is_int(rf_tls_module_version(snap), 0, "... which names this binary's vtable symbol");
@@ -1906,6 +1878,238 @@ static void test_runca_files(const unsigned char *der, size_t der_len, const cha
         free(pem);
 }
 
+/* The run's trust files as trust_make made them, mapped: 0 or -1. */
+static int made_files(int fd, void **map, size_t *size, struct trustfiles *tf)
+{
+        if (memfd_sealed_size(fd, TRUSTFILES_HDR + 3 * PLAN_TLS_FILE_MAX, size) < 0)
+                return -1;
+        *map = mmap(NULL, *size, PROT_READ, MAP_SHARED, fd, 0);
+        if (*map == MAP_FAILED)
+                return -1;
+        return trustfiles_parse(*map, *size, PLAN_TLS_FILE_MAX, tf) < 0 ? -1 : 0;
+}
+
+/* The cache's entries (their names into names[max]): how many. */
+static size_t cache_entries(const char *dir, char names[][256], size_t max)
+{
+        size_t n = 0;
+        DIR *d = opendir(dir);
+        for (struct dirent *e; d && (e = readdir(d));)
+                if (!strncmp(e->d_name, TRUST_CACHE_PREFIX, sizeof TRUST_CACHE_PREFIX - 1) &&
+                    n < max)
+                        snprintf(names[n++], 256, "%s", e->d_name);
+        if (d)
+                closedir(d);
+        return n;
+}
+
+/* One trust_make for the bundle at `path`: 0 with *m (its fds open) and
+ * the export imported into *ca, or the error. */
+static int make_once(const char *path, const char *upstream, const char *state,
+                     struct trust_made *m, struct rf_tls_ca **ca, char *why, size_t why_len)
+{
+        static unsigned char ex[RF_TLS_CA_EXPORT_MAX];
+        int b = open(path, O_RDONLY | O_CLOEXEC),
+            u = upstream ? open(upstream, O_RDONLY | O_CLOEXEC) : -1;
+        struct trust_job j = {.hosts = hosts,
+                              .n_hosts = 2,
+                              .bundle = b,
+                              .upstream = u,
+                              .upstream_path = upstream,
+                              .lifetime_s = 3600,
+                              .java = true,
+                              .bound = PLAN_TLS_FILE_MAX,
+                              .state_dir = state};
+        int r = b < 0 ? -errno : trust_make(&j, ex, TRUST_EXPORT_BOUND(2, 35), m, why, why_len);
+        if (r == 0 && ca && vt->ca_import(ex, m->ca_len, ca) < 0)
+                r = -EPROTO;
+        explicit_bzero(ex, sizeof ex);
+        if (b >= 0)
+                close(b);
+        if (u >= 0)
+                close(u);
+        return r;
+}
+
+static void made_close(struct trust_made *m)
+{
+        int *fds[] = {&m->files, &m->module, &m->bundle, &m->upstream};
+        for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+                if (*fds[i] >= 0)
+                        close(*fds[i]);
+}
+
+/* trust_make (tls/trustmake.h): what the supervisor makes for a run, its
+ * cache of the host's part, and that a cached run gets the same trust. */
+static void test_trustmake(const char *bundle)
+{
+        char state[1024], cdir[2048], copy[2048], why[RF_ERROR_MSG_MAX], names[4][256];
+        struct trust_made m1, m2, m3;
+        struct rf_tls_ca *ca = NULL;
+        void *map1 = NULL, *map2 = NULL;
+        size_t size1 = 0, size2 = 0;
+        struct trustfiles f1, f2;
+        if (!bundle) {
+                skip("no host bundle: trust_make");
+                return;
+        }
+        snprintf(state, sizeof state, "%s/state", tmpdir);
+        snprintf(cdir, sizeof cdir, "%s/" TRUST_CACHE_DIR, state);
+        snprintf(copy, sizeof copy, "%s/bundle-copy.crt", tmpdir);
+        mkdir(state, 0700);
+        /* a copy of the host's bundle, so that its identity can change */
+        int in = open(bundle, O_RDONLY | O_CLOEXEC),
+            out = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        struct stat bst;
+        if (in < 0 || out < 0 || fstat(in, &bst) < 0 ||
+            fd_copy_all(in, 0, out, (size_t)bst.st_size) < 0)
+                abort();
+        close(in);
+        close(out);
+
+        why[0] = '\0';
+        is_int(make_once(copy, NULL, state, &m1, &ca, why, sizeof why), 0,
+               "trust_make: a run's CA and trust files %s", why);
+        ok(!m1.cached, "... the first for this bundle: its host part made, not cached");
+        ok(ca != NULL, "... the CA's export imports into the module (both keys pairs)");
+        if (ca)
+                vt->ca_free(ca);
+        ca = NULL;
+        is_int(cache_entries(cdir, names, 4), 1, "... one entry in the state dir's cache");
+        struct stat cst;
+        char entry[4096];
+        snprintf(entry, sizeof entry, "%s/%s", cdir, names[0]);
+        ok(stat(cdir, &cst) == 0 && (cst.st_mode & 0777) == 0700 && stat(entry, &cst) == 0 &&
+                   (cst.st_mode & 0777) == 0600,
+           "... the cache dir 0700, the entry 0600");
+        ok(memfd_sealed_size(m1.module, RF_TLS_MODULE_MAX, NULL) == 0 &&
+                   rf_tls_module_version(m1.module) == 0 &&
+                   memfd_sealed_size(m1.bundle, RF_TLS_BUNDLE_MAX, NULL) == 0 && m1.upstream < 0,
+           "... the module and the bundle as sealed snapshots, no upstream CA file");
+        ok(made_files(m1.files, &map1, &size1, &f1) == 0,
+           "... the trust files parse (trustfiles.h)");
+
+        /* what the files hold, read with OpenSSL */
+        FILE *f = fopen(bundle, "re");
+        char *text = NULL;
+        size_t tl = 0;
+        if (!f || getdelim(&text, &tl, '\0', f) < 0)
+                abort();
+        tl = strlen(text);
+        fclose(f);
+        struct trust_certs host;
+        int n = trust_certs_load(text, tl, &host);
+        X509 *runca = f1.data[TRUST_CA] ? pem_x509((const char *)f1.data[TRUST_CA]) : NULL;
+        ok(runca != NULL, "... the run CA's PEM parses");
+        ok(f1.data[TRUST_BUNDLE] && f1.len[TRUST_BUNDLE] > tl + f1.len[TRUST_CA] &&
+                   memcmp(f1.data[TRUST_BUNDLE], text, tl) == 0 &&
+                   memcmp(f1.data[TRUST_BUNDLE] + f1.len[TRUST_BUNDLE] - f1.len[TRUST_CA],
+                          f1.data[TRUST_CA], f1.len[TRUST_CA]) == 0,
+           "... the bundle: the host's text byte for byte, then the CA");
+        char what[64];
+        snprintf(what, sizeof what, "trust_make's store, made (%d host roots)", n);
+        if (f1.data[TRUST_JAVA])
+                check_p12(f1.data[TRUST_JAVA], f1.len[TRUST_JAVA], n + 1, NULL, what);
+        else
+                ok(false, "... a JVM store");
+        /* the entry is the host's bags as trustfmt makes them */
+        unsigned char *bags = NULL;
+        size_t bags_len = 0;
+        size_t cl = stat(entry, &cst) == 0 ? (size_t)cst.st_size : 0;
+        unsigned char *cached = malloc(cl + 1);
+        int cfd = open(entry, O_RDONLY | O_CLOEXEC);
+        if (!cached || cfd < 0 || pread(cfd, cached, cl, 0) != (ssize_t)cl)
+                cl = 0;
+        if (cfd >= 0)
+                close(cfd);
+        int br = trust_p12_bags(&host, &bags, &bags_len);
+        ok(br == 0 && cl == bags_len && memcmp(cached, bags, bags_len) == 0,
+           "... the cache entry: the host's bags, byte for byte (%zu of %zu bytes)", cl, bags_len);
+        free(cached);
+        free(bags);
+
+        /* again: the host's part from the cache, the same trust but the CA */
+        is_int(make_once(copy, NULL, state, &m2, NULL, why, sizeof why), 0,
+               "trust_make again for the same bundle");
+        ok(m2.cached, "... its host part from the cache");
+        ok(made_files(m2.files, &map2, &size2, &f2) == 0, "... the trust files parse");
+        X509 *runca2 = f2.data[TRUST_CA] ? pem_x509((const char *)f2.data[TRUST_CA]) : NULL;
+        ok(runca && runca2 && X509_cmp(runca, runca2) != 0,
+           "... a CA of its own (each run's CA is new)");
+        ok(f2.len[TRUST_BUNDLE] - f2.len[TRUST_CA] == f1.len[TRUST_BUNDLE] - f1.len[TRUST_CA] &&
+                   memcmp(f2.data[TRUST_BUNDLE], f1.data[TRUST_BUNDLE],
+                          f1.len[TRUST_BUNDLE] - f1.len[TRUST_CA]) == 0,
+           "... the same host bundle before it");
+        snprintf(what, sizeof what, "trust_make's store, cached (%d host roots)", n);
+        if (f2.data[TRUST_JAVA])
+                check_p12(f2.data[TRUST_JAVA], f2.len[TRUST_JAVA], n + 1, NULL, what);
+        X509_free(runca2);
+        munmap(map2, size2);
+        made_close(&m2);
+
+        /* an entry others may write is not used: made anew, and replaced */
+        chmod(entry, 0666);
+        is_int(make_once(copy, NULL, state, &m2, NULL, why, sizeof why), 0,
+               "trust_make with a world-writable cache entry");
+        ok(!m2.cached, "... that entry is not used");
+        ok(stat(entry, &cst) == 0 && (cst.st_mode & 0777) == 0600,
+           "... and is replaced by one of mode 0600");
+        made_close(&m2);
+
+        /* the bundle changes (a new ctime): a new entry, the old one gone */
+        usleep(20000); /* past the filesystem clock's granularity */
+        chmod(copy, 0640);
+        is_int(make_once(copy, NULL, state, &m3, NULL, why, sizeof why), 0,
+               "trust_make after the bundle changed");
+        ok(!m3.cached, "... its host part made anew");
+        is_int(cache_entries(cdir, names, 4), 1, "... one entry again");
+        ok(strcmp(entry + strlen(cdir) + 1, names[0]) != 0, "... under a new name");
+        made_close(&m3);
+
+        /* no state dir: made every time, never cached */
+        is_int(make_once(copy, NULL, NULL, &m3, NULL, why, sizeof why), 0,
+               "trust_make without a state dir");
+        ok(!m3.cached, "... nothing cached");
+        made_close(&m3);
+
+        /* an upstream CA file without a certificate: refused, with why */
+        char nocert[4096];
+        snprintf(nocert, sizeof nocert, "%s/nocert.pem", tmpdir);
+        f = fopen(nocert, "we");
+        if (!f)
+                abort();
+        fputs("not a certificate\n", f);
+        fclose(f);
+        is_int(make_once(copy, nocert, state, &m3, NULL, why, sizeof why), -EBADMSG,
+               "trust_make with an upstream CA file without a certificate: -EBADMSG");
+        ok(strstr(why, "upstream CA file ") && strstr(why, "/nocert.pem: no certificate in it"),
+           "... saying which and why (%s)", why);
+        /* a bundle without one */
+        is_int(make_once(nocert, NULL, state, &m3, NULL, why, sizeof why), -EBADMSG,
+               "trust_make with a host bundle without a certificate: -EBADMSG");
+        ok(strstr(why, "cannot read the host's CA bundle ") &&
+                   strstr(why, ": no certificate in it"),
+           "... saying why (%s)", why);
+
+        X509_free(runca);
+        munmap(map1, size1);
+        made_close(&m1);
+        trust_certs_free(&host);
+        free(text);
+        unlink(nocert);
+        unlink(copy);
+        DIR *d = opendir(cdir);
+        for (struct dirent *e; d && (e = readdir(d));)
+                if (e->d_name[0] != '.') {
+                        snprintf(entry, sizeof entry, "%s/%s", cdir, e->d_name);
+                        unlink(entry);
+                }
+        if (d)
+                closedir(d);
+        rmdir(cdir);
+        rmdir(state);
+}
+
 /* Only the operations the egress process runs after lockdown, behind a
  * marker, for `strace -f` (docs/TLS.md lists the result). */
 static int syscalls_mode(const char *bundle)
@@ -2016,6 +2220,7 @@ int main(int argc, char **argv)
                 test_server(ca);
                 test_runca(der, der_len);
                 test_runca_files(der, der_len, access(bundle, R_OK) == 0 ? bundle : NULL);
+                test_trustmake(access(bundle, R_OK) == 0 ? bundle : NULL);
                 test_real_clients(ca, access(bundle, R_OK) == 0 ? bundle : NULL);
                 vt->ca_free(ca);
         }

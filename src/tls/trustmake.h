@@ -1,0 +1,67 @@
+/*
+ * trustmake.h — a run's CA and TLS trust files, made by the supervisor while
+ * init builds the run's root (docs/TLS.md, "Made off the start path").
+ *
+ * A run with TLS termination needs, before its command starts: the run CA
+ * (its certificate in the run's trust files, its keys for the egress
+ * processes) and, for the egress processes that start later, snapshots of
+ * what they will load and read (the TLS module, the host's roots, the
+ * upstream CA file) as they were before the run's command existed.
+ * trust_make does it all without OpenSSL (the CA is nettle's: runca.h; the
+ * files are trustfmt's) and keeps what depends only on the host's CA bundle
+ * — the bundle's check and the JVM store's host part — in a cache in the
+ * state dir, keyed by the bundle's identity, so that a run pays for its own
+ * CA and the copies the kernel makes, not for the host's 140-odd roots.
+ *
+ * Called by run_tls_finish (supervisor/run_tls.c), in the supervisor.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The cache's directory in the state dir, and its entries' name prefix
+ * (the format's version in it: a new layout never reads an old entry). */
+#define TRUST_CACHE_DIR    "tls-cache"
+#define TRUST_CACHE_PREFIX "jvm-host-v1-"
+
+/* What a run's trust is made from. */
+struct trust_job {
+        const char *const *hosts;  /* the names the run CA may sign for */
+        size_t n_hosts;            /* 1..RF_TLS_MAX_HOSTS */
+        int bundle;                /* the host's CA bundle, open (regular, bounded) */
+        int upstream;              /* network.upstream_ca, open, or -1 */
+        const char *upstream_path; /* its path, for messages (NULL with no file) */
+        uint64_t lifetime_s;       /* the CA's validity */
+        bool java;                 /* make the JVM store too */
+        size_t bound;              /* each trust file's size bound */
+        const char *state_dir;     /* where the cache lives, or NULL: none */
+};
+
+/* What was made: sealed memfds (-1 where none). */
+struct trust_made {
+        int files;     /* the run's trust files (sandbox/trustfiles.h), for init */
+        int module;    /* the TLS module, for the egress processes */
+        int bundle;    /* the host's roots as read, for them */
+        int upstream;  /* network.upstream_ca as read, or -1 */
+        size_t ca_len; /* the CA's export, in export[0, ca_len) */
+        bool cached;   /* the host's part came from the cache */
+};
+
+/*
+ * trust_make — the job's snapshots, the run CA and its trust files. The
+ * CA's export (tlsterm.h's layout: both private keys) goes into
+ * export[0, export_max) — secret memory, the caller's to wipe;
+ * TRUST_EXPORT_BOUND(hosts) always suffices. 0 with *out filled (the
+ * caller closes its fds), or -errno with why[why_len] saying what failed
+ * ("cannot read the host's CA bundle …: no certificate in it"), nothing
+ * left open. A cache that cannot be read or written costs time, never the
+ * run: the host's part is then made anew.
+ */
+int trust_make(const struct trust_job *j, unsigned char *export, size_t export_max,
+               struct trust_made *out, char *why, size_t why_len);
+
+/* The export's size bound for hosts of these total bytes (names only):
+ * the keys, the certificate with one constraint per name, the names. */
+#define TRUST_EXPORT_BOUND(n_hosts, name_bytes) ((size_t)2048 + 2 * (name_bytes) + 16 * (n_hosts))
