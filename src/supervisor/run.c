@@ -1722,7 +1722,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
          * key of the run CA existed): the run's trust is made from now on,
          * beside the vetting and registration below */
         if (plan->trust_late && rs->trust_begin)
-                rs->trust_begin(rs->trust_ctx);
+                rs->trust_begin(rs->trust_ctx, s.child.chan);
         sup_take_net(&s); /* a root run's or an engine's namespace, set up by sandbox_spawn */
         if (s.direct_stdio) {
                 /* the engine's pipes are the command's alone: they end with
@@ -1767,11 +1767,12 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         goto refuse;
                 }
                 /* like START below: an init that failed a step and went
-                 * cannot take them; the loop reads why from the channel */
+                 * cannot take them; the loop reads why from the channel
+                 * (fd -1: trust_begin's maker handed them over already) */
                 struct rf_msg m = {.type = MSG_TRUST};
-                if (rf_msg_send(s.child.chan, &m, fd) < 0)
+                if (r > 0 || (fd >= 0 && rf_msg_send(s.child.chan, &m, fd) < 0))
                         sup_kill(&s);
-                close(fd);
+                safe_close(fd);
         }
         /* START cannot reach an init that already failed a setup step and
          * went: the loop below reads why from the channel and reports it */

@@ -66,10 +66,12 @@ struct run_services {
          * kills the run before the command starts. */
         int (*trust)(void *ctx, int *fd, struct rf_error *err);
         /* ... and, right after init is cloned (before the run is vetted and
-         * registered), the start of making them: `trust` then collects
-         * them. NULL: `trust` makes them itself. A failure here is
-         * reported by `trust`. */
-        void (*trust_begin)(void *ctx);
+         * registered), the start of making them, which may hand them to
+         * init itself (MSG_TRUST on `chan`) as soon as they are made, so
+         * that init finishes the root meanwhile: `trust` then gives *fd -1,
+         * or returns 1 when init could not take them. NULL: `trust` makes
+         * them itself. A failure here is reported by `trust`. */
+        void (*trust_begin)(void *ctx, int chan);
         void *trust_ctx;
         /* network.publish: the host's listeners (publish_open), relayed
          * into the run while it runs; borrowed, or NULL */

@@ -27,8 +27,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +43,7 @@
 #include "egress/inject.h"
 #include "policy/rules.h"
 #include "policy/policy.h"
+#include "sandbox/msg.h"
 #include "sandbox/plan.h"
 #include "sandbox/trustfiles.h"
 #include "secrets/secmem.h"
@@ -62,7 +61,7 @@ static void job_free(struct run_tls_job *j);
 
 void run_tls_free(struct run_tls *t)
 {
-        job_free(t->job); /* a thread still making the trust is waited for */
+        job_free(t->job); /* made, not collected (the run was refused meanwhile) */
         if (t->on) {
                 safe_close(t->files);
                 safe_close(t->module);
@@ -219,8 +218,8 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
 }
 
 /* One making of a run's trust: the job, the export's secret memory and the
- * result, shared by the thread that makes it and the one that collects it
- * (pthread_join orders the two). */
+ * result, made by run_tls_start (or run_tls_finish) and collected by
+ * run_tls_finish. */
 struct run_tls_job {
         struct trust_job job;
         struct egress_tls_ca *ca; /* secret memory, sized for the export */
@@ -228,16 +227,9 @@ struct run_tls_job {
         struct trust_made made;
         int r;
         char why[RF_ERROR_MSG_MAX];
-        pthread_t thread;
-        bool running;
+        bool sent;      /* init has the files (made.files closed) */
+        bool send_lost; /* init could not take them */
 };
-
-static void *job_run(void *arg)
-{
-        struct run_tls_job *j = arg;
-        j->r = trust_make(&j->job, j->ca->bytes, j->max, &j->made, j->why, sizeof j->why);
-        return NULL;
-}
 
 /* The job for t, its export's secret memory allocated: NULL with errno. */
 static struct run_tls_job *job_new(struct run_tls *t)
@@ -270,14 +262,12 @@ static struct run_tls_job *job_new(struct run_tls *t)
         return j;
 }
 
-/* The job ended (its thread joined) and freed: its result's fds closed,
- * its export wiped, unless run_tls_finish took them. */
+/* The job freed: its result's fds closed, its export wiped, unless
+ * run_tls_finish took them. */
 static void job_free(struct run_tls_job *j)
 {
         if (!j)
                 return;
-        if (j->running)
-                (void)pthread_join(j->thread, NULL);
         safe_close(j->made.files);
         safe_close(j->made.module);
         safe_close(j->made.bundle);
@@ -286,25 +276,27 @@ static void job_free(struct run_tls_job *j)
         free(j);
 }
 
-void run_tls_start(struct run_tls *t)
+/* Make the trust; with chan >= 0, hand the files to init at once. */
+static void job_make(struct run_tls_job *j, int chan)
+{
+        j->r = trust_make(&j->job, j->ca->bytes, j->max, &j->made, j->why, sizeof j->why);
+        if (j->r < 0 || chan < 0)
+                return;
+        struct rf_msg m = {.type = MSG_TRUST};
+        if (rf_msg_send(chan, &m, j->made.files) < 0)
+                j->send_lost = true;
+        else
+                j->sent = true;
+        j->made.files = safe_close(j->made.files);
+}
+
+void run_tls_start(struct run_tls *t, int chan)
 {
         if (!t->on || t->job || t->ca)
                 return;
-        struct run_tls_job *j = job_new(t);
-        if (!j)
+        if (!(t->job = job_new(t)))
                 return; /* run_tls_finish tries again, and says why */
-        /* the thread blocks every signal (the supervisor's own are read
-         * from its signalfd by the main thread) */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        j->running = pthread_create(&j->thread, NULL, job_run, j) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (!j->running) {
-                job_free(j);
-                return;
-        }
-        t->job = j;
+        job_make(t->job, chan);
 }
 
 int run_tls_finish(struct run_tls *t, struct rf_error *err)
@@ -313,15 +305,12 @@ int run_tls_finish(struct run_tls *t, struct rf_error *err)
                 return rf_error_set(err, -EINVAL, "no TLS trust to make (internal error)");
         struct run_tls_job *j = t->job;
         t->job = NULL;
-        if (j && j->running) {
-                (void)pthread_join(j->thread, NULL);
-                j->running = false;
-        } else {
-                if (!j && !(j = job_new(t)))
+        if (!j) {
+                if (!(j = job_new(t)))
                         return rf_error_set(err, negative_errno(),
                                             "cannot keep the run's TLS authority: %m (its keys "
                                             "go into locked memory: RLIMIT_MEMLOCK)");
-                j->r = trust_make(&j->job, j->ca->bytes, j->max, &j->made, j->why, sizeof j->why);
+                job_make(j, -1);
         }
         /* the sources are read: the snapshots stand for them now */
         t->bundle_src = safe_close(t->bundle_src);
@@ -336,10 +325,11 @@ int run_tls_finish(struct run_tls *t, struct rf_error *err)
         test_ca_keys_out(j->ca);
 #endif
         t->ca = TAKE_PTR(j->ca);
-        t->files = TAKE_FD(j->made.files);
+        t->files = TAKE_FD(j->made.files); /* -1 once sent */
         t->module = TAKE_FD(j->made.module);
         t->bundle = TAKE_FD(j->made.bundle);
         t->upstream = TAKE_FD(j->made.upstream);
+        bool lost = j->send_lost;
         job_free(j);
-        return 0;
+        return lost ? 1 : 0;
 }

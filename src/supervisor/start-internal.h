@@ -84,7 +84,7 @@ struct run_tls {
         int bundle_src, upstream_src; /* the files, open since the checks (-1: none) */
         const char *upstream_path;    /* borrowed from the policy */
         const char *state_dir;        /* borrowed: the trust cache's home, or NULL */
-        /* run_tls_start's thread while it makes the trust (made: its result) */
+        /* what run_tls_start made, for run_tls_finish */
         struct run_tls_job *job;
         int files; /* the sealed memfd of the trust files (trustfiles.h), or -1 */
         /* sealed snapshots made before the run's command existed, for the
@@ -112,22 +112,25 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                   const char *state_dir, struct run_tls *t, struct rf_error *err);
 
 /*
- * run_tls_start — begin making the run CA and trust files on a thread of
- * their own (tls/trustmake.h), for run_tls_finish to collect. Called once
- * init exists, never before: init is cloned from a single-threaded
- * process, and the CA's keys never exist before it is. Where no thread can
- * be started, run_tls_finish makes them itself.
+ * run_tls_start — make the run CA and trust files (tls/trustmake.h) and
+ * send the files to init on `chan` (MSG_TRUST) at once, so that init
+ * finishes the root while the run is vetted and registered;
+ * run_tls_finish collects the rest and reports a failure. Called once init
+ * exists, never before: the CA's keys never exist before init is cloned.
+ * Where its memory cannot be had, run_tls_finish tries again and says why.
  */
-void run_tls_start(struct run_tls *t);
+void run_tls_start(struct run_tls *t, int chan);
 
 /*
- * run_tls_finish — make the run CA and trust files (tls/trustmake.h), or
- * wait for run_tls_start's thread to:
+ * run_tls_finish — what run_tls_start made (or, without it, the run CA
+ * and trust files made now: tls/trustmake.h):
  * t->files (the trust files, sealed, within t->bound, a JVM store exactly
  * when t->java), t->ca (the CA's export, made straight into secret memory)
  * and the snapshots t->module, t->bundle, t->upstream. 0, or -errno with
- * err saying why (the run is refused). Called once, after run_tls_begin
- * set t->on, before init may start the command.
+ * err saying why (the run is refused); 1 when run_tls_start made them but
+ * init could not take them (it failed a step and went: t->files is -1
+ * then, as it is when init took them). Called once, after run_tls_begin set
+ * t->on, before init may start the command.
  */
 int run_tls_finish(struct run_tls *t, struct rf_error *err);
 

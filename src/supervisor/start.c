@@ -211,11 +211,11 @@ static int register_run(void *ctx, struct rf_error *err)
 }
 
 /* supervisor_run's trust_begin callback, once init exists: the run CA and
- * trust files are made by a thread of their own meanwhile (run_tls_start). */
-static void run_trust_begin(void *ctx)
+ * trust files made and sent to init (run_tls_start). */
+static void run_trust_begin(void *ctx, int chan)
 {
         struct start *s = ctx;
-        run_tls_start(&s->tls);
+        run_tls_start(&s->tls, chan);
 }
 
 /* supervisor_run's trust callback, once the run is registered: the run CA
@@ -231,8 +231,10 @@ static int run_trust(void *ctx, int *fd, struct rf_error *err)
         s->egress.tls_module_fd = s->tls.module;
         s->egress.tls_bundle_fd = s->tls.bundle;
         s->egress.tls_upstream_fd = s->tls.upstream;
-        *fd = s->tls.files; /* the supervisor's now: closed once sent */
+        *fd = s->tls.files; /* the supervisor's now: closed once sent (-1: init has them) */
         s->tls.files = -1;
+        if (r > 0)
+                return r; /* init could not take them: it failed a step and went */
         if (s->req->ready)
                 s->req->ready(s->req->ctx); /* only now: a TLS failure refused the run before */
         return 0;
