@@ -344,6 +344,23 @@ struct egress_prep {
         size_t ca_len;
 };
 
+/* fd as a sealed snapshot: left as it is when it is one (the upstream CA
+ * file's), else — the module and the host's bundle are the state dir's
+ * cache files (tls/trustmake.h), which nothing writes once made — copied
+ * by the kernel into a new sealed memfd that takes its number, before
+ * anything reads it. 0 or -errno. */
+static int sealed_copy(int fd, size_t max, const char *name)
+{
+        if (memfd_sealed_size(fd, max, NULL) == 0)
+                return 0;
+        int s = rf_tls_snapshot(fd, max, name);
+        if (s < 0)
+                return s;
+        int r = dup2(s, fd) < 0 ? negative_errno() : 0;
+        close(s);
+        return r;
+}
+
 /* A mapping of `len` bytes for one fork's copy of secrets: locked and out
  * of core dumps, NOT wiped on fork (the child must find the bytes there).
  * NULL with errno set. */
@@ -408,7 +425,11 @@ static int egress_prepare(void *ctx)
                 char bpath[32], upath[32];
                 snprintf(bpath, sizeof bpath, "/proc/self/fd/%d", EGRESS_FD_BUNDLE);
                 snprintf(upath, sizeof upath, "/proc/self/fd/%d", EGRESS_FD_UPSTREAM);
-                int r = mod.vt ? 0 : rf_tls_load_fd(EGRESS_FD_MODULE, &mod); /* init() too */
+                int r = sealed_copy(EGRESS_FD_MODULE, RF_TLS_MODULE_MAX, "ringfence-tls.so");
+                if (r >= 0)
+                        r = sealed_copy(EGRESS_FD_BUNDLE, RF_TLS_BUNDLE_MAX, "ca-bundle");
+                if (r >= 0 && !mod.vt)
+                        r = rf_tls_load_fd(EGRESS_FD_MODULE, &mod); /* init() too */
                 if (r >= 0 &&
                     (r = memfd_sealed_size(EGRESS_FD_BUNDLE, RF_TLS_BUNDLE_MAX, NULL)) >= 0 &&
                     (p->c->tls_upstream_fd < 0 ||

@@ -441,10 +441,8 @@ out:
 
 /* ---- the PKCS#12 store's MAC --------------------------------------------- */
 
-/* The MAC key: the PKCS#12 KDF (RFC 7292 B.2, ID 3, SHA-256) of the
- * password and salt, into key[SHA256_DIGEST_SIZE]. 0, -EINVAL, -ENOMEM. */
-static int p12_key(const char *password, const unsigned char *salt, size_t salt_len, unsigned iter,
-                   unsigned char key[SHA256_DIGEST_SIZE])
+int runca_p12_key(const char *password, const unsigned char *salt, size_t salt_len, unsigned iter,
+                  unsigned char key[TRUST_P12_MAC_LEN])
 {
         enum { V = SHA256_BLOCK_SIZE }; /* the hash's block: 64 */
         size_t plen = password ? strlen(password) : 0;
@@ -488,21 +486,18 @@ static int p12_key(const char *password, const unsigned char *salt, size_t salt_
         return 0;
 }
 
-int runca_p12_mac_fd(const char *password, const unsigned char *salt, size_t salt_len,
-                     unsigned iter, const unsigned char *data, size_t len, int fd, long long off,
-                     size_t fd_len, unsigned char mac[TRUST_P12_MAC_LEN])
+int runca_p12_hmac_fd(const unsigned char key[TRUST_P12_MAC_LEN], const unsigned char *data,
+                      size_t len, int fd, long long off, size_t fd_len,
+                      unsigned char mac[TRUST_P12_MAC_LEN])
 {
-        unsigned char a[SHA256_DIGEST_SIZE], buf[16384];
-        int r = p12_key(password, salt, salt_len, iter, a);
-        if (r < 0)
-                return r;
+        unsigned char buf[16384];
+        int r = 0;
         struct hmac_sha256_ctx hm;
-        hmac_sha256_set_key(&hm, sizeof a, a);
-        explicit_bzero(a, sizeof a);
+        hmac_sha256_set_key(&hm, TRUST_P12_MAC_LEN, key);
         hmac_sha256_update(&hm, len, data);
         /* the rest streamed through one buffer: its pages are faulted in
          * once, whatever fd_len is */
-        while (fd_len) {
+        while (fd >= 0 && fd_len) {
                 ssize_t n = pread(fd, buf, fd_len < sizeof buf ? fd_len : sizeof buf, (off_t)off);
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -524,6 +519,11 @@ int runca_p12_mac(const char *password, const unsigned char *salt, size_t salt_l
                   const unsigned char *data, size_t len, unsigned char mac[TRUST_P12_MAC_LEN],
                   void *ctx)
 {
+        unsigned char key[TRUST_P12_MAC_LEN];
         (void)ctx;
-        return runca_p12_mac_fd(password, salt, salt_len, iter, data, len, -1, 0, 0, mac);
+        int r = runca_p12_key(password, salt, salt_len, iter, key);
+        if (r == 0)
+                r = runca_p12_hmac_fd(key, data, len, -1, 0, 0, mac);
+        explicit_bzero(key, sizeof key);
+        return r;
 }

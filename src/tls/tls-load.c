@@ -112,12 +112,15 @@ const char *rf_tls_file_why(int err)
                                : strerror(-err);
 }
 
-int rf_tls_module_check(char *path, size_t size)
+int rf_tls_module_open(char *path, size_t size)
 {
         int r = rf_tls_module_path(path, size);
-        if (r < 0)
-                return r;
-        r = module_open(path);
+        return r < 0 ? r : module_open(path);
+}
+
+int rf_tls_module_check(char *path, size_t size)
+{
+        int r = rf_tls_module_open(path, size);
         if (r >= 0)
                 close(r);
         return r < 0 ? r : 0;

@@ -56,6 +56,8 @@ int rf_tls_load_path(const char *path, struct rf_tls_module *m);
  * rf_tls_load_path would fail with (-ENOENT, -EPERM, -ENAMETOOLONG).
  */
 int rf_tls_module_check(char *path, size_t size);
+/* The same, the checked file kept open: an O_RDONLY|O_CLOEXEC fd or -errno. */
+int rf_tls_module_open(char *path, size_t size);
 
 /* rf_tls_module_path() + rf_tls_load_path(). */
 int rf_tls_load(struct rf_tls_module *m);

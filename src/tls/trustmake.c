@@ -2,18 +2,20 @@
  * trustmake.c — a run's CA and TLS trust files (trustmake.h; docs/TLS.md,
  * "Made off the start path").
  *
- * Design: everything the egress processes will read later is snapshotted
- * into sealed memfds by the kernel (sendfile: no page of the supervisor is
- * touched for the bytes); the run CA is nettle's (runca.c); the run's trust
- * files are written into one sealed memfd (sandbox/trustfiles.h) whose big
- * parts — the host's bundle text and the JVM store's host bags — are
- * copied in by the kernel too. What depends only on the host's bundle (its
- * check as the egress process's trust_load will read it, and the bags, with
- * their ~160 KiB of DER) is made once per bundle and kept in the state
- * dir's TRUST_CACHE_DIR, named by the bundle's identity (device, inode,
- * size, mtime and ctime to the nanosecond: any change of the file makes a
- * new name). A run then pays for its CA, one PKCS#12 MAC and the kernel's
- * copies.
+ * Design: what depends only on files of the host is made once and kept in
+ * the state dir's TRUST_CACHE_DIR, each entry named by its source's
+ * identity (device, inode, size, mtime and ctime to the nanosecond: any
+ * change of the file makes a new name): the TLS module as checked (its
+ * version, the ABI of this binary in the name), the host's bundle as read,
+ * and the JVM store's host part (the bundle's ~145 certificates as PKCS#12
+ * bags, with the store MAC's salt and key) — whose making is also the
+ * bundle's check as the egress process's trust_load will read it. A run
+ * then pays for its CA (nettle's: runca.c), one HMAC over the store and
+ * the kernel's copies (sendfile: no page of the supervisor is touched for
+ * the bytes) into one sealed memfd of trust files (sandbox/trustfiles.h).
+ * The module and the bundle go to the egress processes as the cache's
+ * files; each one snapshots them before it reads them (egress.c). Without
+ * a cache (no state dir) everything is made per run, into sealed memfds.
  *
  * Threats: the inputs are the host's bundle (root's), the upstream CA file
  * (the caller's: bounded, checked by the fuzzed trust_certs_load) and the
@@ -44,6 +46,7 @@
 #include "tls/runca.h"
 #include "tls/tls-load.h"
 #include "tls/trustfmt.h"
+#include "tls/tlsterm.h"
 #include "tls/trustmake.h"
 
 /* The JVM store's password: public (JAVA_TOOL_OPTIONS names it, docs/TLS.md);
@@ -74,13 +77,12 @@ static bool ours(const struct stat *st)
         return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
-/* The cache entry's name for the bundle whose identity is st. */
-static void cache_name(const struct stat *st, char *name, size_t size)
+/* The cache entry's name for the source file whose identity is st. */
+static void cache_name(const char *prefix, const struct stat *st, char *name, size_t size)
 {
         snprintf(name, size,
-                 TRUST_CACHE_PREFIX "%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-%" PRId64 ".%09ld-%" PRId64
-                                    ".%09ld",
-                 (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                 "%s%" PRIx64 "-%" PRIx64 "-%" PRIx64 "-%" PRId64 ".%09ld-%" PRId64 ".%09ld",
+                 prefix, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
                  (int64_t)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec,
                  (int64_t)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec);
 }
@@ -103,8 +105,9 @@ static int cache_dir(const char *state_dir)
         return fd;
 }
 
-/* The host bags kept for this bundle: an fd and their size, or -1. */
-static int cache_get(int dir, const char *name, size_t *len)
+/* The entry `name` when the cache has a usable one: an fd and its size
+ * (at least min, at most max bytes), or -1. */
+static int cache_get(int dir, const char *name, size_t min, size_t max, size_t *len)
 {
         struct stat st;
         if (dir < 0)
@@ -112,8 +115,8 @@ static int cache_get(int dir, const char *name, size_t *len)
         int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return -1;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !ours(&st) || st.st_size <= 0 ||
-            (uint64_t)st.st_size > TRUST_P12_DER_MAX) {
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !ours(&st) ||
+            (uint64_t)st.st_size < min || (uint64_t)st.st_size > max) {
                 close(fd);
                 return -1;
         }
@@ -121,48 +124,66 @@ static int cache_get(int dir, const char *name, size_t *len)
         return fd;
 }
 
-/* bags[0, len) into a file: the cache's entry `name` when the cache can
- * take it (written whole, then linked: a reader never sees part of one;
- * the entries of earlier bundles go), else a memfd. An fd to read them
- * back from (offset 0), or -errno. */
-static int cache_put(int dir, const char *name, const unsigned char *bags, size_t len)
+/* A new entry: tmp (an O_TMPFILE of the cache, written whole) linked as
+ * `name` — a name taken by an entry cache_get would not use is replaced
+ * (another run's, made meanwhile, is as good as this one) — and the
+ * entries of earlier sources of the kind removed (best effort).
+ * 0 or -errno (tmp is then still a good file, only not in the cache). */
+static int cache_link(int dir, int tmp, const char *prefix, const char *name)
+{
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", tmp);
+        int r = 0;
+        if (linkat(AT_FDCWD, proc, dir, name, AT_SYMLINK_FOLLOW) < 0) {
+                r = negative_errno();
+                if (r == -EEXIST && unlinkat(dir, name, 0) == 0)
+                        r = linkat(AT_FDCWD, proc, dir, name, AT_SYMLINK_FOLLOW) < 0
+                                    ? negative_errno()
+                                    : 0;
+        }
+        if (r < 0)
+                return r;
+        int dd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = dd >= 0 ? fdopendir(dd) : NULL;
+        if (!d && dd >= 0)
+                close(dd);
+        /* the kind is the prefix up to its first '-': the entries of an
+         * earlier layout of the kind go too */
+        size_t kind = strcspn(prefix, "-") + 1;
+        for (struct dirent *e; d && (e = readdir(d));)
+                if (!strncmp(e->d_name, prefix, kind) && strcmp(e->d_name, name) != 0)
+                        (void)unlinkat(dir, e->d_name, 0);
+        if (d)
+                closedir(d);
+        return 0;
+}
+
+/* A file to write an entry into: an O_TMPFILE of the cache, else (no
+ * cache) a memfd. An fd or -errno; *cached whether it is the former. */
+static int entry_new(int dir, bool *cached)
 {
         int fd = dir >= 0 ? openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
-        if (fd >= 0) {
-                char proc[64];
-                snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-                int r = fd_write_all(fd, bags, len);
-                /* a name taken by an entry cache_get would not use (another
-                 * run's, made meanwhile, is as good as this one): replaced */
-                if (r >= 0 && linkat(AT_FDCWD, proc, dir, name, AT_SYMLINK_FOLLOW) < 0) {
-                        r = negative_errno();
-                        if (r == -EEXIST && unlinkat(dir, name, 0) == 0)
-                                r = linkat(AT_FDCWD, proc, dir, name, AT_SYMLINK_FOLLOW) < 0
-                                            ? negative_errno()
-                                            : 0;
-                }
-                if (r < 0 && r != -EEXIST) {
-                        close(fd);
-                        fd = -1;
-                } else {
-                        /* the earlier bundles' entries (best effort) */
-                        int dd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        DIR *d = dd >= 0 ? fdopendir(dd) : NULL;
-                        if (!d && dd >= 0)
-                                close(dd);
-                        for (struct dirent *e; d && (e = readdir(d));)
-                                if (!strncmp(e->d_name, TRUST_CACHE_PREFIX,
-                                             sizeof TRUST_CACHE_PREFIX - 1) &&
-                                    strcmp(e->d_name, name) != 0)
-                                        (void)unlinkat(dir, e->d_name, 0);
-                        if (d)
-                                closedir(d);
-                        return fd;
-                }
-        }
-        if ((fd = memfd_new("ringfence-jvm-host")) < 0)
+        *cached = fd >= 0;
+        return fd >= 0 ? fd : memfd_new("ringfence-trust-part");
+}
+
+/* The entry written (head[0, head_len), then len bytes of src from offset
+ * 0 when src >= 0, else data[0, len)), then put in the cache as `name`
+ * when it can be; a memfd is sealed. An fd to read it from, or -errno. */
+static int entry_put(int dir, const char *prefix, const char *name, const void *head,
+                     size_t head_len, int src, const void *data, size_t len)
+{
+        bool in_cache = false;
+        int fd = entry_new(dir, &in_cache);
+        if (fd < 0)
                 return fd;
-        int r = fd_write_all(fd, bags, len);
+        int r = fd_write_all(fd, head, head_len);
+        if (r >= 0)
+                r = src >= 0 ? fd_copy_all(src, 0, fd, len) : fd_write_all(fd, data, len);
+        if (r >= 0 && in_cache)
+                (void)cache_link(dir, fd, prefix, name); /* unlinked: this run's alone */
+        else if (r >= 0)
+                r = memfd_seal(fd);
         if (r < 0) {
                 close(fd);
                 return r;
@@ -170,19 +191,21 @@ static int cache_put(int dir, const char *name, const unsigned char *bags, size_
         return fd;
 }
 
-/* A sealed snapshot's bytes, mapped read-only and populated in one call
- * (the reader goes through every page): *p NULL for an empty one. */
-static int snapshot_map(int fd, const char **p, size_t *n)
+/* fd's bytes (a regular file or a memfd of at most max bytes), mapped
+ * read-only and populated in one call (the reader goes through every
+ * page): *p NULL for an empty one. */
+static int file_map(int fd, size_t max, const char **p, size_t *n)
 {
-        size_t size = 0;
-        int r = memfd_sealed_size(fd, RF_TLS_BUNDLE_MAX, &size);
-        if (r < 0)
-                return r;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
         *p = NULL;
-        *n = size;
-        if (size == 0)
+        *n = (size_t)st.st_size;
+        if (*n == 0)
                 return 0;
-        void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        void *m = mmap(NULL, *n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (m == MAP_FAILED)
                 return negative_errno();
         *p = m;
@@ -191,12 +214,12 @@ static int snapshot_map(int fd, const char **p, size_t *n)
 
 /* A PEM file's certificate blocks checked as trust_load will read them;
  * with bags (not NULL), the bundle's host bags made from them too. */
-static int check_certs(int snap, unsigned char **bags, size_t *bags_len)
+static int check_certs(int fd, unsigned char **bags, size_t *bags_len)
 {
         const char *text = NULL;
         size_t n = 0;
         struct trust_certs c = {0};
-        int r = snapshot_map(snap, &text, &n);
+        int r = file_map(fd, RF_TLS_BUNDLE_MAX, &text, &n);
         if (r < 0)
                 return r;
         r = trust_certs_load(text, n, &c);
@@ -208,36 +231,129 @@ static int check_certs(int snap, unsigned char **bags, size_t *bags_len)
         return r < 0 ? r : 0;
 }
 
-/* The host's bundle, snapshotted (*snap) with the identity it had while it
- * was read (*st): a bundle that changes meanwhile (an update of the host's
- * certificates) is read again, at most three times. */
-static int bundle_snapshot(int src, int *snap, struct stat *st)
+/* The TLS module as checked, for the egress processes: the cache's entry
+ * for the module file as it is (its identity and this binary's ABI in the
+ * name), else the file snapshotted and its version checked. An fd or
+ * -errno. */
+static int module_get(int dir, bool *cached)
 {
+        char path[256] = "ringfence-tls.so", name[256];
+        struct stat st;
+        size_t len = 0;
+        _cleanup_close_ int src = rf_tls_module_open(path, sizeof path);
+        if (src < 0)
+                return src;
+        if (fstat(src, &st) < 0)
+                return negative_errno();
+        cache_name(TRUST_CACHE_MODULE RF_TLS_VTABLE_SYMBOL "-", &st, name, sizeof name);
+        int fd = cache_get(dir, name, 1, RF_TLS_MODULE_MAX, &len);
+        if (fd >= 0)
+                return fd;
+        *cached = false;
+        _cleanup_close_ int snap = rf_tls_snapshot(src, RF_TLS_MODULE_MAX, "ringfence-tls.so");
+        if (snap < 0)
+                return snap;
+        int r = rf_tls_module_version(snap);
+        if (r < 0)
+                return r;
+        if (dir < 0)
+                return TAKE_FD(snap);
+        size_t size = 0;
+        if ((r = memfd_sealed_size(snap, RF_TLS_MODULE_MAX, &size)) < 0)
+                return r;
+        fd = entry_put(dir, TRUST_CACHE_MODULE, name, NULL, 0, snap, NULL, size);
+        return fd >= 0 ? fd : TAKE_FD(snap);
+}
+
+/* The host's bundle as read, for the egress processes and the run's own
+ * bundle: the cache's entry for the file as it is, else a copy, made with
+ * the file's identity the same before and after (a bundle that changes
+ * meanwhile, an update of the host's certificates, is read again, at most
+ * three times). An fd, its identity in *st, or -errno. */
+static int bundle_get(int dir, int src, struct stat *st, bool *cached)
+{
+        char name[256];
+        size_t len = 0;
         for (int tries = 0; tries < 3; tries++) {
                 struct stat after;
                 if (fstat(src, st) < 0)
                         return negative_errno();
-                int fd = rf_tls_snapshot(src, RF_TLS_BUNDLE_MAX, "ca-bundle");
-                if (fd < 0)
+                if ((uint64_t)st->st_size > RF_TLS_BUNDLE_MAX)
+                        return -EFBIG;
+                cache_name(TRUST_CACHE_BUNDLE, st, name, sizeof name);
+                int fd = cache_get(dir, name, (size_t)st->st_size, (size_t)st->st_size, &len);
+                if (fd >= 0)
                         return fd;
-                if (fstat(src, &after) < 0) {
-                        int e = negative_errno();
-                        close(fd);
-                        return e;
-                }
-                if (same_file(st, &after)) {
-                        *snap = fd;
-                        return 0;
+                *cached = false;
+                bool in_cache = false;
+                if ((fd = entry_new(dir, &in_cache)) < 0)
+                        return fd;
+                int r = fd_copy_all(src, 0, fd, (size_t)st->st_size);
+                if (r >= 0 && fstat(src, &after) < 0)
+                        r = negative_errno();
+                if (r >= 0 && same_file(st, &after)) {
+                        if (in_cache)
+                                (void)cache_link(dir, fd, TRUST_CACHE_BUNDLE, name);
+                        else if ((r = memfd_seal(fd)) < 0) {
+                                close(fd);
+                                return r;
+                        }
+                        return fd;
                 }
                 close(fd);
+                if (r < 0)
+                        return r;
         }
         return -EAGAIN;
 }
 
+/* The JVM store's host part for the bundle (identity st, bytes at bundle):
+ * the cache's entry, else the bundle checked as trust_load will read it
+ * and its bags made, with a new salt and its MAC key. An fd whose bags
+ * start at TRUST_CACHE_JVM_HDR (their size in *bags_len), the salt and key
+ * in salt[] and key[], or -errno (-EBADMSG: the bundle holds no
+ * certificate, or a malformed one). This entry is also what says the
+ * bundle was checked. */
+static int jvm_get(int dir, int bundle, const struct stat *st, size_t *bags_len,
+                   unsigned char salt[TRUST_P12_SALT_LEN], unsigned char key[TRUST_P12_MAC_LEN],
+                   bool *cached)
+{
+        char name[256];
+        unsigned char hdr[TRUST_CACHE_JVM_HDR];
+        size_t len = 0;
+        cache_name(TRUST_CACHE_JVM, st, name, sizeof name);
+        int fd = cache_get(dir, name, TRUST_CACHE_JVM_HDR + 1,
+                           TRUST_CACHE_JVM_HDR + TRUST_P12_DER_MAX, &len);
+        if (fd >= 0) {
+                if (pread(fd, hdr, sizeof hdr, 0) == (ssize_t)sizeof hdr &&
+                    !memcmp(hdr, TRUST_CACHE_JVM_MAGIC, 8)) {
+                        memcpy(salt, hdr + 8, TRUST_P12_SALT_LEN);
+                        memcpy(key, hdr + 16, TRUST_P12_MAC_LEN);
+                        *bags_len = len - TRUST_CACHE_JVM_HDR;
+                        return fd;
+                }
+                close(fd); /* not an entry of this layout: made anew */
+        }
+        *cached = false;
+        _cleanup_free_ unsigned char *bags = NULL;
+        int r = check_certs(bundle, &bags, bags_len);
+        if (r < 0)
+                return r;
+        if (getrandom(salt, TRUST_P12_SALT_LEN, 0) != TRUST_P12_SALT_LEN)
+                return -EIO;
+        if ((r = runca_p12_key(JVM_STORE_PASSWORD, salt, TRUST_P12_SALT_LEN, TRUST_P12_ITER, key)) <
+            0)
+                return r;
+        memcpy(hdr, TRUST_CACHE_JVM_MAGIC, 8);
+        memcpy(hdr + 8, salt, TRUST_P12_SALT_LEN);
+        memcpy(hdr + 16, key, TRUST_P12_MAC_LEN);
+        return entry_put(dir, TRUST_CACHE_JVM, name, hdr, sizeof hdr, -1, bags, *bags_len);
+}
+
 /* The trust files into one new memfd, sealed (trustfiles.h): the bundle is
- * the host's text (copied by the kernel from its snapshot) + btail, then
- * the CA's PEM, then the JVM store (head + the host bags, copied by the
- * kernel from bags_fd + tail) when head is not NULL. */
+ * the host's text (copied by the kernel from `bundle`) + btail, then the
+ * CA's PEM, then the JVM store (head + the host bags, copied by the kernel
+ * from `bags` at bags_off, + tail) when head is not NULL. */
 struct files_in {
         int bundle;
         size_t bundle_len;
@@ -246,7 +362,7 @@ struct files_in {
         const unsigned char *head, *tail;
         size_t head_len, tail_len;
         int bags;
-        size_t bags_len;
+        size_t bags_off, bags_len;
 };
 
 static int files_memfd(const struct files_in *in)
@@ -271,7 +387,7 @@ static int files_memfd(const struct files_in *in)
         if (r >= 0 && in->head) {
                 r = fd_write_all(fd, in->head, in->head_len);
                 if (r >= 0)
-                        r = fd_copy_all(in->bags, 0, fd, in->bags_len);
+                        r = fd_copy_all(in->bags, (long long)in->bags_off, fd, in->bags_len);
                 if (r >= 0)
                         r = fd_write_all(fd, in->tail, in->tail_len);
         }
@@ -284,20 +400,27 @@ static int files_memfd(const struct files_in *in)
         return fd;
 }
 
-/* What the run's trust needs besides the snapshots, made in memory and
- * from the bags' file: the CA (export), the files' memfd (*files). */
-static int make_files(const struct trust_job *j, int bundle, size_t blen, int bags, size_t bags_len,
-                      unsigned char *export, size_t export_max, size_t *ca_len, int *files,
-                      char *why, size_t why_len)
+/* What the run's trust needs besides the host's parts: the CA (export),
+ * the files' memfd (*files). */
+struct host_parts {
+        int bundle;
+        size_t blen;
+        int jvm;
+        size_t bags_len;
+        unsigned char salt[TRUST_P12_SALT_LEN], key[TRUST_P12_MAC_LEN];
+};
+
+static int make_files(const struct trust_job *j, const struct host_parts *h, unsigned char *export,
+                      size_t export_max, size_t *ca_len, int *files, char *why, size_t why_len)
 {
         _cleanup_free_ unsigned char *der = NULL, *head = NULL;
         _cleanup_free_ char *pem = NULL, *btail = NULL;
-        unsigned char salt[TRUST_P12_SALT_LEN], mac[TRUST_P12_MAC_LEN], tail[TRUST_P12_TAIL_MAX];
+        unsigned char mac[TRUST_P12_MAC_LEN], tail[TRUST_P12_TAIL_MAX];
         size_t der_len = 0, pem_len = 0, btail_len = 0, head_len = 0, auth_at = 0, tail_len = 0;
         char last = '\n';
         int r;
 
-        if (blen > 0 && pread(bundle, &last, 1, (off_t)blen - 1) != 1)
+        if (h->blen > 0 && pread(h->bundle, &last, 1, (off_t)h->blen - 1) != 1)
                 return fail(why, why_len, -EIO, "cannot read the host's CA bundle");
         if ((r = runca_new(j->hosts, j->n_hosts, j->lifetime_s, time(NULL), &der, &der_len, export,
                            export_max, ca_len)) < 0 ||
@@ -305,22 +428,22 @@ static int make_files(const struct trust_job *j, int bundle, size_t blen, int ba
             (r = trust_bundle_tail(last != '\n', pem, pem_len, &btail, &btail_len)) < 0)
                 return fail(why, why_len, r, "cannot make the run's TLS authority: %s",
                             strerror(-r));
+        /* the store: its head (the run CA's bag last), the host's bags from
+         * the cache, and the MAC over both with the cached key */
         if (j->java &&
-            ((r = getrandom(salt, sizeof salt, 0) == (ssize_t)sizeof salt ? 0 : -EIO) < 0 ||
-             (r = trust_p12_head(der, der_len, bags_len, &head, &head_len, &auth_at)) < 0 ||
-             (r = runca_p12_mac_fd(JVM_STORE_PASSWORD, salt, sizeof salt, TRUST_P12_ITER,
-                                   head + auth_at, head_len - auth_at, bags, 0, bags_len, mac)) <
-                     0 ||
-             (r = trust_p12_tail(salt, mac, tail, &tail_len)) < 0))
+            ((r = trust_p12_head(der, der_len, h->bags_len, &head, &head_len, &auth_at)) < 0 ||
+             (r = runca_p12_hmac_fd(h->key, head + auth_at, head_len - auth_at, h->jvm,
+                                    TRUST_CACHE_JVM_HDR, h->bags_len, mac)) < 0 ||
+             (r = trust_p12_tail(h->salt, mac, tail, &tail_len)) < 0))
                 return fail(why, why_len, r, "cannot make the run's TLS authority: %s",
                             strerror(-r));
-        size_t java_len = j->java ? head_len + bags_len + tail_len : 0;
-        if (blen + btail_len > j->bound || pem_len > j->bound || java_len > j->bound)
+        size_t java_len = j->java ? head_len + h->bags_len + tail_len : 0;
+        if (h->blen + btail_len > j->bound || pem_len > j->bound || java_len > j->bound)
                 return fail(why, why_len, -EFBIG, "the run's TLS trust files exceed %zu bytes",
                             j->bound);
         struct files_in in = {
-                .bundle = bundle,
-                .bundle_len = blen,
+                .bundle = h->bundle,
+                .bundle_len = h->blen,
                 .btail = btail,
                 .btail_len = btail_len,
                 .pem = pem,
@@ -329,8 +452,9 @@ static int make_files(const struct trust_job *j, int bundle, size_t blen, int ba
                 .head_len = head_len,
                 .tail = tail,
                 .tail_len = tail_len,
-                .bags = bags,
-                .bags_len = bags_len,
+                .bags = h->jvm,
+                .bags_off = TRUST_CACHE_JVM_HDR,
+                .bags_len = h->bags_len,
         };
         if ((*files = files_memfd(&in)) < 0)
                 return fail(why, why_len, *files, "cannot pass the run's TLS trust files: %s",
@@ -341,39 +465,35 @@ static int make_files(const struct trust_job *j, int bundle, size_t blen, int ba
 int trust_make(const struct trust_job *j, unsigned char *export, size_t export_max,
                struct trust_made *out, char *why, size_t why_len)
 {
-        _cleanup_close_ int module = -1, bundle = -1, upstream = -1, dir = -1, bags = -1;
-        _cleanup_free_ unsigned char *made = NULL;
+        _cleanup_close_ int module = -1, upstream = -1, dir = -1;
+        struct host_parts h = {.bundle = -1, .jvm = -1};
         struct stat st;
-        size_t bags_len = 0, made_len = 0;
-        char name[256];
+        bool cached = true;
         int r;
 
         *out = (struct trust_made){.files = -1, .module = -1, .bundle = -1, .upstream = -1};
+        dir = cache_dir(j->state_dir);
         /* the module and the trust files as they are now (the run's command
-         * does not exist yet): the egress processes load these snapshots,
-         * never the paths again */
-        if ((r = rf_tls_module_snapshot(&module)) < 0 || (r = rf_tls_module_version(module)) < 0) {
+         * does not exist yet): the egress processes load these, never the
+         * paths again */
+        if ((module = module_get(dir, &cached)) < 0) {
                 char path[256] = "ringfence-tls.so";
                 (void)rf_tls_module_path(path, sizeof path);
+                r = module;
                 return fail(why, why_len, r, "the TLS module %s could not be loaded: %s", path,
                             r == -EPROTO ? "it is of another version" : strerror(-r));
         }
-        r = bundle_snapshot(j->bundle, &bundle, &st);
+        r = h.bundle = bundle_get(dir, j->bundle, &st, &cached);
+        if (r >= 0) {
+                h.blen = (size_t)st.st_size;
+                r = h.jvm = jvm_get(dir, h.bundle, &st, &h.bags_len, h.salt, h.key, &cached);
+        }
         if (r >= 0 && j->upstream >= 0 &&
             (r = upstream = rf_tls_snapshot(j->upstream, RF_TLS_BUNDLE_MAX, "upstream-ca")) >= 0)
                 r = check_certs(upstream, NULL, NULL);
-        /* the bundle checked and its bags made once per bundle: an entry
-         * of the cache says both */
-        if (r >= 0) {
-                cache_name(&st, name, sizeof name);
-                dir = cache_dir(j->state_dir);
-                if ((bags = cache_get(dir, name, &bags_len)) >= 0)
-                        out->cached = true;
-                else if ((r = check_certs(bundle, &made, &made_len)) >= 0 &&
-                         (r = bags = cache_put(dir, name, made, made_len)) >= 0)
-                        bags_len = made_len;
-        }
-        if (r < 0)
+        if (r < 0) {
+                safe_close(h.bundle);
+                safe_close(h.jvm);
                 return fail(why, why_len, r,
                             "cannot read the host's CA bundle " RF_TLS_HOST_BUNDLE "%s%s: %s",
                             j->upstream_path ? " or the upstream CA file " : "",
@@ -383,11 +503,16 @@ int trust_make(const struct trust_job *j, unsigned char *export, size_t export_m
                             : r == -EINVAL ? "not a regular file"
                             : r == -EAGAIN ? "it kept changing while it was read"
                                            : strerror(-r));
-        if ((r = make_files(j, bundle, (size_t)st.st_size, bags, bags_len, export, export_max,
-                            &out->ca_len, &out->files, why, why_len)) < 0)
+        }
+        r = make_files(j, &h, export, export_max, &out->ca_len, &out->files, why, why_len);
+        safe_close(h.jvm);
+        if (r < 0) {
+                safe_close(h.bundle);
                 return r;
+        }
         out->module = TAKE_FD(module);
-        out->bundle = TAKE_FD(bundle);
+        out->bundle = h.bundle;
         out->upstream = TAKE_FD(upstream);
+        out->cached = cached;
         return 0;
 }

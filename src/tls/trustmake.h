@@ -21,10 +21,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The cache's directory in the state dir, and its entries' name prefix
- * (the format's version in it: a new layout never reads an old entry). */
+/* The cache's directory in the state dir, and its entries' name prefixes
+ * (each format's version in it: a new layout never reads an old entry);
+ * the rest of a name is the source file's identity. */
 #define TRUST_CACHE_DIR    "tls-cache"
-#define TRUST_CACHE_PREFIX "jvm-host-v1-"
+#define TRUST_CACHE_MODULE "module-v1-" /* the TLS module as checked (its ABI in the name) */
+#define TRUST_CACHE_BUNDLE "bundle-v1-" /* the host's bundle, byte for byte */
+#define TRUST_CACHE_JVM    "jvm-v2-"    /* TRUST_CACHE_JVM_HDR, then the bundle's PKCS#12 bags */
+/* A JVM entry's header: the magic, the store MAC's salt and its key (the
+ * KDF of the public password "changeit" and that salt: no secret). */
+#define TRUST_CACHE_JVM_MAGIC "RFJVM2\0\0"
+#define TRUST_CACHE_JVM_HDR   (8 + 8 + 32)
 
 /* What a run's trust is made from. */
 struct trust_job {
@@ -39,14 +46,18 @@ struct trust_job {
         const char *state_dir;     /* where the cache lives, or NULL: none */
 };
 
-/* What was made: sealed memfds (-1 where none). */
+/* What was made (-1 where none): the trust files and the upstream CA
+ * file's snapshot are sealed memfds; the module and the bundle are the
+ * cache's entries (files nothing writes once they are linked: an egress
+ * process snapshots them before it reads them) or, without a cache, sealed
+ * memfds too. */
 struct trust_made {
         int files;     /* the run's trust files (sandbox/trustfiles.h), for init */
-        int module;    /* the TLS module, for the egress processes */
+        int module;    /* the TLS module as checked, for the egress processes */
         int bundle;    /* the host's roots as read, for them */
         int upstream;  /* network.upstream_ca as read, or -1 */
         size_t ca_len; /* the CA's export, in export[0, ca_len) */
-        bool cached;   /* the host's part came from the cache */
+        bool cached;   /* every part that can be cached came from the cache */
 };
 
 /*

@@ -1889,14 +1889,14 @@ static int made_files(int fd, void **map, size_t *size, struct trustfiles *tf)
         return trustfiles_parse(*map, *size, PLAN_TLS_FILE_MAX, tf) < 0 ? -1 : 0;
 }
 
-/* The cache's entries (their names into names[max]): how many. */
-static size_t cache_entries(const char *dir, char names[][256], size_t max)
+/* The cache's entries with this prefix (their names into names[max]):
+ * how many. */
+static size_t cache_entries(const char *dir, const char *prefix, char names[][256], size_t max)
 {
         size_t n = 0;
         DIR *d = opendir(dir);
         for (struct dirent *e; d && (e = readdir(d));)
-                if (!strncmp(e->d_name, TRUST_CACHE_PREFIX, sizeof TRUST_CACHE_PREFIX - 1) &&
-                    n < max)
+                if (!strncmp(e->d_name, prefix, strlen(prefix)) && n < max)
                         snprintf(names[n++], 256, "%s", e->d_name);
         if (d)
                 closedir(d);
@@ -1975,17 +1975,30 @@ static void test_trustmake(const char *bundle)
         if (ca)
                 vt->ca_free(ca);
         ca = NULL;
-        is_int(cache_entries(cdir, names, 4), 1, "... one entry in the state dir's cache");
+        char mname[4][256], bname[4][256];
+        is_int(cache_entries(cdir, TRUST_CACHE_JVM, names, 4), 1,
+               "... one JVM entry in the state dir's cache");
+        is_int(cache_entries(cdir, TRUST_CACHE_BUNDLE, bname, 4), 1, "... one bundle entry");
+        is_int(cache_entries(cdir, TRUST_CACHE_MODULE, mname, 4), 1, "... one module entry");
+        ok(strstr(mname[0], RF_TLS_VTABLE_SYMBOL) != NULL,
+           "... named with this binary's module ABI (%s)", mname[0]);
         struct stat cst;
         char entry[4096];
         snprintf(entry, sizeof entry, "%s/%s", cdir, names[0]);
         ok(stat(cdir, &cst) == 0 && (cst.st_mode & 0777) == 0700 && stat(entry, &cst) == 0 &&
                    (cst.st_mode & 0777) == 0600,
            "... the cache dir 0700, the entry 0600");
-        ok(memfd_sealed_size(m1.module, RF_TLS_MODULE_MAX, NULL) == 0 &&
-                   rf_tls_module_version(m1.module) == 0 &&
-                   memfd_sealed_size(m1.bundle, RF_TLS_BUNDLE_MAX, NULL) == 0 && m1.upstream < 0,
-           "... the module and the bundle as sealed snapshots, no upstream CA file");
+        struct stat mst, sst;
+        ok(fstat(m1.module, &mst) == 0 && S_ISREG(mst.st_mode) &&
+                   rf_tls_module_path(entry, sizeof entry) == 0 && stat(entry, &sst) == 0 &&
+                   mst.st_size == sst.st_size && m1.upstream < 0,
+           "... the module: a cache file as large as the module, no upstream CA file");
+        int msnap = rf_tls_snapshot(m1.module, RF_TLS_MODULE_MAX, "m");
+        ok(msnap >= 0 && rf_tls_module_version(msnap) == 0,
+           "... which snapshots to this binary's module version");
+        if (msnap >= 0)
+                close(msnap);
+        snprintf(entry, sizeof entry, "%s/%s", cdir, names[0]);
         ok(made_files(m1.files, &map1, &size1, &f1) == 0,
            "... the trust files parse (trustfiles.h)");
 
@@ -2023,8 +2036,11 @@ static void test_trustmake(const char *bundle)
         if (cfd >= 0)
                 close(cfd);
         int br = trust_p12_bags(&host, &bags, &bags_len);
-        ok(br == 0 && cl == bags_len && memcmp(cached, bags, bags_len) == 0,
-           "... the cache entry: the host's bags, byte for byte (%zu of %zu bytes)", cl, bags_len);
+        ok(br == 0 && cl == TRUST_CACHE_JVM_HDR + bags_len &&
+                   memcmp(cached, TRUST_CACHE_JVM_MAGIC, 8) == 0 &&
+                   memcmp(cached + TRUST_CACHE_JVM_HDR, bags, bags_len) == 0,
+           "... the JVM entry: its header, then the host's bags byte for byte (%zu of %zu bytes)",
+           cl, TRUST_CACHE_JVM_HDR + bags_len);
         free(cached);
         free(bags);
 
@@ -2062,8 +2078,12 @@ static void test_trustmake(const char *bundle)
         is_int(make_once(copy, NULL, state, &m3, NULL, why, sizeof why), 0,
                "trust_make after the bundle changed");
         ok(!m3.cached, "... its host part made anew");
-        is_int(cache_entries(cdir, names, 4), 1, "... one entry again");
+        is_int(cache_entries(cdir, TRUST_CACHE_JVM, names, 4), 1, "... one JVM entry again");
         ok(strcmp(entry + strlen(cdir) + 1, names[0]) != 0, "... under a new name");
+        char bname2[4][256];
+        ok(cache_entries(cdir, TRUST_CACHE_BUNDLE, bname2, 4) == 1 &&
+                   strcmp(bname[0], bname2[0]) != 0,
+           "... and one bundle entry, under a new name");
         made_close(&m3);
 
         /* no state dir: made every time, never cached */
