@@ -12,10 +12,13 @@
  * Where the keys live: nettle's ecc_scalar (limbs nettle allocates; wiped
  * here before ecc_scalar_clear frees them), one mpz per scalar while it is
  * exported (allocated big enough up front so GMP never moves it, wiped
- * before mpz_clear), and the caller's export buffer. nettle's own scratch
- * during key generation and signing is freed without wiping: the one caller
- * is the TLS helper, a short-lived, non-dumpable process that exits after
- * handing over the export (supervisor/run_tls.c).
+ * before mpz_clear), and the caller's export buffer. The caller is the
+ * supervisor (tls/trustmake.c), a long-lived process, so nettle's own
+ * scratch does not outlive a call either: GMP's memory functions, through
+ * which nettle allocates it, wipe what they free (gmp_wiping: GMP passes
+ * the size), and the stack below runca_new is wiped before it returns
+ * (wipe_stack). The signature's nonce is the one value nettle keeps in a
+ * stack scratch only.
  *
  * Threats: the host names are the only input from policy and the command
  * line: trust_host_valid refuses anything but LDH names, so nothing can
@@ -340,9 +343,70 @@ static bool point_out(const struct keypair *k, unsigned char out[POINT_LEN])
 
 /* ---- runca_new --------------------------------------------------------- */
 
+static int runca_make(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s, time_t now,
+                      unsigned char **der, size_t *der_len, unsigned char *export,
+                      size_t export_max, size_t *export_len);
+
+/* GMP's allocation, wiping what it frees (nettle's scratch for the keys
+ * and the signature comes from here). GMP cannot take a failed
+ * allocation: like its own functions, these abort. */
+static void *gmp_alloc(size_t n)
+{
+        void *p = malloc(n ? n : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+static void *gmp_realloc(void *p, size_t old, size_t n)
+{
+        void *q = gmp_alloc(n);
+        if (p) {
+                memcpy(q, p, old < n ? old : n);
+                explicit_bzero(p, old);
+                free(p);
+        }
+        return q;
+}
+
+static void gmp_free(void *p, size_t n)
+{
+        if (!p)
+                return;
+        explicit_bzero(p, n);
+        free(p);
+}
+
+static void gmp_wiping(void)
+{
+        static bool set;
+        if (!set)
+                mp_set_memory_functions(gmp_alloc, gmp_realloc, gmp_free);
+        set = true;
+}
+
+/* The stack runca_new's callees used (nettle's small scratch, TMP_ALLOC),
+ * wiped: 16 KiB below the caller's frame, more than P-256 needs. */
+static __attribute__((noinline)) void wipe_stack(void)
+{
+        unsigned char b[16384];
+        explicit_bzero(b, sizeof b);
+        __asm__ volatile("" : : "r"(b) : "memory");
+}
+
 int runca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s, time_t now,
               unsigned char **der, size_t *der_len, unsigned char *export, size_t export_max,
               size_t *export_len)
+{
+        int r = runca_make(hosts, n_hosts, lifetime_s, now, der, der_len, export, export_max,
+                           export_len);
+        wipe_stack();
+        return r;
+}
+
+static int runca_make(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s, time_t now,
+                      unsigned char **der, size_t *der_len, unsigned char *export,
+                      size_t export_max, size_t *export_len)
 {
         if (!hosts || n_hosts == 0 || n_hosts > RF_TLS_MAX_HOSTS || lifetime_s == 0 ||
             lifetime_s > CA_LIFETIME_MAX || !der || !der_len || !export_len)
@@ -350,6 +414,7 @@ int runca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s, tim
         for (size_t i = 0; i < n_hosts; i++)
                 if (!hosts[i] || !trust_host_valid(hosts[i]))
                         return -EINVAL;
+        gmp_wiping();
 
         struct rnd rnd = {0};
         struct keypair ca = {0}, leaf = {0};

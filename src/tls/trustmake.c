@@ -53,6 +53,10 @@
  * its MAC guards against damage, not against anyone. */
 #define JVM_STORE_PASSWORD "changeit"
 
+/* Entries kept per kind (the newest), and how many cache_trim looks at. */
+#define TRUST_CACHE_KEEP 4
+#define TRUST_CACHE_SCAN 16
+
 static int fail(char *why, size_t why_len, int r, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 static int fail(char *why, size_t why_len, int r, const char *fmt, ...)
@@ -124,10 +128,59 @@ static int cache_get(int dir, const char *name, size_t min, size_t max, size_t *
         return fd;
 }
 
+/* The kind's entries beyond the TRUST_CACHE_KEEP newest (by ctime: when
+ * they were linked) removed, `name` (the newest) kept; the kind is the
+ * prefix up to its first '-', so that the entries of an earlier layout go
+ * too. Several entries of a kind serve hosts where two builds share a
+ * state dir (an installed ringfence and a build tree's), each with a
+ * module of its own; the bound keeps a host whose bundle is replaced now
+ * and then from collecting them. Best effort. */
+static void cache_trim(int dir, const char *prefix, const char *name)
+{
+        struct old {
+                char name[256];
+                struct timespec t;
+        } e[TRUST_CACHE_SCAN];
+        size_t n = 0, kind = strcspn(prefix, "-") + 1;
+        int dd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = dd >= 0 ? fdopendir(dd) : NULL;
+        if (!d) {
+                if (dd >= 0)
+                        close(dd);
+                return;
+        }
+        for (struct dirent *de; (de = readdir(d));) {
+                struct stat st;
+                if (strncmp(de->d_name, prefix, kind) != 0 || !strcmp(de->d_name, name) ||
+                    strlen(de->d_name) >= sizeof e[0].name ||
+                    fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (n == TRUST_CACHE_SCAN) {
+                        (void)unlinkat(dir, de->d_name, 0); /* more than ever kept */
+                        continue;
+                }
+                snprintf(e[n].name, sizeof e[n].name, "%s", de->d_name);
+                e[n++].t = st.st_ctim;
+        }
+        closedir(d);
+        /* the newest first; all but TRUST_CACHE_KEEP - 1 of them go */
+        for (size_t i = 1; i < n; i++)
+                for (size_t k = i; k > 0 && (e[k].t.tv_sec > e[k - 1].t.tv_sec ||
+                                             (e[k].t.tv_sec == e[k - 1].t.tv_sec &&
+                                              e[k].t.tv_nsec > e[k - 1].t.tv_nsec));
+                     k--) {
+                        struct old x = e[k];
+                        e[k] = e[k - 1];
+                        e[k - 1] = x;
+                }
+        for (size_t i = TRUST_CACHE_KEEP - 1; i < n; i++)
+                (void)unlinkat(dir, e[i].name, 0);
+}
+
 /* A new entry: tmp (an O_TMPFILE of the cache, written whole) linked as
  * `name` — a name taken by an entry cache_get would not use is replaced
  * (another run's, made meanwhile, is as good as this one) — and the
- * entries of earlier sources of the kind removed (best effort).
+ * kind's older entries trimmed (cache_trim).
  * 0 or -errno (tmp is then still a good file, only not in the cache). */
 static int cache_link(int dir, int tmp, const char *prefix, const char *name)
 {
@@ -143,18 +196,7 @@ static int cache_link(int dir, int tmp, const char *prefix, const char *name)
         }
         if (r < 0)
                 return r;
-        int dd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = dd >= 0 ? fdopendir(dd) : NULL;
-        if (!d && dd >= 0)
-                close(dd);
-        /* the kind is the prefix up to its first '-': the entries of an
-         * earlier layout of the kind go too */
-        size_t kind = strcspn(prefix, "-") + 1;
-        for (struct dirent *e; d && (e = readdir(d));)
-                if (!strncmp(e->d_name, prefix, kind) && strcmp(e->d_name, name) != 0)
-                        (void)unlinkat(dir, e->d_name, 0);
-        if (d)
-                closedir(d);
+        cache_trim(dir, prefix, name);
         return 0;
 }
 

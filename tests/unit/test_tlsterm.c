@@ -2078,12 +2078,27 @@ static void test_trustmake(const char *bundle)
         is_int(make_once(copy, NULL, state, &m3, NULL, why, sizeof why), 0,
                "trust_make after the bundle changed");
         ok(!m3.cached, "... its host part made anew");
-        is_int(cache_entries(cdir, TRUST_CACHE_JVM, names, 4), 1, "... one JVM entry again");
-        ok(strcmp(entry + strlen(cdir) + 1, names[0]) != 0, "... under a new name");
-        char bname2[4][256];
-        ok(cache_entries(cdir, TRUST_CACHE_BUNDLE, bname2, 4) == 1 &&
-                   strcmp(bname[0], bname2[0]) != 0,
-           "... and one bundle entry, under a new name");
+        char bname2[8][256];
+        is_int(cache_entries(cdir, TRUST_CACHE_JVM, bname2, 8), 2,
+               "... a second JVM entry beside the first");
+        ok(cache_entries(cdir, TRUST_CACHE_BUNDLE, bname2, 8) == 2 &&
+                   (strcmp(bname[0], bname2[0]) != 0 || strcmp(bname[0], bname2[1]) != 0),
+           "... and a second bundle entry, under a new name");
+        made_close(&m3);
+        /* five more changes: the cache keeps the four newest of each kind */
+        for (int k = 0; k < 5; k++) {
+                usleep(20000);
+                chmod(copy, k % 2 ? 0640 : 0644);
+                if (make_once(copy, NULL, state, &m3, NULL, why, sizeof why) == 0)
+                        made_close(&m3);
+        }
+        is_int(cache_entries(cdir, TRUST_CACHE_JVM, bname2, 8), 4,
+               "... after five more bundle changes: the four newest JVM entries kept");
+        is_int(cache_entries(cdir, TRUST_CACHE_BUNDLE, bname2, 8), 4,
+               "... and the four newest bundle entries");
+        is_int(make_once(copy, NULL, state, &m3, NULL, why, sizeof why), 0,
+               "trust_make for the bundle as it is now");
+        ok(m3.cached, "... from the cache");
         made_close(&m3);
 
         /* no state dir: made every time, never cached */
