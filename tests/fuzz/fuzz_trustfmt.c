@@ -1,8 +1,8 @@
 /*
  * fuzz_trustfmt.c — libFuzzer target for the trust files' PEM reader and
  * writers (src/tls/trustfmt.c): the host's CA bundle and an --upstream-ca
- * file are read by trust_certs_load in the TLS helper and the egress
- * process.
+ * file are read by trust_certs_load in the supervisor (tls/trustmake.c)
+ * and the egress process.
  *
  * The input is a PEM text, copied into a buffer of exactly its length. Beyond
  * "no crash, no UB", what trustfmt.h promises is checked:
@@ -13,7 +13,8 @@
  *   - every certificate written back as PEM (trust_pem_cert) reads back as
  *     exactly one block with the same bytes;
  *   - the PKCS#12 layout of the certificates (trust_p12, a MAC of zeros)
- *     is made, and is one DER SEQUENCE of the length returned;
+ *     is made, and is one DER SEQUENCE of the length returned, byte for
+ *     byte trust_p12_head || trust_p12_bags || trust_p12_tail;
  *   - the bundle join keeps the text as its prefix.
  * A disagreement aborts.
  */
@@ -104,6 +105,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(r == 0 || r == -ENOMEM || r == -EFBIG);
         if (r == 0) {
                 CHECK(p12[0] == 0x30 && der_len(p12, n12) == n12);
+                /* the same store in its three parts (what the supervisor
+                 * assembles from the trust cache): head || bags || tail */
+                unsigned char *head = NULL, *bags = NULL, tail[TRUST_P12_TAIL_MAX],
+                              mac[TRUST_P12_MAC_LEN] = {0};
+                size_t hl = 0, bl2 = 0, at = 0, tl = 0;
+                if (trust_p12_bags(&l, &bags, &bl2) == 0 &&
+                    trust_p12_head(l.der + l.refs[0].off, l.refs[0].cert_len, bl2, &head, &hl,
+                                   &at) == 0) {
+                        CHECK(trust_p12_tail(salt, mac, tail, &tl) == 0);
+                        CHECK(at < hl && hl + bl2 + tl == n12);
+                        CHECK(memcmp(p12, head, hl) == 0 && memcmp(p12 + hl, bags, bl2) == 0 &&
+                              memcmp(p12 + hl + bl2, tail, tl) == 0);
+                }
+                free(head);
+                free(bags);
                 free(p12);
         }
 
