@@ -3,9 +3,10 @@
  *
  * A run with TLS termination gets three files in /run/ringfence (the host's
  * roots + the run CA, the run CA alone, and the Java store). They are made
- * by a helper process while init builds the run's root (cli/run_tls.c), so
+ * by the supervisor while init builds the run's root (tls/trustmake.h), so
  * they cannot be in the plan: they reach init as one memfd (MSG_TRUST),
- * written by the helper and sealed against writes, growth and shrinking.
+ * written by the supervisor and sealed against writes, growth and
+ * shrinking.
  * Its layout:
  *
  *      "RFTRUST1" | u64 len[TRUST_FILES] (little-endian) | file 0 | file 1 | file 2

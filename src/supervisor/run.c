@@ -157,6 +157,15 @@ static void pump_flush_masker(struct pump *p)
         explicit_bzero(mid, m);
 }
 
+/* The held-back bytes at the end (pump_flush_masker), counted as touched
+ * so that sup_free wipes them too. */
+static void pump_flush(struct pump *p)
+{
+        pump_flush_masker(p);
+        if (p->len > p->touched)
+                p->touched = p->len;
+}
+
 /* Masked reading: the raw bytes pass through the masker into the buffer
  * (never larger: *** is shorter than any masked value); what might begin a
  * value is held back until the next read or the end. */
@@ -190,7 +199,8 @@ static void pump_read(struct pump *p)
                         explicit_bzero(p->buf + p->len, p->off);
         }
         p->off = 0;
-        /* every way in appends at buf + len (off is 0 now) */
+        /* every way in appends at buf + len (off is 0 now); the end's
+         * held-back bytes come in through pump_flush */
         if (p->tf && p->is_output) {
                 pump_read_filtered(p);
         } else if (p->mask) {
@@ -291,7 +301,7 @@ static void pump_final_drain(struct pump *p, int sfd)
                                 return;
                         pump_read(p);
                         if (p->len == 0 && p->mask && p->mask->n_pending)
-                                pump_flush_masker(p);
+                                pump_flush(p);
                         if (p->len == 0)
                                 return; /* EAGAIN: nothing left that the run wrote */
                 }
@@ -1754,7 +1764,8 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                 }
                 s.ctl = registry_listen_fd(*rs->reg);
         }
-        /* the run's TLS trust files, made meanwhile by a helper (cli/run_tls.c):
+        /* the run's TLS trust files, made (and most often sent) by trust_begin
+         * above (supervisor/run_tls.c):
          * init waits for them at its first OPF_LATE op */
         if (plan->trust_late) {
                 int fd = -1;

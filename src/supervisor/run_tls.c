@@ -3,18 +3,21 @@
  * docs/TLS.md) or HTTP rules (policy/httprule.h): the hosts to terminate,
  * the run CA for them and the run's trust files, made off the start path.
  *
- * Called by run_start (start.c: run_tls_begin before the plan is built, run_tls_finish
- * through supervisor_run's trust callback once init builds the root) and
- * only for runs with an injection or an HTTP rule.
+ * Called by run_start (start.c: run_tls_begin before the plan is built;
+ * run_tls_start through supervisor_run's trust_begin callback right after
+ * init is cloned; run_tls_finish through its trust callback once the run
+ * is registered) and only for runs with an injection or an HTTP rule.
  *
  * Design: the supervisor never maps OpenSSL. run_tls_begin checks what can
  * be checked cheaply (the module file, the trust files it will read) and
- * keeps the trust files open; run_tls_finish, called once the run is
- * registered, while init builds the run's root on the other CPU, makes the
- * run CA and the trust files in this process (tls/trustmake.h: nettle for
- * the CA, the host's part from the state dir's cache) and init receives
- * them at its first trust-file op (MSG_TRUST). Each egress process loads the
- * module itself before its lockdown and imports the CA (egress_spawn).
+ * keeps the trust files open; run_tls_start, right after init is cloned
+ * and while init builds the run's root on the other CPU, makes the run CA
+ * and the trust files in this process (tls/trustmake.h: nettle for the CA,
+ * the host's part from the state dir's cache) and sends them to init at
+ * once (MSG_TRUST: init takes them at its first trust-file op), before the
+ * run is vetted and registered; run_tls_finish collects the rest. Each
+ * egress process loads the module itself before its lockdown and imports
+ * the CA (egress_spawn).
  *
  * Where the CA's keys live: made straight into this process's secret
  * memory (secmem.h: locked, out of core dumps, wiped in every fork: the

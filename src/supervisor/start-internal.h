@@ -68,9 +68,9 @@ int run_trigger_token(const char *state_dir, const char *token, struct rf_policy
 /*
  * run_tls.c: the TLS side of a run with credential injection or HTTP rules.
  * `on` is false when the run needs none (no injection names a host:
- * addresses are plaintext only). The CA and the trust files are made by a
- * helper process (forked by run_tls_begin) while the run starts; the
- * supervisor never maps OpenSSL.
+ * addresses are plaintext only). The CA and the trust files are made by the
+ * supervisor (tls/trustmake.h: nettle, no OpenSSL) right after init is
+ * cloned; the supervisor never maps OpenSSL.
  */
 struct egress_tls_ca;
 struct run_tls {

@@ -5,7 +5,7 @@
  * cleanup attribute) undoes what exists, in the reverse order of making:
  * published ports, the egress configuration, the run's event emitter, the
  * registration, the audit log, the cgroups, the plan's placeholders, the
- * TLS helper, the secrets. What is recorded for a refusal depends only on
+ * TLS trust, the secrets. What is recorded for a refusal depends only on
  * how far the start got (start.phase): nothing before the log is open,
  * run.refused before run.start, run.exit after it; refuse() is the one
  * place that decides.

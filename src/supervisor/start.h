@@ -7,7 +7,7 @@
  * then does, in order, what makes a run: the audit log first (no record,
  * no run), the policy (file, then the request's flags on top, defaults,
  * trigger token), the run's identity, the agent's block, the secrets, the
- * TLS helper, the plan, the cgroups, the wake-loop breaker, run.start, the
+ * TLS trust's checks, the plan, the cgroups, the wake-loop breaker, run.start, the
  * egress configuration, grants, published ports, registration, the run
  * itself (supervisor_run), run.exit. Every refusal on the way is recorded
  * (run.refused before run.start, run.exit after) and undoes what was made,

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include <gmp.h>
+#include <nettle/version.h>
 #include <nettle/ecc-curve.h>
 #include <nettle/ecc.h>
 #include <nettle/ecdsa.h>
@@ -45,6 +46,12 @@
 #include "tls/runca.h"
 #include "tls/tlsterm.h"
 
+/* GMP's memory functions (gmp_wiping) reach nettle's scratch only when
+ * nettle uses GMP itself, not its bundled mini-gmp */
+#if defined(NETTLE_USE_MINI_GMP) && NETTLE_USE_MINI_GMP
+#error "runca.c needs a nettle built with GMP (its scratch is wiped through GMP's functions)"
+#endif
+
 #define CA_LIFETIME_MAX ((uint64_t)10 * 366 * 24 * 3600)
 #define CA_BACKDATE_S   60
 #define KEY_LEN         RF_TLS_CA_KEY_LEN /* a P-256 scalar or coordinate */
@@ -54,7 +61,9 @@
 /* ---- randomness ---------------------------------------------------------- */
 
 /* nettle's random function cannot fail: a failed getrandom marks the
- * context, the bytes are zeros, and the caller throws the result away. */
+ * context and the caller throws the result away. The bytes are then 0x01,
+ * not zeros: nettle draws a scalar until it lies in (0, q), and zeros
+ * never do (it would spin for ever); 0x01… does, at once. */
 struct rnd {
         bool failed;
 };
@@ -68,7 +77,7 @@ static void rnd_fill(void *ctx, size_t len, uint8_t *dst)
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0) {
-                        memset(dst, 0, len);
+                        memset(dst, 1, len);
                         r->failed = true;
                         return;
                 }
@@ -343,9 +352,13 @@ static bool point_out(const struct keypair *k, unsigned char out[POINT_LEN])
 
 /* ---- runca_new --------------------------------------------------------- */
 
-static int runca_make(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s, time_t now,
-                      unsigned char **der, size_t *der_len, unsigned char *export,
-                      size_t export_max, size_t *export_len);
+/* noinline: its frame lies above the stack wipe_stack clears (it holds
+ * no secret itself: pointers, the digest, the signature, the serial) */
+static __attribute__((noinline)) int runca_make(const char *const *hosts, size_t n_hosts,
+                                                uint64_t lifetime_s, time_t now,
+                                                unsigned char **der, size_t *der_len,
+                                                unsigned char *export, size_t export_max,
+                                                size_t *export_len);
 
 /* GMP's allocation, wiping what it frees (nettle's scratch for the keys
  * and the signature comes from here). GMP cannot take a failed

@@ -1,5 +1,5 @@
 /*
- * runca.h — the run CA made without OpenSSL, for the TLS helper's start path.
+ * runca.h — the run CA made without OpenSSL, on a run's start path (trustmake.h).
  *
  * A run with TLS termination needs its CA's certificate in its trust files
  * before its command starts; the egress process, which needs the CA's keys,

@@ -9,8 +9,8 @@
  * TLS code lives in a shared object of its own, ringfence-tls.so (linked with
  * libssl/libcrypto), which exports exactly one symbol, RF_TLS_VTABLE_SYMBOL: a
  * `const struct rf_tls_vtable`. The egress process loads it with tls-load.c
- * (dlopen of the snapshot the TLS helper took of the file at a path fixed at
- * build time) before its lockdown, and after it, without open/exec, only
+ * (dlopen of a sealed snapshot of what the supervisor took of the file at a
+ * path fixed at build time: tls/trustmake.h) before its lockdown, and after it, without open/exec, only
  * calls through it.
  *
  * Contract common to every entry:
@@ -24,7 +24,7 @@
  *   - nothing logs; failures a peer can cause carry a reason string.
  *   - files are read only by init-time calls (trust_load): everything else
  *     works in memory, so it may run after the egress process's lockdown.
- *   - nothing here is on a run's start path: the TLS helper makes the run
+ *   - nothing here is on a run's start path: the supervisor makes the run
  *     CA and trust files without OpenSSL (runca.h, trustfmt.h) and hands
  *     the CA over as ca_export's bytes, which each egress process imports
  *     (ca_import) after init() and trust_load(). ca_new, ca_export,

@@ -9,11 +9,11 @@
  * writes a certificate as PEM, joins the bundle and lays the PKCS#12 store
  * out as DER. The one piece of cryptography the store needs, its integrity
  * MAC, is the caller's function: the TLS module (tlsterm.c) computes it with
- * OpenSSL, the TLS helper (runca.c) with nettle. Nothing here parses X.509:
+ * OpenSSL, the supervisor (runca.c) with nettle. Nothing here parses X.509:
  * a certificate is a DER SEQUENCE that fits, passed on as bytes.
  *
- * Used by the TLS module (ringfence-tls.so) and by the ringfence binary's
- * TLS helper (supervisor/run_tls.c); pure: memory in, memory out.
+ * Used by the TLS module (ringfence-tls.so) and by the supervisor
+ * (tls/trustmake.c); pure: memory in, memory out.
  */
 #pragma once
 
@@ -95,8 +95,8 @@ int trust_bundle_join(const char *host, size_t host_len, const char *ca_pem, siz
  * What follows the host bundle's text in the run's bundle (trust_bundle_join
  * is host + this): a '\n' when nl (the text is not empty and does not end
  * in one), the comment line, ca_pem[0, ca_len).
- * For a writer that copies the host's text by other means (the TLS helper:
- * copy_file_range). *ret malloc'ed, NUL-terminated. 0, -ENOMEM, -EFBIG.
+ * For a writer that copies the host's text by other means (trustmake.c:
+ * the kernel's copy). *ret malloc'ed, NUL-terminated. 0, -ENOMEM, -EFBIG.
  */
 int trust_bundle_tail(bool nl, const char *ca_pem, size_t ca_len, char **ret, size_t *len);
 

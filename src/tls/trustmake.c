@@ -56,6 +56,8 @@
 /* Entries kept per kind (the newest), and how many cache_trim looks at. */
 #define TRUST_CACHE_KEEP 4
 #define TRUST_CACHE_SCAN 16
+/* How long ago a source must have changed to be cached (settled). */
+#define TRUST_CACHE_SETTLE_S 2
 
 static int fail(char *why, size_t why_len, int r, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
@@ -119,7 +121,7 @@ static int cache_get(int dir, const char *name, size_t min, size_t max, size_t *
         int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return -1;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !ours(&st) ||
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !ours(&st) || st.st_nlink != 1 ||
             (uint64_t)st.st_size < min || (uint64_t)st.st_size > max) {
                 close(fd);
                 return -1;
@@ -209,10 +211,49 @@ static int entry_new(int dir, bool *cached)
         return fd >= 0 ? fd : memfd_new("ringfence-trust-part");
 }
 
+/* Was the source file last changed long enough ago to be cached? Its
+ * identity names the entry, and a file rewritten within one tick of the
+ * filesystem's clock (same size) keeps its identity: an entry is made
+ * only of a file whose ctime lies TRUST_CACHE_SETTLE_S in the past, so a
+ * later rewrite cannot carry the same name (git's "racily clean"). */
+static bool settled(const struct stat *st)
+{
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        return st->st_ctim.tv_sec + TRUST_CACHE_SETTLE_S < now.tv_sec;
+}
+
+/* A written entry fd (entry_new's) finished: linked into the cache as
+ * `name` when it is the cache's and `keep` says so, else left this run's
+ * alone (an unlinked file, or a memfd, sealed); either way handed back
+ * read-only, so that no process it reaches can write what later runs
+ * trust. An fd (fd itself is consumed) or -errno. */
+static int entry_finish(int dir, int fd, bool in_cache, bool keep, const char *prefix,
+                        const char *name)
+{
+        if (!in_cache) {
+                int r = memfd_seal(fd);
+                if (r < 0) {
+                        close(fd);
+                        return r;
+                }
+                return fd;
+        }
+        if (keep)
+                (void)cache_link(dir, fd, prefix, name); /* else unlinked: this run's alone */
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        int ro = open(proc, O_RDONLY | O_CLOEXEC);
+        int r = ro < 0 ? negative_errno() : ro;
+        close(fd);
+        return r;
+}
+
 /* The entry written (head[0, head_len), then len bytes of src from offset
  * 0 when src >= 0, else data[0, len)), then put in the cache as `name`
- * when it can be; a memfd is sealed. An fd to read it from, or -errno. */
-static int entry_put(int dir, const char *prefix, const char *name, const void *head,
+ * when it can be and `keep` says so (entry_finish). An fd to read it from,
+ * or -errno. */
+static int entry_put(int dir, bool keep, const char *prefix, const char *name, const void *head,
                      size_t head_len, int src, const void *data, size_t len)
 {
         bool in_cache = false;
@@ -222,35 +263,40 @@ static int entry_put(int dir, const char *prefix, const char *name, const void *
         int r = fd_write_all(fd, head, head_len);
         if (r >= 0)
                 r = src >= 0 ? fd_copy_all(src, 0, fd, len) : fd_write_all(fd, data, len);
-        if (r >= 0 && in_cache)
-                (void)cache_link(dir, fd, prefix, name); /* unlinked: this run's alone */
-        else if (r >= 0)
-                r = memfd_seal(fd);
         if (r < 0) {
                 close(fd);
                 return r;
         }
-        return fd;
+        return entry_finish(dir, fd, in_cache, keep, prefix, name);
 }
 
-/* fd's bytes (a regular file or a memfd of at most max bytes), mapped
- * read-only and populated in one call (the reader goes through every
- * page): *p NULL for an empty one. */
-static int file_map(int fd, size_t max, const char **p, size_t *n)
+/* fd's bytes (a regular file or a memfd of at most max bytes), read
+ * into *p (malloc'ed, NUL-terminated: the caller frees it) — read, not
+ * mapped, so that a file cut short meanwhile is a short read, not a
+ * SIGBUS. 0 or -errno (-EFBIG over max, -EIO if it ends early). */
+static int file_read(int fd, size_t max, char **p, size_t *n)
 {
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
         if ((uint64_t)st.st_size > max)
                 return -EFBIG;
-        *p = NULL;
         *n = (size_t)st.st_size;
-        if (*n == 0)
-                return 0;
-        void *m = mmap(NULL, *n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        if (m == MAP_FAILED)
-                return negative_errno();
-        *p = m;
+        if (!(*p = malloc(*n + 1)))
+                return -ENOMEM;
+        for (size_t got = 0; got < *n;) {
+                ssize_t k = pread(fd, *p + got, *n - got, (off_t)got);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        int r = k < 0 ? negative_errno() : -EIO;
+                        free(*p);
+                        *p = NULL;
+                        return r;
+                }
+                got += (size_t)k;
+        }
+        (*p)[*n] = '\0';
         return 0;
 }
 
@@ -258,18 +304,16 @@ static int file_map(int fd, size_t max, const char **p, size_t *n)
  * with bags (not NULL), the bundle's host bags made from them too. */
 static int check_certs(int fd, unsigned char **bags, size_t *bags_len)
 {
-        const char *text = NULL;
+        _cleanup_free_ char *text = NULL;
         size_t n = 0;
         struct trust_certs c = {0};
-        int r = file_map(fd, RF_TLS_BUNDLE_MAX, &text, &n);
+        int r = file_read(fd, RF_TLS_BUNDLE_MAX, &text, &n);
         if (r < 0)
                 return r;
         r = trust_certs_load(text, n, &c);
         if (r >= 0 && bags)
                 r = trust_p12_bags(&c, bags, bags_len);
         trust_certs_free(&c);
-        if (text)
-                munmap((void *)text, n);
         return r < 0 ? r : 0;
 }
 
@@ -287,8 +331,10 @@ static int module_get(int dir, bool *cached)
                 return src;
         if (fstat(src, &st) < 0)
                 return negative_errno();
+        if ((uint64_t)st.st_size > RF_TLS_MODULE_MAX)
+                return -EFBIG;
         cache_name(TRUST_CACHE_MODULE RF_TLS_VTABLE_SYMBOL "-", &st, name, sizeof name);
-        int fd = cache_get(dir, name, 1, RF_TLS_MODULE_MAX, &len);
+        int fd = cache_get(dir, name, (size_t)st.st_size, (size_t)st.st_size, &len);
         if (fd >= 0)
                 return fd;
         *cached = false;
@@ -298,13 +344,16 @@ static int module_get(int dir, bool *cached)
         int r = rf_tls_module_version(snap);
         if (r < 0)
                 return r;
-        if (dir < 0)
-                return TAKE_FD(snap);
+        /* this run loads its sealed snapshot; the cache gets a copy for
+         * the next runs, if the file stood still while it was read */
+        struct stat after;
         size_t size = 0;
-        if ((r = memfd_sealed_size(snap, RF_TLS_MODULE_MAX, &size)) < 0)
-                return r;
-        fd = entry_put(dir, TRUST_CACHE_MODULE, name, NULL, 0, snap, NULL, size);
-        return fd >= 0 ? fd : TAKE_FD(snap);
+        if (dir >= 0 && memfd_sealed_size(snap, RF_TLS_MODULE_MAX, &size) == 0 &&
+            fstat(src, &after) == 0 && same_file(&st, &after) && size == (size_t)st.st_size &&
+            settled(&st) &&
+            (fd = entry_put(dir, true, TRUST_CACHE_MODULE, name, NULL, 0, snap, NULL, size)) >= 0)
+                close(fd);
+        return TAKE_FD(snap);
 }
 
 /* The host's bundle as read, for the egress processes and the run's own
@@ -331,20 +380,22 @@ static int bundle_get(int dir, int src, struct stat *st, bool *cached)
                 if ((fd = entry_new(dir, &in_cache)) < 0)
                         return fd;
                 int r = fd_copy_all(src, 0, fd, (size_t)st->st_size);
-                if (r >= 0 && fstat(src, &after) < 0)
+                /* the same file before and after, or read again (a copy
+                 * that failed because the file shrank meanwhile too) */
+                if (fstat(src, &after) < 0) {
                         r = negative_errno();
-                if (r >= 0 && same_file(st, &after)) {
-                        if (in_cache)
-                                (void)cache_link(dir, fd, TRUST_CACHE_BUNDLE, name);
-                        else if ((r = memfd_seal(fd)) < 0) {
+                        close(fd);
+                        return r;
+                }
+                if (same_file(st, &after)) {
+                        if (r < 0) {
                                 close(fd);
                                 return r;
                         }
-                        return fd;
+                        return entry_finish(dir, fd, in_cache, settled(st), TRUST_CACHE_BUNDLE,
+                                            name);
                 }
                 close(fd);
-                if (r < 0)
-                        return r;
         }
         return -EAGAIN;
 }
@@ -389,7 +440,8 @@ static int jvm_get(int dir, int bundle, const struct stat *st, size_t *bags_len,
         memcpy(hdr, TRUST_CACHE_JVM_MAGIC, 8);
         memcpy(hdr + 8, salt, TRUST_P12_SALT_LEN);
         memcpy(hdr + 16, key, TRUST_P12_MAC_LEN);
-        return entry_put(dir, TRUST_CACHE_JVM, name, hdr, sizeof hdr, -1, bags, *bags_len);
+        return entry_put(dir, settled(st), TRUST_CACHE_JVM, name, hdr, sizeof hdr, -1, bags,
+                         *bags_len);
 }
 
 /* The trust files into one new memfd, sealed (trustfiles.h): the bundle is

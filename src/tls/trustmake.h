@@ -9,11 +9,13 @@
  * upstream CA file) as they were before the run's command existed.
  * trust_make does it all without OpenSSL (the CA is nettle's: runca.h; the
  * files are trustfmt's) and keeps what depends only on the host's CA bundle
- * — the bundle's check and the JVM store's host part — in a cache in the
- * state dir, keyed by the bundle's identity, so that a run pays for its own
- * CA and the copies the kernel makes, not for the host's 140-odd roots.
+ * — the module as checked, the bundle as read, the bundle's check and the
+ * JVM store's host part — in a cache in the state dir, named by the source
+ * file's identity, so that a run pays for its own CA and the copies the
+ * kernel makes, not for the host's 140-odd roots.
  *
- * Called by run_tls_finish (supervisor/run_tls.c), in the supervisor.
+ * Called by run_tls_start (or run_tls_finish: supervisor/run_tls.c), in the
+ * supervisor, right after the run's init is cloned.
  */
 #pragma once
 
@@ -46,11 +48,10 @@ struct trust_job {
         const char *state_dir;     /* where the cache lives, or NULL: none */
 };
 
-/* What was made (-1 where none): the trust files and the upstream CA
- * file's snapshot are sealed memfds; the module and the bundle are the
- * cache's entries (files nothing writes once they are linked: an egress
- * process snapshots them before it reads them) or, without a cache, sealed
- * memfds too. */
+/* What was made (-1 where none), all read-only: the trust files and the
+ * upstream CA file's snapshot are sealed memfds; the module and the bundle
+ * are the cache's entries (files nothing writes once they are linked: an
+ * egress process snapshots them before it reads them) or sealed memfds. */
 struct trust_made {
         int files;     /* the run's trust files (sandbox/trustfiles.h), for init */
         int module;    /* the TLS module as checked, for the egress processes */

@@ -1957,15 +1957,25 @@ static void test_trustmake(const char *bundle)
         snprintf(cdir, sizeof cdir, "%s/" TRUST_CACHE_DIR, state);
         snprintf(copy, sizeof copy, "%s/bundle-copy.crt", tmpdir);
         mkdir(state, 0700);
-        /* a copy of the host's bundle, so that its identity can change */
-        int in = open(bundle, O_RDONLY | O_CLOEXEC),
-            out = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        struct stat bst;
-        if (in < 0 || out < 0 || fstat(in, &bst) < 0 ||
-            fd_copy_all(in, 0, out, (size_t)bst.st_size) < 0)
-                abort();
-        close(in);
-        close(out);
+        /* copies of the host's bundle: each a bundle of another identity
+         * (what an update of the host's certificates makes), all settled
+         * (changed more than TRUST_CACHE_SETTLE_S ago: only such a file is
+         * cached) but the last, made after the wait */
+        char copies[7][2048];
+        for (int k = 0; k < 7; k++) {
+                snprintf(copies[k], sizeof copies[k], "%s/bundle-%d.crt", tmpdir, k);
+                if (k == 6)
+                        sleep(3);
+                int in = open(bundle, O_RDONLY | O_CLOEXEC),
+                    out = open(copies[k], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                struct stat bst;
+                if (in < 0 || out < 0 || fstat(in, &bst) < 0 ||
+                    fd_copy_all(in, 0, out, (size_t)bst.st_size) < 0)
+                        abort();
+                close(in);
+                close(out);
+        }
+        snprintf(copy, sizeof copy, "%s", copies[0]);
 
         why[0] = '\0';
         is_int(make_once(copy, NULL, state, &m1, &ca, why, sizeof why), 0,
@@ -2072,9 +2082,8 @@ static void test_trustmake(const char *bundle)
            "... and is replaced by one of mode 0600");
         made_close(&m2);
 
-        /* the bundle changes (a new ctime): a new entry, the old one gone */
-        usleep(20000); /* past the filesystem clock's granularity */
-        chmod(copy, 0640);
+        /* the bundle changes (another identity): a new entry beside */
+        snprintf(copy, sizeof copy, "%s", copies[1]);
         is_int(make_once(copy, NULL, state, &m3, NULL, why, sizeof why), 0,
                "trust_make after the bundle changed");
         ok(!m3.cached, "... its host part made anew");
@@ -2085,20 +2094,29 @@ static void test_trustmake(const char *bundle)
                    (strcmp(bname[0], bname2[0]) != 0 || strcmp(bname[0], bname2[1]) != 0),
            "... and a second bundle entry, under a new name");
         made_close(&m3);
-        /* five more changes: the cache keeps the four newest of each kind */
-        for (int k = 0; k < 5; k++) {
-                usleep(20000);
-                chmod(copy, k % 2 ? 0640 : 0644);
+        /* four more changes: the cache keeps the four newest of each kind */
+        for (int k = 2; k < 6; k++) {
+                usleep(20000); /* past the filesystem clock's granularity */
+                snprintf(copy, sizeof copy, "%s", copies[k]);
                 if (make_once(copy, NULL, state, &m3, NULL, why, sizeof why) == 0)
                         made_close(&m3);
         }
         is_int(cache_entries(cdir, TRUST_CACHE_JVM, bname2, 8), 4,
-               "... after five more bundle changes: the four newest JVM entries kept");
+               "... after four more bundle changes: the four newest JVM entries kept");
         is_int(cache_entries(cdir, TRUST_CACHE_BUNDLE, bname2, 8), 4,
                "... and the four newest bundle entries");
         is_int(make_once(copy, NULL, state, &m3, NULL, why, sizeof why), 0,
                "trust_make for the bundle as it is now");
         ok(m3.cached, "... from the cache");
+        made_close(&m3);
+        /* a bundle changed just now is not cached (a rewrite within the
+         * filesystem clock's tick would keep its identity) */
+        snprintf(copy, sizeof copy, "%s", copies[6]);
+        ok(make_once(copy, NULL, state, &m3, NULL, why, sizeof why) == 0 && !m3.cached,
+           "trust_make for a bundle changed just now: made");
+        made_close(&m3);
+        ok(make_once(copy, NULL, state, &m3, NULL, why, sizeof why) == 0 && !m3.cached,
+           "... and again made, not cached (settled only %d s after its change)", 2);
         made_close(&m3);
 
         /* no state dir: made every time, never cached */
@@ -2132,7 +2150,8 @@ static void test_trustmake(const char *bundle)
         trust_certs_free(&host);
         free(text);
         unlink(nocert);
-        unlink(copy);
+        for (int k = 0; k < 7; k++)
+                unlink(copies[k]);
         DIR *d = opendir(cdir);
         for (struct dirent *e; d && (e = readdir(d));)
                 if (e->d_name[0] != '.') {
