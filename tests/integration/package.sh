@@ -35,7 +35,7 @@ deb=$RF_SRC/$(tail -n 1 <<<"$out")
 like "$deb" '/build/ringfence_[0-9.]+_amd64\.deb$' "... into build/ ($deb)"
 files=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's#^\.##')
 for f in /usr/bin/ringfence /usr/bin/ringfence-secret /usr/bin/ringfence-oci \
-	/usr/libexec/ringfence/ringfence-tls.so /usr/libexec/ringfence/ringfence-tls-helper \
+	/usr/libexec/ringfence/ringfence-tls.so \
 	/usr/share/man/man1/ringfence.1.gz \
 	/usr/share/man/man1/ringfence-secret.1.gz /usr/share/man/man1/ringfence-oci.1.gz \
 	/usr/share/bash-completion/completions/ringfence /usr/share/zsh/vendor-completions/_ringfence \
