@@ -121,8 +121,9 @@ struct egress_config {
          * loads the TLS module itself, before its lockdown (the supervisor
          * never maps OpenSSL), from tls_module_fd, reads the host's roots
          * from tls_bundle_fd and network.upstream_ca from tls_upstream_fd
-         * (-1: none) into tls_trust — sealed snapshots made before the run's
-         * command existed (cli/run_tls.c), never the paths again — and
+         * (-1: none) into tls_trust — taken before the run's command existed
+         * (tls/trustmake.h: sealed memfds, or the trust cache's files, which
+         * the process snapshots first), never the paths again — and
          * imports the run CA from tls_ca. All borrowed from the caller
          * (cmd_run; set before the first egress process starts). tls and
          * tls_trust are that process's own (NULL in the supervisor);

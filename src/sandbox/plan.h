@@ -364,8 +364,8 @@ struct plan_input {
                                      * at /run/ringfence/identity (0444, the run's
                                      * own root; no other run can see it) */
         /* credential injection over TLS (src/tls, docs/TLS.md): the run's
-         * trust. The files are made while init builds the root (by
-         * cli/run_tls.c's helper) and reach init as one sealed memfd
+         * trust. The files are made while init builds the root (by the
+         * supervisor: tls/trustmake.h) and reach init as one sealed memfd
          * (MSG_TRUST, sandbox/trustfiles.h), so the plan holds their names
          * and bounds only (OPF_LATE). tls_trust: the run has terminated
          * hosts; its bundle (host roots + run CA, PEM) becomes

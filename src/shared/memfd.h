@@ -1,7 +1,7 @@
 /*
  * memfd.h — sealed memory files: made, written, sealed, and checked by
  * whoever receives one (the run's TLS trust files, the snapshots the egress
- * processes load: cli/run_tls.c, tls/tls-load.c, sandbox/launch.c).
+ * processes load: tls/trustmake.c, tls/tls-load.c, sandbox/launch.c).
  */
 #pragma once
 

@@ -230,7 +230,6 @@ struct run_tls_job {
         struct trust_made made;
         int r;
         char why[RF_ERROR_MSG_MAX];
-        bool sent;      /* init has the files (made.files closed) */
         bool send_lost; /* init could not take them */
 };
 
@@ -288,8 +287,6 @@ static void job_make(struct run_tls_job *j, int chan)
         struct rf_msg m = {.type = MSG_TRUST};
         if (rf_msg_send(chan, &m, j->made.files) < 0)
                 j->send_lost = true;
-        else
-                j->sent = true;
         j->made.files = safe_close(j->made.files);
 }
 

@@ -188,22 +188,6 @@ int rf_tls_snapshot(int src, size_t max, const char *name)
         return fd;
 }
 
-int rf_tls_module_snapshot(int *fd)
-{
-        char path[PATH_MAX];
-        int r = rf_tls_module_path(path, sizeof path);
-        if (r < 0)
-                return r;
-        _cleanup_close_ int src = module_open(path);
-        if (src < 0)
-                return src;
-        r = rf_tls_snapshot(src, RF_TLS_MODULE_MAX, "ringfence-tls.so");
-        if (r < 0)
-                return r;
-        *fd = r;
-        return 0;
-}
-
 int rf_tls_module_version(int fd)
 {
         size_t size = 0;

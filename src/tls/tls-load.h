@@ -75,15 +75,8 @@ int rf_tls_load(struct rf_tls_module *m);
 int rf_tls_snapshot(int src, size_t max, const char *name);
 
 /*
- * rf_tls_module_snapshot — the module rf_tls_load would load, opened and
- * checked the same way, copied into a sealed memfd (*fd): loaded later with
- * rf_tls_load_fd, by a process that may no longer trust the file's path
- * (it may have changed since the run started). 0 or -errno.
- */
-int rf_tls_module_snapshot(int *fd);
-
-/*
- * rf_tls_module_version — does the sealed snapshot fd (rf_tls_module_snapshot)
+ * rf_tls_module_version — does the sealed snapshot fd (rf_tls_snapshot of
+ * rf_tls_module_open's file)
  * name this binary's vtable symbol (RF_TLS_VTABLE_SYMBOL, NUL-terminated, in
  * its bytes)? 0, -EPROTO if not (a module of another version), -EBADF if fd
  * is no sealed snapshot. Nothing is loaded: the supervisor checks the module

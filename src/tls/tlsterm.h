@@ -10,8 +10,8 @@
  * libssl/libcrypto), which exports exactly one symbol, RF_TLS_VTABLE_SYMBOL: a
  * `const struct rf_tls_vtable`. The egress process loads it with tls-load.c
  * (dlopen of a sealed snapshot of what the supervisor took of the file at a
- * path fixed at build time: tls/trustmake.h) before its lockdown, and after it, without open/exec, only
- * calls through it.
+ * path fixed at build time: tls/trustmake.h) before its lockdown, and after it, without open/exec,
+ * only calls through it.
  *
  * Contract common to every entry:
  *   - returns >= 0 on success and -errno on failure (never sets errno for

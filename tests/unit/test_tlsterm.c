@@ -252,8 +252,13 @@ static void test_loader(void)
         is_int(rf_tls_load_path("ringfence-tls.so", &m), -EINVAL, "a relative path is refused");
 
         /* the supervisor's check of a module it does not load */
-        int snap = -1;
-        is_int(rf_tls_module_snapshot(&snap), 0, "the module snapshotted into a sealed memfd");
+        char mpath[4096];
+        int msrc = rf_tls_module_open(mpath, sizeof mpath);
+        int snap = msrc < 0 ? msrc : rf_tls_snapshot(msrc, RF_TLS_MODULE_MAX, "ringfence-tls.so");
+        if (msrc >= 0)
+                close(msrc);
+        ok(snap >= 0 && memfd_sealed_size(snap, RF_TLS_MODULE_MAX, NULL) == 0,
+           "the module, opened and checked, snapshotted into a sealed memfd");
         is_int(rf_tls_module_version(snap), 0, "... which names this binary's vtable symbol");
         close(snap);
         int other = memfd_new("other-module");
@@ -1703,6 +1708,20 @@ static void test_pkcs12(struct rf_tls_ca *ca, const char *bundle)
         EVP_PKEY_free(cak);
 }
 
+/* A text file's bytes up to its first NUL (*len of them), malloc'ed;
+ * aborts if it cannot be read. */
+static char *read_text(const char *path, size_t *len)
+{
+        FILE *f = fopen(path, "re");
+        char *text = NULL;
+        size_t cap = 0;
+        if (!f || getdelim(&text, &cap, '\0', f) < 0)
+                abort();
+        fclose(f);
+        *len = strlen(text);
+        return text;
+}
+
 /* ---- the helper's CA (tls/runca.c) and trust files (trustfmt.c) ---------- */
 
 /* A CA made by runca_new for `hosts`, imported by the module (as an egress
@@ -1851,13 +1870,8 @@ static void test_runca_files(const unsigned char *der, size_t der_len, const cha
                 free(pem);
                 return;
         }
-        FILE *f = fopen(bundle, "re");
-        char *text = NULL;
         size_t tl = 0;
-        if (!f || getdelim(&text, &tl, '\0', f) < 0)
-                abort();
-        tl = strlen(text);
-        fclose(f);
+        char *text = read_text(bundle, &tl);
         struct trust_certs host;
         int n = trust_certs_load(text, tl, &host);
         ok(n > 0, "trustfmt: the host bundle's blocks (%d)", n);
@@ -2013,13 +2027,8 @@ static void test_trustmake(const char *bundle)
            "... the trust files parse (trustfiles.h)");
 
         /* what the files hold, read with OpenSSL */
-        FILE *f = fopen(bundle, "re");
-        char *text = NULL;
         size_t tl = 0;
-        if (!f || getdelim(&text, &tl, '\0', f) < 0)
-                abort();
-        tl = strlen(text);
-        fclose(f);
+        char *text = read_text(bundle, &tl);
         struct trust_certs host;
         int n = trust_certs_load(text, tl, &host);
         X509 *runca = f1.data[TRUST_CA] ? pem_x509((const char *)f1.data[TRUST_CA]) : NULL;
@@ -2128,7 +2137,7 @@ static void test_trustmake(const char *bundle)
         /* an upstream CA file without a certificate: refused, with why */
         char nocert[4096];
         snprintf(nocert, sizeof nocert, "%s/nocert.pem", tmpdir);
-        f = fopen(nocert, "we");
+        FILE *f = fopen(nocert, "we");
         if (!f)
                 abort();
         fputs("not a certificate\n", f);
