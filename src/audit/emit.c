@@ -278,8 +278,6 @@ int audit_emitter_finish(struct audit_emitter *e, struct rf_error *err)
                 if (s < 0)
                         return (int)s;
         }
-        if ((r = audit_flush(e->log)) < 0)
-                return rf_error_set(err, r, "sync audit log: %s", strerror(-r));
         return 0;
 }
 

@@ -85,7 +85,9 @@ void audit_emitter_set_ticked(struct audit_emitter *e, bool ticked);
 /*
  * audit_emitter_finish — at run end: write every pending summary and, if
  * the run was ever coalesced or throttled, one `audit.budget` record with
- * its totals; flush. 0 or -errno. Idempotent.
+ * its totals. Not flushed: they become durable with the caller's next
+ * commit (run.exit's: one fdatasync for the run's end, not two). 0 or
+ * -errno. Idempotent.
  */
 int audit_emitter_finish(struct audit_emitter *e, struct rf_error *err);
 

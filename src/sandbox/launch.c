@@ -103,17 +103,16 @@ struct child {
         const unsigned char *secrets;
         size_t secrets_len;
         char **envp; /* the command's environment: the plan's plus env secrets */
-        /* the run's TLS trust files (MSG_TRUST), mapped at the first
-         * OPF_LATE op until the root is built */
+        /* the run's TLS trust files (MSG_TRUST), taken at the first
+         * OPF_LATE op, kept until the root is built */
         struct trust_late *trust;
 };
 
 struct trust_late {
         bool got;
-        int fd;    /* the memfd: each file is copied from it by the kernel */
-        void *map; /* its mapping, read for the header only */
-        size_t len;
-        struct trustfiles files;
+        int fd;                  /* the memfd: the run's own bytes and the layout */
+        int src[TRUST_SOURCES];  /* the host's parts, read-only (src[0] unused) */
+        struct trustfiles files; /* how each file is put together */
 };
 
 static _noreturn_ void child_fail(const struct child *c, int step, int err)
@@ -609,34 +608,60 @@ static void bind_in_root(const struct child *c, const struct plan_op *op, int ro
 /*
  * The run's TLS trust files, at the first OPF_LATE op: the supervisor sends
  * them once they are made (MSG_TRUST, before START: nothing else can come
- * first). The memfd must be sealed against writes and resizing, within the
- * plan's bound, and well-formed (trustfiles_parse); anything else fails the
- * step with EPROTO.
+ * first): up to two read-only sources (value = the source's number, each
+ * once), then the memfd (value 0), which must be sealed against writes and
+ * resizing, within the plan's bound, and say how each file is put together
+ * (trustfiles_parse); anything else fails the step with EPROTO. A source
+ * is a regular file (a trust cache entry, nothing writes it once linked,
+ * or a sealed memfd); one that holds less than its range fails the copy.
  */
 static void trust_receive(const struct child *c, int step)
 {
         struct trust_late *t = c->trust;
+        unsigned char hdr[TRUSTFILES_HDR];
         struct rf_msg m;
+        struct stat st;
+        size_t len = 0;
         int fd = -1;
 
         if (t->got)
                 return;
-        int r = rf_msg_recv(c->chan, &m, &fd);
-        if (r <= 0)
-                _exit(125);
-        if (m.type != MSG_TRUST || fd < 0)
+        for (int i = 0; i < TRUST_SOURCES; i++)
+                t->src[i] = -1;
+        for (;;) {
+                int r = rf_msg_recv(c->chan, &m, &fd);
+                if (r <= 0)
+                        _exit(125);
+                if (m.type != MSG_TRUST || fd < 0 || m.value < 0 || m.value >= TRUST_SOURCES ||
+                    (m.value > 0 && t->src[m.value] >= 0))
+                        child_fail(c, step, EPROTO);
+                if (m.value == 0)
+                        break;
+                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                        child_fail(c, step, EPROTO);
+                t->src[m.value] = fd;
+        }
+        if (memfd_sealed_size(fd, TRUSTFILES_HDR + TRUST_FILES * c->plan->trust_bound, &len) < 0 ||
+            pread(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr ||
+            trustfiles_parse(hdr, len, c->plan->trust_bound, &t->files) < 0)
                 child_fail(c, step, EPROTO);
-        if (memfd_sealed_size(fd, TRUSTFILES_HDR + TRUST_FILES * c->plan->trust_bound, &t->len) <
-                    0 ||
-            t->len < TRUSTFILES_HDR)
-                child_fail(c, step, EPROTO);
-        t->map = mmap(NULL, t->len, PROT_READ, MAP_SHARED, fd, 0);
-        if (t->map == MAP_FAILED)
-                child_fail(c, step, errno);
         t->fd = fd; /* closed once the root is built */
-        if (trustfiles_parse(t->map, t->len, c->plan->trust_bound, &t->files) < 0)
-                child_fail(c, step, EPROTO);
         t->got = true;
+}
+
+/* Trust file k of the run (trustfiles.h) appended to `out`, copied by the
+ * kernel from the memfd and its source (no page of init's touched). */
+static int trust_copy(const struct trust_late *t, size_t k, int out)
+{
+        const struct trustfile *f = &t->files.f[k];
+        int r = fd_copy_all(t->fd, (long long)f->pre_off, out, (size_t)f->pre);
+        if (r >= 0 && f->src_len)
+                r = t->src[f->src] < 0 ? -EPROTO
+                                       : fd_copy_all(t->src[f->src], (long long)f->src_off, out,
+                                                     (size_t)f->src_len);
+        if (r >= 0)
+                r = fd_copy_all(t->fd, (long long)f->post_off, out, (size_t)f->post);
+        return r;
 }
 
 /* Are the directories `a` and `b` on one mount (statx's mount id)? */
@@ -707,10 +732,9 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                 size_t len = op->data_len;
                 if (op->flags & OPF_LATE) {
                         trust_receive(c, op->step);
-                        data = (const char *)c->trust->files.data[op->data_len % TRUST_FILES];
-                        len = c->trust->files.len[op->data_len % TRUST_FILES];
-                        if (!data)
+                        if (!c->trust->files.f[op->data_len % TRUST_FILES].len)
                                 break; /* an optional file the run does not get */
+                        data = "";     /* present: copied below */
                 }
                 TRY(c, op->step, pfd = open_parent(d, rootfd, op->dst, name, sizeof name));
                 /* an image's own file (or link) of that name goes first
@@ -727,12 +751,7 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                 if (fd < 0 && !(errno == EEXIST && !data))
                         child_fail(c, op->step, errno);
                 if (fd >= 0 && (op->flags & OPF_LATE)) {
-                        /* copied by the kernel from the memfd (no page of
-                         * init's touched: the header was all it read) */
-                        int r = fd_copy_all(c->trust->fd,
-                                            (long long)((const unsigned char *)data -
-                                                        (const unsigned char *)c->trust->map),
-                                            fd, len);
+                        int r = trust_copy(c->trust, op->data_len % TRUST_FILES, fd);
                         if (r < 0)
                                 child_fail(c, op->step, -r);
                 } else {
@@ -919,8 +938,9 @@ static void build_root(const struct child *c, int trees[])
         }
         root_dir_forget(&held);
         if (c->trust->got) {
-                munmap(c->trust->map, c->trust->len);
                 close(c->trust->fd);
+                for (int i = 1; i < TRUST_SOURCES; i++)
+                        safe_close(c->trust->src[i]);
                 *c->trust = (struct trust_late){0};
         }
 

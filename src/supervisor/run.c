@@ -1768,9 +1768,9 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
          * above (supervisor/run_tls.c):
          * init waits for them at its first OPF_LATE op */
         if (plan->trust_late) {
-                int fd = -1;
-                r = rs->trust ? rs->trust(rs->trust_ctx, &fd, err)
-                              : rf_error_set(err, -EINVAL, "no TLS trust files (internal error)");
+                r = rs->trust && rs->trust_begin
+                            ? rs->trust(rs->trust_ctx, err)
+                            : rf_error_set(err, -EINVAL, "no TLS trust files (internal error)");
                 if (r < 0) {
                         sup_kill(&s);
                         sandbox_reap(&s.child, NULL);
@@ -1778,12 +1778,9 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         goto refuse;
                 }
                 /* like START below: an init that failed a step and went
-                 * cannot take them; the loop reads why from the channel
-                 * (fd -1: trust_begin's maker handed them over already) */
-                struct rf_msg m = {.type = MSG_TRUST};
-                if (r > 0 || (fd >= 0 && rf_msg_send(s.child.chan, &m, fd) < 0))
+                 * could not take them; the loop reads why from the channel */
+                if (r > 0)
                         sup_kill(&s);
-                safe_close(fd);
         }
         /* START cannot reach an init that already failed a setup step and
          * went: the loop below reads why from the channel and reports it */

@@ -59,19 +59,16 @@ struct run_services {
         int (*registered)(void *ctx, struct rf_error *err);
         void *registered_ctx;
         struct registry **reg;
-        /* plans with trust_late (TLS termination): once the run is
-         * registered, the sealed memfd of its trust files (*fd, the
-         * supervisor's from then on: closed once sent to init, before
-         * START); waits for them while init builds the root. A failure
-         * kills the run before the command starts. */
-        int (*trust)(void *ctx, int *fd, struct rf_error *err);
-        /* ... and, right after init is cloned (before the run is vetted and
-         * registered), the start of making them, which may hand them to
-         * init itself (MSG_TRUST on `chan`) as soon as they are made, so
-         * that init finishes the root meanwhile: `trust` then gives *fd -1,
-         * or returns 1 when init could not take them. NULL: `trust` makes
-         * them itself. A failure here is reported by `trust`. */
+        /* plans with trust_late (TLS termination): right after init is
+         * cloned (before the run is vetted and registered), the making of
+         * its trust files, handed to init (MSG_TRUST on `chan`) as soon as
+         * they are made, so that init finishes the root meanwhile; ... */
         void (*trust_begin)(void *ctx, int chan);
+        /* ... and once the run is registered, its end: 0, 1 when init
+         * could not take them (it failed a step and went), or -errno (a
+         * failure of either, which kills the run before the command
+         * starts). Both are set, or neither. */
+        int (*trust)(void *ctx, struct rf_error *err);
         void *trust_ctx;
         /* network.publish: the host's listeners (publish_open), relayed
          * into the run while it runs; borrowed, or NULL */

@@ -66,7 +66,6 @@ void run_tls_free(struct run_tls *t)
 {
         job_free(t->job); /* made, not collected (the run was refused meanwhile) */
         if (t->on) {
-                safe_close(t->files);
                 safe_close(t->module);
                 safe_close(t->bundle);
                 safe_close(t->upstream);
@@ -77,12 +76,12 @@ void run_tls_free(struct run_tls *t)
                 free(t->hosts[i]);
         free(t->hosts);
         secmem_free(t->ca); /* wipes the keys */
-        *t = (struct run_tls){.files = -1,
-                              .module = -1,
+        *t = (struct run_tls){.module = -1,
                               .bundle = -1,
                               .upstream = -1,
                               .bundle_src = -1,
-                              .upstream_src = -1};
+                              .upstream_src = -1,
+                              .chan = -1};
 }
 
 #ifdef RF_TEST_BUILD
@@ -151,12 +150,12 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         size_t k = inject_tls_names(inj, n, names, RF_TLS_MAX_HOSTS);
         int r;
 
-        *t = (struct run_tls){.files = -1,
-                              .module = -1,
+        *t = (struct run_tls){.module = -1,
                               .bundle = -1,
                               .upstream = -1,
                               .bundle_src = -1,
-                              .upstream_src = -1};
+                              .upstream_src = -1,
+                              .chan = -1};
         if (k > RF_TLS_MAX_HOSTS)
                 return rf_error_set(err, -E2BIG, "more than %d injection hosts in one run",
                                     RF_TLS_MAX_HOSTS);
@@ -260,7 +259,8 @@ static struct run_tls_job *job_new(struct run_tls *t)
                 .bound = t->bound,
                 .state_dir = t->state_dir,
         };
-        j->made = (struct trust_made){.files = -1, .module = -1, .bundle = -1, .upstream = -1};
+        j->made = (struct trust_made){
+                .files = -1, .module = -1, .bundle = -1, .jvm = -1, .upstream = -1};
         return j;
 }
 
@@ -273,27 +273,38 @@ static void job_free(struct run_tls_job *j)
         safe_close(j->made.files);
         safe_close(j->made.module);
         safe_close(j->made.bundle);
+        safe_close(j->made.jvm);
         safe_close(j->made.upstream);
         secmem_free(j->ca);
         free(j);
 }
 
-/* Make the trust; with chan >= 0, hand the files to init at once. */
+/* Make the trust and hand the files to init on chan at once
+ * (sandbox/trustfiles.h): the host's parts it copies from (MSG_TRUST, value
+ * = the source), then the memfd (value 0). */
 static void job_make(struct run_tls_job *j, int chan)
 {
         j->r = trust_make(&j->job, j->ca->bytes, j->max, &j->made, j->why, sizeof j->why);
-        if (j->r < 0 || chan < 0)
+        if (j->r < 0)
                 return;
-        struct rf_msg m = {.type = MSG_TRUST};
-        if (rf_msg_send(chan, &m, j->made.files) < 0)
+        struct rf_msg m = {.type = MSG_TRUST, .value = TRUST_SRC_BUNDLE};
+        bool sent = rf_msg_send(chan, &m, j->made.bundle) == 0;
+        if (sent && j->made.jvm >= 0) {
+                m.value = TRUST_SRC_JVM;
+                sent = rf_msg_send(chan, &m, j->made.jvm) == 0;
+        }
+        m.value = 0;
+        if (!sent || rf_msg_send(chan, &m, j->made.files) < 0)
                 j->send_lost = true;
         j->made.files = safe_close(j->made.files);
+        j->made.jvm = safe_close(j->made.jvm);
 }
 
 void run_tls_start(struct run_tls *t, int chan)
 {
         if (!t->on || t->job || t->ca)
                 return;
+        t->chan = chan;
         if (!(t->job = job_new(t)))
                 return; /* run_tls_finish tries again, and says why */
         job_make(t->job, chan);
@@ -306,11 +317,14 @@ int run_tls_finish(struct run_tls *t, struct rf_error *err)
         struct run_tls_job *j = t->job;
         t->job = NULL;
         if (!j) {
+                if (t->chan < 0)
+                        return rf_error_set(err, -EINVAL,
+                                            "no channel to the run's init (internal error)");
                 if (!(j = job_new(t)))
                         return rf_error_set(err, negative_errno(),
                                             "cannot keep the run's TLS authority: %m (its keys "
                                             "go into locked memory: RLIMIT_MEMLOCK)");
-                job_make(j, -1);
+                job_make(j, t->chan);
         }
         /* the sources are read: the snapshots stand for them now */
         t->bundle_src = safe_close(t->bundle_src);
@@ -325,7 +339,6 @@ int run_tls_finish(struct run_tls *t, struct rf_error *err)
         test_ca_keys_out(j->ca);
 #endif
         t->ca = TAKE_PTR(j->ca);
-        t->files = TAKE_FD(j->made.files); /* -1 once sent */
         t->module = TAKE_FD(j->made.module);
         t->bundle = TAKE_FD(j->made.bundle);
         t->upstream = TAKE_FD(j->made.upstream);

@@ -86,7 +86,7 @@ struct run_tls {
         const char *state_dir;        /* borrowed: the trust cache's home, or NULL */
         /* what run_tls_start made, for run_tls_finish */
         struct run_tls_job *job;
-        int files; /* the sealed memfd of the trust files (trustfiles.h), or -1 */
+        int chan; /* init's channel, from run_tls_start (borrowed), or -1 */
         /* sealed snapshots made before the run's command existed, for the
          * egress processes: the TLS module, the host's roots and
          * network.upstream_ca as they were then (-1: none) */
@@ -113,7 +113,8 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
 
 /*
  * run_tls_start — make the run CA and trust files (tls/trustmake.h) and
- * send the files to init on `chan` (MSG_TRUST) at once, so that init
+ * send the files to init on `chan` (MSG_TRUST, sandbox/trustfiles.h) at
+ * once, so that init
  * finishes the root while the run is vetted and registered;
  * run_tls_finish collects the rest and reports a failure. Called once init
  * exists, never before: the CA's keys never exist before init is cloned.
@@ -122,15 +123,15 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
 void run_tls_start(struct run_tls *t, int chan);
 
 /*
- * run_tls_finish — what run_tls_start made (or, without it, the run CA
- * and trust files made now: tls/trustmake.h):
- * t->files (the trust files, sealed, within t->bound, a JVM store exactly
- * when t->java), t->ca (the CA's export, made straight into secret memory)
- * and the snapshots t->module, t->bundle, t->upstream. 0, or -errno with
- * err saying why (the run is refused); 1 when run_tls_start made them but
- * init could not take them (it failed a step and went: t->files is -1
- * then, as it is when init took them). Called once, after run_tls_begin set
- * t->on, before init may start the command.
+ * run_tls_finish — what run_tls_start made (or, where it could not, the
+ * run CA and trust files made now and sent on its channel:
+ * tls/trustmake.h): the trust files in init's hands (within t->bound, a
+ * JVM store exactly when t->java), t->ca (the CA's export,
+ * made straight into secret memory) and the snapshots t->module,
+ * t->bundle, t->upstream. 0, or -errno with err saying why (the run is
+ * refused); 1 when init could not take the files (it failed a step and
+ * went). Called once, after run_tls_start, before init may start the
+ * command.
  */
 int run_tls_finish(struct run_tls *t, struct rf_error *err);
 

@@ -219,9 +219,9 @@ static void run_trust_begin(void *ctx, int chan)
 }
 
 /* supervisor_run's trust callback, once the run is registered: the run CA
- * and trust files made (run_tls_finish), the CA for the egress processes,
- * the files for init. */
-static int run_trust(void *ctx, int *fd, struct rf_error *err)
+ * and trust files made (run_tls_finish; the files are init's), the CA for
+ * the egress processes. */
+static int run_trust(void *ctx, struct rf_error *err)
 {
         struct start *s = ctx;
         int r = run_tls_finish(&s->tls, err);
@@ -231,8 +231,6 @@ static int run_trust(void *ctx, int *fd, struct rf_error *err)
         s->egress.tls_module_fd = s->tls.module;
         s->egress.tls_bundle_fd = s->tls.bundle;
         s->egress.tls_upstream_fd = s->tls.upstream;
-        *fd = s->tls.files; /* the supervisor's now: closed once sent (-1: init has them) */
-        s->tls.files = -1;
         if (r > 0)
                 return r; /* init could not take them: it failed a step and went */
         if (s->req->ready)
@@ -801,6 +799,8 @@ int run_start(const struct run_request *q, struct rf_error *err)
         egress_refusals_free(&refusals);
         egress_config_free(&s.egress);
         clock_gettime(CLOCK_MONOTONIC, &t1);
+        /* the summaries and the grants' revoke records (supervisor_run's
+         * end) share run.exit's commit: start_done's audit_flush */
         struct rf_error eerr = {0};
         if (audit_emitter_finish(s.ev, &eerr) < 0)
                 note(&s, "cannot record the run's events: %s", eerr.msg);

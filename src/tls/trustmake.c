@@ -444,44 +444,48 @@ static int jvm_get(int dir, int bundle, const struct stat *st, size_t *bags_len,
                          *bags_len);
 }
 
-/* The trust files into one new memfd, sealed (trustfiles.h): the bundle is
- * the host's text (copied by the kernel from `bundle`) + btail, then the
- * CA's PEM, then the JVM store (head + the host bags, copied by the kernel
- * from `bags` at bags_off, + tail) when head is not NULL. */
+/* The run's own part of its trust files and their layout into one new
+ * memfd, sealed (trustfiles.h): the bundle is the host's text (source
+ * TRUST_SRC_BUNDLE) + btail (which ends in the CA's PEM), the CA file the
+ * PEM, the JVM
+ * store (when head is not NULL) head + the host bags (source TRUST_SRC_JVM
+ * at bags_off) + tail. Init copies the host's parts from their sources:
+ * they are never copied here. */
 struct files_in {
-        int bundle;
         size_t bundle_len;
         const char *btail, *pem;
         size_t btail_len, pem_len;
         const unsigned char *head, *tail;
         size_t head_len, tail_len;
-        int bags;
         size_t bags_off, bags_len;
 };
 
 static int files_memfd(const struct files_in *in)
 {
         unsigned char hdr[TRUSTFILES_HDR];
-        size_t lens[TRUST_FILES] = {
-                [TRUST_BUNDLE] = in->bundle_len + in->btail_len,
-                [TRUST_CA] = in->pem_len,
-                [TRUST_JAVA] = in->head ? in->head_len + in->bags_len + in->tail_len : 0,
+        struct trustfile spec[TRUST_FILES] = {
+                [TRUST_BUNDLE] = {.src = TRUST_SRC_BUNDLE,
+                                  .src_len = in->bundle_len,
+                                  .post = in->btail_len},
+                [TRUST_CA] = {.pre = in->pem_len},
         };
+        if (in->head)
+                spec[TRUST_JAVA] = (struct trustfile){.pre = in->head_len,
+                                                      .src = TRUST_SRC_JVM,
+                                                      .src_off = in->bags_off,
+                                                      .src_len = in->bags_len,
+                                                      .post = in->tail_len};
         int fd = memfd_new("ringfence-trust");
         if (fd < 0)
                 return fd;
-        trustfiles_header(lens, hdr);
+        trustfiles_header(spec, hdr);
         int r = fd_write_all(fd, hdr, sizeof hdr);
-        if (r >= 0)
-                r = fd_copy_all(in->bundle, 0, fd, in->bundle_len);
         if (r >= 0)
                 r = fd_write_all(fd, in->btail, in->btail_len);
         if (r >= 0)
                 r = fd_write_all(fd, in->pem, in->pem_len);
         if (r >= 0 && in->head) {
                 r = fd_write_all(fd, in->head, in->head_len);
-                if (r >= 0)
-                        r = fd_copy_all(in->bags, (long long)in->bags_off, fd, in->bags_len);
                 if (r >= 0)
                         r = fd_write_all(fd, in->tail, in->tail_len);
         }
@@ -536,7 +540,6 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
                 return fail(why, why_len, -EFBIG, "the run's TLS trust files exceed %zu bytes",
                             j->bound);
         struct files_in in = {
-                .bundle = h->bundle,
                 .bundle_len = h->blen,
                 .btail = btail,
                 .btail_len = btail_len,
@@ -546,7 +549,6 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
                 .head_len = head_len,
                 .tail = tail,
                 .tail_len = tail_len,
-                .bags = h->jvm,
                 .bags_off = TRUST_CACHE_JVM_HDR,
                 .bags_len = h->bags_len,
         };
@@ -565,7 +567,8 @@ int trust_make(const struct trust_job *j, unsigned char *export, size_t export_m
         bool cached = true;
         int r;
 
-        *out = (struct trust_made){.files = -1, .module = -1, .bundle = -1, .upstream = -1};
+        *out = (struct trust_made){
+                .files = -1, .module = -1, .bundle = -1, .jvm = -1, .upstream = -1};
         dir = cache_dir(j->state_dir);
         /* the module and the trust files as they are now (the run's command
          * does not exist yet): the egress processes load these, never the
@@ -599,13 +602,17 @@ int trust_make(const struct trust_job *j, unsigned char *export, size_t export_m
                                            : strerror(-r));
         }
         r = make_files(j, &h, export, export_max, &out->ca_len, &out->files, why, why_len);
-        safe_close(h.jvm);
         if (r < 0) {
+                safe_close(h.jvm);
                 safe_close(h.bundle);
                 return r;
         }
         out->module = TAKE_FD(module);
         out->bundle = h.bundle;
+        if (j->java)
+                out->jvm = h.jvm;
+        else
+                safe_close(h.jvm);
         out->upstream = TAKE_FD(upstream);
         out->cached = cached;
         return 0;

@@ -53,7 +53,10 @@ struct trust_job {
  * are the cache's entries (files nothing writes once they are linked: an
  * egress process snapshots them before it reads them) or sealed memfds. */
 struct trust_made {
-        int files;     /* the run's trust files (sandbox/trustfiles.h), for init */
+        int files;     /* the run's own part of its trust files and their layout
+                        * (sandbox/trustfiles.h: the memfd), for init */
+        int jvm;       /* the JVM store's host part (source TRUST_SRC_JVM), for init;
+                        * -1 without a store; `bundle` is source TRUST_SRC_BUNDLE */
         int module;    /* the TLS module as checked, for the egress processes */
         int bundle;    /* the host's roots as read, for them */
         int upstream;  /* network.upstream_ca as read, or -1 */

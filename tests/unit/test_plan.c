@@ -90,44 +90,74 @@ static int build(struct rf_policy *pol, const char *ws, struct plan_input *in, s
 /* The trust files' memfd layout (sandbox/trustfiles.h), which init parses. */
 static void test_trustfiles(void)
 {
-        static const unsigned char b[] = "BUNDLE", c[] = "CA", j[] = {0x30, 0x00, 0x01};
-        const void *data[TRUST_FILES] = {b, c, j};
-        size_t len[TRUST_FILES] = {6, 2, 3};
-        unsigned char buf[TRUSTFILES_HDR + 16];
+        /* the bundle: a source's 100 bytes + "-CA"; the CA: "CA"; the
+         * store: "H" + 50 bytes of the other source from 48 + "T" */
+        struct trustfile spec[TRUST_FILES] = {
+                [TRUST_BUNDLE] = {.src = TRUST_SRC_BUNDLE, .src_len = 100, .post = 3},
+                [TRUST_CA] = {.pre = 2},
+                [TRUST_JAVA] =
+                        {.pre = 1, .src = TRUST_SRC_JVM, .src_off = 48, .src_len = 50, .post = 1},
+        };
+        unsigned char hdr[TRUSTFILES_HDR];
         struct trustfiles t;
+        uint64_t n = TRUSTFILES_HDR + 7;
 
-        trustfiles_header(len, buf);
-        size_t n = TRUSTFILES_HDR;
-        for (size_t i = 0; i < TRUST_FILES; i++) {
-                memcpy(buf + n, data[i], len[i]);
-                n += len[i];
-        }
-        is_int(trustfiles_parse(buf, n, 100, &t), 0, "trust files: the writer's layout parses");
-        ok(t.len[TRUST_BUNDLE] == 6 && !memcmp(t.data[TRUST_BUNDLE], "BUNDLE", 6) &&
-                   t.len[TRUST_CA] == 2 && !memcmp(t.data[TRUST_CA], "CA", 2) &&
-                   t.len[TRUST_JAVA] == 3 && t.data[TRUST_JAVA] == buf + TRUSTFILES_HDR + 8,
-           "... each file where the writer put it, borrowed");
-        is_int(trustfiles_parse(buf, n, 5, &t), -EFBIG, "a file over the bound: -EFBIG");
-        ok(!t.data[TRUST_BUNDLE] && !t.len[TRUST_CA], "... and nothing returned");
-        is_int(trustfiles_parse(buf, n - 1, 100, &t), -EBADMSG, "a byte short: -EBADMSG");
-        buf[n] = 'x';
-        is_int(trustfiles_parse(buf, n + 1, 100, &t), -EBADMSG, "a byte left over: -EBADMSG");
-        is_int(trustfiles_parse(buf, TRUSTFILES_HDR - 1, 100, &t), -EBADMSG,
+        trustfiles_header(spec, hdr);
+        is_int(trustfiles_parse(hdr, n, 200, &t), 0, "trust files: the writer's layout parses");
+        const struct trustfile *b = &t.f[TRUST_BUNDLE], *c = &t.f[TRUST_CA], *j = &t.f[TRUST_JAVA];
+        ok(b->len == 103 && b->pre == 0 && b->src == TRUST_SRC_BUNDLE && b->src_off == 0 &&
+                   b->src_len == 100 && b->post_off == TRUSTFILES_HDR && b->post == 3,
+           "... the bundle: the source's bytes, then its own at the body's start");
+        ok(c->len == 2 && c->pre_off == TRUSTFILES_HDR + 3 && c->pre == 2 && !c->src &&
+                   !c->src_len && c->post == 0,
+           "... the CA: its own bytes after the bundle's");
+        ok(j->len == 52 && j->pre_off == TRUSTFILES_HDR + 5 && j->src == TRUST_SRC_JVM &&
+                   j->src_off == 48 && j->src_len == 50 && j->post_off == TRUSTFILES_HDR + 6 &&
+                   j->post == 1,
+           "... the store: head, the other source's range, tail");
+        is_int(trustfiles_parse(hdr, n, 60, &t), -EFBIG, "a file over the bound: -EFBIG");
+        ok(!t.f[TRUST_CA].len && !t.f[TRUST_BUNDLE].src, "... and nothing returned");
+        is_int(trustfiles_parse(hdr, n - 1, 200, &t), -EBADMSG, "a byte short: -EBADMSG");
+        is_int(trustfiles_parse(hdr, n + 1, 200, &t), -EBADMSG, "a byte left over: -EBADMSG");
+        is_int(trustfiles_parse(hdr, TRUSTFILES_HDR - 1, 200, &t), -EBADMSG,
                "shorter than the header: -EBADMSG");
-        buf[0] ^= 1;
-        is_int(trustfiles_parse(buf, n, 100, &t), -EBADMSG, "a bad magic: -EBADMSG");
-        buf[0] ^= 1;
-        size_t nojava[TRUST_FILES] = {6, 2, 0};
-        trustfiles_header(nojava, buf);
-        is_int(trustfiles_parse(buf, TRUSTFILES_HDR + 8, 100, &t), 0, "no Java store: parses");
-        ok(!t.data[TRUST_JAVA] && !t.len[TRUST_JAVA], "... and the store is absent");
-        size_t noca[TRUST_FILES] = {8, 0, 0};
-        trustfiles_header(noca, buf);
-        is_int(trustfiles_parse(buf, TRUSTFILES_HDR + 8, 100, &t), -EBADMSG, "no run CA: -EBADMSG");
-        size_t huge[TRUST_FILES] = {SIZE_MAX, 2, 0};
-        trustfiles_header(huge, buf);
-        is_int(trustfiles_parse(buf, n, SIZE_MAX, &t), -EFBIG,
+        hdr[0] ^= 1;
+        is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG, "a bad magic: -EBADMSG");
+        hdr[0] ^= 1;
+
+        struct trustfile bad = spec[TRUST_JAVA];
+        spec[TRUST_JAVA].src = TRUST_SOURCES;
+        trustfiles_header(spec, hdr);
+        is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG, "a source out of range: -EBADMSG");
+        spec[TRUST_JAVA] = bad;
+        spec[TRUST_JAVA].src_off = TRUSTFILES_SRC_OFF_MAX + 1;
+        trustfiles_header(spec, hdr);
+        is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
+               "a source offset past its bound: -EBADMSG");
+        spec[TRUST_JAVA] = bad;
+        spec[TRUST_CA].src_len = 5;
+        trustfiles_header(spec, hdr);
+        is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
+               "a source range on a file without a source: -EBADMSG");
+        spec[TRUST_CA].src_len = 0;
+
+        spec[TRUST_JAVA] = (struct trustfile){0};
+        trustfiles_header(spec, hdr);
+        is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, 200, &t), 0, "no Java store: parses");
+        ok(!t.f[TRUST_JAVA].len, "... and the store is absent");
+        spec[TRUST_CA].pre = 0;
+        trustfiles_header(spec, hdr);
+        is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 3, 200, &t), -EBADMSG, "no run CA: -EBADMSG");
+        spec[TRUST_CA].pre = 2;
+        spec[TRUST_BUNDLE].src_len = UINT64_MAX;
+        trustfiles_header(spec, hdr);
+        is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, SIZE_MAX, &t), -EFBIG,
                "a length past 16 MiB, whatever the bound: -EFBIG (no overflow)");
+        spec[TRUST_BUNDLE].src_len = TRUSTFILES_FILE_MAX;
+        spec[TRUST_BUNDLE].post = TRUSTFILES_FILE_MAX;
+        trustfiles_header(spec, hdr);
+        is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, SIZE_MAX, &t), -EFBIG,
+               "parts within 16 MiB each but past it together: -EFBIG");
 }
 
 static void test_tls(void)

@@ -1892,15 +1892,63 @@ static void test_runca_files(const unsigned char *der, size_t der_len, const cha
         free(pem);
 }
 
-/* The run's trust files as trust_make made them, mapped: 0 or -1. */
-static int made_files(int fd, void **map, size_t *size, struct trustfiles *tf)
+/* The run's trust files as init puts them together from what trust_make
+ * made (sandbox/trustfiles.h), each read back into memory. */
+struct tfiles {
+        unsigned char *data[TRUST_FILES]; /* NULL: absent */
+        size_t len[TRUST_FILES];
+};
+
+static void tfiles_free(struct tfiles *tf)
 {
-        if (memfd_sealed_size(fd, TRUSTFILES_HDR + 3 * PLAN_TLS_FILE_MAX, size) < 0)
+        for (size_t i = 0; i < TRUST_FILES; i++)
+                free(tf->data[i]);
+        *tf = (struct tfiles){0};
+}
+
+/* A range of fd, appended to buf at *at: 0 or -1. */
+static int range_read(int fd, uint64_t off, uint64_t len, unsigned char *buf, size_t *at)
+{
+        if (len && fd < 0)
                 return -1;
-        *map = mmap(NULL, *size, PROT_READ, MAP_SHARED, fd, 0);
-        if (*map == MAP_FAILED)
+        for (uint64_t got = 0; got < len;) {
+                ssize_t k = pread(fd, buf + *at, (size_t)(len - got), (off_t)(off + got));
+                if (k <= 0)
+                        return -1;
+                got += (uint64_t)k;
+                *at += (size_t)k;
+        }
+        return 0;
+}
+
+static int made_files(const struct trust_made *m, struct tfiles *tf)
+{
+        unsigned char hdr[TRUSTFILES_HDR];
+        struct trustfiles t;
+        size_t size = 0;
+        int src[TRUST_SOURCES] = {-1, m->bundle, m->jvm};
+        *tf = (struct tfiles){0};
+        if (memfd_sealed_size(m->files, TRUSTFILES_HDR + 3 * PLAN_TLS_FILE_MAX, &size) < 0 ||
+            pread(m->files, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr ||
+            trustfiles_parse(hdr, size, PLAN_TLS_FILE_MAX, &t) < 0)
                 return -1;
-        return trustfiles_parse(*map, *size, PLAN_TLS_FILE_MAX, tf) < 0 ? -1 : 0;
+        for (size_t i = 0; i < TRUST_FILES; i++) {
+                const struct trustfile *f = &t.f[i];
+                size_t at = 0;
+                if (!f->len)
+                        continue;
+                if (!(tf->data[i] = malloc(f->len + 1)) ||
+                    range_read(m->files, f->pre_off, f->pre, tf->data[i], &at) < 0 ||
+                    range_read(src[f->src], f->src_off, f->src_len, tf->data[i], &at) < 0 ||
+                    range_read(m->files, f->post_off, f->post, tf->data[i], &at) < 0 ||
+                    at != f->len) {
+                        tfiles_free(tf);
+                        return -1;
+                }
+                tf->data[i][at] = '\0'; /* the PEM files read as strings */
+                tf->len[i] = at;
+        }
+        return 0;
 }
 
 /* The cache's entries with this prefix (their names into names[max]):
@@ -1947,7 +1995,7 @@ static int make_once(const char *path, const char *upstream, const char *state,
 
 static void made_close(struct trust_made *m)
 {
-        int *fds[] = {&m->files, &m->module, &m->bundle, &m->upstream};
+        int *fds[] = {&m->files, &m->module, &m->bundle, &m->jvm, &m->upstream};
         for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
                 if (*fds[i] >= 0)
                         close(*fds[i]);
@@ -1960,9 +2008,7 @@ static void test_trustmake(const char *bundle)
         char state[1024], cdir[2048], copy[2048], why[RF_ERROR_MSG_MAX], names[4][256];
         struct trust_made m1, m2, m3;
         struct rf_tls_ca *ca = NULL;
-        void *map1 = NULL, *map2 = NULL;
-        size_t size1 = 0, size2 = 0;
-        struct trustfiles f1, f2;
+        struct tfiles f1 = {0}, f2 = {0};
         if (!bundle) {
                 skip("no host bundle: trust_make");
                 return;
@@ -2023,8 +2069,10 @@ static void test_trustmake(const char *bundle)
         if (msnap >= 0)
                 close(msnap);
         snprintf(entry, sizeof entry, "%s/%s", cdir, names[0]);
-        ok(made_files(m1.files, &map1, &size1, &f1) == 0,
-           "... the trust files parse (trustfiles.h)");
+        ok(made_files(&m1, &f1) == 0,
+           "... the trust files parse and can be put together (trustfiles.h)");
+        ok(m1.jvm >= 0 && m1.bundle >= 0,
+           "... the host's parts are handed on for init to copy (the bundle, the store's bags)");
 
         /* what the files hold, read with OpenSSL */
         size_t tl = 0;
@@ -2067,19 +2115,20 @@ static void test_trustmake(const char *bundle)
         is_int(make_once(copy, NULL, state, &m2, NULL, why, sizeof why), 0,
                "trust_make again for the same bundle");
         ok(m2.cached, "... its host part from the cache");
-        ok(made_files(m2.files, &map2, &size2, &f2) == 0, "... the trust files parse");
+        ok(made_files(&m2, &f2) == 0, "... the trust files parse");
         X509 *runca2 = f2.data[TRUST_CA] ? pem_x509((const char *)f2.data[TRUST_CA]) : NULL;
         ok(runca && runca2 && X509_cmp(runca, runca2) != 0,
            "... a CA of its own (each run's CA is new)");
         ok(f2.len[TRUST_BUNDLE] - f2.len[TRUST_CA] == f1.len[TRUST_BUNDLE] - f1.len[TRUST_CA] &&
                    memcmp(f2.data[TRUST_BUNDLE], f1.data[TRUST_BUNDLE],
                           f1.len[TRUST_BUNDLE] - f1.len[TRUST_CA]) == 0,
-           "... the same host bundle before it");
+           "... the same host bundle before it (%zu-%zu, %zu-%zu)", f2.len[TRUST_BUNDLE],
+           f2.len[TRUST_CA], f1.len[TRUST_BUNDLE], f1.len[TRUST_CA]);
         snprintf(what, sizeof what, "trust_make's store, cached (%d host roots)", n);
         if (f2.data[TRUST_JAVA])
                 check_p12(f2.data[TRUST_JAVA], f2.len[TRUST_JAVA], n + 1, NULL, what);
         X509_free(runca2);
-        munmap(map2, size2);
+        tfiles_free(&f2);
         made_close(&m2);
 
         /* an entry others may write is not used: made anew, and replaced */
@@ -2154,7 +2203,7 @@ static void test_trustmake(const char *bundle)
            "... saying why (%s)", why);
 
         X509_free(runca);
-        munmap(map1, size1);
+        tfiles_free(&f1);
         made_close(&m1);
         trust_certs_free(&host);
         free(text);
