@@ -564,35 +564,6 @@ int runca_p12_key(const char *password, const unsigned char *salt, size_t salt_l
         return 0;
 }
 
-int runca_p12_hmac_fd(const unsigned char key[TRUST_P12_MAC_LEN], const unsigned char *data,
-                      size_t len, int fd, long long off, size_t fd_len,
-                      unsigned char mac[TRUST_P12_MAC_LEN])
-{
-        unsigned char buf[16384];
-        int r = 0;
-        struct hmac_sha256_ctx hm;
-        hmac_sha256_set_key(&hm, TRUST_P12_MAC_LEN, key);
-        hmac_sha256_update(&hm, len, data);
-        /* the rest streamed through one buffer: its pages are faulted in
-         * once, whatever fd_len is */
-        while (fd >= 0 && fd_len) {
-                ssize_t n = pread(fd, buf, fd_len < sizeof buf ? fd_len : sizeof buf, (off_t)off);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        r = n < 0 ? negative_errno() : -EIO;
-                        break;
-                }
-                hmac_sha256_update(&hm, (size_t)n, buf);
-                off += n;
-                fd_len -= (size_t)n;
-        }
-        if (r == 0)
-                hmac_sha256_digest(&hm, TRUST_P12_MAC_LEN, mac);
-        explicit_bzero(&hm, sizeof hm);
-        return r;
-}
-
 int runca_p12_mac(const char *password, const unsigned char *salt, size_t salt_len, unsigned iter,
                   const unsigned char *data, size_t len, unsigned char mac[TRUST_P12_MAC_LEN],
                   void *ctx)
@@ -600,8 +571,13 @@ int runca_p12_mac(const char *password, const unsigned char *salt, size_t salt_l
         unsigned char key[TRUST_P12_MAC_LEN];
         (void)ctx;
         int r = runca_p12_key(password, salt, salt_len, iter, key);
-        if (r == 0)
-                r = runca_p12_hmac_fd(key, data, len, -1, 0, 0, mac);
+        if (r == 0) {
+                struct hmac_sha256_ctx hm;
+                hmac_sha256_set_key(&hm, TRUST_P12_MAC_LEN, key);
+                hmac_sha256_update(&hm, len, data);
+                hmac_sha256_digest(&hm, TRUST_P12_MAC_LEN, mac);
+                explicit_bzero(&hm, sizeof hm);
+        }
         explicit_bzero(key, sizeof key);
         return r;
 }

@@ -51,15 +51,9 @@ int runca_p12_mac(const char *password, const unsigned char *salt, size_t salt_l
                   const unsigned char *data, size_t len, unsigned char mac[TRUST_P12_MAC_LEN],
                   void *ctx);
 
-/* The MAC in two steps, for a store whose host part is a file
- * (tls/trustmake.c): runca_p12_key, the key (the KDF above: it depends on
- * the password and salt alone, so a writer may keep it with the salt);
- * runca_p12_hmac_fd, HMAC-SHA256 with it over data[0, len) followed by fd's
- * bytes [off, off + fd_len) (fd -1: none; read with pread, fd's file
- * offset neither used nor moved; -EIO if it ends early). 0 or -errno, as
- * runca_p12_mac. */
+/* The MAC's key alone, for a store whose MAC is made later by whoever
+ * puts it together (tls/trustmake.c: init, with shared/hmac.h): the KDF
+ * above, which depends on the password and salt alone, so a writer may
+ * keep it with the salt. 0 or -errno, as runca_p12_mac. */
 int runca_p12_key(const char *password, const unsigned char *salt, size_t salt_len, unsigned iter,
                   unsigned char key[TRUST_P12_MAC_LEN]);
-int runca_p12_hmac_fd(const unsigned char key[TRUST_P12_MAC_LEN], const unsigned char *data,
-                      size_t len, int fd, long long off, size_t fd_len,
-                      unsigned char mac[TRUST_P12_MAC_LEN]);

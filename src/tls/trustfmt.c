@@ -618,6 +618,16 @@ int trust_p12_tail(const unsigned char salt[TRUST_P12_SALT_LEN],
         return 0;
 }
 
+size_t trust_p12_tail_mac_at(void)
+{
+        struct p12_len P;
+        (void)p12_lens(1, 0, &P);
+        /* MacData's and DigestInfo's headers, the algorithm, the OCTET
+         * STRING's header (trust_p12_tail's order) */
+        return der_tlv_len(P.mac_data) - P.mac_data + der_tlv_len(P.digest_info) - P.digest_info +
+               sizeof ALG_SHA256 + der_tlv_len(TRUST_P12_MAC_LEN) - TRUST_P12_MAC_LEN;
+}
+
 int trust_p12(const unsigned char *ca, size_t ca_len, const struct trust_certs *host,
               const char *password, const unsigned char salt[TRUST_P12_SALT_LEN],
               trust_mac_fn mac_fn, void *mac_ctx, unsigned char **ret, size_t *len)

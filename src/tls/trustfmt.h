@@ -145,6 +145,8 @@ int trust_p12(const unsigned char *ca, size_t ca_len, const struct trust_certs *
  * trust_p12_tail: the MacData for that MAC and salt (TRUST_P12_ITER
  * iterations) into out[TRUST_P12_TAIL_MAX], its size in *len. 0, -EINVAL,
  * -EIO.
+ * trust_p12_tail_mac_at: where the MAC stands in every tail (its bytes
+ * [at, at + TRUST_P12_MAC_LEN)), for a writer that puts it in later.
  * trust_p12 is exactly trust_p12_head || trust_p12_bags || trust_p12_tail.
  */
 #define TRUST_P12_TAIL_MAX 96
@@ -153,3 +155,4 @@ int trust_p12_head(const unsigned char *ca, size_t ca_len, size_t host_len, unsi
                    size_t *len, size_t *auth_at);
 int trust_p12_tail(const unsigned char salt[TRUST_P12_SALT_LEN],
                    const unsigned char mac[TRUST_P12_MAC_LEN], unsigned char *out, size_t *len);
+size_t trust_p12_tail_mac_at(void);

@@ -449,8 +449,10 @@ static int jvm_get(int dir, int bundle, const struct stat *st, size_t *bags_len,
  * TRUST_SRC_BUNDLE) + btail (which ends in the CA's PEM), the CA file the
  * PEM, the JVM
  * store (when head is not NULL) head + the host bags (source TRUST_SRC_JVM
- * at bags_off) + tail. Init copies the host's parts from their sources:
+ * at bags_off) + tail, whose MAC init makes (with mac_key over the store
+ * from mac_from on). Init copies the host's parts from their sources:
  * they are never copied here. */
+_Static_assert(TRUST_P12_MAC_LEN == TRUSTFILES_MAC_LEN, "the store's MAC is init's to make");
 struct files_in {
         size_t bundle_len;
         const char *btail, *pem;
@@ -458,27 +460,33 @@ struct files_in {
         const unsigned char *head, *tail;
         size_t head_len, tail_len;
         size_t bags_off, bags_len;
+        size_t mac_from;              /* where the MAC's input starts in head */
+        const unsigned char *mac_key; /* TRUST_P12_MAC_LEN bytes */
 };
 
 static int files_memfd(const struct files_in *in)
 {
         unsigned char hdr[TRUSTFILES_HDR];
-        struct trustfile spec[TRUST_FILES] = {
-                [TRUST_BUNDLE] = {.src = TRUST_SRC_BUNDLE,
-                                  .src_len = in->bundle_len,
-                                  .post = in->btail_len},
-                [TRUST_CA] = {.pre = in->pem_len},
-        };
-        if (in->head)
-                spec[TRUST_JAVA] = (struct trustfile){.pre = in->head_len,
-                                                      .src = TRUST_SRC_JVM,
-                                                      .src_off = in->bags_off,
-                                                      .src_len = in->bags_len,
-                                                      .post = in->tail_len};
+        struct trustfiles t = {.f = {
+                                       [TRUST_BUNDLE] = {.src = TRUST_SRC_BUNDLE,
+                                                         .src_len = in->bundle_len,
+                                                         .post = in->btail_len},
+                                       [TRUST_CA] = {.pre = in->pem_len},
+                               }};
+        if (in->head) {
+                t.f[TRUST_JAVA] = (struct trustfile){.pre = in->head_len,
+                                                     .src = TRUST_SRC_JVM,
+                                                     .src_off = in->bags_off,
+                                                     .src_len = in->bags_len,
+                                                     .post = in->tail_len};
+                t.mac_from = in->mac_from;
+                t.mac_at = trust_p12_tail_mac_at();
+                memcpy(t.mac_key, in->mac_key, sizeof t.mac_key);
+        }
         int fd = memfd_new("ringfence-trust");
         if (fd < 0)
                 return fd;
-        trustfiles_header(spec, hdr);
+        trustfiles_header(&t, hdr);
         int r = fd_write_all(fd, hdr, sizeof hdr);
         if (r >= 0)
                 r = fd_write_all(fd, in->btail, in->btail_len);
@@ -513,7 +521,7 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
 {
         _cleanup_free_ unsigned char *der = NULL, *head = NULL;
         _cleanup_free_ char *pem = NULL, *btail = NULL;
-        unsigned char mac[TRUST_P12_MAC_LEN], tail[TRUST_P12_TAIL_MAX];
+        unsigned char mac[TRUST_P12_MAC_LEN] = {0}, tail[TRUST_P12_TAIL_MAX];
         size_t der_len = 0, pem_len = 0, btail_len = 0, head_len = 0, auth_at = 0, tail_len = 0;
         char last = '\n';
         int r;
@@ -527,11 +535,10 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
                 return fail(why, why_len, r, "cannot make the run's TLS authority: %s",
                             strerror(-r));
         /* the store: its head (the run CA's bag last), the host's bags from
-         * the cache, and the MAC over both with the cached key */
+         * the cache, and the MacData, whose MAC (over both, with the cached
+         * key) init makes while this process vets and registers the run */
         if (j->java &&
             ((r = trust_p12_head(der, der_len, h->bags_len, &head, &head_len, &auth_at)) < 0 ||
-             (r = runca_p12_hmac_fd(h->key, head + auth_at, head_len - auth_at, h->jvm,
-                                    TRUST_CACHE_JVM_HDR, h->bags_len, mac)) < 0 ||
              (r = trust_p12_tail(h->salt, mac, tail, &tail_len)) < 0))
                 return fail(why, why_len, r, "cannot make the run's TLS authority: %s",
                             strerror(-r));
@@ -551,6 +558,8 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
                 .tail_len = tail_len,
                 .bags_off = TRUST_CACHE_JVM_HDR,
                 .bags_len = h->bags_len,
+                .mac_from = auth_at,
+                .mac_key = h->key,
         };
         if ((*files = files_memfd(&in)) < 0)
                 return fail(why, why_len, *files, "cannot pass the run's TLS trust files: %s",

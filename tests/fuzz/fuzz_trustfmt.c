@@ -14,7 +14,8 @@
  *     exactly one block with the same bytes;
  *   - the PKCS#12 layout of the certificates (trust_p12, a MAC of zeros)
  *     is made, and is one DER SEQUENCE of the length returned, byte for
- *     byte trust_p12_head || trust_p12_bags || trust_p12_tail;
+ *     byte trust_p12_head || trust_p12_bags || trust_p12_tail, the tail's
+ *     MAC at trust_p12_tail_mac_at;
  *   - the bundle join keeps the text as its prefix.
  * A disagreement aborts.
  */
@@ -117,6 +118,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         CHECK(at < hl && hl + bl2 + tl == n12);
                         CHECK(memcmp(p12, head, hl) == 0 && memcmp(p12 + hl, bags, bl2) == 0 &&
                               memcmp(p12 + hl + bl2, tail, tl) == 0);
+                        /* where a late writer puts the MAC (init) */
+                        memset(mac, 0xab, sizeof mac);
+                        size_t ma = trust_p12_tail_mac_at();
+                        CHECK(trust_p12_tail(salt, mac, tail, &tl) == 0 &&
+                              ma + TRUST_P12_MAC_LEN <= tl && !memcmp(tail + ma, mac, sizeof mac));
                 }
                 free(head);
                 free(bags);

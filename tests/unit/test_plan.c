@@ -91,18 +91,25 @@ static int build(struct rf_policy *pol, const char *ws, struct plan_input *in, s
 static void test_trustfiles(void)
 {
         /* the bundle: a source's 100 bytes + "-CA"; the CA: "CA"; the
-         * store: "H" + 50 bytes of the other source from 48 + "T" */
-        struct trustfile spec[TRUST_FILES] = {
-                [TRUST_BUNDLE] = {.src = TRUST_SRC_BUNDLE, .src_len = 100, .post = 3},
-                [TRUST_CA] = {.pre = 2},
-                [TRUST_JAVA] =
-                        {.pre = 1, .src = TRUST_SRC_JVM, .src_off = 48, .src_len = 50, .post = 1},
+         * store: "H" + 50 bytes of the other source from 48 + 40 bytes of
+         * MacData, its MAC from 4 on, over the store from 0 on */
+        struct trustfiles spec = {
+                .f = {[TRUST_BUNDLE] = {.src = TRUST_SRC_BUNDLE, .src_len = 100, .post = 3},
+                      [TRUST_CA] = {.pre = 2},
+                      [TRUST_JAVA] = {.pre = 1,
+                                      .src = TRUST_SRC_JVM,
+                                      .src_off = 48,
+                                      .src_len = 50,
+                                      .post = 40}},
+                .mac_from = 0,
+                .mac_at = 4,
+                .mac_key = {7, 7, 7},
         };
         unsigned char hdr[TRUSTFILES_HDR];
         struct trustfiles t;
-        uint64_t n = TRUSTFILES_HDR + 7;
+        uint64_t n = TRUSTFILES_HDR + 46;
 
-        trustfiles_header(spec, hdr);
+        trustfiles_header(&spec, hdr);
         is_int(trustfiles_parse(hdr, n, 200, &t), 0, "trust files: the writer's layout parses");
         const struct trustfile *b = &t.f[TRUST_BUNDLE], *c = &t.f[TRUST_CA], *j = &t.f[TRUST_JAVA];
         ok(b->len == 103 && b->pre == 0 && b->src == TRUST_SRC_BUNDLE && b->src_off == 0 &&
@@ -111,51 +118,73 @@ static void test_trustfiles(void)
         ok(c->len == 2 && c->pre_off == TRUSTFILES_HDR + 3 && c->pre == 2 && !c->src &&
                    !c->src_len && c->post == 0,
            "... the CA: its own bytes after the bundle's");
-        ok(j->len == 52 && j->pre_off == TRUSTFILES_HDR + 5 && j->src == TRUST_SRC_JVM &&
+        ok(j->len == 91 && j->pre_off == TRUSTFILES_HDR + 5 && j->src == TRUST_SRC_JVM &&
                    j->src_off == 48 && j->src_len == 50 && j->post_off == TRUSTFILES_HDR + 6 &&
-                   j->post == 1,
+                   j->post == 40,
            "... the store: head, the other source's range, tail");
+        ok(t.mac_from == 0 && t.mac_at == 4 && t.mac_key[0] == 7 && t.mac_key[3] == 0,
+           "... and where init puts the store's MAC, with its key");
         is_int(trustfiles_parse(hdr, n, 60, &t), -EFBIG, "a file over the bound: -EFBIG");
-        ok(!t.f[TRUST_CA].len && !t.f[TRUST_BUNDLE].src, "... and nothing returned");
+        ok(!t.f[TRUST_CA].len && !t.f[TRUST_BUNDLE].src && !t.mac_key[0],
+           "... and nothing returned");
         is_int(trustfiles_parse(hdr, n - 1, 200, &t), -EBADMSG, "a byte short: -EBADMSG");
         is_int(trustfiles_parse(hdr, n + 1, 200, &t), -EBADMSG, "a byte left over: -EBADMSG");
         is_int(trustfiles_parse(hdr, TRUSTFILES_HDR - 1, 200, &t), -EBADMSG,
                "shorter than the header: -EBADMSG");
         hdr[0] ^= 1;
         is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG, "a bad magic: -EBADMSG");
-        hdr[0] ^= 1;
 
-        struct trustfile bad = spec[TRUST_JAVA];
-        spec[TRUST_JAVA].src = TRUST_SOURCES;
-        trustfiles_header(spec, hdr);
+        struct trustfiles bad = spec;
+        bad.f[TRUST_JAVA].src = TRUST_SOURCES;
+        trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG, "a source out of range: -EBADMSG");
-        spec[TRUST_JAVA] = bad;
-        spec[TRUST_JAVA].src_off = TRUSTFILES_SRC_OFF_MAX + 1;
-        trustfiles_header(spec, hdr);
+        bad = spec;
+        bad.f[TRUST_JAVA].src_off = TRUSTFILES_SRC_OFF_MAX + 1;
+        trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
                "a source offset past its bound: -EBADMSG");
-        spec[TRUST_JAVA] = bad;
-        spec[TRUST_CA].src_len = 5;
-        trustfiles_header(spec, hdr);
+        bad = spec;
+        bad.f[TRUST_CA].src_len = 5;
+        trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
                "a source range on a file without a source: -EBADMSG");
-        spec[TRUST_CA].src_len = 0;
+        bad = spec;
+        bad.mac_at = 9; /* 9 + 32 > 40 */
+        trustfiles_header(&bad, hdr);
+        is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
+               "a store MAC past the store's MacData: -EBADMSG");
+        bad = spec;
+        bad.mac_from = 2; /* past the store's own first byte */
+        trustfiles_header(&bad, hdr);
+        is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
+               "a store MAC's input starting past its head: -EBADMSG");
+        bad = spec;
+        bad.f[TRUST_JAVA].post = TRUSTFILES_MAC_POST_MAX + 1;
+        trustfiles_header(&bad, hdr);
+        is_int(trustfiles_parse(hdr, n - 40 + TRUSTFILES_MAC_POST_MAX + 1, 1000, &t), -EBADMSG,
+               "a store MacData over its bound: -EBADMSG");
 
-        spec[TRUST_JAVA] = (struct trustfile){0};
-        trustfiles_header(spec, hdr);
+        bad = spec;
+        bad.f[TRUST_JAVA] = (struct trustfile){0};
+        trustfiles_header(&bad, hdr);
+        is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, 200, &t), -EBADMSG,
+               "MAC fields without a store: -EBADMSG");
+        bad.mac_at = bad.mac_from = 0;
+        memset(bad.mac_key, 0, sizeof bad.mac_key);
+        trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, 200, &t), 0, "no Java store: parses");
         ok(!t.f[TRUST_JAVA].len, "... and the store is absent");
-        spec[TRUST_CA].pre = 0;
-        trustfiles_header(spec, hdr);
+        bad.f[TRUST_CA].pre = 0;
+        trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 3, 200, &t), -EBADMSG, "no run CA: -EBADMSG");
-        spec[TRUST_CA].pre = 2;
-        spec[TRUST_BUNDLE].src_len = UINT64_MAX;
-        trustfiles_header(spec, hdr);
+        bad.f[TRUST_CA].pre = 2;
+        bad.f[TRUST_BUNDLE].src_len = UINT64_MAX;
+        trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, SIZE_MAX, &t), -EFBIG,
                "a length past 16 MiB, whatever the bound: -EFBIG (no overflow)");
-        spec[TRUST_BUNDLE].src_len = TRUSTFILES_FILE_MAX;
-        spec[TRUST_BUNDLE].post = TRUSTFILES_FILE_MAX;
-        trustfiles_header(spec, hdr);
+        bad.f[TRUST_BUNDLE].src_len = TRUSTFILES_FILE_MAX;
+        bad.f[TRUST_BUNDLE].post = TRUSTFILES_FILE_MAX;
+        trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, SIZE_MAX, &t), -EFBIG,
                "parts within 16 MiB each but past it together: -EFBIG");
 }
