@@ -2128,6 +2128,18 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
         /* refusals logged just before the command ended are recorded too */
         if (s.nflog >= 0 && (s.nflog_seen || (s.nflog_seen = calloc(1, sizeof *s.nflog_seen))))
                 (void)nflog_serve(s.nflog, s.nflog_seen, ev);
+        /* ... and so is what the egress process sent meanwhile: it sends a
+         * refusal before its 403 leaves, so every refusal the command saw
+         * is queued here now, even when the command made them all and
+         * ended before this loop read any (a fast host: seen); a storm
+         * among them is told like one seen during the run */
+        for (int k = 0; k < 4096 && ev && s.egress_events >= 0; k++) {
+                struct pollfd e = {.fd = s.egress_events, .events = POLLIN};
+                if (poll(&e, 1, 0) <= 0 || !(e.revents & POLLIN) ||
+                    egress_event_serve(s.egress_events, ev, &s.egress_async_fail) <= 0)
+                        break;
+        }
+        sup_storm(&s, rs, plan->use_pty);
         sup_drain_replies(&s, sfd);
         term_restore(&s.term);
         if (s.storm_note[0]) /* held back while the run had the terminal */
