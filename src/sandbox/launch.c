@@ -654,6 +654,8 @@ static void trust_receive(const struct child *c, int step)
  * kernel from the memfd and its source (no page of init's touched but the
  * Java store's MacData, whose MAC init makes here: the hash reads the
  * store's bytes through one stack buffer). */
+_Static_assert(TRUSTFILES_MAC_LEN == HMAC_SHA256_LEN, "the store's MAC is an HMAC-SHA256");
+
 static int trust_copy(const struct trust_late *t, size_t k, int out)
 {
         const struct trustfile *f = &t->files.f[k];
@@ -663,8 +665,10 @@ static int trust_copy(const struct trust_late *t, size_t k, int out)
         int r = fd_copy_all(t->fd, (long long)f->pre_off, out, (size_t)f->pre);
         if (r >= 0 && f->src_len)
                 r = fd_copy_all(src, (long long)f->src_off, out, (size_t)f->src_len);
-        if (r < 0 || k != TRUST_JAVA)
-                return r < 0 ? r : fd_copy_all(t->fd, (long long)f->post_off, out, (size_t)f->post);
+        if (r < 0)
+                return r;
+        if (k != TRUST_JAVA) /* no MAC to put in: the post bytes as they are */
+                return fd_copy_all(t->fd, (long long)f->post_off, out, (size_t)f->post);
         unsigned char post[TRUSTFILES_MAC_POST_MAX];
         const struct trustfiles *tf = &t->files;
         struct fd_range in[] = {

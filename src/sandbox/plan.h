@@ -365,7 +365,8 @@ struct plan_input {
                                      * own root; no other run can see it) */
         /* credential injection over TLS (src/tls, docs/TLS.md): the run's
          * trust. The files are made while init builds the root (by the
-         * supervisor: tls/trustmake.h) and reach init as one sealed memfd
+         * supervisor: tls/trustmake.h) and reach init as the trust cache's
+         * read-only files and a sealed memfd of the run's own bytes
          * (MSG_TRUST, sandbox/trustfiles.h), so the plan holds their names
          * and bounds only (OPF_LATE). tls_trust: the run has terminated
          * hosts; its bundle (host roots + run CA, PEM) becomes

@@ -92,8 +92,8 @@ void trustfiles_header(const struct trustfiles *t, unsigned char out[TRUSTFILES_
  * TRUSTFILES_SRC_OFF_MAX, a missing bundle or CA, a store MAC whose input
  * does not start in the store's pre bytes or that does not fit its post
  * bytes (at most TRUSTFILES_MAC_POST_MAX), or MAC fields without a store;
- * -EFBIG for a file over the bound. Whether a source holds its range is the caller's to
- * check (init: its copy ends early). Pure.
+ * -EFBIG for a file over the bound. Whether a source holds its range is
+ * the caller's to check (init: its copy ends early). Pure.
  */
 int trustfiles_parse(const unsigned char hdr[TRUSTFILES_HDR], uint64_t n, size_t bound,
                      struct trustfiles *out);

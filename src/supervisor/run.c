@@ -1204,6 +1204,18 @@ static void sup_egress_start(struct sup *s)
          * serves them): `grant` restarts egress with another policy */
 }
 
+/* What the egress process has sent and the loop has not read yet, recorded
+ * without waiting for more (at most 4096 datagrams). */
+static void sup_egress_drain(struct sup *s)
+{
+        for (int k = 0; k < 4096 && s->ev && s->egress_events >= 0; k++) {
+                struct pollfd e = {.fd = s->egress_events, .events = POLLIN};
+                if (poll(&e, 1, 0) <= 0 || !(e.revents & POLLIN) ||
+                    egress_event_serve(s->egress_events, s->ev, &s->egress_async_fail) <= 0)
+                        break;
+        }
+}
+
 /* The egress process in service, if any, goes (its connections close);
  * what it sent before it went — a last response, a close — is still
  * recorded. At the run's end, and for `grant`: the next connection then
@@ -1214,9 +1226,7 @@ static void sup_egress_stop(struct sup *s)
                 (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
                 (void)waitpid(s->egress_pid, NULL, 0);
                 s->egress_pid = 0;
-                for (int k = 0; k < 4096 && s->ev && s->egress_events >= 0; k++)
-                        if (egress_event_serve(s->egress_events, s->ev, &s->egress_async_fail) <= 0)
-                                break;
+                sup_egress_drain(s);
         }
         s->egress_pidfd = safe_close(s->egress_pidfd);
         s->egress_events = safe_close(s->egress_events);
@@ -2133,12 +2143,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
          * is queued here now, even when the command made them all and
          * ended before this loop read any (a fast host: seen); a storm
          * among them is told like one seen during the run */
-        for (int k = 0; k < 4096 && ev && s.egress_events >= 0; k++) {
-                struct pollfd e = {.fd = s.egress_events, .events = POLLIN};
-                if (poll(&e, 1, 0) <= 0 || !(e.revents & POLLIN) ||
-                    egress_event_serve(s.egress_events, ev, &s.egress_async_fail) <= 0)
-                        break;
-        }
+        sup_egress_drain(&s);
         sup_storm(&s, rs, plan->use_pty);
         sup_drain_replies(&s, sfd);
         term_restore(&s.term);
