@@ -463,10 +463,85 @@ size_t inject_scrub_inplace_bytewise(const struct inject_needles *nd, char *buf,
         return scrub_bytes(nd, buf, len, from, from, replaced);
 }
 
+/*
+ * The skip scan in SCAN_LANES lanes: the window starts [from, wend) cut in
+ * equal parts, each scanned on its own and the lanes stepped in turn, so
+ * that the CPU overlaps their loads (one lane is a chain of dependent
+ * loads: the block read decides where the next read is). A lane only notes
+ * its candidates (a needle may begin there); they are then verified in
+ * order, skipping those a replacement covered. Bytes a replacement writes
+ * lie at or after the candidate and before the next one verified, and a
+ * lane's verdict on a position reads only bytes at or after it, so the
+ * notes stay true. A lane whose notes fill stops; the scan goes on from
+ * there without lanes (*i). Returns true when a needle cut by the end
+ * makes the scan stop (*hold set, as scrub_at).
+ */
+#define SCAN_LANES    4
+#define SCAN_CANDS    64 /* candidates a lane notes (random bytes: ~1 per KiB) */
+#define SCAN_LANE_MIN 32 /* window starts below which a lane is not worth it */
+struct scan_lane {
+        size_t at, end, n;
+        size_t cand[SCAN_CANDS];
+};
+
+static inline unsigned lane_step(const struct inject_needles *nd, const unsigned char *b, size_t m,
+                                 struct scan_lane *l)
+{
+        size_t p = l->at;
+        if (p >= l->end || l->n == SCAN_CANDS)
+                return 0;
+        uint8_t sh = nd->shift[block_hash(b[p + m - 2], b[p + m - 1])];
+        if (sh) {
+                l->at = p + sh;
+                return 1;
+        }
+        if (nd->first[b[p] / 8] & (1u << (b[p] % 8)))
+                l->cand[l->n++] = p;
+        l->at = p + 1;
+        return 1;
+}
+
+static bool scrub_lanes(const struct inject_needles *nd, char *buf, size_t len, size_t from,
+                        size_t *i, uint64_t *replaced, size_t *hold)
+{
+        size_t m = nd->min_len, wend = len - m + 1, part = (wend - from) / SCAN_LANES;
+        const unsigned char *b = (const unsigned char *)buf;
+        struct scan_lane l[SCAN_LANES];
+        _Static_assert(SCAN_LANES == 4, "lane_step is called once per lane below");
+        for (size_t k = 0; k < SCAN_LANES; k++) {
+                l[k].at = from + k * part;
+                l[k].end = k + 1 < SCAN_LANES ? from + (k + 1) * part : wend;
+                l[k].n = 0;
+        }
+        while (lane_step(nd, b, m, &l[0]) | lane_step(nd, b, m, &l[1]) |
+               lane_step(nd, b, m, &l[2]) | lane_step(nd, b, m, &l[3]))
+                ;
+        size_t pos = from;
+        for (size_t k = 0; k < SCAN_LANES; k++) {
+                for (size_t j = 0; j < l[k].n; j++) {
+                        if (l[k].cand[j] < pos)
+                                continue; /* inside a replacement */
+                        pos = l[k].cand[j];
+                        if (scrub_at(nd, buf, len, from, &pos, replaced, hold))
+                                return true;
+                }
+                if (l[k].at < l[k].end) {
+                        /* its notes filled: on without lanes from where it stopped */
+                        *i = pos > l[k].at ? pos : l[k].at;
+                        return false;
+                }
+        }
+        *i = pos > wend ? pos : wend;
+        return false;
+}
+
 size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t len, size_t from,
                             uint64_t *replaced)
 {
         size_t i = from, hold, m = nd->min_len;
+        if (m >= 2 && len >= m && len - m + 1 >= from + SCAN_LANES * SCAN_LANE_MIN &&
+            scrub_lanes(nd, buf, len, from, &i, replaced, &hold))
+                return hold;
         /* while a whole window fits: the block ending it says how far no
          * needle can begin; where one may, the position is verified */
         if (m >= 2)

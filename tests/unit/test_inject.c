@@ -534,6 +534,73 @@ static void test_scrub_skip(void)
         inject_needles_free(&nd);
 }
 
+/*
+ * The lane scan over buffers the size the egress process scrubs: random
+ * bytes with the value and its base64 planted, some across the lanes'
+ * borders, and buffers so dense with values that a lane's notes fill (the
+ * scan goes on without lanes there). Held to the byte-wise reference from
+ * several starting points, as the egress process calls it after a hold.
+ */
+static void test_scrub_lanes(void)
+{
+        struct inject_needles nd;
+        is_int(inject_needles_new(&sec, 1, &nd), 0, "needles for the lane scan");
+        enum { BIG = 32768 };
+        static char buf[BIG], a[BIG], b[BIG];
+        unsigned seed = 777;
+        size_t diff = 0, runs = 0, found = 0, planted = 0;
+        for (int round = 0; round < 40; round++) {
+                bool dense = round % 4 == 3;
+                size_t len = BIG - (size_t)(rand_r(&seed) % 4096);
+                for (size_t i = 0; i < len; i++)
+                        buf[i] = (char)rand_r(&seed);
+                /* dense: a value every ~60 bytes (hundreds per lane) */
+                size_t plants = dense ? len / 60 : 40, step = dense ? 60 : 0;
+                for (size_t k = 0; k < plants; k++) {
+                        unsigned char raw[128];
+                        char enc[200];
+                        size_t pre = (size_t)(rand_r(&seed) % 3), n;
+                        for (size_t i = 0; i < pre; i++)
+                                raw[i] = (unsigned char)rand_r(&seed);
+                        memcpy(raw + pre, sec.value, sec.len);
+                        const char *what = enc;
+                        if (rand_r(&seed) % 2) {
+                                n = inject_b64_encode(raw, pre + sec.len, enc);
+                        } else {
+                                what = (const char *)sec.value;
+                                n = sec.len;
+                        }
+                        /* near a lane border (a quarter of the window
+                         * starts) for every third plant, else anywhere */
+                        size_t at = step    ? k * step + (size_t)(rand_r(&seed) % 8)
+                                    : k % 3 ? (size_t)(rand_r(&seed) % len)
+                                            : (len / 4) * (1 + (size_t)rand_r(&seed) % 3) -
+                                                      (size_t)(rand_r(&seed) % 64);
+                        if (at >= len)
+                                continue;
+                        size_t cp = n < len - at ? n : len - at;
+                        memcpy(buf + at, what, cp);
+                        planted++;
+                }
+                size_t froms[3] = {0, (size_t)(rand_r(&seed) % 64), len / 2};
+                for (size_t f = 0; f < 3; f++) {
+                        uint64_t ra = 0, rb = 0;
+                        memcpy(a, buf, len);
+                        memcpy(b, buf, len);
+                        size_t ha = inject_scrub_inplace(&nd, a, len, froms[f], &ra);
+                        size_t hb = inject_scrub_inplace_bytewise(&nd, b, len, froms[f], &rb);
+                        diff += ha != hb || ra != rb || memcmp(a, b, len) != 0;
+                        found += f == 0 ? ra : 0;
+                        runs++;
+                }
+        }
+        is_int((int)diff, 0, "lane scan == byte-wise scan on %d KiB buffers (%zu runs)", BIG / 1024,
+               runs);
+        ok(found > planted / 2, "... which held values to replace (%zu of %zu planted)", found,
+           planted);
+        inject_needles_free(&nd);
+}
+
 int main(void)
 {
         test_cli();
@@ -541,6 +608,7 @@ int main(void)
         test_headers();
         test_scrub();
         test_scrub_skip();
+        test_scrub_lanes();
         test_query();
         test_body();
         return done();
