@@ -25,8 +25,9 @@
  *     signature. Leaves are issued only for the CA's own hosts.
  *   - Sessions sit directly on the (non-blocking) socket (SSL_set_fd): the
  *     egress process is a single-threaded poll loop over fds, and a memory
- *     BIO pair would only add a copy. Every call clears OpenSSL's error queue
- *     first, so one session's failure never leaks into another's.
+ *     BIO pair would only add a copy. OpenSSL's error queue is empty
+ *     before every call that reads it (err_dirty), so one session's failure
+ *     never leaks into another's.
  *   - A server session whose ClientHello the egress process has already
  *     read (to judge its SNI) gets those bytes back through a small read
  *     BIO of our own ("prefix BIO"): it serves a private copy of them first,
@@ -165,6 +166,42 @@ struct prefix {
 };
 
 /* ---- helpers ---------------------------------------------------------- */
+
+/*
+ * OpenSSL's error queue may hold errors: every call into OpenSSL but a
+ * successful SSL_read_ex or SSL_write_ex may leave some, so every entry
+ * point but read and write sets this, and conn_fail does. SSL_get_error
+ * reads the queue first, so a read or write must start with it empty: they
+ * clear it when this is set (err_fresh) rather than before every call, as
+ * a bulk transfer makes one per TLS record and clearing an empty queue each
+ * time cost ~1% of the egress process's CPU (perf, bench/inject). Test
+ * builds check that a successful read or write left it empty.
+ */
+static bool err_dirty = true;
+
+static void err_fresh(void)
+{
+        if (err_dirty) {
+                ERR_clear_error();
+                err_dirty = false;
+        }
+}
+
+/* After a successful read or write: test builds check the queue is empty
+ * (what err_fresh's skipping relies on). */
+static void err_check_clean(const char *what)
+{
+#if RF_CONFIG_TEST_BUILD
+        unsigned long e = ERR_peek_error();
+        if (e) {
+                fprintf(stderr, "ringfence-tls: a successful %s left OpenSSL error %lx queued\n",
+                        what, e);
+                abort();
+        }
+#else
+        (void)what;
+#endif
+}
 
 static int ossl_err(void)
 {
@@ -477,6 +514,7 @@ static int prefix_bio_new(int fd, const void *pre, size_t len, BIO **ret)
  */
 static int tls_init(void)
 {
+        err_dirty = true;
         if (OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1)
                 return -EIO;
         /* Seed the DRBG and fetch the algorithms now, while files and every
@@ -626,6 +664,7 @@ static int trust_ready(struct rf_tls_trust *t)
 
 static void tls_trust_free(struct rf_tls_trust *t)
 {
+        err_dirty = true;
         if (!t)
                 return;
         SSL_CTX_free(t->ctx); /* and t->store with it */
@@ -638,6 +677,7 @@ static void tls_trust_free(struct rf_tls_trust *t)
 static int tls_trust_load(const char *bundle_path, const char *extra_ca_path,
                           struct rf_tls_trust **ret)
 {
+        err_dirty = true;
         int r;
         if (!bundle_path || !ret)
                 return -EINVAL;
@@ -672,6 +712,7 @@ fail:
 
 static void tls_ca_free(struct rf_tls_ca *ca)
 {
+        err_dirty = true;
         if (!ca)
                 return;
         for (size_t i = 0; i < ca->n_leaves; i++)
@@ -718,6 +759,7 @@ static int servername_check(SSL *ssl, int *alert, void *arg)
 static int tls_ca_new(const char *const *hosts, size_t n_hosts, uint64_t lifetime_s,
                       struct rf_tls_ca **ret)
 {
+        err_dirty = true;
         int r = -ENOMEM;
         if (!hosts || n_hosts == 0 || n_hosts > RF_TLS_MAX_HOSTS || lifetime_s == 0 ||
             lifetime_s > CA_LIFETIME_MAX)
@@ -806,6 +848,7 @@ static int ca_server_ctx(struct rf_tls_ca *ca)
 
 static int tls_ca_pem(const struct rf_tls_ca *ca, char **ret, size_t *len)
 {
+        err_dirty = true;
         return x509_pem(ca->cert, ret, len);
 }
 
@@ -887,6 +930,7 @@ static int leaf_get(struct rf_tls_ca *ca, const char *name, X509 **ret)
 
 static int tls_leaf_pem(struct rf_tls_ca *ca, const char *name, char **ret, size_t *len)
 {
+        err_dirty = true;
         X509 *x = NULL;
         ERR_clear_error();
         int r = leaf_get(ca, name, &x);
@@ -896,6 +940,7 @@ static int tls_leaf_pem(struct rf_tls_ca *ca, const char *name, char **ret, size
 #if RF_CONFIG_TEST_BUILD
 static int tls_test_forge_leaf_pem(struct rf_tls_ca *ca, const char *name, char **ret, size_t *len)
 {
+        err_dirty = true;
         X509 *x = NULL;
         int r = issue_leaf(ca, name, &x);
         if (r < 0)
@@ -909,6 +954,7 @@ static int tls_test_forge_leaf_pem(struct rf_tls_ca *ca, const char *name, char 
 static int tls_trust_bundle(const struct rf_tls_trust *t, const struct rf_tls_ca *ca, char **ret,
                             size_t *len)
 {
+        err_dirty = true;
         char *ca_pem;
         size_t ca_len;
         int r = x509_pem(ca->cert, &ca_pem, &ca_len);
@@ -1002,6 +1048,7 @@ static const unsigned char *cert_point(X509 *x)
 
 static int tls_ca_export(const struct rf_tls_ca *ca, unsigned char *buf, size_t size, size_t *len)
 {
+        err_dirty = true;
         ERR_clear_error();
         int cert_len = i2d_X509(ca->cert, NULL);
         if (cert_len <= 0)
@@ -1051,6 +1098,7 @@ static int tls_ca_export(const struct rf_tls_ca *ca, unsigned char *buf, size_t 
 
 static int tls_ca_import(const unsigned char *buf, size_t len, struct rf_tls_ca **ret)
 {
+        err_dirty = true;
         if (!buf || len < EXPORT_CERT + 4 || len > RF_TLS_CA_EXPORT_MAX ||
             memcmp(buf, RF_TLS_CA_EXPORT_MAGIC, EXPORT_MAGIC_LEN) != 0)
                 return -EBADMSG;
@@ -1136,6 +1184,7 @@ static int ossl_p12_mac(const char *password, const unsigned char *salt, size_t 
 static int tls_pkcs12(const struct rf_tls_ca *ca, const struct rf_tls_trust *t,
                       const char *password, unsigned char **ret, size_t *len)
 {
+        err_dirty = true;
         unsigned char *ca_der = NULL, salt[TRUST_P12_SALT_LEN];
         if (!ca || !password || !ret || !len)
                 return -EINVAL;
@@ -1155,6 +1204,7 @@ static int tls_pkcs12(const struct rf_tls_ca *ca, const struct rf_tls_trust *t,
 
 static void tls_conn_free(struct rf_tls_conn *c)
 {
+        err_dirty = true;
         if (!c)
                 return;
         SSL_free(c->ssl);
@@ -1231,6 +1281,7 @@ static int server_with(struct rf_tls_ca *ca, int fd, const char *name, X509 *lea
 static int tls_server_new(struct rf_tls_ca *ca, int fd, const char *name, const void *pre,
                           size_t pre_len, struct rf_tls_conn **ret)
 {
+        err_dirty = true;
         X509 *leaf = NULL;
         ERR_clear_error();
         if (!name || pre_len > PREFIX_MAX || (!pre && pre_len > 0))
@@ -1243,6 +1294,7 @@ static int tls_server_new(struct rf_tls_ca *ca, int fd, const char *name, const 
 static int tls_test_server_new_forged(struct rf_tls_ca *ca, int fd, const char *name,
                                       struct rf_tls_conn **ret)
 {
+        err_dirty = true;
         X509 *x = NULL;
         int r = issue_leaf(ca, name, &x);
         if (r < 0)
@@ -1256,6 +1308,7 @@ static int tls_test_server_new_forged(struct rf_tls_ca *ca, int fd, const char *
 static int tls_client_new(struct rf_tls_trust *t, int fd, const char *host,
                           struct rf_tls_conn **ret)
 {
+        err_dirty = true;
         struct rf_tls_conn *c;
         char lower[RF_TLS_HOST_MAX + 1];
         size_t i;
@@ -1326,6 +1379,7 @@ static const char *verify_class(long v)
 /* Map an SSL_get_error() outcome to the contract's results. */
 static int conn_fail(struct rf_tls_conn *c, int ret, const char *what)
 {
+        err_dirty = true;
         int e = SSL_get_error(c->ssl, ret);
         unsigned long le;
 
@@ -1371,6 +1425,7 @@ static int conn_fail(struct rf_tls_conn *c, int ret, const char *what)
 
 static int tls_handshake(struct rf_tls_conn *c)
 {
+        err_dirty = true;
         if (!c->ssl)
                 return -EPROTO; /* a failed client_new's reason carrier */
         ERR_clear_error();
@@ -1397,9 +1452,11 @@ static ssize_t tls_read(struct rf_tls_conn *c, void *buf, size_t len)
         size_t n = 0;
         if (!c->ssl)
                 return -EPROTO;
-        ERR_clear_error();
-        if (SSL_read_ex(c->ssl, buf, len, &n) == 1)
+        err_fresh();
+        if (SSL_read_ex(c->ssl, buf, len, &n) == 1) {
+                err_check_clean("read");
                 return (ssize_t)n;
+        }
         return conn_fail(c, 0, "read");
 }
 
@@ -1408,11 +1465,13 @@ static ssize_t tls_write(struct rf_tls_conn *c, const void *buf, size_t len)
         size_t n = 0;
         if (!c->ssl)
                 return -EPROTO;
-        ERR_clear_error();
         if (len == 0)
                 return 0;
-        if (SSL_write_ex(c->ssl, buf, len, &n) == 1)
+        err_fresh();
+        if (SSL_write_ex(c->ssl, buf, len, &n) == 1) {
+                err_check_clean("write");
                 return (ssize_t)n;
+        }
         int r = conn_fail(c, 0, "write");
         return r == 0 ? -EPIPE : r;
 }
@@ -1429,6 +1488,7 @@ static size_t tls_pending(const struct rf_tls_conn *c)
 
 static int tls_shutdown(struct rf_tls_conn *c)
 {
+        err_dirty = true;
         if (!c->ssl)
                 return -EPROTO;
         ERR_clear_error();
