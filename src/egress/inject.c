@@ -476,8 +476,8 @@ size_t inject_scrub_inplace_bytewise(const struct inject_needles *nd, char *buf,
  * there without lanes (*i). Returns true when a needle cut by the end
  * makes the scan stop (*hold set, as scrub_at).
  */
-#define SCAN_LANES    4
-#define SCAN_CANDS    64 /* candidates a lane notes (random bytes: ~1 per KiB) */
+#define SCAN_LANES    8
+#define SCAN_CANDS    32 /* candidates a lane notes (random bytes: ~1 per KiB) */
 #define SCAN_LANE_MIN 32 /* window starts below which a lane is not worth it */
 struct scan_lane {
         size_t at, end, n;
@@ -507,14 +507,16 @@ static bool scrub_lanes(const struct inject_needles *nd, char *buf, size_t len, 
         size_t m = nd->min_len, wend = len - m + 1, part = (wend - from) / SCAN_LANES;
         const unsigned char *b = (const unsigned char *)buf;
         struct scan_lane l[SCAN_LANES];
-        _Static_assert(SCAN_LANES == 4, "lane_step is called once per lane below");
+        _Static_assert(SCAN_LANES == 8, "lane_step is called once per lane below");
         for (size_t k = 0; k < SCAN_LANES; k++) {
                 l[k].at = from + k * part;
                 l[k].end = k + 1 < SCAN_LANES ? from + (k + 1) * part : wend;
                 l[k].n = 0;
         }
         while (lane_step(nd, b, m, &l[0]) | lane_step(nd, b, m, &l[1]) |
-               lane_step(nd, b, m, &l[2]) | lane_step(nd, b, m, &l[3]))
+               lane_step(nd, b, m, &l[2]) | lane_step(nd, b, m, &l[3]) |
+               lane_step(nd, b, m, &l[4]) | lane_step(nd, b, m, &l[5]) |
+               lane_step(nd, b, m, &l[6]) | lane_step(nd, b, m, &l[7]))
                 ;
         size_t pos = from;
         for (size_t k = 0; k < SCAN_LANES; k++) {
