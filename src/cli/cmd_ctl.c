@@ -140,10 +140,25 @@ static int do_ps(const char *state_dir, bool json)
         if (!json)
                 printf("%-36s  %-16s %-9s %6s %8s %5s  %s\n", "RUN", "AGENT", "STATE", "UID", "PID",
                        "AGE", "COMMAND");
+        /* every supervisor asked at once (in batches), not one after another */
+        char(*sts)[32] = c.n ? calloc(c.n, sizeof *sts) : NULL;
+        struct registry_query *q = c.n ? calloc(c.n, sizeof *q) : NULL;
+        if (sts && q) {
+                for (size_t i = 0; i < c.n; i++)
+                        q[i] = (struct registry_query){.run = c.v[i].run,
+                                                       .live = c.live[i],
+                                                       .st = sts[i],
+                                                       .st_len = sizeof sts[i]};
+                registry_state_batch(state_dir, q, c.n);
+        }
+        free(q);
         for (size_t i = 0; i < c.n; i++) {
                 const struct run_info *r = &c.v[i];
                 char st[32], a[16];
-                registry_state(state_dir, r->run, c.live[i], st, sizeof st, NULL, 0);
+                if (sts)
+                        memcpy(st, sts[i], sizeof st);
+                else
+                        registry_state(state_dir, r->run, c.live[i], st, sizeof st, NULL, 0);
                 age(r->started_ms, a, sizeof a);
                 if (json) {
                         printf("{");
@@ -168,6 +183,7 @@ static int do_ps(const char *state_dir, bool json)
                                (unsigned long long)r->uid, (unsigned long long)r->pid, a, cmd);
                 }
         }
+        free(sts);
         collect_free(&c);
         return 0;
 }

@@ -492,6 +492,9 @@ static void list_refresh(struct daemon *d)
                 free(r.v);
                 r = (struct relist){0};
         }
+        /* the supervisors to ask: all of them at once, in batches */
+        struct registry_query *ask = r.n ? calloc(r.n, sizeof *ask) : NULL;
+        size_t n_ask = 0;
         for (size_t i = 0; i < r.n; i++) {
                 struct listed *e = &r.v[i];
                 const struct listed *old = NULL;
@@ -505,10 +508,23 @@ static void list_refresh(struct daemon *d)
                         e->status_ms = old->status_ms;
                         continue;
                 }
-                registry_state(d->state_dir, e->info.run, e->live, e->st, sizeof e->st, e->status,
-                               sizeof e->status);
                 e->status_ms = now;
+                if (!ask) { /* no memory for the batch: one after another */
+                        registry_state(d->state_dir, e->info.run, e->live, e->st, sizeof e->st,
+                                       e->status, sizeof e->status);
+                        continue;
+                }
+                ask[n_ask++] = (struct registry_query){
+                        .run = e->info.run,
+                        .live = e->live,
+                        .st = e->st,
+                        .st_len = sizeof e->st,
+                        .status = e->status,
+                        .status_len = sizeof e->status,
+                };
         }
+        registry_state_batch(d->state_dir, ask, n_ask);
+        free(ask);
         free(d->list.v);
         d->list.v = r.v;
         d->list.n = r.n;

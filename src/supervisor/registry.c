@@ -310,6 +310,22 @@ int registry_request(const char *state_dir, const char *run, const char *req, ch
         return 0;
 }
 
+#define STATE_TIMEOUT_MS 1000
+
+/* A status reply ("ok STATE JSON") into out and status; anything else
+ * leaves them as they are. */
+static void state_from_reply(const char *reply, char *out, size_t len, char *status,
+                             size_t status_len)
+{
+        if (strncmp(reply, "ok ", 3))
+                return;
+        const char *sp = strchr(reply + 3, ' ');
+        snprintf(out, len, "%.*s", (int)(sp ? (size_t)(sp - reply - 3) : strlen(reply + 3)),
+                 reply + 3);
+        if (status && sp)
+                snprintf(status, status_len, "%s", sp + 1);
+}
+
 void registry_state(const char *state_dir, const char *run, bool live, char *out, size_t len,
                     char *status, size_t status_len)
 {
@@ -317,14 +333,80 @@ void registry_state(const char *state_dir, const char *run, bool live, char *out
         snprintf(out, len, "%s", live ? "?" : "lost");
         if (status)
                 status[0] = '\0';
-        if (!live || registry_request(state_dir, run, "status", reply, sizeof reply, 1000) < 0 ||
-            strncmp(reply, "ok ", 3))
-                return;
-        const char *sp = strchr(reply + 3, ' ');
-        snprintf(out, len, "%.*s", (int)(sp ? (size_t)(sp - reply - 3) : strlen(reply + 3)),
-                 reply + 3);
-        if (status && sp)
-                snprintf(status, status_len, "%s", sp + 1);
+        if (live &&
+            registry_request(state_dir, run, "status", reply, sizeof reply, STATE_TIMEOUT_MS) == 0)
+                state_from_reply(reply, out, len, status, status_len);
+}
+
+static int64_t mono_ms(void)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+void registry_state_batch(const char *state_dir, struct registry_query *q, size_t n)
+{
+        struct pollfd pf[REGISTRY_BATCH_MAX];
+        size_t of[REGISTRY_BATCH_MAX];     /* the query each slot asks for */
+        int64_t until[REGISTRY_BATCH_MAX]; /* its answer's deadline */
+        size_t next = 0, busy = 0;
+        char reply[CONTROL_MSG_MAX];
+        for (size_t i = 0; i < n; i++) {
+                snprintf(q[i].st, q[i].st_len, "%s", q[i].live ? "?" : "lost");
+                if (q[i].status)
+                        q[i].status[0] = '\0';
+        }
+        for (;;) {
+                /* fill the free slots with the next live runs' requests */
+                while (busy < REGISTRY_BATCH_MAX && next < n) {
+                        size_t i = next++;
+                        if (!q[i].live)
+                                continue;
+                        int s = registry_connect(state_dir, q[i].run);
+                        if (s < 0)
+                                continue;
+                        if (send(s, "status", 6, MSG_NOSIGNAL) != 6) {
+                                close(s);
+                                continue;
+                        }
+                        pf[busy] = (struct pollfd){.fd = s, .events = POLLIN};
+                        of[busy] = i;
+                        until[busy++] = mono_ms() + STATE_TIMEOUT_MS;
+                }
+                if (!busy)
+                        return;
+                int64_t now = mono_ms(), wait = STATE_TIMEOUT_MS;
+                for (size_t k = 0; k < busy; k++)
+                        if (until[k] - now < wait)
+                                wait = until[k] - now;
+                int pr = poll(pf, busy, wait > 0 ? (int)wait : 0);
+                if (pr < 0 && errno != EINTR)
+                        wait = -1; /* cannot wait: every slot gives up below */
+                now = mono_ms();
+                for (size_t k = 0; k < busy;) {
+                        bool done = wait < 0 || now >= until[k];
+                        if (pr > 0 && pf[k].revents) {
+                                ssize_t got = recv(pf[k].fd, reply, sizeof reply - 1, 0);
+                                if (got > 0) {
+                                        reply[got] = '\0';
+                                        struct registry_query *e = &q[of[k]];
+                                        state_from_reply(reply, e->st, e->st_len, e->status,
+                                                         e->status_len);
+                                }
+                                done = done || got >= 0 || errno != EAGAIN;
+                        }
+                        if (!done) {
+                                k++;
+                                continue;
+                        }
+                        close(pf[k].fd);
+                        busy--;
+                        pf[k] = pf[busy];
+                        of[k] = of[busy];
+                        until[k] = until[busy];
+                }
+        }
 }
 
 int registry_prune(const char *state_dir, const char *run)

@@ -81,6 +81,26 @@ int registry_request(const char *state_dir, const char *run, const char *req, ch
 void registry_state(const char *state_dir, const char *run, bool live, char *out, size_t len,
                     char *status, size_t status_len);
 
+/*
+ * registry_state_batch — registry_state for n runs, up to
+ * REGISTRY_BATCH_MAX requests in flight at once: each supervisor answers
+ * in its own time, so a listing of 1,000 runs waits for the slowest few
+ * of each batch, not for the sum of all (asked one after another they
+ * took ~1 s here). q[i].run and q[i].live are read; q[i].st and
+ * q[i].status (may be NULL) are written as registry_state writes them,
+ * each request given the same 1 s. Never fails: a run not answered is "?".
+ */
+#define REGISTRY_BATCH_MAX 64
+struct registry_query {
+        const char *run;
+        bool live;
+        char *st;
+        size_t st_len;
+        char *status;
+        size_t status_len;
+};
+void registry_state_batch(const char *state_dir, struct registry_query *q, size_t n);
+
 /* registry_prune — remove the registration of a run whose supervisor is gone. 0 or -errno. */
 int registry_prune(const char *state_dir, const char *run);
 

@@ -215,6 +215,40 @@ like "$(records | grep "\"run\":\"$R1\"" | grep '"event":"control.start"')" '"ac
 	"control.start records who started it"
 like "$(cat "$RF_STATE/logs/$R1.log" 2>/dev/null)" "r1-output" "the run's output went to its log"
 
+# The listing asks every supervisor at once: one that does not answer
+# (stopped) costs the listing its 1 s and shows "?", the others still
+# give their own view; `ringfence ps` the same.
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/ls1.ready'; sleep 3600\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
+RL1=$(run_of "$API_B")
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"touch '$WS/ls2.ready'; sleep 3600\"],\"agent\":\"alpha\",\"workspace\":\"$WS\"}"
+RL2=$(run_of "$API_B")
+wait_for "$WS/ls1.ready"
+wait_for "$WS/ls2.ready"
+wait_registered "$RL1"
+wait_registered "$RL2"
+lpid=$(grep -o '"pid":[0-9]*' "$RF_STATE/runs/$RL1/info.json" | head -n 1 | cut -d: -f2)
+if [ -n "$lpid" ] && kill -STOP "$lpid"; then
+	api POST "/v1/runs/$RL2/pause" # an authorised change: the next listing asks every supervisor
+	api POST "/v1/runs/$RL2/resume"
+	api GET /v1/runs
+	one_run() { python3 -c 'import json,sys; r=[x for x in json.loads(sys.argv[1])["runs"] if x.get("run")==sys.argv[2]]; print(json.dumps(r[0], separators=(",", ":")) if r else "")' "$API_B" "$1" 2>/dev/null; }
+	l1=$(one_run "$RL1")
+	l2=$(one_run "$RL2")
+	is "$API_S" 200 "a listing with one supervisor stopped: 200"
+	like "$l1" '"state":"\?"' "... the stopped one's state: ? (no answer in its 1 s)"
+	like "$l2" '"supervisor":\{"state":"running"' "... the other's supervisor view is there"
+	ps_out=$("$RF" ps --state-dir "$RF_STATE" 2>&1)
+	like "$(grep "^$RL1" <<<"$ps_out")" " \? " "ringfence ps: the stopped one is ?"
+	like "$(grep "^$RL2" <<<"$ps_out")" " running " "... the other running"
+	kill -CONT "$lpid"
+else
+	for _ in 1 2 3 4 5; do not_ok "a listing with one supervisor stopped" "no supervisor pid for $RL1"; done
+fi
+api POST "/v1/runs/$RL1/kill"
+is "$API_S" 200 "... both killed after (1)"
+api POST "/v1/runs/$RL2/kill"
+is "$API_S" 200 "... both killed after (2)"
+
 # env: what `run -e` takes, through the API (issue 16)
 api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"echo env=\$RF_API_ENV; touch '$WS/env.done'\"],\"agent\":\"alpha\",\"workspace\":\"$WS\",\"env\":{\"RF_API_ENV\":\"from the api\"}}"
 is "$API_S" 201 "a start with env: 201"
