@@ -150,6 +150,9 @@ static int do_ps(const char *state_dir, bool json)
                                                        .st = sts[i],
                                                        .st_len = sizeof sts[i]};
                 registry_state_batch(state_dir, q, c.n);
+        } else {
+                free(sts); /* one after another below */
+                sts = NULL;
         }
         free(q);
         for (size_t i = 0; i < c.n; i++) {

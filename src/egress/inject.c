@@ -541,7 +541,8 @@ size_t inject_scrub_inplace(const struct inject_needles *nd, char *buf, size_t l
                             uint64_t *replaced)
 {
         size_t i = from, hold, m = nd->min_len;
-        if (m >= 2 && len >= m && len - m + 1 >= from + SCAN_LANES * SCAN_LANE_MIN &&
+        if (m >= 2 && len >= m && len - m + 1 > from &&
+            len - m + 1 - from >= SCAN_LANES * SCAN_LANE_MIN &&
             scrub_lanes(nd, buf, len, from, &i, replaced, &hold))
                 return hold;
         /* while a whole window fits: the block ending it says how far no

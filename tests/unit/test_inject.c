@@ -570,11 +570,11 @@ static void test_scrub_lanes(void)
                                 what = (const char *)sec.value;
                                 n = sec.len;
                         }
-                        /* near a lane border (a quarter of the window
+                        /* near a lane border (an eighth of the window
                          * starts) for every third plant, else anywhere */
                         size_t at = step    ? k * step + (size_t)(rand_r(&seed) % 8)
                                     : k % 3 ? (size_t)(rand_r(&seed) % len)
-                                            : (len / 4) * (1 + (size_t)rand_r(&seed) % 3) -
+                                            : (len / 8) * (1 + (size_t)rand_r(&seed) % 7) -
                                                       (size_t)(rand_r(&seed) % 64);
                         if (at >= len)
                                 continue;
@@ -594,8 +594,31 @@ static void test_scrub_lanes(void)
                         runs++;
                 }
         }
-        is_int((int)diff, 0, "lane scan == byte-wise scan on %d KiB buffers (%zu runs)", BIG / 1024,
-               runs);
+        /* buffers just below and above where the lanes begin (256 window
+         * starts), values at their edges and the lanes' borders */
+        for (size_t extra = 0; extra < 300; extra++) {
+                size_t from = extra % 7, len = from + nd.min_len - 1 + 240 + extra / 3;
+                if (len > BIG)
+                        break;
+                for (size_t i = 0; i < len; i++)
+                        buf[i] = (char)rand_r(&seed);
+                size_t spots[4] = {from, len - sec.len / 2, from + (len - from) / 8 * (extra % 8),
+                                   len - sec.len};
+                for (size_t k = 0; k < 4; k++)
+                        if (spots[k] < len)
+                                memcpy(buf + spots[k], sec.value,
+                                       sec.len < len - spots[k] ? sec.len : len - spots[k]);
+                uint64_t ra = 0, rb = 0;
+                memcpy(a, buf, len);
+                memcpy(b, buf, len);
+                size_t ha = inject_scrub_inplace(&nd, a, len, from, &ra);
+                size_t hb = inject_scrub_inplace_bytewise(&nd, b, len, from, &rb);
+                diff += ha != hb || ra != rb || memcmp(a, b, len) != 0;
+                runs++;
+        }
+        is_int((int)diff, 0,
+               "lane scan == byte-wise scan on %d KiB buffers and short ones (%zu runs)",
+               BIG / 1024, runs);
         ok(found > planted / 2, "... which held values to replace (%zu of %zu planted)", found,
            planted);
         inject_needles_free(&nd);
