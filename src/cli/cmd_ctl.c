@@ -140,28 +140,22 @@ static int do_ps(const char *state_dir, bool json)
         if (!json)
                 printf("%-36s  %-16s %-9s %6s %8s %5s  %s\n", "RUN", "AGENT", "STATE", "UID", "PID",
                        "AGE", "COMMAND");
-        /* every supervisor asked at once (in batches), not one after another */
-        char(*sts)[32] = c.n ? calloc(c.n, sizeof *sts) : NULL;
-        struct registry_query *q = c.n ? calloc(c.n, sizeof *q) : NULL;
-        if (sts && q) {
-                for (size_t i = 0; i < c.n; i++)
-                        q[i] = (struct registry_query){.run = c.v[i].run,
-                                                       .live = c.live[i],
-                                                       .st = sts[i],
-                                                       .st_len = sizeof sts[i]};
-                registry_state_batch(state_dir, q, c.n);
-        } else {
-                free(sts); /* one after another below */
-                sts = NULL;
-        }
-        free(q);
+        /* REGISTRY_BATCH_MAX supervisors asked at once, not one after another */
+        char sts[REGISTRY_BATCH_MAX][32];
         for (size_t i = 0; i < c.n; i++) {
                 const struct run_info *r = &c.v[i];
-                char st[32], a[16];
-                if (sts)
-                        memcpy(st, sts[i], sizeof st);
-                else
-                        registry_state(state_dir, r->run, c.live[i], st, sizeof st, NULL, 0);
+                const char *st = sts[i % REGISTRY_BATCH_MAX];
+                char a[16];
+                if (i % REGISTRY_BATCH_MAX == 0) {
+                        struct registry_query q[REGISTRY_BATCH_MAX];
+                        size_t n = c.n - i < REGISTRY_BATCH_MAX ? c.n - i : REGISTRY_BATCH_MAX;
+                        for (size_t k = 0; k < n; k++)
+                                q[k] = (struct registry_query){.run = c.v[i + k].run,
+                                                               .live = c.live[i + k],
+                                                               .st = sts[k],
+                                                               .st_len = sizeof sts[k]};
+                        registry_state_batch(state_dir, q, n);
+                }
                 age(r->started_ms, a, sizeof a);
                 if (json) {
                         printf("{");
@@ -186,7 +180,6 @@ static int do_ps(const char *state_dir, bool json)
                                (unsigned long long)r->uid, (unsigned long long)r->pid, a, cmd);
                 }
         }
-        free(sts);
         collect_free(&c);
         return 0;
 }

@@ -492,8 +492,8 @@ static void list_refresh(struct daemon *d)
                 free(r.v);
                 r = (struct relist){0};
         }
-        /* the supervisors to ask: all of them at once, in batches */
-        struct registry_query *ask = r.n ? calloc(r.n, sizeof *ask) : NULL;
+        /* the supervisors to ask: REGISTRY_BATCH_MAX at once */
+        struct registry_query ask[REGISTRY_BATCH_MAX];
         size_t n_ask = 0;
         for (size_t i = 0; i < r.n; i++) {
                 struct listed *e = &r.v[i];
@@ -509,11 +509,6 @@ static void list_refresh(struct daemon *d)
                         continue;
                 }
                 e->status_ms = now;
-                if (!ask) { /* no memory for the batch: one after another */
-                        registry_state(d->state_dir, e->info.run, e->live, e->st, sizeof e->st,
-                                       e->status, sizeof e->status);
-                        continue;
-                }
                 ask[n_ask++] = (struct registry_query){
                         .run = e->info.run,
                         .live = e->live,
@@ -522,9 +517,12 @@ static void list_refresh(struct daemon *d)
                         .status = e->status,
                         .status_len = sizeof e->status,
                 };
+                if (n_ask == REGISTRY_BATCH_MAX) {
+                        registry_state_batch(d->state_dir, ask, n_ask);
+                        n_ask = 0;
+                }
         }
         registry_state_batch(d->state_dir, ask, n_ask);
-        free(ask);
         free(d->list.v);
         d->list.v = r.v;
         d->list.n = r.n;

@@ -475,6 +475,24 @@ static void test_scrub(void)
         inject_needles_free(&nd);
 }
 
+/* A form of the value to plant (the seed's next draws): the value itself,
+ * or the base64 of it after 0..max_pre-1 random bytes (into enc: 200
+ * bytes). Its length; *what points to it. */
+static size_t plant_form(unsigned *seed, size_t max_pre, char *enc, const char **what)
+{
+        unsigned char raw[128];
+        size_t pre = (size_t)(rand_r(seed) % (int)max_pre);
+        for (size_t i = 0; i < pre; i++)
+                raw[i] = (unsigned char)rand_r(seed);
+        memcpy(raw + pre, sec.value, sec.len);
+        if (rand_r(seed) % 2) {
+                *what = enc;
+                return inject_b64_encode(raw, pre + sec.len, enc);
+        }
+        *what = (const char *)sec.value;
+        return sec.len;
+}
+
 /*
  * The skip-table scan (inject_scrub_inplace) against the byte-wise
  * reference: random buffers over a small alphabet with the value and its
@@ -498,19 +516,9 @@ static void test_scrub_skip(void)
                         buf[i] = "abAB01+/=x-_"[rand_r(&seed) % 12];
                 int plants = rand_r(&seed) % 4;
                 for (int k = 0; k < plants; k++) {
-                        unsigned char raw[128];
                         char enc[200];
-                        size_t pre = (size_t)(rand_r(&seed) % 6), n;
-                        for (size_t i = 0; i < pre; i++)
-                                raw[i] = (unsigned char)rand_r(&seed);
-                        memcpy(raw + pre, sec.value, sec.len);
-                        const char *what = enc;
-                        if (rand_r(&seed) % 2) {
-                                n = inject_b64_encode(raw, pre + sec.len, enc);
-                        } else {
-                                what = (const char *)sec.value;
-                                n = sec.len;
-                        }
+                        const char *what;
+                        size_t n = plant_form(&seed, 6, enc, &what);
                         size_t at = (size_t)(rand_r(&seed) % len);
                         size_t cp = n < len - at ? n : len - at; /* cut short at the end */
                         memcpy(buf + at, what, cp);
@@ -557,19 +565,9 @@ static void test_scrub_lanes(void)
                 /* dense: a value every ~60 bytes (hundreds per lane) */
                 size_t plants = dense ? len / 60 : 40, step = dense ? 60 : 0;
                 for (size_t k = 0; k < plants; k++) {
-                        unsigned char raw[128];
                         char enc[200];
-                        size_t pre = (size_t)(rand_r(&seed) % 3), n;
-                        for (size_t i = 0; i < pre; i++)
-                                raw[i] = (unsigned char)rand_r(&seed);
-                        memcpy(raw + pre, sec.value, sec.len);
-                        const char *what = enc;
-                        if (rand_r(&seed) % 2) {
-                                n = inject_b64_encode(raw, pre + sec.len, enc);
-                        } else {
-                                what = (const char *)sec.value;
-                                n = sec.len;
-                        }
+                        const char *what;
+                        size_t n = plant_form(&seed, 3, enc, &what);
                         /* near a lane border (an eighth of the window
                          * starts) for every third plant, else anywhere */
                         size_t at = step    ? k * step + (size_t)(rand_r(&seed) % 8)
