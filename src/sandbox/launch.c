@@ -1510,6 +1510,19 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
         }
         if (chdir(p->cwd) < 0)
                 CFAIL(STEP_CWD);
+        /* The CVE-2024-21626 class: a cwd reached through a descriptor
+         * (/proc/self/fd/N) the caller leaked in may lie outside the root;
+         * the kernel then reports it unreachable, glibc's getcwd as ENOENT
+         * (or a path not starting with '/'). Such a cwd is refused. */
+        {
+                char wd[PATH_MAX];
+                if (!getcwd(wd, sizeof wd))
+                        CFAIL(STEP_CWD);
+                if (wd[0] != '/') {
+                        errno = ENOENT;
+                        CFAIL(STEP_CWD);
+                }
+        }
         if (p->nofile) {
                 struct rlimit rl = {p->nofile, p->nofile};
                 if (setrlimit(RLIMIT_NOFILE, &rl) < 0)

@@ -89,9 +89,17 @@ cat >"$TOP/runc" <<EOF
 printf 'runc %s\n' "\$*" >>"$CALLS"
 exec "${RUNC:-/nonexistent/runc}" "\$@"
 EOF
-chmod 0755 "$TOP/ringfence-oci" "$TOP/runc"
-declare -A RT=([oci]=$TOP/ringfence-oci [runc]=$TOP/runc)
-declare -A NAME=([oci]="" [runc]="control (runc): ")
+CRUN=$(command -v crun || true)
+cat >"$TOP/crun" <<EOF
+#!/bin/sh
+printf 'crun %s\n' "\$*" >>"$CALLS"
+exec "${CRUN:-/nonexistent/crun}" "\$@"
+EOF
+chmod 0755 "$TOP/ringfence-oci" "$TOP/runc" "$TOP/crun"
+declare -A RT=([oci]=$TOP/ringfence-oci [runc]=$TOP/runc [crun]=$TOP/crun)
+declare -A NAME=([oci]="" [runc]="control (runc): " [crun]="control (crun): ")
+# the runtime's own name in the calls log
+declare -A BIN=([oci]=ringfence-oci [runc]=runc [crun]=crun)
 SIDES=(oci)
 [ -n "$RUNC" ] && SIDES+=(runc)
 
@@ -178,11 +186,14 @@ cleanup_containerd() {
 	fi
 	# what a runtime may still hold, by id, through the runtime that made it
 	for c in "${ALL_IDS[@]}"; do
-		for h in "/run/containerd/runc/$NS" "$TOP/oci-root/$NS" "$TOP/runc-root/$NS"; do
+		for h in "/run/containerd/runc/$NS" "$TOP/oci-root/$NS" "$TOP/runc-root/$NS" \
+			"$TOP/crun-root/$NS"; do
 			[ -e "$h/$c" ] || continue
 			timeout 30 "$OCI" --state-dir "$RF_STATE" --root "$h" delete --force "$c" \
 				</dev/null >/dev/null 2>&1
 			[ -n "$RUNC" ] && timeout 30 "$RUNC" --root "$h" delete --force "$c" \
+				</dev/null >/dev/null 2>&1
+			[ -n "$CRUN" ] && timeout 30 "$CRUN" --root "$h" delete --force "$c" \
 				</dev/null >/dev/null 2>&1
 		done
 	done
@@ -298,6 +309,20 @@ status() {
 # cgopt ID — the --cgroup option for container ID, in the array CGO
 cgopt() { CGO=(--cgroup "$(cgroup "$1")"); }
 
+# crun where it runs: Debian 12's crun 1.8 refuses a hybrid-cgroup host
+# whose v2 tree holds a controller ("cgroups in hybrid mode not supported")
+if [ -z "$CRUN" ]; then
+	skip "the controls through crun" "crun is not installed"
+else
+	cgopt probe-crun
+	run crun probe-crun "${CGO[@]}" -- /bin/sh -c :
+	if [ "$RF_RC" = 0 ]; then
+		SIDES+=(crun)
+	else
+		skip "the controls through crun" "crun cannot run here: $(printf '%s' "$RF_OUT" | tail -n 1)"
+	fi
+fi
+
 # --- 1. ctr run --rm --runc-binary RUNTIME IMAGE ID CMD ---------------------------
 # the shim's default root, /run/containerd/runc/NS (nothing makes it but the
 # runtime, with its parents); the cgroup beneath this test's own (--cgroup:
@@ -353,7 +378,7 @@ for side in "${SIDES[@]}"; do
 	run "$side" "opts2-$side" --runtime io.containerd.runc.v2 --runc-root "$TOP/$side-root" "${CGO[@]}" -- \
 		/bin/sh -c 'echo from-$(hostname); exit 4'
 	status "$side" 4 "${NAME[$side]}--runtime io.containerd.runc.v2 --runc-binary --runc-root (made): the status (4)"
-	grep -q "^$([ "$side" = oci ] && echo ringfence-oci || echo runc) --root $TOP/$side-root/$NS .* create .* opts2-$side\$" "$CALLS" &&
+	grep -q "^${BIN[$side]} --root $TOP/$side-root/$NS .* create .* opts2-$side\$" "$CALLS" &&
 		ok "${NAME[$side]}... the shim's --root is the Root option's, per namespace" ||
 		not_ok "${NAME[$side]}... the shim's --root is the Root option's, per namespace" "$(grep "opts2-$side" "$CALLS")"
 done
@@ -396,7 +421,7 @@ for side in "${SIDES[@]}"; do
 		like "$RF_OUT" "no network namespace" "... saying so, through the shim"
 		unlike "$RF_OUT" "ran" "... the command never ran"
 	else
-		is "$RF_RC/$RF_OUT" "0/ran" "control (runc): runc runs it in the host's network namespace"
+		is "$RF_RC/$RF_OUT" "0/ran" "${NAME[$side]}${BIN[$side]} runs it in the host's network namespace"
 	fi
 done
 

@@ -240,6 +240,18 @@ exec 7<&- 8<&-
 like "$RF_OUT" "ok 0 1 2([^ 0-9]|$)" "exec: only fds 0 1 2 of the caller's 0-8 reach the process"
 unlike "$RF_OUT" "ok 0 1 2 [0-9]" "... none beyond them"
 like "$RF_OUT" "cwd-listed" "... its cwd lies inside the container"
+# ... nor does a cwd named through such an fd (a directory outside the
+# container's root): refused at the chdir, the command never runs
+exec 7</etc
+RF_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" exec --cwd /proc/self/fd/7 \
+	"$ID-x" /bin/sh -c 'echo ran-outside; ls' 2>&1 </dev/null)
+RF_RC=$?
+exec 7<&-
+is "$RF_RC" 125 "exec --cwd /proc/self/fd/7 (the caller's fd on the host's /etc): refused (125)"
+like "$RF_OUT" "No such file or directory \(cwd\)" "... at the working directory, unreachable (ENOENT)"
+unlike "$RF_OUT" "ran-outside" "... the command never ran"
+ocx exec --cwd /etc "$ID-x" /bin/sh -c 'pwd'
+is "$RF_RC/$RF_OUT" "0//etc" "control: exec --cwd /etc runs there"
 ocx exec "$ID-x" /no/such/command
 is "$RF_RC" 127 "exec of a command not found: 127"
 ocx exec --process /dev/null "$ID-x"
