@@ -87,6 +87,8 @@ failed=0
 skipped=0
 report=""  # failure details, printed at the end
 todos=""   # failing TODO tests (known gaps), printed at the end
+skips=""   # skipped tests with their reasons, printed at the end
+controls="" # host controls (diag "control outside the sandbox: ..."), printed at the end
 work=$(mktemp -d "/tmp/rf-run.$$.XXXXXXXX") || exit 2
 trap 'rm -rf -- "$work"' EXIT
 
@@ -121,6 +123,7 @@ run_one() {
 			n=$((n + 1))
 			if [[ $lc =~ \#[[:space:]]*skip ]]; then
 				s=$((s + 1))
+				skips+="  $name: ${line#* - }"$'\n'
 			elif [[ $lc =~ \#[[:space:]]*todo ]]; then
 				# a TODO that fails is a known gap (listed, counted as
 				# skipped); one that passes is a pass
@@ -143,11 +146,17 @@ run_one() {
 			if [ "$plan" = 0 ] && [[ $lc =~ skip ]]; then
 				s=$((s + 1))
 				plan=skip-all
+				skips+="  $name: (all) ${line#*\# }"$'\n'
 			fi
 		elif [[ $line =~ ^Bail\ out! ]]; then
 			bailed=$line
 		elif [ "$in_fail" = 1 ] && [[ $line == \#* ]]; then
 			diag_buf+="    $line"$'\n'
+		fi
+		# a host assumption's control, tried outside any sandbox: shown
+		# whatever became of the cases that depend on it
+		if [[ $line =~ ^#[[:space:]]+(control\ outside\ the\ sandbox:.*) ]]; then
+			controls+="  $name: ${BASH_REMATCH[1]}"$'\n'
 		fi
 	done <"$out"
 	[ "$in_fail" = 1 ] && add_failure "$name: $cur" "$diag_buf"
@@ -215,6 +224,16 @@ for t in "$RF_SRC"/tests/integration/*.sh; do
 	run_one "$name" bash "$t"
 done
 
+if [ -n "$controls" ]; then
+	echo
+	echo "Host controls (tried outside any sandbox; the cases they gate skip where the host itself fails):"
+	printf '%s' "$controls"
+fi
+if [ -n "$skips" ]; then
+	echo
+	echo "Skipped, with the reason:"
+	printf '%s' "$skips"
+fi
 if [ -n "$todos" ]; then
 	echo
 	echo "Known gaps (TODO, not counted as failures):"
