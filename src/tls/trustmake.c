@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +40,7 @@
 #include <unistd.h>
 
 #include "sandbox/trustfiles.h"
+#include "shared/error.h"
 #include "shared/macro.h"
 #include "shared/memfd.h"
 #include "tls/runca.h"
@@ -58,17 +58,6 @@
 #define TRUST_CACHE_SCAN 16
 /* How long ago a source must have changed to be cached (settled). */
 #define TRUST_CACHE_SETTLE_S 2
-
-static int fail(char *why, size_t why_len, int r, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t why_len, int r, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_len, fmt, ap);
-        va_end(ap);
-        return r < 0 ? r : -EIO;
-}
 
 static bool same_file(const struct stat *a, const struct stat *b)
 {
@@ -527,25 +516,25 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
         int r;
 
         if (h->blen > 0 && pread(h->bundle, &last, 1, (off_t)h->blen - 1) != 1)
-                return fail(why, why_len, -EIO, "cannot read the host's CA bundle");
+                return rf_why(why, why_len, -EIO, "cannot read the host's CA bundle");
         if ((r = runca_new(j->hosts, j->n_hosts, j->lifetime_s, time(NULL), &der, &der_len, export,
                            export_max, ca_len)) < 0 ||
             (r = trust_pem_cert(der, der_len, &pem, &pem_len)) < 0 ||
             (r = trust_bundle_tail(last != '\n', pem, pem_len, &btail, &btail_len)) < 0)
-                return fail(why, why_len, r, "cannot make the run's TLS authority: %s",
-                            strerror(-r));
+                return rf_why(why, why_len, r < 0 ? r : -EIO,
+                              "cannot make the run's TLS authority: %s", strerror(-r));
         /* the store: its head (the run CA's bag last), the host's bags from
          * the cache, and the MacData, whose MAC (over both, with the cached
          * key) init makes while this process vets and registers the run */
         if (j->java &&
             ((r = trust_p12_head(der, der_len, h->bags_len, &head, &head_len, &auth_at)) < 0 ||
              (r = trust_p12_tail(h->salt, mac, tail, &tail_len)) < 0))
-                return fail(why, why_len, r, "cannot make the run's TLS authority: %s",
-                            strerror(-r));
+                return rf_why(why, why_len, r < 0 ? r : -EIO,
+                              "cannot make the run's TLS authority: %s", strerror(-r));
         size_t java_len = j->java ? head_len + h->bags_len + tail_len : 0;
         if (h->blen + btail_len > j->bound || pem_len > j->bound || java_len > j->bound)
-                return fail(why, why_len, -EFBIG, "the run's TLS trust files exceed %zu bytes",
-                            j->bound);
+                return rf_why(why, why_len, -EFBIG, "the run's TLS trust files exceed %zu bytes",
+                              j->bound);
         struct files_in in = {
                 .bundle_len = h->blen,
                 .btail = btail,
@@ -562,8 +551,8 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
                 .mac_key = h->key,
         };
         if ((*files = files_memfd(&in)) < 0)
-                return fail(why, why_len, *files, "cannot pass the run's TLS trust files: %s",
-                            strerror(-*files));
+                return rf_why(why, why_len, *files < 0 ? *files : -EIO,
+                              "cannot pass the run's TLS trust files: %s", strerror(-*files));
         return 0;
 }
 
@@ -586,8 +575,9 @@ int trust_make(const struct trust_job *j, unsigned char *export, size_t export_m
                 char path[256] = "ringfence-tls.so";
                 (void)rf_tls_module_path(path, sizeof path);
                 r = module;
-                return fail(why, why_len, r, "the TLS module %s could not be loaded: %s", path,
-                            r == -EPROTO ? "it is of another version" : strerror(-r));
+                return rf_why(why, why_len, r < 0 ? r : -EIO,
+                              "the TLS module %s could not be loaded: %s", path,
+                              r == -EPROTO ? "it is of another version" : strerror(-r));
         }
         r = h.bundle = bundle_get(dir, j->bundle, &st, &cached);
         if (r >= 0) {
@@ -600,15 +590,15 @@ int trust_make(const struct trust_job *j, unsigned char *export, size_t export_m
         if (r < 0) {
                 safe_close(h.bundle);
                 safe_close(h.jvm);
-                return fail(why, why_len, r,
-                            "cannot read the host's CA bundle " RF_TLS_HOST_BUNDLE "%s%s: %s",
-                            j->upstream_path ? " or the upstream CA file " : "",
-                            j->upstream_path ? j->upstream_path : "",
-                            r == -EBADMSG  ? "no certificate in it"
-                            : r == -EFBIG  ? "too large"
-                            : r == -EINVAL ? "not a regular file"
-                            : r == -EAGAIN ? "it kept changing while it was read"
-                                           : strerror(-r));
+                return rf_why(why, why_len, r < 0 ? r : -EIO,
+                              "cannot read the host's CA bundle " RF_TLS_HOST_BUNDLE "%s%s: %s",
+                              j->upstream_path ? " or the upstream CA file " : "",
+                              j->upstream_path ? j->upstream_path : "",
+                              r == -EBADMSG  ? "no certificate in it"
+                              : r == -EFBIG  ? "too large"
+                              : r == -EINVAL ? "not a regular file"
+                              : r == -EAGAIN ? "it kept changing while it was read"
+                                             : strerror(-r));
         }
         r = make_files(j, &h, export, export_max, &out->ca_len, &out->files, why, why_len);
         if (r < 0) {
