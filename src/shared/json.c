@@ -1227,6 +1227,41 @@ int json_buf_append(struct json_buf *b, const char *s, size_t len)
         return 0;
 }
 
+int json_buf_append_string_lossy(struct json_buf *b, const char *s, size_t len)
+{
+        if (b->error)
+                return b->error;
+        if (json_utf8_valid(s, len, NULL) && !memchr(s, '\0', len))
+                return json_buf_append_string(b, s, len);
+        if (len > (SIZE_MAX - 1) / 3)
+                return (b->error = -ENOMEM);
+        _cleanup_free_ char *t = malloc(3 * len + 1);
+        if (!t)
+                return (b->error = -ENOMEM);
+        size_t n = 0, i = 0;
+        while (i < len) {
+                size_t bad = len - i;
+                if (json_utf8_valid(s + i, len - i, &bad))
+                        bad = len - i;
+                /* the valid run before the first bad byte, NULs replaced */
+                for (size_t k = 0; k < bad; k++) {
+                        if (s[i + k] == '\0') {
+                                memcpy(t + n, "\xef\xbf\xbd", 3);
+                                n += 3;
+                        } else {
+                                t[n++] = s[i + k];
+                        }
+                }
+                i += bad;
+                if (i < len) {
+                        memcpy(t + n, "\xef\xbf\xbd", 3);
+                        n += 3;
+                        i++;
+                }
+        }
+        return json_buf_append_string(b, t, n);
+}
+
 int json_buf_append_string(struct json_buf *b, const char *s, size_t len)
 {
         size_t run = 0; /* start of the pending run of bytes copied verbatim */

@@ -227,6 +227,10 @@ int json_buf_append(struct json_buf *b, const char *s, size_t len);
  * \" \\ \b \f \n \r \t, \u00xx (lower-case hex) for other C0 controls, all else raw.
  * -EINVAL if `s` is not valid UTF-8 or contains NUL. */
 int json_buf_append_string(struct json_buf *b, const char *s, size_t len);
+/* The same for text that need not be UTF-8 (a command a caller named):
+ * every byte that is not part of well-formed UTF-8, and NUL, is written as
+ * U+FFFD, as the audit log records it. -ENOMEM, or the buffer's error. */
+int json_buf_append_string_lossy(struct json_buf *b, const char *s, size_t len);
 /* Append an unsigned integer in decimal. */
 int json_buf_append_uint(struct json_buf *b, uint64_t v);
 /* Release the buffer's memory; leaves it empty. */

@@ -108,7 +108,12 @@ int registry_add(const char *state_dir, const struct run_info *info, struct regi
         }
         put_str(&j, &first, "agent", info->agent);
         put_str(&j, &first, "cgroup", info->cgroup);
-        put_str(&j, &first, "command", info->command);
+        /* the caller's argv[0] may be any bytes: kept as the audit log's
+         * run.start keeps it, invalid UTF-8 as U+FFFD */
+        json_buf_append(&j, ",", 1);
+        json_buf_append_string(&j, "command", 7);
+        json_buf_append(&j, ":", 1);
+        json_buf_append_string_lossy(&j, info->command, strlen(info->command));
         put_str(&j, &first, "on_behalf_of", info->on_behalf_of);
         put_num(&j, &first, "pid", info->pid);
         put_str(&j, &first, "run", info->run);
@@ -118,10 +123,13 @@ int registry_add(const char *state_dir, const struct run_info *info, struct regi
         json_buf_append(&j, "}\n", 2);
         r->info = openat(r->rundir, "info.json", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                          0600);
-        if (j.error || r->info < 0 || flock(r->info, LOCK_EX) < 0 ||
+        if (j.error) {
+                e = rf_error_set(err, j.error, "cannot register the run: %s", strerror(-j.error));
+                goto fail;
+        }
+        if (r->info < 0 || flock(r->info, LOCK_EX) < 0 ||
             write(r->info, j.data, j.len) != (ssize_t)j.len) {
-                e = rf_error_set(err, j.error ? j.error : negative_errno(),
-                                 "cannot register the run: %m");
+                e = rf_error_set(err, negative_errno(), "cannot register the run: %m");
                 goto fail;
         }
         json_buf_done(&j);

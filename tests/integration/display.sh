@@ -55,6 +55,16 @@ is "$RF_RC" 0 "control: a command with a backslash in its name runs"
 like "$(audit_txt --event run.start | tail -n 1)" ' command=[^ ]*/b\\\\u001b ' \
 	"a literal backslash shows as \\\\: typed text cannot pass for an escape"
 
+# a command whose name is not UTF-8 runs (registered with U+FFFD for each
+# bad byte, as run.start records it), shown without a raw byte
+notutf=$WS/t$'\xff\xc3'
+cp /bin/true "$notutf"
+rf_run -- "$notutf"
+is "$RF_RC" 0 "a command whose name is not UTF-8 (t\\xff\\xc3) runs (0)"
+like "$(audit_txt --event run.start | tail -n 1)" " command=[^ ]*/t"$'\xef\xbf\xbd\xef\xbf\xbd'" " \
+	"... run.start shows each bad byte as U+FFFD"
+rm -f "$notutf"
+
 # ---- ps: a live run whose argv[0] holds the sequence -----------------------------------------
 live="$WS/sh${ESC}]0;pwn${BEL}"
 cp /bin/sh "$live"

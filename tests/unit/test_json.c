@@ -615,6 +615,21 @@ static void test_writer(void)
         is_int(json_buf_append_string(&b, "a\0b", 3), -EINVAL, "NUL refused");
         json_buf_done(&b);
 
+        /* the lossy form: bad bytes and NUL become U+FFFD, valid text as is */
+        is_int(json_buf_append_string_lossy(&b, "t\xff\xc3", 3), 0, "lossy: invalid UTF-8 taken");
+        is_str(b.data, "\"t\xef\xbf\xbd\xef\xbf\xbd\"", "... each bad byte as U+FFFD");
+        json_buf_done(&b);
+        is_int(json_buf_append_string_lossy(&b, "a\0\xe2\x82\xac\x80" "b", 7), 0,
+               "lossy: NUL and a stray byte");
+        is_str(b.data,
+               "\"a\xef\xbf\xbd\xe2\x82\xac\xef\xbf\xbd"
+               "b\"",
+               "... the euro sign kept, the rest replaced");
+        json_buf_done(&b);
+        is_int(json_buf_append_string_lossy(&b, "plain\x1b", 6), 0, "lossy: valid text");
+        is_str(b.data, "\"plain\\u001b\"", "... written as the strict form writes it");
+        json_buf_done(&b);
+
         json_buf_append_uint(&b, 0);
         json_buf_append(&b, ",", 1);
         json_buf_append_uint(&b, UINT64_MAX);
