@@ -96,6 +96,37 @@ static int limit_key(const struct json_node *m, struct dconf_limits *l, bool tim
         return 1;
 }
 
+/* ceiling.state_reserve: a size ("64M"; "0": none) or a share of the file
+ * system ("5%", 1 to DCONF_RESERVE_PCT_MAX). */
+static int parse_reserve(const struct json_node *m, struct dconf *c, char *why, size_t wl)
+{
+        uint64_t x = 0;
+        if (m->type == JSON_STRING && m->len >= 2 && m->len <= 3 && m->str[m->len - 1] == '%') {
+                unsigned pct = 0;
+                bool digits = true;
+                for (size_t i = 0; i + 1 < m->len; i++) {
+                        if (m->str[i] >= '0' && m->str[i] <= '9')
+                                pct = pct * 10 + (unsigned)(m->str[i] - '0'); /* 2 digits */
+                        else
+                                digits = false;
+                }
+                if (digits && pct >= 1 && pct <= DCONF_RESERVE_PCT_MAX) {
+                        c->reserve_pct = pct;
+                        c->state_reserve = 0;
+                        return 0;
+                }
+        } else if ((m->type == JSON_STRING || m->type == JSON_NUMBER) &&
+                   parse_size(m->str, &x) == 0) {
+                c->state_reserve = x;
+                c->reserve_pct = 0;
+                return 0;
+        }
+        return rf_why(why, wl, -EINVAL,
+                      "ceiling.state_reserve: a size such as \"64M\" (\"0\": none) or a "
+                      "share of the file system such as \"5%%\" (1-%d%%)",
+                      DCONF_RESERVE_PCT_MAX);
+}
+
 static int parse_grant(const struct json_node *o, struct dconf_grant *g, char *why, size_t wl)
 {
         bool have_id = false;
@@ -238,6 +269,7 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
                                           .pids = DCONF_DEFAULT_PIDS,
                                           .log_bytes = DCONF_DEFAULT_LOG_BYTES,
                                           .state_bytes = DCONF_DEFAULT_STATE_BYTES};
+        c->state_reserve = DCONF_DEFAULT_RESERVE;
         if (json_parse(buf, len, &doc, &err) < 0)
                 return rf_why(why, wl, -EINVAL, "%s", err.msg);
         if (doc->type != JSON_OBJECT)
@@ -292,6 +324,8 @@ int dconf_parse(const char *buf, size_t len, struct dconf *c, char *why, size_t 
                                                 r = rf_why(why, wl, -EINVAL,
                                                            "ceiling.runs_per_uid: 1 to 4096 runs");
                                         c->runs_per_uid = (unsigned)runs;
+                                } else if (!strcmp(e->key, "state_reserve")) {
+                                        r = parse_reserve(e, c, why, wl);
                                 } else if ((r = limit_key(e, &c->limits, false, why, wl)) == 0)
                                         r = rf_why(why, wl, -EINVAL,
                                                    "ceiling: unknown key \"%.64s\"", e->key);
@@ -356,6 +390,15 @@ struct dconf_limits dconf_limits_for(const struct dconf *c, uid_t uid, const gid
                 l.state_bytes = o->state_bytes ? o->state_bytes : l.state_bytes;
         }
         return l;
+}
+
+uint64_t dconf_reserve_bytes(const struct dconf *c, uint64_t fs_bytes)
+{
+        /* fs_bytes / 100 * pct cannot overflow (pct <= 50); the remainder's
+         * share is added so a small file system's share is not rounded away */
+        if (c->reserve_pct)
+                return fs_bytes / 100 * c->reserve_pct + fs_bytes % 100 * c->reserve_pct / 100;
+        return c->state_reserve;
 }
 
 const struct dconf_grant *dconf_grant_for(const struct dconf *c, uid_t uid, const gid_t *gids,

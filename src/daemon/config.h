@@ -11,7 +11,7 @@
  *    "ceiling": {"allow_hosts": ["api.github.com:443"], "max_timeout": "1h",
  *                "profiles": ["claude-code"], "add_hosts": ["git.internal:10.0.0.7"],
  *                "memory": "2G", "pids": 1024, "cpus": "2", "log_bytes": "4M",
- *                "state_bytes": "1G"},
+ *                "state_bytes": "1G", "state_reserve": "64M"},
  *    "secrets": {"github": {"name": "GITHUB_TOKEN", "deliver": "env",
  *                           "from": "store:github",          (or "exec": [argv], "pass_env")
  *                           "agents": ["claude"], "uids": [1000]}}}
@@ -31,6 +31,15 @@
  * Defaults (DCONF_DEFAULT_*) hold on cgroup v1 and v2 hosts alike: the
  * daemon always passes --memory, so every API run has a memory limit.
  * state_bytes is what one uid other than root may hold in STATE_DIR/logs.
+ * cpus and timeout have no default: unset, a run gets no CPU limit and no
+ * timeout unless its request asks for one.
+ *
+ * The reserve (ceiling.state_reserve, not a grant's: it is one for the
+ * file system): free space on the state dir's file system that only root's
+ * runs may use, so that uids other than root together (their logs, which
+ * state_bytes bounds only per uid) cannot fill the disk the audit log lives
+ * on and get root's runs refused. A size ("64M", the default; "0" turns it
+ * off) or a share of the file system ("5%", 1-50).
  *
  * Audit reads: a grant with "audit" shows the records of its agents' runs
  * started by (or for) the caller's own uid; "all_uids": true widens that to
@@ -61,8 +70,10 @@ struct dconf_limits {
 
 #define DCONF_DEFAULT_MEMORY      (2ULL << 30) /* 2 GiB */
 #define DCONF_DEFAULT_PIDS        1024
-#define DCONF_DEFAULT_LOG_BYTES   (4ULL << 20) /* 4 MiB */
-#define DCONF_DEFAULT_STATE_BYTES (1ULL << 30) /* 1 GiB per uid */
+#define DCONF_DEFAULT_LOG_BYTES   (4ULL << 20)  /* 4 MiB */
+#define DCONF_DEFAULT_STATE_BYTES (1ULL << 30)  /* 1 GiB per uid */
+#define DCONF_DEFAULT_RESERVE     (64ULL << 20) /* ceiling.state_reserve: 64 MiB */
+#define DCONF_RESERVE_PCT_MAX     50
 
 struct dconf_grant {
         bool is_gid;
@@ -99,6 +110,8 @@ struct dconf {
         uint64_t max_timeout_ms;    /* 0: none */
         unsigned runs_per_uid;      /* live runs a uid other than root may have started */
         struct dconf_limits limits; /* the ceiling's (defaults filled in by dconf_parse) */
+        uint64_t state_reserve;     /* bytes kept for root; 0 with reserve_pct 0: none */
+        unsigned reserve_pct;       /* instead, a share of the file system (1-50) */
         struct dconf_secret secrets[DCONF_SECRETS_MAX];
         size_t n_secrets;
 };
@@ -137,6 +150,12 @@ struct dconf_limits dconf_limits_for(const struct dconf *c, uid_t uid, const gid
 struct json_buf;
 bool dconf_audit_scope(const struct dconf *c, uid_t uid, const gid_t *gids, size_t n_gids,
                        struct json_buf *j);
+
+/*
+ * dconf_reserve_bytes — the reserve (ceiling.state_reserve) on a file system
+ * of `fs_bytes` bytes: the size configured, or its share of fs_bytes. Pure.
+ */
+uint64_t dconf_reserve_bytes(const struct dconf *c, uint64_t fs_bytes);
 
 /* dconf_secret_for — the secret `key` if agent and uid are on its ACL, else NULL. */
 const struct dconf_secret *dconf_secret_for(const struct dconf *c, const char *key,

@@ -43,6 +43,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -122,6 +123,7 @@ struct listed {
 
 struct daemon {
         const char *state_dir;
+        int state_fd; /* the state dir: its file system's free space (the reserve) */
         struct {
                 struct listed *v;
                 size_t n, cap;
@@ -722,6 +724,90 @@ static uint64_t state_bytes_of(const struct daemon *d, uid_t uid)
         return used;
 }
 
+/* Free bytes of the file system under `fd` (f_bavail: what any writer
+ * may still use), the reserve on it, and whether it reports a size. */
+static int fs_room(const struct dconf *conf, int fd, uint64_t *free_b, uint64_t *reserve)
+{
+        struct statvfs sv;
+        uint64_t fs_bytes;
+        if (fstatvfs(fd, &sv) < 0)
+                return -errno;
+        if (sv.f_blocks == 0) /* no size reported (a pseudo file system): no reserve to keep */
+                return 0;
+        if (__builtin_mul_overflow((uint64_t)sv.f_bavail, (uint64_t)sv.f_frsize, free_b))
+                *free_b = UINT64_MAX;
+        if (__builtin_mul_overflow((uint64_t)sv.f_blocks, (uint64_t)sv.f_frsize, &fs_bytes))
+                fs_bytes = UINT64_MAX;
+        *reserve = dconf_reserve_bytes(conf, fs_bytes);
+        return 1;
+}
+
+/*
+ * Room in the state dir for the logs of runs of uids other than root: the
+ * free space of its file system (and of STATE_DIR/logs', if that is
+ * another one: the less of the two) less the reserve kept there for root
+ * (ceiling.state_reserve) and less what the runs going of uids other than
+ * root may still write to their logs (each one's cap less what it wrote).
+ * 0 with *room (UINT64_MAX: no file system reports a size), *free_b and
+ * *reserve (of the file system with the least room) and *pending set, or
+ * -errno.
+ */
+static int state_room(const struct daemon *d, uint64_t *room, uint64_t *free_b, uint64_t *reserve,
+                      uint64_t *pending)
+{
+        _cleanup_close_ int lfd =
+                openat(d->state_fd, "logs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        *room = *free_b = UINT64_MAX;
+        *reserve = *pending = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++) {
+                const struct child_run *cr = &d->runs[i];
+                char name[RF_RUN_ID_LEN + 8];
+                struct stat st;
+                if (cr->pid <= 0 || !cr->run[0] || cr->uid == 0)
+                        continue;
+                snprintf(name, sizeof name, "%s.log", cr->run);
+                uint64_t written = lfd >= 0 && fstatat(lfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0
+                                           ? (uint64_t)st.st_size
+                                           : 0;
+                *pending += cr->log_cap > written ? cr->log_cap - written : 0;
+        }
+        struct stat sst, lst;
+        int fds[2] = {d->state_fd, lfd};
+        size_t n = lfd >= 0 && fstat(d->state_fd, &sst) == 0 && fstat(lfd, &lst) == 0 &&
+                                   sst.st_dev != lst.st_dev
+                           ? 2
+                           : 1;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t fr = 0, res = 0;
+                int r = fs_room(d->conf, fds[i], &fr, &res);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                uint64_t kept = res > UINT64_MAX - *pending ? UINT64_MAX : res + *pending;
+                uint64_t left = fr > kept ? fr - kept : 0;
+                if (left < *room) {
+                        *room = left;
+                        *free_b = fr;
+                        *reserve = res;
+                }
+        }
+        return 0;
+}
+
+/* A duration in ms as the largest unit that divides it ("1h", "90s"). */
+static void duration_text(uint64_t ms, char *buf, size_t len)
+{
+        static const struct {
+                uint64_t ms;
+                const char *unit;
+        } u[] = {{3600000, "h"}, {60000, "m"}, {1000, "s"}, {1, "ms"}};
+        size_t i = 0;
+        while (ms && ms % u[i].ms)
+                i++;
+        snprintf(buf, len, "%llu%s", (unsigned long long)(ms / u[i].ms), u[i].unit);
+}
+
 /* One limit of a start: what the request asked for (`asked`, text, may be
  * ""), held to `ceiling` (0: none) for a caller other than root. 0 with
  * *out set, or -1 with the refusal sent. */
@@ -850,13 +936,16 @@ static int start_admissible(struct daemon *d, struct client *c, const struct api
         }
         if (l.timeout_ms && (!timeout || timeout > l.timeout_ms)) {
                 if (timeout) {
+                        char max_text[32];
+                        duration_text(l.timeout_ms, max_text, sizeof max_text);
                         respond_error(c, 403,
-                                      "timeout: longer than the ceiling's max_timeout (or the "
-                                      "grant's limits.timeout)");
+                                      "timeout: %s is above uid %u's ceiling of %s (a request can "
+                                      "only narrow it: the grant's limits.timeout or the "
+                                      "ceiling's max_timeout)",
+                                      q->timeout, (unsigned)c->cred.uid, max_text);
                         return -1;
                 }
-                if (!timeout)
-                        timeout = l.timeout_ms;
+                timeout = l.timeout_ms;
         }
         lim->timeout_ms = timeout;
         /* the log: its cap, within what is left of the uid's state_bytes
@@ -876,6 +965,29 @@ static int start_admissible(struct daemon *d, struct client *c, const struct api
                 }
                 if (lim->log_max > left)
                         lim->log_max = left;
+                /* and within the state dir's file system, less the reserve
+                 * kept there for root: uids other than root together cannot
+                 * fill the disk the audit log is written to (root's runs
+                 * would be refused, 125, when their records cannot be) */
+                uint64_t room, free_b, reserve, pending;
+                int e = state_room(d, &room, &free_b, &reserve, &pending);
+                if (e < 0) {
+                        respond_error(c, 500, "cannot read the state dir's free space: %s",
+                                      strerror(-e));
+                        return -1;
+                }
+                if (room < DAEMON_LOG_MIN) {
+                        respond_error(c, 403,
+                                      "the state dir's file system has %llu bytes free, of which "
+                                      "%llu are kept for root's runs (ceiling.state_reserve) and "
+                                      "%llu may still be written to the logs of runs going: no "
+                                      "room for another run's log",
+                                      (unsigned long long)free_b, (unsigned long long)reserve,
+                                      (unsigned long long)pending);
+                        return -1;
+                }
+                if (lim->log_max > room)
+                        lim->log_max = room;
         }
         /* secrets: only the operator's, each on its ACL */
         for (size_t i = 0; i < q->n_secrets; i++)
@@ -1905,7 +2017,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
 
         d->state_dir = state_dir;
         d->conf = conf;
-        d->listen = d->parser = d->sfd = -1;
+        d->listen = d->parser = d->sfd = d->state_fd = -1;
         for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
                 d->clients[i].fd = d->clients[i].check_fd = -1;
         ssize_t sl = readlink("/proc/self/exe", d->self, sizeof d->self - 1);
@@ -1921,6 +2033,11 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
         if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
                 fprintf(stderr, "ringfence: daemon: %s\n",
                         lock < 0 ? strerror(errno) : "another daemon serves this state dir");
+                return 1;
+        }
+        d->state_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d->state_fd < 0) {
+                fprintf(stderr, "ringfence: daemon: %s: %m\n", state_dir);
                 return 1;
         }
         if ((r = audit_open(state_dir, &d->log, &err)) < 0) {
@@ -2073,6 +2190,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
         reap(d);
         free(d->list.v);
         audit_close(d->log);
+        d->state_fd = safe_close(d->state_fd);
         close(lock);
         fprintf(stderr, "ringfence: daemon: stopped\n");
         return 0;

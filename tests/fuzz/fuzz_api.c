@@ -2,7 +2,8 @@
  * fuzz_api.c — the daemon's request path on arbitrary bytes: the origin-
  * form HTTP parser and the API router (as the parser process runs them),
  * the operator configuration parser (and the audit scope it gives a
- * caller, which must parse back), and the wire unpacker the privileged
+ * caller, which must parse back; the state dir's reserve, a share of the
+ * file system never above it), and the wire unpacker the privileged
  * side uses on what the parser sends. The first byte picks which.
  */
 #include <stdint.h>
@@ -61,6 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         }
                         json_buf_done(&j);
                         (void)dconf_limits_for(&c, 1000, &g, 1, "a");
+                        /* the reserve: a share is at most half the file system */
+                        if (c.reserve_pct &&
+                            (dconf_reserve_bytes(&c, UINT64_MAX) > UINT64_MAX / 2 ||
+                             dconf_reserve_bytes(&c, 4096) > 2048))
+                                abort();
                         dconf_clear(&c);
                 }
                 return 0;

@@ -22,7 +22,11 @@
 # (the stream too); root sees all. Resource ceilings: every API run
 # records a memory limit; a request above its grant's limits is refused
 # (403); a run's log stops at the grant's log_bytes, saying so; a uid past
-# its state_bytes is refused while root still starts runs. Every daemon
+# its state_bytes is refused while root still starts runs; a grant's cpus
+# and timeout ceilings: a start above either is refused (403 naming the
+# ceiling), one below both starts with what it asked for, one naming
+# neither gets the ceilings (the reserve kept for root on the state dir's
+# file system: daemon_reserve.sh). Every daemon
 # child (parser, egress, exec provider, audit stream) has no capability,
 # an empty bounding set and no_new_privs.
 #
@@ -56,7 +60,9 @@ cat >"$WS.conf" <<JSON
  "grants": [{"uid": 65534, "agents": ["nb"],
              "actions": ["start-run", "list-runs", "get-run", "kill", "pause", "resume", "audit"]},
             {"uid": 65534, "agents": ["nbq"], "actions": ["start-run", "get-run"],
-             "limits": {"memory": "128M", "log_bytes": "16K", "state_bytes": "24K"}}],
+             "limits": {"memory": "128M", "log_bytes": "16K", "state_bytes": "24K"}},
+            {"uid": 65534, "agents": ["nbc"], "actions": ["start-run", "get-run"],
+             "limits": {"cpus": "1", "timeout": "10m"}}],
  "ceiling": {"allow_hosts": ["api.example.test:443"], "max_timeout": "1h", "runs_per_uid": 2},
  "secrets": {"tok": {"name": "TOK", "deliver": "broker", "from": "store:tok",
                      "agents": ["nb"], "uids": [65534]},
@@ -573,6 +579,28 @@ is "$API_S" 403 "a uid past its state_bytes is refused (403)"
 like "$API_B" "limits.state_bytes" "... naming the limit"
 api POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nbq\",\"workspace\":\"$WS\"}"
 is "$API_S" 201 "... while root still starts runs (its runs are not counted against it)"
+# cpus and timeout: no default ceiling (docs/API.md); grant nbc's are 1 CPU
+# and 10 minutes, which a request may only narrow
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nbc\",\"workspace\":\"$NBWS\",\"cpus\":\"2\"}"
+is "$API_S" 403 "a start asking for more CPUs than its grant's ceiling (2 > 1): 403"
+like "$API_B" "cpus: 2 is above uid 65534's ceiling of 1\\.000" "... naming the ceiling"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nbc\",\"workspace\":\"$NBWS\",\"timeout\":\"1h\"}"
+is "$API_S" 403 "a start asking for a longer timeout than its grant's ceiling (1h > 10m): 403"
+like "$API_B" "timeout: 1h is above uid 65534's ceiling of 10m" "... naming the ceiling"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nbc\",\"workspace\":\"$NBWS\",\"cpus\":\"0.5\",\"timeout\":\"5m\"}"
+is "$API_S" 201 "... while asking for less of both is allowed (201)"
+NC1=$(run_of "$API_B")
+for _ in $(seq 1 1200); do records | grep -q "\"event\":\"run.exit\".*\"run\":\"$NC1\"" && break; sleep 0.05; done
+like "$(startrec "$NC1")" '"limit_cpus_milli":500' "... and the run has half a CPU"
+like "$(startrec "$NC1")" '"timeout_ms":300000' "... and a 5 minute timeout"
+api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nbc\",\"workspace\":\"$NBWS\"}"
+is "$API_S" 201 "a start naming neither (201)"
+NC2=$(run_of "$API_B")
+for _ in $(seq 1 1200); do records | grep -q "\"event\":\"run.exit\".*\"run\":\"$NC2\"" && break; sleep 0.05; done
+like "$(startrec "$NC2")" '"limit_cpus_milli":1000' "... gets the grant's ceilings: 1 CPU"
+like "$(startrec "$NC2")" '"timeout_ms":600000' "... and 10 minutes"
+# (uid 65534's runs are over and reaped before the cases below: runs_per_uid)
+check "the daemon reports itself quiescent, with RA its one run" wait_quiescent "$NBQRUNS"
 
 # ---- the review's cases ------------------------------------------------------------------------
 # a workspace the caller may write but does not own would lend it the owner's identity

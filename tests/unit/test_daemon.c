@@ -314,8 +314,43 @@ static void test_limits(void)
         ok(l.memory == DCONF_DEFAULT_MEMORY && l.log_bytes == 4ULL << 20 &&
                    l.state_bytes == DCONF_DEFAULT_STATE_BYTES,
            "... safe defaults: a memory limit, a 4 MiB log, a state dir share");
+        ok(c.state_reserve == DCONF_DEFAULT_RESERVE && !c.reserve_pct &&
+                   dconf_reserve_bytes(&c, 1ULL << 40) == 64ULL << 20,
+           "... and a reserve of 64 MiB kept for root on the state dir's file system");
+        ok(!l.cpus_milli && !l.timeout_ms, "... no cpus and no timeout ceiling unless set");
+        dconf_clear(&c);
+        /* ceiling.state_reserve: a size, "0" (none) or a share */
+        const char *res = "{\"version\":1,\"ceiling\":{\"state_reserve\":\"128M\"}}";
+        is_int(dconf_parse(res, strlen(res), &c, why, sizeof why), 0, "state_reserve 128M");
+        ok(c.state_reserve == 128ULL << 20 && dconf_reserve_bytes(&c, 1ULL << 30) == 128ULL << 20,
+           "... 128 MiB whatever the file system's size");
+        dconf_clear(&c);
+        res = "{\"version\":1,\"ceiling\":{\"state_reserve\":\"5%\"}}";
+        is_int(dconf_parse(res, strlen(res), &c, why, sizeof why), 0, "state_reserve 5%%");
+        ok(c.reserve_pct == 5 && !c.state_reserve &&
+                   dconf_reserve_bytes(&c, 100ULL << 30) == 5ULL << 30 &&
+                   dconf_reserve_bytes(&c, 199) == 9 && dconf_reserve_bytes(&c, 0) == 0,
+           "... 5%% of the file system (100 GiB: 5 GiB; 199 bytes: 9)");
+        ok(dconf_reserve_bytes(&c, UINT64_MAX) == UINT64_MAX / 100 * 5 + UINT64_MAX % 100 * 5 / 100,
+           "... without overflow on the largest size");
+        dconf_clear(&c);
+        res = "{\"version\":1,\"ceiling\":{\"state_reserve\":\"0\"}}";
+        is_int(dconf_parse(res, strlen(res), &c, why, sizeof why), 0, "state_reserve 0");
+        ok(dconf_reserve_bytes(&c, 1ULL << 30) == 0, "... turns the reserve off");
         dconf_clear(&c);
         static const char *const bad[] = {
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"lots\"}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"0%\"}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"51%\"}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"%\"}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"-1%\"}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"1.5%\"}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"100%\"}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"-64M\"}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":true}}",
+                "{\"version\":1,\"ceiling\":{\"state_reserve\":\"99999999999999999999\"}}",
+                ("{\"version\":1,\"grants\":[{\"uid\":1,\"agents\":[\"a\"],\"actions\":"
+                 "[\"kill\"],\"limits\":{\"state_reserve\":\"1G\"}}]}"),
                 "{\"version\":1,\"ceiling\":{\"memory\":\"lots\"}}",
                 "{\"version\":1,\"ceiling\":{\"log_bytes\":\"1\"}}",
                 "{\"version\":1,\"ceiling\":{\"timeout\":\"1h\"}}",
