@@ -1,6 +1,6 @@
 /*
- * cmd_doctor.c — `ringfence doctor [--json] [--state-dir DIR]`: will runs
- * work on this host, and if not, exactly what to change.
+ * cmd_doctor.c — `ringfence doctor [--json] [--state-dir DIR] [--workspace
+ * DIR]`: will runs work on this host, and if not, exactly what to change.
  *
  * Design: a table of checks, each a function filling one result (status,
  * what was seen, the fix), run in order as the caller (never elevated).
@@ -9,11 +9,13 @@
  * (sandbox_diagnose_clone), a child that installs a seccomp filter, the
  * Landlock ABI (landlock_plan), a cgroup created and removed beneath our
  * own (cgroup_create, as `version --layers` does), the state dir resolved
- * as `run` would (created nowhere), the resolver the egress process reads,
- * and the IA-32 `int $0x80` entry in a child (some hypervisors fault on
- * it: only a note). A failed check means a run would be refused; "note"
- * and "warn" never change the exit status. Exit 0 when runs will work,
- * 1 otherwise, 2 for usage errors.
+ * as `run` would (created nowhere), the workspace's filesystem idmapped
+ * for real where a run would idmap it (root: a detached clone, never
+ * attached, through sandbox_idmap_probe — the run's own code), the
+ * resolver the egress process reads, and the IA-32 `int $0x80` entry in
+ * a child (some hypervisors fault on it: only a note). A failed check
+ * means a run would be refused; "note" and "warn" never change the exit
+ * status. Exit 0 when runs will work, 1 otherwise, 2 for usage errors.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,13 +35,17 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "config.h"
 #include "egress/egress.h"
 #include "sandbox/capture.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/hostuid.h"
 #include "sandbox/landlock.h"
 #include "sandbox/launch.h"
 #include "sandbox/plan.h"
@@ -59,6 +65,7 @@ struct result {
 
 struct doctor {
         const char *state_flag; /* --state-dir, or NULL */
+        const char *workspace;  /* --workspace, or NULL: the current directory */
 };
 
 static void set(struct result *r, enum status st, const char *fix, const char *fmt, ...)
@@ -327,6 +334,112 @@ static void check_state_dir(const struct doctor *d, struct result *r)
                 set(r, ST_OK, NULL, "%s", dir);
 }
 
+/* A mountinfo path field (spaces, tabs, newlines and backslashes as \ooo)
+ * of n bytes, decoded into out (size PATH_MAX); false if too long. */
+static bool mountinfo_path(const char *f, size_t n, char *out)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (k + 1 >= PATH_MAX)
+                        return false;
+                if (f[i] == '\\' && i + 3 < n && f[i + 1] >= '0' && f[i + 1] <= '3' &&
+                    f[i + 2] >= '0' && f[i + 2] <= '7' && f[i + 3] >= '0' && f[i + 3] <= '7') {
+                        out[k++] = (char)((f[i + 1] - '0') << 6 | (f[i + 2] - '0') << 3 |
+                                          (f[i + 3] - '0'));
+                        i += 3;
+                } else
+                        out[k++] = f[i];
+        }
+        out[k] = '\0';
+        return true;
+}
+
+/* What /proc/self/mountinfo says of the tree at `path` (canonical), whose
+ * stat is `st`: the type of its filesystem as the kernel names it
+ * ("ramfs", "fuse.sshfs": the topmost mount of its device; else the statfs
+ * magic number) into type, and how many mounts lie beneath it (a run's
+ * workspace clone takes them along, each to be idmapped). */
+static unsigned fs_describe(const char *path, const struct stat *st, long magic, char *type,
+                            size_t len)
+{
+        unsigned beneath = 0;
+        size_t plen = strlen(path);
+        snprintf(type, len, "type 0x%lx", (unsigned long)magic);
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return 0;
+        _cleanup_free_ char *line = NULL, *mp = malloc(PATH_MAX);
+        size_t cap = 0;
+        while (mp && getline(&line, &cap, f) > 0) {
+                unsigned maj, min;
+                int at = -1;
+                const char *sep = strstr(line, " - ");
+                if (!sep || sscanf(line, "%*s %*s %u:%u %*s %n", &maj, &min, &at) != 2 || at < 0)
+                        continue;
+                size_t n = strcspn(line + at, " \n");
+                if (mountinfo_path(line + at, n, mp) && plen > 0 && !strncmp(mp, path, plen) &&
+                    (mp[plen] == '/' || (plen == 1 && mp[1])))
+                        beneath++;
+                n = strcspn(sep + 3, " \n");
+                if (maj == major(st->st_dev) && min == minor(st->st_dev) && n > 0 && n < len)
+                        snprintf(type, len, "%.*s", (int)n, sep + 3); /* the last: topmost */
+        }
+        fclose(f);
+        return beneath;
+}
+
+static void check_workspace(const struct doctor *d, struct result *r)
+{
+        const char *ws = d->workspace ? d->workspace : ".";
+        char canon[PATH_MAX], type[64];
+        struct stat st;
+        struct statfs sf;
+        if (!realpath(ws, canon) || stat(canon, &st) < 0) {
+                set(r, ST_FAIL,
+                    "pass --workspace DIR naming an existing directory (a run's is "
+                    "the current directory unless --workspace names one)",
+                    "workspace %s: %m", ws);
+                return;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                set(r, ST_FAIL, "pass --workspace DIR naming a directory",
+                    "workspace %s: not a directory", canon);
+                return;
+        }
+        if (statfs(canon, &sf) < 0)
+                sf.f_type = 0;
+        unsigned beneath = fs_describe(canon, &st, (long)sf.f_type, type, sizeof type);
+        /* the run's own decision (plan.c plan_identity): only host root's
+         * runs are idmapped — the workspace owner shown as the run's own
+         * user, an allocated unprivileged host uid */
+        if (!hostuid_root()) {
+                set(r, ST_NOTE, NULL,
+                    "does not apply: runs started by this user do not idmap the workspace (%s, "
+                    "%s); root-started and daemon runs do (check it with ringfence doctor as "
+                    "root)",
+                    canon, type);
+                return;
+        }
+        int e = sandbox_idmap_probe(canon, (uid_t)RF_RUN_UID_BASE, (gid_t)RF_RUN_UID_BASE);
+        if (e == 0)
+                set(r, ST_OK, NULL, "%s (%s) can be idmapped to a run's uid", canon, type);
+        else if (e == -EINVAL)
+                set(r, ST_FAIL,
+                    "put the workspace on a filesystem that supports idmapped mounts (ext4, xfs, "
+                    "btrfs, tmpfs on Linux 6.3 or later, ...) and pass it with --workspace DIR, "
+                    "or run ringfence as an ordinary user (rootless runs are not idmapped)",
+                    "%s: its filesystem (%s)%s cannot be idmapped: root-started runs there "
+                    "would be refused",
+                    canon, type, beneath ? " or one of those mounted beneath it" : "");
+        else
+                set(r, ST_FAIL,
+                    "put the workspace on a local filesystem that supports idmapped mounts "
+                    "(ext4, xfs, btrfs, tmpfs) and pass it with --workspace DIR",
+                    "%s (%s) cannot be cloned and idmapped: %s: root-started runs there would "
+                    "be refused",
+                    canon, type, strerror(-e));
+}
+
 static void check_resolver(const struct doctor *d, struct result *r)
 {
         (void)d;
@@ -396,22 +509,30 @@ static const struct {
         const char *name;
         void (*fn)(const struct doctor *, struct result *);
 } checks[] = {
-        {"user_namespaces", check_userns}, {"apparmor", check_apparmor},
-        {"landlock", check_landlock},      {"seccomp", check_seccomp},
-        {"cgroups", check_cgroup},         {"nftables", check_nftables},
-        {"state_dir", check_state_dir},    {"resolver", check_resolver},
-        {"tls_module", check_tls_module},  {"int80", check_int80},
+        {"user_namespaces", check_userns},
+        {"apparmor", check_apparmor},
+        {"landlock", check_landlock},
+        {"seccomp", check_seccomp},
+        {"cgroups", check_cgroup},
+        {"nftables", check_nftables},
+        {"state_dir", check_state_dir},
+        {"workspace_idmap", check_workspace},
+        {"resolver", check_resolver},
+        {"tls_module", check_tls_module},
+        {"int80", check_int80},
 };
 
 static void doctor_usage(FILE *f)
 {
-        fputs("Usage: ringfence doctor [--json] [--state-dir DIR]\n"
+        fputs("Usage: ringfence doctor [--json] [--state-dir DIR] [--workspace DIR]\n"
               "\n"
               "Check that runs will work on this host, as the calling user, and say what to\n"
               "change where they would not. Exit 0 when they will, 1 when not.\n"
               "\n"
               "  --json           {\"checks\": [{\"name\", \"status\", \"detail\", \"fix\"}]}\n"
-              "  --state-dir DIR  the state dir to check (else as `run` would pick it)\n",
+              "  --state-dir DIR  the state dir to check (else as `run` would pick it)\n"
+              "  --workspace DIR  the workspace whose filesystem to check (default: the\n"
+              "                   current directory, as for `run`)\n",
               f);
 }
 
@@ -439,6 +560,7 @@ int cmd_doctor(int argc, char **argv)
 {
         static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                              {"state-dir", required_argument, NULL, 's'},
+                                             {"workspace", required_argument, NULL, 'w'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
         struct doctor d = {0};
@@ -456,6 +578,8 @@ int cmd_doctor(int argc, char **argv)
                         json = true;
                 else if (c == 's')
                         d.state_flag = optarg;
+                else if (c == 'w')
+                        d.workspace = optarg;
                 else {
                         cli_error("doctor: unknown option %s (see ringfence doctor --help)",
                                   argv[optind - 1]);

@@ -2361,6 +2361,24 @@ int sandbox_diagnose_clone(int *err)
         return res[0];
 }
 
+int sandbox_idmap_probe(const char *path, uid_t host_uid, gid_t host_gid)
+{
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return negative_errno();
+        /* the workspace's op as plan.c makes it for a root run, less the
+         * inode pin (nothing is handed on: the tree is closed at once) */
+        const struct plan_op op = {.kind = OP_BIND, .step = STEP_WORKSPACE, .src = path};
+        _cleanup_close_ int ns = owner_userns(st.st_uid, st.st_gid, host_uid, host_gid);
+        if (ns < 0)
+                return ns;
+        int tree = tree_from_host(&op, ns);
+        if (tree < 0)
+                return tree;
+        close(tree); /* its last fd: the detached clone is gone */
+        return 0;
+}
+
 /*
  * The supervisor's side of a root run's network namespace
  * (net_by_supervisor): entered through init's pidfd, set up as init would

@@ -72,6 +72,20 @@ void sandbox_reap(const struct rf_child *c, int *status);
 int sandbox_diagnose_clone(int *err);
 
 /*
+ * sandbox_idmap_probe — can the directory `path` (canonical: no symlink on
+ * the way) be a root-started run's workspace, idmapped as send_trees
+ * idmaps it: cloned as a detached tree (open_tree, recursive, nosuid and
+ * nodev) and idmapped (MOUNT_ATTR_IDMAP, recursive) through a user
+ * namespace mapping its owner to host_uid/host_gid, as a run's maps the
+ * workspace owner to the run's host ids. The clone is closed at once and
+ * never attached: nothing of the host changes. Host root only (only it
+ * may create idmapped mounts; ringfence doctor's check). 0, -EINVAL when
+ * its filesystem (or one mounted beneath it) cannot be idmapped, or
+ * another -errno.
+ */
+int sandbox_idmap_probe(const char *path, uid_t host_uid, gid_t host_gid);
+
+/*
  * sandbox_join — become a process of a running run (OCI exec): called in a
  * process that already entered the run's namespaces (setns through its
  * init's pidfd) and its cgroups, with `p` its join plan (joinplan.h). Takes
