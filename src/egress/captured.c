@@ -1,7 +1,8 @@
 /*
  * captured.c — the pure decisions of a captured connection: its original
  * destination (loopback / own / pool name / literal) and its first bytes
- * (TLS / HTTP / other). See captured.h; the loop that uses them is proxy.c.
+ * (TLS / HTTP / other) and whether they are whole enough to answer a
+ * refusal. See captured.h; the loop that uses them is proxy.c.
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -72,4 +73,22 @@ enum captured_first captured_first_bytes(const uint8_t *buf, size_t len)
                 return CAPF_NEED_MORE;
         uint8_t t = buf[i + 1];
         return t == '/' || t == '*' || t == 'h' ? CAPF_HTTP : CAPF_OTHER;
+}
+
+bool captured_first_whole(const uint8_t *buf, size_t len, size_t cap)
+{
+        if (len >= cap)
+                return true;
+        switch (captured_first_bytes(buf, len)) {
+        case CAPF_NEED_MORE:
+                return false;
+        case CAPF_TLS:
+                /* a record: type, version (2), length (2, big endian), body */
+                return len >= 5 && len - 5 >= ((size_t)buf[3] << 8 | buf[4]);
+        case CAPF_HTTP:
+                return memmem(buf, len, "\r\n\r\n", 4) || memmem(buf, len, "\n\n", 2);
+        case CAPF_OTHER:
+        default:
+                return true;
+        }
 }

@@ -64,3 +64,15 @@ enum captured_first {
  * CAPTURED_METHOD_MAX + 2 bytes are ever needed).
  */
 enum captured_first captured_first_bytes(const uint8_t *buf, size_t len);
+
+/*
+ * captured_first_whole — whether the first len bytes a client sent on a
+ * captured connection already refused (the egress process waits briefly
+ * for them, proxy.c CS_REFUSE) are enough to answer it: its first TLS
+ * record whole (the alert follows a whole ClientHello), an HTTP request
+ * head up to its blank line (the 403 follows the whole head), any other
+ * protocol at once (a reset); a full buffer (len >= cap) always is.
+ * Waiting for the whole of it means no byte of the client's first write
+ * is left unread when the connection closes. Pure.
+ */
+bool captured_first_whole(const uint8_t *buf, size_t len, size_t cap);

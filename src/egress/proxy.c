@@ -65,12 +65,37 @@
 
 #define RELAY_BUF 32768 /* heads and framed bodies; bulk bytes are spliced */
 
+/*
+ * A captured connection decided but not yet heard from, to a destination
+ * where only TLS and HTTP may pass (no rule names its port for plain
+ * TCP): how long its first bytes may take. TLS and HTTP clients speak the
+ * moment they are connected (a ClientHello, a request line: within
+ * milliseconds; a cold JVM setting up its first TLS context, about the
+ * slowest, within a second or so). A client still silent after this
+ * waits for the server to speak first (SMTP, MySQL), which only plain TCP
+ * could carry: it gets its reset now, not after EGRESS_HEAD_MS. 5 s
+ * leaves a loaded or CPU-limited run (and an ASan build) a wide margin.
+ */
+#define EGRESS_FIRST_MS 5000
+
+/*
+ * A captured connection refused before its first bytes were read (at
+ * accept: a port no rule allows, a pool address never handed out, a
+ * loopback destination; or once its name resolved to an address refused):
+ * how long to wait for them, so that an HTTP client gets its 403 with the
+ * hint and a TLS client its alert however its first write raced the
+ * accept. A client that sends nothing gets its reset after this: short,
+ * so a refusal still answers well within a second.
+ */
+#define EGRESS_REFUSE_WAIT_MS 500
+
 enum cstate {
         CS_SOCKS_GREET, /* SOCKS: reading the greeting */
         CS_SOCKS_REQ,   /* SOCKS: reading the request */
         CS_HEAD,        /* HTTP: reading a request head */
         CS_CAPTURED,    /* captured: accepted, its original destination being decided */
         CS_FIRST,       /* captured: decided, reading the first bytes (TLS / HTTP / other) */
+        CS_REFUSE,      /* captured: refused before its first bytes came, reading them to answer */
         CS_RESOLVE,     /* waiting for DNS */
         CS_SNI,         /* CONNECT to a TLS port: 200 sent, reading the ClientHello */
         CS_TLS_ACCEPT,  /* terminated: the handshake with the run's client */
@@ -101,6 +126,7 @@ static const bool next_state[_CS_MAX][_CS_MAX] = {
                      [CS_DEAD] = true},
         [CS_CAPTURED] = {[CS_RESOLVE] = true,
                          [CS_FIRST] = true,
+                         [CS_REFUSE] = true,
                          [CS_DIAL] = true,
                          [CS_DRAIN] = true,
                          [CS_DEAD] = true},
@@ -109,8 +135,10 @@ static const bool next_state[_CS_MAX][_CS_MAX] = {
         [CS_RESOLVE] = {[CS_DIAL] = true,
                         [CS_SNI] = true,
                         [CS_FIRST] = true,
+                        [CS_REFUSE] = true,
                         [CS_DRAIN] = true,
                         [CS_DEAD] = true},
+        [CS_REFUSE] = {[CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_SNI] = {[CS_DIAL] = true, [CS_TLS_ACCEPT] = true, [CS_DEAD] = true},
         [CS_TLS_ACCEPT] = {[CS_HEAD] = true, [CS_DRAIN] = true, [CS_DEAD] = true},
         [CS_DIAL] = {[CS_TUNNEL] = true,
@@ -271,6 +299,12 @@ struct conn {
         /* scrubbed responses: which bytes of u2c are chunk framing (one
          * bit each; the scrubber reads the body as one stream past them) */
         uint8_t framing[RELAY_BUF / 8];
+        /* CS_REFUSE: the refusal, recorded already, to answer once the
+         * first bytes are in (written by deny before the state is entered) */
+        char refuse_why[512];
+        char refuse_rule[RULE_TEXT_MAX + 8]; /* "" for none */
+        int refuse_status;                   /* the HTTP status */
+        int refuse_hint;                     /* an enum hint */
 };
 
 /* Freed connections kept for reuse: a fresh 190 KB allocation per
@@ -668,31 +702,10 @@ static const char *status_text(int http_status)
         }
 }
 
-/*
- * Refuse: record egress.deny (coalesced per host:port) with the reason and
- * the fix, answer (unless the client already has its 200 / SOCKS success:
- * then the connection just closes), drain. An empty c->host is a request
- * that named no destination (malformed): its answer gives no hint.
- */
-static void deny(struct conn *c, const char *reason, const char *rule, int http_status,
-                 enum socks_reply socks_code, enum hint h)
+/* A refusal's record: egress.deny (coalesced per host:port) with the reason and the fix. */
+static void deny_record(struct conn *c, const char *reason, const char *rule, enum hint h)
 {
         char key[300], fix[RULE_TEXT_MAX + 400];
-        if (c->captured && c->proto == PR_CAPTURE && !c->cap_tls && c->in_len == 0 &&
-            (c->st == CS_CAPTURED || c->st == CS_RESOLVE)) {
-                /* refused before its first bytes were read: what the client
-                 * already sent picks the answer (an HTTP request its 403, a
-                 * ClientHello an alert); nothing yet: a reset, no waiting */
-                ssize_t n = read(c->cfd, c->in, sizeof c->in);
-                if (n > 0) {
-                        c->in_len = (size_t)n;
-                        enum captured_first k =
-                                captured_first_bytes((const uint8_t *)c->in, c->in_len);
-                        c->cap_tls = k == CAPF_TLS;
-                        if (k == CAPF_HTTP)
-                                c->proto = PR_HTTP;
-                }
-        }
         hint_text(c, h, fix, sizeof fix);
         snprintf(key, sizeof key, "%s:%u", c->host, c->port);
         struct evf f[] = {
@@ -702,6 +715,19 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
                 {"fix", fix, 0},           {"via", via(c), 0},
         };
         event_deny_now(key, f, ARRAY_SIZE(f));
+}
+
+/*
+ * A refusal's answer, once recorded (unless the client already has its
+ * 200 / SOCKS success: then the connection just closes), then drain. A
+ * connection left with nothing to send (a reset, an open tunnel) closes
+ * at once: nothing would wake it before its deadline.
+ */
+static void deny_answer(struct conn *c, const char *reason, const char *rule, int http_status,
+                        enum socks_reply socks_code, enum hint h)
+{
+        char fix[RULE_TEXT_MAX + 400];
+        hint_text(c, h, fix, sizeof fix);
         if (c->replied && !c->term) {
                 /* the tunnel is open on the client's side: no answer fits in it */
         } else if (c->captured && c->proto != PR_HTTP) {
@@ -757,6 +783,89 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
          * the 504, would otherwise be cut at once) */
         c->deadline = now_ms() + EGRESS_HEAD_MS;
         conn_to(c, CS_DRAIN);
+        if (c->u2c.len == 0 && c->pd.len == 0)
+                conn_to(c, CS_DEAD);
+}
+
+/*
+ * A captured connection refused before its first bytes were read: read
+ * what has come (up to the size of `in`) and say what it is (an HTTP
+ * request: proto PR_HTTP; a TLS record: cap_tls). true when no more can
+ * come (the client shut its side, or the socket broke).
+ */
+static bool refuse_read(struct conn *c)
+{
+        bool end = false;
+        while (c->in_len < sizeof c->in) {
+                ssize_t n = read(c->cfd, c->in + c->in_len, sizeof c->in - c->in_len);
+                if (n > 0) {
+                        c->in_len += (size_t)n;
+                        continue;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                end = n == 0 || errno != EAGAIN;
+                break;
+        }
+        enum captured_first k = captured_first_bytes((const uint8_t *)c->in, c->in_len);
+        c->cap_tls = k == CAPF_TLS;
+        if (k == CAPF_HTTP)
+                c->proto = PR_HTTP;
+        return end;
+}
+
+/*
+ * CS_REFUSE: the first bytes as they come; once they are whole
+ * (captured_first_whole), the client stops sending, or the wait is over
+ * (timed_out), the answer they call for: a 403 with the hint for an HTTP
+ * request, an alert for a ClientHello, a reset for nothing at all or any
+ * other protocol.
+ */
+static void refuse_more(struct conn *c, bool timed_out)
+{
+        bool end = refuse_read(c);
+        if (!end && !timed_out &&
+            !captured_first_whole((const uint8_t *)c->in, c->in_len, sizeof c->in))
+                return;
+        deny_answer(c, c->refuse_why, c->refuse_rule[0] ? c->refuse_rule : NULL, c->refuse_status,
+                    SOCKS_NOT_ALLOWED, (enum hint)c->refuse_hint);
+}
+
+/*
+ * Refuse: record egress.deny (deny_record), answer and drain
+ * (deny_answer). An empty c->host is a request that named no destination
+ * (malformed): its answer gives no hint.
+ *
+ * A captured connection refused before its first bytes were read (at
+ * accept, or once its name resolved) is answered by what it sends: an
+ * HTTP request its 403 with the hint, a ClientHello an alert, nothing or
+ * any other protocol a reset. What has come is read now; if that is not
+ * yet enough, the connection waits EGRESS_REFUSE_WAIT_MS for the rest
+ * (CS_REFUSE), so the answer does not depend on whether the client's
+ * first write beat the accept. The record is written now, with what is
+ * known of the protocol: the run may end before the answer.
+ */
+static void deny(struct conn *c, const char *reason, const char *rule, int http_status,
+                 enum socks_reply socks_code, enum hint h)
+{
+        if (c->captured && c->proto == PR_CAPTURE && !c->cap_tls && c->in_len == 0 &&
+            (c->st == CS_CAPTURED || c->st == CS_RESOLVE)) {
+                bool end = refuse_read(c);
+                deny_record(c, reason, rule, h);
+                if (!end &&
+                    !captured_first_whole((const uint8_t *)c->in, c->in_len, sizeof c->in)) {
+                        snprintf(c->refuse_why, sizeof c->refuse_why, "%s", reason);
+                        snprintf(c->refuse_rule, sizeof c->refuse_rule, "%s", rule ? rule : "");
+                        c->refuse_status = http_status;
+                        c->refuse_hint = (int)h;
+                        c->dfd = unwatch_close(c, W_DNS, c->dfd);
+                        conn_to(c, CS_REFUSE);
+                        c->deadline = now_ms() + EGRESS_REFUSE_WAIT_MS;
+                        return;
+                }
+        } else
+                deny_record(c, reason, rule, h);
+        deny_answer(c, reason, rule, http_status, socks_code, h);
 }
 
 /* ---- credential injection (inject.h) ------------------------------------------- */
@@ -1477,7 +1586,10 @@ static void have_address(struct conn *c)
                         return;
                 }
                 conn_to(c, CS_FIRST);
-                c->deadline = now_ms() + EGRESS_HEAD_MS;
+                /* where only TLS and HTTP pass, a silent client waits for
+                 * a server that speaks first: refused after EGRESS_FIRST_MS */
+                c->deadline = now_ms() +
+                              (c->cap_plain_ok || c->in_len ? EGRESS_HEAD_MS : EGRESS_FIRST_MS);
                 if (c->in_len)
                         on_first(c);
                 return;
@@ -3004,6 +3116,9 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         }
                         if (n > 0) {
                                 c->in_len += (size_t)n;
+                                /* it speaks: the rest of its head gets the usual time */
+                                if (c->st == CS_FIRST && c->in_len == (size_t)n)
+                                        c->deadline = now_ms() + EGRESS_HEAD_MS;
                                 if (c->st == CS_HEAD)
                                         on_head(c);
                                 else if (c->st == CS_FIRST)
@@ -3015,6 +3130,9 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                         }
                         break;
                 }
+                case CS_REFUSE:
+                        refuse_more(c, false);
+                        break;
                 case CS_BODY:
                         if (c->in_len < sizeof c->in) {
                                 ssize_t n = io_read(c, W_CLIENT, c->in + c->in_len,
@@ -3242,7 +3360,7 @@ static void conn_interest(const struct conn *c, uint32_t *cev, uint32_t *uev)
                 return;
         }
         bool rd_client = c->st == CS_SOCKS_GREET || c->st == CS_SOCKS_REQ || c->st == CS_HEAD ||
-                         c->st == CS_SNI || c->st == CS_FIRST ||
+                         c->st == CS_SNI || c->st == CS_FIRST || c->st == CS_REFUSE ||
                          (c->st == CS_BODY && c->in_len < sizeof c->in) ||
                          (c->st == CS_TUNNEL && !c->client_eof &&
                           c->c2u.off + c->c2u.len < RELAY_BUF && c->pu.len < SPLICE_MAX);
@@ -3337,7 +3455,18 @@ static void conn_expire(struct conn *c, int64_t now)
                 else if (c->st == CS_TUNNEL || c->st == CS_RESP || c->st == CS_BODY ||
                          c->st == CS_DRAIN || c->st == CS_SNI || c->st == CS_TLS_ACCEPT)
                         c->st = CS_DEAD;
-                else
+                else if (c->st == CS_REFUSE)
+                        refuse_more(c, true); /* the wait is over: answer what came */
+                else if (c->st == CS_FIRST && !c->cap_plain_ok && c->in_len == 0) {
+                        char why[200];
+                        snprintf(why, sizeof why,
+                                 "the client sent nothing within %d s: it waits for a server "
+                                 "that speaks first, which is plain TCP, and plain TCP needs a "
+                                 "rule naming the port",
+                                 EGRESS_FIRST_MS / 1000);
+                        deny(c, why, c->rule[0] ? c->rule : NULL, 403, SOCKS_NOT_ALLOWED,
+                             HINT_PLAIN);
+                } else
                         deny(c, "timed out waiting for the request", NULL, 400, SOCKS_TTL_EXPIRED,
                              HINT_NONE);
         }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # capture_bypass.sh — bypass classes of SECURITY-CASES.md again, on the
 # captured path (issue 14), each next to a working control: rebinding,
-# the host's own addresses, another run's synthetic addresses, IP literal
-# spellings; refusals answer (ECONNREFUSED / ECONNRESET), never hang; and
-# nothing of the run's network is left after it.
+# the host's own addresses (a listener there as the control), another
+# run's synthetic addresses, IP literal spellings; refusals answer, never
+# hang: the ruleset's with ECONNREFUSED (and its summary line), the egress
+# process's with a 403 to an HTTP client; and nothing of the run's network
+# is left after it.
 # (SNI fronting, Host mismatch, literals, metadata answers, pool addresses
 # never handed out and the egress listeners: capture_egress.sh; UDP and
 # the run's lack of CAP_NET_ADMIN: capture.sh; the resolver: capture_dns.sh.)
@@ -63,7 +65,7 @@ for _ in 1 2 3 4; do
 	probe --allow-host rebind.test:8080 --allow-host "$net.0/24:8080" -- rebind.test 8080
 	case "$RF_OUT" in
 	"HTTP/1.1 200"*) ok200=$((ok200 + 1)) ;;
-	"HTTP/1.1 403"* | errno=ECONNRESET) refused=$((refused + 1)) ;;
+	"HTTP/1.1 403"*) refused=$((refused + 1)) ;; # an HTTP client always gets its 403
 	*) other="$other $RF_OUT" ;;
 	esac
 done
@@ -79,11 +81,37 @@ like "$(records | grep '"event":"egress.deny"' | grep -c '169.254.169.254')" '^[
 # the client namespace's own address ($net.1) is the host's to the egress
 # process: refused as a literal without a rule (the ruleset), and behind an
 # allowed name that resolves to it (the egress process: the host's own
-# addresses are refused unless an IP rule covers them)
+# addresses are refused unless an IP rule covers them). Something listens
+# there, so ECONNREFUSED is the ruleset's refusal, not an empty port.
+cat >"$WS/listen.py" <<'PY'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(16)
+open(sys.argv[3] + ".ready", "w").close()
+while True:
+    c, _ = s.accept()
+    with open(sys.argv[3], "a") as f:
+        f.write("connection\n")
+    c.close()
+PY
+ip netns exec "$CNS" python3 "$WS/listen.py" "$net.1" 8080 "$TH/own.log" &
+register_pid $!
+for _ in $(seq 1 100); do [ -e "$TH/own.log.ready" ] && break; sleep 0.05; done
+own_conns() { grep -c connection "$TH/own.log" 2>/dev/null; }
+ip netns exec "$CNS" python3 -c '
+import socket, sys
+socket.create_connection((sys.argv[1], 8080), timeout=10).close()' "$net.1" 2>/dev/null
+is "$(own_conns)" 1 "control: outside the run, a listener on the host's own address $net.1:8080 accepts"
 probe --allow-host svc.test -- "$net.1" 8080
 is "$RF_OUT" "errno=ECONNREFUSED" "the host's own address as a literal: refused by the run's ruleset (ECONNREFUSED)"
+like "$RF_ERR" "$net.1:8080 +[0-9]+x +refused by the run's ruleset" "... the ruleset's refusal, in the end-of-run summary"
+is "$(own_conns)" 1 "... and the listener there saw no connection from the run"
 probe --allow-host self.test:8080 -- self.test 8080
-like "$RF_OUT" '^(HTTP/1.1 403|errno=ECONNRESET)' "an allowed name the resolver answers with the host's own address: refused ($RF_OUT)"
+like "$RF_OUT" '^HTTP/1.1 403' "an allowed name the resolver answers with the host's own address: 403 ($RF_OUT)"
+like "$RF_ERR" "self.test:8080 .*the address is private \\($net.1\\)" "... refused by the egress process for its address"
+is "$(own_conns)" 1 "... and the listener saw no connection"
 
 # ---- another run's synthetic addresses -------------------------------------------------------
 # run A learns svc.test's pool address; run B, allowed the same name but
@@ -92,7 +120,7 @@ er --add-host "svc.test:$net.2" --allow-host svc.test -- getent ahostsv4 svc.tes
 addr=$(awk '{print $1; exit}' <<<"$RF_OUT")
 like "$addr" '^198\.1[89]\.' "run A: svc.test has pool address $addr"
 probe --add-host "svc.test:$net.2" --allow-host svc.test -- "$addr" 8080
-like "$RF_OUT" '^(HTTP/1.1 403|errno=ECONNRESET)' "run B, never told that address, connects to it: refused by the egress process ($RF_OUT)"
+like "$RF_OUT" '^HTTP/1.1 403' "run B, never told that address, connects to it: refused by the egress process, 403 ($RF_OUT)"
 like "$RF_ERR" "$addr:8080 .*not an address this run's resolver handed out" "... saying why in the end-of-run summary"
 like "$(records | grep '"event":"egress.deny"' | tail -n 5)" "$addr" "... recorded with the address"
 
@@ -105,7 +133,10 @@ dec=$(((a << 24) | (b << 16) | (c << 8) | d))
 hex=$(printf '0x%02x.%d.%d.%d' "$a" "$b" "$c" "$d")
 for spelled in "$dec" "$hex" "::ffff:$net.2"; do
 	probe --allow-host svc.test -- "$spelled" 8080
-	like "$RF_OUT" '^errno=(ECONNREFUSED|ENETUNREACH)$' "the test host spelled $spelled, no rule for it: refused ($RF_OUT)"
+	# ECONNREFUSED: the ruleset's reset (a run without capture has no
+	# route at all: ENETUNREACH, which no longer passes here)
+	is "$RF_OUT" "errno=ECONNREFUSED" "the test host spelled $spelled, no rule for it: refused by the run's ruleset (ECONNREFUSED)"
+	like "$RF_ERR" "$net.2:8080 +[0-9]+x +refused by the run's ruleset" "... counted in the end-of-run summary as the ruleset's refusal"
 done
 probe --allow-host "$net.0/24:8080" -- "$dec" 8080 / "$net.2:8080"
 like "$RF_OUT" '^HTTP/1.1 200' "control: spelled $dec with a CIDR rule covering it: 200"

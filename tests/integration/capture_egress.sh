@@ -21,10 +21,18 @@
 # CIDR rule allows is served; a pool address the resolver never handed
 # out, the run's own address and the capture listener itself
 # (127.0.0.1:3129) are reset after accept (ECONNRESET); an allowed name
-# answering a metadata address is refused; plain TCP to a name:port a rule
+# answering a metadata address is refused; a port no rule allows for an
+# allowed name, refused at accept, answers every one of 10 requests of raw
+# sockets, curl and Node fetch with the 403 and its hint and every one of
+# 10 TLS handshakes with an alert (the refusal waits briefly for the first
+# bytes), a silent client with a reset; plain TCP to a name:port a rule
 # names works (a client-first echo, a server-first banner, ssh-keyscan and
 # ssh to a test sshd on :22) and to a port no rule names is reset before
-# anything reaches the test host; every refusal is an egress.deny record.
+# anything reaches the test host; a client waiting for a banner where the
+# name is allowed without a port (TLS and HTTP only) is reset within its
+# own 10 s timeout (the short first-bytes deadline), with the banner as
+# the control once a rule names the port; every refusal is an egress.deny
+# record.
 #
 # Skipped when the run holds no pool address (capture not built in, or
 # the policy's network.capture is "proxy-only").
@@ -129,11 +137,63 @@ cc wait meta.test 8080
 is "$RF_OUT" "errno=ECONNRESET" "an allowed name answering the metadata address: refused (reset)"
 like "$(last_deny)" '"host":"meta.test".*the address is metadata' "... recorded: the address is metadata"
 
+# ---- refused at accept: the answer fits what the client speaks ----------------------------------
+# a port no rule allows for an allowed name (and a pool address never
+# handed out) is refused the moment the connection is accepted, before the
+# client's first bytes are in; the egress process waits briefly for them,
+# so every HTTP request gets its 403 with the hint and every ClientHello
+# its alert, whoever was first; a client that sends nothing gets the reset
+ACC=(--add-host "svc.test:$net.2" --allow-host svc.test:8080)
+hint403='^HTTP/1\.1 403 Forbidden \| ringfence: egress to svc\.test:8081 refused: no allow rule matches.* run with --allow-host svc\.test:8081\.$'
+er "${ACC[@]}" -- "${NOPROXY[@]}" python3 "$WS/cc.py" repeat 10 http-body svc.test 8081 svc.test:8081
+is "$(grep -cE "$hint403" <<<"$RF_OUT")" 10 \
+	"10 raw HTTP requests to an allowed name on a port no rule allows: 10 × 403 with the hint ($(sort <<<"$RF_OUT" | uniq -c | head -n 3 | tr -s ' \n' ' '))"
+if command -v curl >/dev/null; then
+	er "${ACC[@]}" -- "${NOPROXY[@]}" sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do
+		curl -sS -m 10 http://svc.test:8081/c 2>&1 | tr "\n" " "; echo; done'
+	is "$(grep -c 'To allow it, add "svc.test:8081" to network.allow in the run.s policy, or run with --allow-host svc.test:8081\.' <<<"$RF_OUT")" 10 \
+		"10 curl requests there: 10 × the 403's body with the hint ($(sort <<<"$RF_OUT" | uniq -c | head -n 3 | tr -s ' \n' ' '))"
+else
+	skip "curl to an unallowed port" "curl is not installed"
+fi
+if command -v node >/dev/null; then
+	er "${ACC[@]}" -- "${NOPROXY[@]}" node -e '
+(async () => { for (let i = 0; i < 10; i++) {
+  try { const r = await fetch("http://svc.test:8081/n" + i); const t = await r.text();
+        console.log(r.status, t.includes("run with --allow-host svc.test:8081.") ? "hint" : "no hint");
+  } catch (e) { console.log("error", e.cause ? e.cause.code : e); } } })();'
+	is "$(grep -cx '403 hint' <<<"$RF_OUT")" 10 \
+		"10 Node fetches there: 10 × 403 with the hint ($(sort <<<"$RF_OUT" | uniq -c | tr -s ' \n' ' '))"
+else
+	skip "Node fetch to an unallowed port" "node is not installed"
+fi
+if [ -e "$WS/cert.pem" ]; then
+	er "${ACC[@]}" -- "${NOPROXY[@]}" python3 "$WS/cc.py" repeat 10 tls svc.test 8444 svc.test "$WS/cert.pem"
+	is "$(grep -c 'tls alert .*ACCESS_DENIED' <<<"$RF_OUT")" 10 \
+		"10 TLS handshakes there: 10 × a TLS alert, access denied ($(sort <<<"$RF_OUT" | uniq -c | tr -s ' \n' ' '))"
+else
+	skip "TLS to an unallowed port" "no openssl"
+fi
+er "${ACC[@]}" -- "${NOPROXY[@]}" python3 "$WS/cc.py" wait svc.test 8081
+is "$RF_OUT" "errno=ECONNRESET" "... a client there that sends nothing: reset"
+like "$(last_deny)" '"fix":"--allow-host svc.test:8081","host":"svc.test","port":8081,.*"reason":"no allow rule matches' \
+	"... recorded with its reason and the fix"
+
 # ---- plain TCP --------------------------------------------------------------------------------------
 cc tcp svc.test 5432 'ping\n'
 is "$RF_OUT" "ping" "plain TCP to a name:port a rule names: the line echoes"
 cc wait svc.test 2525
 like "$RF_OUT" '^220' "plain TCP, a server that speaks first: its banner arrives before the client sends"
+# the same client where the name is allowed without a port (TLS and HTTP
+# only there): its wait for the banner ends in a reset once the short
+# first-bytes deadline passes, well within the client's own 10 s timeout
+# (which would print "error timed out"), never after 30 s or 60 s
+er --add-host "svc.test:$net.2" --allow-host svc.test -- "${NOPROXY[@]}" python3 "$WS/cc.py" wait svc.test 2525
+is "$RF_OUT" "errno=ECONNRESET" "a server that speaks first, to a name allowed without a port (no plain TCP): reset within the client's 10 s timeout"
+like "$(last_deny)" '"fix":"--allow-host svc.test:2525 [^"]*","host":"svc.test","port":2525,.*"reason":"[^"]*sent nothing[^"]*plain TCP' \
+	"... recorded: nothing sent, plain TCP needs a rule naming the port (the fix)"
+er --add-host "svc.test:$net.2" --allow-host svc.test:2525 -- "${NOPROXY[@]}" python3 "$WS/cc.py" wait svc.test 2525
+like "$RF_OUT" '^220' "control: with --allow-host svc.test:2525 the same client gets the banner"
 rm -f "$TH/tcp.log"
 cc tcp svc.test 4443 'ping\n'
 is "$RF_OUT" "errno=ECONNRESET" "plain TCP to a port no rule names (svc.test allows any port for TLS/HTTP): reset"
