@@ -408,7 +408,7 @@ static int expand(const char *name, const struct profile_for *f, struct profile_
                 if ((r = caller_enter(f->who)) < 0)
                         return rf_error_set(err, r, "--profile %s: cannot take uid %u's identity",
                                             name, (unsigned)f->who->uid);
-                r = host_command(b->commands[i], f->path, found, root, extra);
+                r = host_command_for(b->commands[i], f->path, f->who->home, found, root, extra);
                 caller_leave(f->who);
                 if (r < 0)
                         return rf_error_set(err, -ENOENT,

@@ -7,7 +7,15 @@
 # names are checked; a user profile (a policy file under
 # $XDG_CONFIG_HOME/ringfence/profiles) applies and wins over a built-in of
 # its name; the git profile gives the run the caller's identity, so a
-# commit works (its control: without it, git refuses to commit). The agent
+# commit works (its control: without it, git refuses to commit). The
+# install tree is what the command needs and nothing around it (an audit
+# found the common root of a link and its target mounted): Claude Code's
+# native installer layout (~/.local/bin/claude -> ~/.local/share/claude/
+# versions/X) runs by profile and by the hint's mounts while a keyring
+# file beside it in ~/.local/share stays out of the run (its controls: the
+# file is on the host, and a run given ~/.local reads it); ~/bin/claude ->
+# ~/proj/claude runs, also where ~ is the run's own home (it was 125);
+# /x/a/bin/claude -> /x/b/claude leaves /x/private out. The agent
 # profiles end to end (claude -p, codex exec): agents_inject.sh.
 #
 # shellcheck source=tests/lib.sh
@@ -186,5 +194,94 @@ chmod 0666 "$fh/.claude/settings.json"
 rf_run --profile claude-code -- claude true
 is "$RF_RC" 125 "a settings file others may write: refused (125)"
 RF_ENV=()
+
+# ---- the install tree, and nothing around it -----------------------------------------------------
+# Claude Code's native installer: ~/.local/bin/claude -> ~/.local/share/
+# claude/versions/X, a keyring of the user's beside it in ~/.local/share
+th=$WS.treehome
+register_dir "$th"
+mkdir -p "$th/.local/bin" "$th/.local/share/claude/versions" "$th/.local/share/keyrings"
+printf '#!/bin/sh\necho "native claude"\nexec "$@"\n' >"$th/.local/share/claude/versions/2.0.76"
+chmod 0755 "$th/.local/share/claude/versions/2.0.76"
+ln -s "$th/.local/share/claude/versions/2.0.76" "$th/.local/bin/claude"
+key=$th/.local/share/keyrings/secret
+printf 'keyring-secret-%s\n' "$$" >"$key"
+chmod 0644 "$key" # readable once mounted: its absence is what keeps it out
+# shellcheck disable=SC2016 # expanded by the run's shell
+readkey='cat "$0" 2>&1; echo "cat=$?"'
+is "$(cat "$key")" "keyring-secret-$$" "control: the keyring file is there on the host ($key)"
+rf_run --ro "$th/.local" -- sh -c "$readkey" "$key"
+like "$RF_OUT" "keyring-secret-$$" "control: a run given ~/.local (what was mounted for this layout) reads it"
+out=$(HOME=$th PATH="$th/.local/bin:$PATH" "$RF_BIN" profile show claude-code)
+like "$out" "--ro $th/.local/bin"$'\n'"  --ro $th/.local/share/claude/versions"$'\n' \
+	"profile show claude-code, ~/.local/bin/claude -> ~/.local/share/claude/versions/X: the link's directory and the versions directory"
+unlike "$out" "--ro ($th|$th/.local|$th/.local/share)"$'\n' "... not ~/.local, ~/.local/share or \$HOME"
+RF_ENV=("PATH=$th/.local/bin:$PATH" "HOME=$th")
+rf_run --profile claude-code -- claude sh -c "$readkey" "$key"
+is "$RF_RC" 0 "--profile claude-code with Claude Code's native layout: the run starts"
+like "$RF_OUT" "^native claude"$'\n' "... claude runs, found on the caller's PATH"
+unlike "$RF_OUT" "keyring-secret-$$" "... and the keyring file beside its versions is not in the run"
+like "$RF_OUT" "(No such file or directory|Permission denied)"$'\n'"cat=1" "... (ENOENT/EACCES: $(tail -n 2 <<<"$RF_OUT" | head -n 1))"
+rf_run -- claude --version
+is "$RF_RC" 127 "without the profile: not found in the run (127)"
+like "$RF_ERR" "the host has it at $th/.local/bin/claude, which the run does not see: add --ro $th/.local/bin --ro $th/.local/share/claude/versions and call it by that path" \
+	"... the hint names the link's directory and the versions directory"
+RF_ENV=()
+rf_run --ro "$th/.local/bin" --ro "$th/.local/share/claude/versions" -- "$th/.local/bin/claude" sh -c "$readkey" "$key"
+like "$RF_OUT" "^native claude"$'\n' "following the hint runs it"
+unlike "$RF_OUT" "keyring-secret-$$" "... and the keyring file is not in the run"
+
+# ~/bin/claude -> ~/proj/claude: ~/bin and ~/proj, never $HOME
+mkdir -p "$th/bin" "$th/proj"
+cp "$th/.local/share/claude/versions/2.0.76" "$th/proj/claude"
+ln -s ../proj/claude "$th/bin/claude"
+printf 'home-secret-%s\n' "$$" >"$th/secret"
+out=$(HOME=$th PATH="$th/bin:$PATH" "$RF_BIN" profile show claude-code)
+like "$out" "--ro $th/bin"$'\n'"  --ro $th/proj"$'\n' "profile show claude-code, ~/bin/claude -> ~/proj/claude: ~/bin and ~/proj"
+unlike "$out" "--ro $th"$'\n' "... not \$HOME"
+RF_ENV=("PATH=$th/bin:$PATH" "HOME=$th")
+rf_run --profile claude-code -- claude sh -c "$readkey" "$th/secret"
+RF_ENV=()
+is "$RF_RC" 0 "--profile claude-code with ~/bin/claude -> ~/proj/claude: the run starts"
+like "$RF_OUT" "^native claude"$'\n' "... claude runs"
+unlike "$RF_OUT" "home-secret-$$" "... and a file in \$HOME is not in the run"
+# where ~ is the run's own home ($RF_HOME_IN, a tmpfs in a mount namespace
+# of the test's own): mounting it read-only made the run fail (125)
+if is_root && command -v unshare >/dev/null; then
+	# shellcheck disable=SC2016 # expanded by the wrapper's shell
+	RF_WRAP=(unshare -m sh -c 'mount -t tmpfs rf-home "$0" && mkdir "$0/bin" "$0/proj" &&
+		cp "$1" "$0/proj/claude" && ln -s ../proj/claude "$0/bin/claude" &&
+		echo "home-secret" >"$0/secret" && shift && exec "$@"' "$RF_HOME_IN" "$th/proj/claude")
+	RF_ENV=("PATH=$RF_HOME_IN/bin:$PATH" "HOME=$RF_HOME_IN")
+	rf_run --profile claude-code -- claude sh -c "$readkey" "$RF_HOME_IN/secret"
+	is "$RF_RC" 0 "... where ~ is the run's own home ($RF_HOME_IN/bin -> proj): the run starts (not 125)"
+	like "$RF_OUT" "^native claude"$'\n' "... claude runs"
+	unlike "$RF_OUT" "home-secret" "... and the file in that home is not in the run"
+	rf_run --profile claude-code --ro "$RF_HOME_IN" -- claude true
+	is "$RF_RC" 125 "control: with that home read-only (what was mounted for this layout) the run fails (125)"
+	RF_ENV=()
+	RF_WRAP=()
+else
+	for t in "the run's own home: the run starts" "... claude runs" "... the file in that home not in the run" "control: 125"; do
+		skip "$t" "needs root (a mount namespace with a home of its own)"
+	done
+fi
+
+# /x/a/bin/claude -> /x/b/claude: each directory, not /x with x/private in it
+far=$WS.far
+register_dir "$far"
+mkdir -p "$far/a/bin" "$far/b" "$far/private"
+cp "$th/proj/claude" "$far/b/claude"
+ln -s "$far/b/claude" "$far/a/bin/claude"
+printf 'far-private-%s\n' "$$" >"$far/private/p"
+out=$(PATH="$far/a/bin:$PATH" "$RF_BIN" profile show claude-code)
+like "$out" "--ro $far/a/bin"$'\n'"  --ro $far/b"$'\n' "profile show claude-code, /x/a/bin/claude -> /x/b/claude: /x/a/bin and /x/b"
+unlike "$out" "--ro $far"$'\n' "... not their common parent /x"
+RF_ENV=("PATH=$far/a/bin:$PATH")
+rf_run --profile claude-code -- claude sh -c "$readkey" "$far/private/p"
+RF_ENV=()
+is "$RF_RC" 0 "--profile claude-code with /x/a/bin/claude -> /x/b/claude: the run starts"
+like "$RF_OUT" "^native claude"$'\n' "... claude runs"
+unlike "$RF_OUT" "far-private-$$" "... and /x/private is not in the run"
 
 done_testing
