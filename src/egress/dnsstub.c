@@ -115,13 +115,19 @@ static void record(struct audit_emitter *e, const struct dns_query *q, const cha
                          &err);
 }
 
-/* A refusal under capture: coalesced per name, with its answer and reason. */
-static void record_refused(struct audit_emitter *e, const struct dns_query *q, const char *rcode,
-                           const char *reason)
+/*
+ * A refusal under capture: recorded, coalesced per name, with its answer
+ * and reason; and counted for the end-of-run summary under `shown` (the
+ * canonical name; NULL or "": the name as asked) with `fix` (NULL: none),
+ * whether or not the audit log coalesced it.
+ */
+static void record_refused(struct audit_emitter *e, const struct dns_query *q, const char *shown,
+                           const char *rcode, const char *reason, const char *fix)
 {
         struct rf_error err = {0};
         char type[16];
 
+        egress_refusal_name_note(shown && shown[0] ? shown : q->name, reason, fix);
         if (!e)
                 return;
         qtype_text(q->qtype, type);
@@ -192,6 +198,39 @@ bool dnsstub_name_allowed(const struct egress_config *cfg, const char *name)
                         if (net_rule_match_host(r, name, r->ports[k]) &&
                             !denied_on(cfg, name, r->ports[k]))
                                 return true;
+        }
+        return false;
+}
+
+void dnsstub_name_fix(const struct egress_config *cfg, const char *name, char *fix, size_t n)
+{
+        if (!n)
+                return;
+        fix[0] = '\0';
+        if (!name || !name[0])
+                return;
+        if (!cfg || some_port_open(cfg, name)) {
+                snprintf(fix, n, "--allow-host %s", name);
+                return;
+        }
+        for (size_t i = 0; i < cfg->n_deny; i++) {
+                const struct net_rule *r = &cfg->deny[i];
+                if (is_name_rule(r) && r->n_ports == 0 && net_rule_match_host(r, name, 1)) {
+                        snprintf(fix, n,
+                                 "remove %s from network.deny (deny rules win over allow rules)",
+                                 r->text);
+                        return;
+                }
+        }
+}
+
+/* Does some allow rule match `name` on some port of its own (deny rules aside)? */
+static bool allow_matches(const struct egress_config *cfg, const char *name)
+{
+        for (size_t i = 0; cfg && i < cfg->n_allow; i++) {
+                const struct net_rule *r = &cfg->allow[i];
+                if (is_name_rule(r) && net_rule_match_host(r, name, r->n_ports ? r->ports[0] : 1))
+                        return true;
         }
         return false;
 }
@@ -270,7 +309,10 @@ enum dnsstub_verdict dnsstub_decide(const struct egress_config *cfg, unsigned ca
                 return DNSSTUB_NXDOMAIN;
         }
         if (!dnsstub_name_allowed(cfg, canon)) {
-                *reason = "no allow rule lets the run reach this name (default: no egress)";
+                *reason = allow_matches(cfg, canon)
+                                  ? "deny rules take every port an allow rule gives this name"
+                                  : "no allow rule lets the run reach this name (default: no "
+                                    "egress)";
                 return DNSSTUB_NXDOMAIN;
         }
         if (q->qtype == DNS_TYPE_A && (capture & CAPTURE_V4))
@@ -347,8 +389,8 @@ static int answer_address(const struct dnsstub_ctx *c, const uint8_t *msg,
         if (!e) {
                 if (err == -ENOSPC) {
                         record_exhausted(c, q);
-                        record_refused(c->ev, q, "REFUSED",
-                                       "the run's synthetic address pool is exhausted");
+                        record_refused(c->ev, q, canon, "REFUSED",
+                                       "the run's synthetic address pool is exhausted", NULL);
                         return dns_answer(msg, q, DNS_RCODE_REFUSED, 0, NULL, 0, 0, out, cap);
                 }
                 return dns_answer(msg, q, DNS_RCODE_SERVFAIL, 0, NULL, 0, 0, out, cap);
@@ -364,9 +406,10 @@ static int answer_address(const struct dnsstub_ctx *c, const uint8_t *msg,
                 r = synth_flush(c->synth_tx, c->map);
         }
         if (idx >= c->map->sent) { /* the egress process could not know it yet */
-                record_refused(c->ev, q, "SERVFAIL",
+                record_refused(c->ev, q, canon, "SERVFAIL",
                                r == -EAGAIN ? "the map channel to the egress process is full"
-                                            : "the map channel to the egress process is broken");
+                                            : "the map channel to the egress process is broken",
+                               NULL);
                 return dns_answer(msg, q, DNS_RCODE_SERVFAIL, 0, NULL, 0, 0, out, cap);
         }
         e = &c->map->v[idx];
@@ -381,11 +424,11 @@ static int answer_address(const struct dnsstub_ctx *c, const uint8_t *msg,
 static int answer_captured(const struct dnsstub_ctx *c, const uint8_t *msg,
                            const struct dns_query *q, uint8_t *out, size_t cap)
 {
-        char canon[NET_HOST_MAX + 1];
+        char canon[NET_HOST_MAX + 1], fix[NET_HOST_MAX + RULE_TEXT_MAX + 64];
         const char *reason = NULL;
 
         if ((msg[2] >> 3 & 0x0f) != 0) { /* not a standard query (NOTIFY, UPDATE, ...) */
-                record_refused(c->ev, q, "REFUSED", "an opcode other than QUERY");
+                record_refused(c->ev, q, NULL, "REFUSED", "an opcode other than QUERY", NULL);
                 return dns_refused(msg, q, out, cap);
         }
         switch (dnsstub_decide(c->cfg, c->capture, q, canon, &reason)) {
@@ -396,11 +439,16 @@ static int answer_captured(const struct dnsstub_ctx *c, const uint8_t *msg,
         case DNSSTUB_NODATA:
                 return dns_answer(msg, q, DNS_RCODE_NOERROR, 0, NULL, 0, 0, out, cap);
         case DNSSTUB_NXDOMAIN:
-                record_refused(c->ev, q, "NXDOMAIN", reason);
+                /* a host name the rules do not allow has a fix; anything
+                 * that is not a host name (an IP literal...) has none */
+                fix[0] = '\0';
+                if (canon[0])
+                        dnsstub_name_fix(c->cfg, canon, fix, sizeof fix);
+                record_refused(c->ev, q, canon, "NXDOMAIN", reason, fix);
                 return dns_answer(msg, q, DNS_RCODE_NXDOMAIN, 0, NULL, 0, 0, out, cap);
         case DNSSTUB_REFUSE:
         default:
-                record_refused(c->ev, q, "REFUSED", reason ? reason : "refused");
+                record_refused(c->ev, q, canon, "REFUSED", reason ? reason : "refused", NULL);
                 return dns_refused(msg, q, out, cap);
         }
 }

@@ -39,7 +39,10 @@
  *     transient failure SERVFAIL means) and `dns.exhausted` is recorded once.
  *
  * Every refusal (REFUSED or NXDOMAIN) is recorded as `dns.refused`
- * {name, qtype, rcode, reason}, coalesced per name.
+ * {name, qtype, rcode, reason}, coalesced per name, and counted for the
+ * end-of-run summary (egress_refusal_name_note) with what would let the run
+ * resolve the name (dnsstub_name_fix; none for tunnelling-shaped queries,
+ * IP literals, exhaustion and a map channel that failed).
  *
  * Credential injection (issue 15): a name that carries an injection's
  * placeholder or value (compared without case), in any run, is REFUSED and
@@ -95,6 +98,15 @@ struct dnsstub_ctx {
  * on some port that no deny rule denies it. Pure.
  */
 bool dnsstub_name_allowed(const struct egress_config *cfg, const char *name);
+
+/*
+ * dnsstub_name_fix — what would let the run resolve canonical name `name`,
+ * one cfg's rules do not allow (dnsstub_name_allowed false), into fix[n]:
+ * "--allow-host NAME" when the deny rules leave the name some port; else
+ * the deny rule that takes every port, to remove (deny rules win over allow
+ * rules; no flag overrides them); else "". Pure.
+ */
+void dnsstub_name_fix(const struct egress_config *cfg, const char *name, char *fix, size_t n);
 
 /*
  * dnsstub_decide — the answer to query q (already parsed) in a run with

@@ -606,6 +606,28 @@ static int64_t mono_now_ms(void)
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * e counted into the pairs v[*n] (allocated here, EGRESS_REFUSALS_MAX
+ * slots, once one came): added to an equal (dest, reason, fix) one, else
+ * kept in a free slot, else only in *overflow. Returns the slot, or -1.
+ */
+static long tally_insert(struct egress_refusal **v, size_t *n, uint64_t *overflow,
+                         const struct egress_refusal *e)
+{
+        for (size_t i = 0; i < *n; i++)
+                if (!strcmp((*v)[i].dest, e->dest) && !strcmp((*v)[i].reason, e->reason) &&
+                    !strcmp((*v)[i].fix, e->fix)) {
+                        (*v)[i].count++;
+                        return (long)i;
+                }
+        if ((!*v && !(*v = calloc(EGRESS_REFUSALS_MAX, sizeof **v))) || *n == EGRESS_REFUSALS_MAX) {
+                (*overflow)++;
+                return -1;
+        }
+        (*v)[*n] = *e;
+        return (long)(*n)++;
+}
+
 /* One egress.deny with these fields (host, port, reason, fix), counted. */
 static void tally_add(const struct audit_field *f, size_t nf)
 {
@@ -636,32 +658,36 @@ static void tally_add(const struct audit_field *f, size_t nf)
         tally_copy(e.fix, sizeof e.fix, fix);
         t->total++;
         int64_t now = mono_now_ms();
-        for (size_t i = 0; i < t->n; i++)
-                if (!strcmp(t->v[i].dest, e.dest) && !strcmp(t->v[i].reason, e.reason) &&
-                    !strcmp(t->v[i].fix, e.fix)) {
-                        struct egress_refusal *x = &t->v[i];
-                        x->count++;
-                        if (now - x->window_ms > EGRESS_STORM_WINDOW_MS) {
-                                x->window_ms = now;
-                                x->in_window = 1;
-                        } else if (++x->in_window >= EGRESS_STORM_COUNT && !x->stormed) {
-                                x->stormed = true;
-                                if (t->storm < 0)
-                                        t->storm = (long)i;
-                        }
-                        return;
-                }
         e.window_ms = now;
         e.in_window = 1;
-        if (!t->v && !(t->v = calloc(EGRESS_REFUSALS_MAX, sizeof *t->v))) {
-                t->overflow++;
-                return;
+        size_t had = t->n;
+        long i = tally_insert(&t->v, &t->n, &t->overflow, &e);
+        if (i < 0 || (size_t)i == had)
+                return; /* not kept, or new: its window starts now */
+        struct egress_refusal *x = &t->v[i];
+        if (now - x->window_ms > EGRESS_STORM_WINDOW_MS) {
+                x->window_ms = now;
+                x->in_window = 1;
+        } else if (++x->in_window >= EGRESS_STORM_COUNT && !x->stormed) {
+                x->stormed = true;
+                if (t->storm < 0)
+                        t->storm = i;
         }
-        if (t->n == EGRESS_REFUSALS_MAX) {
-                t->overflow++;
+}
+
+void egress_refusal_name_note(const char *name, const char *reason, const char *fix)
+{
+        struct egress_refusals *t = tally.t;
+        struct egress_refusal e = {.count = 1};
+        if (!t)
                 return;
-        }
-        t->v[t->n++] = e;
+        tally_copy(e.dest, sizeof e.dest, name);
+        if (!e.dest[0])
+                snprintf(e.dest, sizeof e.dest, ".");
+        tally_copy(e.reason, sizeof e.reason, reason);
+        tally_copy(e.fix, sizeof e.fix, fix);
+        t->names_total++;
+        (void)tally_insert(&t->names, &t->n_names, &t->names_overflow, &e);
 }
 
 void egress_refusal_note(const struct audit_field *f, size_t nf)
@@ -696,19 +722,18 @@ static int by_count(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-void egress_refusals_print(const struct egress_refusals *t, FILE *f)
+/* The EGRESS_SUMMARY_SHOWN most frequent of v[n], a line each, then "and N
+ * more" refusals (`one`, `many`: the word for them) of `what`s ("destination",
+ * "name"); `record` is the event that lists every one. */
+static void print_pairs(FILE *f, const struct egress_refusal *v, size_t n, uint64_t overflow,
+                        const char *one, const char *many, const char *what, const char *record)
 {
-        if (!t || t->total == 0)
-                return;
         const struct egress_refusal *order[EGRESS_REFUSALS_MAX];
-        size_t n = t->v ? t->n : 0;
+        if (!v)
+                n = 0;
         for (size_t i = 0; i < n; i++)
-                order[i] = &t->v[i];
+                order[i] = &v[i];
         qsort(order, n, sizeof order[0], by_count);
-        fprintf(f,
-                "ringfence: egress refused %" PRIu64 " time%s during the run "
-                "(destination, count, reason, what would allow it):\n",
-                t->total, t->total == 1 ? "" : "s");
         size_t shown = n < EGRESS_SUMMARY_SHOWN ? n : EGRESS_SUMMARY_SHOWN;
         for (size_t i = 0; i < shown; i++) {
                 char d[6 * EGRESS_DEST_MAX + 1], r[6 * EGRESS_REASON_MAX + 1],
@@ -719,15 +744,37 @@ void egress_refusals_print(const struct egress_refusals *t, FILE *f)
                 fprintf(f, "  %s  %" PRIu64 "x  %s%s%s\n", d, order[i]->count, r,
                         x[0] ? "  -> " : "", x);
         }
-        uint64_t rest = t->overflow;
+        uint64_t rest = overflow;
         for (size_t i = shown; i < n; i++)
                 rest += order[i]->count;
         if (rest)
                 fprintf(f,
-                        "  and %" PRIu64 " more refusal%s of %zu%s other destination%s "
-                        "(`ringfence audit` lists every egress.deny)\n",
-                        rest, rest == 1 ? "" : "s", n - shown, t->overflow ? "+" : "",
-                        n - shown == 1 && !t->overflow ? "" : "s");
+                        "  and %" PRIu64 " more %s of %zu%s other %s%s "
+                        "(`ringfence audit` lists every %s)\n",
+                        rest, rest == 1 ? one : many, n - shown, overflow ? "+" : "", what,
+                        n - shown == 1 && !overflow ? "" : "s", record);
+}
+
+void egress_refusals_print(const struct egress_refusals *t, FILE *f)
+{
+        if (!t)
+                return;
+        if (t->total) {
+                fprintf(f,
+                        "ringfence: egress refused %" PRIu64 " time%s during the run "
+                        "(destination, count, reason, what would allow it):\n",
+                        t->total, t->total == 1 ? "" : "s");
+                print_pairs(f, t->v, t->n, t->overflow, "refusal", "refusals", "destination",
+                            "egress.deny");
+        }
+        if (t->names_total) {
+                fprintf(f,
+                        "ringfence: the run's resolver refused %" PRIu64 " quer%s during the run "
+                        "(name, count, reason, what would allow it):\n",
+                        t->names_total, t->names_total == 1 ? "y" : "ies");
+                print_pairs(f, t->names, t->n_names, t->names_overflow, "refused query",
+                            "refused queries", "name", "dns.refused");
+        }
 }
 
 void egress_refusals_free(struct egress_refusals *t)
@@ -736,6 +783,10 @@ void egress_refusals_free(struct egress_refusals *t)
         t->v = NULL;
         t->n = 0;
         t->total = t->overflow = 0;
+        free(t->names);
+        t->names = NULL;
+        t->n_names = 0;
+        t->names_total = t->names_overflow = 0;
 }
 
 /* One record of a datagram (evwire.h): its answer (> 0 seq, 0

@@ -273,6 +273,11 @@ int egress_event_serve(int fd, struct audit_emitter *emit, int64_t *async_fail);
  * supervisor serves, whatever the audit log coalesced; at most
  * EGRESS_REFUSALS_MAX pairs (the egress process is run-controlled: later
  * new pairs are only counted in `overflow`).
+ *
+ * The names the run's resolver refused under capture (dnsstub.h) are
+ * counted apart, per (name, reason), bounded the same way: a client that
+ * resolves names itself only says "Could not resolve host", and a refused
+ * name never becomes a connection the proxy could refuse.
  */
 #define EGRESS_REFUSALS_MAX  256
 #define EGRESS_SUMMARY_SHOWN 16 /* lines printed; the rest are "and N more" */
@@ -302,6 +307,12 @@ struct egress_refusals {
         uint64_t total;    /* every refusal counted */
         uint64_t overflow; /* refusals of pairs beyond EGRESS_REFUSALS_MAX */
         long storm;        /* index in v of a storm not yet taken (egress_refusals_storm), or -1 */
+        /* the names the run's resolver refused: dest is the name, no port
+         * (no storm is counted for them) */
+        struct egress_refusal *names; /* owned, EGRESS_REFUSALS_MAX slots once one came */
+        size_t n_names;
+        uint64_t names_total;    /* every refused query counted */
+        uint64_t names_overflow; /* refused queries of pairs beyond EGRESS_REFUSALS_MAX */
 };
 
 /*
@@ -329,12 +340,23 @@ struct audit_field;
 void egress_refusal_note(const struct audit_field *f, size_t nf);
 
 /*
+ * egress_refusal_name_note — count one query the run's resolver refused
+ * under capture (dnsstub.c, as it records dns.refused): `name` as the
+ * summary shows it (canonical when it is a host name), the stub's reason,
+ * and what would let the run resolve it ("" or NULL: nothing). Redacted
+ * like an egress.deny's fields. Supervisor only; nothing while no tally is
+ * tracked.
+ */
+void egress_refusal_name_note(const char *name, const char *reason, const char *fix);
+
+/*
  * egress_refusals_print — nothing if no refusal was counted; else one
  * summary to f: a header, the EGRESS_SUMMARY_SHOWN most frequent
- * (destination, reason) pairs with their count and fix, then "and N more".
- * Run-controlled bytes (host names from SOCKS5, reasons) are escaped:
- * controls, DEL, C1 and invalid UTF-8 become \xNN. Called by the CLI once
- * the run has ended (not with --quiet).
+ * (destination, reason) pairs with their count and fix, then "and N more";
+ * then, if the run's resolver refused names, the same for them under a
+ * header of their own. Run-controlled bytes (host names from SOCKS5 and
+ * DNS queries, reasons) are escaped: controls, DEL, C1 and invalid UTF-8
+ * become \xNN. Called by the CLI once the run has ended (not with --quiet).
  */
 void egress_refusals_print(const struct egress_refusals *t, FILE *f);
 

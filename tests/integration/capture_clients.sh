@@ -3,9 +3,12 @@
 # variable removed, reach what the run is allowed through transparent
 # capture (issue 14), and nothing else: getent, curl, wget, Python urllib
 # and raw sockets, Node's fetch and https.get, Java 17's HttpClient, ssh
-# and git over ssh to a test sshd. The test host lives in a network
-# namespace of this test's own (tests/helpers/egress-net.bash); its sshd is
-# Debian's, started there with a configuration and keys of this test run.
+# and git over ssh to a test sshd. A name no rule allows, which such a
+# client only reports as "Could not resolve host", is named in ringfence's
+# end-of-run summary with the flag that would allow it (not with --quiet).
+# The test host lives in a network namespace of this test's own
+# (tests/helpers/egress-net.bash); its sshd is Debian's, started there
+# with a configuration and keys of this test run.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -77,6 +80,24 @@ try:
 except socket.gaierror as e:
     print("gaierror", e.errno == socket.EAI_NONAME)'
 is "$RF_OUT" "gaierror True" "Python: a name no rule allows does not resolve (EAI_NONAME, at once)"
+
+# ---- a refused name in the end-of-run summary (the client only says it cannot resolve) -----
+refused_names() { grep -A 20 "^ringfence: the run's resolver refused" <<<"$RF_ERR"; }
+curls='curl -sS -m 10 http://svc.test:8080/summary-ok 2>&1
+curl -sS -m 10 http://other.test:8080/ 2>&1; echo "curl=$?"'
+er "${ALLOW[@]}" -- "${NP[@]}" sh -c "$curls"
+like "$RF_OUT" 'GET /summary-ok HTTP/1.1' "control: curl without a proxy reaches the allowed name"
+like "$RF_OUT" 'Could not resolve host: other\.test' "curl without a proxy to a name no rule allows: it cannot resolve it"
+like "$RF_OUT" 'curl=6' "... curl exits 6 (could not resolve host)"
+like "$(refused_names | head -n 1)" "^ringfence: the run's resolver refused [0-9]+ quer(y|ies) during the run \\(name, count, reason, what would allow it\\):$" \
+	"ringfence's end-of-run summary says the run's resolver refused names"
+like "$(refused_names)" '  other\.test  [0-9]+x  no allow rule lets the run reach this name \(default: no egress\)  -> --allow-host other\.test' \
+	"... it names other.test, why, how often, and --allow-host other.test"
+unlike "$(refused_names)" 'svc\.test' "... the allowed name is not in it"
+unlike "$RF_ERR" 'egress refused' "... no connection was refused: only the names' part"
+er --quiet "${ALLOW[@]}" -- "${NP[@]}" sh -c "$curls"
+like "$RF_OUT" 'Could not resolve host: other\.test' "--quiet: the name is still refused"
+unlike "$RF_ERR" "resolver refused|other\.test" "... and no summary is printed"
 
 # ---- Node ------------------------------------------------------------------------------------
 if command -v node >/dev/null; then

@@ -4,7 +4,10 @@
 # fd52:6667:6e63::/64 where the run has v6), never to a real address; a
 # name a deny rule takes is not found and recorded as dns.refused; a name
 # given only by --add-host is not found; a TXT query (tunnelling-shaped)
-# is REFUSED; each name's first address is recorded as dns.synth. Control
+# is REFUSED; each name's first address is recorded as dns.synth; the
+# refused names are in ringfence's end-of-run summary, each with what would
+# let the run resolve it (the deny rule to remove, --allow-host NAME, or
+# nothing for a tunnelling shape). Control
 # first: a run without allow rules has no capture, and its resolver
 # refuses everything as before (REFUSED, not found).
 #
@@ -100,7 +103,7 @@ line() { grep "^$1 " <<<"$RF_OUT" | head -n 1 | cut -d' ' -f2-; }
 pool=$(grep '^pool=' <<<"$RF_OUT")
 if [ "$pool" = "pool=" ] || [ -z "$pool" ]; then
 	diag "$RF_OUT" "$RF_ERR"
-	skip "the capture cases (12)" "the run shows no pool address: no transparent capture in this build or on this host"
+	skip "the capture cases (19)" "the run shows no pool address: no transparent capture in this build or on this host"
 	done_testing
 fi
 like "$pool" '^pool=v4' "the run carries its v4 pool address (198.18.0.1)"
@@ -125,6 +128,15 @@ is "$(line ADDED)" "rcode=3 an=0" "a name given only by --add-host: NXDOMAIN (it
 is "$(line GADDED)" "2" "... getent finds nothing"
 like "$(records | grep '"event":"dns.refused"' | grep "\"name\":\"$denied\"" | head -n 1)" '"rcode":"NXDOMAIN"' "the denied name is recorded as dns.refused (NXDOMAIN)"
 like "$(records | grep '"event":"dns.synth"' | grep "\"name\":\"$allowed\"" | head -n 1)" "\"v4\":\"$a4\"" "the allowed name's address is recorded as dns.synth"
+# what the run's resolver refused, in ringfence's end-of-run summary: each
+# name with its reason and what would let the run resolve it
+names=$(grep -A 40 "^ringfence: the run's resolver refused" <<<"$RF_ERR")
+like "$names" "  $denied  [0-9]+x  deny rules take every port an allow rule gives this name  -> remove $denied from network\\.deny \\(deny rules win over allow rules\\)" \
+	"summary: the denied name, why, and the deny rule to remove (no flag overrides it)"
+like "$names" "  $added  [0-9]+x  no allow rule lets the run reach this name \\(default: no egress\\)  -> --allow-host $added" \
+	"summary: the name only --add-host gives, with --allow-host NAME"
+is "$(grep -F "  $allowed  " <<<"$names")" "  $allowed  1x  a query type that only carries data (DNS tunnelling)" \
+	"summary: TXT for the allowed name (tunnelling-shaped, no flag suggested) is its only line: answered queries are not in it"
 # a lookup at the run's first instant: answered under capture, every time
 # (the supervisor used to answer a query that beat its reading of init's
 # MSG_CAPTURE as if nothing were captured: a refusal, 1 run in ~30)

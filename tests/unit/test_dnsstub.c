@@ -6,7 +6,10 @@
  * read, other types NOERROR with no data, names the policy does not allow
  * NXDOMAIN, tunnelling-shaped queries REFUSED, `--add-host` alone
  * nothing, exhaustion REFUSED once recorded, a full channel SERVFAIL, an
- * assignment that cannot be recorded SERVFAIL and undone.
+ * assignment that cannot be recorded SERVFAIL and undone. Every refusal
+ * under capture is also counted for the end-of-run summary, under the
+ * canonical name with what would let the run resolve it (dnsstub_name_fix);
+ * answered names and refusals without capture are not.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -467,6 +470,108 @@ static void test_records(void)
         free(state);
 }
 
+static char *summary(const struct egress_refusals *t)
+{
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        if (!f)
+                exit(1);
+        egress_refusals_print(t, f);
+        fclose(f);
+        return out;
+}
+
+/* What the stub counts for the end-of-run summary, and the fix it gives. */
+static void test_summary(void)
+{
+        struct egress_refusals t = {0};
+        struct synth_map m = {0};
+        int tx = -1, rx = -1;
+        char fix[512];
+        char *s;
+
+        /* the fix for a name the rules do not allow (pure) */
+        dnsstub_name_fix(&cfg, "evil.example", fix, sizeof fix);
+        is_str(fix, "--allow-host evil.example", "fix: a name no rule allows: --allow-host NAME");
+        dnsstub_name_fix(&cfg, "blocked.example", fix, sizeof fix);
+        is_str(fix, "remove blocked.example from network.deny (deny rules win over allow rules)",
+               "fix: a deny rule takes every port: that rule, never a flag");
+        dnsstub_name_fix(&cfg, "all.example", fix, sizeof fix);
+        is_str(fix, "remove all.example from network.deny (deny rules win over allow rules)",
+               "... also where the allow rule names a port");
+        cfg.n_deny++; /* deny *.svc.example:443 */
+        dnsstub_name_fix(&cfg, "y.svc.example", fix, sizeof fix);
+        is_str(fix, "--allow-host y.svc.example",
+               "fix: denied on 443 only: a rule for the name gives it other ports");
+        cfg.n_deny--;
+        dnsstub_name_fix(&cfg, "", fix, sizeof fix);
+        is_str(fix, "", "fix: no name, no fix");
+
+        if (synth_channel(&tx, &rx) < 0)
+                exit(1);
+        struct dnsstub_ctx c = {.capture = CAPTURE_V4 | CAPTURE_V6,
+                                .cfg = &cfg,
+                                .map = &m,
+                                .synth_tx = tx,
+                                .synth_rx_idle = rx};
+        struct dnsstub_ctx none = {.cfg = &cfg, .map = &m, .synth_tx = -1, .synth_rx_idle = -1};
+        egress_refusals_track(&t, NULL, NULL);
+        ask(&c, "api.example.com", 1);
+        ask(&c, "api.example.com", 28);
+        ask(&c, "api.example.com", 65);
+        is_int(t.names_total, 0, "control: an allowed name's answers are not counted");
+        ask(&none, "evil.example", 1);
+        is_int(t.names_total, 0, "control: refusals without capture are not counted");
+
+        ask(&c, "other.test", 1);
+        ask(&c, "other.test", 28);
+        ask(&c, "Other.Test", 1);
+        ask(&c, "blocked.example", 1);
+        ask(&c, "203.0.113.7", 1);
+        ask(&c, "api.example.com", 16);
+        ask_full(&c, "api.example.com", 1, 1, 4); /* NOTIFY */
+        is_int(t.names_total, 7, "every refusal under capture is counted (7)");
+        s = summary(&t);
+        ok(strstr(s, "ringfence: the run's resolver refused 7 queries during the run") == s,
+           "the summary's names section, with the total");
+        ok(strstr(s, "  other.test  3x  no allow rule lets the run reach this name (default: no "
+                     "egress)  -> --allow-host other.test\n"),
+           "a name no rule allows, in any case, A and AAAA: one line, 3x, --allow-host NAME");
+        ok(strstr(s, "  blocked.example  1x  deny rules take every port an allow rule gives this "
+                     "name  -> remove blocked.example from network.deny"),
+           "an allowed name a deny rule takes: that reason, and the deny rule as the fix");
+        ok(strstr(s, "  203.0.113.7  1x  not a host name (an IP literal, or bytes a host name "
+                     "cannot hold)\n"),
+           "an IP literal: no fix");
+        ok(strstr(s, "  api.example.com  1x  a query type that only carries data (DNS "
+                     "tunnelling)\n"),
+           "TXT (tunnelling-shaped): its reason, no fix");
+        ok(strstr(s, "  api.example.com  1x  an opcode other than QUERY\n"),
+           "an opcode other than QUERY: its reason, no fix");
+        ok(!strstr(s, "egress refused"), "no egress refusal: only the names section");
+        free(s);
+
+        egress_refusals_free(&t);
+        for (int i = 0; i < 20; i++) {
+                char n[32];
+                snprintf(n, sizeof n, "flood%d.test", i);
+                ask(&c, n, 1);
+        }
+        s = summary(&t);
+        ok(strstr(s, "and 4 more refused queries of 4 other names"),
+           "20 refused names: 16 lines, then \"and 4 more\"");
+        free(s);
+
+        egress_refusals_track(NULL, NULL, NULL);
+        ask(&c, "late.test", 1);
+        is_int(t.names_total, 20, "untracked: nothing counted");
+        egress_refusals_free(&t);
+        close(tx);
+        close(rx);
+        synth_map_free(&m);
+}
+
 int main(void)
 {
         sockets();
@@ -475,6 +580,7 @@ int main(void)
         test_capture();
         test_full();
         test_records();
+        test_summary();
         close(stub);
         close(client);
         return done();

@@ -11,6 +11,13 @@
  * (C0, DEL, C1; valid UTF-8 kept; invalid UTF-8 never crosses the channel:
  * the egress process escapes it first, see egress_compat.sh). Controls: other events
  * are not counted, an empty tally prints nothing.
+ *
+ * The names the run's resolver refused (egress_refusal_name_note, as
+ * dnsstub.c counts them; test_dnsstub.c checks what the stub counts):
+ * their own section after the destinations' (or alone), per (name,
+ * reason) with count and fix, most frequent first, the same bounds, "and N
+ * more refused queries of M other names", redaction and escaping (a name
+ * is run-controlled bytes).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -81,6 +88,108 @@ static int redact(void *ctx, const char *s, char **ret)
         if (asprintf(ret, "%.*s[secret:T]%s", (int)(hit - s), s, hit + 6) < 0)
                 return -ENOMEM;
         return 1;
+}
+
+#define NOT_ALLOWED "no allow rule lets the run reach this name (default: no egress)"
+#define TUNNEL      "a query type that only carries data (DNS tunnelling)"
+
+/* The names the run's resolver refused: t tracked, emptied here. */
+static void test_names(struct egress_refusals *t)
+{
+        char *s;
+
+        egress_refusals_free(t);
+        /* names alone: their section only */
+        egress_refusal_name_note("other.test", NOT_ALLOWED, "--allow-host other.test");
+        egress_refusal_name_note("other.test", NOT_ALLOWED, "--allow-host other.test");
+        egress_refusal_name_note("t.example", TUNNEL, NULL);
+        egress_refusal_name_note("other.test", NOT_ALLOWED, "--allow-host other.test");
+        s = summary(t);
+        ok(strstr(s, "ringfence: the run's resolver refused 4 queries during the run (name, count, "
+                     "reason, what would allow it):\n") == s,
+           "refused names alone: their header with the total (4 queries), first");
+        ok(!strstr(s, "egress refused"), "... no destinations' header when none was refused");
+        const char *o = strstr(s,
+                               "  other.test  3x  " NOT_ALLOWED "  -> --allow-host other.test\n"),
+                   *x = strstr(s, "  t.example  1x  " TUNNEL "\n");
+        ok(o && x, "each name with its count, reason and fix (none for a tunnelling shape)");
+        ok(o && x && o < x, "... most frequent first");
+        is_int(count_of(s, "and "), 0, "... all shown: no \"and N more\"");
+        free(s);
+        egress_refusals_free(t);
+        egress_refusal_name_note("one.test", NOT_ALLOWED, "--allow-host one.test");
+        s = summary(t);
+        ok(strstr(s, "resolver refused 1 query during"), "one refused query: \"1 query\"");
+        free(s);
+
+        /* with refused destinations: theirs first, then the names' */
+        send_event("egress.deny", "a.example", 443, "no allow rule matches",
+                   "--allow-host a.example:443");
+        s = summary(t);
+        const char *d = strstr(s, "ringfence: egress refused 1 time during the run"),
+                   *n = strstr(s, "ringfence: the run's resolver refused 1 query during the run");
+        ok(d == s && n && d < n, "destinations first, then names, each under its own header");
+        ok(strstr(s, "  one.test  1x  ") && strstr(s, "  a.example:443  1x  "),
+           "... a name without a port, a destination with one");
+        free(s);
+        is_int(t->total, 1, "a refused name is not an egress refusal (total)");
+        is_int(t->names_total, 1, "... and the other way round");
+        egress_refusals_free(t);
+
+        /* escaping and redaction: a name is the run's bytes */
+        egress_refusal_name_note("\x1b]0;pwned\x07x\x7f\xc2\x9b.test", NOT_ALLOWED, "");
+        egress_refusal_name_note("s3cret.exfil.test", NOT_ALLOWED,
+                                 "--allow-host s3cret.exfil.test");
+        egress_refusal_name_note("", NOT_ALLOWED, "");
+        s = summary(t);
+        ok(strstr(s, "  \\u001b]0;pwned\\u0007x\\u007f\\u009b.test  1x"),
+           "a name's controls, DEL and C1 print as \\u00NN");
+        bool raw = false;
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+                if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+                        raw = true;
+        ok(!raw, "... no raw control byte in the summary");
+        ok(strstr(s, "[secret:T].exfil.test  1x") &&
+                   strstr(s, "--allow-host [secret:T].exfil.test") && !strstr(s, "s3cret"),
+           "a bound value in a refused name is redacted (name and fix)");
+        ok(strstr(s, "\n  .  1x"), "an empty name shows as the root, \".\"");
+        free(s);
+        egress_refusals_free(t);
+
+        /* bounds: EGRESS_SUMMARY_SHOWN lines, "and N more"; EGRESS_REFUSALS_MAX kept */
+        for (int i = 0; i < 20; i++) {
+                char h[32];
+                snprintf(h, sizeof h, "h%d.test", i);
+                egress_refusal_name_note(h, NOT_ALLOWED, "");
+        }
+        s = summary(t);
+        is_int(count_of(s, ".test  1x"), EGRESS_SUMMARY_SHOWN, "20 names: 16 lines");
+        ok(strstr(s, "h0.test  1x") && strstr(s, "h15.test  1x") && !strstr(s, "h16.test"),
+           "... the first 16 of equal count, in the order they came");
+        ok(strstr(s, "and 4 more refused queries of 4 other names (`ringfence audit` lists every "
+                     "dns.refused)"),
+           "... then \"and 4 more refused queries of 4 other names\"");
+        free(s);
+        egress_refusals_free(t);
+        for (int i = 0; i < EGRESS_REFUSALS_MAX + 10; i++) {
+                char h[32];
+                snprintf(h, sizeof h, "n%d.test", i);
+                egress_refusal_name_note(h, NOT_ALLOWED, "");
+        }
+        is_int(t->n_names, EGRESS_REFUSALS_MAX, "distinct names kept: EGRESS_REFUSALS_MAX");
+        is_int(t->names_overflow, 10, "... the 10 beyond it counted as overflow");
+        s = summary(t);
+        ok(strstr(s, "resolver refused 266 queries"), "... and in the total");
+        ok(strstr(s, "and 250 more refused queries of 240+ other names"),
+           "... \"and N more\" says the count is a lower bound");
+        free(s);
+        egress_refusal_name_note("n0.test", NOT_ALLOWED, "");
+        is_int(t->names[0].count, 2, "a name already kept still counts when the table is full");
+        is_int(t->n, 0, "refused names take no slot of the destinations");
+        egress_refusals_free(t);
+        s = summary(t);
+        is_str(s, "", "freed: nothing printed");
+        free(s);
 }
 
 int main(void)
@@ -180,11 +289,15 @@ int main(void)
         send_event("egress.deny", "n0.example", 443, "r", "");
         is_int(t.v[0].count, 2, "a pair already kept still counts when the table is full");
 
+        test_names(&t);
+
         /* untracked: not counted */
         egress_refusals_track(NULL, NULL, NULL);
         uint64_t total = t.total;
         send_event("egress.deny", "late.example", 443, "r", "");
         is_int(t.total, total, "after tracking stops nothing is counted");
+        egress_refusal_name_note("late.example", "r", "");
+        is_int(t.names_total, 0, "... nor a refused name");
         egress_refusals_free(&t);
         close(sp[0]);
         close(sp[1]);
