@@ -605,6 +605,7 @@ struct made {
         int lock;
         char *state_dir;
         char run_id[RF_RUN_ID_LEN + 1];
+        char identity[OCI_IDENTITY_MAX]; /* run.start's container= */
 };
 
 static void made_done(struct made *m)
@@ -640,6 +641,7 @@ static int made_begin(const char *id, struct bundle *b, struct made *m, struct r
         m->lock = -1;
         if ((r = rf_run_id_new(m->run_id)) < 0)
                 return rf_error_set(err, r, "cannot make a run id: %s", strerror(-r));
+        oci_identity(b->spec, id, m->identity, sizeof m->identity);
         if ((r = policy_set_string(&b->overlay->rootfs, b->rootfs, PATH_MAX, err)) < 0 ||
             (r = cli_state_dir(g.state_dir, 1, &m->state_dir, err)) < 0 ||
             (r = container_make(&m->ct, id, b->spec->uid, b->spec->gid, err)) < 0 ||
@@ -662,6 +664,7 @@ static struct run_request request_of(const struct bundle *b, const struct made *
                 .policy_file = b->named_policy ? b->pfile : NULL,
                 .overlay = b->overlay,
                 .argv = (char *const *)sp->args,
+                .container = m->identity,
                 .state_dir = m->state_dir,
                 .run_id = m->run_id,
                 .cwd = m->ct.ws,

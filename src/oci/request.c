@@ -409,3 +409,40 @@ int oci_policy_ceiling(const struct rf_policy *named, struct rf_policy *o, struc
                         *lim[i] = cap[i];
         return 0;
 }
+
+/* the first of two annotations that is set and non-empty, or NULL */
+static const char *either(const struct oci_spec *sp, const char *a, const char *b)
+{
+        const char *v = oci_spec_annotation(sp, a);
+        if (!v || !v[0])
+                v = oci_spec_annotation(sp, b);
+        return v && v[0] ? v : NULL;
+}
+
+void oci_identity(const struct oci_spec *sp, const char *id, char *out, size_t size)
+{
+        const char *ns = either(sp, OCI_ANN_POD_NAMESPACE, OCI_ANN_CRI_NAMESPACE);
+        const char *pod = either(sp, OCI_ANN_POD_NAME, OCI_ANN_CRI_POD);
+        const char *uid = either(sp, OCI_ANN_POD_UID, OCI_ANN_CRI_POD_UID);
+        const char *name = either(sp, OCI_ANN_CONTAINER, OCI_ANN_CRI_CONTAINER);
+        size_t n = 0;
+
+        if (!size)
+                return;
+        out[0] = '\0';
+#define ADD(...)                                                                                   \
+        do {                                                                                       \
+                if (n < size) {                                                                    \
+                        int w_ = snprintf(out + n, size - n, __VA_ARGS__);                         \
+                        n = w_ < 0 ? size : n + (size_t)w_;                                        \
+                }                                                                                  \
+        } while (0)
+        ADD("id=%.128s", id);
+        if (pod)
+                ADD(" pod=%.128s/%.128s", ns ? ns : "", pod);
+        if (uid)
+                ADD(" pod_uid=%.128s", uid);
+        if (name)
+                ADD(" name=%.128s", name);
+#undef ADD
+}

@@ -31,6 +31,26 @@
 #define OCI_CRI_SANDBOX   "sandbox"
 #define OCI_CRI_CONTAINER "container"
 
+/* the engines' names for a Kubernetes container's identity (CRI) */
+#define OCI_ANN_POD_NAMESPACE "io.kubernetes.pod.namespace"
+#define OCI_ANN_POD_NAME      "io.kubernetes.pod.name"
+#define OCI_ANN_POD_UID       "io.kubernetes.pod.uid"
+#define OCI_ANN_CONTAINER     "io.kubernetes.container.name"
+#define OCI_ANN_CRI_NAMESPACE "io.kubernetes.cri.sandbox-namespace" /* containerd */
+#define OCI_ANN_CRI_POD       "io.kubernetes.cri.sandbox-name"
+#define OCI_ANN_CRI_POD_UID   "io.kubernetes.cri.sandbox-uid"
+#define OCI_ANN_CRI_CONTAINER "io.kubernetes.cri.container-name"
+#define OCI_IDENTITY_MAX      640
+
+/*
+ * oci_identity — the container's identity as run.start records it:
+ * "id=ID" and, where the engine's annotations give them, " pod=NS/NAME",
+ * " pod_uid=UID", " name=NAME" (Kubernetes' keys, else containerd's CRI
+ * keys), each value cut at 128 bytes; written into out (size bytes,
+ * NUL-terminated, truncated). Pure: reads only the spec.
+ */
+void oci_identity(const struct oci_spec *sp, const char *id, char *out, size_t size);
+
 /* what a container does with a network namespace its config joins by path */
 enum oci_netns_use {
         OCI_NETNS_JOIN = 1, /* a pod's: a live ringfence-oci container's, whose egress it gets */

@@ -61,7 +61,7 @@ static void policy_digest(const struct rf_policy *pol, char hex[65])
 }
 
 int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const struct rf_policy *pol,
-                    struct rf_cgroup *cg, struct rf_error *err)
+                    struct rf_cgroup *cg, const char *container, struct rf_error *err)
 {
         char digest[65], host[256] = "", started_by[320], layers[160];
         char publish[POLICY_PUBLISH_MAX * (POLICY_PUBLISH_TEXT_MAX + 1)] = "";
@@ -102,6 +102,7 @@ int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const str
                 UINT("limit_cpus_milli", plan->limits.cpus_milli),
                 UINT("timeout_ms", pol->timeout_ms),
                 STR("publish", publish[0] ? publish : NULL),
+                STR("container", container),
         };
         /* not durable yet: the caller commits it (audit_flush) before the
          * command can start, a failed commit refusing the run; its

@@ -22,7 +22,7 @@ struct rf_cgroup;
  * with audit_flush before the command can start; 0 or -errno: then the run
  * is refused), run.exit, run.refused. */
 int run_audit_start(struct audit_log *log, const struct rf_plan *plan, const struct rf_policy *pol,
-                    struct rf_cgroup *cg, struct rf_error *err);
+                    struct rf_cgroup *cg, const char *container, struct rf_error *err);
 /* run.exit and the run-end checkpoint, written and on their way to the
  * disk (audit_writeback): the caller makes them durable (audit_flush)
  * once the rest of the run is undone. 0, or -errno with err set (the

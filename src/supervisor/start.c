@@ -732,7 +732,7 @@ int run_start(const struct run_request *q, struct rf_error *err)
                 s.phase = PHASE_NONE;
                 return refuse(&s, "loop", rf_error_set(err, -ELOOP, "refused: %s", why), err);
         }
-        if ((r = run_audit_start(s.alog, s.plan, s.pol, s.cg, err)) < 0) {
+        if ((r = run_audit_start(s.alog, s.plan, s.pol, s.cg, q->container, err)) < 0) {
                 s.phase = PHASE_NONE; /* the log cannot take it: nothing more to write */
                 return refuse(&s, "setup", rewrap(err, r, "cannot write the audit log"), err);
         }

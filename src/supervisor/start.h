@@ -34,6 +34,10 @@ struct run_request {
         const struct rf_policy *overlay;
         const char *trigger_token; /* --triggered-by, or NULL */
         char *const *argv;         /* the command */
+        /* an engine's container: its identity for run.start ("id=ID
+         * pod=NS/NAME pod_uid=UID name=NAME", the parts the engine gave),
+         * or NULL */
+        const char *container;
         const char *state_dir;     /* canonical, existing */
         const char *key_file;      /* the secret store's key, NULL: the state dir's */
         const char *run_id;        /* chosen by the caller (daemon, --detach), or NULL */

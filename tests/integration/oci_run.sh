@@ -138,6 +138,14 @@ oci run -b "$B" "$ID"
 like "$(first_line "$RF_OUT")" "rcode=NOERROR" "ringfence.io/allow-hosts: the allowed name resolves (NOERROR)"
 audit=$("$RF_BIN" audit --state-dir "$RF_STATE" --agent oci-agent --event run.start 2>&1)
 like "$audit" "oci-agent" "run.start is in the audit log with the annotation's agent"
+like "$audit" "container=id=$ID " "... with the container's id (no pod: nothing more)"
+# a Kubernetes container: the pod and container names the engine gave
+config 'c["annotations"]["ringfence.io/agent"]="oci-k8s"; c["annotations"]["io.kubernetes.pod.namespace"]="team-a"; c["annotations"]["io.kubernetes.pod.name"]="agent-7"; c["annotations"]["io.kubernetes.pod.uid"]="0b1c"; c["annotations"]["io.kubernetes.container.name"]="worker"'
+oci run -b "$B" "$ID"
+audit=$("$RF_BIN" audit --state-dir "$RF_STATE" --agent oci-k8s --event run.start --json 2>&1)
+like "$audit" '"container":"id='"$ID"' pod=team-a/agent-7 pod_uid=0b1c name=worker"' \
+	"run.start names the pod (namespace/name, uid) and the container from the engine's annotations"
+config 'for k in ("io.kubernetes.pod.namespace","io.kubernetes.pod.name","io.kubernetes.pod.uid","io.kubernetes.container.name"): c["annotations"].pop(k)'
 
 # the kill switch: a container is a run in ringfence's registry
 config 'c["process"]["args"]=["/bin/sh","-c","while :; do sleep 1; done"]; c["annotations"]["ringfence.io/agent"]="oci-kill"'

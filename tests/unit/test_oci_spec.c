@@ -624,6 +624,42 @@ static void test_host_ids(void)
                -EOPNOTSUPP, "uid mappings without gid mappings: refused");
 }
 
+/* run.start's container=: Kubernetes' keys, else containerd's CRI keys */
+static void test_identity(void)
+{
+        struct rf_error err = {0};
+        struct oci_spec *s = NULL;
+        char out[OCI_IDENTITY_MAX];
+        static const char k8s[] =
+                "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+                "\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],\"cwd\":\"/"
+                "\"},\"annotations\":{"
+                "\"io.kubernetes.pod.namespace\":\"ns\",\"io.kubernetes.pod.name\":\"p\","
+                "\"io.kubernetes.cri.sandbox-uid\":\"u1\",\"io.kubernetes.cri.container-name\":"
+                "\"c\","
+                "\"io.kubernetes.container.name\":\"\"}}";
+        is_int(oci_spec_parse(k8s, sizeof k8s - 1, &s, &err), 0,
+               "identity: a config parses (%s: %s)", err.keypath, err.msg);
+        if (!s)
+                return;
+        oci_identity(s, "ID1", out, sizeof out);
+        is_str(out, "id=ID1 pod=ns/p pod_uid=u1 name=c",
+               "identity: Kubernetes' keys, containerd's where those are missing or empty");
+        oci_identity(s, "ID1", out, 12);
+        is_str(out, "id=ID1 pod=", "identity: truncated to the buffer, NUL-terminated");
+        oci_spec_free(s);
+        s = NULL;
+        static const char bare[] =
+                "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+                "\"process\":{\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],\"cwd\":\"/\"}}";
+        is_int(oci_spec_parse(bare, sizeof bare - 1, &s, &err), 0, "identity: a bare config");
+        if (!s)
+                return;
+        oci_identity(s, "ID2", out, sizeof out);
+        is_str(out, "id=ID2", "identity: no pod, the id alone");
+        oci_spec_free(s);
+}
+
 int main(void)
 {
         test_ceiling();
@@ -635,5 +671,6 @@ int main(void)
         test_netns_use();
         test_kubernetes_fields();
         test_host_ids();
+        test_identity();
         return done();
 }
