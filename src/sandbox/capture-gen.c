@@ -16,13 +16,26 @@
  *                  meta l4proto tcp ip daddr 198.18.0.0/15 redirect to :3129
  *                  meta l4proto tcp ip6 daddr fd52:6667:6e63::/64 redirect to :3129
  *                  (per run: meta l4proto tcp ip[6] daddr CIDR redirect to :3129) }
+ *   set dests4   { type ipv4_addr . inet_proto . inet_service; size 256;
+ *                  flags dynamic,timeout; timeout 60s; }
+ *   set dests6   { type ipv6_addr . inet_proto . inet_service; size 256;
+ *                  flags dynamic,timeout; timeout 60s; }
  *   chain filter { type filter hook output priority 0; policy accept;
  *                  ct state new fib saddr type != local drop
  *                  ct state established,related ct direction reply accept
  *                  fib daddr type local accept
- *                  limit rate 20/second burst 20 packets log group RF_CAPTURE_NFLOG_GROUP
+ *                  jump refused
  *                  meta l4proto tcp reject with tcp reset
  *                  reject with icmpx port-unreachable }
+ *   chain refused {
+ *                  meta nfproto ipv4 meta l4proto != icmp add @dests4
+ *                      { ip daddr . meta l4proto . th dport limit rate 1/minute burst 1 packets }
+ *                      log group RF_CAPTURE_NFLOG_GROUP return
+ *                  meta nfproto ipv4 meta l4proto icmp add @dests4
+ *                      { ip daddr . meta l4proto . @th,0,16 limit rate 1/minute burst 1 packets }
+ *                      log group RF_CAPTURE_NFLOG_GROUP return
+ *                  (the same two for ipv6: @dests6, ip6 daddr, ipv6-icmp)
+ *                  limit rate 20/second burst 20 packets log group RF_CAPTURE_NFLOG_GROUP }
  *
  * `ct state new fib saddr type != local drop` comes first: a flow whose
  * source is not the namespace's own (IPV6_FREEBIND needs no capability)
@@ -44,6 +57,29 @@
  * refused at once: TCP with a reset (ECONNREFUSED), the rest with ICMP
  * port unreachable (EPERM at send, ECONNREFUSED on a connected socket).
  *
+ * What is logged (chain `refused`, before the rejects): a run must not
+ * be able to hide which destinations it tried by flooding others (audit
+ * of 2026-12-04: 200 UDP datagrams to distinct addresses used up one
+ * global 20/s budget, and a TCP connect that followed was never
+ * recorded). So each destination (address, protocol, port) has a budget
+ * of its own, an element of a dynamic set with a limit of its own: its
+ * first refused packet is always logged. ICMP is keyed on its type and
+ * code (where a port would be, its checksum varies with every packet: one
+ * destination's pings would fill the set). A packet over its
+ * destination's budget, a new destination while the set is full, and a
+ * packet without a transport header to key on (a later fragment) fall to
+ * the last rule: one shared budget of RF_CAPTURE_LOG_RATE a second, as
+ * before. The sets are bounded (RF_CAPTURE_LOG_DESTS elements a family)
+ * and empty themselves: an element lives RF_CAPTURE_LOG_DEST_TTL seconds
+ * from its destination's first packet (`add`, never refreshed), and its
+ * limit (RF_CAPTURE_LOG_DEST_RATE a minute, burst 1) refills only as it
+ * expires. So the supervisor is sent at most 2 * RF_CAPTURE_LOG_DESTS
+ * first packets in any RF_CAPTURE_LOG_DEST_TTL seconds (every element
+ * made in such a window is alive at its end) plus RF_CAPTURE_LOG_RATE a
+ * second; and hiding a destination takes RF_CAPTURE_LOG_DESTS other
+ * destinations of its family refused within RF_CAPTURE_LOG_DEST_TTL
+ * seconds, each of them logged, and the shared budget kept spent.
+ *
  * The per-run rules (allowed IP/CIDR rules) are printed as one template
  * rule per family whose address and mask are unique markers; the offsets
  * of the markers are printed too, and capture.c patches them.
@@ -54,6 +90,7 @@
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
+#include <libnftnl/set.h>
 #include <libnftnl/table.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
@@ -141,6 +178,17 @@ static struct nftnl_expr *payload(uint32_t off, uint32_t n)
         return e;
 }
 
+/* n bytes at offset off of the transport header into register dreg */
+static struct nftnl_expr *payload_th(uint32_t off, uint32_t n, uint32_t dreg)
+{
+        struct nftnl_expr *e = nftnl_expr_alloc("payload");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_TRANSPORT_HEADER);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, n);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
+        return e;
+}
+
 static struct nftnl_expr *bitwise(const void *mask, uint32_t n)
 {
         static const uint8_t zero[16];
@@ -158,6 +206,34 @@ static struct nftnl_expr *verdict(int v)
         struct nftnl_expr *e = nftnl_expr_alloc("immediate");
         nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
         nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
+        return e;
+}
+
+static struct nftnl_expr *jump(const char *chain)
+{
+        struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)NFT_JUMP);
+        nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+        return e;
+}
+
+/* a packet limit: rate per unit seconds, burst packets */
+static struct nftnl_expr *limit(uint64_t rate, uint64_t unit, uint32_t burst)
+{
+        struct nftnl_expr *e = nftnl_expr_alloc("limit");
+        nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, rate);
+        nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, unit);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, burst);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_FLAGS, 0);
+        return e;
+}
+
+static struct nftnl_expr *nflog(void)
+{
+        struct nftnl_expr *e = nftnl_expr_alloc("log");
+        nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, RF_CAPTURE_NFLOG_GROUP);
         return e;
 }
 
@@ -240,6 +316,76 @@ static struct nftnl_rule *tcp_to(uint8_t family, const void *net, const void *ma
         return r;
 }
 
+/* nft's type codes (its datatype.h), for `nft list` only: the kernel
+ * takes the key's length, not its type */
+#define NFT_TYPE_IPADDR        7
+#define NFT_TYPE_IP6ADDR       8
+#define NFT_TYPE_INET_PROTOCOL 12
+#define NFT_TYPE_INET_SERVICE  13
+#define NFT_TYPE_BITS          6
+
+/* the set of one family's refused destinations: address . protocol . port */
+static void dests_set(const char *name, uint32_t addr_type, uint32_t addr_len, uint32_t id)
+{
+        struct nftnl_set *st = nftnl_set_alloc();
+        if (!st)
+                die("out of memory");
+        nftnl_set_set_u32(st, NFTNL_SET_FAMILY, NFPROTO_INET);
+        nftnl_set_set_str(st, NFTNL_SET_TABLE, TABLE);
+        nftnl_set_set_str(st, NFTNL_SET_NAME, name);
+        nftnl_set_set_u32(st, NFTNL_SET_ID, id); /* the kernel wants one, unique in the batch */
+        nftnl_set_set_u32(st, NFTNL_SET_FLAGS, NFT_SET_EVAL | NFT_SET_TIMEOUT);
+        nftnl_set_set_u32(st, NFTNL_SET_KEY_TYPE,
+                          (addr_type << NFT_TYPE_BITS | NFT_TYPE_INET_PROTOCOL) << NFT_TYPE_BITS |
+                                  NFT_TYPE_INET_SERVICE);
+        nftnl_set_set_u32(st, NFTNL_SET_KEY_LEN, addr_len + 4 + 4); /* each part a register */
+        nftnl_set_set_u32(st, NFTNL_SET_DESC_SIZE, RF_CAPTURE_LOG_DESTS);
+        nftnl_set_set_u64(st, NFTNL_SET_TIMEOUT, RF_CAPTURE_LOG_DEST_TTL * 1000ull);
+        struct nlmsghdr *nlh = hdr(NFT_MSG_NEWSET, NLM_F_CREATE | NLM_F_EXCL);
+        nftnl_set_nlmsg_build_payload(nlh, st);
+        done(nlh);
+        nftnl_set_free(st);
+}
+
+/*
+ * A rule of chain refused: the packets of `family` whose protocol is
+ * icmp_proto (icmp true) or any other (false) are keyed address .
+ * protocol . port (ICMP: type and code) into the family's set, each key
+ * with a limit of its own; under it the packet is logged and goes back to
+ * the rejects (return); over it, the next rule.
+ */
+static void log_first(uint8_t family, uint8_t icmp_proto, bool icmp)
+{
+        bool v4 = family == NFPROTO_IPV4;
+        uint32_t alen = v4 ? 4 : 16;
+        struct nftnl_rule *r = rule("refused");
+        add(r, meta(NFT_META_NFPROTO));
+        add(r, cmp_u8(family));
+        add(r, meta(NFT_META_L4PROTO));
+        add(r, icmp ? cmp_u8(icmp_proto) : cmp_neq(&icmp_proto, 1));
+        /* the key, one 32-bit register a part: address, protocol, port */
+        struct nftnl_expr *e = payload(v4 ? 16 : 24, alen);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG32_00);
+        add(r, e);
+        uint32_t preg = NFT_REG32_00 + alen / 4;
+        e = meta(NFT_META_L4PROTO);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, preg);
+        add(r, e);
+        add(r, payload_th(icmp ? 0 : 2, 2, preg + 1));
+        e = nftnl_expr_alloc("dynset");
+        nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY, NFT_REG32_00);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_OP, NFT_DYNSET_OP_ADD);
+        nftnl_expr_set_str(e, NFTNL_EXPR_DYNSET_SET_NAME, v4 ? "dests4" : "dests6");
+        struct nftnl_expr *l = limit(RF_CAPTURE_LOG_DEST_RATE, 60, 1);
+        if (!l)
+                die("out of memory");
+        nftnl_expr_set(e, NFTNL_EXPR_DYNSET_EXPR, l, 0); /* owned by e */
+        add(r, e);
+        add(r, nflog());
+        add(r, verdict(NFT_RETURN));
+        emit_rule(r);
+}
+
 static void print_array(const char *name, const char *p, size_t n)
 {
         printf("static const unsigned char %s[%zu] = {", name, n);
@@ -271,6 +417,9 @@ int main(void)
                 const char *name;
                 int prio;
         } chains[] = {{"nat", -100}, {"filter", 0}};
+        /* the sets of refused destinations, which chain refused fills */
+        dests_set("dests4", NFT_TYPE_IPADDR, 4, 1);
+        dests_set("dests6", NFT_TYPE_IP6ADDR, 16, 2);
         for (size_t i = 0; i < 2; i++) {
                 struct nftnl_chain *c = nftnl_chain_alloc();
                 nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
@@ -285,6 +434,14 @@ int main(void)
                 done(nlh);
                 nftnl_chain_free(c);
         }
+        struct nftnl_chain *c = nftnl_chain_alloc(); /* a regular chain: no hook */
+        nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+        nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, TABLE);
+        nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, "refused");
+        nlh = hdr(NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_EXCL);
+        nftnl_chain_nlmsg_build_payload(nlh, c);
+        done(nlh);
+        nftnl_chain_free(c);
 
         /* nat: loopback stays loopback */
         struct nftnl_rule *r = rule("nat");
@@ -331,22 +488,14 @@ int main(void)
         add(r, cmp(&local, 4));
         add(r, verdict(NF_ACCEPT));
         emit_rule(r);
+        /* filter: what is refused is logged first (chain refused) */
         r = rule("filter");
-        struct nftnl_expr *e = nftnl_expr_alloc("limit");
-        nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, RF_CAPTURE_LOG_RATE);
-        nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, RF_CAPTURE_LOG_RATE);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
-        nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_FLAGS, 0);
-        add(r, e);
-        e = nftnl_expr_alloc("log");
-        nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, RF_CAPTURE_NFLOG_GROUP);
-        add(r, e);
+        add(r, jump("refused"));
         emit_rule(r);
         r = rule("filter");
         add(r, meta(NFT_META_L4PROTO));
         add(r, cmp_u8(IPPROTO_TCP));
-        e = nftnl_expr_alloc("reject");
+        struct nftnl_expr *e = nftnl_expr_alloc("reject");
         nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, NFT_REJECT_TCP_RST);
         nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, 0);
         add(r, e);
@@ -356,6 +505,16 @@ int main(void)
         nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, NFT_REJECT_ICMPX_UNREACH);
         nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, NFT_REJECT_ICMPX_PORT_UNREACH);
         add(r, e);
+        emit_rule(r);
+
+        /* refused: each destination's first packet, then the rest under one limit */
+        log_first(NFPROTO_IPV4, IPPROTO_ICMP, false);
+        log_first(NFPROTO_IPV4, IPPROTO_ICMP, true);
+        log_first(NFPROTO_IPV6, IPPROTO_ICMPV6, false);
+        log_first(NFPROTO_IPV6, IPPROTO_ICMPV6, true);
+        r = rule("refused");
+        add(r, limit(RF_CAPTURE_LOG_RATE, 1, RF_CAPTURE_LOG_RATE));
+        add(r, nflog());
         emit_rule(r);
         size_t base_len = len;
         unsigned base_msgs = n_msgs;

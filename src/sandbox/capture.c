@@ -416,6 +416,12 @@ int capture_nflog_open(void)
                 /* refusals after the first burst are dropped by the rate
                  * limit, not by a full socket: say so rather than fail */
                 (void)setsockopt(s, SOL_NETLINK, NETLINK_NO_ENOBUFS, &fl, sizeof fl);
+                /* room for a burst of first refusals (capture.h); FORCE
+                 * needs CAP_NET_ADMIN over the host (a root run), else the
+                 * host's net.core.rmem_max caps it: best effort either way */
+                int sz = RF_CAPTURE_NFLOG_RCVBUF;
+                if (setsockopt(s, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) < 0)
+                        (void)setsockopt(s, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
         }
         if (r < 0) {
                 close(s);

@@ -11,7 +11,8 @@
  *   - the nftables ruleset of capture-gen.c (TCP to the synthetic pool and
  *     to the allowed IP/CIDR rules redirected to :RF_EGRESS_CAPTURE_PORT,
  *     everything else that is not local refused at once and logged to
- *     NFLOG group RF_CAPTURE_NFLOG_GROUP, rate-limited);
+ *     NFLOG group RF_CAPTURE_NFLOG_GROUP, rate-limited per destination and
+ *     then overall);
  *   - the capture listeners 127.0.0.1:3129 and [::1]:3129;
  *   - an NFLOG socket bound to that group,
  *
@@ -37,8 +38,27 @@
 #include "policy/policy.h"
 
 #define RF_CAPTURE_NFLOG_GROUP 1   /* the ruleset's NFLOG group (per netns) */
-#define RF_CAPTURE_LOG_RATE    20  /* refusals logged per second (and burst) */
 #define RF_CAPTURE_NFLOG_RANGE 128 /* bytes of a refused packet copied: IP + TCP/UDP headers */
+/*
+ * What the ruleset logs (capture-gen.c, chain `refused`): each destination
+ * (address, protocol, port) has a budget of its own, so that refusals to
+ * other destinations, however many, never leave a destination unlogged:
+ * its first refused packet is (a limit of RF_CAPTURE_LOG_DEST_RATE a
+ * minute, burst 1, kept RF_CAPTURE_LOG_DEST_TTL seconds from that first
+ * packet), for up to RF_CAPTURE_LOG_DESTS destinations a family at once.
+ * The rest (a destination over its budget, a new one while those are
+ * taken) shares RF_CAPTURE_LOG_RATE a second (and burst). The NFLOG socket asks for a
+ * receive buffer of RF_CAPTURE_NFLOG_RCVBUF bytes (the kernel doubles it;
+ * SO_RCVBUFFORCE where the caller may, else SO_RCVBUF, which
+ * net.core.rmem_max caps): room for a whole burst of first packets, 2 *
+ * RF_CAPTURE_LOG_DESTS + RF_CAPTURE_LOG_RATE messages of ~830 bytes each
+ * as the kernel counts them (the default 212992 holds 256).
+ */
+#define RF_CAPTURE_LOG_RATE      20
+#define RF_CAPTURE_LOG_DESTS     256
+#define RF_CAPTURE_LOG_DEST_TTL  60
+#define RF_CAPTURE_LOG_DEST_RATE 1
+#define RF_CAPTURE_NFLOG_RCVBUF  (1 << 20)
 #define RF_CAPTURE_RULE_MAX                                                                        \
         512 /* bytes of one per-run rule message (checked against the template) */
 #define RF_CAPTURE_RULES_MAX POLICY_NET_RULES_MAX /* per-run rules: one per allowed IP/CIDR */

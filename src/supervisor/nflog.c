@@ -16,8 +16,12 @@
 #include "audit/emit.h"
 #include "policy/addr.h"
 #include "egress/egress.h"
+#include "sandbox/capture.h"
 #include "shared/macro.h"
 #include "supervisor/nflog.h"
+
+_Static_assert(NFLOG_BATCH >= 2 * RF_CAPTURE_LOG_DESTS + RF_CAPTURE_LOG_RATE,
+               "one nflog_serve call reads a whole burst of the ruleset's first refusals");
 
 static bool seen_before(struct nflog_seen *s, const struct nflog_refusal *r, bool *full)
 {

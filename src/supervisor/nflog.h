@@ -19,9 +19,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * NFLOG_BATCH, the datagrams one nflog_serve call reads (one refusal each),
+ * is more than the ruleset's burst of first refusals (2 *
+ * RF_CAPTURE_LOG_DESTS + RF_CAPTURE_LOG_RATE, capture.h), so the one call
+ * at the end of a run reads every refusal still queued.
+ */
 #define NFLOG_DESTS_MAX 1024  /* destinations remembered for "recorded once" */
 #define NFLOG_MSG_MAX   65536 /* bytes read per datagram */
-#define NFLOG_BATCH     64    /* datagrams read per wake-up */
+#define NFLOG_BATCH     1024  /* datagrams read per call */
 
 struct nflog_refusal {
         int family;       /* AF_INET / AF_INET6 */

@@ -13,6 +13,10 @@
 # UDP to the test host's DNS server is refused at send (EPERM), never a
 # timeout, while the client namespace gets an answer (control), and 50 of
 # them are one egress.deny record (and the end-of-run summary counts them);
+# a flood of refused UDP (250 distinct destinations, or 5000 datagrams to
+# one) does not hide a TCP connect to a fresh refused address that follows:
+# it is recorded, as it is without the flood (control), and so is each
+# flooded destination, once;
 # UDP to the run's own stub (127.0.0.1:53) and loopback TCP still work, and
 # so does the explicit proxy; the command has no CAP_NET_ADMIN over its
 # namespace (seccomp refuses a NETLINK_NETFILTER socket; without seccomp,
@@ -99,6 +103,49 @@ cpr udp 10.255.255.1 443 1
 is "$RF_OUT" "errno=EPERM" "UDP to :443 elsewhere (QUIC) refused at once (EPERM)"
 cpr dns-stub
 is "$RF_OUT" "answer" "control: UDP to the run's own stub (127.0.0.1:53) is answered"
+
+# ---- a flood cannot hide a refused destination ---------------------------------------------
+# Each destination has a log budget of its own in the ruleset (capture-gen.c;
+# RF_CAPTURE_LOG_DESTS = 256 of them a family at once): refusals to other
+# destinations leave a fresh destination's first refusal logged, so recorded
+# (one global budget of 20 a second used to be spent by the first 20). flood.py
+# sends N UDP datagrams (to N distinct addresses, or all to one), then makes
+# one TCP connect.
+cat >"$WS/flood.py" <<'PY'
+import errno, socket, sys
+mode, n, target = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(n):
+    dst = "10.3.%d.%d" % (i // 250, i % 250 + 1) if mode == "distinct" else "10.4.4.4"
+    try:
+        u.sendto(b"x", (dst, 9))
+    except OSError:
+        pass
+try:
+    socket.create_connection((target, 80), timeout=10)
+    print("connected")
+except OSError as e:
+    print("errno=" + errno.errorcode.get(e.errno, str(e.errno)))
+PY
+# denied HOST — the egress.deny records (path capture) of TCP to HOST:80
+denied() {
+	records | grep '"event":"egress.deny"' | grep '"path":"capture"' | grep '"proto":"tcp"' |
+		grep "\"host\":\"$1\"" | grep -c '"port":80'
+}
+CPOPTS=(--allow-host svc.test:8080)
+cpr tcp 10.2.2.1 80
+is "$RF_OUT" "errno=ECONNREFUSED" "control: TCP to a fresh refused address (10.2.2.1), no flood: ECONNREFUSED"
+is "$(denied 10.2.2.1)" 1 "... recorded (egress.deny)"
+rf_run "${CPOPTS[@]}" -- python3 "$WS/flood.py" distinct 250 10.2.2.2
+is "$RF_OUT" "errno=ECONNREFUSED" "250 UDP datagrams to 250 distinct addresses, then TCP to a fresh refused address (10.2.2.2): ECONNREFUSED"
+is "$(denied 10.2.2.2)" 1 "... still recorded: the flood did not use up its log budget"
+n=$(records | grep '"event":"egress.deny"' | grep '"path":"capture"' | grep -c '"host":"10\.3\.')
+is "$n" 250 "... and each of the 250 flooded destinations is recorded too"
+rf_run "${CPOPTS[@]}" -- python3 "$WS/flood.py" one 5000 10.2.2.3
+is "$RF_OUT" "errno=ECONNREFUSED" "5000 UDP datagrams to one address, then TCP to a fresh refused address (10.2.2.3): ECONNREFUSED"
+is "$(denied 10.2.2.3)" 1 "... still recorded: one destination's flood leaves another's record"
+is "$(records | grep '"event":"egress.deny"' | grep -c '"host":"10\.4\.4\.4"')" 1 \
+	"... and the flooded destination is recorded once"
 
 # ---- loopback and the proxy still work ---------------------------------------------------------
 rf_run --allow-host svc.test:8080 -- /bin/sh -c "'$PROBE' listen tcp 127.0.0.1 0 >'$WS/inner-listen' &
