@@ -1984,6 +1984,20 @@ static void send_request_head(struct conn *c)
                 if (c->term ? inject_tls_match(&E.cfg->inject[k], c->host, c->port)
                             : inject_host_match(&E.cfg->inject[k], c->host, c->port))
                         own |= 1ULL << k;
+        /* a header name is never a place for the placeholder (only values
+         * are replaced): refused toward every host, the secret's own
+         * included, compared without case as names are */
+        for (size_t i = 0; E.cfg->n_inject && i < rq->n_headers; i++) {
+                const char *form;
+                const struct inject_secret *s = inject_mentions(
+                        E.cfg->inject, E.cfg->n_inject, c->in + rq->headers[i].name.off,
+                        rq->headers[i].name.len, true, false, &form);
+                if (!s)
+                        continue;
+                c->ufd = unwatch_close(c, W_UP, c->ufd);
+                exfil(c, s, "request header name", form);
+                return;
+        }
         for (size_t k = 0, w = 0; k < E.cfg->n_inject; k++) {
                 size_t ql;
                 if (!(own & (1ULL << k)) || !E.cfg->inject[k].query[0])

