@@ -1066,40 +1066,76 @@ static int find_run_cb(const struct run_info *info, bool live, void *ctx)
         return 1;
 }
 
-/* kill ID [SIGNAL]: KILL ends the whole run (ringfence's kill switch);
- * TERM, INT, HUP, QUIT go to its supervisor, which forwards them to the
- * command. */
+/* A signal's number from its name ("TERM", "SIGTERM", "WINCH", "RTMIN+3",
+ * "RTMAX-1") or its number ("15"); 0 if none. Pure. */
+static int signal_of(const char *s)
+{
+        char *end;
+        if (!strncmp(s, "SIG", 3))
+                s += 3;
+        if (s[0] >= '0' && s[0] <= '9') {
+                errno = 0;
+                long v = strtol(s, &end, 10);
+                return !errno && !*end && v > 0 && v < NSIG ? (int)v : 0;
+        }
+        if (!strncmp(s, "RTMIN", 5) || !strncmp(s, "RTMAX", 5)) {
+                bool min = s[4] == 'N';
+                long off = 0;
+                if (s[5] == '+' || s[5] == '-') {
+                        if ((s[5] == '+') != min)
+                                return 0;
+                        errno = 0;
+                        off = strtol(s + 6, &end, 10);
+                        if (errno || *end || s[6] < '0' || s[6] > '9')
+                                return 0;
+                } else if (s[5]) {
+                        return 0;
+                }
+                long v = min ? SIGRTMIN + off : SIGRTMAX - off;
+                return v >= SIGRTMIN && v <= SIGRTMAX ? (int)v : 0;
+        }
+        for (int i = 1; i < SIGRTMIN; i++) {
+                const char *n = sigabbrev_np(i);
+                if (n && !strcmp(n, s))
+                        return i;
+        }
+        return 0;
+}
+
+/* kill [--all] ID [SIGNAL]: KILL ends the whole run (ringfence's kill
+ * switch); TERM, INT, HUP, QUIT, USR1, USR2 go to its supervisor, which
+ * forwards them to the command (and ends a created container that never
+ * started); any other signal, and any with --all, the supervisor has the
+ * run's init send: to the command's process group, or with --all to every
+ * process of the container (exec'd ones too). STOP is refused: pause. */
 static int oci_kill(int argc, char **argv)
 {
-        static const struct {
-                const char *name;
-                int sig;
-        } sigs[] = {{"KILL", SIGKILL}, {"9", SIGKILL}, {"TERM", SIGTERM}, {"15", SIGTERM},
-                    {"INT", SIGINT},   {"2", SIGINT},  {"HUP", SIGHUP},   {"1", SIGHUP},
-                    {"QUIT", SIGQUIT}, {"3", SIGQUIT}, {"USR1", SIGUSR1}, {"10", SIGUSR1},
-                    {"USR2", SIGUSR2}, {"12", SIGUSR2}};
+        static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
         int i = 1, sig = SIGTERM;
+        bool all = false;
         struct rf_error err = {0};
         _cleanup_(held_done) struct held h = {.fd = -1};
-        if (i < argc && (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a")))
-                i++; /* every process of the container: a signal reaches its command's group */
+        if (i < argc && (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a"))) {
+                i++;
+                all = true;
+        }
         if (i >= argc || argc - i > 2) {
                 oci_error("kill: usage: ringfence-oci kill [--all] ID [SIGNAL]");
                 return 1;
         }
         const char *id = argv[i], *s = i + 1 < argc ? argv[i + 1] : "TERM";
-        if (!strncmp(s, "SIG", 3))
-                s += 3;
-        sig = 0;
-        for (size_t k = 0; k < ARRAY_SIZE(sigs); k++)
-                if (!strcmp(s, sigs[k].name))
-                        sig = sigs[k].sig;
+        sig = signal_of(s);
         if (!sig) {
-                oci_error("kill: signal %.40s: not forwarded (TERM, INT, HUP, QUIT, USR1, USR2 "
-                          "or KILL)",
-                          s);
+                oci_error("kill: %.40s: not a signal", s);
                 return 1;
         }
+        if (sig == SIGSTOP) {
+                oci_error("kill: STOP: refused (ringfence-oci pause freezes the whole container)");
+                return 1;
+        }
+        bool plain = false;
+        for (size_t k = 0; k < ARRAY_SIZE(forwarded); k++)
+                plain |= forwarded[k] == sig;
         if (held_read(id, &h, &err) < 0) {
                 oci_print_error(&err);
                 return 1;
@@ -1115,6 +1151,16 @@ static int oci_kill(int argc, char **argv)
                 char reply[CONTROL_MSG_MAX + 512];
                 int r = registry_request(h.state_dir, h.run, "kill ringfence-oci kill", reply,
                                          sizeof reply, 30000);
+                if (r < 0 || strncmp(reply, "ok", 2)) {
+                        oci_error("kill: container %s: %s", id, r < 0 ? strerror(-r) : reply);
+                        return 1;
+                }
+                return 0;
+        }
+        if (all || !plain) {
+                char req[32], reply[CONTROL_MSG_MAX + 512];
+                snprintf(req, sizeof req, "signal %d%s", sig, all ? " all" : "");
+                int r = registry_request(h.state_dir, h.run, req, reply, sizeof reply, 10000);
                 if (r < 0 || strncmp(reply, "ok", 2)) {
                         oci_error("kill: container %s: %s", id, r < 0 ? strerror(-r) : reply);
                         return 1;

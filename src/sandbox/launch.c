@@ -1799,6 +1799,11 @@ static _noreturn_ void init_loop(const struct child *c, pid_t cmd, int listener)
                         if (r > 0 && m.type == MSG_SIGNAL && m.value > 0 && m.value < NSIG &&
                             m.value != SIGKILL && m.value != SIGSTOP)
                                 (void)kill(-cmd, m.value);
+                        /* negative: every process of the namespace but
+                         * init itself (ringfence-oci kill --all) */
+                        if (r > 0 && m.type == MSG_SIGNAL && m.value < 0 && m.value > -NSIG &&
+                            m.value != -SIGKILL && m.value != -SIGSTOP)
+                                (void)kill(-1, -m.value);
                         if (r > 0 && m.type == MSG_CONNECT)
                                 publish_connect(c, &m);
                 }

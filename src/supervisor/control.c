@@ -22,6 +22,7 @@ static const char *const verbs[_CTL_MAX] = {
         [CTL_KILL_AS] = "kill-as",
         [CTL_ATTACH] = "attach",
         [CTL_LIMITS] = "limits",
+        [CTL_SIGNAL] = "signal",
 };
 
 const char *control_op_name(enum control_op op)
@@ -136,6 +137,25 @@ static int parse_one(const char *buf, size_t len, struct control_req *req, const
                 }
                 *why = "limits MEM PIDS CPU (each a number > 0 or -)";
                 return -EBADMSG;
+        }
+        case CTL_SIGNAL: {
+                /* "signal N" or "signal N all" (ringfence-oci kill [--all]):
+                 * N decimal, 1..64, neither KILL (the kill switch) nor STOP
+                 * (pause) */
+                int v = 0;
+                size_t i = 0;
+                while (sp && i < al && i < 2 && arg[i] >= '0' && arg[i] <= '9')
+                        v = v * 10 + (arg[i++] - '0');
+                bool all = sp && al == i + 4 && !memcmp(arg + i, " all", 4);
+                if (!sp || i == 0 || (i != al && !all) || v < 1 || v > 64 || v == 9 || v == 19) {
+                        *why = "signal N [all] (1-64, not KILL or STOP)";
+                        return -EBADMSG;
+                }
+                req->signal = v;
+                req->signal_all = all;
+                req->actor = -1;
+                memcpy(req->arg, arg, al);
+                return 0;
         }
         case CTL_KILL_AS: {
                 /* "kill-as UID [REASON]": whom a root peer (the daemon) acts for */

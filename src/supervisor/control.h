@@ -46,6 +46,7 @@ enum control_op {
         CTL_KILL_AS,
         CTL_ATTACH,
         CTL_LIMITS,
+        CTL_SIGNAL,
         _CTL_MAX,
         _CTL_INVALID = -22,
 };
@@ -56,6 +57,8 @@ struct control_req {
                                         * allow-host / revoke-host: the rule, canonical */
         long actor;                    /* kill-as, as: whom a root peer acts for; -1 none */
         unsigned long long limits[3];  /* limits: memory, pids, milli-CPUs; 0 = keep */
+        int signal;                    /* signal: the number (1..NSIG-1, not KILL/STOP) */
+        int signal_all;                /* signal: 1 = every process of the run, 0 its command */
 };
 
 /*

@@ -1087,6 +1087,25 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
                 ctl_reply(fd, "ok limits");
                 break;
         }
+        case CTL_SIGNAL: {
+                /* a signal for the command's process group, or with "all"
+                 * for every process of the run's pid namespace (its init
+                 * sends it: ringfence-oci kill [--all] SIGNAL) */
+                if (s->state != RS_RUNNING || s->child.chan < 0 || s->gate_state == GATE_BUILDING ||
+                    s->gate_state == GATE_HELD) {
+                        ctl_reply(fd, "err signal: the run's command is not running");
+                        break;
+                }
+                struct rf_msg m = {.type = MSG_SIGNAL,
+                                   .value = req.signal_all ? -req.signal : req.signal};
+                int r = rf_msg_send(s->child.chan, &m, -1);
+                if (r < 0) {
+                        ctl_reply(fd, "err signal: %s", strerror(-r));
+                        break;
+                }
+                ctl_reply(fd, "ok signalled");
+                break;
+        }
         case CTL_PAUSE:
         case CTL_RESUME: {
                 bool pause = req.op == CTL_PAUSE;

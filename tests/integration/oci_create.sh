@@ -286,6 +286,55 @@ ocx exec "$ID-x" /bin/true
 is "$RF_RC" 1 "exec into a container that is gone: refused (1)"
 reset_config
 
+# --- kill with any signal, and --all --------------------------------------------
+# (an engine's stop signal may be any: httpd's WINCH, systemd's RTMIN+3;
+# --all reaches exec'd processes too)
+config 'c["process"]["args"]=["/bin/sh","-c","trap \"echo winch >>/tmp/sigs\" WINCH; trap \"echo rt3 >>/tmp/sigs\" 37; while :; do sleep 0.2; done"]'
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" \
+	"$ID-s" </dev/null >/dev/null 2>"$TOP/err"
+ocx start "$ID-s"
+is "$RF_RC" 0 "a container for signals: started"
+# sigs_have WORD — the command's handler wrote WORD (polled, up to 10 s)
+sigs_have() {
+	for _ in $(seq 50); do
+		ocx exec "$ID-s" /bin/sh -c 'cat /tmp/sigs 2>/dev/null'
+		[[ $RF_OUT == *"$1"* ]] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+ocx kill "$ID-s" WINCH
+is "$RF_RC" 0 "kill WINCH (not a terminating signal): exit 0"
+sigs_have winch && ok "... the command's WINCH handler ran" || not_ok "... the command's WINCH handler ran" "$RF_OUT"
+ocx kill "$ID-s" SIGRTMIN+3
+is "$RF_RC" 0 "kill SIGRTMIN+3 (systemd's stop signal): exit 0"
+sigs_have rt3 && ok "... the command's handler for signal 37 ran" ||
+	not_ok "... the command's handler for signal 37 ran" "$RF_OUT"
+ocx kill "$ID-s" STOP
+is "$RF_RC" 1 "kill STOP: refused (1)"
+like "$RF_OUT" "pause" "... saying that pause freezes the container"
+ocx kill "$ID-s" NOSUCH
+is "$RF_RC/$RF_OUT" "1/ringfence-oci: kill: NOSUCH: not a signal" "kill of a name that is no signal: refused"
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" exec --detach \
+	--pid-file "$TOP/xs2" "$ID-s" /bin/sh -c "sleep 300" </dev/null >/dev/null 2>"$TOP/err"
+xs=$(cat "$TOP/xs2" 2>/dev/null)
+[ -n "$xs" ] && [ -e "/proc/$xs" ] && ok "control: an exec'd process runs beside the command" ||
+	not_ok "control: an exec'd process runs beside the command"
+ocx kill --all "$ID-s" TERM
+is "$RF_RC" 0 "kill --all TERM: exit 0"
+gone=no
+for _ in $(seq 50); do
+	if [ ! -e "/proc/$xs" ] || [ "$(sed 's/.*) //' "/proc/$xs/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]; then
+		gone=yes
+		break
+	fi
+	sleep 0.2
+done
+is "$gone" yes "... it reached the exec'd process too (TERM: gone)"
+ocx delete --force "$ID-s"
+is "$RF_RC" 0 "... delete --force"
+reset_config
+
 # --- ps, events --stats, update: what containerd's shim asks of a runtime -----
 config 'c["process"]["args"]=["/bin/sh","-c","while :; do sleep 1; done"]
 c["linux"]["resources"]={"memory":{"limit":134217728},"pids":{"limit":64}}'

@@ -68,6 +68,17 @@ int main(void)
         is_int(parse("limits 0 - -", &r), -EBADMSG, "limits of 0: refused");
         is_int(parse("limits 1 2", &r), -EBADMSG, "limits with two values: refused");
         is_int(parse("limits 1 2 3 4", &r), -EBADMSG, "limits with four values: refused");
+        is_int(parse("signal 28", &r), 0, "signal N");
+        ok(r.op == CTL_SIGNAL && r.signal == 28 && !r.signal_all, "... WINCH, to the command");
+        is_int(parse("signal 15 all", &r), 0, "signal N all");
+        ok(r.op == CTL_SIGNAL && r.signal == 15 && r.signal_all, "... TERM, to every process");
+        is_int(parse("signal 64", &r), 0, "signal 64 (SIGRTMAX)");
+        static const char *const bad_signals[] = {
+                "signal",         "signal 9",   "signal 19",   "signal 0",    "signal 65",
+                "signal 100",     "signal -1",  "signal x",    "signal 15 a", "signal 15 all ",
+                "signal 15  all", "signal 015", "signal 1 ALL"};
+        for (size_t i = 0; i < sizeof bad_signals / sizeof *bad_signals; i++)
+                is_int(parse(bad_signals[i], &r), -EBADMSG, "refused: \"%s\"", bad_signals[i]);
         is_int(parse("limits 1  2 3", &r), -EBADMSG, "limits with two spaces: refused");
         is_int(parse("limits -1 2 3", &r), -EBADMSG, "limits of -1: refused");
         is_int(parse("limits 1234567890123456789 2 3", &r), -EBADMSG,
