@@ -1005,12 +1005,13 @@ static int oci_list(int argc, char **argv)
         for (int i = 1; i < argc; i++) {
                 if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
                         quiet = true;
-                else if ((!strcmp(argv[i], "-f") || !strcmp(argv[i], "--format")) && i + 1 < argc)
+                else if ((!strcmp(argv[i], "-f") || !strcmp(argv[i], "--format")) && i + 1 < argc &&
+                         (!strcmp(argv[i + 1], "json") || !strcmp(argv[i + 1], "table")))
                         json = !strcmp(argv[++i], "json");
                 else if (!strcmp(argv[i], "--format=json"))
                         json = true;
                 else if (strcmp(argv[i], "--format=table")) {
-                        oci_error("list: unknown option %s", argv[i]);
+                        oci_error("list: unknown option %s (--format is json or table)", argv[i]);
                         return 1;
                 }
         }
@@ -3008,8 +3009,13 @@ int main(int argc, char **argv)
                 return oci_exec(argc - i, argv + i);
         if (!strcmp(cmd, "spec"))
                 return cmd_spec(argc - i, argv + i);
-        if (!strcmp(cmd, "features"))
+        if (!strcmp(cmd, "features")) {
+                if (argc - i > 1) {
+                        oci_error("features: takes no argument (%.60s)", argv[i + 1]);
+                        return 1;
+                }
                 return cmd_features();
+        }
         if (!strcmp(cmd, "state"))
                 return oci_state(argc - i, argv + i);
         if (!strcmp(cmd, "list"))

@@ -59,6 +59,12 @@ is "$RF_RC" 0 "--version: exit 0"
 like "$RF_OUT" "^ringfence-oci version .*spec: 1\." "... the runtime's and the spec's versions"
 oci features
 is "$RF_RC" 0 "features: exit 0"
+oci features --foo
+is "$RF_RC" 1 "features with an argument: refused (unknown options fail)"
+oci list --format yaml
+is "$RF_RC" 1 "list --format yaml: refused (json or table)"
+oci list --format json
+is "$RF_RC" 0 "control: list --format json: exit 0"
 printf '%s' "$RF_OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["hooks"]==["prestart","createRuntime","createContainer","startContainer","poststart","poststop"] and d["linux"]["seccomp"]["enabled"] is True and "SCMP_ACT_NOTIFY" not in d["linux"]["seccomp"]["actions"] and "network" in d["linux"]["namespaces"]' 2>/dev/null
 is "$?" 0 "... JSON saying what it implements (every hook stage, a container's seccomp profile without NOTIFY)"
 oci spec -b "$B"
