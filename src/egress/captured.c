@@ -65,8 +65,10 @@ enum captured_first captured_first_bytes(const uint8_t *buf, size_t len)
         size_t i = 0;
         while (i < len && i < CAPTURED_METHOD_MAX && buf[i] >= 'A' && buf[i] <= 'Z')
                 i++;
+        if (i == CAPTURED_METHOD_MAX)
+                return CAPF_OTHER; /* no method, whatever follows: cut anywhere, the same */
         if (i == len)
-                return i < CAPTURED_METHOD_MAX ? CAPF_NEED_MORE : CAPF_OTHER;
+                return CAPF_NEED_MORE;
         if (i == 0 || buf[i] != ' ')
                 return CAPF_OTHER;
         if (i + 1 == len)

@@ -116,6 +116,12 @@ static void test_first_bytes(void)
         is_int(captured_first_bytes(pg, sizeof pg), CAPF_OTHER, "a database's binary startup");
         is_int(first("ABCDEFGHIJKLMNOPQ"), CAPF_OTHER, "a word longer than any method");
         is_int(first("ABCDEFGHIJKLMNOP"), CAPF_OTHER, "CAPTURED_METHOD_MAX letters: decided");
+        is_int(first("ABCDEFGHIJKLMNOP / HTTP/1.1\r\n"), CAPF_OTHER,
+               "... and decided the same when the request line follows (fuzz_captured: a "
+               "decision must not depend on how the stream was cut)");
+        is_int(first("ABCDEFGHIJKLMNO / HTTP/1.1\r\n"), CAPF_HTTP,
+               "a method of CAPTURED_METHOD_MAX - 1 letters is one");
+        is_int(first("ABCDEFGHIJKLMNO "), CAPF_NEED_MORE, "... still arriving");
 }
 
 static void test_captured_request(void)
