@@ -22,6 +22,10 @@
  *     for type A with v4 capture, AAAA only for AAAA with v6; a name the
  *     oracle refuses never gets an address; a name NXDOMAIN'd as not
  *     allowed is one the oracle refuses;
+ *   - a host name NXDOMAIN'd as not allowed has the reason and the fix
+ *     (dnsstub_name_fix) the rules give: a name deny rules take on every
+ *     port says so and names the deny rule to remove, any other says no
+ *     allow rule matches and gets "--allow-host NAME";
  *   - the answer the stub would send (REFUSED for an opcode other than
  *     QUERY, as dnsstub_serve does before it decides) never exceeds its buffer nor
  *     DNS_MSG_MAX, echoes the id and question, carries the verdict's
@@ -34,6 +38,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -87,6 +92,16 @@ static bool below(const char *name, const char *suffix)
 {
         size_t n = strlen(name), s = strlen(suffix);
         return n > s + 1 && name[n - s - 1] == '.' && !strcmp(name + n - s, suffix);
+}
+
+/* The names an allow rule matches that the deny rules take on every port,
+ * and the deny rule that does it. */
+static const char *oracle_denied_by(const char *name)
+{
+        if (!strcmp(name, "blocked.example") || !strcmp(name, "all.example") ||
+            !strcmp(name, "bad.wide.test"))
+                return name;
+        return NULL;
 }
 
 /* The rules above, written out: which names the run may reach on some port. */
@@ -272,8 +287,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (v == DNSSTUB_NODATA)
                 CHECK(!((q.qtype == 1 && (capture & CAPTURE_V4)) ||
                         (q.qtype == 28 && (capture & CAPTURE_V6))));
-        if (v == DNSSTUB_NXDOMAIN && canon[0])
+        if (v == DNSSTUB_NXDOMAIN && canon[0]) {
                 CHECK(!oracle_allowed(canon));
+                char fix[NET_HOST_MAX + RULE_TEXT_MAX + 64], want[sizeof fix];
+                const char *by = oracle_denied_by(canon);
+                dnsstub_name_fix(&cfg, canon, fix, sizeof fix);
+                if (by) {
+                        CHECK(!strcmp(reason, "deny rules take every port an allow rule gives "
+                                              "this name"));
+                        snprintf(want, sizeof want,
+                                 "remove %s from network.deny (deny rules win over allow rules)",
+                                 by);
+                } else {
+                        CHECK(!strncmp(reason, "no allow rule lets the run reach this name", 42));
+                        snprintf(want, sizeof want, "--allow-host %s", canon);
+                }
+                CHECK(!strcmp(fix, want));
+        }
         if (canon[0] && !oracle_allowed(canon))
                 CHECK(v != DNSSTUB_A && v != DNSSTUB_AAAA && v != DNSSTUB_NODATA);
 
