@@ -378,13 +378,64 @@ static void row_status(struct run_row *w, const struct json_node *doc)
         }
 }
 
-#define API_REPLY_MAX (64 << 20) /* bytes of one answer of the daemon (its audit log) */
+#define API_REPLY_MAX (16 << 20) /* bytes of one collected answer (JSON_OUTPUT_MAX) */
+#define API_ANSWER_MS 30000      /* to take one whole answer (an audit stream too) */
+
+/* where the body of the daemon's answer goes: collected into `out`, or a
+ * line at a time (NUL-terminated, at most AUDIT_RECORD_MAX bytes: longer
+ * ones are skipped) to fn, which returns 0 to go on, > 0 to stop, < 0 to
+ * stop with that error; lines go to fn only with a 200 */
+struct api_sink {
+        struct json_buf *out;
+        audit_line_fn fn;
+        void *ctx;
+};
+
+/* the body bytes p[0..n) into the sink; `line` holds a partial line
+ * (AUDIT_RECORD_MAX + 1 bytes), *ll its length (SIZE_MAX: skipping an
+ * overlong one). 0 to go on, > 0 or -errno from fn. */
+static int api_body(const struct api_sink *k, int status, char *line, size_t *ll, const char *p,
+                    size_t n)
+{
+        if (!k->fn) {
+                if (k->out->len + n > API_REPLY_MAX)
+                        return -E2BIG;
+                json_buf_append(k->out, p, n);
+                return k->out->error ? -E2BIG : 0;
+        }
+        if (status != 200)
+                return 0;
+        for (size_t i = 0; i < n;) {
+                const char *nl = memchr(p + i, '\n', n - i);
+                size_t take = nl ? (size_t)(nl - (p + i)) : n - i;
+                if (*ll != SIZE_MAX && *ll + take <= AUDIT_RECORD_MAX) {
+                        memcpy(line + *ll, p + i, take);
+                        *ll += take;
+                } else
+                        *ll = SIZE_MAX;
+                i += take;
+                if (!nl)
+                        break;
+                i++;
+                size_t len = *ll;
+                *ll = 0;
+                if (len == SIZE_MAX || len == 0)
+                        continue;
+                line[len] = '\0';
+                int r = k->fn(line, len, k->ctx);
+                if (r)
+                        return r;
+        }
+        return 0;
+}
 
 /* One request to the daemon's API (console_opts.api_socket), as this uid:
- * its HTTP status with the body in `out`, or -errno. The daemon answers
- * one request per connection and closes it. */
-static int api_call(const struct console *cs, const char *method, const char *path,
-                    const char *body, struct json_buf *out)
+ * its HTTP status with the body in the sink, or -errno. The daemon answers
+ * one request per connection and closes it; an answer collected into
+ * `out` is at most API_REPLY_MAX bytes, one given to fn line by line (an
+ * audit log) has no bound but API_ANSWER_MS. */
+static int api_request(const struct console *cs, const char *method, const char *path,
+                       const char *body, const struct api_sink *k)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         if (strlen(cs->o->api_socket) >= sizeof sa.sun_path)
@@ -410,45 +461,80 @@ static int api_call(const struct console *cs, const char *method, const char *pa
         send_deadline_ms = answer_deadline;
         if (!sent)
                 return -ETIMEDOUT;
-        struct json_buf in = {0};
-        char chunk[65536];
-        int64_t until = now_ms() + 30000; /* the whole answer, not each read */
-        for (;;) {
-                if (in.error || now_ms() > until) {
-                        int e = in.error ? -E2BIG : -ETIMEDOUT;
-                        json_buf_done(&in);
-                        return e;
+        struct json_buf in = {0}; /* the head, until it is whole */
+        _cleanup_free_ char *line = k->fn ? malloc(AUDIT_RECORD_MAX + 1) : NULL;
+        char *chunk = malloc(65536);
+        size_t ll = 0;
+        int64_t left = -1; /* body bytes still to come (Content-Length), -1: to the end */
+        int status = 0, r = 0;
+        int64_t until = now_ms() + API_ANSWER_MS; /* the whole answer, not each read */
+        if (!chunk || (k->fn && !line))
+                r = -ENOMEM;
+        while (r == 0 && left != 0) {
+                if (now_ms() > until) {
+                        r = -ETIMEDOUT;
+                        break;
                 }
-                ssize_t got = recv(fd, chunk, sizeof chunk, 0);
+                ssize_t got = recv(fd, chunk, 65536, 0);
                 if (got < 0 && errno == EINTR)
                         continue;
                 if (got < 0) {
-                        int e = negative_errno();
-                        json_buf_done(&in);
-                        return e;
-                }
-                if (got == 0)
+                        r = negative_errno();
                         break;
-                if (in.len + (size_t)got > API_REPLY_MAX) {
-                        json_buf_done(&in);
-                        return -E2BIG;
                 }
-                json_buf_append(&in, chunk, (size_t)got);
+                if (got == 0) {
+                        if (!status)
+                                r = -EPROTO; /* no whole head */
+                        break;
+                }
+                const char *p = chunk;
+                size_t pl = (size_t)got;
+                if (!status) {
+                        json_buf_append(&in, chunk, (size_t)got);
+                        struct http_response rs;
+                        const char *why = NULL;
+                        int hl = in.error ? -ENOMEM
+                                          : http_response_parse(in.data, in.len, &rs, &why);
+                        if (hl == 0)
+                                continue;
+                        if (hl < 0 || rs.chunked) {
+                                r = hl < 0 && hl != -EBADMSG ? hl : -EPROTO;
+                                break;
+                        }
+                        status = rs.status;
+                        left = rs.content_length;
+                        p = in.data + hl;
+                        pl = in.len - (size_t)hl;
+                }
+                if (left >= 0 && (uint64_t)left < pl)
+                        pl = (size_t)left;
+                if (left > 0)
+                        left -= (int64_t)pl;
+                r = api_body(k, status, line, &ll, p, pl);
         }
-        struct http_response rs;
-        const char *why = NULL;
-        int hl =
-                in.error ? -ENOMEM : http_response_parse(in.data ? in.data : "", in.len, &rs, &why);
-        if (hl <= 0 || rs.chunked) {
-                json_buf_done(&in);
-                return hl < 0 && hl != -EBADMSG ? hl : -EPROTO;
-        }
-        size_t len = in.len - (size_t)hl;
-        if (rs.content_length >= 0 && (uint64_t)rs.content_length < len)
-                len = (size_t)rs.content_length;
-        json_buf_append(out, in.data + hl, len);
         json_buf_done(&in);
-        return out->error ? out->error : rs.status;
+        free(chunk);
+        if (r == 0 && k->fn && status == 200 && ll && ll != SIZE_MAX) {
+                line[ll] = '\0'; /* a last line without its newline */
+                r = k->fn(line, ll, k->ctx);
+        }
+        return r < 0 ? r : status;
+}
+
+/* api_request with the body collected into out */
+static int api_call(const struct console *cs, const char *method, const char *path,
+                    const char *body, struct json_buf *out)
+{
+        struct api_sink k = {.out = out};
+        int st = api_request(cs, method, path, body, &k);
+        return st < 0 ? st : out->error ? out->error : st;
+}
+
+/* GET `path` (audit records), each line of a 200 to fn: the status or -errno */
+static int api_lines(const struct console *cs, const char *path, audit_line_fn fn, void *ctx)
+{
+        struct api_sink k = {.fn = fn, .ctx = ctx};
+        return api_request(cs, "GET", path, NULL, &k);
 }
 
 static int row_from_api(struct rows *r, const struct json_node *e);
@@ -942,29 +1028,53 @@ static void timeline_entry(struct json_buf *b, const char *line, bool html,
                 APPEND(b, "]}");
 }
 
-/* the daemon's audit records this uid may read (GET /v1/audit), the
- * run's newest TIMELINE_MAX, newest first */
+/* the run's records from the daemon, oldest first: the newest TIMELINE_MAX
+ * kept in a ring */
+struct timeline_ring {
+        struct timeline *t;
+        size_t seen;
+};
+
+static int timeline_ring_line(const char *line, size_t len, void *ctx)
+{
+        struct timeline_ring *g = ctx;
+        char want[64];
+        int k = snprintf(want, sizeof want, "\"run\":\"%s\"", g->t->run);
+        if (k <= 0 || !memmem(line, len, want, (size_t)k))
+                return 0;
+        char *c = strndup(line, len);
+        if (!c)
+                return -ENOMEM;
+        size_t slot = g->seen++ % TIMELINE_MAX;
+        free(g->t->lines[slot]);
+        g->t->lines[slot] = c;
+        return 0;
+}
+
+/* the run's audit records this uid may read (GET /v1/audit?run=RUN: the
+ * daemon sends only that run's, after the caller's scope), its newest
+ * TIMELINE_MAX, newest first; a log of any size (read line by line) */
 static int timeline_from_api(const struct console *cs, struct timeline *t)
 {
-        struct json_buf b = {0};
-        int st = api_call(cs, "GET", "/v1/audit", NULL, &b);
-        if (st != 200) {
-                json_buf_done(&b);
-                return st < 0 ? st : -EACCES;
+        char path[96];
+        snprintf(path, sizeof path, "/v1/audit?run=%s", t->run);
+        struct timeline_ring g = {.t = t};
+        int st = api_lines(cs, path, timeline_ring_line, &g);
+        size_t n = g.seen < TIMELINE_MAX ? g.seen : TIMELINE_MAX;
+        /* the ring, newest first: slot (seen - 1 - i) % TIMELINE_MAX */
+        char **v = calloc(TIMELINE_MAX, sizeof *v);
+        if (!v) {
+                for (size_t i = 0; i < TIMELINE_MAX; i++)
+                        free(t->lines[i]);
+                memset(t->lines, 0, TIMELINE_MAX * sizeof *t->lines);
+                return -ENOMEM;
         }
-        /* oldest first: the last TIMELINE_MAX lines that are the run's */
-        size_t end = b.len;
-        int r = 0;
-        while (r == 0 && end > 0) {
-                size_t start = end;
-                while (start > 0 && b.data[start - 1] != '\n')
-                        start--;
-                if (end > start)
-                        r = timeline_line(b.data + start, end - start, t);
-                end = start ? start - 1 : 0;
-        }
-        json_buf_done(&b);
-        return r < 0 ? r : 0;
+        for (size_t i = 0; i < n; i++)
+                v[i] = t->lines[(g.seen - 1 - i) % TIMELINE_MAX];
+        free(t->lines);
+        t->lines = v;
+        t->n = n;
+        return st == 200 ? 0 : st < 0 ? st : -EACCES;
 }
 
 static int timeline_read(const struct console *cs, const char *run, struct timeline *t)
@@ -1265,16 +1375,9 @@ static void page_health(const struct console *cs, int slot, int fd)
                 (now / HEALTH_BUCKET_MS + 1) * HEALTH_BUCKET_MS - HEALTH_BUCKETS * HEALTH_BUCKET_MS;
         int scan = 0;
         if (cs->o->api_socket) {
-                struct json_buf a = {0};
-                int st = api_call(cs, "GET", "/v1/audit", NULL, &a);
-                for (size_t i = 0, j; st == 200 && i < a.len; i = j + 1) {
-                        const char *nl = memchr(a.data + i, '\n', a.len - i);
-                        j = nl ? (size_t)(nl - a.data) : a.len;
-                        if (j > i)
-                                (void)health_line(a.data + i, j - i, &h);
-                }
+                /* line by line: a log of any size, never held whole */
+                int st = api_lines(cs, "/v1/audit", health_line, &h);
                 scan = st == 200 ? 0 : st < 0 ? st : -EACCES;
-                json_buf_done(&a);
         } else {
                 scan = audit_foreach_line(cs->o->state_dir, health_line, &h);
         }

@@ -294,6 +294,27 @@ static int start_body(const struct json_node *o, struct api_req *r, char *why, s
         return 0;
 }
 
+/* GET /v1/audit's query: "follow=1" and "run=RUN" (a run id), each at most
+ * once, joined by '&', in any order; nothing else (no percent-decoding) */
+static int audit_query(const char *q, size_t ql, struct api_req *r, char *why, size_t wl)
+{
+        for (size_t i = 0; i <= ql;) {
+                const char *p = q + i, *amp = memchr(p, '&', ql - i);
+                size_t n = amp ? (size_t)(amp - p) : ql - i;
+                if (n == 8 && !memcmp(p, "follow=1", 8) && !r->follow)
+                        r->follow = true;
+                else if (n > 4 && !memcmp(p, "run=", 4) && !r->run[0]) {
+                        if (!run_id_ok(p + 4, n - 4))
+                                return rf_why(why, wl, 400, "run=: a run id (36 characters)");
+                        memcpy(r->run, p + 4, 36);
+                } else
+                        return rf_why(why, wl, 400,
+                                      "the query is follow=1 and run=RUN, each at most once");
+                i += n + 1;
+        }
+        return 0;
+}
+
 static bool method_is(const char *m, size_t ml, const char *want)
 {
         return ml == strlen(want) && !memcmp(m, want, ml);
@@ -404,12 +425,9 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
         }
         if (SEG(1, "audit") && ns == 2) {
                 r->op = API_AUDIT;
-                r->follow = q && (size_t)(tl - pl) == 9 && !memcmp(q, "?follow=1", 9);
-                if (q && !r->follow) {
-                        s = rf_why(why, wl, 400, "the only query is ?follow=1");
-                        goto out;
-                }
-                s = get ? 0 : rf_why(why, wl, 405, "GET /v1/audit");
+                s = q ? audit_query(q + 1, tl - pl - 1, r, why, wl) : 0;
+                if (!s)
+                        s = get ? 0 : rf_why(why, wl, 405, "GET /v1/audit");
         }
 #undef SEG
 out:

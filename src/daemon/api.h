@@ -13,7 +13,8 @@
  *   POST   /v1/agents/AGENT/kill         {"reason": "...", "block": true}
  *   PUT    /v1/agents/AGENT/block        {"reason": "..."}
  *   DELETE /v1/agents/AGENT/block
- *   GET    /v1/audit[?follow=1]          audit records as JSON lines (chunked)
+ *   GET    /v1/audit[?run=RUN][&follow=1] audit records as JSON lines (all the
+ *                                        caller may read, or those of one run)
  *   GET    /v1/daemon                    the daemon's own state: children, clients,
  *                                        work in progress, open fds ("quiescent")
  *
@@ -58,7 +59,8 @@ enum api_op {
 
 struct api_req {
         enum api_op op;
-        char run[40];                 /* a run id (format checked, not existence) */
+        char run[40];                 /* a run id (format checked, not existence); API_AUDIT: the
+                                       * run whose records alone are read, or "" */
         char agent[API_NAME_MAX + 1]; /* the agent of the URL, or of a start */
         char reason[257];
         char secret[65];

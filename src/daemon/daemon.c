@@ -1445,7 +1445,7 @@ static void op_block(struct daemon *d, struct client *c, const struct api_req *q
 }
 
 /* The audit stream: a child writes the records straight to the client. */
-static void op_audit(struct daemon *d, struct client *c, bool follow)
+static void op_audit(struct daemon *d, struct client *c, bool follow, const char *run)
 {
         static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
                                    "Connection: close\r\n\r\n";
@@ -1502,7 +1502,7 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 signal(SIGPIPE, SIG_DFL); /* a client that goes away ends it */
-                const char *av[9];        /* the most: 8 arguments and the NULL */
+                const char *av[11];       /* the most: 10 arguments and the NULL */
                 size_t n = 0;
                 av[n++] = "ringfence";
                 av[n++] = "audit";
@@ -1515,6 +1515,10 @@ static void op_audit(struct daemon *d, struct client *c, bool follow)
                 }
                 if (follow)
                         av[n++] = "--follow";
+                if (run[0]) { /* ?run=RUN: its records only (after the scope) */
+                        av[n++] = "--run";
+                        av[n++] = run;
+                }
                 av[n] = NULL;
                 execv(d->self, (char *const *)av);
                 _exit(127);
@@ -1605,7 +1609,7 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
                         respond_error(c, 403, "uid %u may not read the audit log",
                                       (unsigned)c->cred.uid);
                 else
-                        op_audit(d, c, q->follow);
+                        op_audit(d, c, q->follow, q->run);
                 return;
         case API_DAEMON_STATUS:
                 if (!allowed(d, c, API_DAEMON_STATUS, NULL))

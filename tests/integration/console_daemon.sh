@@ -114,4 +114,57 @@ rec=$(curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/audit | grep "\"ru
 	grep '"event":"run.kill"')
 like "$rec" '"actor_uid":0' "... run.kill names uid 0"
 like "$rec" '"reason":"operator console"' "... and the console"
+
+# A log past 16 MiB (JSON_OUTPUT_MAX, what the console could once hold of
+# one answer): the run page's timeline (GET /v1/audit?run=RUN) and the
+# health page (the log line by line) still work. Above, on a small log,
+# is the control. The daemon is stopped while bench-audit appends.
+c -b "$TOP/jar.rt" "$RT/health"
+small=$(printf '%s' "$BODY" | grep -o 'id="records">[0-9]*' | grep -o '[0-9]*$')
+check "control: root's health page counts the small log's records (${small:-none})" [ "${small:-0}" -gt 0 ]
+BENCH_AUDIT=${RF_PROBE%/tests/helpers/rf-probe}/src/audit/bench-audit
+if [ -x "$BENCH_AUDIT" ]; then
+	kill -TERM "$DPID"
+	wait "$DPID" 2>/dev/null
+	"$BENCH_AUDIT" 60000 "$RF_STATE" >"$TOP/bench-audit.out" 2>&1 ||
+		bail_out "bench-audit: $(cat "$TOP/bench-audit.out")"
+	bytes=$(cat "$RF_STATE"/audit/audit-*.jsonl | wc -c)
+	check "the daemon's log is past 16 MiB ($bytes bytes)" [ "$bytes" -gt $((16 << 20)) ]
+	"$RF_BIN" daemon --state-dir "$RF_STATE" --config "$TOP/daemon.json" 2>>"$TOP/daemon.err" &
+	DPID=$!
+	register_pid "$DPID"
+	for _ in $(seq 600); do
+		curl -s -m 1 --unix-socket "$SOCK" http://ringfence/v1/runs >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
+		"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"watch\", \"workspace\": \"$WS\"}" \
+		http://ringfence/v1/runs)
+	run2=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
+	[ -n "$run2" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
+	for _ in $(seq 600); do
+		curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$run2" |
+			grep -q '"state":"running"' && break
+		sleep 0.05
+	done
+	a=$(curl -s -m 20 --unix-socket "$SOCK" "http://ringfence/v1/audit?run=$run2")
+	like "$a" "\"run\":\"$run2\".*\"event\":\"run.start\"|\"event\":\"run.start\".*\"run\":\"$run2\"" \
+		"GET /v1/audit?run=RUN: the run's run.start"
+	unlike "$a" '"run":"0190c3e2-7b1a-7f00-8000-000000000001"' "... and no other run's record"
+	c -b "$TOP/jar.rt" "$RT/run/$run2"
+	is "$CODE" 200 "past 16 MiB: root's page of a new run (200)"
+	like "$BODY" 'data-event="run.start"' "... shows its run.start in its timeline"
+	c -b "$TOP/jar.nb" "$NB/run/$run2"
+	like "$BODY" 'data-event="run.start"' "... and so does uid 65534's (its grant's scope)"
+	c -b "$TOP/jar.rt" "$RT/health"
+	big=$(printf '%s' "$BODY" | grep -o 'id="records">[0-9]*' | grep -o '[0-9]*$')
+	check "... root's health page counts every record (${big:-none})" [ "${big:-0}" -gt 60000 ]
+	unlike "$BODY" 'could not be read whole' "... and read the log whole"
+	c -b "$TOP/jar.rt" "$RT/run/$run2"
+	csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1 | grep -o '[0-9a-f]\{64\}')
+	c -b "$TOP/jar.rt" -H "Origin: $RT" -d "csrf=$csrf" "$RT/run/$run2/kill"
+	is "$CODE" 303 "... and its kill is done (303)"
+else
+	for _ in 1 2 3 4 5 6 7 8 9 10; do skip "a log past 16 MiB" "no bench-audit next to $RF_PROBE"; done
+fi
 done_testing
