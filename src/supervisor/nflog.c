@@ -63,6 +63,7 @@ static void refused(struct nflog_seen *s, const struct nflog_refusal *r, struct 
                 {.key = "port", .type = AUDIT_INT, .i = r->port},
                 {.key = "proto", .type = AUDIT_STR, .s = proto},
                 {.key = "path", .type = AUDIT_STR, .s = "capture"},
+                {.key = "via", .type = AUDIT_STR, .s = "capture"}, /* as the egress process's */
                 {.key = "reason", .type = AUDIT_STR, .s = reason},
                 {.key = "fix", .type = AUDIT_STR, .s = fix},
         };

@@ -98,6 +98,8 @@ is "$RF_OUT" "errno=EPERM" "50 UDP datagrams to $net.2:53: every send refused (E
 n1=$(records | grep '"event":"egress.deny"' | grep '"path":"capture"' | grep "\"host\":\"$net.2\"" | grep -c '"port":53')
 is "$((n1 - n0))" 1 "... recorded once (one egress.deny for the destination)"
 like "$(records | grep '"path":"capture"' | tail -n 1)" '"proto":"udp"' "... naming the protocol"
+like "$(records | grep '"path":"capture"' | tail -n 1)" '"via":"capture"' \
+	"... and via=capture, as the egress process's refusals on the captured path"
 like "$RF_ERR" "$net.2:53 +[0-9]+x +refused by the run's ruleset" "... and counted in the end-of-run summary"
 cpr udp 10.255.255.1 443 1
 is "$RF_OUT" "errno=EPERM" "UDP to :443 elsewhere (QUIC) refused at once (EPERM)"
