@@ -9,7 +9,7 @@
 set -eu
 
 build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev nettle-dev libgmp-dev libmnl-dev libnftnl-dev libssl-dev"
-test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 socat openssl git acl strace
+test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 socat openssl git acl strace nftables
 	curl wget nodejs chromium openjdk-17-jdk-headless openssh-server openssh-client python3-requests python3-pip
 	debhelper lintian apparmor fakeroot dpkg-dev busybox-static podman conmon runc crun containerd catatonit
 	containernetworking-plugins python3-grpcio"
