@@ -2067,16 +2067,24 @@ static void send_request_head(struct conn *c)
                         const struct inject_secret *s = &E.cfg->inject[k];
                         const char *form;
                         const char *colon = strchr(s->header, ':');
-                        if ((own & (1ULL << k)) && colon &&
-                            (size_t)(colon - s->header) == h->name.len &&
-                            !strncasecmp(s->header, name, h->name.len))
+                        bool mine = colon && (size_t)(colon - s->header) == h->name.len &&
+                                    !strncasecmp(s->header, name, h->name.len);
+                        if ((own & (1ULL << k)) && mine)
                                 templated = true; /* the template sets this header */
                         if (!inject_mentions(s, 1, v, vl, false, true, &form))
                                 continue;
-                        if (!(own & (1ULL << k))) {
-                                char where[96];
-                                snprintf(where, sizeof where, "request header %.*s",
-                                         (int)(h->name.len > 64 ? 64 : h->name.len), name);
+                        /* toward another host, refused; toward the
+                         * secret's own, a binding with a header template
+                         * puts its value in that header only: its
+                         * placeholder in any other is refused, never
+                         * replaced (the value in another header is the
+                         * run's own business, as in a body) */
+                        bool elsewhere = colon && !mine && !strcmp(form, "placeholder");
+                        if (!(own & (1ULL << k)) || elsewhere) {
+                                char where[128];
+                                snprintf(where, sizeof where, "request header %.*s%s",
+                                         (int)(h->name.len > 64 ? 64 : h->name.len), name,
+                                         (own & (1ULL << k)) ? " (not the binding's header)" : "");
                                 c->ufd = unwatch_close(c, W_UP, c->ufd);
                                 exfil(c, s, where, form);
                                 return;

@@ -218,6 +218,31 @@ else
 	skip "the SNI case" "no openssl for the test host's certificate"
 fi
 
+# ---- a header template limits where the value goes ------------------------------------------
+# With "header" the value goes into that header only: the placeholder in
+# any other header, even toward the secret's own host, is refused
+# (secret.exfil), never replaced
+cat >"$WS/templ.json" <<JSON
+{"version": 1,
+ "secrets": [{"name": "api", "deliver": "inject", "from": "store:api", "env": "TOKEN",
+              "hosts": ["http://svc.test:8080"], "header": "x-api-key: {}"}]}
+JSON
+rm -f "$TH/http.log"
+n0=$(exfils)
+er -p "$WS/templ.json" "${NET[@]}" -- sh -c 'curl -sS -m 10 -H "X-Echo: $TOKEN" http://svc.test:8080/t-echo; echo
+	curl -sS -m 10 -A "agent/$TOKEN" http://svc.test:8080/t-ua; echo
+	curl -sS -m 10 -H "x-api-key: $TOKEN" http://svc.test:8080/t-ok; echo "PH=$TOKEN"'
+PHT=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+like "$(sed -n 1p <<<"$RF_OUT")" 'svc.test:8080 refused: the placeholder of the injected secret api stands in the request header X-Echo \(not the binding.s header\)' \
+	"template x-api-key, the placeholder in X-Echo to the secret's own host: 403 saying why"
+like "$RF_OUT" 'refused: .*request header User-Agent \(not the binding.s header\)' "... in User-Agent: 403 too"
+unlike "$(httplog)" 'GET /t-echo|GET /t-ua' "... neither reached the host"
+unlike "$(httplog | grep -iv '^x-api-key:')" "$VAL" "... the value went into no header but x-api-key"
+is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
+like "$(records | grep '"secret.exfil"' | tail -2 | head -1)" '"where":"request header X-Echo \(not the binding.s header\)"' "... where: request header X-Echo (not the binding's header)"
+like "$(httplog | grep -A8 'GET /t-ok')" "x-api-key: $VAL" "the control: the placeholder in x-api-key itself, replaced by the value"
+unlike "$(httplog)" "$PHT" "... the placeholder reached the host nowhere"
+
 # ---- on_exfil "kill" ----------------------------------------------------------------------------
 cat >"$WS/kill.json" <<JSON
 {"version": 1,
