@@ -226,4 +226,37 @@ else
 	skip "... recorded" "no sshd"
 fi
 
+# rootless: a run started by uid 65534 (no capability outside; its init
+# commits the ruleset inside the run's own user and network namespaces)
+# captures the same way: the allowed name is served, another refused
+UWS=$(mktemp -d /tmp/rf-cap-user.$$.XXXXXX) && USTATE=$UWS.state && mkdir -p "$USTATE" ||
+	bail_out "cannot make the rootless workspace"
+cp "$WS/cc.py" "$UWS/cc.py"
+chown -R 65534:65534 "$UWS" "$USTATE"
+chmod 0755 "$UWS"
+# ur ARGS... — er, as uid 65534 with no capabilities
+ur() {
+	RF_OUT=$(unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf && shift &&
+		exec nsenter --net=/run/netns/"$0" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all --bounding-set=-all "$@"' "$CNS" "$TH/resolv.conf" \
+		"$RF_BIN" run --state-dir "$USTATE" -w "$UWS" "$@" 2>"$UWS.err" </dev/null)
+	RF_RC=$?
+	RF_ERR=$(cat "$UWS.err")
+}
+ur --add-host "svc.test:$net.2" --allow-host svc.test:8080 -- "${NOPROXY[@]}" python3 "$UWS/cc.py" pool
+if [ "$RF_OUT" != yes ]; then
+	skip "rootless capture (3 cases)" "a rootless run cannot start here: ${RF_ERR##*$'\n'}"
+else
+	ur --add-host "svc.test:$net.2" --allow-host svc.test:8080 -- "${NOPROXY[@]}" \
+		curl -sS -m 10 "http://svc.test:8080/rootless"
+	like "$RF_OUT" 'GET /rootless HTTP/1.1' "rootless (uid 65534): http to an allowed name is served through the capture"
+	ur --add-host "svc.test:$net.2" --add-host "other.test:$net.2" --allow-host svc.test:8080 -- \
+		"${NOPROXY[@]}" getent hosts other.test
+	is "$RF_RC/$RF_OUT" "2/" "rootless: a name no rule allows does not resolve (getent: 2, nothing)"
+	cat "$USTATE"/audit/audit-*.jsonl 2>/dev/null | grep '"event":"egress.request"' |
+		grep -q '"via":"capture"' && ok "rootless: recorded as egress.request via=capture" ||
+		not_ok "rootless: recorded as egress.request via=capture" "$(ls -la "$USTATE" "$USTATE"/audit 2>&1)"
+fi
+rm -rf "$UWS" "$USTATE" "$UWS.err"
+
 done_testing
