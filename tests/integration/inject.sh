@@ -276,4 +276,31 @@ like "$(httplog | grep -A6 'GET /after')" "Authorization: Bearer $PH3" "after it
 unlike "$(httplog | grep -A6 'GET /after')" "$VAL" "... never the value"
 like "$(records | grep '"secret.revoke"' | grep '"name":"TOKEN"' | tail -1)" 'injection stops' "... secret.revoke says injection stopped"
 
+# ---- grant RUN --revoke-secret NAME: injection stops from the next request ------------------
+# The run sends one request, writes its run id and waits; the test revokes
+# the injection from outside (ringfence grant) and lets it send the next.
+rm -f "$TH/http.log" "$WS/rid" "$WS/go"
+(
+	er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/rv-before >/dev/null
+		echo "$RINGFENCE_RUN_ID" >rid.tmp && mv rid.tmp rid
+		i=0; while [ ! -e go ] && [ $i -lt 1200 ]; do i=$((i + 1)); sleep 0.05; done
+		curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http://svc.test:8080/rv-after >/dev/null; echo "PH=$TOKEN"'
+	printf '%s\n' "$RF_OUT" >"$WS.rvout"
+) &
+RVP=$!
+for _ in $(seq 1 1200); do [ -s "$WS/rid" ] && break; sleep 0.05; done
+RID=$(cat "$WS/rid" 2>/dev/null)
+out=$("$RF_BIN" grant --state-dir "$RF_STATE" "$RID" --revoke-secret TOKEN 2>&1)
+is "$?" 0 "grant RUN --revoke-secret TOKEN on the live run: exit 0 ($out)"
+touch "$WS/go"
+wait "$RVP"
+PH4=$(sed -n 's/^PH=//p' "$WS.rvout")
+like "$(httplog | grep -A6 'GET /rv-before')" "Authorization: Bearer $VAL" "before the revocation the host received the value"
+like "$(httplog | grep -A6 'GET /rv-after')" "Authorization: Bearer $PH4" "after it, the next request carried the placeholder as it is (worthless)"
+unlike "$(httplog | grep -A6 'GET /rv-after')" "$VAL" "... never the value"
+rev=$(records | grep "\"run\":\"$RID\"" | grep '"secret.revoke"' | grep '"name":"TOKEN"' | head -1)
+like "$rev" '"reason":"revoked by uid [0-9]+"' "secret.revoke recorded for the run, the revoker's reason"
+like "$rev" '"effect":"injection stops' "... saying injection stopped"
+is "$(records | grep "\"run\":\"$RID\"" | grep '"secret.inject"' | grep -c 'rv-after')" 0 "... and no secret.inject for the request after it"
+
 done_testing
