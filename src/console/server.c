@@ -15,6 +15,7 @@
 #include "console/console.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -30,6 +31,7 @@
 #include <sys/stat.h>
 #include <limits.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -266,8 +268,6 @@ struct egress_count {
 static struct {
         struct egress_count *v;
         size_t n, cap;
-        unsigned seg; /* the segment read last (0: none yet) */
-        off_t off;    /* where in it: after the last whole line */
 } counts;
 
 static struct egress_count *count_of(const char *run, size_t rl, bool add)
@@ -313,36 +313,47 @@ static void count_line(const char *line, size_t len)
                 c->refused++;
 }
 
-/* read what the log gained since the last call (standalone only) */
-static void counts_update(const struct console *cs)
+/* where a reader of the state dir's log is: the segment and the offset
+ * after the last whole line it read (seg 0: nothing read yet) */
+struct log_pos {
+        unsigned seg;
+        off_t off;
+};
+
+#define LOG_CHUNK (1 << 16) /* bytes read at a time; a longer line is skipped */
+
+/* fn on every whole line the log gained since *pos (oldest first), then
+ * *pos after it: a repeat call costs only the new records. Standalone (the
+ * console's own state dir) only. */
+static void log_read_on(const struct console *cs, struct log_pos *pos,
+                        void (*fn)(const char *line, size_t len, void *ctx), void *ctx)
 {
         char path[PATH_MAX];
-        char *buf = malloc(1 << 16);
+        char *buf = malloc(LOG_CHUNK);
         if (!buf)
                 return;
         for (int rounds = 0; rounds < 64; rounds++) {
-                unsigned seg = counts.seg ? counts.seg : 1;
+                unsigned seg = pos->seg ? pos->seg : 1;
                 snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", cs->o->state_dir, seg);
                 int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0)
                         break;
-                counts.seg = seg;
+                pos->seg = seg;
                 ssize_t n;
                 size_t have = 0;
-                while ((n = pread(fd, buf + have, (1 << 16) - have, counts.off + (off_t)have)) >
-                       0) {
+                while ((n = pread(fd, buf + have, LOG_CHUNK - have, pos->off + (off_t)have)) > 0) {
                         have += (size_t)n;
                         size_t start = 0;
                         for (size_t i = 0; i < have; i++)
                                 if (buf[i] == '\n') {
-                                        count_line(buf + start, i - start);
+                                        fn(buf + start, i - start, ctx);
                                         start = i + 1;
                                 }
-                        counts.off += (off_t)start;
+                        pos->off += (off_t)start;
                         memmove(buf, buf + start, have - start);
                         have -= start;
-                        if (have == (1 << 16)) { /* a line longer than any record: skip it */
-                                counts.off += (off_t)have;
+                        if (have == LOG_CHUNK) { /* a line longer than any record: skip it */
+                                pos->off += (off_t)have;
                                 have = 0;
                         }
                 }
@@ -351,10 +362,24 @@ static void counts_update(const struct console *cs)
                 snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", cs->o->state_dir, seg + 1);
                 if (access(path, F_OK) < 0)
                         break;
-                counts.seg = seg + 1;
-                counts.off = 0;
+                pos->seg = seg + 1;
+                pos->off = 0;
         }
         free(buf);
+}
+
+static struct log_pos counts_pos;
+
+static void count_line_cb(const char *line, size_t len, void *ctx)
+{
+        (void)ctx;
+        count_line(line, len);
+}
+
+/* read what the log gained since the last call (standalone only) */
+static void counts_update(const struct console *cs)
+{
+        log_read_on(cs, &counts_pos, count_line_cb, NULL);
 }
 
 /* the supervisor's status (or the daemon's "supervisor" object) into w */
@@ -1314,13 +1339,32 @@ enum { SERIES_START, SERIES_REFUSED, SERIES_KILL, SERIES_DENY, SERIES_N };
 static const char *const series_event[SERIES_N] = {"run.start", "run.refused", "run.kill",
                                                    "egress.deny"};
 
+/* the counts of the log's records; the chart's buckets are kept by their
+ * absolute half hour (a slot holds the newest half hour that fell in it),
+ * so counts read on from where the log was stay right as time goes on */
 struct health {
-        int64_t from_ms; /* the first bucket's start */
         uint64_t n[SERIES_N][HEALTH_BUCKETS];
+        int64_t bucket[HEALTH_BUCKETS]; /* the half hour (ts / HEALTH_BUCKET_MS) + 1 slot i
+                                         * counts; 0: none */
         uint64_t total[SERIES_N];
         char *loops[HEALTH_LOOPS_MAX]; /* run.refused records of the breaker, a ring */
         size_t n_loops, records;
 };
+
+static void health_clear(struct health *h)
+{
+        for (size_t i = 0; i < HEALTH_LOOPS_MAX; i++)
+                free(h->loops[i]);
+        memset(h, 0, sizeof *h);
+}
+
+/* what series k counted in the half hour that starts at from_ms */
+static uint64_t health_at(const struct health *h, int k, int64_t from_ms)
+{
+        int64_t b = from_ms / HEALTH_BUCKET_MS;
+        size_t slot = (size_t)(b % HEALTH_BUCKETS);
+        return h->bucket[slot] == b + 1 ? h->n[k][slot] : 0;
+}
 
 /* the value of member "key" of a record line, when a string with no
  * escape in it (event names and reasons are such), or NULL */
@@ -1353,8 +1397,15 @@ static int health_line(const char *line, size_t len, void *ctx)
                 if (el != strlen(series_event[k]) || memcmp(ev, series_event[k], el))
                         continue;
                 h->total[k]++;
-                if (t >= h->from_ms && t < h->from_ms + HEALTH_BUCKETS * HEALTH_BUCKET_MS)
-                        h->n[k][(t - h->from_ms) / HEALTH_BUCKET_MS]++;
+                int64_t b = t > 0 ? t / HEALTH_BUCKET_MS : -1;
+                size_t at = b >= 0 ? (size_t)(b % HEALTH_BUCKETS) : 0;
+                if (b >= 0 && h->bucket[at] < b + 1) { /* a newer half hour: the slot's */
+                        for (int j = 0; j < SERIES_N; j++)
+                                h->n[j][at] = 0;
+                        h->bucket[at] = b + 1;
+                }
+                if (b >= 0 && h->bucket[at] == b + 1)
+                        h->n[k][at]++;
                 const char *reason =
                         k == SERIES_REFUSED ? line_str(line, len, "reason", &rl) : NULL;
                 if (reason && rl == 4 && !memcmp(reason, "loop", 4)) {
@@ -1366,50 +1417,198 @@ static int health_line(const char *line, size_t len, void *ctx)
         return 0;
 }
 
+/* A fingerprint of the state dir's log as it is now: every file of
+ * STATE/audit (segments, keys, checkpoints) by name, inode, size, mtime
+ * and ctime. Appending, rotating, rewriting or replacing any changes it. */
+static uint64_t log_fingerprint(const struct console *cs)
+{
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/audit", cs->o->state_dir);
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+        if (!d) {
+                safe_close(dfd);
+                return 0;
+        }
+#define MIX(p, n)                                                                                  \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
+        h = (h ^ ((const unsigned char *)(p))[i_]) * 1099511628211ULL
+        for (struct dirent *e; (e = readdir(d));) {
+                struct stat st;
+                if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                int64_t v[7] = {(int64_t)st.st_ino,         (int64_t)st.st_size,
+                                (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec,
+                                (int64_t)st.st_ctim.tv_sec, (int64_t)st.st_ctim.tv_nsec,
+                                (int64_t)st.st_dev};
+                MIX(e->d_name, strlen(e->d_name) + 1);
+                MIX(v, sizeof v);
+        }
+#undef MIX
+        closedir(d);
+        return h ? h : 1;
+}
+
+/* The verification of the state dir's log and its signed head, done by a
+ * child process so the console's one thread never waits for it (verifying
+ * 144 MB took 4.6 s; a kill posted meanwhile waited): /health starts one
+ * when the log's fingerprint is not the one last verified and shows the
+ * last result, saying when the log has changed since. */
+struct verify_result {
+        uint64_t fp; /* the fingerprint of the log it verified */
+        int64_t at_ms;
+        int rc, head_rc;
+        struct audit_verified v;
+        char err[512];
+        char head[1024];
+};
+
+_Static_assert(sizeof(struct verify_result) <= PIPE_BUF, "a verifier's answer is one write");
+
+static struct {
+        pid_t pid; /* the child verifying, 0: none */
+        int fd;    /* its answer, -1: none */
+        uint64_t fp;
+        bool have; /* a result */
+        struct verify_result r;
+} verifier = {.fd = -1};
+
+static void verify_start(const struct console *cs, uint64_t fp)
+{
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0)
+                return;
+        pid_t pid = fork();
+        if (pid < 0) {
+                close(pfd[0]);
+                close(pfd[1]);
+                return;
+        }
+        if (pid == 0) {
+                /* nothing of the parent's but the answer's pipe: a browser's
+                 * connection the console closes must not stay open here */
+                if (dup2(pfd[1], 3) < 0)
+                        _exit(1);
+                (void)close_range(4, ~0U, 0);
+                struct verify_result r = {.fp = fp, .at_ms = now_ms()};
+                struct rf_error err = {0}, herr = {0};
+                r.rc = audit_verify(cs->o->state_dir, NULL, NULL, &r.v, &err);
+                snprintf(r.err, sizeof r.err, "%s", err.msg);
+                r.head_rc = audit_head(cs->o->state_dir, r.head, sizeof r.head, &herr);
+                int fl = fcntl(3, F_GETFL);
+                (void)fcntl(3, F_SETFL, fl & ~O_NONBLOCK);
+                _exit(write(3, &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+        }
+        close(pfd[1]);
+        verifier.pid = pid;
+        verifier.fd = pfd[0];
+        verifier.fp = fp;
+}
+
+/* the child's answer (its pipe is readable or closed) */
+static void verify_done(void)
+{
+        struct verify_result r;
+        ssize_t n = read(verifier.fd, &r, sizeof r); /* < PIPE_BUF: written whole */
+        if (n < 0 && errno == EAGAIN)
+                return;
+        if (n == (ssize_t)sizeof r) {
+                r.err[sizeof r.err - 1] = r.head[sizeof r.head - 1] = '\0';
+                verifier.r = r;
+                verifier.have = true;
+        }
+        close(verifier.fd);
+        verifier.fd = -1;
+        (void)waitpid(verifier.pid, NULL, 0);
+        verifier.pid = 0;
+}
+
+static void verify_stop(void)
+{
+        if (verifier.pid > 0) {
+                kill(verifier.pid, SIGKILL);
+                (void)waitpid(verifier.pid, NULL, 0);
+        }
+        if (verifier.fd >= 0)
+                close(verifier.fd);
+        verifier.pid = 0;
+        verifier.fd = -1;
+}
+
+/* a verification of the log as it is now started unless done or under
+ * way; true when the last result is of the log as it is now */
+static bool verify_log(const struct console *cs)
+{
+        uint64_t fp = log_fingerprint(cs);
+        if (verifier.have && verifier.r.fp == fp)
+                return true;
+        if (!verifier.pid && fp)
+                verify_start(cs, fp);
+        return false;
+}
+
+/* the counts of the state dir's log, read on from where they were */
+static struct health kept;
+static struct log_pos kept_pos;
+
+static void health_line_cb(const char *line, size_t len, void *ctx)
+{
+        (void)health_line(line, len, ctx);
+}
+
 static void page_health(const struct console *cs, int slot, int fd)
 {
-        struct health h = {0};
+        struct health fetched = {0}, *h = &fetched;
         struct json_buf b = {0};
         int64_t now = now_ms();
-        h.from_ms =
+        int64_t from_ms =
                 (now / HEALTH_BUCKET_MS + 1) * HEALTH_BUCKET_MS - HEALTH_BUCKETS * HEALTH_BUCKET_MS;
         int scan = 0;
         if (cs->o->api_socket) {
                 /* line by line: a log of any size, never held whole */
-                int st = api_lines(cs, "/v1/audit", health_line, &h);
+                int st = api_lines(cs, "/v1/audit", health_line, h);
                 scan = st == 200 ? 0 : st < 0 ? st : -EACCES;
         } else {
-                scan = audit_foreach_line(cs->o->state_dir, health_line, &h);
+                log_read_on(cs, &kept_pos, health_line_cb, &kept);
+                h = &kept;
         }
+        bool here = !cs->o->api_socket || strcmp(cs->o->state_dir, cs->o->api_socket) != 0;
+        bool current = here && verify_log(cs);
+        const struct verify_result *vr = &verifier.r;
         page_head(&b, "audit health", cs, slot, NULL);
         APPEND(&b, "<h1>Audit health</h1><dl class=\"facts\"><dt>log</dt><dd id=\"verify\">");
-        struct audit_verified v = {0};
-        struct rf_error err = {0};
-        if (cs->o->api_socket && strcmp(cs->o->state_dir, cs->o->api_socket) == 0) {
+        if (!here) {
                 APPEND(&b, "not verified here: the daemon's state dir is not this console's "
                            "(run `ringfence audit verify` as its owner)");
-        } else if (audit_verify(cs->o->state_dir, NULL, NULL, &v, &err) == 0) {
+        } else if (!verifier.have) {
+                APPEND(&b, "<span class=\"pending\">verifying</span> (reload to see the result)");
+        } else if (vr->rc == 0) {
                 APPEND(&b, "<span class=\"good\">intact</span>: ");
-                json_buf_append_uint(&b, v.records);
+                json_buf_append_uint(&b, vr->v.records);
                 APPEND(&b, " records, ");
-                json_buf_append_uint(&b, v.checkpoints);
+                json_buf_append_uint(&b, vr->v.checkpoints);
                 APPEND(&b, " signed checkpoints (the last at seq ");
-                json_buf_append_uint(&b, v.checkpoint_seq);
+                json_buf_append_uint(&b, vr->v.checkpoint_seq);
                 APPEND(&b, ")");
         } else {
                 APPEND(&b, "<span class=\"error\">BROKEN</span>: ");
-                console_html(&b, err.msg, strlen(err.msg));
+                console_html(&b, vr->err, strlen(vr->err));
+        }
+        if (here && verifier.have) {
+                APPEND(&b, " <span class=\"when\" id=\"verified-at\">(verified ");
+                fmt_time(&b, vr->at_ms);
+                if (!current)
+                        APPEND(&b, "; the log has changed since: verifying it again");
+                APPEND(&b, ")</span>");
         }
         APPEND(&b, "</dd><dt>signed head</dt><dd id=\"head\">");
-        char head[1024];
-        struct rf_error herr = {0};
-        if ((!cs->o->api_socket || strcmp(cs->o->state_dir, cs->o->api_socket)) &&
-            audit_head(cs->o->state_dir, head, sizeof head, &herr) == 0)
-                console_html(&b, head, strlen(head));
+        if (here && verifier.have && vr->head_rc == 0)
+                console_html(&b, vr->head, strlen(vr->head));
         else
                 APPEND(&b, "—");
         APPEND(&b, "</dd><dt>records read</dt><dd id=\"records\">");
-        json_buf_append_uint(&b, h.records);
+        json_buf_append_uint(&b, h->records);
         if (scan < 0)
                 APPEND(&b, " (the log could not be read whole)");
         APPEND(&b, "</dd></dl><p class=\"hint\">Keep the head off this host (<code>ringfence "
@@ -1417,7 +1616,7 @@ static void page_health(const struct console *cs, int slot, int fd)
                    "saved elsewhere shows records cut from the end.</p>");
         /* the chart: drawn by /app.js from data-series (no library) */
         APPEND(&b, "<h2>The last 24 hours</h2><div id=\"chart\" data-from=\"");
-        json_buf_append_uint(&b, (uint64_t)h.from_ms);
+        json_buf_append_uint(&b, (uint64_t)from_ms);
         APPEND(&b, "\" data-step=\"");
         json_buf_append_uint(&b, (uint64_t)HEALTH_BUCKET_MS);
         APPEND(&b, "\" data-series=\"");
@@ -1431,7 +1630,7 @@ static void page_health(const struct console *cs, int slot, int fd)
                 for (int i = 0; i < HEALTH_BUCKETS; i++) {
                         if (i)
                                 APPEND(&js, ",");
-                        json_buf_append_uint(&js, h.n[k][i]);
+                        json_buf_append_uint(&js, health_at(h, k, from_ms + i * HEALTH_BUCKET_MS));
                 }
                 APPEND(&js, "]");
         }
@@ -1443,21 +1642,21 @@ static void page_health(const struct console *cs, int slot, int fd)
         for (int k = 0; k < SERIES_N; k++) {
                 uint64_t day = 0;
                 for (int i = 0; i < HEALTH_BUCKETS; i++)
-                        day += h.n[k][i];
+                        day += health_at(h, k, from_ms + i * HEALTH_BUCKET_MS);
                 APPEND(&b, "<tr><td>");
                 json_buf_append(&b, series_event[k], strlen(series_event[k]));
                 APPEND(&b, "</td><td>");
-                json_buf_append_uint(&b, h.total[k]);
+                json_buf_append_uint(&b, h->total[k]);
                 APPEND(&b, "</td><td>");
                 json_buf_append_uint(&b, day);
                 APPEND(&b, "</td></tr>");
         }
         APPEND(&b, "</tbody></table><h2>The wake-loop breaker's refusals</h2><ol id=\"loops\" "
                    "class=\"timeline\">");
-        size_t shown = h.n_loops < HEALTH_LOOPS_MAX ? h.n_loops : HEALTH_LOOPS_MAX;
+        size_t shown = h->n_loops < HEALTH_LOOPS_MAX ? h->n_loops : HEALTH_LOOPS_MAX;
         for (size_t i = 0; i < shown; i++) {
-                size_t k = (h.n_loops - 1 - i) % HEALTH_LOOPS_MAX;
-                timeline_entry(&b, h.loops[k], true, NULL);
+                size_t k = (h->n_loops - 1 - i) % HEALTH_LOOPS_MAX;
+                timeline_entry(&b, h->loops[k], true, NULL);
         }
         APPEND(&b, "</ol>");
         if (!shown)
@@ -1465,8 +1664,7 @@ static void page_health(const struct console *cs, int slot, int fd)
         page_tail(&b);
         respond_buf(fd, 200, "text/html; charset=utf-8", &b);
         json_buf_done(&b);
-        for (size_t i = 0; i < HEALTH_LOOPS_MAX; i++)
-                free(h.loops[i]);
+        health_clear(&fetched);
 }
 
 /* ---- actions -------------------------------------------------------------------- */
@@ -1949,12 +2147,14 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
         print_url(&cs);
 
         for (;;) {
-                struct pollfd p[CONSOLE_CONNS_MAX + 2];
+                struct pollfd p[CONSOLE_CONNS_MAX + 3];
                 size_t map[CONSOLE_CONNS_MAX];
                 size_t np = 0;
                 int64_t now = now_ms(), wait = -1;
                 p[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 p[np++] = (struct pollfd){.fd = lfd, .events = POLLIN};
+                /* the log's verifier (fd -1 while none: poll skips it) */
+                p[np++] = (struct pollfd){.fd = verifier.fd, .events = POLLIN};
                 for (size_t i = 0; i < CONSOLE_CONNS_MAX; i++) {
                         if (cs.c[i].fd < 0)
                                 continue;
@@ -1965,7 +2165,7 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
                         int64_t left = cs.c[i].deadline_ms - now;
                         if (wait < 0 || left < wait)
                                 wait = left;
-                        map[np - 2] = i;
+                        map[np - 3] = i;
                         p[np++] = (struct pollfd){.fd = cs.c[i].fd, .events = POLLIN};
                 }
                 if (poll(p, np, (int)wait) < 0 && errno != EINTR)
@@ -1982,16 +2182,19 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
                                                         conn_close(&cs.c[i]);
                                         explicit_bzero(&cs.auth, sizeof cs.auth);
                                         rows_forget();
+                                        verify_stop();
                                         free(counts.v);
                                         memset(&counts, 0, sizeof counts);
                                         return 0;
                                 }
                         }
                 }
-                for (size_t k = 2; k < np; k++) {
+                if (p[2].revents && verifier.fd >= 0)
+                        verify_done();
+                for (size_t k = 3; k < np; k++) {
                         if (!p[k].revents)
                                 continue;
-                        struct conn *c = &cs.c[map[k - 2]];
+                        struct conn *c = &cs.c[map[k - 3]];
                         size_t cap = HTTP_HEAD_MAX + CONSOLE_BODY_MAX;
                         if (!c->buf && !(c->buf = malloc(cap))) {
                                 conn_close(c);
