@@ -1639,6 +1639,23 @@ static uint64_t bytes_of(const char *v)
         return (uint64_t)n << shift;
 }
 
+/* The cpu shares container `id` was created with (its bundle's config), 0
+ * if unknown. */
+static uint64_t created_shares(const char *id)
+{
+        struct rf_error err = {0};
+        _cleanup_(held_done) struct held h = {.fd = -1};
+        _cleanup_free_ char *doc = NULL, *path = NULL;
+        _cleanup_(oci_spec_freep) struct oci_spec *sp = NULL;
+        size_t len = 0;
+        if (held_read(id, &h, &err) < 0 || !h.bundle ||
+            asprintf(&path, "%s/config.json", h.bundle) < 0 ||
+            read_own(path, JSON_INPUT_MAX, false, &doc, &len) < 0 ||
+            oci_spec_parse(doc, len, &sp, &err) < 0)
+                return 0;
+        return sp->cpu_shares;
+}
+
 /* update [--resources FILE|-] [--memory B] [--pids-limit N] [--cpu-quota Q]
  * [--cpu-period P] ID: new limits for a running container, through its
  * supervisor (never above what it was created with). */
@@ -1724,8 +1741,15 @@ static int oci_update(int argc, char **argv)
                         oci_error("update: memory.swap other than memory.limit: not supported");
                         return 1;
                 }
-                if ((sp->cpu_shares && sp->cpu_shares != 1024) || sp->cpu_cpus || sp->cpu_mems) {
-                        oci_error("update: cpu shares, cpus and mems: not supported");
+                /* The CRI sends the whole of a container's resources with
+                 * every update: shares the container already has (its
+                 * bundle's, or the default) and empty cpus/mems change
+                 * nothing and are taken; a change is not supported yet. */
+                if ((sp->cpu_shares && sp->cpu_shares != 1024 &&
+                     sp->cpu_shares != created_shares(id)) ||
+                    (sp->cpu_cpus && sp->cpu_cpus[0]) || (sp->cpu_mems && sp->cpu_mems[0])) {
+                        oci_error("update: a change of cpu shares, cpus or mems: not supported "
+                                  "(unchanged shares and empty cpus/mems are taken)");
                         return 1;
                 }
                 mem = sp->memory_limit ? sp->memory_limit : mem;
@@ -1746,6 +1770,8 @@ static int oci_update(int argc, char **argv)
                 return 1;
         }
         if (!mem && !pids && !milli) {
+                if (resources)
+                        return 0; /* resources the container has already: nothing to do */
                 oci_error("update: nothing to change");
                 return 1;
         }

@@ -120,6 +120,17 @@ c["linux"].setdefault("resources", {})["cpu"] = {"shares": 2}'
 	ADJ[$rt]="$(cat "/proc/$pid/oom_score_adj" 2>/dev/null) $(cat "/proc/$cmd/oom_score_adj" 2>/dev/null)"
 	f=$(cpu_file "$pid")
 	SHARES[$rt]="${f##*/}=$(cat "$f" 2>/dev/null)"
+	if [ $rt = ringfence ]; then
+		# what the CRI's UpdateContainerResources sends: the whole of the
+		# resources, unchanged shares and empty cpus/mems among them
+		printf '{"cpu":{"shares":2,"cpus":"","mems":""},"hugepageLimits":[]}' >"$TOP/upd.json"
+		run_rt $rt update --resources "$TOP/upd.json" "$ID"
+		is "$RF_RC" 0 "ringfence: update with the CRI's whole resources (shares unchanged, cpus/mems empty): taken ($RF_OUT)"
+		printf '{"cpu":{"shares":512}}' >"$TOP/upd2.json"
+		run_rt $rt update --resources "$TOP/upd2.json" "$ID"
+		is "$RF_RC" 1 "ringfence: update changing the cpu shares: refused (1)"
+		like "$RF_OUT" "change of cpu shares" "... saying so"
+	fi
 	run_rt $rt delete --force "$ID"
 done
 is "${ADJ[ringfence]}" "$ADJV $ADJV" "ringfence: init and the command have the config's oom_score_adj"
