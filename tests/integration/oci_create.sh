@@ -204,6 +204,36 @@ like "$(fact create_err)" "ELOOP|symbolic links|Too many levels" "... the symlin
 rm -f "$B/rootfs/evil"
 reset_config
 
+# a masked path through a symlink of the image, and the image's own
+# /dev/null as a symlink into procfs (the runc CVE-2025-31133 class: a
+# runtime that masks with the container's /dev/null would bind what the
+# symlink names, writable, over the masked path)
+mkdir -p "$TOP/outside2"
+echo host-file >"$TOP/outside2/f"
+ln -s "$TOP/outside2" "$B/rootfs/evil2"
+config 'c["linux"]["maskedPaths"].append("/evil2/f")'
+shim "$OCI" "$ROOT" "$ID"
+is "$(fact create_rc)" 125 "a masked path through a symlink in the image: refused (125)"
+like "$(fact create_err)" "ELOOP|symbolic links|Too many levels|maskedPaths" "... the symlink is not followed"
+grep -q " $TOP/outside2" /proc/self/mountinfo && not_ok "... nothing mounted outside the root" ||
+	ok "... nothing mounted outside the root"
+is "$(cat "$TOP/outside2/f")" host-file "... the host file is unchanged"
+rm -f "$B/rootfs/evil2"
+reset_config
+mkdir -p "$B/rootfs/dev"
+rm -f "$B/rootfs/dev/null"
+ln -s /proc/sys/kernel/core_pattern "$B/rootfs/dev/null"
+host_cp=$(cat /proc/sys/kernel/core_pattern)
+config 'c["linux"]["maskedPaths"]=["/proc/kcore","/proc/timer_list"]
+c["process"]["args"]=["/bin/sh","-c","/bin/rf-probe write /proc/kcore x; /bin/rf-probe stat /dev/null; echo |/bin/evil > /proc/kcore; cat /proc/timer_list | wc -c"]'
+shim "$OCI" "$ROOT" "$ID"
+is "$(fact create_rc)" 0 "the image's /dev/null a symlink into procfs: the container is made (its /dev is ringfence's own)"
+like "$(fact output)" "type=chr" "... its /dev/null is a character device, not the image's symlink"
+is "$(cat /proc/sys/kernel/core_pattern)" "$host_cp" "... the host's core_pattern is unchanged (control: read before)"
+rm -f "$B/rootfs/dev/null"
+rmdir "$B/rootfs/dev" 2>/dev/null
+reset_config
+
 # --- exec: a process joining a running container ------------------------------
 config 'c["process"]["args"]=["/bin/sh","-c","while :; do sleep 1; done"]'
 ocx() { # ARGS... — ringfence-oci with this test's root and state dir; RF_RC, RF_OUT
