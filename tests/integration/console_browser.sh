@@ -11,7 +11,8 @@
 # <script> element and quotes, and whose command holds markup and a control
 # byte, renders inert (its text as given, the page's only script /app.js,
 # nothing of it executed); a run started after the page loaded appears
-# without a reload; the page reports no error and no CSP violation; the
+# without a reload, within a second of its start (the page notes when its
+# row appeared; the run's start is in the row); the page reports no error and no CSP violation; the
 # run's page has a kill button, clicking it ends the run, the runs page
 # then no longer lists it and the audit trail has run.kill with the
 # operator's uid. A form on another origin that posts a kill to the console
@@ -116,7 +117,13 @@ unlike "$dom" "$run1" "... and no run"
 
 # the operator's browser
 late_agent=late-$$
-(sleep 4 && cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --detach --agent "$late_agent" -- \
+# (started once the page watches for it: step 6 installs the observer that
+# notes when its row appears)
+(for _ in $(seq 1200); do
+	grep -q '"step":6[,}]' "$TOP/op.out" 2>/dev/null && break
+	sleep 0.05
+done
+cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --detach --agent "$late_agent" -- \
 	/bin/sh -c 'sleep 300' </dev/null >"$TOP/late.id" 2>/dev/null) &
 register_pid $!
 drive op "[
@@ -126,7 +133,9 @@ drive op "[
  {\"text\": \"tr[data-run='$run1'] td.command\"},
  {\"eval\": \"[document.scripts.length, document.scripts[0].src.replace(location.origin, ''), typeof window.__pwned]\"},
  {\"cookies\": true},
+ {\"eval\": \"(window.__late = 0, new MutationObserver(() => { if (!window.__late \u0026\u0026 document.querySelector('tr[data-agent=\\\"$late_agent\\\"]')) window.__late = Date.now(); }).observe(document.body, {childList: true, subtree: true}), true)\"},
  {\"waitFor\": \"tr[data-agent='$late_agent']\", \"timeout\": 30000},
+ {\"eval\": \"[window.__late, +document.querySelector('tr[data-agent=\\\"$late_agent\\\"] td.started').dataset.ms]\"},
  {\"eval\": \"performance.getEntriesByType('navigation').length\"},
  {\"goto\": \"$BASE/run/$run1\"},
  {\"count\": \"#do-kill\"},
@@ -146,16 +155,24 @@ is "$(val op 3)" '"./x<i>\"q\u2401"' "the command holding markup and a control b
 is "$(val op 4)" '[1, "/app.js", "undefined"]' "... the page's only script is /app.js; nothing of the run's ran"
 like "$(val op 5)" '"name": "rf_console", "httpOnly": true, "sameSite": "Strict"' \
 	"the session cookie: HttpOnly, SameSite=Strict"
-is "$(val op 6)" "true" "a run started after the page loaded appears in it"
-is "$(val op 7)" 1 "... without a reload"
-is "$(val op 9)" 1 "the run's page has a kill button"
-is "$(val op 11)" '"/"' "clicking it: back on the runs page"
-is "$(val op 12)" "true" "... which no longer lists the run"
+is "$(val op 7)" "true" "a run started after the page loaded appears in it"
+is "$(val op 9)" 1 "... without a reload"
+# when its row appeared (the page's clock) after the run's start (the
+# host's, the same clock): within a second, a few ms allowed for the two
+# clocks' millisecond granularity
+late=$(val op 8 | python3 -c 'import json, sys
+seen, start = json.load(sys.stdin)
+print(seen - start if seen > 0 and start > 0 else "none")' 2>/dev/null)
+within_a_second() { [ "${late:-none}" != none ] && [ "$late" -le 1005 ]; }
+check "... within a second of its start (its row appeared ${late:-?} ms after)" within_a_second
+is "$(val op 11)" 1 "the run's page has a kill button"
+is "$(val op 13)" '"/"' "clicking it: back on the runs page"
+is "$(val op 14)" "true" "... which no longer lists the run"
 "$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run1" >"$TOP/audit1" 2>&1
 like "$(grep -a '"event":"run.kill"' "$TOP/audit1")" "\"actor_uid\":0," \
 	"... and the audit trail has run.kill with the operator's uid"
-is "$(val op 15)" "true" "the audit health chart is drawn (SVG)"
-is "$(val op 16)" "[]" "the pages reported no error and no CSP violation"
+is "$(val op 17)" "true" "the audit health chart is drawn (SVG)"
+is "$(val op 18)" "[]" "the pages reported no error and no CSP violation"
 [ -s "$TOP/b/runs.png" ] && ok "a screenshot of the runs page" || not_ok "a screenshot of the runs page"
 
 # another origin's form posts a kill
