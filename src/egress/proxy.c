@@ -880,7 +880,7 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
 static void exfil(struct conn *c, const struct inject_secret *s, const char *where,
                   const char *form)
 {
-        char dest[300], reason[512];
+        char dest[300], reason[1024];
         snprintf(dest, sizeof dest, "%s:%u", c->host, c->port);
         struct evf f[] = {
                 {"name", s->name, 0},
@@ -892,10 +892,24 @@ static void exfil(struct conn *c, const struct inject_secret *s, const char *whe
                 {"action", s->exfil_kill ? "kill" : "refuse", 0},
         };
         (void)event_send("secret.exfil", NULL, f, ARRAY_SIZE(f), true);
+        /* where this binding lets the value go: its header template's
+         * header (else any request-header value), its query parameter,
+         * request bodies */
+        char places[SECRET_HEADER_MAX + SECRET_QUERY_MAX + 96];
+        const char *colon = strchr(s->header, ':');
+        int n = colon ? snprintf(places, sizeof places, "the request header %.*s",
+                                 (int)(colon - s->header), s->header)
+                      : snprintf(places, sizeof places, "request header values");
+        size_t pl = n > 0 && (size_t)n < sizeof places ? (size_t)n : 0;
+        if (s->query[0])
+                pl += (size_t)snprintf(places + pl, sizeof places - pl, "%s the query parameter %s",
+                                       s->body ? "," : " and", s->query);
+        if (s->body)
+                snprintf(places + pl, sizeof places - pl, " and request bodies");
         snprintf(reason, sizeof reason,
                  "the %s of the injected secret %s stands in the %s; it is only ever "
-                 "replaced in request headers to the secret's own hosts (secret.exfil)",
-                 form, s->name, where);
+                 "replaced in %s to the secret's own hosts (secret.exfil)",
+                 form, s->name, where, places);
         deny(c, reason, NULL, 403, SOCKS_NOT_ALLOWED, HINT_NONE);
 }
 

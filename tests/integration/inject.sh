@@ -156,6 +156,7 @@ er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -H "Authorization: Bearer $TOKEN" http:/
 	curl -sS -m 10 http://other.test:8080/control'
 like "$RF_OUT" 'refused: the placeholder of the injected secret TOKEN stands in the request header Authorization' \
 	"another allowed host with the placeholder in a header: 403 saying why"
+like "$RF_OUT" 'only ever replaced in request header values to the secret.s own hosts' "... and where this binding lets it go (no template: any header value)"
 unlike "$(httplog)" 'GET /leak' "... nothing reached that host"
 like "$RF_OUT" 'GET /control' "... the control (the same host, no placeholder) works"
 is $(($(exfils) - n0)) 1 "... secret.exfil recorded"
@@ -236,6 +237,7 @@ PHT=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
 like "$(sed -n 1p <<<"$RF_OUT")" 'svc.test:8080 refused: the placeholder of the injected secret api stands in the request header X-Echo \(not the binding.s header\)' \
 	"template x-api-key, the placeholder in X-Echo to the secret's own host: 403 saying why"
 like "$RF_OUT" 'refused: .*request header User-Agent \(not the binding.s header\)' "... in User-Agent: 403 too"
+like "$RF_OUT" 'only ever replaced in the request header x-api-key to the secret.s own hosts' "... the 403 names the one header the value goes into"
 unlike "$(httplog)" 'GET /t-echo|GET /t-ua' "... neither reached the host"
 unlike "$(httplog | grep -iv '^x-api-key:')" "$VAL" "... the value went into no header but x-api-key"
 is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
