@@ -226,7 +226,8 @@ struct run_row {
         char state[32];
         uint64_t cpu_usec, memory, grants; /* what its supervisor says */
         uint32_t allowed, refused;         /* its egress.allow and egress.deny records */
-        unsigned may;                      /* MAY_* */
+        bool counted; /* allowed and refused are known (the console reads the log) */
+        unsigned may; /* MAY_* */
 };
 
 struct rows {
@@ -325,19 +326,23 @@ struct log_pos {
 /* fn on every whole line the log gained since *pos (oldest first), then
  * *pos after it: a repeat call costs only the new records. Standalone (the
  * console's own state dir) only. */
-static void log_read_on(const struct console *cs, struct log_pos *pos,
-                        void (*fn)(const char *line, size_t len, void *ctx), void *ctx)
+static int log_read_on(const struct console *cs, struct log_pos *pos,
+                       void (*fn)(const char *line, size_t len, void *ctx), void *ctx)
 {
         char path[PATH_MAX];
         char *buf = malloc(LOG_CHUNK);
+        int r = 0;
         if (!buf)
-                return;
+                return -ENOMEM;
         for (int rounds = 0; rounds < 64; rounds++) {
                 unsigned seg = pos->seg ? pos->seg : 1;
                 snprintf(path, sizeof path, "%s/audit/audit-%06u.jsonl", cs->o->state_dir, seg);
                 int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
+                if (fd < 0) {
+                        /* no log yet: nothing to read; another error: unread */
+                        r = errno == ENOENT ? 0 : -errno;
                         break;
+                }
                 pos->seg = seg;
                 ssize_t n;
                 size_t have = 0;
@@ -366,6 +371,7 @@ static void log_read_on(const struct console *cs, struct log_pos *pos,
                 pos->off = 0;
         }
         free(buf);
+        return r;
 }
 
 static struct log_pos counts_pos;
@@ -376,10 +382,11 @@ static void count_line_cb(const char *line, size_t len, void *ctx)
         count_line(line, len);
 }
 
-/* read what the log gained since the last call (standalone only) */
-static void counts_update(const struct console *cs)
+/* read what the log gained since the last call: 0, or -errno (the log
+ * could not be read: the counts are not known) */
+static int counts_update(const struct console *cs)
 {
-        log_read_on(cs, &counts_pos, count_line_cb, NULL);
+        return log_read_on(cs, &counts_pos, count_line_cb, NULL);
 }
 
 /* the supervisor's status (or the daemon's "supervisor" object) into w */
@@ -664,13 +671,17 @@ static int rows_read(const struct console *cs, struct rows *r)
                         row_status(w, doc);
                 w->may = w->live ? MAY_ALL : MAY_AUDIT;
         }
-        if (!cs->o->api_socket) {
-                counts_update(cs);
+        /* the egress counts: from the state dir's log when the console may
+         * read it (standalone, or --daemon with the daemon's --state-dir as
+         * root); through the daemon alone they are not known ("—") */
+        bool has_log = !cs->o->api_socket || strcmp(cs->o->state_dir, cs->o->api_socket) != 0;
+        if (has_log && counts_update(cs) == 0) {
                 for (size_t i = 0; i < r->n; i++) {
                         const struct egress_count *c =
                                 count_of(r->v[i].info.run, strlen(r->v[i].info.run), false);
                         r->v[i].allowed = c ? c->allowed : 0;
                         r->v[i].refused = c ? c->refused : 0;
+                        r->v[i].counted = true;
                 }
         }
         return 0;
@@ -834,9 +845,12 @@ static void run_row_html(struct json_buf *b, const struct run_row *w)
         APPEND(b, " ms</td><td class=\"mem\">");
         fmt_uint(b, w->memory >> 20);
         APPEND(b, " MiB</td><td class=\"egress\">");
-        json_buf_append_uint(b, w->allowed);
-        APPEND(b, " / ");
-        json_buf_append_uint(b, w->refused);
+        if (w->counted) {
+                json_buf_append_uint(b, w->allowed);
+                APPEND(b, " / ");
+                json_buf_append_uint(b, w->refused);
+        } else
+                APPEND(b, "—"); /* not known here: the log is not this console's */
         APPEND(b, "</td><td class=\"grants\">");
         fmt_uint(b, w->grants);
         APPEND(b, "</td><td class=\"command\">");
@@ -910,10 +924,17 @@ static void api_runs(const struct console *cs, int fd)
                 json_buf_append_uint(&b, w->memory);
                 APPEND(&b, ",\"grants\":");
                 json_buf_append_uint(&b, w->grants);
+                /* null: not known here (app.js shows "—") */
                 APPEND(&b, ",\"egress_allowed\":");
-                json_buf_append_uint(&b, w->allowed);
+                if (w->counted)
+                        json_buf_append_uint(&b, w->allowed);
+                else
+                        APPEND(&b, "null");
                 APPEND(&b, ",\"egress_refused\":");
-                json_buf_append_uint(&b, w->refused);
+                if (w->counted)
+                        json_buf_append_uint(&b, w->refused);
+                else
+                        APPEND(&b, "null");
                 APPEND(&b, ",\"command\":");
                 console_json_str(&b, w->info.command, strlen(w->info.command));
                 APPEND(&b, "}");
@@ -1571,7 +1592,7 @@ static void page_health(const struct console *cs, int slot, int fd)
                 int st = api_lines(cs, "/v1/audit", health_line, h);
                 scan = st == 200 ? 0 : st < 0 ? st : -EACCES;
         } else {
-                log_read_on(cs, &kept_pos, health_line_cb, &kept);
+                (void)log_read_on(cs, &kept_pos, health_line_cb, &kept);
                 h = &kept;
         }
         bool here = !cs->o->api_socket || strcmp(cs->o->state_dir, cs->o->api_socket) != 0;

@@ -51,11 +51,13 @@ for _ in $(seq 600); do
 	sleep 0.05
 done
 
-# console NAME RUNNER... — a console (as RUNNER), its URL in URL_NAME
+# console NAME RUNNER... — a console (as RUNNER, with the arguments in
+# EXTRA), its URL in URL_NAME
+EXTRA=()
 console() {
 	local name=$1 url="" i pid
 	shift
-	"$@" console --daemon --socket "$SOCK" --listen 127.0.0.1:0 >"$TOP/$name.out" \
+	"$@" console --daemon --socket "$SOCK" "${EXTRA[@]}" --listen 127.0.0.1:0 >"$TOP/$name.out" \
 		2>"$TOP/$name.err" </dev/null &
 	pid=$!
 	register_pid "$pid"
@@ -114,6 +116,39 @@ rec=$(curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/audit | grep "\"ru
 	grep '"event":"run.kill"')
 like "$rec" '"actor_uid":0' "... run.kill names uid 0"
 like "$rec" '"reason":"operator console"' "... and the console"
+
+# egress counts through the daemon: a run refused a destination. A console
+# that reads only the API does not know them and says so ("—", null); root's
+# console given the daemon's state dir counts them from its log
+out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
+	"{\"argv\": [\"/bin/sh\", \"-c\", \"curl -s -m 5 -o /dev/null https://denied.test/; sleep 300\"], \"agent\": \"watch\", \"workspace\": \"$WS\", \"allow_hosts\": [\"allowed.test:443\"]}" \
+	http://ringfence/v1/runs)
+rund=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
+[ -n "$rund" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
+for _ in $(seq 200); do
+	curl -s -m 20 --unix-socket "$SOCK" "http://ringfence/v1/audit?run=$rund" |
+		grep -q '"event":"egress.deny"' && break
+	sleep 0.05
+done
+EXTRA=(--state-dir "$RF_STATE")
+console rs "$RF_BIN"
+EXTRA=()
+RS=${URL_rs%%/login*}
+c -c "$TOP/jar.rs" "$URL_rs"
+ROW="([^/]|/[^t]|/t[^r])*" # within one table row
+c -b "$TOP/jar.rs" "$RS/"
+like "$BODY" "data-run=\"$rund\"$ROW<td class=\"egress\">0 / 1</td>" \
+	"root's console with the daemon's state dir: the refusal counted (0 / 1)"
+c -b "$TOP/jar.rs" "$RS/api/runs"
+like "$BODY" "\"run\":\"$rund\"[^}]*\"egress_allowed\":0,\"egress_refused\":1" "... and in /api/runs"
+c -b "$TOP/jar.nb" "$NB/"
+like "$BODY" "data-run=\"$rund\"$ROW<td class=\"egress\">—</td>" \
+	"uid 65534's console, through the API alone: not known, shown as —"
+unlike "$BODY" "data-run=\"$rund\"$ROW<td class=\"egress\">0 / 0</td>" "... never as 0 / 0"
+c -b "$TOP/jar.nb" "$NB/api/runs"
+like "$BODY" "\"run\":\"$rund\"[^}]*\"egress_allowed\":null,\"egress_refused\":null" \
+	"... null in /api/runs"
+curl -s -m 20 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$rund/kill" >/dev/null
 
 # A log past 16 MiB (JSON_OUTPUT_MAX, what the console could once hold of
 # one answer): the run page's timeline (GET /v1/audit?run=RUN) and the

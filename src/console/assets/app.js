@@ -42,7 +42,9 @@
     cell(tr, 'started', fmtTime(r.started_ms)).dataset.ms = String(r.started_ms);
     cell(tr, 'cpu', r.cpu_ms + ' ms');
     cell(tr, 'mem', Math.floor(r.memory / 1048576) + ' MiB');
-    cell(tr, 'egress', r.egress_allowed + ' / ' + r.egress_refused);
+    // null: not known to this console (through the daemon, without its log)
+    cell(tr, 'egress', r.egress_allowed === null || r.egress_refused === null
+      ? '—' : r.egress_allowed + ' / ' + r.egress_refused);
     cell(tr, 'grants', String(r.grants));
     cell(tr, 'command', r.command);
     return tr;
