@@ -60,6 +60,31 @@ int caller_other(struct rf_caller *c, uid_t uid, struct rf_error *err)
         return 0;
 }
 
+int caller_sudo(struct rf_caller *c, struct rf_error *err)
+{
+        const char *v = getenv("SUDO_UID");
+        if (getuid() != 0 || geteuid() != 0 || !v || !v[0])
+                return 0;
+        char *end = NULL;
+        errno = 0;
+        unsigned long u = strtoul(v, &end, 10);
+        if (errno || !end || *end || end == v || v[0] == '-' || u >= 0xffffffffUL)
+                return rf_error_set(err, -EINVAL,
+                                    "SUDO_UID=%.40s: not a uid (sudo's caller, whose rights "
+                                    "its paths are opened with); unset it to run as root",
+                                    v);
+        if (u == 0)
+                return 0; /* root through sudo: root's own run */
+        int r = caller_other(c, (uid_t)u, err);
+        if (r < 0)
+                return rf_error_set(err, r,
+                                    "SUDO_UID=%lu: %s (sudo's caller, whose rights its paths "
+                                    "are opened with); unset it to run as root",
+                                    u, r == -ENOENT ? "no such user" : strerror(-r));
+        c->sudo = true;
+        return 0;
+}
+
 /* this process's own groups, while it reads as a caller */
 static gid_t own_groups[CALLER_GROUPS_MAX];
 static int n_own_groups = -1;

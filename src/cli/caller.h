@@ -14,6 +14,9 @@
  * symbolic link, and each bind is pinned to the inode so checked: the
  * plan refuses a path that names another inode by the time it is mounted
  * (plan.h, plan_input.pins).
+ *
+ * `sudo ringfence run` is the same case from the CLI: root started for the
+ * user sudo names (SUDO_UID), whose paths are opened as it (caller_sudo).
  */
 #pragma once
 
@@ -27,7 +30,8 @@
 #define CALLER_GROUPS_MAX 64
 
 struct rf_caller {
-        bool other; /* a uid other than this process's (the daemon's caller) */
+        bool other; /* a uid other than this process's (the daemon's or sudo's caller) */
+        bool sudo;  /* other, named by sudo's SUDO_UID (caller_sudo) */
         uid_t uid;  /* whose the caller's own files are */
         gid_t gid;
         gid_t groups[CALLER_GROUPS_MAX]; /* other: its groups (passwd and group) */
@@ -48,6 +52,24 @@ void caller_self(struct rf_caller *c);
  * itself: caller_self.
  */
 int caller_other(struct rf_caller *c, uid_t uid, struct rf_error *err);
+
+/*
+ * caller_sudo — the caller of a root process started through sudo: the
+ * invoking user SUDO_UID names, as caller_other (c->sudo set). Unchanged
+ * (c as the caller left it, 0) unless the real and effective uid are both
+ * root and SUDO_UID names a uid other than 0. Trusting SUDO_UID, which any
+ * process may put in an environment, is safe only because it can only
+ * reduce root's rights: it is read only by a process that is root already
+ * (never a set-uid one: the real uid must be root too), and what it changes
+ * is that the caller's paths are opened with that uid's rights instead of
+ * root's; it lends nothing of root to that uid (which may then only reach
+ * the run's published ports, as root could let it do anyway). SUDO_GID and
+ * SUDO_USER are not needed: the gid and groups are the passwd and group
+ * entries' (as for the daemon's caller). 0, or -errno with err set:
+ * -EINVAL a SUDO_UID that is not a uid, -ENOENT one with no passwd entry
+ * (nothing is opened as root in its place).
+ */
+int caller_sudo(struct rf_caller *c, struct rf_error *err);
 
 /*
  * caller_enter — from here the process opens files as c (other only:

@@ -132,7 +132,8 @@ static void run_usage(FILE *f)
               "  -w, --workspace DIR       mounted read-write at the same path (default: cwd)\n"
               "  -e, --env NAME=VALUE      add an environment variable\n"
               "      --ro PATH             also bind PATH read-only\n"
-              "      --rw PATH             also bind PATH read-write\n"
+              "      --rw PATH             also bind PATH read-write (under sudo, both\n"
+              "                            opened with the rights of the user who ran sudo)\n"
               "      --rootfs DIR          the run's root is DIR (an image's root filesystem),\n"
               "                            read-only under a layer of the run's own\n"
               "      --protect PATH        keep PATH (relative to the workspace) read-only;\n"
@@ -294,10 +295,13 @@ static int apply_profile(struct rf_policy *o, const char *name, char **policy_fi
 
         ops.n = 0;
         /* the daemon's caller's commands: on the PATH it asked for (-e PATH
-         * before --profile), else the default one — never the daemon's */
+         * before --profile), else the default one — never the daemon's;
+         * sudo's caller's: on the PATH sudo left (its secure_path as a
+         * rule), or the one asked for; either looked up as the caller */
         struct profile_for f = {.who = &who, .path = getenv("PATH")};
         if (who.other) {
-                f.path = RF_DEFAULT_PATH;
+                if (!who.sudo)
+                        f.path = RF_DEFAULT_PATH;
                 for (size_t k = 0; k < o->n_env; k++)
                         if (!strcmp(o->env_names[k], "PATH"))
                                 f.path = o->env_values[k];
@@ -710,6 +714,16 @@ int cmd_run(int argc, char **argv)
                         return RF_EXIT_REFUSED;
                 }
         }
+        /* `sudo ringfence run`: the user who ran sudo is the caller, as the
+         * daemon's is (caller_sudo: SUDO_UID only ever narrows what root
+         * opens for it); --caller-uid, which the daemon always passes,
+         * wins. What stays root's: the state dir, the run's own host uid
+         * and cgroups, the audit log's started_by, the secret store, the
+         * policy file and the workspace (the run acts as its owner). */
+        if (caller_uid < 0 && (r = caller_sudo(&who, &err)) < 0) {
+                cli_print_error(&err);
+                return RF_EXIT_REFUSED;
+        }
         optind = 1;
         while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
                 if (c == 'h') {
@@ -786,6 +800,15 @@ int cmd_run(int argc, char **argv)
                 cli_error("run: no command given (usage: ringfence run [OPTIONS] -- COMMAND)");
                 return RF_EXIT_REFUSED;
         }
+        if (who.sudo && overlay->rootfs) {
+                /* an image's root is opened by root alone (the plan pins no
+                 * rootfs for a caller): never on sudo's caller's behalf */
+                cli_error("run: --rootfs under sudo: the image's root would be opened as root, "
+                          "not as uid %u; start it as root itself (sudo env -u SUDO_UID "
+                          "ringfence run ...)",
+                          (unsigned)who.uid);
+                return RF_EXIT_REFUSED;
+        }
         if (keep_state && n_kept == 0) {
                 cli_error("run: --keep-state keeps an agent profile's state (claude-code, codex, "
                           "gemini-cli); no --profile given has any");
@@ -833,7 +856,9 @@ int cmd_run(int argc, char **argv)
                 .term = getenv("TERM"),
                 .lang = getenv("LANG"),
                 .use_pty = isatty(STDIN_FILENO),
-                .uid = caller_uid >= 0 ? (uid_t)caller_uid : getuid(),
+                .uid = caller_uid >= 0 ? (uid_t)caller_uid
+                       : who.sudo      ? who.uid
+                                       : getuid(),
                 .expect_ws = expect_ws,
                 .expect_ws_dev = (dev_t)expect_dev,
                 .expect_ws_ino = (ino_t)expect_ino,
