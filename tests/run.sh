@@ -81,6 +81,10 @@ fi
 RF_BIN_IS_TEST_BUILD=0
 is_test_build "$BUILD_DIR" && RF_BIN_IS_TEST_BUILD=1
 export RF_BIN RF_TEST_BIN RF_PROBE RF_SRC RF_BIN_IS_TEST_BUILD
+# `sudo make check`: root's runs in the suite are root's own, not the sudo
+# user's (ringfence takes SUDO_UID as the caller); tests that want a sudo
+# caller set it themselves
+unset SUDO_UID SUDO_GID SUDO_USER SUDO_COMMAND
 
 passed=0
 failed=0
