@@ -568,11 +568,36 @@ JAVA
 		like "$(tlslog)" "Authorization: Bearer $VAL" "... the value went on the wire"
 		like "$RF_OUT" "Authorization: Bearer $PHJ" "... scrubbed back"
 		unlike "$RF_OUT" "$VAL" "... no value in the run's output"
+		# the JAVA_TOOL_OPTIONS line SECRETS.md and TLS.md give, for a JVM
+		# whose own trust store is elsewhere: the run's store by its path
+		rm -f "$P/tls.log"
+		er "${INJ[@]}" "${JRO[@]}" -e "JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=/run/ringfence/cacerts.p12 -Djavax.net.ssl.trustStoreType=PKCS12 -Djavax.net.ssl.trustStorePassword=changeit" \
+			-- "${NP[@]}" sh -c 'java -XX:TieredStopAtLevel=1 -cp java Fetch https://svc.test/java-opts 2>&1'
+		like "$RF_OUT" 'Picked up JAVA_TOOL_OPTIONS: -Djavax.net.ssl.trustStore=/run/ringfence/cacerts.p12' "Java 17 with the documented JAVA_TOOL_OPTIONS (trustStore /run/ringfence/cacerts.p12): read"
+		like "$RF_OUT" 'GET /java-opts' "... answered through the run's store"
+		like "$(tlslog)" "Authorization: Bearer $VAL" "... the value went on the wire"
 	else
-		for _ in 1 2 3 4; do not_ok "Java HttpClient" "javac failed: $(cat "$WS/java/javac.err")"; done
+		for _ in 1 2 3 4 5 6 7; do not_ok "Java HttpClient" "javac failed: $(cat "$WS/java/javac.err")"; done
 	fi
 else
-	for _ in 1 2 3 4; do skip "Java 17 HttpClient" "no Java 17 / javac, no /etc/ssl/certs/java/cacerts, or no capture"; done
+	for _ in 1 2 3 4 5 6 7; do skip "Java 17 HttpClient" "no Java 17 / javac, no /etc/ssl/certs/java/cacerts, or no capture"; done
+fi
+
+# a host without /etc/ssl/certs/java/cacerts (hidden here under an empty
+# tmpfs): no JVM store is made, nothing is mounted there, the run starts
+# all the same with its PEM bundle (SECRETS.md: such a JVM lacks the run CA)
+if [ -f /etc/ssl/certs/java/cacerts ]; then
+	RF_OUT=$(unshare -m sh -c 'mount -t tmpfs tmpfs /etc/ssl/certs/java && mount --bind "$1" /etc/resolv.conf &&
+		shift && exec nsenter --net=/run/netns/"$0" "$@"' "$CNS" "$TH/resolv.conf" \
+		"$RF_BIN" run --state-dir "$RF_STATE" -w "$WS" "${INJ[@]}" -- sh -c \
+		'test -e /run/ringfence/cacerts.p12 && echo p12 || echo no-p12
+		test -e /etc/ssl/certs/java/cacerts && echo jvm-file || echo no-jvm-file
+		test -s /run/ringfence/ca-certificates.crt && echo bundle' 2>"$WS.err")
+	RF_RC=$?
+	is "$RF_RC" 0 "a host without the JVM's cacerts: an injection run starts all the same"
+	is "$(tr '\n' ' ' <<<"$RF_OUT")" "no-p12 no-jvm-file bundle " "... no /run/ringfence/cacerts.p12 made, none mounted; the PEM bundle there"
+else
+	for _ in 1 2; do skip "a host without the JVM's cacerts" "this host has none to hide"; done
 fi
 
 # ---- git clone over HTTPS, the placeholder as password -----------------------------------------
