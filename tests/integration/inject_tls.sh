@@ -413,6 +413,24 @@ like "$RF_OUT" 'only ever replaced in request header values and the query parame
 like "$(last_rec '"secret.exfil"' 'QKEY')" 'request target' "... secret.exfil, in the request target"
 unlike "$(tlslog)" "other=" "... and nothing of it reached the host"
 
+# a header template is the only header the value goes into: the placeholder
+# in another header toward the secret's own host is refused, never replaced
+cat >"$P/templ.json" <<JSON
+{"version": 1, "network": {"upstream_ca": "$P/testca.pem"},
+ "secrets": [{"name": "HKEY", "deliver": "inject", "from": "store:api",
+              "hosts": ["svc.test"], "header": "x-api-key: {}"}]}
+JSON
+rm -f "$P/tls.log"
+n0=$(ncount '"secret.exfil"' 'HKEY')
+er -p "$P/templ.json" "${NET[@]}" -- sh -c 'curl -sS -m 10 -w "\ncode=%{http_code}\n" -H "X-Echo: $HKEY" https://svc.test/t-echo
+	curl -sS -m 10 -H "x-api-key: $HKEY" https://svc.test/t-ok'
+like "$RF_OUT" 'code=403' "template x-api-key over TLS, the placeholder in X-Echo: 403"
+like "$RF_OUT" 'request header X-Echo \(not the binding.s header\); it is only ever replaced in the request header x-api-key' "... saying why and where it may go"
+unlike "$(tlslog)" 'GET /t-echo' "... nothing of it reached the host"
+is "$(($(ncount '"secret.exfil"' 'HKEY') - n0))" 1 "... secret.exfil recorded"
+like "$(tlslog)" "x-api-key: $VAL" "the control: in x-api-key itself, the value went on the wire"
+like "$RF_OUT" 'GET /t-ok' "... answered"
+
 # a policy may let the value into request bodies of a known length ("body":
 # true: in place, the placeholder as long as the value)
 cat >"$P/body.json" <<JSON
