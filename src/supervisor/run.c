@@ -1151,8 +1151,12 @@ static void ctl_serve(struct sup *s, struct ctl_conn *c)
         case CTL_REVOKE_SECRET: {
                 char reason[64];
                 snprintf(reason, sizeof reason, "revoked by uid %u", (unsigned)actor.uid);
-                ctl_reply(fd, "ok revoked %d", grants_revoke(s->grants, req.arg, reason));
+                int revoked = grants_revoke(s->grants, req.arg, reason);
+                /* the egress process holding the value is replaced before
+                 * the answer: a request sent once `grant` returns never
+                 * gets it */
                 sup_inject_sync(s);
+                ctl_reply(fd, "ok revoked %d", revoked);
                 break;
         }
         case _CTL_MAX:
