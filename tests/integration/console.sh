@@ -149,6 +149,28 @@ c -b "$TOP/jar1" -H "Host: evil.test:$PORT" "$BASE/"
 is "$CODE" 421 "a Host other than the console's own: refused (421, DNS rebinding)"
 c -b "$TOP/jar1" -H "Host: 127.0.0.1" "$BASE/"
 is "$CODE" 421 "a Host without the port: refused (421)"
+# two Host headers, the console's own first: which one a proxy in front
+# checked is anyone's guess, so neither is taken (400: the shared request
+# parser, egress/http.c, refuses a second Host before the console looks)
+host2() { # host2 'NAME: VALUE' — the answer to GET / with that header after the Host
+	python3 -c 'import socket, sys
+extra = sys.argv[2] + "\r\n" if sys.argv[2] else ""
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(("GET / HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n%sConnection: close\r\n\r\n"
+           % (sys.argv[1], extra)).encode())
+got = b""
+while True:
+    k = s.recv(65536)
+    if not k:
+        break
+    got += k
+print(got.decode(errors="replace"))' "$PORT" "$1"
+}
+got=$(host2 "Host: evil.test")
+like "$got" '^HTTP/1.1 400 ' "two Host headers, the second another's: refused (400)"
+like "$got" 'more than one Host header' "... saying why"
+like "$(host2 "host: 127.0.0.1:$PORT")" '^HTTP/1.1 400 ' "... even both the console's own (400)"
+like "$(host2 "")" '^HTTP/1.1 401 ' "control: one Host header, no session: 401"
 c -b "$TOP/jar1" "$BASE/"
 is "$CODE" 200 "with the session: the runs page (200)"
 like "$HEAD" "Content-Security-Policy: default-src 'none'; script-src 'self';.*frame-ancestors 'none'" \
@@ -178,12 +200,17 @@ like "$BODY" "data-run=\"$run\"" "a live run is in the first HTML response"
 like "$BODY" 'ag&lt;b&gt;&#39;&quot;evil' "... its agent escaped"
 unlike "$BODY" "ag<b>" "... never as markup"
 like "$BODY" 'x&lt;i&gt;&quot;q␁' "... its command escaped, the control byte visible"
-c -b "$TOP/jar1" "$BASE/api/runs"
-is "$CODE" 200 "/api/runs (200)"
-got=$(printf '%s' "$BODY" | python3 -c 'import json, sys
+# (a run that --detach has just left may still say "starting")
+for _ in $(seq 100); do
+	c -b "$TOP/jar1" "$BASE/api/runs"
+	got=$(printf '%s' "$BODY" | python3 -c 'import json, sys
 d = json.load(sys.stdin)
 r = [x for x in d["runs"] if x["run"] == sys.argv[1]]
 print(r[0]["agent"], r[0]["state"], r[0]["command"].encode("unicode_escape").decode()) if r else print("-")' "$run")
+	[[ $got == *" starting "* ]] || break
+	sleep 0.05
+done
+is "$CODE" 200 "/api/runs (200)"
 is "$got" "ag<b>'\"evil running ./x<i>\"q\\u2401" \
 	"... the run, as JSON: agent as given, the control byte a picture"
 c -b "$TOP/jar1" "$BASE/run/$run"
@@ -203,12 +230,14 @@ csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1
 # forged actions
 c -b "$TOP/jar1" -d "csrf=$(other "$csrf")" "$BASE/run/$run/kill"
 is "$CODE" 403 "a kill with a wrong CSRF token: refused (403)"
+is "$BODY" "refused: not from this console's own page" "... saying it is not from the console's page (CSRF)"
 c -b "$TOP/jar1" "$BASE/run/$run/kill" -d ""
 is "$CODE" 403 "a kill without a CSRF token: refused (403)"
 c -b "$TOP/jar2" -d "csrf=$csrf" "$BASE/run/$run/kill"
 is "$CODE" 403 "a kill with another session's CSRF token: refused (403)"
 c -b "$TOP/jar1" -H "Origin: http://evil.test" -d "csrf=$csrf" "$BASE/run/$run/kill"
 is "$CODE" 403 "a kill from another Origin: refused (403)"
+is "$BODY" "refused: not from this console's own page" "... the same words"
 c -b "$TOP/jar1" -H "Sec-Fetch-Site: cross-site" -d "csrf=$csrf" "$BASE/run/$run/kill"
 is "$CODE" 403 "a cross-site kill (Sec-Fetch-Site): refused (403)"
 c -b "$TOP/jar1" -H "Sec-Fetch-Site: same-site" "$BASE/health"
@@ -303,7 +332,11 @@ health() {
 }
 health
 is "$CODE" 200 "the audit health page (200)"
-like "$BODY" 'id="verify"><span class="good">intact</span>: [0-9]+ records' "... the log verifies intact"
+like "$BODY" 'id="verify"><span class="good">verified</span>: records 1\.\.[0-9]+ \(last seq [0-9]+, hash [0-9a-f]{16}\.\.\.\), [0-9]+ signed checkpoints, the last at seq [0-9]+' \
+	"... the log verifies, in the words of ringfence audit verify"
+like "$BODY" 'id="not-checked">not checked: records cut from the end' \
+	"... saying what a log verified without a saved head leaves unchecked"
+unlike "$BODY" 'intact' "... and never calling it intact (AUDIT.md)"
 like "$BODY" 'id="head">\{' "... its signed head"
 like "$BODY" 'data-series="\{&quot;run.start&quot;:\[' "... the chart's data, for the page to draw"
 like "$BODY" '<tr><td>run.kill</td><td>[1-9]' "... the kill counted"
@@ -345,8 +378,8 @@ if [ -x "$BENCH_AUDIT" ] && [ -r "/proc/$CPID/io" ]; then
 	"$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
 	unlike "$(cat "$TOP/ps")" "$run3" "... the run is gone"
 	health
-	like "$BODY" 'id="verify"><span class="good">intact</span>: [0-9]{5,} records' \
-		"... and health verifies the large log intact"
+	like "$BODY" 'id="verify"><span class="good">verified</span>: records 1\.\.[0-9]{5,} ' \
+		"... and health verifies the large log"
 	like "$BODY" '<tr><td>run.kill</td><td>[2-9]' "... counting the new kill (read on from where it was)"
 	"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
 	is "$?" 0 "... as ringfence audit verify says (the control)"

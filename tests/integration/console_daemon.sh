@@ -97,6 +97,8 @@ unlike "$BODY" 'id="do-pause"|id="do-allow-host"' "... nor pause or grant"
 csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1 | grep -o '[0-9a-f]\{64\}')
 c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf" "$NB/run/$run/kill"
 is "$CODE" 403 "a kill uid 65534 forges with its own valid CSRF token: refused (403)"
+is "$BODY" "refused: this uid may not do that to the run" \
+	"... saying this uid may not (its rights), not that the request is forged (CSRF)"
 curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$run" >"$TOP/st"
 like "$(cat "$TOP/st")" '"state":"running"' "... the run still runs"
 grep -q "kill" <(curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/audit | grep "\"run\":\"$run\"" |
