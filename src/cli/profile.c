@@ -8,9 +8,11 @@
  * identity through the caller's `git config`. The result is a list of
  * ordinary run flags, applied by cmd_run exactly as if typed (so every
  * check a flag gets, a profile's flag gets), and shown by `profile show`.
- * Telemetry, error reporting and auto-update are switched off by the
- * agents' own variables; hosts beyond the API are not allowed (a refusal
- * storm notice says so if an agent keeps trying).
+ * Telemetry, error reporting, auto-update and the other calls an agent
+ * makes beyond its API (a model list's refresh, a plugin sync) are
+ * switched off by the agents' own variables and settings (profile_home.c
+ * for the settings); their hosts are not allowed, so left on they would
+ * only be refused, again and again (a refusal storm).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -45,7 +47,7 @@ struct builtin {
         const char *uses[3];     /* building blocks, expanded first */
         const char *commands[3]; /* found on the caller's PATH: tree read-only, dir on PATH */
         const char *allow[3];    /* hosts the run may reach */
-        const char *env[6];      /* NAME=VALUE */
+        const char *env[8];      /* NAME=VALUE */
         const char *key_env[2];  /* API key variables: injected when the caller has one */
         const char *home[3];     /* files put in the run's $HOME (profile_home.h) */
         bool git_identity;       /* the caller's user.name and user.email */
@@ -83,8 +85,14 @@ static const struct builtin builtins[] = {
          .commands = {"claude"},
          /* the API, and the login host its TUI checks at start */
          .allow = {"api.anthropic.com", "platform.claude.com"},
+         /* off: auto-update, telemetry, error reporting, other
+          * nonessential calls; and what these leave on, each a host the
+          * run may not reach (Claude Code 2.1's own variables): the model
+          * catalog (downloads.claude.ai) and the official plugin
+          * marketplace's install (downloads.claude.ai, then github.com) */
          .env = {"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
-                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
+                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MODEL_CATALOG=off",
+                 "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1"},
          .key_env = {"ANTHROPIC_API_KEY"},
          .home = {"claude-state", "claude-settings", "copy:.claude/CLAUDE.md"},
          .keep = ".claude"},
@@ -97,7 +105,9 @@ static const struct builtin builtins[] = {
          /* the API, and the login host its token refresh (and `codex
           * login`'s exchange) talks to */
          .allow = {"api.openai.com", "auth.openai.com"},
-         .env = {"CODEX_DISABLE_UPDATE_CHECK=1"},
+         /* its update check, analytics, plugin sync and model list
+          * refresh are off in the run's config.toml (profile_home.c):
+          * Codex has no variables for them */
          .key_env = {"CODEX_API_KEY", "OPENAI_API_KEY"},
          .home = {"codex-config", "copy:.codex/AGENTS.md"},
          .keep = ".codex"},
@@ -110,9 +120,10 @@ static const struct builtin builtins[] = {
          .allow = {"generativelanguage.googleapis.com", "oauth2.googleapis.com"},
          /* headless runs need the workspace trusted (its .gemini settings
           * act inside the run only); Gemini's own sandbox (docker, podman)
-          * cannot start inside a run */
-         .env = {"GEMINI_CLI_DISABLE_AUTO_UPDATE=true", "GEMINI_CLI_TRUST_WORKSPACE=true",
-                 "GEMINI_SANDBOX=false"},
+          * cannot start inside a run. Its update check and usage
+          * statistics are off in the run's settings.json (profile_home.c):
+          * Gemini CLI 0.61 has no variables for them */
+         .env = {"GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_SANDBOX=false"},
          .key_env = {"GEMINI_API_KEY"},
          .home = {"gemini-settings", "copy:.gemini/GEMINI.md"},
          .keep = ".gemini"},

@@ -258,24 +258,34 @@ static int claude_state(const struct profile_home_ctx *ctx, char **data, size_t 
         return take(&b, data, len, err);
 }
 
-/* Is line (len bytes, no newline) a top-level `sandbox_mode = ...` (the
- * key bare or quoted)? */
-static bool toml_sandbox_line(const char *line, size_t len)
+/* A TOML line's key, or its table header's name, as ringfence matches it:
+ * whitespace and quotes left out ("features" . plugins reads
+ * features.plugins), into out (at most size - 1 bytes; a longer one is cut,
+ * which matches nothing of ours). *header: the line is a [table] header
+ * (-1: an [[array]] header). Nothing when the line is blank, a comment or
+ * neither (a multi-line string's inner line). */
+static void toml_key(const char *line, size_t len, char *out, size_t size, int *header)
 {
-        size_t i = 0;
+        size_t i = 0, o = 0, end = len;
+        *header = 0;
+        out[0] = '\0';
         while (i < len && (line[i] == ' ' || line[i] == '\t'))
                 i++;
-        static const char *const keys[] = {"sandbox_mode", "\"sandbox_mode\"", "'sandbox_mode'"};
-        for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
-                size_t kl = strlen(keys[k]), j = i + kl;
-                if (len - i < kl || memcmp(line + i, keys[k], kl))
-                        continue;
-                while (j < len && (line[j] == ' ' || line[j] == '\t'))
-                        j++;
-                if (j < len && line[j] == '=')
-                        return true;
+        if (i < len && line[i] == '[') {
+                *header = i + 1 < len && line[i + 1] == '[' ? -1 : 1;
+                i += *header < 0 ? 2 : 1;
+                const char *close = memchr(line + i, ']', len - i);
+                end = close ? (size_t)(close - line) : i;
+        } else {
+                const char *eq = memchr(line + i, '=', len - i);
+                if (i == len || line[i] == '#' || !eq)
+                        return;
+                end = (size_t)(eq - line);
         }
-        return false;
+        for (; i < end && o + 1 < size; i++)
+                if (line[i] != ' ' && line[i] != '\t' && line[i] != '"' && line[i] != '\'')
+                        out[o++] = line[i];
+        out[o] = '\0';
 }
 
 /* Does a TOML line of the caller's hold what looks like a credential? A
@@ -308,76 +318,344 @@ static bool toml_credential_line(const char *line, size_t len)
         return memchr(line + vs, '{', len - vs) && credential_name(line + vs, len - vs);
 }
 
-/* ~/.codex/config.toml: the caller's (its credential lines left out:
- * toml_credential_line), or one made for the run (update check and
- * analytics off, the workspace trusted); either way with Codex's own
- * sandbox off — a run is the sandbox, and Codex's (bubblewrap in a
- * user namespace) cannot start inside one: every command would fail. The
- * caller's top-level sandbox_mode is left out (TOML refuses a key twice);
- * its [profiles.*] are left as they are. */
+/*
+ * What ringfence sets in the run's ~/.codex/config.toml, in place of the
+ * caller's values (Codex 0.171's own keys: `codex features list`). The
+ * hosts behind them are not allowed in a run, so left on each would only
+ * be refused, over and over (a refusal storm):
+ *   sandbox_mode                 Codex's own sandbox (bubblewrap in a user
+ *                                namespace) cannot start inside a run
+ *   check_for_update_on_startup  the update check (github.com)
+ *   analytics.enabled            analytics (ab.chatgpt.com)
+ *   features.plugins             the curated plugins' sync (github.com,
+ *                                api.github.com, chatgpt.com)
+ *   features.api_key_model_discovery
+ *                                the model list's refresh, with an API key
+ *                                from chatgpt.com (about 20 attempts in
+ *                                10 s); the bundled catalog is used instead
+ */
+static const struct {
+        const char *table, *key, *line;
+} codex_forced[] = {
+        {"", "sandbox_mode", "sandbox_mode = \"danger-full-access\""},
+        {"", "check_for_update_on_startup", "check_for_update_on_startup = false"},
+        {"analytics", "enabled", "enabled = false"},
+        {"features", "plugins", "plugins = false"},
+        {"features", "api_key_model_discovery", "api_key_model_discovery = false"},
+};
+
+/* Is key (as toml_key reads it) in table one of codex_forced's? A dotted
+ * key at the top level (features.plugins) counts as its table's. */
+static bool codex_forced_key(const char *table, const char *key)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(codex_forced); i++) {
+                size_t tl = strlen(codex_forced[i].table);
+                if (!strcmp(table, codex_forced[i].table) && !strcmp(key, codex_forced[i].key))
+                        return true;
+                if (!table[0] && tl && !strncmp(key, codex_forced[i].table, tl) && key[tl] == '.' &&
+                    !strcmp(key + tl + 1, codex_forced[i].key))
+                        return true;
+        }
+        return false;
+}
+
+/* codex_forced's lines of table (its header's name) into b, each dotted
+ * with its table's name when dotted (at the top level) */
+static void codex_forced_lines(struct json_buf *b, const char *table, bool dotted)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(codex_forced); i++) {
+                if (strcmp(codex_forced[i].table, table))
+                        continue;
+                if (dotted) {
+                        json_buf_append(b, table, strlen(table));
+                        LIT(b, ".");
+                }
+                json_buf_append(b, codex_forced[i].line, strlen(codex_forced[i].line));
+                LIT(b, "\n");
+        }
+}
+
+int profile_codex_config(const char *in, size_t n, const char *workspace, char **out,
+                         size_t *outlen)
+{
+        static const char *const tables[] = {"analytics", "features"};
+        bool done[ARRAY_SIZE(tables)] = {false}, inline_table[ARRAY_SIZE(tables)] = {false};
+        char table[128] = "", key[128];
+        struct json_buf b = {0}; /* a growing buffer; nothing TOML about it */
+
+        *out = NULL;
+        *outlen = 0;
+        codex_forced_lines(&b, "", false);
+        for (size_t s = 0; in && s < n;) {
+                const char *nl = memchr(in + s, '\n', n - s);
+                size_t e = nl ? (size_t)(nl - in) : n;
+                int header;
+                toml_key(in + s, e - s, key, sizeof key, &header);
+                if (header) {
+                        snprintf(table, sizeof table, "%s", header > 0 ? key : "[[]]");
+                } else if (key[0] && !table[0]) {
+                        /* the top level: a dotted key defines its table
+                         * there (no [table] may follow); an inline one is
+                         * left as it is, ours not added to it */
+                        for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+                                size_t tl = strlen(tables[t]);
+                                if (!strcmp(key, tables[t]))
+                                        inline_table[t] = true;
+                                else if (!strncmp(key, tables[t], tl) && key[tl] == '.' &&
+                                         !done[t]) {
+                                        codex_forced_lines(&b, tables[t], true);
+                                        done[t] = true;
+                                }
+                        }
+                }
+                if (toml_credential_line(in + s, e - s))
+                        LIT(&b, "# (a credential: ringfence keeps it out of the run)\n");
+                else if (header || !key[0] || !codex_forced_key(table, key)) {
+                        json_buf_append(&b, in + s, e - s);
+                        LIT(&b, "\n");
+                }
+                for (size_t t = 0; header > 0 && t < ARRAY_SIZE(tables); t++)
+                        if (!strcmp(table, tables[t]) && !done[t]) {
+                                codex_forced_lines(&b, tables[t], false);
+                                done[t] = true;
+                        }
+                s = e + 1;
+        }
+        for (size_t t = 0; t < ARRAY_SIZE(tables); t++)
+                if (!done[t] && !inline_table[t]) {
+                        LIT(&b, "[");
+                        json_buf_append(&b, tables[t], strlen(tables[t]));
+                        LIT(&b, "]\n");
+                        codex_forced_lines(&b, tables[t], false);
+                }
+        if (!in && workspace) {
+                char ws[PATH_MAX * 6 + 3];
+                if (profile_toml_string(workspace, ws, sizeof ws) < 0) {
+                        json_buf_done(&b);
+                        return -EINVAL;
+                }
+                LIT(&b, "[projects.");
+                json_buf_append(&b, ws, strlen(ws));
+                LIT(&b, "]\ntrust_level = \"trusted\"\n");
+        }
+        if (b.error) {
+                int e = b.error;
+                json_buf_done(&b);
+                return e;
+        }
+        *out = b.data;
+        *outlen = b.len;
+        return 0;
+}
+
+/* ~/.codex/config.toml: profile_codex_config of the caller's, or of none
+ * (then the workspace trusted too). */
 static int codex_config(const struct profile_home_ctx *ctx, char **data, size_t *len,
                         struct rf_error *err)
 {
-        static const char off[] = "sandbox_mode = \"danger-full-access\"\n";
-        char ws[PATH_MAX * 6 + 3], *in = NULL;
+        char *in = NULL;
         size_t n = 0;
-        struct json_buf b = {0}; /* a growing buffer; nothing TOML about it */
         int r = copy_own(ctx, ".codex/config.toml", &in, &n, err);
         if (r < 0)
                 return r;
-        LIT(&b, off);
-        if (r == 0) {
-                bool top = true;
-                for (size_t s = 0; s < n;) {
-                        const char *nl = memchr(in + s, '\n', n - s);
-                        size_t e = nl ? (size_t)(nl - in) : n, i = s;
-                        while (i < e && (in[i] == ' ' || in[i] == '\t'))
-                                i++;
-                        top &= !(i < e && in[i] == '[');
-                        if (toml_credential_line(in + s, e - s))
-                                LIT(&b, "# (a credential: ringfence keeps it out of the run)\n");
-                        else if (!(top && toml_sandbox_line(in + s, e - s))) {
-                                json_buf_append(&b, in + s, e - s);
-                                LIT(&b, "\n");
-                        }
-                        s = e + 1;
-                }
+        r = profile_codex_config(r == 0 ? in : NULL, n, ctx->workspace, data, len);
+        if (in) {
                 explicit_bzero(in, n);
                 free(in);
-                return take(&b, data, len, err);
         }
-        if (profile_toml_string(ctx->workspace, ws, sizeof ws) < 0) {
-                json_buf_done(&b);
-                return rf_error_set(err, -EINVAL, "the workspace path cannot be written as TOML");
-        }
-        LIT(&b, "check_for_update_on_startup = false\n[analytics]\nenabled = false\n[projects.");
-        json_buf_append(&b, ws, strlen(ws));
-        LIT(&b, "]\ntrust_level = \"trusted\"\n");
-        return take(&b, data, len, err);
+        if (r < 0)
+                return rf_error_set(err, r, "%s",
+                                    r == -EINVAL ? "the workspace path cannot be written as TOML"
+                                                 : strerror(-r));
+        return 0;
 }
 
+void profile_json_uncomment(char *buf, size_t len)
+{
+        bool in_string = false, escaped = false;
+        for (size_t i = 0; i < len; i++) {
+                size_t j = i + 2;
+                if (in_string) {
+                        if (escaped)
+                                escaped = false;
+                        else if (buf[i] == '\\')
+                                escaped = true;
+                        else if (buf[i] == '"')
+                                in_string = false;
+                        continue;
+                }
+                if (buf[i] == '"')
+                        in_string = true;
+                if (buf[i] != '/' || i + 1 >= len || (buf[i + 1] != '/' && buf[i + 1] != '*'))
+                        continue;
+                if (buf[i + 1] == '/') {
+                        /* to the end of the line (its newline kept) */
+                        for (j = i; j < len && buf[j] != '\n'; j++)
+                                buf[j] = ' ';
+                } else {
+                        /* to its "*" "/" (or the end), newlines kept: a
+                         * parse error still names the right line */
+                        buf[i] = buf[i + 1] = ' ';
+                        for (; j < len && !(buf[j] == '*' && j + 1 < len && buf[j + 1] == '/'); j++)
+                                if (buf[j] != '\n')
+                                        buf[j] = ' ';
+                        if (j < len) {
+                                buf[j] = buf[j + 1] = ' ';
+                                j += 2;
+                        }
+                }
+                i = j - 1;
+        }
+}
+
+/*
+ * What ringfence sets in the run's ~/.gemini/settings.json, in place of
+ * the caller's values (Gemini CLI 0.61's own settings; disableAutoUpdate
+ * and disableUpdateNag are their older names, left out). The hosts behind
+ * them are not allowed in a run: left on, each is only refused.
+ *   general.enableAutoUpdate, general.enableAutoUpdateNotification
+ *                                 the update check (registry.npmjs.org)
+ *   privacy.usageStatisticsEnabled usage statistics (play.googleapis.com)
+ */
+static const struct {
+        const char *table, *key, *value;
+} gemini_forced[] = {
+        {"general", "enableAutoUpdate", "false"},
+        {"general", "enableAutoUpdateNotification", "false"},
+        {"general", "disableAutoUpdate", NULL},
+        {"general", "disableUpdateNag", NULL},
+        {"privacy", "usageStatisticsEnabled", "false"},
+};
+
+/* "table":{...} into b: the members of have (an object, or NULL) but
+ * gemini_forced's, scrubbed, then gemini_forced's values */
+static void gemini_table(struct json_buf *b, const char *table, const struct json_node *have)
+{
+        bool first = true;
+        json_buf_append_string(b, table, strlen(table));
+        LIT(b, ":{");
+        for (size_t i = 0; have && have->type == JSON_OBJECT && i < have->n_items; i++) {
+                const struct json_node *m = have->items[i];
+                bool forced = false;
+                for (size_t f = 0; f < ARRAY_SIZE(gemini_forced); f++)
+                        forced |= !strcmp(gemini_forced[f].table, table) &&
+                                  !strcmp(gemini_forced[f].key, m->key);
+                if (forced || ((m->type == JSON_STRING || m->type == JSON_NUMBER) &&
+                               credential_name(m->key, m->key_len)))
+                        continue;
+                if (!first)
+                        LIT(b, ",");
+                first = false;
+                json_buf_append_string(b, m->key, m->key_len);
+                LIT(b, ":");
+                json_write_scrubbed(b, m);
+        }
+        for (size_t f = 0; f < ARRAY_SIZE(gemini_forced); f++) {
+                if (strcmp(gemini_forced[f].table, table) || !gemini_forced[f].value)
+                        continue;
+                if (!first)
+                        LIT(b, ",");
+                first = false;
+                json_buf_append_string(b, gemini_forced[f].key, strlen(gemini_forced[f].key));
+                LIT(b, ":");
+                json_buf_append(b, gemini_forced[f].value, strlen(gemini_forced[f].value));
+        }
+        LIT(b, "}");
+}
+
+int profile_gemini_settings(const char *in, size_t n, char **out, size_t *outlen,
+                            struct rf_error *err)
+{
+        static const char *const tables[] = {"general", "privacy"};
+        struct json_node *doc = NULL;
+        struct json_buf b = {0};
+        bool seen[ARRAY_SIZE(tables)] = {false}, first = true;
+        char *copy = NULL;
+
+        *out = NULL;
+        *outlen = 0;
+        if (in) {
+                /* Gemini CLI reads its settings with comments (JSONC) */
+                if (n > JSON_INPUT_MAX || !(copy = malloc(n ? n : 1)))
+                        return rf_error_set(err, n > JSON_INPUT_MAX ? -E2BIG : -ENOMEM,
+                                            "too large, or out of memory");
+                memcpy(copy, in, n);
+                profile_json_uncomment(copy, n);
+                int r = json_parse(copy, n, &doc, err);
+                explicit_bzero(copy, n);
+                free(copy);
+                if (r < 0 || doc->type != JSON_OBJECT) {
+                        if (r >= 0)
+                                rf_error_set(err, -EINVAL, "another value");
+                        json_node_free(doc);
+                        return -EINVAL;
+                }
+        }
+        LIT(&b, "{");
+        for (size_t i = 0; doc && i < doc->n_items; i++) {
+                const struct json_node *m = doc->items[i];
+                size_t t = 0;
+                while (t < ARRAY_SIZE(tables) && strcmp(m->key, tables[t]))
+                        t++;
+                if (t == ARRAY_SIZE(tables) && (m->type == JSON_STRING || m->type == JSON_NUMBER) &&
+                    credential_name(m->key, m->key_len))
+                        continue;
+                if (!first)
+                        LIT(&b, ",");
+                first = false;
+                if (t < ARRAY_SIZE(tables)) {
+                        gemini_table(&b, tables[t], m);
+                        seen[t] = true;
+                        continue;
+                }
+                json_buf_append_string(&b, m->key, m->key_len);
+                LIT(&b, ":");
+                json_write_scrubbed(&b, m);
+        }
+        for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+                if (seen[t])
+                        continue;
+                if (!first)
+                        LIT(&b, ",");
+                first = false;
+                gemini_table(&b, tables[t], NULL);
+        }
+        if (!doc) /* made for the run: an API key's authentication */
+                LIT(&b, ",\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}}");
+        LIT(&b, "}\n");
+        json_node_free(doc);
+        if (b.error) {
+                int e = b.error;
+                json_buf_done(&b);
+                return rf_error_set(err, e, "%s", strerror(-e));
+        }
+        *out = b.data;
+        *outlen = b.len;
+        return 0;
+}
+
+/* ~/.gemini/settings.json: profile_gemini_settings of the caller's (its
+ * credential-looking settings left out: an MCP server's env or headers),
+ * or of none */
 static int gemini_settings(const struct profile_home_ctx *ctx, char **data, size_t *len,
                            struct rf_error *err)
 {
-        static const char def[] =
-                "{\"privacy\":{\"usageStatisticsEnabled\":false},"
-                "\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}}}\n";
-        struct json_node *doc = NULL;
-        int r = settings_json(ctx, ".gemini/settings.json", &doc, err);
+        char *in = NULL;
+        size_t n = 0;
+        struct rf_error perr = {0};
+        int r = copy_own(ctx, ".gemini/settings.json", &in, &n, err);
         if (r < 0)
                 return r;
-        if (r == 0) {
-                /* yours, without its credential-looking settings (an MCP
-                 * server's env or headers) */
-                struct json_buf b = {0};
-                json_write_scrubbed(&b, doc);
-                LIT(&b, "\n");
-                json_node_free(doc);
-                return take(&b, data, len, err);
+        r = profile_gemini_settings(r == 0 ? in : NULL, n, data, len, &perr);
+        if (in) {
+                explicit_bzero(in, n);
+                free(in);
         }
-        if (!(*data = strdup(def)))
-                return rf_error_set(err, -ENOMEM, "out of memory");
-        *len = sizeof def - 1;
+        if (r < 0)
+                return rf_error_set(err, r,
+                                    "~/.gemini/settings.json: not a JSON object (%s); a profile "
+                                    "copies it into the run without its credentials",
+                                    perr.msg[0] ? perr.msg : "another value");
         return 0;
 }
 
@@ -565,12 +843,14 @@ static const struct {
          "made: onboarding done, the workspace trusted, the key's placeholder approved",
          claude_state},
         {"codex-config", ".codex/config.toml",
-         "yours if you have one, else made: update check and analytics off, the workspace "
-         "trusted; Codex's own sandbox off (the run is the sandbox; Codex's cannot start "
-         "inside one)",
+         "yours if you have one, else made with the workspace trusted; either way the update "
+         "check, analytics, plugin sync and model list refresh off, and Codex's own sandbox "
+         "off (the run is the sandbox; Codex's cannot start inside one)",
          codex_config},
         {"gemini-settings", ".gemini/settings.json",
-         "yours if you have one, else made: usage statistics off, API-key auth", gemini_settings},
+         "yours if you have one (comments allowed), else made with API-key auth; either way the "
+         "update check and usage statistics off",
+         gemini_settings},
         {"claude-settings", ".claude/settings.json",
          "yours if you have one, with Claude Code's own sandbox off (the run is the sandbox; "
          "Claude Code's cannot start inside one)",

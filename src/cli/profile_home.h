@@ -11,12 +11,16 @@
  *                     with Claude Code's own sandbox off (it cannot start in
  *                     a run: no user namespace there)
  *   codex-config      ~/.codex/config.toml: the caller's own if there is
- *                     one, else update check and analytics off, the
- *                     workspace trusted; either way Codex's own sandbox off
- *                     (sandbox_mode = "danger-full-access": it cannot start
- *                     in a run)
+ *                     one, else one with the workspace trusted; either way
+ *                     Codex's own sandbox off (sandbox_mode =
+ *                     "danger-full-access": it cannot start in a run) and
+ *                     what only reaches hosts a run does not allow off (the
+ *                     update check, analytics, the plugin sync, the model
+ *                     list's refresh: profile_codex_config)
  *   gemini-settings   ~/.gemini/settings.json: the caller's own if there is
- *                     one, else usage statistics off, API-key auth
+ *                     one (JSON with comments, as Gemini CLI reads it), else
+ *                     API-key auth; either way the update check and usage
+ *                     statistics off (profile_gemini_settings)
  *   npmrc             ~/.npmrc: the caller's, each registry token replaced by
  *                     ${RF_NPM_TOKEN_<k>} (a placeholder; the token is
  *                     injected toward its registry), _auth and _password
@@ -104,3 +108,41 @@ int profile_pipconf_read(const struct rf_caller *who, char **data, size_t *len, 
  * fit, -EINVAL for a NUL-free string that is not UTF-8. Pure.
  */
 int profile_toml_string(const char *s, char *out, size_t size);
+
+/*
+ * profile_codex_config — the run's ~/.codex/config.toml from the caller's
+ * (in, n bytes; NULL: none, then one trusting `workspace`): every line of
+ * it but a credential's (a comment in its place) and the values ringfence
+ * sets, which come first in their tables (their tables added where the
+ * caller has none): sandbox_mode = "danger-full-access",
+ * check_for_update_on_startup = false, [analytics] enabled = false,
+ * [features] plugins = false and api_key_model_discovery = false. An
+ * inline `features = {...}` (or `analytics`) of the caller's is left as it
+ * is, without them (TOML allows no second definition). 0 with *out
+ * (malloc'd) and *outlen; -EINVAL for a workspace TOML cannot hold,
+ * -ENOMEM, -E2BIG. Pure.
+ */
+int profile_codex_config(const char *in, size_t n, const char *workspace, char **out,
+                         size_t *outlen);
+
+/*
+ * profile_gemini_settings — the run's ~/.gemini/settings.json from the
+ * caller's (in, n bytes of JSON with comments; NULL: none, then one with
+ * API-key authentication): every member of it but those whose name looks
+ * like a credential's with a scalar value (at any depth), and with
+ * general.enableAutoUpdate, general.enableAutoUpdateNotification and
+ * privacy.usageStatisticsEnabled false. 0 with *out (malloc'd) and
+ * *outlen; -EINVAL with err set for what is not a JSON object, -E2BIG,
+ * -ENOMEM. Pure.
+ */
+int profile_gemini_settings(const char *in, size_t n, char **out, size_t *outlen,
+                            struct rf_error *err);
+
+/*
+ * profile_json_uncomment — JSON with comments made JSON, in place: each
+ * `//` comment (to its line's end) and each block comment outside a
+ * string becomes spaces, its newlines kept (so positions stay the same);
+ * an unterminated block comment runs to the end. Nothing else changes.
+ * Pure.
+ */
+void profile_json_uncomment(char *buf, size_t len);

@@ -180,16 +180,18 @@ fi
 CODEX_DIR=${CODEX%/*}
 # Codex takes an API key from CODEX_API_KEY (OPENAI_API_KEY is not used
 # for auth by `codex exec` 0.171); it needs nothing in HOME (it makes
-# ~/.codex on first use). The run's HOME gets a config.toml that turns off
-# what would reach other hosts (analytics to ab.chatgpt.com, the update
-# check and plugin sync to github.com); its model list refresh
-# (chatgpt.com, ~6 s of retries) I found no switch for (features.remote_models,
-# chatgpt_base_url do not stop it): refused (egress.deny), Codex goes on.
+# ~/.codex on first use). Without a profile the run's HOME gets a
+# config.toml (here, by hand) that turns off what would reach other hosts:
+# analytics (ab.chatgpt.com), the update check and the plugin sync
+# (github.com, api.github.com, chatgpt.com), and the model list's refresh
+# (chatgpt.com, ~20 attempts in 10 s: a refusal storm). The codex profile
+# sets the same in the config.toml it makes (below, without this one).
 CODEX_TOML='check_for_update_on_startup = false
 [analytics]
 enabled = false
 [features]
 plugins = false
+api_key_model_discovery = false
 '
 codex_run() { # SECRET ADDR [WRAPPER...] — codex exec with CODEX_API_KEY injected, api.openai.com at ADDR
 	local secret=$1 addr=$2
@@ -271,6 +273,19 @@ like "$(mocklog openai | grep '"status": 401' | head -1)" "\"authorization\": \"
 	"... the mock got the (wrong) stored value and answered 401"
 
 # ---- the same agents by profile (issue 16): --profile claude-code / codex --------------------------
+# A normal profile run reaches its API only: each agent's update check,
+# telemetry, model list refresh and plugin sync are off by the profile, so
+# the run makes no refused connection (egress.deny) at all, and no refusal
+# storm notice. (quiet_since N NAME: no egress.deny after audit line N, and
+# no storm notice on RF_ERR)
+lines_now() { records | wc -l; }
+quiet_since() {
+	local d
+	d=$(records | tail -n "+$(($1 + 1))" | grep '"egress.deny"' |
+		sed 's/.*"\(host\|key\)":"\([^"]*\)".*/\2/;t;s/.*/(a refusal)/' | sort | uniq -c | tr '\n' ' ')
+	is "$d" "" "$2: no refused connection (egress.deny) in the run"
+	unlike "$RF_ERR" 'keeps trying' "... and no refusal storm notice"
+}
 # Found on the caller's PATH (the npm install's node_modules/.bin), their
 # node_modules tree mounted read-only and .bin first on the run's PATH, the
 # API host allowed, the caller's key (from its environment) injected: no
@@ -282,6 +297,7 @@ AGBIN=${CLAUDE%%/node_modules/*}/node_modules/.bin
 mkdir -p "$AG/bin"
 ln -sf "$CLAUDE" "$AG/bin/claude"
 rm -f "$M/anthropic.log" "$WS/claude.env"
+l0=$(lines_now)
 PATH="$AG/bin:$AGBIN:$PATH" ANTHROPIC_API_KEY="$KEY_A" er --profile claude-code \
 	--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" -e CLAUDE_CODE_MAX_RETRIES=1 \
 	--timeout 90s -- sh -c 'cat /proc/self/environ >claude.env; exec claude -p "$0"' "Reply with the fixed test answer."
@@ -293,15 +309,23 @@ like "$(envof "$WS/claude.env" PATH)" "^$AG/bin:" "... its directory first on th
 is "$(envof "$WS/claude.env" DISABLE_TELEMETRY)" 1 "... telemetry off"
 ok_n=$(mocklog anthropic | grep '"path": "/v1/messages' | grep -c "\"x-api-key\": \"$KEY_A\"")
 is "$((ok_n >= 1))" 1 "... the mock got the real key from the caller's environment ($ok_n)"
+quiet_since "$l0" "--profile claude-code: claude -p"
+# Codex with the config.toml its profile makes (nothing of the test's),
+# and network.on_refusal_storm "kill": a normal run is not one
 rm -f "$M/openai.log"
-PATH="$AGBIN:$PATH" CODEX_API_KEY="$KEY_O" er --profile codex \
+printf '{"version": 1, "network": {"on_refusal_storm": "kill"}}\n' >"$WS/storm-kill.json"
+l0=$(lines_now)
+PATH="$AGBIN:$PATH" CODEX_API_KEY="$KEY_O" er --profile codex -p "$WS/storm-kill.json" \
 	--add-host "api.openai.com:$O_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- \
-	sh -c 'mkdir -p "$HOME/.codex" && printf "%s" "$1" >"$HOME/.codex/config.toml" &&
-		exec codex exec --skip-git-repo-check "$0"' "Reply with the fixed test answer." "$CODEX_TOML"
-is "$RF_RC" 0 "--profile codex: codex exec (codex.js run by node), found on the caller's PATH: exit 0"
+	sh -c 'cat ~/.codex/config.toml >codex.seen; exec codex exec --skip-git-repo-check "$0"' \
+	"Reply with the fixed test answer."
+is "$RF_RC" 0 "--profile codex: codex exec (codex.js run by node), found on the caller's PATH, the profile's config.toml, on_refusal_storm kill: exit 0"
 has_line "$RF_OUT" "$REPLY_O" "... it printed the mock's fixed reply"
 like "$(mocklog openai | grep '"status": 101' | head -1)" "\"authorization\": \"Bearer $KEY_O\"" \
 	"... the mock got the real key from the caller's environment"
+like "$(tr '\n' ' ' <"$WS/codex.seen" 2>/dev/null)" '\[features\] plugins = false api_key_model_discovery = false' \
+	"... the profile's config.toml turns the plugin sync and the model list refresh off"
+quiet_since "$l0" "--profile codex: codex exec"
 # Gemini CLI (a node program) by its profile: the key from GEMINI_API_KEY
 # (the run holds a placeholder), the workspace trusted for a headless run
 GN=generativelanguage.googleapis.com
@@ -309,6 +333,7 @@ rm -f "$M/gemini.log" "$WS/gemini.env"
 PATH="$AGBIN:$PATH" er --profile gemini-cli --timeout 60s -- gemini --version
 is "$RF_OUT" "$(sed -n 's/^GEMINI_CLI_VERSION=//p' "$RF_SRC/scripts/agents.sh")" \
 	"--profile gemini-cli: gemini --version (node and the bundle found on the caller's PATH)"
+l0=$(lines_now)
 PATH="$AGBIN:$PATH" GEMINI_API_KEY="$KEY_G" er --profile gemini-cli \
 	--add-host "$GN:$G_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 90s -- \
 	sh -c 'cat /proc/self/environ >gemini.env; exec gemini -p "$0"' "Reply with the fixed test answer."
@@ -326,8 +351,7 @@ else
 fi
 like "$(records | grep '"secret.inject"' | grep '"name":"GEMINI_API_KEY"' | tail -1)" 'GenerateContent' \
 	"... secret.inject recorded, naming the request"
-is "$(records | grep '"egress.deny"' | grep -c '"host":"play.googleapis.com"')" 0 \
-	"... and no usage statistics were sent (the profile's ~/.gemini/settings.json turns them off)"
+quiet_since "$l0" "--profile gemini-cli: gemini -p (usage statistics, the update check off by its settings.json)"
 diag "Gemini CLI requests: $(mocklog gemini | sed 's/"x-goog-api-key": "[^"]*"/"x-goog-api-key": …/')"
 
 # Their TUIs, by profile, on a terminal (tests/helpers/tui-drive.py: a pty
@@ -343,6 +367,7 @@ tui() {
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
 	# in the client namespace with the test's resolver, as er() runs
+	TUI_L0=$(lines_now)
 	TUI_OUT=$(cd "$WS" && env PATH="$AG/bin:$AGBIN:$PATH" "${envs[@]}" \
 		unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf && shift &&
 			exec nsenter --net=/run/netns/"$0" "$@"' "$CNS" "$TH/resolv.conf" \
@@ -373,6 +398,9 @@ for agent in claude codex gemini; do
 	else
 		not_ok "... it exits on Ctrl-C" "$TUI_OUT" "$(tail -c 2000 "$M/$agent.tui" | tr -d '\033' | tail -n 20)"
 	fi
+	# (the storm notice of a terminal run comes at its end, on the terminal)
+	RF_ERR=$(cat "$M/$agent.tui" 2>/dev/null)
+	quiet_since "$TUI_L0" "... $agent's TUI: its update check, model catalog, plugin install off"
 done
 
 # control: without the profile the command is not there

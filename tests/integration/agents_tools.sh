@@ -34,9 +34,20 @@ AGBIN=${CLAUDE%%/node_modules/*}/node_modules/.bin
 mkdir -p "$AG/bin"
 ln -sf "$CLAUDE" "$AG/bin/claude"
 WSNAME=$(basename "$WS")
+# quiet_since N NAME: no egress.deny after audit line N (the profile turns
+# off what would reach hosts a run does not allow), no storm notice
+lines_now() { records | wc -l; }
+quiet_since() {
+	local d
+	d=$(records | tail -n "+$(($1 + 1))" | grep '"egress.deny"' |
+		sed 's/.*"\(host\|key\)":"\([^"]*\)".*/\2/;t;s/.*/(a refusal)/' | sort | uniq -c | tr '\n' ' ')
+	is "$d" "" "$2: no refused connection (egress.deny) in the run"
+	unlike "$RF_ERR" 'keeps trying' "... and no refusal storm notice"
+}
 
 # ---- Claude Code: its Bash tool ------------------------------------------------------------------
 rm -f "$WS/tool.out"
+l0=$(lines_now)
 PATH="$AG/bin:$AGBIN:$PATH" ANTHROPIC_API_KEY="$KEY_A" er --profile claude-code \
 	--add-host "api.anthropic.com:$A_ADDR" --upstream-ca "$WS/upstream-ca.pem" -e CLAUDE_CODE_MAX_RETRIES=1 \
 	--timeout 120s -- claude -p "Run the test command." --allowedTools Bash
@@ -44,6 +55,7 @@ is "$RF_RC" 0 "--profile claude-code: claude -p with a Bash tool call: exit 0"
 is "$(cat "$WS/tool.out" 2>/dev/null)" "tool-ran" "... the tool's shell command ran in the run's workspace"
 like "$RF_OUT" "^$REPLY_A \\| tool output: hello-from-tool" "... and its output went back to the API (the reply quotes it)"
 like "$(mocklog anthropic-tool | grep tool_output | head -n 1)" 'hello-from-tool' "... the mock got the tool result"
+quiet_since "$l0" "--profile claude-code, a tool call"
 
 # Claude Code's own sandbox (bubblewrap in a user namespace) cannot start
 # in a run: enabled in the caller's settings, Claude Code warns and runs
@@ -78,11 +90,14 @@ like "$RF_ERR" 'Sandbox disabled.*cannot start here' "control: with the caller's
 # config sets sandbox_mode = "danger-full-access" in place of the
 # caller's (the run is the sandbox).
 mkdir -p "$fh/.codex"
-# (a model Codex knows: for one its catalog lacks it offers no tools)
-printf 'model = "gpt-5.1-codex"\nsandbox_mode = "workspace-write"\ncheck_for_update_on_startup = false\n[analytics]\nenabled = false\n[features]\nplugins = false\n' \
+# (a model Codex knows: for one its catalog lacks it offers no tools;
+# nothing in it about updates, analytics or plugins: the profile's copy
+# turns those off)
+printf 'model = "gpt-5.1-codex"\nsandbox_mode = "workspace-write"\n[tui]\nanimations = false\n' \
 	>"$fh/.codex/config.toml"
 cp "$fh/.codex/config.toml" "$WS/caller-codex.toml"
 rm -f "$WS/tool.out"
+l0=$(lines_now)
 HOME=$fh PATH="$AGBIN:$PATH" CODEX_API_KEY="$KEY_O" er --profile codex \
 	--add-host "api.openai.com:$O_ADDR" --upstream-ca "$WS/upstream-ca.pem" --timeout 120s -- \
 	sh -c 'cat ~/.codex/config.toml >codex.seen; exec codex exec --skip-git-repo-check "Run the test command."'
@@ -92,7 +107,11 @@ like "$RF_OUT" "$REPLY_O \\| tool output: .*hello-from-tool" "... and its output
 is "$(head -n 1 "$WS/codex.seen" 2>/dev/null)" 'sandbox_mode = "danger-full-access"' \
 	"... the run's copy of the caller's config turns Codex's own sandbox off"
 unlike "$(cat "$WS/codex.seen" 2>/dev/null)" 'workspace-write' "... in place of the caller's sandbox_mode (TOML refuses a key twice)"
-like "$(cat "$WS/codex.seen" 2>/dev/null)" 'plugins = false' "... the rest of the caller's config kept"
+like "$(tr '\n' ' ' <"$WS/codex.seen" 2>/dev/null)" 'model = "gpt-5.1-codex" .*\[tui\] animations = false' \
+	"... the rest of the caller's config kept"
+like "$(tr '\n' ' ' <"$WS/codex.seen" 2>/dev/null)" 'check_for_update_on_startup = false .*\[analytics\] enabled = false .*\[features\] plugins = false api_key_model_discovery = false' \
+	"... with the update check, analytics, the plugin sync and the model list refresh off (added by the profile)"
+quiet_since "$l0" "--profile codex with the caller's config"
 # control: the caller's config as it is: Codex's sandbox cannot start in a
 # run, and the command does not run
 rm -f "$WS/tool.out"
@@ -108,6 +127,7 @@ like "$RF_OUT" 'tool output: .*bwrap' "... Codex's sandbox could not start (its 
 # (GEMINI_SANDBOX=false): a run has no container engine. In -p mode the
 # shell tool is offered only with --yolo (else no command runs at all).
 rm -f "$WS/tool.out"
+l0=$(lines_now)
 PATH="$AGBIN:$PATH" GEMINI_API_KEY="$KEY_G" er --profile gemini-cli \
 	--add-host "generativelanguage.googleapis.com:$G_ADDR" --upstream-ca "$WS/upstream-ca.pem" \
 	--timeout 120s -- sh -c 'echo "GEMINI_SANDBOX=$GEMINI_SANDBOX" >gemini.sandbox; exec gemini -p "Run the test command." --yolo'
@@ -116,5 +136,6 @@ is "$(cat "$WS/tool.out" 2>/dev/null)" "tool-ran" "... the tool's shell command 
 like "$RF_OUT" "$REPLY_G \\| tool output: .*hello-from-tool" "... and its output went back to the API (the reply quotes it)"
 is "$(cat "$WS/gemini.sandbox" 2>/dev/null)" "GEMINI_SANDBOX=false" "... with Gemini CLI's own sandbox off by the profile"
 like "$(mocklog gemini-tool | grep '"tool":' | head -n 1)" 'run_shell_command' "... the mock offered the call to run_shell_command"
+quiet_since "$l0" "--profile gemini-cli, a tool call"
 
 done_testing

@@ -154,6 +154,8 @@ check "... and the run made nothing in the caller's home" test ! -e "$fh/.claude
 rf_run --profile codex -- codex sh -c 'cat ~/.codex/config.toml'
 like "$RF_OUT" "\\[projects.\"$WSR\"\\]"$'\n''trust_level = "trusted"' "--profile codex: the workspace trusted in the run's ~/.codex/config.toml"
 like "$RF_OUT" 'check_for_update_on_startup = false' "... the update check off"
+like "$(tr '\n' ' ' <<<"$RF_OUT")" '\[features\] plugins = false api_key_model_discovery = false' \
+	"... the plugin sync and the model list refresh off"
 # the caller's own config.toml: its credential lines left out, the names
 # of variables (env_key) kept
 mkdir -p "$fh/.codex"
@@ -169,11 +171,18 @@ printf '#!/bin/sh\nexec "$@"\n' >"$px/lib/node/gemini"
 chmod 0755 "$px/lib/node/gemini"
 ln -s ../lib/node/gemini "$px/bin/gemini"
 mkdir -p "$fh/.gemini"
-printf '{"mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp-g%s", "LOG": "1"}, "headers": {"Authorization": "Bearer g%s"}}}}\n' "$$" "$$" >"$fh/.gemini/settings.json"
+printf '// mine, with comments (Gemini CLI reads JSONC)\n{"mcpServers": {"gh": {"command": "gh-mcp", /* its env */ "env": {"GITHUB_TOKEN": "ghp-g%s", "LOG": "1"}, "headers": {"Authorization": "Bearer g%s"}}}, "general": {"enableAutoUpdate": true}}\n' "$$" "$$" >"$fh/.gemini/settings.json"
 chmod 0600 "$fh/.gemini/settings.json"
 rf_run --profile gemini-cli -- gemini sh -c 'cat ~/.gemini/settings.json'
-unlike "$RF_OUT" "ghp-g$$|Bearer g$$" "--profile gemini-cli with the caller's settings: an MCP server's token and header not in the run's copy"
+is "$RF_RC" 0 "--profile gemini-cli with the caller's settings.json with comments: the run starts"
+unlike "$RF_OUT" "ghp-g$$|Bearer g$$" "... an MCP server's token and header not in the run's copy"
 like "$RF_OUT" '"command":"gh-mcp","env":\{"LOG":"1"\}' "... the rest of it kept"
+like "$RF_OUT" '"general":\{"enableAutoUpdate":false,"enableAutoUpdateNotification":false\}.*"privacy":\{"usageStatisticsEnabled":false\}' \
+	"... the update check and usage statistics off (their hosts are not allowed)"
+printf '{"a": 1 /* open\n' >"$fh/.gemini/settings.json"
+rf_run --profile gemini-cli -- gemini true
+is "$RF_RC" 125 "a settings.json that is not JSON once its comments are out: refused (125)"
+like "$RF_ERR" 'settings.json: not a JSON object' "... saying why"
 rm -rf "$fh/.gemini"
 ln -s settings.json "$fh/.claude/CLAUDE.md"
 rf_run --profile claude-code -- claude true
