@@ -68,6 +68,16 @@ BASE=${url%%/login*}
 TOKEN=${url##*token=}
 PORT=${BASE##*:}
 
+# ps_until_gone RUN — `ringfence ps` into $TOP/ps once RUN is not in it (a
+# killed run's supervisor may take a moment to go; up to 10 s)
+ps_until_gone() {
+	for _ in $(seq 200); do
+		"$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
+		grep -q -- "$1" "$TOP/ps" || return 0
+		sleep 0.05
+	done
+}
+
 # other HEX — HEX with its last digit changed (never the same token)
 other() {
 	local h=$1
@@ -254,7 +264,7 @@ is "$CODE" 200 "pause from the run's page (200)"
 like "$BODY" 'id="note">pause: ok paused' "... the page says so"
 c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf" "$BASE/run/$run/kill"
 is "$CODE" 303 "kill from the run's page: done (303 to /)"
-"$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
+ps_until_gone "$run"
 unlike "$(cat "$TOP/ps")" "$run" "... the run is gone"
 "$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run" >"$TOP/audit" 2>&1
 kill_rec=$(grep -a '"event":"run.kill"' "$TOP/audit")
@@ -375,7 +385,7 @@ if [ -x "$BENCH_AUDIT" ] && [ -r "/proc/$CPID/io" ]; then
 	like "$BODY" 'id="records">[0-9]{5,}' "... with every record counted"
 	c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf3" "$BASE/run/$run3/kill"
 	is "$CODE" 303 "a kill right after a health view of the large log: done (303)"
-	"$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
+	ps_until_gone "$run3"
 	unlike "$(cat "$TOP/ps")" "$run3" "... the run is gone"
 	health
 	like "$BODY" 'id="verify"><span class="good">verified</span>: records 1\.\.[0-9]{5,} ' \
