@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "shared/hostcmd.h"
+#include "shared/macro.h"
 
 /* p absolute and normal: no empty, "." or ".." component, no trailing '/'
  * (but "/"), shorter than PATH_MAX */
@@ -344,6 +345,46 @@ static bool executable(const char *p)
                S_ISREG(st.st_mode);
 }
 
+int host_shim_version(const char *dir, size_t dir_len, const char *cmd, const char *version,
+                      char out[PATH_MAX])
+{
+        out[0] = '\0';
+        if (dir_len < 7 || memcmp(dir + dir_len - 6, "/shims", 6) || !version || !cmd[0] ||
+            strchr(cmd, '/'))
+                return -ENOENT;
+        size_t vl = strcspn(version, " \t\r\n");
+        /* one version name: no path, not "system" (the next PATH entry's) */
+        if (vl == 0 || vl > 128 || memchr(version, '/', vl) ||
+            (vl == 6 && !memcmp(version, "system", 6)) || (version[0] == '.'))
+                return -ENOENT;
+        if ((size_t)snprintf(out, PATH_MAX, "%.*s/versions/%.*s/bin/%s", (int)(dir_len - 6), dir,
+                             (int)vl, version, cmd) >= PATH_MAX) {
+                out[0] = '\0';
+                return -ENAMETOOLONG;
+        }
+        return 0;
+}
+
+/* A version manager's shim directory on PATH (pyenv's, rbenv's: ROOT/shims):
+ * the executable its global version names (ROOT/version), in cand[]; 0, or
+ * -ENOENT (not a shim directory, no global version, "system": the next PATH
+ * entry answers). A shim itself cannot run in a run (it execs the manager,
+ * which reads the caller's files), so it is never what is found. */
+static int shim_resolve(const char *dir, size_t n, const char *cmd, char cand[PATH_MAX])
+{
+        char vfile[PATH_MAX], version[160] = "";
+        if (n < 7 || memcmp(dir + n - 6, "/shims", 6) ||
+            (size_t)snprintf(vfile, sizeof vfile, "%.*s/version", (int)(n - 6), dir) >=
+                    sizeof vfile)
+                return -ENOENT;
+        _cleanup_close_ int fd = open(vfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t got = fd >= 0 ? read(fd, version, sizeof version - 1) : -1;
+        if (got <= 0)
+                return -ENOENT;
+        version[got] = '\0';
+        return host_shim_version(dir, n, cmd, version, cand);
+}
+
 int host_command_for(const char *cmd, const char *path, const char *home, char found[PATH_MAX],
                      char root[PATH_MAX], char extra[PATH_MAX])
 {
@@ -361,10 +402,14 @@ int host_command_for(const char *cmd, const char *path, const char *home, char f
                         char cand[PATH_MAX];
                         /* an absolute entry only: "" and "." are the
                          * current directory, which the run's is not */
-                        if (n > 0 && p[0] == '/' &&
-                            (size_t)snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, cmd) <
-                                    sizeof cand &&
-                            executable(cand) && link_path(cand, found) < 0)
+                        bool shims = n > 6 && !memcmp(p + n - 6, "/shims", 6);
+                        if (shims && shim_resolve(p, n, cmd, cand) == 0 && executable(cand) &&
+                            link_path(cand, found) < 0)
+                                found[0] = '\0';
+                        else if (!shims && n > 0 && p[0] == '/' &&
+                                 (size_t)snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, cmd) <
+                                         sizeof cand &&
+                                 executable(cand) && link_path(cand, found) < 0)
                                 found[0] = '\0'; /* unresolvable: the next entry */
                         p += n + (p[n] == ':');
                 }

@@ -73,6 +73,19 @@ int host_tree(const char *found, const char *real, const char *const *homes, siz
 int host_command_for(const char *cmd, const char *path, const char *home, char found[PATH_MAX],
                      char root[PATH_MAX], char extra[PATH_MAX]);
 
+/*
+ * host_shim_version — where a version manager's shim would lead: for a
+ * PATH entry `dir` (dir_len bytes) ending in "/shims" (pyenv, rbenv: ROOT/
+ * shims) and the first word of ROOT/version's text `version`, the file
+ * ROOT/versions/VERSION/bin/cmd in out[]. 0; -ENOENT for a directory that
+ * is not a shim one, a version that is empty, "system", dotted or holds a
+ * '/', a cmd with a '/'; -ENAMETOOLONG. Pure. host_command_for takes it
+ * instead of the shim (which cannot run in a run: it execs the manager)
+ * and skips a shim directory otherwise.
+ */
+int host_shim_version(const char *dir, size_t dir_len, const char *cmd, const char *version,
+                      char out[PATH_MAX]);
+
 /* host_command — host_command_for with this process's $HOME. */
 int host_command(const char *cmd, const char *path, char found[PATH_MAX], char root[PATH_MAX],
                  char extra[PATH_MAX]);

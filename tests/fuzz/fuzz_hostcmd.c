@@ -82,6 +82,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else if (root[0] || extra[0]) {
                 abort();
         }
+        /* a shim's target: the first part as the PATH entry, the second as
+         * the command, the third as ROOT/version's text: what comes out is
+         * the entry's ROOT/versions/V/bin/CMD, V with no '/' and no leading
+         * dot */
+        char out[PATH_MAX];
+        const char *ver = part[2] ? part[2] : "";
+        if (host_shim_version(found, strlen(found), part[1], ver, out) == 0) {
+                size_t dl = strlen(found) - 6;
+                if (strncmp(out, found, dl) || strncmp(out + dl, "/versions/", 10) ||
+                    out[dl + 10] == '.' || strchr(part[1], '/'))
+                        abort();
+                const char *v = out + dl + 10, *slash = strchr(v, '/');
+                if (!slash || strncmp(slash, "/bin/", 5) || strcmp(slash + 5, part[1]))
+                        abort();
+        } else if (out[0]) {
+                abort();
+        }
         free(buf);
         return 0;
 }

@@ -293,4 +293,24 @@ is "$RF_RC" 0 "--profile claude-code with /x/a/bin/claude -> /x/b/claude: the ru
 like "$RF_OUT" "^native claude"$'\n' "... claude runs"
 unlike "$RF_OUT" "far-private-$$" "... and /x/private is not in the run"
 
+# a version manager's shims on PATH (pyenv: ROOT/shims/python3 execs pyenv,
+# which cannot work in a run): the global version's interpreter is found
+# instead (ROOT/version names it), and mounted
+ph=$th/pyenv-home
+mkdir -p "$ph/.pyenv/shims" "$ph/.pyenv/versions/9.9/bin"
+printf '#!/bin/sh\necho shim-ran; exit 99\n' >"$ph/.pyenv/shims/python3"
+printf '#!/bin/sh\necho "real interpreter 9.9"\n' >"$ph/.pyenv/versions/9.9/bin/python3"
+chmod 0755 "$ph/.pyenv/shims/python3" "$ph/.pyenv/versions/9.9/bin/python3"
+echo 9.9 >"$ph/.pyenv/version"
+chmod -R a+rX "$ph"
+RF_ENV=("PATH=$ph/.pyenv/shims:/usr/bin:/bin" "HOME=$ph")
+rf_run --profile python -- python3
+is "$RF_RC/$RF_OUT" "0/real interpreter 9.9" "--profile python with pyenv's shims first on PATH: the global version's python3 runs, not the shim"
+echo system >"$ph/.pyenv/version"
+rf_run --profile python -- python3 -c 'print("system python")'
+is "$RF_RC/$RF_OUT" "0/system python" "... a global version of 'system': the next PATH entry's (/usr/bin/python3)"
+RF_ENV=()
+out=$(HOME=$ph PATH="$ph/.pyenv/shims:/usr/bin:/bin" "$RF_BIN" profile show python)
+unlike "$out" "shims" "control: profile show never names the shim directory"
+
 done_testing

@@ -325,8 +325,35 @@ static void lookup(void)
         rmdir(rdir);
 }
 
+/* pyenv's and rbenv's shims: where ROOT/version leads (pure) */
+static void shims(void)
+{
+        char out[PATH_MAX];
+        const char *d = "/h/.pyenv/shims";
+        is_int(host_shim_version(d, strlen(d), "python3", "3.11.7\n", out), 0, "shim: a version");
+        is_str(out, "/h/.pyenv/versions/3.11.7/bin/python3", "... its bin/python3");
+        is_int(host_shim_version(d, strlen(d), "python3", "3.12 3.11\n", out), 0,
+               "shim: several versions: the first");
+        is_str(out, "/h/.pyenv/versions/3.12/bin/python3", "... 3.12");
+        static const char *const bad[] = {"system\n", "", "\n", "../x", "a/b", ".hidden"};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+                is_int(host_shim_version(d, strlen(d), "python3", bad[i], out), -ENOENT,
+                       "shim: version \"%s\" refused", bad[i]);
+        const char *nd = "/usr/bin";
+        is_int(host_shim_version(nd, strlen(nd), "python3", "3.11\n", out), -ENOENT,
+               "not a shim directory: -ENOENT");
+        is_int(host_shim_version(d, strlen(d), "x/python3", "3.11\n", out), -ENOENT,
+               "a command with a '/': -ENOENT");
+        /* dir_len names a prefix of a longer string (a PATH entry) */
+        const char *path = "/r/.rbenv/shims:/usr/bin";
+        is_int(host_shim_version(path, 15, "ruby", "3.3.0", out), 0,
+               "shim: a PATH entry by length");
+        is_str(out, "/r/.rbenv/versions/3.3.0/bin/ruby", "... rbenv's layout");
+}
+
 int main(void)
 {
+        shims();
         layouts();
         never();
         refusals();
