@@ -151,6 +151,18 @@ static void check_apparmor(const struct doctor *d, struct result *r)
                 while (!loaded && fgets(line, sizeof line, f))
                         loaded = !strncmp(line, "ringfence ", 10);
                 fclose(f);
+        } else if (aa == 1) {
+                /* the kernel lists loaded profiles to root only: as a user,
+                 * whether the restriction bites is told by trying */
+                int e = 0;
+                (void)sandbox_diagnose_clone(&e);
+                if (!e) {
+                        set(r, ST_NOTE, NULL,
+                            "AppArmor restricts unprivileged user namespaces; ringfence may "
+                            "create them here (its profile, or another rule, allows it; the "
+                            "list of loaded profiles is root's to read)");
+                        return;
+                }
         }
         if (aa == 1 && !loaded)
                 set(r, getuid() == 0 ? ST_NOTE : ST_WARN,
