@@ -146,10 +146,9 @@ int cmd_console(int argc, char **argv)
         o.api_socket = daemon ? (sock ? sock : dsock) : NULL;
         bool v6;
         uint16_t port;
-        if (console_listen_parse(o.listen, &v6, &port) < 0) {
-                cli_error("--listen %s: a loopback ADDRESS:PORT only (127.0.0.1, [::1], "
-                          "localhost)",
-                          o.listen);
+        int lr = console_listen_parse(o.listen, &v6, &port);
+        if (lr < 0) {
+                cli_error("--listen %s: %s", o.listen, console_listen_why(lr));
                 return CLI_EXIT_USAGE;
         }
         if (console_serve(&o, &err) < 0) {

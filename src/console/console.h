@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "console/parse.h"
 #include "shared/error.h"
 
 #define CONSOLE_CONNS_MAX       64
@@ -42,12 +43,7 @@ struct console_opts {
         size_t n_allow_uids;
 };
 
-/*
- * console_listen_parse — `listen` as a loopback address and port: 0, or
- * -EINVAL (not ADDR:PORT), -EPERM (not loopback: refused). *v6 for ::1.
- * Pure.
- */
-int console_listen_parse(const char *listen, bool *v6, uint16_t *port);
+/* console_listen_parse: console/parse.h */
 
 /*
  * console_serve — serve until SIGINT or SIGTERM (0); SIGHUP prints a

@@ -38,6 +38,7 @@
 #include "audit/audit.h"
 #include "console/assets.h"
 #include "console/auth.h"
+#include "console/parse.h"
 #include "console/render.h"
 #include "egress/http.h"
 #include "shared/json.h"
@@ -71,27 +72,6 @@ static int64_t now_ms(void)
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int console_listen_parse(const char *listen, bool *v6, uint16_t *port)
-{
-        const char *colon = listen ? strrchr(listen, ':') : NULL;
-        if (!colon || !colon[1] || strlen(colon + 1) > 5)
-                return -EINVAL;
-        char *end;
-        unsigned long p = strtoul(colon + 1, &end, 10);
-        if (*end || p > 65535 || colon[1] < '0' || colon[1] > '9')
-                return -EINVAL;
-        size_t hl = (size_t)(colon - listen);
-        if ((hl == 9 && !memcmp(listen, "127.0.0.1", 9)) ||
-            (hl == 9 && !memcmp(listen, "localhost", 9)))
-                *v6 = false;
-        else if (hl == 5 && !memcmp(listen, "[::1]", 5))
-                *v6 = true;
-        else
-                return -EPERM;
-        *port = (uint16_t)p;
-        return 0;
 }
 
 /* ---- responses ---------------------------------------------------------------- */
@@ -297,18 +277,14 @@ static struct egress_count *count_of(const char *run, size_t rl, bool add)
         return c;
 }
 
-static const char *line_str(const char *line, size_t len, const char *key, size_t *vl);
-
 static void count_line(const char *line, size_t len)
 {
-        size_t el, rl;
-        const char *ev = line_str(line, len, "event", &el);
-        bool allow = ev && el == 12 && !memcmp(ev, "egress.allow", 12);
-        if (!ev || (!allow && (el != 11 || memcmp(ev, "egress.deny", 11))))
-                return;
-        const char *run = line_str(line, len, "run", &rl);
-        struct egress_count *c = run ? count_of(run, rl, true) : NULL;
-        if (c && allow)
+        size_t rl;
+        const char *run;
+        int kind = console_egress_line(line, len, &run, &rl);
+        struct egress_count *c =
+                kind != CONSOLE_EGRESS_NONE && run ? count_of(run, rl, true) : NULL;
+        if (c && kind == CONSOLE_EGRESS_ALLOW)
                 c->allowed++;
         else if (c)
                 c->refused++;
@@ -975,27 +951,6 @@ struct propose_ctx {
 static void action_form(struct json_buf *b, const char *run, const char *action, const char *label,
                         const char *field, const char *csrf, const char *value, const char *id);
 
-/* An egress.deny's destination as HOST:PORT into out (a rule the policy
- * and allow-host take), or false: no host and port of a sane form. */
-static bool deny_rule(const struct json_node *doc, char *out, size_t size)
-{
-        const struct json_node *h = json_object_get(doc, "host");
-        const struct json_node *p = json_object_get(doc, "port");
-        uint64_t port = 0;
-        if (!h || h->type != JSON_STRING || !h->len || h->len > 253 || !p ||
-            json_number_uint64(p, &port) < 0 || port == 0 || port > 65535)
-                return false;
-        for (size_t i = 0; i < h->len; i++) {
-                char c = h->str[i];
-                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-                      c == ':' || c == '_'))
-                        return false; /* shown, never proposed */
-        }
-        bool v6 = memchr(h->str, ':', h->len) != NULL;
-        snprintf(out, size, "%s%s%s:%u", v6 ? "[" : "", h->str, v6 ? "]" : "", (unsigned)port);
-        return true;
-}
-
 /* record `line` as a timeline entry: time, event, its other members; with
  * `pc` (html), a refusal becomes two proposals: allow it for this run (a
  * live grant) and the policy fragment that would allow it */
@@ -1060,7 +1015,7 @@ static void timeline_entry(struct json_buf *b, const char *line, bool html,
         }
         char rule[300];
         if (html && pc && evl == 11 && !memcmp(evs, "egress.deny", 11) &&
-            deny_rule(doc, rule, sizeof rule)) {
+            console_deny_rule(doc, rule, sizeof rule)) {
                 APPEND(b, "<div class=\"proposal\">");
                 if (pc->may_grant)
                         action_form(b, pc->run, "allow-host", "Allow for this run", NULL, pc->csrf,
@@ -1176,17 +1131,6 @@ static void action_form(struct json_buf *b, const char *run, const char *action,
         APPEND(b, "\">");
         json_buf_append(b, label, strlen(label));
         APPEND(b, "</button></form>");
-}
-
-static bool run_id_ok(const char *s)
-{
-        size_t n = strlen(s);
-        if (n == 0 || n > 39)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || s[i] == '-'))
-                        return false;
-        return true;
 }
 
 #define OUTPUT_TAIL_MAX 16384 /* bytes of a run's output its page shows (the end) */
@@ -1353,89 +1297,9 @@ static void api_run(const struct console *cs, int fd, const char *run)
 
 /* ---- audit health --------------------------------------------------------------- */
 
-#define HEALTH_BUCKETS   48 /* the chart's span: 48 half hours */
-#define HEALTH_BUCKET_MS (30 * 60 * 1000LL)
-#define HEALTH_LOOPS_MAX 20 /* wake-loop refusals listed, newest */
-
-enum { SERIES_START, SERIES_REFUSED, SERIES_KILL, SERIES_DENY, SERIES_N };
-static const char *const series_event[SERIES_N] = {"run.start", "run.refused", "run.kill",
-                                                   "egress.deny"};
-
-/* the counts of the log's records; the chart's buckets are kept by their
- * absolute half hour (a slot holds the newest half hour that fell in it),
- * so counts read on from where the log was stay right as time goes on */
-struct health {
-        uint64_t n[SERIES_N][HEALTH_BUCKETS];
-        int64_t bucket[HEALTH_BUCKETS]; /* the half hour (ts / HEALTH_BUCKET_MS) + 1 slot i
-                                         * counts; 0: none */
-        uint64_t total[SERIES_N];
-        char *loops[HEALTH_LOOPS_MAX]; /* run.refused records of the breaker, a ring */
-        size_t n_loops, records;
-};
-
-static void health_clear(struct health *h)
-{
-        for (size_t i = 0; i < HEALTH_LOOPS_MAX; i++)
-                free(h->loops[i]);
-        memset(h, 0, sizeof *h);
-}
-
-/* what series k counted in the half hour that starts at from_ms */
-static uint64_t health_at(const struct health *h, int k, int64_t from_ms)
-{
-        int64_t b = from_ms / HEALTH_BUCKET_MS;
-        size_t slot = (size_t)(b % HEALTH_BUCKETS);
-        return h->bucket[slot] == b + 1 ? h->n[k][slot] : 0;
-}
-
-/* the value of member "key" of a record line, when a string with no
- * escape in it (event names and reasons are such), or NULL */
-static const char *line_str(const char *line, size_t len, const char *key, size_t *vl)
-{
-        char pat[32];
-        int k = snprintf(pat, sizeof pat, "\"%s\":\"", key);
-        const char *p = k > 0 ? memmem(line, len, pat, (size_t)k) : NULL;
-        if (!p)
-                return NULL;
-        p += k;
-        const char *e = memchr(p, '"', len - (size_t)(p - line));
-        if (!e || memchr(p, '\\', (size_t)(e - p)))
-                return NULL;
-        *vl = (size_t)(e - p);
-        return p;
-}
-
 static int health_line(const char *line, size_t len, void *ctx)
 {
-        struct health *h = ctx;
-        size_t el = 0, rl = 0;
-        const char *ev = line_str(line, len, "event", &el);
-        h->records++;
-        if (!ev)
-                return 0;
-        const char *ts = memmem(line, len, "\"ts\":", 5);
-        int64_t t = ts ? strtoll(ts + 5, NULL, 10) : 0;
-        for (int k = 0; k < SERIES_N; k++) {
-                if (el != strlen(series_event[k]) || memcmp(ev, series_event[k], el))
-                        continue;
-                h->total[k]++;
-                int64_t b = t > 0 ? t / HEALTH_BUCKET_MS : -1;
-                size_t at = b >= 0 ? (size_t)(b % HEALTH_BUCKETS) : 0;
-                if (b >= 0 && h->bucket[at] < b + 1) { /* a newer half hour: the slot's */
-                        for (int j = 0; j < SERIES_N; j++)
-                                h->n[j][at] = 0;
-                        h->bucket[at] = b + 1;
-                }
-                if (b >= 0 && h->bucket[at] == b + 1)
-                        h->n[k][at]++;
-                const char *reason =
-                        k == SERIES_REFUSED ? line_str(line, len, "reason", &rl) : NULL;
-                if (reason && rl == 4 && !memcmp(reason, "loop", 4)) {
-                        size_t slot = h->n_loops++ % HEALTH_LOOPS_MAX;
-                        free(h->loops[slot]);
-                        h->loops[slot] = strndup(line, len);
-                }
-        }
+        (void)console_health_line(ctx, line, len);
         return 0;
 }
 
@@ -1571,7 +1435,7 @@ static bool verify_log(const struct console *cs)
 }
 
 /* the counts of the state dir's log, read on from where they were */
-static struct health kept;
+static struct console_health kept;
 static struct log_pos kept_pos;
 
 static void health_line_cb(const char *line, size_t len, void *ctx)
@@ -1581,11 +1445,11 @@ static void health_line_cb(const char *line, size_t len, void *ctx)
 
 static void page_health(const struct console *cs, int slot, int fd)
 {
-        struct health fetched = {0}, *h = &fetched;
+        struct console_health fetched = {0}, *h = &fetched;
         struct json_buf b = {0};
         int64_t now = now_ms();
-        int64_t from_ms =
-                (now / HEALTH_BUCKET_MS + 1) * HEALTH_BUCKET_MS - HEALTH_BUCKETS * HEALTH_BUCKET_MS;
+        int64_t from_ms = (now / CONSOLE_HEALTH_BUCKET_MS + 1) * CONSOLE_HEALTH_BUCKET_MS -
+                          CONSOLE_HEALTH_BUCKETS * CONSOLE_HEALTH_BUCKET_MS;
         int scan = 0;
         if (cs->o->api_socket) {
                 /* line by line: a log of any size, never held whole */
@@ -1657,19 +1521,22 @@ static void page_health(const struct console *cs, int slot, int fd)
         APPEND(&b, "<h2>The last 24 hours</h2><div id=\"chart\" data-from=\"");
         json_buf_append_uint(&b, (uint64_t)from_ms);
         APPEND(&b, "\" data-step=\"");
-        json_buf_append_uint(&b, (uint64_t)HEALTH_BUCKET_MS);
+        json_buf_append_uint(&b, (uint64_t)CONSOLE_HEALTH_BUCKET_MS);
         APPEND(&b, "\" data-series=\"");
         struct json_buf js = {0};
         APPEND(&js, "{");
-        for (int k = 0; k < SERIES_N; k++) {
+        for (int k = 0; k < CONSOLE_SERIES_N; k++) {
                 if (k)
                         APPEND(&js, ",");
-                json_buf_append_string(&js, series_event[k], strlen(series_event[k]));
+                json_buf_append_string(&js, console_series_event[k],
+                                       strlen(console_series_event[k]));
                 APPEND(&js, ":[");
-                for (int i = 0; i < HEALTH_BUCKETS; i++) {
+                for (int i = 0; i < CONSOLE_HEALTH_BUCKETS; i++) {
                         if (i)
                                 APPEND(&js, ",");
-                        json_buf_append_uint(&js, health_at(h, k, from_ms + i * HEALTH_BUCKET_MS));
+                        json_buf_append_uint(
+                                &js,
+                                console_health_at(h, k, from_ms + i * CONSOLE_HEALTH_BUCKET_MS));
                 }
                 APPEND(&js, "]");
         }
@@ -1678,12 +1545,12 @@ static void page_health(const struct console *cs, int slot, int fd)
         json_buf_done(&js);
         APPEND(&b, "\"></div><table id=\"totals\"><thead><tr><th>event</th><th>in the log</th>"
                    "<th>last 24 h</th></tr></thead><tbody>");
-        for (int k = 0; k < SERIES_N; k++) {
+        for (int k = 0; k < CONSOLE_SERIES_N; k++) {
                 uint64_t day = 0;
-                for (int i = 0; i < HEALTH_BUCKETS; i++)
-                        day += health_at(h, k, from_ms + i * HEALTH_BUCKET_MS);
+                for (int i = 0; i < CONSOLE_HEALTH_BUCKETS; i++)
+                        day += console_health_at(h, k, from_ms + i * CONSOLE_HEALTH_BUCKET_MS);
                 APPEND(&b, "<tr><td>");
-                json_buf_append(&b, series_event[k], strlen(series_event[k]));
+                json_buf_append(&b, console_series_event[k], strlen(console_series_event[k]));
                 APPEND(&b, "</td><td>");
                 json_buf_append_uint(&b, h->total[k]);
                 APPEND(&b, "</td><td>");
@@ -1692,9 +1559,10 @@ static void page_health(const struct console *cs, int slot, int fd)
         }
         APPEND(&b, "</tbody></table><h2>The wake-loop breaker's refusals</h2><ol id=\"loops\" "
                    "class=\"timeline\">");
-        size_t shown = h->n_loops < HEALTH_LOOPS_MAX ? h->n_loops : HEALTH_LOOPS_MAX;
+        size_t shown =
+                h->n_loops < CONSOLE_HEALTH_LOOPS_MAX ? h->n_loops : CONSOLE_HEALTH_LOOPS_MAX;
         for (size_t i = 0; i < shown; i++) {
-                size_t k = (h->n_loops - 1 - i) % HEALTH_LOOPS_MAX;
+                size_t k = (h->n_loops - 1 - i) % CONSOLE_HEALTH_LOOPS_MAX;
                 timeline_entry(&b, h->loops[k], true, NULL);
         }
         APPEND(&b, "</ol>");
@@ -1703,7 +1571,7 @@ static void page_health(const struct console *cs, int slot, int fd)
         page_tail(&b);
         respond_buf(fd, 200, "text/html; charset=utf-8", &b);
         json_buf_done(&b);
-        health_clear(&fetched);
+        console_health_clear(&fetched);
 }
 
 /* ---- actions -------------------------------------------------------------------- */
@@ -2047,33 +1915,22 @@ static int handle(struct console *cs, struct conn *c)
                 api_runs(cs, c->fd);
                 return 1;
         }
-        char run[64], action[32];
-        if (!strncmp(path, "/run/", 5) || !strncmp(path, "/api/run/", 9)) {
-                const char *p = path + (path[1] == 'r' ? 5 : 9);
-                const char *sl = strchr(p, '/');
-                size_t rl = sl ? (size_t)(sl - p) : strlen(p);
-                if (rl < sizeof run) {
-                        memcpy(run, p, rl);
-                        run[rl] = '\0';
-                }
-                if (rl >= sizeof run || !run_id_ok(run) ||
-                    (sl && strlen(sl + 1) >= sizeof action)) {
-                        respond_text(c->fd, 404, "no such page");
-                        return 1;
-                }
-                if (get && !sl && path[1] == 'r') {
-                        page_run(cs, slot, c->fd, run, NULL, NULL);
-                        return 1;
-                }
-                if (get && !sl) {
-                        api_run(cs, c->fd, run);
-                        return 1;
-                }
-                if (post && sl && path[1] == 'r') {
-                        snprintf(action, sizeof action, "%s", sl + 1);
-                        do_action(cs, slot, c->fd, run, action, body, blen);
-                        return 1;
-                }
+        struct console_run_path rp;
+        int rk = console_run_path(path, &rp);
+        if (rk < 0) {
+                respond_text(c->fd, 404, "no such page");
+                return 1;
+        }
+        if (rk > 0 && get && !rp.has_action) {
+                if (rp.api)
+                        api_run(cs, c->fd, rp.run);
+                else
+                        page_run(cs, slot, c->fd, rp.run, NULL, NULL);
+                return 1;
+        }
+        if (rk > 0 && post && rp.has_action && !rp.api) {
+                do_action(cs, slot, c->fd, rp.run, rp.action, body, blen);
+                return 1;
         }
         respond_text(c->fd, get || post ? 404 : 405,
                      get || post ? "no such page" : "method not allowed");
@@ -2134,13 +1991,8 @@ int console_serve(const struct console_opts *o, struct rf_error *err)
         for (size_t i = 0; i < CONSOLE_CONNS_MAX; i++)
                 cs.c[i].fd = -1;
         int r = console_listen_parse(o->listen, &cs.v6, &cs.port);
-        if (r == -EPERM)
-                return rf_error_set(err, r,
-                                    "--listen %s: loopback only (127.0.0.1, ::1 or "
-                                    "localhost)",
-                                    o->listen);
         if (r < 0)
-                return rf_error_set(err, r, "--listen %s: ADDRESS:PORT", o->listen);
+                return rf_error_set(err, r, "--listen %s: %s", o->listen, console_listen_why(r));
         _cleanup_close_ int lfd =
                 socket(cs.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (lfd < 0)

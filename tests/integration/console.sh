@@ -39,12 +39,20 @@ cleanup_runs() {
 }
 trap 'cleanup_runs; _rf_cleanup' EXIT
 
-# refused listens
-for l in 0.0.0.0:0 10.1.2.3:8650 '[::]:0' example.test:80 127.0.0.1 127.0.0.1:x; do
+# refused listens: a well-formed address that is not loopback says so; a
+# malformed one says it is not ADDRESS:PORT (and nothing of loopback)
+for l in 127.0.0.2:0 0.0.0.0:0 10.1.2.3:8650 '[::]:0' '[::ffff:127.0.0.1]:0' LOCALHOST:0 example.test:80; do
 	"$RF_BIN" console --state-dir "$RF_STATE" --listen "$l" >"$TOP/o" 2>&1 </dev/null
 	is "$?" 2 "--listen $l: refused (2)"
+	like "$(cat "$TOP/o")" "not a loopback address: refused" "... as not loopback"
+	is "$(wc -l <"$TOP/o")" 1 "... in one line"
 done
-like "$(cat "$TOP/o")" "loopback" "... saying loopback only"
+for l in 127.0.0.1 127.0.0.1:x 127.0.0.1:65536 :8650; do
+	"$RF_BIN" console --state-dir "$RF_STATE" --listen "$l" >"$TOP/o" 2>&1 </dev/null
+	is "$?" 2 "--listen $l: refused (2)"
+	like "$(cat "$TOP/o")" "not ADDRESS:PORT" "... as malformed"
+	unlike "$(cat "$TOP/o")" "loopback" "... not as non-loopback"
+done
 
 # login_url FILE [N] — the N-th (default first) login URL a console printed
 # to FILE, waiting up to 5 s for it; empty if none came

@@ -7,12 +7,18 @@
  * loopback address and port; cookies and form fields are found and
  * decoded with every malformed escape refused; and every string a run
  * controls comes out inert: controls visible, bidi overrides and bytes
- * that are not UTF-8 spelled out, HTML and JSON escaped.
+ * that are not UTF-8 spelled out, HTML and JSON escaped. And the pure
+ * readers (parse.c): --listen takes exact loopback spellings only, and
+ * tells a malformed address from a non-loopback one; a run's path is
+ * split with its id checked; audit lines give their flat members, ts,
+ * egress decisions and the health page's counts; a refusal becomes a
+ * HOST:PORT rule only when its host is of a sane form.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "console/auth.h"
+#include "console/parse.h"
 #include "console/render.h"
 #include "tap.h"
 
@@ -44,8 +50,137 @@ static const char *inert(const char *s, size_t len, int how)
         return b.error ? "(error)" : b.data ? b.data : "";
 }
 
+static int listen_r(const char *l)
+{
+        bool v6 = false;
+        uint16_t port = 1;
+        return console_listen_parse(l, &v6, &port);
+}
+
+static void test_parse(void)
+{
+        bool v6 = true;
+        uint16_t port = 1;
+        is_int(console_listen_parse("localhost:0", &v6, &port), 0, "listen localhost:0: taken");
+        ok(!v6 && port == 0, "... v4, port 0");
+        is_int(console_listen_parse("[::1]:0", &v6, &port), 0, "listen [::1]:0: taken");
+        ok(v6 && port == 0, "... v6, port 0");
+        is_int(console_listen_parse("127.0.0.1:8650", &v6, &port), 0,
+               "listen 127.0.0.1:8650: taken (the control)");
+        ok(!v6 && port == 8650, "... its port");
+        const char *far[] = {"127.0.0.2:1", "[::ffff:127.0.0.1]:1", "LOCALHOST:1",    "0.0.0.0:1",
+                             "[::]:0",      "10.1.2.3:8650",        "example.test:80"};
+        for (size_t i = 0; i < sizeof far / sizeof *far; i++)
+                is_int(listen_r(far[i]), -EPERM, "listen %s: refused as not loopback", far[i]);
+        const char *bad[] = {"127.0.0.1",    "127.0.0.1:",   "127.0.0.1:x", "127.0.0.1:65536",
+                             "127.0.0.1:-1", "127.0.0.1:+1", ":8650",       "127.0.0.1:123456"};
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+                is_int(listen_r(bad[i]), -EINVAL, "listen %s: refused as malformed", bad[i]);
+        ok(strstr(console_listen_why(-EPERM), "loopback") &&
+                   !strstr(console_listen_why(-EINVAL), "loopback") &&
+                   strstr(console_listen_why(-EINVAL), "ADDRESS:PORT"),
+           "a malformed address and a non-loopback one say different things");
+
+        struct console_run_path rp;
+        is_int(console_run_path("/run/0123-abcd", &rp), 1, "/run/ID: a run's page");
+        ok(!rp.api && !rp.has_action && !strcmp(rp.run, "0123-abcd"), "... its id, no action");
+        is_int(console_run_path("/api/run/ab/kill", &rp), 1, "/api/run/ID/kill: a run's path");
+        ok(rp.api && rp.has_action && !strcmp(rp.run, "ab") && !strcmp(rp.action, "kill"),
+           "... the API's, with the action");
+        is_int(console_run_path("/runs", &rp), 0, "/runs: not a run's path");
+        is_int(console_run_path("/health", &rp), 0, "/health: neither");
+        is_int(console_run_path("/run/", &rp), -ENOENT, "/run/ with no id: 404");
+        is_int(console_run_path("/run/AB", &rp), -ENOENT, "an id in capitals: 404");
+        is_int(console_run_path("/run/../etc/passwd", &rp), -ENOENT, "a dotted id: 404");
+        char longid[64] = "/run/";
+        memset(longid + 5, 'a', 40);
+        is_int(console_run_path(longid, &rp), -ENOENT, "an id of 40 bytes: 404");
+        longid[5 + 39] = '\0';
+        is_int(console_run_path(longid, &rp), 1, "... of 39: taken (the bound)");
+        is_int(console_run_path("/run/ab/0123456789012345678901234567890123", &rp), -ENOENT,
+               "an action beyond its bound: 404");
+
+        const char *ln = "{\"seq\":7,\"ts\":1764870000123,\"event\":\"egress.deny\","
+                         "\"run\":\"ab-12\",\"host\":\"a\\\"b\",\"port\":443}";
+        size_t vl = 0;
+        const char *v = console_line_str(ln, strlen(ln), "event", &vl);
+        ok(v && vl == 11 && !memcmp(v, "egress.deny", 11), "a record's event found");
+        ok(!console_line_str(ln, strlen(ln), "host", &vl), "... a member with an escape: none");
+        ok(!console_line_str(ln, strlen(ln), "agent", &vl), "... an absent one: none");
+        ok(!console_line_str(ln, 20, "event", &vl), "... nothing read past the length");
+        ok(console_line_ts(ln, strlen(ln)) == 1764870000123LL, "its ts");
+        ok(console_line_ts("{\"ts\":-5}", 9) == 0 && console_line_ts("{\"ts\":1", 6) == 0,
+           "... 0 when negative or cut off");
+        const char *run = NULL;
+        size_t rl = 0;
+        is_int(console_egress_line(ln, strlen(ln), &run, &rl), CONSOLE_EGRESS_DENY,
+               "an egress.deny line: a refusal");
+        ok(run && rl == 5 && !memcmp(run, "ab-12", 5), "... of its run");
+        const char *al = "{\"event\":\"egress.allow\",\"run\":\"cd\"}";
+        is_int(console_egress_line(al, strlen(al), &run, &rl), CONSOLE_EGRESS_ALLOW,
+               "an egress.allow line: an allowance");
+        const char *kl = "{\"event\":\"egress.denyx\",\"run\":\"cd\"}";
+        is_int(console_egress_line(kl, strlen(kl), &run, &rl), CONSOLE_EGRESS_NONE,
+               "egress.denyx: neither");
+
+        static struct console_health h;
+        const char *hl[] = {
+                "{\"ts\":1764870000000,\"event\":\"run.start\",\"run\":\"a\"}",
+                "{\"ts\":1764870000001,\"event\":\"run.refused\",\"reason\":\"loop\"}",
+                "{\"ts\":1764870000002,\"event\":\"run.refused\",\"reason\":\"policy\"}",
+                "{\"ts\":1764870000003,\"event\":\"run.kill\",\"run\":\"a\"}",
+                "{\"event\":\"run.kill\",\"run\":\"b\"}",
+                "not a record",
+        };
+        for (size_t i = 0; i < sizeof hl / sizeof *hl; i++)
+                is_int(console_health_line(&h, hl[i], strlen(hl[i])), 0, "health line %zu", i);
+        ok(h.records == 6 && h.total[CONSOLE_SERIES_START] == 1 &&
+                   h.total[CONSOLE_SERIES_REFUSED] == 2 && h.total[CONSOLE_SERIES_KILL] == 2,
+           "health: every record counted, each series its own");
+        ok(h.n_loops == 1 && h.loops[0] && strstr(h.loops[0], "\"loop\""),
+           "... the breaker's refusal kept, the policy's not");
+        int64_t half = 1764870000000LL / CONSOLE_HEALTH_BUCKET_MS * CONSOLE_HEALTH_BUCKET_MS;
+        ok(console_health_at(&h, CONSOLE_SERIES_KILL, half) == 1 &&
+                   console_health_at(&h, CONSOLE_SERIES_KILL, half - CONSOLE_HEALTH_BUCKET_MS) == 0,
+           "... the timed kill in its half hour, the untimed one in none");
+        console_health_clear(&h);
+        ok(h.records == 0 && !h.loops[0], "cleared");
+
+        char rule[300];
+        struct json_node *doc = NULL;
+        const char *d1 = "{\"host\":\"api.example.com\",\"port\":443}";
+        ok(json_parse(d1, strlen(d1), &doc, NULL) == 0 &&
+                   console_deny_rule(doc, rule, sizeof rule) &&
+                   !strcmp(rule, "api.example.com:443"),
+           "a refusal becomes HOST:PORT");
+        doc = json_node_free(doc);
+        const char *d2 = "{\"host\":\"2001:db8::1\",\"port\":80}";
+        ok(json_parse(d2, strlen(d2), &doc, NULL) == 0 &&
+                   console_deny_rule(doc, rule, sizeof rule) && !strcmp(rule, "[2001:db8::1]:80"),
+           "... an IPv6 one bracketed");
+        doc = json_node_free(doc);
+        const char *no[] = {"{\"host\":\"<script>x\",\"port\":443}",
+                            "{\"host\":\"a b\",\"port\":1}",
+                            "{\"host\":\"A.example\",\"port\":1}",
+                            "{\"host\":\"a\",\"port\":0}",
+                            "{\"host\":\"a\",\"port\":65536}",
+                            "{\"host\":\"a\"}",
+                            "{\"host\":\"\",\"port\":1}",
+                            "{\"host\":7,\"port\":1}"};
+        for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+                ok(json_parse(no[i], strlen(no[i]), &doc, NULL) == 0 &&
+                           !console_deny_rule(doc, rule, sizeof rule),
+                   "no rule proposed for %s", no[i]);
+                doc = json_node_free(doc);
+        }
+        ok(json_parse(d1, strlen(d1), &doc, NULL) == 0 && !console_deny_rule(doc, rule, 8),
+           "... nor one that does not fit");
+        doc = json_node_free(doc);
+}
+
 int main(void)
 {
+        test_parse();
         unsigned char r32[32];
         memset(r32, 0xab, sizeof r32);
         console_auth_token(&a, r32, 1000, 60000);
