@@ -3,13 +3,15 @@
 # as a browser and as an attacker would speak to it (curl); the real
 # browser's side is console_browser.sh.
 #
-# Asserted: a --listen that is not loopback is refused (exit 2, one line);
+# Asserted: a --listen that is not loopback is refused (exit 2, one line
+# saying so), a malformed one refused as malformed;
 # the console prints one login URL; without a session nothing is served
 # (401: the page, the API, the script); a wrong token does not log in, the
 # right one does, several times, each login a session of its own in an
 # HttpOnly, SameSite=Strict cookie; a Host other than the console's
 # loopback address is refused (421: DNS rebinding); every response carries
-# a CSP with frame-ancestors 'none' and no inline script. A live run is in
+# a CSP with frame-ancestors 'none' and no inline script, the 401, 403, 404
+# and 421 refusals too. A live run is in
 # the first HTML response and in /api/runs, its agent and command (holding
 # markup, quotes and a control byte) inert. A kill without the session's
 # CSRF token, from another Origin, or cross-site (Sec-Fetch-Site) is
@@ -17,7 +19,8 @@
 # the kill ends the run and the audit trail has run.kill with the
 # operator's uid and reason. A refused destination on a run's page offers
 # a live grant and the policy fragment that allows it, both recorded. The
-# login token is nowhere in the audit log;
+# login token is nowhere in the audit log (the same grep finding it in the
+# console's stdout, the control);
 # SIGHUP prints a fresh URL (the old token then logs in no more, sessions
 # stay); after logout the session's cookie is refused.
 #
@@ -98,6 +101,15 @@ c() {
 	BODY=$(cat "$TOP/body")
 	HEAD=$(tr -d '\r' <"$TOP/head")
 }
+# csp_is CODE WHAT — the last answer was CODE and carried the console's
+# strict CSP (frame-ancestors 'none') and X-Frame-Options: every answer
+# does, refusals included (a 401 or 404 page is framed as easily as a 200)
+csp_is() {
+	is "$CODE" "$1" "$2 ($1)"
+	like "$HEAD" "Content-Security-Policy: default-src 'none'; script-src 'self';.*frame-ancestors 'none'" \
+		"... with the strict CSP, frame-ancestors 'none'"
+	like "$HEAD" "X-Frame-Options: DENY" "... and X-Frame-Options DENY"
+}
 
 for p in / /api/runs /app.js /run/00000000-0000-0000-0000-000000000000; do
 	c "$BASE$p"
@@ -167,6 +179,16 @@ c -b "$TOP/jar1" -H "Host: evil.test:$PORT" "$BASE/"
 is "$CODE" 421 "a Host other than the console's own: refused (421, DNS rebinding)"
 c -b "$TOP/jar1" -H "Host: 127.0.0.1" "$BASE/"
 is "$CODE" 421 "a Host without the port: refused (421)"
+c -b "$TOP/jar1" -H "Host: evil.test:$PORT" "$BASE/"
+csp_is 421 "the wrong Host's refusal"
+c "$BASE/"
+csp_is 401 "no session's refusal"
+c -b "$TOP/jar1" "$BASE/no-such-page"
+csp_is 404 "an unknown page"
+c -b "$TOP/jar1" "$BASE/run/NOT-A-RUN"
+csp_is 404 "a malformed run id"
+c -b "$TOP/jar1" -H "Sec-Fetch-Site: cross-site" "$BASE/"
+csp_is 403 "a cross-site request's refusal"
 # two Host headers, the console's own first: which one a proxy in front
 # checked is anyone's guess, so neither is taken (400: the shared request
 # parser, egress/http.c, refuses a second Host before the console looks)
@@ -280,6 +302,13 @@ like "$kill_rec" "\"actor_uid\":$(id -u)" "... run.kill in the audit trail with 
 like "$kill_rec" '"reason":"operator console"' "... and the console as its reason"
 c -b "$TOP/jar1" "$BASE/api/runs"
 unlike "$BODY" "$run" "... and /api/runs lists it no more"
+# the control: the same grep finds the token where it belongs (the URL
+# the console printed on its stdout), so its absence below means something
+if grep -rqa "$TOKEN" "$TOP/console.out"; then
+	ok "control: the grep finds the login token in the console's stdout line"
+else
+	not_ok "control: the grep finds the login token in the console's stdout line"
+fi
 if grep -rqa "$TOKEN" "$RF_STATE" "$TOP/console.err"; then
 	not_ok "the login token is nowhere in the state dir (audit log) or the console's stderr"
 else
