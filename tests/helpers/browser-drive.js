@@ -33,6 +33,12 @@
 //                                        500 ms is waited for (to "load").
 //                                        value: {"navigated":bool,"status":N|null}
 //   {"attr": CSS, "name": ATTR}          the attribute of the first match, or null
+//   {"type": CSS, "keys": STRING}        empties the first match (a text field,
+//                                        firing "input"), then types STRING into
+//                                        it key by key; value: the field's value
+//   {"select": CSS, "value": STRING}     chooses the option of that value in the
+//                                        first match (a <select>, firing
+//                                        "change"); value: the selected values
 //   {"eval": "EXPR"}                     EXPR evaluated in the page (a promise is
 //                                        awaited); value: its JSON-serialisable result
 //   {"screenshot": PATH, "fullPage": B}  a PNG (the uid running this must be able
@@ -134,7 +140,7 @@ try {
 }
 if (!Array.isArray(steps)) usage('the steps are not a JSON array');
 const KINDS = ['goto', 'waitFor', 'waitGone', 'text', 'texts', 'count', 'click', 'attr',
-  'eval', 'screenshot', 'cookies', 'console', 'fetch'];
+  'type', 'select', 'eval', 'screenshot', 'cookies', 'console', 'fetch'];
 steps.forEach((s, i) => {
   const kinds = s && typeof s === 'object' ? KINDS.filter(k => k in s) : [];
   if (kinds.length !== 1) usage(`step ${i}: needs exactly one of ${KINDS.join(', ')}: ${JSON.stringify(s)}`);
@@ -142,6 +148,8 @@ steps.forEach((s, i) => {
     usage(`step ${i}: timeout must be a positive integer (ms)`);
   }
   if (kinds[0] === 'attr' && typeof s.name !== 'string') usage(`step ${i}: attr needs "name"`);
+  if (kinds[0] === 'type' && typeof s.keys !== 'string') usage(`step ${i}: type needs "keys"`);
+  if (kinds[0] === 'select' && typeof s.value !== 'string') usage(`step ${i}: select needs "value"`);
 });
 if (!fs.existsSync(chromiumPath)) usage(`no browser at ${chromiumPath}`);
 
@@ -374,6 +382,19 @@ async function runStep(page, s) {
       const e = document.querySelector(css);
       return e ? e.getAttribute(name) : null;
     }, s.attr, s.name);
+  }
+  if ('type' in s) {
+    await page.waitForSelector(s.type, { visible: true, timeout: wait });
+    await page.$eval(s.type, e => {
+      e.value = '';
+      e.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await page.type(s.type, s.keys);
+    return await page.$eval(s.type, e => e.value);
+  }
+  if ('select' in s) {
+    await page.waitForSelector(s.select, { visible: true, timeout: wait });
+    return await page.select(s.select, s.value);
   }
   if ('eval' in s) {
     const v = await page.evaluate(String(s.eval));

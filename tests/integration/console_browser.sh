@@ -16,7 +16,9 @@
 # run's page has a kill button, clicking it ends the run, the runs page
 # then no longer lists it and the audit trail has run.kill with the
 # operator's uid. A form on another origin that posts a kill to the console
-# is refused (403) and the run lives on. A uid whose daemon grant has no
+# is refused (403) and the run lives on. Typing into the runs page's agent
+# filter and choosing a state hides the other runs' rows and shows the
+# matching one (none matching: the 'no runs' line). A uid whose daemon grant has no
 # kill (the console as 65534 with --daemon) sees no kill button, and a kill
 # it forges from the page with its own CSRF token gets 403.
 #
@@ -209,6 +211,38 @@ is "$(val evil 2)" '{"navigated": true, "status": 403}' "a kill posted by anothe
 like "$(val evil 3)" "not from this console's own page" "... saying why"
 "$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
 like "$(cat "$TOP/ps")" "$run2 .*running" "... and the run lives on"
+
+# the runs page's filters, typed and chosen as a person would: by agent
+# (part of its name), by state (run2 paused, the late run running)
+"$RF_BIN" pause --state-dir "$RF_STATE" "$run2" >/dev/null 2>&1
+R2="tr[data-run='$run2']"
+LATE="tr[data-agent='$late_agent']"
+hidden="[document.querySelector(\\\"$R2\\\").hidden, document.querySelector(\\\"$LATE\\\").hidden, document.querySelector('#none').hidden]"
+drive flt "[
+ {\"goto\": \"$URL_root\"},
+ {\"waitFor\": \"$R2[data-state='paused']\", \"timeout\": 10000},
+ {\"waitFor\": \"$LATE\"},
+ {\"eval\": \"$hidden\"},
+ {\"type\": \"#f-agent\", \"keys\": \"vict\"},
+ {\"eval\": \"$hidden\"},
+ {\"type\": \"#f-agent\", \"keys\": \"late-\"},
+ {\"eval\": \"$hidden\"},
+ {\"type\": \"#f-agent\", \"keys\": \"\"},
+ {\"select\": \"#f-state\", \"value\": \"paused\"},
+ {\"eval\": \"$hidden\"},
+ {\"select\": \"#f-state\", \"value\": \"running\"},
+ {\"eval\": \"$hidden\"},
+ {\"type\": \"#f-agent\", \"keys\": \"vict\"},
+ {\"eval\": \"$hidden\"}
+]"
+is "$DRIVE_RC" 0 "the filters' steps all ran ($(grep -m1 '"ok":false' "$TOP/flt.out")$(tail -n 1 "$TOP/flt.err"))"
+is "$(val flt 3)" "[false, false, true]" "control: no filter, both runs shown"
+is "$(val flt 5)" "[false, true, true]" "agent filter 'vict': the victim's row shown, the other agent's hidden"
+is "$(val flt 7)" "[true, false, true]" "agent filter 'late-': the other way round"
+is "$(val flt 10)" "[false, true, true]" "state filter 'paused': the paused run shown, the running one hidden"
+is "$(val flt 12)" "[true, false, true]" "state filter 'running': the other way round"
+is "$(val flt 14)" "[true, true, false]" "both filters, matching no run: none shown, the 'no runs' line instead"
+"$RF_BIN" resume --state-dir "$RF_STATE" "$run2" >/dev/null 2>&1
 
 # a uid without the kill right: the daemon's grant for 65534 lists and reads
 SOCK=$TOP/control.sock
