@@ -18,7 +18,9 @@
 # refused (403) and the run lives on; a pause and the kill with it work,
 # the kill ends the run and the audit trail has run.kill with the
 # operator's uid and reason. A refused destination on a run's page offers
-# a live grant and the policy fragment that allows it, both recorded. The
+# a live grant and the policy fragment that allows it, both recorded; the
+# grant is revoked again from the page and a paused run resumed, each
+# recorded with the operator's uid. The
 # login token is nowhere in the audit log (the same grep finding it in the
 # console's stdout, the control);
 # SIGHUP prints a fresh URL (the old token then logs in no more, sessions
@@ -348,6 +350,33 @@ like "$(grep -a '"event":"egress.grant"' "$TOP/audit2")" \
 	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "both recorded: egress.grant with the operator's uid"
 like "$(grep -a '"event":"console.proposal"' "$TOP/audit2")" \
 	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "... and console.proposal"
+
+# revoke the host again, from the run's page (after the grant above, the control)
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf&host=denied.test%3A443" "$BASE/run/$run2/revoke-host"
+is "$CODE" 200 "revoking it for this run (200)"
+like "$BODY" 'id="note">revoke-host: ok revoked denied.test:443' "... the run's supervisor revoked it"
+"$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run2" >"$TOP/audit2" 2>&1
+like "$(grep -a '"event":"egress.grant"' "$TOP/audit2" | grep -a '"change":"revoke"')" \
+	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" \
+	"... recorded: egress.grant, change revoke, with the operator's uid"
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf&host=denied.test%3A443" "$BASE/run/$run2/revoke-host" -H "Sec-Fetch-Site: cross-site"
+is "$CODE" 403 "... a cross-site revoke: refused (403)"
+
+# pause, then resume, from the run's page
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf" "$BASE/run/$run2/pause"
+like "$BODY" 'id="note">pause: ok paused' "pause run2 (the control for resume)"
+"$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
+like "$(cat "$TOP/ps")" "$run2 .*paused" "... ps says paused"
+c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf" "$BASE/run/$run2/resume"
+is "$CODE" 200 "resume from the run's page (200)"
+like "$BODY" 'id="note">resume: ok running' "... the page says it runs again"
+"$RF_BIN" ps --state-dir "$RF_STATE" >"$TOP/ps" 2>&1
+like "$(cat "$TOP/ps")" "$run2 .*running" "... ps says running"
+"$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run2" >"$TOP/audit2" 2>&1
+like "$(grep -a '"event":"run.resume"' "$TOP/audit2")" "\"actor_uid\":$(id -u)" \
+	"... recorded: run.resume with the operator's uid"
+c -b "$TOP/jar1" -d "csrf=$(other "$csrf")" "$BASE/run/$run2/resume"
+is "$CODE" 403 "... a resume with a wrong CSRF token: refused (403)"
 
 # block the agent from its run's page
 c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf" "$BASE/run/$run2/block"
