@@ -9,7 +9,10 @@
 # kill, pause or grant button, and a kill it forges anyway (with its own
 # session's valid CSRF token) is refused (403) with the run still running.
 # Root's console shows the buttons, and its kill ends the run with run.kill
-# in the audit trail naming uid 0 and the console as the reason.
+# in the audit trail naming uid 0 and the console as the reason. Given
+# pause, resume, grant and block for agent "ops", uid 65534's console
+# pauses, resumes, grants a host and blocks the agent through the daemon,
+# each recorded with uid 65534 as the actor.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -28,7 +31,11 @@ NBBIN=$_RF_USER_BIN
 cat >"$TOP/daemon.json" <<JSON
 {"version": 1, "socket": "$SOCK", "socket_mode": "0666",
  "grants": [{"uid": 65534, "agents": ["watch"], "actions": ["list-runs", "get-run", "audit"],
-             "all_uids": true}]}
+             "all_uids": true},
+            {"uid": 65534, "agents": ["ops"],
+             "actions": ["list-runs", "get-run", "audit", "pause", "resume", "grant", "block"],
+             "all_uids": true}],
+ "ceiling": {"allow_hosts": ["allowed.test:443", "denied.test:443"]}}
 JSON
 chmod 0644 "$TOP/daemon.json"
 # (as_user_setup handed them to 65534: the daemon's are root's)
@@ -151,6 +158,57 @@ c -b "$TOP/jar.nb" "$NB/api/runs"
 like "$BODY" "\"run\":\"$rund\"[^}]*\"egress_allowed\":null,\"egress_refused\":null" \
 	"... null in /api/runs"
 curl -s -m 20 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$rund/kill" >/dev/null
+
+# uid 65534 on agent "ops", whose grant has pause, resume, grant and block
+# (no kill): its console's actions go through the daemon, which records
+# them with uid 65534 as the actor, not the daemon's own uid 0
+out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
+	"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"ops\", \"workspace\": \"$WS\"}" \
+	http://ringfence/v1/runs)
+runo=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
+[ -n "$runo" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
+for _ in $(seq 600); do
+	curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$runo" | grep -q '"state":"running"' &&
+		break
+	sleep 0.05
+done
+# audit_of EVENT — the daemon's records of EVENT for run ops (or for no run)
+audit_of() {
+	curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/audit | grep -a "\"event\":\"$1\"" |
+		grep -a "$2"
+}
+c -b "$TOP/jar.nb" "$NB/run/$runo"
+like "$BODY" 'id="do-pause"' "uid 65534, on agent ops: its console shows pause (its grant)"
+unlike "$BODY" 'id="do-kill"' "... but no kill (not in its grant; the control above: none on watch)"
+csrf=$(printf '%s' "$BODY" | grep -o 'name="csrf" value="[0-9a-f]*"' | head -n 1 | grep -o '[0-9a-f]\{64\}')
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf" "$NB/run/$runo/pause"
+is "$CODE" 200 "uid 65534 pauses the ops run through the daemon (200)"
+like "$BODY" 'id="note">pause: ok' "... the page says so"
+curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$runo" >"$TOP/st"
+like "$(cat "$TOP/st")" '"state":"paused"' "... the daemon says paused"
+like "$(audit_of run.pause "\"run\":\"$runo\"")" '"actor_uid":65534' \
+	"... run.pause names uid 65534, the console's operator"
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf" "$NB/run/$runo/resume"
+is "$CODE" 200 "... and resumes it (200)"
+like "$(audit_of run.resume "\"run\":\"$runo\"")" '"actor_uid":65534' "... run.resume names uid 65534"
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf&host=beyond.test%3A443" "$NB/run/$runo/allow-host"
+is "$CODE" 403 "uid 65534 granting a host beyond the daemon's ceiling: refused (403)"
+is "$BODY" "refused by the daemon" "... by the daemon (the console let it through: its grant has grant)"
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf&host=denied.test%3A443" "$NB/run/$runo/allow-host"
+is "$CODE" 200 "uid 65534 grants denied.test:443 to the run through the daemon (200)"
+like "$BODY" 'id="note">allow-host: ok' "... the page says so"
+like "$(audit_of egress.grant "\"run\":\"$runo\"")" '"actor_uid":65534.*"rule":"denied.test:443"|"rule":"denied.test:443".*"actor_uid":65534' \
+	"... egress.grant names uid 65534 and the rule"
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf" "$NB/run/$runo/block"
+is "$CODE" 200 "uid 65534 blocks agent ops through the daemon (200)"
+unlike "$BODY" 'id="note">block: refused' "... not refused"
+like "$(audit_of control.block '"agent":"ops"')" '"actor_uid":65534' "... control.block names uid 65534"
+out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
+	"{\"argv\": [\"/bin/true\"], \"agent\": \"ops\", \"workspace\": \"$WS\"}" \
+	-w ' %{http_code}' http://ringfence/v1/runs)
+unlike "$out" '"run":"' "... and the daemon starts no new run of ops ($out)"
+curl -s -m 20 --unix-socket "$SOCK" -X DELETE "http://ringfence/v1/agents/ops/block" >/dev/null
+curl -s -m 20 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$runo/kill" >/dev/null
 
 # A log past 16 MiB (JSON_OUTPUT_MAX, what the console could once hold of
 # one answer): the run page's timeline (GET /v1/audit?run=RUN) and the
