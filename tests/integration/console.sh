@@ -21,6 +21,8 @@
 # a live grant and the policy fragment that allows it, both recorded; the
 # grant is revoked again from the page and a paused run resumed, each
 # recorded with the operator's uid. The
+# health page on a log with one record modified says BROKEN at the seq
+# ringfence audit verify names, and verified once it is restored. The
 # login token is nowhere in the audit log (the same grep finding it in the
 # console's stdout, the control);
 # SIGHUP prints a fresh URL (the old token then logs in no more, sessions
@@ -462,6 +464,40 @@ if [ -x "$BENCH_AUDIT" ] && [ -r "/proc/$CPID/io" ]; then
 else
 	for _ in 1 2 3 4 5 6 7 8; do skip "a large log" "no bench-audit next to $RF_PROBE"; done
 fi
+
+# a modified log: one byte of a run.start record changed in place (same
+# length, same inode: a run still writing keeps writing to this file);
+# health says BROKEN with the seq ringfence audit verify names, and
+# verified again once the byte is back (the control, above and below)
+seg=$(ls "$RF_STATE"/audit/audit-*.jsonl | head -n 1)
+ln=$(grep -an '"event":"run.start"' "$seg" | head -n 1 | cut -d: -f1)
+bseq=$(sed -n "${ln}p" "$seg" | grep -o '"seq":[0-9]*' | cut -d: -f2)
+flip() { # flip FROM TO — FROM (same length as TO) in line $ln of $seg, in place
+	python3 -c 'import sys
+path, n, a, b = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4].encode()
+with open(path, "r+b") as f:
+    off = 0
+    for i, line in enumerate(f, 1):
+        if i == n:
+            at = line.index(a)
+            f.seek(off + at)
+            f.write(b)
+            break
+        off += len(line)' "$seg" "$ln" "$1" "$2"
+}
+flip '"run.start"' '"run.starT"'
+err=$("$RF_BIN" audit verify --state-dir "$RF_STATE" 2>&1 >/dev/null)
+is "$?" 1 "a modified record: ringfence audit verify exits 1"
+like "$err" "seq $bseq\b" "... naming seq $bseq"
+health
+like "$BODY" "id=\"verify\"><span class=\"error\">BROKEN</span>: [^<]*seq $bseq\b" \
+	"the health page on the modified log: BROKEN, at seq $bseq"
+unlike "$BODY" 'id="verify"><span class="good">verified' "... and not verified"
+flip '"run.starT"' '"run.start"'
+"$RF_BIN" audit verify --state-dir "$RF_STATE" >/dev/null 2>&1
+is "$?" 0 "the byte back: ringfence audit verify passes again"
+health
+like "$BODY" 'id="verify"><span class="good">verified</span>' "... and so does the health page"
 
 # a fresh URL; logout
 kill -HUP "$CPID"
