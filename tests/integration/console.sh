@@ -19,6 +19,8 @@
 # the kill ends the run and the audit trail has run.kill with the
 # operator's uid and reason. A refused destination on a run's page offers
 # a live grant and the policy fragment that allows it, both recorded; the
+# refused SOCKS5 name holding markup, a quote and a control byte shows
+# inert on its run's page, with no rule proposed. The
 # grant is revoked again from the page and a paused run resumed, each
 # recorded with the operator's uid. The
 # health page on a log with one record modified says BROKEN at the seq
@@ -352,6 +354,39 @@ like "$(grep -a '"event":"egress.grant"' "$TOP/audit2")" \
 	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "both recorded: egress.grant with the operator's uid"
 like "$(grep -a '"event":"console.proposal"' "$TOP/audit2")" \
 	"\"actor_uid\":$(id -u).*\"rule\":\"denied.test:443\"" "... and console.proposal"
+
+# an egress host holding markup, quotes and a control byte: a SOCKS5 name
+# may hold any byte but NUL, and the proxy records the refusal with the
+# name as sent (the log is signed: a record cannot be forged, so a run
+# asks for such a name); its run's page shows it inert, and proposes no
+# rule for it (the control: denied.test's proposal above)
+run4=$(cd "$WS" && "$RF_BIN" run --state-dir "$RF_STATE" --detach --agent socksy -- \
+	/usr/bin/python3 -c 'import socket, time
+s = socket.create_connection(("127.0.0.1", 1080))
+s.sendall(b"\x05\x01\x00")
+s.recv(2)
+name = b"<script>x\"q\x01.test"
+s.sendall(b"\x05\x01\x00\x03" + bytes([len(name)]) + name + b"\x01\xbb")
+s.recv(10)
+time.sleep(300)' </dev/null 2>"$TOP/run.err")
+[ -n "$run4" ] || bail_out "no run: $(cat "$TOP/run.err")"
+RUNS+=("$run4")
+for _ in $(seq 200); do
+	"$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run4" 2>/dev/null |
+		grep -q '"event":"egress.deny"' && break
+	sleep 0.05
+done
+like "$("$RF_BIN" audit --state-dir "$RF_STATE" --json --run "$run4" | grep -a '"event":"egress.deny"')" \
+	'"host":"<script>x\\"q\\u0001.test"' "a SOCKS5 name with markup and a control byte: recorded as sent"
+c -b "$TOP/jar1" "$BASE/run/$run4"
+is "$CODE" 200 "... its run's page (200)"
+like "$BODY" '<span class="k">host</span>=<span class="v">&lt;script&gt;x&quot;q␁\.test</span>' \
+	"... shows the host inert: markup and quote escaped, the control byte a picture"
+unlike "$BODY" '<script>x' "... never as markup"
+unlike "$BODY" 'class="propose-grant"' "... and proposes no rule for it"
+c -b "$TOP/jar1" "$BASE/api/run/$run4"
+like "$BODY" '"<script>x\\"q␁\.test"' "... and /api/run gives it as a JSON string, the byte a picture"
+"$RF_BIN" kill --state-dir "$RF_STATE" "$run4" >/dev/null 2>&1
 
 # revoke the host again, from the run's page (after the grant above, the control)
 c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf&host=denied.test%3A443" "$BASE/run/$run2/revoke-host"
