@@ -319,7 +319,7 @@ reset_config
 # --- kill with any signal, and --all --------------------------------------------
 # (an engine's stop signal may be any: httpd's WINCH, systemd's RTMIN+3;
 # --all reaches exec'd processes too)
-config 'c["process"]["args"]=["/bin/sh","-c","trap \"echo winch >>/tmp/sigs\" WINCH; trap \"echo rt3 >>/tmp/sigs\" 37; while :; do sleep 0.2; done"]'
+config 'c["process"]["args"]=["/bin/sh","-c","trap \"echo winch >>/tmp/sigs\" WINCH; trap \"echo rt3 >>/tmp/sigs\" 37; echo ready >>/tmp/sigs; while :; do sleep 0.2; done"]'
 RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" \
 	"$ID-s" </dev/null >/dev/null 2>"$TOP/err"
 ocx start "$ID-s"
@@ -333,6 +333,9 @@ sigs_have() {
 	done
 	return 1
 }
+# (the handlers are in place once the command says so: a signal before
+# would meet the shell's default, which ignores WINCH)
+sigs_have ready || not_ok "the command's handlers are in place" "$RF_OUT"
 ocx kill "$ID-s" WINCH
 is "$RF_RC" 0 "kill WINCH (not a terminating signal): exit 0"
 sigs_have winch && ok "... the command's WINCH handler ran" || not_ok "... the command's WINCH handler ran" "$RF_OUT"
