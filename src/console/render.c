@@ -186,3 +186,22 @@ int console_array_next(const char *s, size_t len, size_t *pos, size_t *off, size
         *pos = i;
         return 1;
 }
+
+void console_age(struct json_buf *b, int64_t ms)
+{
+        uint64_t s = ms > 0 ? (uint64_t)ms / 1000 : 0;
+        char t[48];
+        int n;
+        if (s < 60)
+                n = snprintf(t, sizeof t, "%llus", (unsigned long long)s);
+        else if (s < 3600)
+                n = snprintf(t, sizeof t, "%llum %llus", (unsigned long long)(s / 60),
+                             (unsigned long long)(s % 60));
+        else if (s < 86400)
+                n = snprintf(t, sizeof t, "%lluh %llum", (unsigned long long)(s / 3600),
+                             (unsigned long long)(s % 3600 / 60));
+        else
+                n = snprintf(t, sizeof t, "%llud %lluh", (unsigned long long)(s / 86400),
+                             (unsigned long long)(s % 86400 / 3600));
+        json_buf_append(b, t, (size_t)n);
+}

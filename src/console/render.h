@@ -30,6 +30,13 @@ void console_html(struct json_buf *b, const char *s, size_t len);
 void console_json_str(struct json_buf *b, const char *s, size_t len);
 
 /*
+ * console_age — a run's age as the runs page shows it (app.js's fmtAge
+ * writes the same): "Ns" under a minute, "Mm Ss" under an hour, "Hh Mm"
+ * under a day, else "Dd Hh"; a negative age (clocks apart) is "0s".
+ */
+void console_age(struct json_buf *b, int64_t ms);
+
+/*
  * console_array_next — the next element of a JSON array in s[0..len),
  * scanning from *pos (just after its '[' or after an element): its offset
  * and length into *off, *elen, *pos moved past it. 1 an element, 0 the

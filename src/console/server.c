@@ -816,11 +816,25 @@ static void run_row_html(struct json_buf *b, const struct run_row *w)
         json_buf_append_uint(b, (uint64_t)(in->started_ms > 0 ? in->started_ms : 0));
         APPEND(b, "\">");
         fmt_time(b, in->started_ms);
+        APPEND(b, "</td><td class=\"age\">");
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        if (in->started_ms > 0 && in->started_ms <= now_ms)
+                console_age(b, now_ms - in->started_ms);
+        else if (in->started_ms > now_ms)
+                console_age(b, 0); /* clocks apart: the start is "now" */
         APPEND(b, "</td><td class=\"cpu\">");
         fmt_uint(b, w->cpu_usec / 1000);
         APPEND(b, " ms</td><td class=\"mem\">");
-        fmt_uint(b, w->memory >> 20);
-        APPEND(b, " MiB</td><td class=\"egress\">");
+        /* 0: no memory cgroup serves this run (cgroup v1 without a memory
+         * limit): not known, never "0 MiB" */
+        if (w->memory) {
+                fmt_uint(b, w->memory >> 20);
+                APPEND(b, " MiB");
+        } else
+                APPEND(b, "—");
+        APPEND(b, "</td><td class=\"egress\">");
         if (w->counted) {
                 json_buf_append_uint(b, w->allowed);
                 APPEND(b, " / ");
@@ -852,7 +866,7 @@ static void page_runs(const struct console *cs, int slot, int fd)
                 APPEND(&b, "</p>");
         }
         APPEND(&b, "<table id=\"runs\"><thead><tr><th>run</th><th>agent</th><th>uid</th>"
-                   "<th>state</th><th>started (UTC)</th><th>CPU</th><th>memory</th>"
+                   "<th>state</th><th>started (UTC)</th><th>age</th><th>CPU</th><th>memory</th>"
                    "<th title=\"egress allowed / refused\">egress ✓/✗</th>"
                    "<th>grants</th><th>command</th></tr></thead><tbody>");
         for (size_t i = 0; i < r.n; i++)

@@ -340,6 +340,12 @@ like "$BODY" 'class="propose-policy"' "... and one: add it to the agent's policy
 c -b "$TOP/jar1" "$BASE/"
 like "$BODY" "data-run=\"$run2\".*<td class=\"egress\">0 / 1</td>" \
 	"... and counted on the runs page (egress allowed / refused: 0 / 1)"
+like "$BODY" "<th>age</th>" "the runs page has an age column"
+like "$BODY" "data-run=\"$run2\".*<td class=\"age\">[0-9]+(s|m [0-9]+s|h [0-9]+m)</td>" \
+	"... the run's age in it (s, m s, h m)"
+unlike "$BODY" "<td class=\"mem\">0 MiB</td>" \
+	"memory: never '0 MiB' (a run no memory cgroup serves shows '—'; one that has, its MiB)"
+like "$BODY" "data-run=\"$run2\".*<td class=\"mem\">(—|[0-9]+ MiB)</td>" "... the run's memory cell"
 c -b "$TOP/jar1" -H "Origin: $BASE" -d "csrf=$csrf&host=denied.test%3A443" "$BASE/run/$run2/allow-host"
 is "$CODE" 200 "allowing it for this run (200)"
 like "$BODY" 'allow-host: ok allowed denied.test:443' "... the run's supervisor granted it"

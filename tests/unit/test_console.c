@@ -178,8 +178,33 @@ static void test_parse(void)
         doc = json_node_free(doc);
 }
 
+/* a run's age as the runs page shows it (app.js's fmtAge the same) */
+static void test_age(void)
+{
+        static const struct {
+                int64_t ms;
+                const char *want;
+        } c[] = {{-5000, "0s"},
+                 {0, "0s"},
+                 {59999, "59s"},
+                 {60000, "1m 0s"},
+                 {3599000, "59m 59s"},
+                 {3600000, "1h 0m"},
+                 {86399000, "23h 59m"},
+                 {86400000, "1d 0h"},
+                 {INT64_MAX, "106751991167d 7h"}};
+        for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+                struct json_buf b = {0};
+                console_age(&b, c[i].ms);
+                json_buf_append(&b, "", 1);
+                is_str(b.data, c[i].want, "age of %lld ms: %s", (long long)c[i].ms, c[i].want);
+                json_buf_done(&b);
+        }
+}
+
 int main(void)
 {
+        test_age();
         test_parse();
         unsigned char r32[32];
         memset(r32, 0xab, sizeof r32);

@@ -17,6 +17,14 @@
     const d = new Date(ms);
     return d.toISOString().replace('T', ' ').replace('Z', '');
   }
+  // the same text as the server's console_age
+  function fmtAge(ms) {
+    const s = ms > 0 ? Math.floor(ms / 1000) : 0;
+    if (s < 60) return s + 's';
+    if (s < 3600) return Math.floor(s / 60) + 'm ' + (s % 60) + 's';
+    if (s < 86400) return Math.floor(s / 3600) + 'h ' + Math.floor(s % 3600 / 60) + 'm';
+    return Math.floor(s / 86400) + 'd ' + Math.floor(s % 86400 / 3600) + 'h';
+  }
   function cell(tr, cls, text) {
     const td = document.createElement('td');
     td.className = cls;
@@ -40,8 +48,10 @@
     cell(tr, 'uid', String(r.uid));
     cell(tr, 'state', r.state);
     cell(tr, 'started', fmtTime(r.started_ms)).dataset.ms = String(r.started_ms);
+    cell(tr, 'age', r.started_ms ? fmtAge(Date.now() - r.started_ms) : '');
     cell(tr, 'cpu', r.cpu_ms + ' ms');
-    cell(tr, 'mem', Math.floor(r.memory / 1048576) + ' MiB');
+    // 0: no memory cgroup serves the run (cgroup v1 without a limit)
+    cell(tr, 'mem', r.memory ? Math.floor(r.memory / 1048576) + ' MiB' : '—');
     // null: not known to this console (through the daemon, without its log)
     cell(tr, 'egress', r.egress_allowed === null || r.egress_refused === null
       ? '—' : r.egress_allowed + ' / ' + r.egress_refused);
