@@ -192,22 +192,55 @@ void console_health_clear(struct console_health *h)
         memset(h, 0, sizeof *h);
 }
 
+/* HOST:PORT ([V6]:PORT) for host h[0..hl) and port into out: false when
+ * the host is not 1..253 of [a-z0-9.:_-], the port not 1..65535 or the
+ * rule does not fit. The one form a proposal ever takes. */
+static bool rule_text(const char *h, size_t hl, uint64_t port, char *out, size_t size)
+{
+        if (!hl || hl > 253 || port == 0 || port > 65535)
+                return false;
+        for (size_t i = 0; i < hl; i++) {
+                char c = h[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+                      c == ':' || c == '_'))
+                        return false; /* shown, never proposed */
+        }
+        bool v6 = memchr(h, ':', hl) != NULL;
+        int n = snprintf(out, size, "%s%.*s%s:%u", v6 ? "[" : "", (int)hl, h, v6 ? "]" : "",
+                         (unsigned)port);
+        return n > 0 && (size_t)n < size;
+}
+
 bool console_deny_rule(const struct json_node *doc, char *out, size_t size)
 {
         const struct json_node *h = json_object_get(doc, "host");
         const struct json_node *p = json_object_get(doc, "port");
         uint64_t port = 0;
-        if (!h || h->type != JSON_STRING || !h->len || h->len > 253 || !p ||
-            json_number_uint64(p, &port) < 0 || port == 0 || port > 65535)
+        if (!h || h->type != JSON_STRING || !p || json_number_uint64(p, &port) < 0)
                 return false;
-        for (size_t i = 0; i < h->len; i++) {
-                char c = h->str[i];
-                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-                      c == ':' || c == '_'))
-                        return false; /* shown, never proposed */
+        return rule_text(h->str, h->len, port, out, size);
+}
+
+bool console_proposal_rule(const char *s, size_t n, char *out, size_t size)
+{
+        const char *colon = n ? memrchr(s, ':', n) : NULL;
+        if (!colon || colon == s)
+                return false;
+        size_t hl = (size_t)(colon - s), pl = n - hl - 1;
+        uint64_t port = 0;
+        if (pl == 0 || pl > 5)
+                return false;
+        for (size_t i = 0; i < pl; i++) {
+                if (colon[1 + i] < '0' || colon[1 + i] > '9')
+                        return false;
+                port = port * 10 + (uint64_t)(colon[1 + i] - '0');
         }
-        bool v6 = memchr(h->str, ':', h->len) != NULL;
-        int n = snprintf(out, size, "%s%.*s%s:%u", v6 ? "[" : "", (int)h->len, h->str,
-                         v6 ? "]" : "", (unsigned)port);
-        return n > 0 && (size_t)n < size;
+        const char *h = s;
+        if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
+                h++;
+                hl -= 2;
+        }
+        /* the canonical text, and only it: no leading zero, no brackets
+         * around a name, none missing around an IPv6 address */
+        return rule_text(h, hl, port, out, size) && strlen(out) == n && !memcmp(out, s, n);
 }

@@ -122,3 +122,13 @@ void console_health_clear(struct console_health *h);
  * (out should hold 300). Pure.
  */
 bool console_deny_rule(const struct json_node *doc, char *out, size_t size);
+
+/*
+ * console_proposal_rule — a proposed rule as a browser or an API caller
+ * sends it (s[0..n), not NUL-terminated): true, with the rule in out,
+ * only when it is exactly what console_deny_rule makes of some refusal
+ * (HOST:PORT, [V6]:PORT; host 1..253 of [a-z0-9.:_-], port 1..65535
+ * without a leading zero); out should hold 300. Pure; the console's
+ * proposal and the daemon's POST /v1/runs/RUN/proposal both check with it.
+ */
+bool console_proposal_rule(const char *s, size_t n, char *out, size_t size);

@@ -1639,17 +1639,14 @@ static int block_agent(const struct console *cs, const char *agent, char *why, s
 /* POST /run/RUN/propose (host=RULE): the policy fragment that allows a
  * refused destination for every run of the agent, shown to copy; recorded
  * as console.proposal with this uid (standalone: the console appends it to
- * the state dir's log; through the daemon it is not recorded) */
+ * the state dir's log; through the daemon: POST /v1/runs/RUN/proposal, the
+ * daemon records it if this uid may read the run) */
 static void propose(const struct console *cs, int slot, int fd, const char *run, const char *body,
                     size_t blen)
 {
-        char host[CONSOLE_FIELD_MAX + 1];
-        int n = console_field(body, blen, "host", host, sizeof host);
-        bool ok = n > 0 && n < 300;
-        for (int i = 0; ok && i < n; i++)
-                ok = (host[i] >= 'a' && host[i] <= 'z') || (host[i] >= '0' && host[i] <= '9') ||
-                     strchr(".-:_[]", host[i]);
-        if (!ok) {
+        char field[CONSOLE_FIELD_MAX + 1], host[300];
+        int n = console_field(body, blen, "host", field, sizeof field);
+        if (n <= 0 || !console_proposal_rule(field, (size_t)n, host, sizeof host)) {
                 respond_text(fd, 400, "host: HOST:PORT");
                 return;
         }
@@ -1658,7 +1655,26 @@ static void propose(const struct console *cs, int slot, int fd, const char *run,
         json_buf_append_string(&frag, host, strlen(host));
         APPEND(&frag, "]}}");
         char note[RF_ERROR_MSG_MAX + 32] = "";
-        if (!cs->o->api_socket) {
+        if (cs->o->api_socket) {
+                /* the daemon records it, with this uid, if this uid may read the run */
+                char path[128];
+                struct json_buf out = {0}, jb = {0};
+                APPEND(&jb, "{\"rule\":");
+                json_buf_append_string(&jb, host, strlen(host));
+                APPEND(&jb, "}");
+                snprintf(path, sizeof path, "/v1/runs/%s/proposal", run);
+                int st = jb.error ? -ENOMEM : api_call(cs, "POST", path, jb.data, &out);
+                json_buf_done(&jb);
+                json_buf_done(&out);
+                if (st == 403 || st == 404) {
+                        json_buf_done(&frag);
+                        respond_text(fd, 403, "refused by the daemon");
+                        return;
+                }
+                if (st != 200)
+                        snprintf(note, sizeof note, "not recorded: %s",
+                                 st < 0 ? strerror(-st) : "the daemon refused it");
+        } else {
                 struct audit_log *log = NULL;
                 struct rf_error err = {0};
                 struct audit_field f[] = {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "console/parse.h"
 #include "daemon/api.h"
 #include "policy/policy-internal.h"
 #include "policy/policy.h"
@@ -18,7 +19,7 @@ static const char *const op_names[_API_OP_MAX] = {
         [API_KILL_RUN] = "kill",        [API_PAUSE_RUN] = "pause",     [API_RESUME_RUN] = "resume",
         [API_REVOKE_SECRET] = "revoke", [API_KILL_AGENT] = "kill",     [API_BLOCK_AGENT] = "block",
         [API_UNBLOCK_AGENT] = "block",  [API_AUDIT] = "audit",         [API_GRANT_RUN] = "grant",
-        [API_DAEMON_STATUS] = "status",
+        [API_DAEMON_STATUS] = "status", [API_PROPOSE_RUN] = "get-run",
 };
 
 const char *api_op_name(enum api_op op)
@@ -162,6 +163,19 @@ static int grant_body(const struct json_node *o, struct api_req *r, char *why, s
                               "a body of one key: allow_host or revoke_host (a rule)");
         r->allow = !strcmp(o->items[0]->key, "allow_host");
         memcpy(r->rule, o->items[0]->str, o->items[0]->len + 1);
+        return 0;
+}
+
+/* {"rule": "HOST:PORT"}: a rule exactly as the console proposes one
+ * (console_proposal_rule), nothing else */
+static int proposal_body(const struct json_node *o, struct api_req *r, char *why, size_t wl)
+{
+        if (!o || o->n_items != 1 || strcmp(o->items[0]->key, "rule") ||
+            o->items[0]->type != JSON_STRING ||
+            !console_proposal_rule(o->items[0]->str, o->items[0]->len, r->rule, sizeof r->rule))
+                return rf_why(why, wl, 400,
+                              "a body of one key: rule (HOST:PORT or [V6]:PORT, host of "
+                              "a-z 0-9 . : _ -)");
         return 0;
 }
 
@@ -383,20 +397,22 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                 }
                 if (ns != 4)
                         goto out;
-                r->op = SEG(3, "kill")     ? API_KILL_RUN
-                        : SEG(3, "pause")  ? API_PAUSE_RUN
-                        : SEG(3, "resume") ? API_RESUME_RUN
-                        : SEG(3, "revoke") ? API_REVOKE_SECRET
-                        : SEG(3, "grant")  ? API_GRANT_RUN
-                                           : _API_OP_INVALID;
+                r->op = SEG(3, "kill")       ? API_KILL_RUN
+                        : SEG(3, "pause")    ? API_PAUSE_RUN
+                        : SEG(3, "resume")   ? API_RESUME_RUN
+                        : SEG(3, "revoke")   ? API_REVOKE_SECRET
+                        : SEG(3, "grant")    ? API_GRANT_RUN
+                        : SEG(3, "proposal") ? API_PROPOSE_RUN
+                                             : _API_OP_INVALID;
                 if (r->op == _API_OP_INVALID)
                         goto out;
                 if (!post) {
                         s = rf_why(why, wl, 405, "POST /v1/runs/RUN/%.*s", (int)sl[3], seg[3]);
                         goto out;
                 }
-                s = r->op == API_GRANT_RUN
-                            ? grant_body(doc, r, why, wl)
+                s = r->op == API_GRANT_RUN ? grant_body(doc, r, why, wl)
+                    : r->op == API_PROPOSE_RUN
+                            ? proposal_body(doc, r, why, wl)
                             : small_body(doc, r, false, r->op == API_REVOKE_SECRET, why, wl);
                 goto out;
         }

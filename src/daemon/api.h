@@ -10,6 +10,7 @@
  *   POST   /v1/runs/RUN/pause | resume
  *   POST   /v1/runs/RUN/revoke           {"secret": "NAME"}
  *   POST   /v1/runs/RUN/grant            {"allow_host": "RULE"} or {"revoke_host": "RULE"}
+ *   POST   /v1/runs/RUN/proposal         {"rule": "HOST:PORT"}: recorded as console.proposal
  *   POST   /v1/agents/AGENT/kill         {"reason": "...", "block": true}
  *   PUT    /v1/agents/AGENT/block        {"reason": "..."}
  *   DELETE /v1/agents/AGENT/block
@@ -53,6 +54,7 @@ enum api_op {
         API_AUDIT,
         API_GRANT_RUN,
         API_DAEMON_STATUS,
+        API_PROPOSE_RUN, /* needs get-run: whoever may read a run may propose a rule for it */
         _API_OP_MAX,
         _API_OP_INVALID = -22,
 };
@@ -64,7 +66,7 @@ struct api_req {
         char agent[API_NAME_MAX + 1]; /* the agent of the URL, or of a start */
         char reason[257];
         char secret[65];
-        char rule[321]; /* grant: the network rule */
+        char rule[321]; /* grant: the network rule; proposal: HOST:PORT (canonical) */
         bool allow;     /* grant: allow (true) or revoke the rule */
         bool block, follow;
         bool keep_state; /* start: `--keep-state` (the profiles' agent state kept) */

@@ -12,6 +12,7 @@
  *   kill / pause / resume  the run's control socket, acting for the caller
  *   revoke                 (kill records the caller as the actor)
  *   block / unblock        STATE_DIR/blocks
+ *   proposal               a console.proposal record (the caller as actor)
  *   audit                  a `ringfence audit --json [--follow]` child
  *                          writing to the client: a slow reader stalls
  *                          only its own child, never the daemon
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "console/parse.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/scope.h"
@@ -283,12 +285,15 @@ static void respond_error(struct client *c, int status, const char *fmt, ...)
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
-static void record(struct daemon *d, const char *run, const char *event,
-                   const struct audit_field *f, size_t n)
+/* append one record to the daemon's log; 0, or -errno (said on stderr) */
+static int record(struct daemon *d, const char *run, const char *event, const struct audit_field *f,
+                  size_t n)
 {
         struct rf_error err = {0};
-        if (d->log && audit_append(d->log, run, event, f, n, true, &err) < 0)
+        int r = d->log ? audit_append(d->log, run, event, f, n, true, &err) : 0;
+        if (r < 0)
                 fprintf(stderr, "ringfence: daemon: cannot record %s: %s\n", event, err.msg);
+        return r < 0 ? r : 0;
 }
 
 struct find {
@@ -1624,6 +1629,7 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
         case API_RESUME_RUN:
         case API_REVOKE_SECRET:
         case API_GRANT_RUN:
+        case API_PROPOSE_RUN:
                 break;
         case _API_OP_MAX:
         case _API_OP_INVALID:
@@ -1633,9 +1639,32 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
         }
         /* run operations: the run's agent decides who may */
         registry_foreach(d->state_dir, find_cb, &f);
-        if (!f.found || !allowed(d, c, q->op, f.info.agent)) {
+        /* a proposal needs what reading the run needs (get-run) */
+        if (!f.found ||
+            !allowed(d, c, q->op == API_PROPOSE_RUN ? API_GET_RUN : q->op, f.info.agent)) {
                 /* not telling a caller without the right whether the run exists */
                 respond_error(c, 404, "no run %s", q->run);
+                return;
+        }
+        char canon[sizeof q->rule];
+        if (q->op == API_PROPOSE_RUN &&
+            !console_proposal_rule(q->rule, strlen(q->rule), canon, sizeof canon)) {
+                /* the parser checked it; a parser that did not is not believed */
+                respond_error(c, 400, "rule: HOST:PORT");
+                return;
+        }
+        if (q->op == API_PROPOSE_RUN) {
+                /* the console's "add to the agent's policy": only recorded (the
+                 * policy is the operator's to change), with the caller as actor */
+                struct audit_field pf[] = {
+                        {.key = "actor_uid", .type = AUDIT_UINT, .u = c->cred.uid},
+                        {.key = "rule", .type = AUDIT_STR, .s = q->rule},
+                        {.key = "via", .type = AUDIT_STR, .s = "api"},
+                };
+                if (record(d, f.info.run, "console.proposal", pf, ARRAY_SIZE(pf)) < 0)
+                        respond_error(c, 500, "cannot record the proposal");
+                else
+                        respond(c, 200, "{\"recorded\":true}");
                 return;
         }
         if (q->op != API_GET_RUN)

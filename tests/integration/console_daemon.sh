@@ -12,7 +12,10 @@
 # in the audit trail naming uid 0 and the console as the reason. Given
 # pause, resume, grant and block for agent "ops", uid 65534's console
 # pauses, resumes, grants a host and blocks the agent through the daemon,
-# each recorded with uid 65534 as the actor.
+# each recorded with uid 65534 as the actor. Its "add to the agent's
+# policy" is recorded by the daemon (console.proposal, actor_uid 65534); a
+# forged rule that is no HOST:PORT is refused (400), and so is a proposal
+# for a run of an agent its grants do not name (404, the console 403).
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -111,6 +114,50 @@ like "$(cat "$TOP/st")" '"state":"running"' "... the run still runs"
 grep -q "kill" <(curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/audit | grep "\"run\":\"$run\"" |
 	grep '"event":"run.kill"') && not_ok "... and no run.kill was recorded" ||
 	ok "... and no run.kill was recorded"
+
+# "Add to the agent's policy" through the daemon: recorded by the daemon
+# (POST /v1/runs/RUN/proposal) with uid 65534, the console's operator, as
+# the actor; a rule that is no HOST:PORT is refused (400) by the console
+# and by the daemon alike; a run of an agent uid 65534's grants do not
+# name is not found (404), its console says refused, and nothing is recorded
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf&host=denied.test%3A443" "$NB/run/$run/propose"
+is "$CODE" 200 "uid 65534 proposes denied.test:443 for agent watch's policy (200)"
+like "$BODY" 'id="fragment">\{&quot;network&quot;: \{&quot;allow&quot;: \[&quot;denied.test:443&quot;\]\}\}' \
+	"... shown the policy fragment"
+unlike "$BODY" 'not recorded' "... and not told it was not recorded"
+rec=$(curl -s -m 20 --unix-socket "$SOCK" "http://ringfence/v1/audit?run=$run" |
+	grep -a '"event":"console.proposal"')
+like "$rec" '"actor_uid":65534' "... console.proposal recorded by the daemon, naming uid 65534"
+like "$rec" '"rule":"denied.test:443"' "... and the rule"
+like "$rec" "\"run\":\"$run\"" "... and the run"
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf&host=a%22%3Cb" "$NB/run/$run/propose"
+is "$CODE" 400 "a proposal of something that is no HOST:PORT: refused by the console (400)"
+nb_api() { setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -m 20 --unix-socket "$SOCK" "$@"; }
+out=$(nb_api -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+	-d '{"rule": "a\"<b:443"}' "http://ringfence/v1/runs/$run/proposal")
+is "$out" 400 "... and the same rule forged to the daemon as uid 65534: 400"
+out=$(nb_api -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+	-d '{"rule": "denied.test:0443"}' "http://ringfence/v1/runs/$run/proposal")
+is "$out" 400 "... a port that is not the canonical one: 400"
+out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
+	"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"other\", \"workspace\": \"$WS\"}" \
+	http://ringfence/v1/runs)
+runx=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
+[ -n "$runx" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
+for _ in $(seq 600); do
+	curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$runx" | grep -q '"state":"running"' &&
+		break
+	sleep 0.05
+done
+out=$(nb_api -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+	-d '{"rule": "denied.test:443"}' "http://ringfence/v1/runs/$runx/proposal")
+is "$out" 404 "a proposal for a run of agent other (no grant of uid 65534 names it): 404"
+c -b "$TOP/jar.nb" -H "Origin: $NB" -d "csrf=$csrf&host=denied.test%3A443" "$NB/run/$runx/propose"
+is "$CODE" 403 "... and through uid 65534's console: refused (403)"
+out=$(curl -s -m 20 --unix-socket "$SOCK" "http://ringfence/v1/audit?run=$runx")
+like "$out" '"event":"run.start"' "control: root reads run other's records"
+unlike "$out" '"event":"console.proposal"' "... and no console.proposal among them"
+curl -s -m 20 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$runx/kill" >/dev/null
 
 # root: may
 c -c "$TOP/jar.rt" "$URL_root"

@@ -52,6 +52,34 @@ static void test_routes(void)
         ok(r.op == API_GRANT_RUN && !r.allow && !strcmp(r.rule, "api.test:443"),
            "... revoke_host and its rule");
         is_int(route("POST", t, "{\"allow\":\"x\"}", &r, why), 400, "... another key: 400");
+        /* a policy proposal: the rule exactly as the console proposes one */
+        snprintf(t, sizeof t, "/v1/runs/%s/proposal", id);
+        is_int(route("POST", t, "{\"rule\":\"denied.test:443\"}", &r, why), 0,
+               "POST .../proposal (%s)", why);
+        ok(r.op == API_PROPOSE_RUN && !strcmp(r.rule, "denied.test:443") && !strcmp(r.run, id),
+           "... its rule and run");
+        is_int(route("POST", t, "{\"rule\":\"[fd00::1]:8443\"}", &r, why), 0,
+               "... an IPv6 destination in brackets");
+        {
+                static const char *const bad[] = {"{\"rule\":\"a\\\"<b:443\"}",
+                                                  "{\"rule\":\"x.test\"}",
+                                                  "{\"rule\":\"x.test:0\"}",
+                                                  "{\"rule\":\"x.test:65536\"}",
+                                                  "{\"rule\":\"x.test:0443\"}",
+                                                  "{\"rule\":\"X.test:443\"}",
+                                                  "{\"rule\":\"fd00::1:443\"}",
+                                                  "{\"rule\":\"[x.test]:443\"}",
+                                                  "{\"rule\":\":443\"}",
+                                                  "{\"rule\":1}",
+                                                  "{\"rule\":\"x.test:443\",\"why\":\"x\"}",
+                                                  "{\"host\":\"x.test:443\"}",
+                                                  "{}"};
+                for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+                        is_int(route("POST", t, bad[i], &r, why), 400, "a proposal %s: 400",
+                               bad[i]);
+        }
+        is_int(route("POST", t, NULL, &r, why), 400, "... no body: 400");
+        is_int(route("GET", t, NULL, &r, why), 405, "GET .../proposal: 405");
         is_int(route("DELETE", "/v1/agents/claude/block", NULL, &r, why), 0, "DELETE .../block");
         is_int(r.op, API_UNBLOCK_AGENT, "... unblock");
         is_int(route("GET", "/v1/audit?follow=1", NULL, &r, why), 0, "GET /v1/audit?follow=1");
