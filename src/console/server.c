@@ -1150,36 +1150,58 @@ static void action_form(struct json_buf *b, const char *run, const char *action,
 #define OUTPUT_TAIL_MAX 16384 /* bytes of a run's output its page shows (the end) */
 
 /* the end of run `run`'s output, as the supervisor wrote it (secrets
- * masked: STATE_DIR/logs/RUN.log), inert; nothing through the daemon
- * unless its state dir is this console's to read */
+ * masked: STATE_DIR/logs/RUN.log; through the daemon alone, GET
+ * /v1/runs/RUN/output, the same file's end as the daemon reads it), inert */
 static void output_tail(struct json_buf *b, const struct console *cs, const char *run)
 {
-        char path[PATH_MAX];
-        if (cs->o->api_socket && !strcmp(cs->o->state_dir, cs->o->api_socket))
-                return;
-        snprintf(path, sizeof path, "%s/logs/%s.log", cs->o->state_dir, run);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return;
-        off_t from = st.st_size > OUTPUT_TAIL_MAX ? st.st_size - OUTPUT_TAIL_MAX : 0;
-        _cleanup_free_ char *buf = malloc(OUTPUT_TAIL_MAX);
-        ssize_t n = buf ? pread(fd, buf, OUTPUT_TAIL_MAX, from) : -1;
-        if (n < 0)
-                return;
+        _cleanup_free_ char *buf = NULL;
+        struct json_buf api = {0};
+        const char *text;
+        ssize_t n;
+        int64_t size = -1; /* the whole log's, when known */
+        if (cs->o->api_socket && !strcmp(cs->o->state_dir, cs->o->api_socket)) {
+                char path[128];
+                snprintf(path, sizeof path, "/v1/runs/%s/output?tail=%d", run, OUTPUT_TAIL_MAX);
+                int st = api_call(cs, "GET", path, NULL, &api);
+                if (st != 200 || api.len > OUTPUT_TAIL_MAX) {
+                        json_buf_done(&api);
+                        return;
+                }
+                text = api.data ? api.data : "";
+                n = (ssize_t)api.len;
+        } else {
+                char path[PATH_MAX];
+                snprintf(path, sizeof path, "%s/logs/%s.log", cs->o->state_dir, run);
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+                struct stat st;
+                if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                        return;
+                off_t from = st.st_size > OUTPUT_TAIL_MAX ? st.st_size - OUTPUT_TAIL_MAX : 0;
+                buf = malloc(OUTPUT_TAIL_MAX);
+                n = buf ? pread(fd, buf, OUTPUT_TAIL_MAX, from) : -1;
+                if (n < 0)
+                        return;
+                text = buf;
+                size = (int64_t)st.st_size;
+        }
         APPEND(b, "<h2>Output</h2><p class=\"hint\">The end of what the run wrote (");
-        json_buf_append_uint(b, (uint64_t)st.st_size);
-        APPEND(b, " bytes), its secrets masked by the supervisor, control bytes shown.</p>"
+        if (size >= 0) {
+                json_buf_append_uint(b, (uint64_t)size);
+                APPEND(b, " bytes");
+        } else
+                APPEND(b, "through the daemon");
+        APPEND(b, "), its secrets masked by the supervisor, control bytes shown.</p>"
                   "<pre id=\"output\" class=\"output\">");
         /* line by line: a newline stays a line break, nothing else acts */
         for (ssize_t i = 0, j; i < n; i = j + 1) {
-                const char *nl = memchr(buf + i, '\n', (size_t)(n - i));
-                j = nl ? nl - buf : n;
-                console_html(b, buf + i, (size_t)(j - i));
+                const char *nl = memchr(text + i, '\n', (size_t)(n - i));
+                j = nl ? nl - text : n;
+                console_html(b, text + i, (size_t)(j - i));
                 if (nl)
                         APPEND(b, "\n");
         }
         APPEND(b, "</pre>");
+        json_buf_done(&api);
 }
 
 static void page_run(const struct console *cs, int slot, int fd, const char *run, const char *note,

@@ -19,7 +19,7 @@ static const char *const op_names[_API_OP_MAX] = {
         [API_KILL_RUN] = "kill",        [API_PAUSE_RUN] = "pause",     [API_RESUME_RUN] = "resume",
         [API_REVOKE_SECRET] = "revoke", [API_KILL_AGENT] = "kill",     [API_BLOCK_AGENT] = "block",
         [API_UNBLOCK_AGENT] = "block",  [API_AUDIT] = "audit",         [API_GRANT_RUN] = "grant",
-        [API_DAEMON_STATUS] = "status", [API_PROPOSE_RUN] = "get-run",
+        [API_DAEMON_STATUS] = "status", [API_PROPOSE_RUN] = "get-run", [API_RUN_OUTPUT] = "get-run",
 };
 
 const char *api_op_name(enum api_op op)
@@ -329,6 +329,22 @@ static int audit_query(const char *q, size_t ql, struct api_req *r, char *why, s
         return 0;
 }
 
+/* GET /v1/runs/RUN/output's query: tail=N (1..API_TAIL_MAX, digits only), once */
+static int output_query(const char *q, size_t ql, struct api_req *r, char *why, size_t wl)
+{
+        unsigned long v = 0;
+        bool ok = ql > 5 && ql <= 5 + 6 && !memcmp(q, "tail=", 5) && q[5] != '0';
+        for (size_t i = 5; ok && i < ql; i++) {
+                ok = q[i] >= '0' && q[i] <= '9';
+                v = v * 10 + (unsigned long)(q[i] - '0');
+        }
+        if (!ok || v > API_TAIL_MAX)
+                return rf_why(why, wl, 400, "the query is tail=N, N bytes from 1 to %d",
+                              API_TAIL_MAX);
+        r->tail = (unsigned)v;
+        return 0;
+}
+
 static bool method_is(const char *m, size_t ml, const char *want)
 {
         return ml == strlen(want) && !memcmp(m, want, ml);
@@ -393,6 +409,14 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
                 if (ns == 3) {
                         r->op = API_GET_RUN;
                         s = get ? 0 : rf_why(why, wl, 405, "GET /v1/runs/RUN");
+                        goto out;
+                }
+                if (ns == 4 && SEG(3, "output")) {
+                        r->op = API_RUN_OUTPUT;
+                        r->tail = API_TAIL_DEFAULT;
+                        s = q ? output_query(q + 1, tl - pl - 1, r, why, wl) : 0;
+                        if (!s && !get)
+                                s = rf_why(why, wl, 405, "GET /v1/runs/RUN/output");
                         goto out;
                 }
                 if (ns != 4)

@@ -11,6 +11,7 @@
  *   POST   /v1/runs/RUN/revoke           {"secret": "NAME"}
  *   POST   /v1/runs/RUN/grant            {"allow_host": "RULE"} or {"revoke_host": "RULE"}
  *   POST   /v1/runs/RUN/proposal         {"rule": "HOST:PORT"}: recorded as console.proposal
+ *   GET    /v1/runs/RUN/output[?tail=N]  the end of the run's log (text/plain)
  *   POST   /v1/agents/AGENT/kill         {"reason": "...", "block": true}
  *   PUT    /v1/agents/AGENT/block        {"reason": "..."}
  *   DELETE /v1/agents/AGENT/block
@@ -39,6 +40,8 @@
 #define API_PATHS_MAX     32          /* ro and rw paths of a start, each */
 #define API_PROFILES_MAX  8           /* profiles of a start */
 #define API_ADD_HOSTS_MAX 16          /* add_hosts of a start */
+#define API_TAIL_DEFAULT  4096        /* bytes of a run's output GET .../output answers */
+#define API_TAIL_MAX      65536       /* ... at most (?tail=N) */
 
 enum api_op {
         API_LIST_RUNS,
@@ -55,6 +58,7 @@ enum api_op {
         API_GRANT_RUN,
         API_DAEMON_STATUS,
         API_PROPOSE_RUN, /* needs get-run: whoever may read a run may propose a rule for it */
+        API_RUN_OUTPUT,  /* needs get-run */
         _API_OP_MAX,
         _API_OP_INVALID = -22,
 };
@@ -68,6 +72,7 @@ struct api_req {
         char secret[65];
         char rule[321]; /* grant: the network rule; proposal: HOST:PORT (canonical) */
         bool allow;     /* grant: allow (true) or revoke the rule */
+        unsigned tail;  /* output: bytes of the log's end, 1..API_TAIL_MAX */
         bool block, follow;
         bool keep_state; /* start: `--keep-state` (the profiles' agent state kept) */
         /* API_START_RUN */

@@ -13,6 +13,7 @@
  *   revoke                 (kill records the caller as the actor)
  *   block / unblock        STATE_DIR/blocks
  *   proposal               a console.proposal record (the caller as actor)
+ *   output                 the end of the run's log (STATE_DIR/logs/RUN.log)
  *   audit                  a `ringfence audit --json [--follow]` child
  *                          writing to the client: a slow reader stalls
  *                          only its own child, never the daemon
@@ -231,15 +232,16 @@ static void client_done(struct client *c)
         c->deadline = now_ms() + DAEMON_LINGER_MS;
 }
 
-/* Queue the response and try to write it now; the loop writes the rest. */
-static void respond(struct client *c, int status, const char *json)
+/* Queue the response (`body`, bl bytes of `type`, then a newline when
+ * `nl`) and try to write it now; the loop writes the rest. */
+static void respond_as(struct client *c, int status, const char *type, const char *body, size_t bl,
+                       bool nl)
 {
-        size_t bl = strlen(json);
         char head[256];
         int hl = snprintf(head, sizeof head,
-                          "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                          "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
                           "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                          status, reason_phrase(status), bl + 1);
+                          status, reason_phrase(status), type, bl + nl);
         free(c->out);
         c->out = malloc((size_t)hl + bl + 1);
         if (!c->out) {
@@ -251,9 +253,9 @@ static void respond(struct client *c, int status, const char *json)
          * make (a long listing) is not cut by the request's deadline */
         c->deadline = now_ms() + DAEMON_CLIENT_MS;
         memcpy(c->out, head, (size_t)hl);
-        memcpy(c->out + hl, json, bl);
+        memcpy(c->out + hl, body, bl);
         c->out[hl + bl] = '\n';
-        c->out_len = (size_t)hl + bl + 1;
+        c->out_len = (size_t)hl + bl + nl;
         c->out_off = 0;
         ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0)
@@ -262,6 +264,12 @@ static void respond(struct client *c, int status, const char *json)
                 client_close(c);
         else if (c->out_off == c->out_len)
                 client_done(c);
+}
+
+/* a JSON answer, with its newline */
+static void respond(struct client *c, int status, const char *json)
+{
+        respond_as(c, status, "application/json", json, strlen(json), true);
 }
 
 static void respond_error(struct client *c, int status, const char *fmt, ...)
@@ -1449,6 +1457,36 @@ static void op_block(struct daemon *d, struct client *c, const struct api_req *q
         respond(c, 200, block ? "{\"blocked\":true}" : "{\"blocked\":false}");
 }
 
+/*
+ * GET /v1/runs/RUN/output: the last q->tail bytes of STATE_DIR/logs/RUN.log
+ * as the run's supervisor wrote it — its bound secrets already masked
+ * (`--mask-output`: the log never held them) — as text/plain. The logs
+ * directory is root's 0700: the file the run's uid owns cannot be swapped
+ * for a link or a FIFO by it, and is opened without following one anyway.
+ */
+static void op_output(struct daemon *d, struct client *c, const struct run_info *info,
+                      unsigned tail)
+{
+        char path[4200];
+        snprintf(path, sizeof path, "%s/logs/%s.log", d->state_dir, info->run);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                respond_error(c, 404, "run %s has no log (started without one)", info->run);
+                return;
+        }
+        size_t want = tail > API_TAIL_MAX ? API_TAIL_MAX : tail;
+        off_t from = st.st_size > (off_t)want ? st.st_size - (off_t)want : 0;
+        _cleanup_free_ char *buf = malloc(want + 1);
+        ssize_t n = buf ? pread(fd, buf, want, from) : -1;
+        if (n < 0) {
+                respond_error(c, 500, "run %s's log: %s", info->run,
+                              strerror(buf ? errno : ENOMEM));
+                return;
+        }
+        respond_as(c, 200, "text/plain", buf, (size_t)n, false);
+}
+
 /* The audit stream: a child writes the records straight to the client. */
 static void op_audit(struct daemon *d, struct client *c, bool follow, const char *run)
 {
@@ -1630,6 +1668,7 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
         case API_REVOKE_SECRET:
         case API_GRANT_RUN:
         case API_PROPOSE_RUN:
+        case API_RUN_OUTPUT:
                 break;
         case _API_OP_MAX:
         case _API_OP_INVALID:
@@ -1641,9 +1680,15 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
         registry_foreach(d->state_dir, find_cb, &f);
         /* a proposal needs what reading the run needs (get-run) */
         if (!f.found ||
-            !allowed(d, c, q->op == API_PROPOSE_RUN ? API_GET_RUN : q->op, f.info.agent)) {
+            !allowed(d, c,
+                     q->op == API_PROPOSE_RUN || q->op == API_RUN_OUTPUT ? API_GET_RUN : q->op,
+                     f.info.agent)) {
                 /* not telling a caller without the right whether the run exists */
                 respond_error(c, 404, "no run %s", q->run);
+                return;
+        }
+        if (q->op == API_RUN_OUTPUT) {
+                op_output(d, c, &f.info, q->tail);
                 return;
         }
         char canon[sizeof q->rule];

@@ -30,6 +30,7 @@ int wire_pack(const struct wire_head *h, const struct api_req *req, char *buf, s
                 w.op = req->op;
                 w.flags = (req->block ? 1u : 0) | (req->follow ? 2u : 0) | (req->allow ? 4u : 0) |
                           (req->keep_state ? 8u : 0);
+                w.tail = req->tail;
                 memcpy(w.rule, req->rule, sizeof w.rule);
                 memcpy(w.run, req->run, sizeof w.run);
                 memcpy(w.agent, req->agent, sizeof w.agent);
@@ -109,6 +110,9 @@ int wire_unpack(const char *buf, size_t len, struct wire_head *h, struct api_req
         if (h->op < 0 || h->op >= _API_OP_MAX)
                 return -EBADMSG;
         req->op = (enum api_op)h->op;
+        if (h->tail > API_TAIL_MAX || (req->op == API_RUN_OUTPUT && h->tail == 0))
+                return -EBADMSG;
+        req->tail = h->tail;
         req->block = h->flags & 1;
         req->follow = h->flags & 2;
         req->allow = h->flags & 4;

@@ -27,6 +27,7 @@ struct wire_head {
         char why[256];  /* WIRE_ERROR */
         int32_t op;
         uint32_t flags; /* 1 block, 2 follow, 4 allow */
+        uint32_t tail;  /* API_RUN_OUTPUT: bytes, 1..API_TAIL_MAX */
         char run[40];
         char agent[API_NAME_MAX + 1];
         char reason[257];

@@ -16,6 +16,8 @@
 # policy" is recorded by the daemon (console.proposal, actor_uid 65534); a
 # forged rule that is no HOST:PORT is refused (400), and so is a proposal
 # for a run of an agent its grants do not name (404, the console 403).
+# A run's page shows its output through the daemon (GET /v1/runs/RUN/
+# output), its bound secret masked.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -38,11 +40,17 @@ cat >"$TOP/daemon.json" <<JSON
             {"uid": 65534, "agents": ["ops"],
              "actions": ["list-runs", "get-run", "audit", "pause", "resume", "grant", "block"],
              "all_uids": true}],
- "ceiling": {"allow_hosts": ["allowed.test:443", "denied.test:443"]}}
+ "ceiling": {"allow_hosts": ["allowed.test:443", "denied.test:443"]},
+ "secrets": {"sv": {"name": "SV", "deliver": "env", "from": "store:sv", "uids": [0]}}}
 JSON
 chmod 0644 "$TOP/daemon.json"
 # (as_user_setup handed them to 65534: the daemon's are root's)
 chown -R root:root "$RF_STATE" "$WS"
+# a secret root's runs may bind: its value printed by a run is masked in
+# the run's log, and so in the output its page shows through the daemon
+SECRET=masked-$RANDOM$RANDOM$RANDOM
+printf '%s' "$SECRET" | "$RF_BIN" secret set --state-dir "$RF_STATE" sv >"$TOP/secret.out" 2>&1 ||
+	bail_out "cannot set the secret: $(cat "$TOP/secret.out")"
 "$RF_BIN" daemon --state-dir "$RF_STATE" --config "$TOP/daemon.json" 2>>"$TOP/daemon.err" &
 DPID=$!
 register_pid "$DPID"
@@ -157,6 +165,40 @@ is "$CODE" 403 "... and through uid 65534's console: refused (403)"
 out=$(curl -s -m 20 --unix-socket "$SOCK" "http://ringfence/v1/audit?run=$runx")
 like "$out" '"event":"run.start"' "control: root reads run other's records"
 unlike "$out" '"event":"console.proposal"' "... and no console.proposal among them"
+
+# a run's output through the daemon (GET /v1/runs/RUN/output): a run of
+# agent watch prints a known line and its bound secret; uid 65534's console,
+# without the daemon's state dir, shows the line on the run's page and
+# never the secret's value (the supervisor masked it in the log)
+LINE=known-line-$RANDOM$RANDOM
+out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
+	"{\"argv\": [\"/bin/sh\", \"-c\", \"echo $LINE; echo \\\"secret=\$SV\\\"; echo '<b>x</b>'; sleep 300\"], \"agent\": \"watch\", \"workspace\": \"$WS\", \"secrets\": [\"sv\"]}" \
+	http://ringfence/v1/runs)
+runp=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
+[ -n "$runp" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
+for _ in $(seq 600); do
+	curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$runp/output" | grep -q '<b>x</b>' &&
+		break
+	sleep 0.05
+done
+out=$(nb_api -i "http://ringfence/v1/runs/$runp/output")
+like "$out" "$LINE" "GET /v1/runs/RUN/output as uid 65534 (get-run on watch): the run's line"
+like "$out" 'secret=\*\*\*' "... its secret masked"
+unlike "$out" "$SECRET" "... never its value"
+like "$out" 'Content-Type: text/plain' "... as text/plain"
+out=$(nb_api "http://ringfence/v1/runs/$runp/output?tail=9")
+is "$out" "<b>x</b>" "... ?tail=9: the last 9 bytes"
+out=$(nb_api -o /dev/null -w '%{http_code}' "http://ringfence/v1/runs/$runp/output?tail=65537")
+is "$out" 400 "... ?tail past 65536: 400"
+out=$(nb_api -o /dev/null -w '%{http_code}' "http://ringfence/v1/runs/$runx/output")
+is "$out" 404 "... a run of agent other (no grant of uid 65534 names it): 404"
+c -b "$TOP/jar.nb" "$NB/run/$runp"
+is "$CODE" 200 "uid 65534's console, through the API alone: the run's page (200)"
+like "$BODY" "<pre id=\"output\" class=\"output\">$LINE" "... shows the run's output"
+like "$BODY" 'secret=\*\*\*' "... its secret masked"
+unlike "$BODY" "$SECRET" "... never its value"
+like "$BODY" '&lt;b&gt;x&lt;/b&gt;' "... and the markup it printed inert"
+curl -s -m 20 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$runp/kill" >/dev/null
 curl -s -m 20 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$runx/kill" >/dev/null
 
 # root: may

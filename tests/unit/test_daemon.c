@@ -80,6 +80,40 @@ static void test_routes(void)
         }
         is_int(route("POST", t, NULL, &r, why), 400, "... no body: 400");
         is_int(route("GET", t, NULL, &r, why), 405, "GET .../proposal: 405");
+        /* a run's output: the end of its log, ?tail=N bounded */
+        snprintf(t, sizeof t, "/v1/runs/%s/output", id);
+        is_int(route("GET", t, NULL, &r, why), 0, "GET .../output");
+        ok(r.op == API_RUN_OUTPUT && r.tail == API_TAIL_DEFAULT && !strcmp(r.run, id),
+           "... the run, the default tail");
+        snprintf(t, sizeof t, "/v1/runs/%s/output?tail=65536", id);
+        is_int(route("GET", t, NULL, &r, why), 0, "GET .../output?tail=65536");
+        is_int((int)r.tail, API_TAIL_MAX, "... the most");
+        {
+                static char wbuf[WIRE_MAX];
+                struct wire_head h = {.conn = 7, .kind = WIRE_REQUEST}, h2;
+                struct api_req r2;
+                int n = wire_pack(&h, &r, wbuf, sizeof wbuf);
+                ok(n > 0 && wire_unpack(wbuf, (size_t)n, &h2, &r2) == 0 &&
+                           r2.op == API_RUN_OUTPUT && r2.tail == API_TAIL_MAX,
+                   "... and across the parser's wire");
+                api_req_clear(&r2);
+                ((struct wire_head *)wbuf)->tail = API_TAIL_MAX + 1;
+                ok(wire_unpack(wbuf, (size_t)n, &h2, &r2) == -EBADMSG,
+                   "... a tail past the most, from the parser: refused");
+                ((struct wire_head *)wbuf)->tail = 0;
+                ok(wire_unpack(wbuf, (size_t)n, &h2, &r2) == -EBADMSG, "... and none at all");
+        }
+        {
+                static const char *const bad[] = {
+                        "?tail=65537",    "?tail=0",  "?tail=",    "?tail=-1",
+                        "?tail=1&tail=2", "?tail=01", "?follow=1", "?tail=99999999999"};
+                for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+                        snprintf(t, sizeof t, "/v1/runs/%s/output%s", id, bad[i]);
+                        is_int(route("GET", t, NULL, &r, why), 400, "output%s: 400", bad[i]);
+                }
+        }
+        snprintf(t, sizeof t, "/v1/runs/%s/output", id);
+        is_int(route("POST", t, NULL, &r, why), 405, "POST .../output: 405");
         is_int(route("DELETE", "/v1/agents/claude/block", NULL, &r, why), 0, "DELETE .../block");
         is_int(r.op, API_UNBLOCK_AGENT, "... unblock");
         is_int(route("GET", "/v1/audit?follow=1", NULL, &r, why), 0, "GET /v1/audit?follow=1");
