@@ -1479,6 +1479,53 @@ static void health_line_cb(const char *line, size_t len, void *ctx)
         (void)health_line(line, len, ctx);
 }
 
+/* the daemon's verification of its log (GET /v1/audit/verify) into *r:
+ * 1 with a result (*current: of the log as it is now), 0 while the daemon
+ * verifies it for the first time, -errno (-EACCES: this uid may not) */
+static int verify_from_api(const struct console *cs, struct verify_result *r, bool *current)
+{
+        struct json_buf out = {0};
+        struct json_node *doc = NULL;
+        struct rf_error err = {0};
+        int st = api_call(cs, "GET", "/v1/audit/verify", NULL, &out);
+        int ret = st == 200 ? -EPROTO : st < 0 ? st : -EACCES;
+        if (st == 200 && json_parse(out.data, out.len, &doc, &err) == 0) {
+                const struct json_node *s = json_object_get(doc, "state");
+                const struct json_node *cur = json_object_get(doc, "current");
+                const struct json_node *h = json_object_get(doc, "hash");
+                const struct json_node *e = json_object_get(doc, "error");
+                const struct json_node *hd = json_object_get(doc, "head");
+                const struct json_node *n;
+                *current = cur && cur->type == JSON_TRUE;
+                memset(r, 0, sizeof *r);
+                if (s && s->type == JSON_STRING && !strcmp(s->str, "verifying"))
+                        ret = 0;
+                else if (s && s->type == JSON_STRING &&
+                         (!strcmp(s->str, "verified") || !strcmp(s->str, "broken"))) {
+                        ret = 1;
+                        r->rc = !strcmp(s->str, "verified") ? 0 : -EBADMSG;
+                        if ((n = json_object_get(doc, "records")))
+                                (void)json_number_uint64(n, &r->v.records);
+                        if ((n = json_object_get(doc, "checkpoints")))
+                                (void)json_number_uint64(n, &r->v.checkpoints);
+                        if ((n = json_object_get(doc, "checkpoint_seq")))
+                                (void)json_number_uint64(n, &r->v.checkpoint_seq);
+                        if ((n = json_object_get(doc, "at_ms")))
+                                (void)json_number_int64(n, &r->at_ms);
+                        if (h && h->type == JSON_STRING)
+                                snprintf(r->v.hash, sizeof r->v.hash, "%s", h->str);
+                        if (e && e->type == JSON_STRING)
+                                snprintf(r->err, sizeof r->err, "%s", e->str);
+                        r->head_rc = hd && hd->type == JSON_STRING ? 0 : -ENOENT;
+                        if (!r->head_rc)
+                                snprintf(r->head, sizeof r->head, "%s", hd->str);
+                }
+        }
+        json_node_free(doc);
+        json_buf_done(&out);
+        return ret;
+}
+
 static void page_health(const struct console *cs, int slot, int fd)
 {
         struct console_health fetched = {0}, *h = &fetched;
@@ -1498,12 +1545,21 @@ static void page_health(const struct console *cs, int slot, int fd)
         bool here = !cs->o->api_socket || strcmp(cs->o->state_dir, cs->o->api_socket) != 0;
         bool current = here && verify_log(cs);
         const struct verify_result *vr = &verifier.r;
+        /* through the API alone: the daemon's own verification of its log */
+        struct verify_result daemon_vr;
+        int dv = here ? 0 : verify_from_api(cs, &daemon_vr, &current);
+        bool have = here ? verifier.have : dv > 0;
+        if (!here)
+                vr = &daemon_vr;
         page_head(&b, "audit health", cs, slot, NULL);
         APPEND(&b, "<h1>Audit health</h1><dl class=\"facts\"><dt>log</dt><dd id=\"verify\">");
-        if (!here) {
-                APPEND(&b, "not verified here: the daemon's state dir is not this console's "
-                           "(run `ringfence audit verify` as its owner)");
-        } else if (!verifier.have) {
+        if (!here && dv < 0) {
+                if (dv == -EACCES)
+                        APPEND(&b, "not verified here: the daemon does not tell this uid (its "
+                                   "grants have no audit)");
+                else
+                        APPEND(&b, "not verified here: the daemon did not answer");
+        } else if (!have) {
                 APPEND(&b, "<span class=\"pending\">verifying</span> (reload to see the result)");
         } else if (vr->rc == 0) {
                 /* what `ringfence audit verify` says (AUDIT.md): never
@@ -1534,15 +1590,17 @@ static void page_health(const struct console *cs, int slot, int fd)
                 APPEND(&b, "<span class=\"error\">BROKEN</span>: ");
                 console_html(&b, vr->err, strlen(vr->err));
         }
-        if (here && verifier.have) {
+        if (have) {
                 APPEND(&b, " <span class=\"when\" id=\"verified-at\">(verified ");
+                if (!here)
+                        APPEND(&b, "by the daemon ");
                 fmt_time(&b, vr->at_ms);
                 if (!current)
                         APPEND(&b, "; the log has changed since: verifying it again");
                 APPEND(&b, ")</span>");
         }
         APPEND(&b, "</dd><dt>signed head</dt><dd id=\"head\">");
-        if (here && verifier.have && vr->head_rc == 0)
+        if (have && vr->head_rc == 0)
                 console_html(&b, vr->head, strlen(vr->head));
         else
                 APPEND(&b, "—");

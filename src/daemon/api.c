@@ -20,11 +20,12 @@ static const char *const op_names[_API_OP_MAX] = {
         [API_REVOKE_SECRET] = "revoke", [API_KILL_AGENT] = "kill",     [API_BLOCK_AGENT] = "block",
         [API_UNBLOCK_AGENT] = "block",  [API_AUDIT] = "audit",         [API_GRANT_RUN] = "grant",
         [API_DAEMON_STATUS] = "status", [API_PROPOSE_RUN] = "get-run", [API_RUN_OUTPUT] = "get-run",
+        [API_AUDIT_VERIFY] = "audit",
 };
 
 const char *api_op_name(enum api_op op)
 {
-        return (unsigned)op < _API_OP_MAX ? op_names[op] : "?";
+        return (unsigned)op < _API_OP_MAX && op_names[op] ? op_names[op] : "?";
 }
 
 static void strv_free(char **v, size_t n)
@@ -461,6 +462,11 @@ static int route(const char *method, size_t ml, const char *t, size_t tl, const 
         if (SEG(1, "daemon") && ns == 2 && !q) {
                 r->op = API_DAEMON_STATUS;
                 s = get ? 0 : rf_why(why, wl, 405, "GET /v1/daemon");
+                goto out;
+        }
+        if (SEG(1, "audit") && ns == 3 && SEG(2, "verify") && !q) {
+                r->op = API_AUDIT_VERIFY;
+                s = get ? 0 : rf_why(why, wl, 405, "GET /v1/audit/verify");
                 goto out;
         }
         if (SEG(1, "audit") && ns == 2) {

@@ -17,6 +17,7 @@
  *   DELETE /v1/agents/AGENT/block
  *   GET    /v1/audit[?run=RUN][&follow=1] audit records as JSON lines (all the
  *                                        caller may read, or those of one run)
+ *   GET    /v1/audit/verify              the daemon's verification of its log (cached)
  *   GET    /v1/daemon                    the daemon's own state: children, clients,
  *                                        work in progress, open fds ("quiescent")
  *
@@ -57,8 +58,9 @@ enum api_op {
         API_AUDIT,
         API_GRANT_RUN,
         API_DAEMON_STATUS,
-        API_PROPOSE_RUN, /* needs get-run: whoever may read a run may propose a rule for it */
-        API_RUN_OUTPUT,  /* needs get-run */
+        API_PROPOSE_RUN,  /* needs get-run: whoever may read a run may propose a rule for it */
+        API_RUN_OUTPUT,   /* needs get-run */
+        API_AUDIT_VERIFY, /* needs audit */
         _API_OP_MAX,
         _API_OP_INVALID = -22,
 };

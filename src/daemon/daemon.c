@@ -14,6 +14,7 @@
  *   block / unblock        STATE_DIR/blocks
  *   proposal               a console.proposal record (the caller as actor)
  *   output                 the end of the run's log (STATE_DIR/logs/RUN.log)
+ *   audit/verify           the log verified in a child, the result kept
  *   audit                  a `ringfence audit --json [--follow]` child
  *                          writing to the client: a slow reader stalls
  *                          only its own child, never the daemon
@@ -32,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -124,8 +126,29 @@ struct listed {
         int64_t status_ms;
 };
 
+/* The daemon's verification of its own log (GET /v1/audit/verify): done
+ * by a child (audit_verify, as `ringfence audit verify`), whose answer,
+ * one write under PIPE_BUF, is read when it is reaped; kept with the
+ * fingerprint of the log it verified, so a view of an unchanged log
+ * costs a directory read. */
+struct verify_answer {
+        uint64_t fp;
+        int64_t at_ms; /* CLOCK_REALTIME */
+        int rc, head_rc;
+        struct audit_verified v;
+        char err[512];
+        char head[1024];
+};
+_Static_assert(sizeof(struct verify_answer) <= PIPE_BUF, "a verifier's answer is one write");
+
 struct daemon {
         const char *state_dir;
+        struct {
+                pid_t pid; /* verifying now, 0: not */
+                int fd;    /* its answer */
+                bool have;
+                struct verify_answer r;
+        } verify;
         int state_fd; /* the state dir: its file system's free space (the reserve) */
         struct {
                 struct listed *v;
@@ -1487,6 +1510,132 @@ static void op_output(struct daemon *d, struct client *c, const struct run_info 
         respond_as(c, 200, "text/plain", buf, (size_t)n, false);
 }
 
+/* A fingerprint of the log as it is now: every file of STATE_DIR/audit
+ * (segments, keys, checkpoints) by name, inode, size, mtime and ctime. */
+static uint64_t log_fingerprint(const struct daemon *d)
+{
+        char path[4200];
+        snprintf(path, sizeof path, "%s/audit", d->state_dir);
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *dd = dfd >= 0 ? fdopendir(dfd) : NULL;
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+        if (!dd) {
+                safe_close(dfd);
+                return 1;
+        }
+#define MIX(p, n)                                                                                  \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
+        h = (h ^ ((const unsigned char *)(p))[i_]) * 1099511628211ULL
+        for (struct dirent *e; (e = readdir(dd));) {
+                struct stat st;
+                if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                int64_t v[7] = {(int64_t)st.st_ino,         (int64_t)st.st_size,
+                                (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec,
+                                (int64_t)st.st_ctim.tv_sec, (int64_t)st.st_ctim.tv_nsec,
+                                (int64_t)st.st_dev};
+                MIX(e->d_name, strlen(e->d_name) + 1);
+                MIX(v, sizeof v);
+        }
+#undef MIX
+        closedir(dd);
+        return h ? h : 1;
+}
+
+/* the verifier child's answer, once it has exited (reap) */
+static void verify_collect(struct daemon *d)
+{
+        struct verify_answer r;
+        ssize_t n = read(d->verify.fd, &r, sizeof r);
+        if (n == (ssize_t)sizeof r) {
+                r.err[sizeof r.err - 1] = r.head[sizeof r.head - 1] = '\0';
+                d->verify.r = r;
+                d->verify.have = true;
+        }
+        safe_close(d->verify.fd);
+        d->verify.fd = -1;
+        d->verify.pid = 0;
+}
+
+/*
+ * GET /v1/audit/verify: the last verification of the daemon's log, and
+ * whether the log is still the one it verified; a view of a log that has
+ * changed (or was never verified) starts a verification in a child — no
+ * capability, tied to the daemon, nothing but its pipe — and answers at
+ * once ("verifying"): verifying a large log takes seconds.
+ */
+static void op_verify(struct daemon *d, struct client *c)
+{
+        uint64_t fp = log_fingerprint(d);
+        bool current = d->verify.have && d->verify.r.fp == fp;
+        if (!current && d->verify.pid == 0) {
+                int pfd[2];
+                if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0) {
+                        respond_error(c, 500, "pipe: %s", strerror(errno));
+                        return;
+                }
+                int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                struct rf_lockdown how = {.what = "audit verifier",
+                                          .arrange_fds = true,
+                                          .fds = {nul, pfd[1], nul},
+                                          .n_fds = 3,
+                                          .drop_caps = true};
+                pid_t pid = nul < 0 ? -1 : fork_tied(c, &how);
+                safe_close(nul);
+                safe_close(pfd[1]);
+                if (pid < 0) {
+                        safe_close(pfd[0]);
+                        if (nul < 0)
+                                respond_error(c, 500, "/dev/null: %s", strerror(errno));
+                        return;
+                }
+                if (pid == 0) {
+                        struct verify_answer r = {.fp = fp};
+                        struct timespec ts;
+                        clock_gettime(CLOCK_REALTIME, &ts);
+                        r.at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+                        struct rf_error err = {0}, herr = {0};
+                        r.rc = audit_verify(d->state_dir, NULL, NULL, &r.v, &err);
+                        snprintf(r.err, sizeof r.err, "%s", err.msg);
+                        r.head_rc = audit_head(d->state_dir, r.head, sizeof r.head, &herr);
+                        int fl = fcntl(1, F_GETFL);
+                        (void)fcntl(1, F_SETFL, fl & ~O_NONBLOCK);
+                        _exit(write(1, &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+                }
+                d->verify.pid = pid;
+                d->verify.fd = pfd[0];
+        }
+        const struct verify_answer *r = &d->verify.r;
+        struct json_buf j = {0};
+        json_buf_append(&j, "{\"state\":", 9);
+        const char *state = !d->verify.have ? "verifying" : r->rc == 0 ? "verified" : "broken";
+        json_buf_append_string(&j, state, strlen(state));
+        json_buf_append(&j, ",\"current\":", 11);
+        json_buf_append(&j, current ? "true" : "false", current ? 4 : 5);
+        if (d->verify.have) {
+                char num[256];
+                snprintf(num, sizeof num,
+                         ",\"at_ms\":%lld,\"records\":%llu,\"checkpoints\":%llu,"
+                         "\"checkpoint_seq\":%llu,\"hash\":",
+                         (long long)r->at_ms, (unsigned long long)r->v.records,
+                         (unsigned long long)r->v.checkpoints,
+                         (unsigned long long)r->v.checkpoint_seq);
+                json_buf_append(&j, num, strlen(num));
+                json_buf_append_string(&j, r->v.hash, strnlen(r->v.hash, sizeof r->v.hash));
+                if (r->rc != 0) {
+                        json_buf_append(&j, ",\"error\":", 9);
+                        json_buf_append_string(&j, r->err, strlen(r->err));
+                }
+                if (r->head_rc == 0) {
+                        json_buf_append(&j, ",\"head\":", 8);
+                        json_buf_append_string(&j, r->head, strlen(r->head));
+                }
+        }
+        json_buf_append(&j, "}", 1);
+        respond(c, 200, j.error ? "{\"error\":\"out of memory\"}" : j.data);
+        json_buf_done(&j);
+}
+
 /* The audit stream: a child writes the records straight to the client. */
 static void op_audit(struct daemon *d, struct client *c, bool follow, const char *run)
 {
@@ -1653,6 +1802,13 @@ static void handle(struct daemon *d, struct client *c, struct api_req *q)
                                       (unsigned)c->cred.uid);
                 else
                         op_audit(d, c, q->follow, q->run);
+                return;
+        case API_AUDIT_VERIFY:
+                if (!allowed(d, c, API_AUDIT, NULL))
+                        respond_error(c, 403, "uid %u may not read the audit log",
+                                      (unsigned)c->cred.uid);
+                else
+                        op_verify(d, c);
                 return;
         case API_DAEMON_STATUS:
                 if (!allowed(d, c, API_DAEMON_STATUS, NULL))
@@ -2037,6 +2193,10 @@ static void reap(struct daemon *d)
                         d->parser_pid = 0; /* on_parser sees its socket close and restarts it */
                         continue;
                 }
+                if (pid == d->verify.pid) {
+                        verify_collect(d);
+                        continue;
+                }
                 for (size_t i = 0; i < DAEMON_STREAMS_MAX; i++)
                         if (d->streams[i].pid == pid)
                                 d->streams[i].pid = 0;
@@ -2095,7 +2255,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
 
         d->state_dir = state_dir;
         d->conf = conf;
-        d->listen = d->parser = d->sfd = d->state_fd = -1;
+        d->listen = d->parser = d->sfd = d->state_fd = d->verify.fd = -1;
         for (size_t i = 0; i < DAEMON_CLIENTS_MAX; i++)
                 d->clients[i].fd = d->clients[i].check_fd = -1;
         ssize_t sl = readlink("/proc/self/exe", d->self, sizeof d->self - 1);

@@ -17,7 +17,8 @@
 # forged rule that is no HOST:PORT is refused (400), and so is a proposal
 # for a run of an agent its grants do not name (404, the console 403).
 # A run's page shows its output through the daemon (GET /v1/runs/RUN/
-# output), its bound secret masked.
+# output), its bound secret masked, and its health page the daemon's
+# verification of its log (GET /v1/audit/verify).
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -298,6 +299,34 @@ out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d
 unlike "$out" '"run":"' "... and the daemon starts no new run of ops ($out)"
 curl -s -m 20 --unix-socket "$SOCK" -X DELETE "http://ringfence/v1/agents/ops/block" >/dev/null
 curl -s -m 20 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$runo/kill" >/dev/null
+
+# the log's verification through the API (GET /v1/audit/verify, the
+# audit right): the daemon verifies its own log in a child and keeps the
+# result for the log as it was; uid 65534's console shows it on its
+# health page without the daemon's state dir
+v=""
+for _ in $(seq 200); do
+	v=$(nb_api "http://ringfence/v1/audit/verify")
+	[[ $v =~ \"current\":true ]] && break
+	sleep 0.05
+done
+like "$v" '^\{"state":"verified","current":true,"at_ms":[0-9]+,"records":[1-9][0-9]*,' \
+	"GET /v1/audit/verify as uid 65534: the daemon verified its log ($v)"
+like "$v" '"head":"\{' "... with its signed head"
+v2=$(nb_api "http://ringfence/v1/audit/verify")
+is "$v2" "$v" "... asked again of an unchanged log: the same result (kept, not verified again)"
+out=$(setpriv --reuid=65533 --regid=65533 --clear-groups curl -s -m 20 --unix-socket "$SOCK" \
+	-o /dev/null -w '%{http_code}' "http://ringfence/v1/audit/verify")
+is "$out" 403 "... uid 65533, no audit grant: 403"
+for _ in $(seq 100); do
+	c -b "$TOP/jar.nb" "$NB/health"
+	[[ $BODY =~ class=\"good\"\>verified ]] && break
+	sleep 0.1
+done
+like "$BODY" 'id="verify"><span class="good">verified</span>: records 1\.\.[1-9]' \
+	"uid 65534's health page, through the API alone: the log verified by the daemon"
+like "$BODY" 'verified by the daemon' "... saying by whom"
+like "$BODY" 'id="head">\{' "... and the signed head"
 
 # A log past 16 MiB (JSON_OUTPUT_MAX, what the console could once hold of
 # one answer): the run page's timeline (GET /v1/audit?run=RUN) and the

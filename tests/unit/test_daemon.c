@@ -114,6 +114,23 @@ static void test_routes(void)
         }
         snprintf(t, sizeof t, "/v1/runs/%s/output", id);
         is_int(route("POST", t, NULL, &r, why), 405, "POST .../output: 405");
+        /* the daemon's verification of its log */
+        is_int(route("GET", "/v1/audit/verify", NULL, &r, why), 0, "GET /v1/audit/verify");
+        is_int(r.op, API_AUDIT_VERIFY, "... the verification");
+        is_int(route("POST", "/v1/audit/verify", NULL, &r, why), 405, "POST /v1/audit/verify: 405");
+        is_int(route("GET", "/v1/audit/verify?follow=1", NULL, &r, why), 404,
+               "GET /v1/audit/verify?follow=1: 404");
+        is_int(route("GET", "/v1/audit/other", NULL, &r, why), 404, "GET /v1/audit/other: 404");
+        {
+                bool named = true;
+                for (int op = 0; op < _API_OP_MAX; op++)
+                        named &= strcmp(api_op_name((enum api_op)op), "?") != 0;
+                ok(named, "every route has an action name (the config's actions)");
+                ok(!strcmp(api_op_name(API_PROPOSE_RUN), "get-run") &&
+                           !strcmp(api_op_name(API_RUN_OUTPUT), "get-run") &&
+                           !strcmp(api_op_name(API_AUDIT_VERIFY), "audit"),
+                   "... proposal and output need get-run, the verification audit");
+        }
         is_int(route("DELETE", "/v1/agents/claude/block", NULL, &r, why), 0, "DELETE .../block");
         is_int(r.op, API_UNBLOCK_AGENT, "... unblock");
         is_int(route("GET", "/v1/audit?follow=1", NULL, &r, why), 0, "GET /v1/audit?follow=1");
