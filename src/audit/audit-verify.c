@@ -16,14 +16,17 @@
  * the whole chain must re-sign the checkpoints, which only a pinned key
  * exposes.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit/audit-internal.h"
 
@@ -271,4 +274,36 @@ int audit_verify(const char *state_dir, const char *head_file, const char *pubke
                 memcpy(ret->hash, w.hash, sizeof ret->hash);
         }
         return 0;
+}
+
+uint64_t audit_log_fingerprint(const char *state_dir)
+{
+        char path[PATH_MAX];
+        if ((size_t)snprintf(path, sizeof path, "%s/audit", state_dir) >= sizeof path)
+                return 1;
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+        if (!d) {                            /* no log (yet), or not readable */
+                if (dfd >= 0)
+                        close(dfd);
+                return 1;
+        }
+#define MIX(p, n)                                                                                  \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
+        h = (h ^ ((const unsigned char *)(p))[i_]) * 1099511628211ULL
+        for (struct dirent *e; (e = readdir(d));) {
+                struct stat st;
+                if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                int64_t v[7] = {(int64_t)st.st_ino,         (int64_t)st.st_size,
+                                (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec,
+                                (int64_t)st.st_ctim.tv_sec, (int64_t)st.st_ctim.tv_nsec,
+                                (int64_t)st.st_dev};
+                MIX(e->d_name, strlen(e->d_name) + 1);
+                MIX(v, sizeof v);
+        }
+#undef MIX
+        closedir(d);
+        return h ? h : 1;
 }

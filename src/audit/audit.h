@@ -139,6 +139,15 @@ struct audit_log *audit_close(struct audit_log *log);
 void audit_set_segment_max(struct audit_log *log, uint64_t bytes);
 
 /*
+ * audit_log_fingerprint — a fingerprint of STATE_DIR/audit as it is now:
+ * every file (segments, keys, checkpoints) by name, inode, device, size,
+ * mtime and ctime (FNV-1a). Appending, rotating, rewriting or replacing any
+ * changes it; a verification cached under it is stale once it differs.
+ * 1 when there is no log (yet) or it cannot be read; never 0.
+ */
+uint64_t audit_log_fingerprint(const char *state_dir);
+
+/*
  * audit_verify — walk every segment of `state_dir`'s log: parse each line
  * (audit_record_parse), check seq continuity, prev == previous hash,
  * hash == hash of the line's bytes, every checkpoint's signature. With

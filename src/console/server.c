@@ -1339,39 +1339,6 @@ static int health_line(const char *line, size_t len, void *ctx)
         return 0;
 }
 
-/* A fingerprint of the state dir's log as it is now: every file of
- * STATE/audit (segments, keys, checkpoints) by name, inode, size, mtime
- * and ctime. Appending, rotating, rewriting or replacing any changes it. */
-static uint64_t log_fingerprint(const struct console *cs)
-{
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/audit", cs->o->state_dir);
-        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-        if (!d) {                            /* no log (yet), or not readable: verified as that */
-                safe_close(dfd);
-                return 1;
-        }
-#define MIX(p, n)                                                                                  \
-        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
-        h = (h ^ ((const unsigned char *)(p))[i_]) * 1099511628211ULL
-        for (struct dirent *e; (e = readdir(d));) {
-                struct stat st;
-                if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                int64_t v[7] = {(int64_t)st.st_ino,         (int64_t)st.st_size,
-                                (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec,
-                                (int64_t)st.st_ctim.tv_sec, (int64_t)st.st_ctim.tv_nsec,
-                                (int64_t)st.st_dev};
-                MIX(e->d_name, strlen(e->d_name) + 1);
-                MIX(v, sizeof v);
-        }
-#undef MIX
-        closedir(d);
-        return h ? h : 1;
-}
-
 /* The verification of the state dir's log and its signed head, done by a
  * child process so the console's one thread never waits for it (verifying
  * 144 MB took 4.6 s; a kill posted meanwhile waited): /health starts one
@@ -1462,7 +1429,7 @@ static void verify_stop(void)
  * way; true when the last result is of the log as it is now */
 static bool verify_log(const struct console *cs)
 {
-        uint64_t fp = log_fingerprint(cs);
+        uint64_t fp = audit_log_fingerprint(cs->o->state_dir);
         if (verifier.have && verifier.r.fp == fp)
                 return true;
         if (!verifier.pid && fp)

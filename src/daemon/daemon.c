@@ -1510,38 +1510,6 @@ static void op_output(struct daemon *d, struct client *c, const struct run_info 
         respond_as(c, 200, "text/plain", buf, (size_t)n, false);
 }
 
-/* A fingerprint of the log as it is now: every file of STATE_DIR/audit
- * (segments, keys, checkpoints) by name, inode, size, mtime and ctime. */
-static uint64_t log_fingerprint(const struct daemon *d)
-{
-        char path[4200];
-        snprintf(path, sizeof path, "%s/audit", d->state_dir);
-        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        DIR *dd = dfd >= 0 ? fdopendir(dfd) : NULL;
-        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-        if (!dd) {
-                safe_close(dfd);
-                return 1;
-        }
-#define MIX(p, n)                                                                                  \
-        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
-        h = (h ^ ((const unsigned char *)(p))[i_]) * 1099511628211ULL
-        for (struct dirent *e; (e = readdir(dd));) {
-                struct stat st;
-                if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                int64_t v[7] = {(int64_t)st.st_ino,         (int64_t)st.st_size,
-                                (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec,
-                                (int64_t)st.st_ctim.tv_sec, (int64_t)st.st_ctim.tv_nsec,
-                                (int64_t)st.st_dev};
-                MIX(e->d_name, strlen(e->d_name) + 1);
-                MIX(v, sizeof v);
-        }
-#undef MIX
-        closedir(dd);
-        return h ? h : 1;
-}
-
 /* the verifier child's answer, once it has exited (reap) */
 static void verify_collect(struct daemon *d)
 {
@@ -1566,7 +1534,7 @@ static void verify_collect(struct daemon *d)
  */
 static void op_verify(struct daemon *d, struct client *c)
 {
-        uint64_t fp = log_fingerprint(d);
+        uint64_t fp = audit_log_fingerprint(d->state_dir);
         bool current = d->verify.have && d->verify.r.fp == fp;
         if (!current && d->verify.pid == 0) {
                 int pfd[2];
