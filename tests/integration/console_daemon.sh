@@ -52,23 +52,34 @@ chown -R root:root "$RF_STATE" "$WS"
 SECRET=masked-$RANDOM$RANDOM$RANDOM
 printf '%s' "$SECRET" | "$RF_BIN" secret set --state-dir "$RF_STATE" sv >"$TOP/secret.out" 2>&1 ||
 	bail_out "cannot set the secret: $(cat "$TOP/secret.out")"
-"$RF_BIN" daemon --state-dir "$RF_STATE" --config "$TOP/daemon.json" 2>>"$TOP/daemon.err" &
-DPID=$!
-register_pid "$DPID"
-for _ in $(seq 600); do
-	curl -s -m 1 --unix-socket "$SOCK" http://ringfence/v1/runs >/dev/null 2>&1 && break
-	sleep 0.05
-done
-out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
-	"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"watch\", \"workspace\": \"$WS\"}" \
-	http://ringfence/v1/runs)
-run=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
-[ -n "$run" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
-for _ in $(seq 600); do
-	curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$run" | grep -q '"state":"running"' &&
-		break
-	sleep 0.05
-done
+# daemon_up — this test's daemon started (DPID), its socket answering
+daemon_up() {
+	"$RF_BIN" daemon --state-dir "$RF_STATE" --config "$TOP/daemon.json" 2>>"$TOP/daemon.err" &
+	DPID=$!
+	register_pid "$DPID"
+	for _ in $(seq 600); do
+		curl -s -m 1 --unix-socket "$SOCK" http://ringfence/v1/runs >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+}
+# api_run AGENT — a `sleep 300` run of AGENT started through the API as
+# root, waited for until it runs; its id in REPLY
+api_run() {
+	local out
+	out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
+		"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"$1\", \"workspace\": \"$WS\"}" \
+		http://ringfence/v1/runs)
+	REPLY=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
+	[ -n "$REPLY" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
+	for _ in $(seq 600); do
+		curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$REPLY" |
+			grep -q '"state":"running"' && break
+		sleep 0.05
+	done
+}
+daemon_up
+api_run watch
+run=$REPLY
 
 # console NAME RUNNER... — a console (as RUNNER, with the arguments in
 # EXTRA), its URL in URL_NAME
@@ -148,16 +159,8 @@ is "$out" 400 "... and the same rule forged to the daemon as uid 65534: 400"
 out=$(nb_api -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
 	-d '{"rule": "denied.test:0443"}' "http://ringfence/v1/runs/$run/proposal")
 is "$out" 400 "... a port that is not the canonical one: 400"
-out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
-	"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"other\", \"workspace\": \"$WS\"}" \
-	http://ringfence/v1/runs)
-runx=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
-[ -n "$runx" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
-for _ in $(seq 600); do
-	curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$runx" | grep -q '"state":"running"' &&
-		break
-	sleep 0.05
-done
+api_run other
+runx=$REPLY
 out=$(nb_api -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
 	-d '{"rule": "denied.test:443"}' "http://ringfence/v1/runs/$runx/proposal")
 is "$out" 404 "a proposal for a run of agent other (no grant of uid 65534 names it): 404"
@@ -252,16 +255,8 @@ curl -s -m 20 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$rund/kill
 # uid 65534 on agent "ops", whose grant has pause, resume, grant and block
 # (no kill): its console's actions go through the daemon, which records
 # them with uid 65534 as the actor, not the daemon's own uid 0
-out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
-	"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"ops\", \"workspace\": \"$WS\"}" \
-	http://ringfence/v1/runs)
-runo=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
-[ -n "$runo" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
-for _ in $(seq 600); do
-	curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$runo" | grep -q '"state":"running"' &&
-		break
-	sleep 0.05
-done
+api_run ops
+runo=$REPLY
 # audit_of EVENT — the daemon's records of EVENT for run ops (or for no run)
 audit_of() {
 	curl -s -m 20 --unix-socket "$SOCK" http://ringfence/v1/audit | grep -a "\"event\":\"$1\"" |
@@ -343,23 +338,9 @@ if [ -x "$BENCH_AUDIT" ]; then
 		bail_out "bench-audit: $(cat "$TOP/bench-audit.out")"
 	bytes=$(cat "$RF_STATE"/audit/audit-*.jsonl | wc -c)
 	check "the daemon's log is past 16 MiB ($bytes bytes)" [ "$bytes" -gt $((16 << 20)) ]
-	"$RF_BIN" daemon --state-dir "$RF_STATE" --config "$TOP/daemon.json" 2>>"$TOP/daemon.err" &
-	DPID=$!
-	register_pid "$DPID"
-	for _ in $(seq 600); do
-		curl -s -m 1 --unix-socket "$SOCK" http://ringfence/v1/runs >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	out=$(curl -s -m 20 --unix-socket "$SOCK" -H 'Content-Type: application/json' -d \
-		"{\"argv\": [\"/bin/sh\", \"-c\", \"sleep 300\"], \"agent\": \"watch\", \"workspace\": \"$WS\"}" \
-		http://ringfence/v1/runs)
-	run2=$(grep -o '"run":"[^"]*"' <<<"$out" | head -n 1 | cut -d'"' -f4)
-	[ -n "$run2" ] || bail_out "the daemon started no run: $out $(cat "$TOP/daemon.err")"
-	for _ in $(seq 600); do
-		curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$run2" |
-			grep -q '"state":"running"' && break
-		sleep 0.05
-	done
+	daemon_up
+	api_run watch
+	run2=$REPLY
 	a=$(curl -s -m 20 --unix-socket "$SOCK" "http://ringfence/v1/audit?run=$run2")
 	like "$a" "\"run\":\"$run2\".*\"event\":\"run.start\"|\"event\":\"run.start\".*\"run\":\"$run2\"" \
 		"GET /v1/audit?run=RUN: the run's run.start"

@@ -619,8 +619,11 @@ static void test_writer(void)
         is_int(json_buf_append_string_lossy(&b, "t\xff\xc3", 3), 0, "lossy: invalid UTF-8 taken");
         is_str(b.data, "\"t\xef\xbf\xbd\xef\xbf\xbd\"", "... each bad byte as U+FFFD");
         json_buf_done(&b);
-        is_int(json_buf_append_string_lossy(&b, "a\0\xe2\x82\xac\x80" "b", 7), 0,
-               "lossy: NUL and a stray byte");
+        is_int(json_buf_append_string_lossy(&b,
+                                            "a\0\xe2\x82\xac\x80"
+                                            "b",
+                                            7),
+               0, "lossy: NUL and a stray byte");
         is_str(b.data,
                "\"a\xef\xbf\xbd\xe2\x82\xac\xef\xbf\xbd"
                "b\"",
