@@ -847,7 +847,7 @@ static void do_op(const struct child *c, const struct plan_op *op, int tree, str
                         child_fail(c, op->step, errno);
                 if (set_tree_attr(tree,
                                   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                          MOUNT_ATTR_NOEXEC,
+                                          (op->flags & OPF_EXEC ? 0 : MOUNT_ATTR_NOEXEC),
                                   true) < 0 ||
                     move_mount(tree, "", fd, "",
                                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
@@ -1024,7 +1024,8 @@ static void write_all(const struct child *c, int fd, const unsigned char *d, siz
 }
 
 /*
- * File deliveries: a ramfs at /run/secrets (0700, the run user's), each
+ * File deliveries: a ramfs at /run/secrets (0700, the run user's; in a run
+ * on an image /run/ringfence/secrets: run_secrets_dir), each
  * file 0400; the run's mount of it is then made read-only (the run can
  * neither add links to a value nor chmod its way around), and a writable
  * clone of it goes to the supervisor, which unlinks a file when its grant
@@ -1044,10 +1045,9 @@ static void secrets_in_root(const struct child *c, int rootfd)
                 const char *opts[] = {"mode", "0700", NULL, NULL};
                 int mnt = new_fs(c, STEP_SECRETS, "ramfs", opts,
                                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-                if (mkdirat(rootfd, "run/secrets", 0755) < 0 && errno != EEXIST)
-                        child_fail(c, STEP_SECRETS, errno);
-                int mp = sys_openat2(rootfd, "run/secrets", O_PATH | O_DIRECTORY | O_CLOEXEC,
-                                     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+                /* made on the root, each component without a symlink
+                 * (an OCI container's mounts never reach /run/ringfence) */
+                int mp = mkdir_p_in_root(rootfd, run_secrets_dir(p), 0755);
                 if (mp < 0 || move_mount(mnt, "", mp, "",
                                          MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                         child_fail(c, STEP_SECRETS, errno);

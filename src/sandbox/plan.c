@@ -261,15 +261,148 @@ static int add_file(struct rf_plan *p, int step, const char *dst, const char *da
         return data ? 0 : -ENOMEM;
 }
 
+/* A name beneath $HOME: relative, without empty, "." or ".." components,
+ * no trailing slash, shorter than PATH_MAX. */
+static bool home_rel_ok(const char *rel, size_t n)
+{
+        bool ok = n > 0 && n < PATH_MAX && rel[0] != '/' && !memchr(rel, '\0', n);
+        for (size_t i = 0; ok && i < n;) {
+                size_t l = 0;
+                while (i + l < n && rel[i + l] != '/')
+                        l++;
+                ok = l > 0 && !(l == 1 && rel[i] == '.') &&
+                     !(l == 2 && rel[i] == '.' && rel[i + 1] == '.');
+                i += l;
+                if (i < n)
+                        ok = ok && ++i < n; /* a slash, and something after it */
+        }
+        return ok;
+}
+
+/* OP_DIRs (0700) for rel's parents from the component after `from` bytes
+ * (0: all of them) */
+static int home_parents(struct rf_plan *p, const char *rel, size_t from)
+{
+        for (const char *sl = strchr(rel + from, '/'); sl; sl = strchr(sl + 1, '/')) {
+                struct plan_op *d =
+                        op_add(p, OP_DIR, STEP_HOME,
+                               plan_printf(p, "%s/%.*s", p->home, (int)(sl - rel), rel));
+                if (!d || !d->dst)
+                        return -E2BIG;
+                d->mode = 0700;
+        }
+        return 0;
+}
+
+/* An OP_FILE at $HOME/rel with len bytes of data (copied), mode. */
+static int home_file(struct rf_plan *p, const char *rel, const char *data, size_t len, mode_t mode)
+{
+        char *copy = plan_keep(p, malloc(len + 1));
+        struct plan_op *op =
+                copy ? op_add(p, OP_FILE, STEP_HOME, plan_printf(p, "%s/%s", p->home, rel)) : NULL;
+        if (!op || !op->dst)
+                return -E2BIG;
+        memcpy(copy, data, len);
+        copy[len] = '\0';
+        op->data = copy;
+        op->data_len = len;
+        op->mode = mode;
+        return 0;
+}
+
+/*
+ * One tree entry list (plan_home_file.tree): each read-only directory a
+ * tmpfs of its own at its place, its files written into it, and its name
+ * added to ro[] (made read-only once every home file is written). Each
+ * file must lie beneath the directory entry before it. The list comes from
+ * this process (cli/profile_home.c), but its bounds are checked as if it
+ * did not.
+ */
+static int home_tree(struct rf_plan *p, const struct plan_home_file *f, const char **ro,
+                     size_t *n_ro, size_t *entries, uint64_t *bytes, struct rf_error *err)
+{
+        char dir[PATH_MAX] = "", prev[PATH_MAX] = "";
+        size_t dl = 0;
+        for (size_t off = 0; off < f->len;) {
+                struct plan_home_entry e;
+                if (f->len - off < sizeof e)
+                        return rf_error_set(err, -EINVAL, "a home tree entry cut short");
+                memcpy(&e, f->data + off, sizeof e);
+                off += sizeof e;
+                if (e.name_len == 0 || e.name_len >= PATH_MAX || e.name_len > f->len - off ||
+                    e.data_len > f->len - off - e.name_len ||
+                    (e.kind == PLAN_HOME_RODIR && e.data_len))
+                        return rf_error_set(err, -EINVAL, "a home tree entry out of bounds");
+                char rel[PATH_MAX];
+                memcpy(rel, f->data + off, e.name_len);
+                rel[e.name_len] = '\0';
+                const char *data = f->data + off + e.name_len;
+                off += e.name_len + e.data_len;
+                if (!home_rel_ok(rel, e.name_len))
+                        return rf_error_set(err, -EINVAL, "~/%.200s: not a name beneath $HOME",
+                                            rel);
+                if (++*entries > PLAN_HOME_ENTRIES_MAX ||
+                    (*bytes += e.data_len) > PLAN_HOME_TREE_MAX)
+                        return rf_error_set(err, -E2BIG,
+                                            "more than %d files or %u bytes carried into the "
+                                            "run's $HOME",
+                                            PLAN_HOME_ENTRIES_MAX, PLAN_HOME_TREE_MAX);
+                if (e.kind == PLAN_HOME_RODIR) {
+                        if (*n_ro == PLAN_HOME_FILES_MAX)
+                                return rf_error_set(err, -E2BIG, "too many read-only directories");
+                        struct plan_op *op;
+                        char *dst = plan_printf(p, "%s/%s", p->home, rel);
+                        if (home_parents(p, rel, 0) < 0 || !dst ||
+                            !(op = op_add(p, OP_DIR, STEP_HOME, dst)))
+                                return rf_error_set(err, -E2BIG, "too many mounts and files");
+                        op->mode = 0700;
+                        if (!(op = op_add(p, OP_TMPFS, STEP_HOME, dst)))
+                                return rf_error_set(err, -E2BIG, "too many mounts and files");
+                        op->size = PLAN_HOME_RODIR_SIZE;
+                        op->mode = 0700;
+                        ro[(*n_ro)++] = dst;
+                        memcpy(dir, rel, e.name_len + 1);
+                        memcpy(prev, rel, e.name_len + 1);
+                        dl = e.name_len;
+                        continue;
+                }
+                if ((e.kind != PLAN_HOME_FILE && e.kind != PLAN_HOME_EXEC) || !dl ||
+                    strncmp(rel, dir, dl) || rel[dl] != '/')
+                        return rf_error_set(err, -EINVAL,
+                                            "~/%.200s: a home tree file outside its directory",
+                                            rel);
+                /* the directories not made for the file before it (a
+                 * walk gives a directory's files one after another) */
+                size_t from = dl + 1;
+                for (const char *sl = strchr(rel + from, '/'); sl; sl = strchr(sl + 1, '/')) {
+                        size_t k = (size_t)(sl - rel);
+                        if (strncmp(prev, rel, k) || (prev[k] != '/' && prev[k]))
+                                break;
+                        from = k + 1;
+                }
+                snprintf(prev, sizeof prev, "%.*s", (int)(strrchr(rel, '/') - rel), rel);
+                if (home_parents(p, rel, from) < 0 ||
+                    home_file(p, rel, data, e.data_len, e.kind == PLAN_HOME_EXEC ? 0700 : 0600) < 0)
+                        return rf_error_set(err, -E2BIG, "too many mounts and files");
+        }
+        return 0;
+}
+
 /*
  * A profile's files for the run's $HOME (plan_input.home_files): the
  * directories of each (0700) and the file (0600), made by init in the home
- * tmpfs as the run user, after the tmpfs is mounted. None when the
- * workspace holds the home: they would be written into the caller's own
- * files. A name must be relative, without empty, "." or ".." components.
+ * tmpfs as the run user, after the tmpfs is mounted; then the trees
+ * (home_tree), each read-only directory remounted read-only last. None when
+ * the workspace holds the home: they would be written into the caller's
+ * own files.
  */
 static int add_home_files(struct rf_plan *p, const struct plan_input *in, struct rf_error *err)
 {
+        const char *ro[PLAN_HOME_FILES_MAX];
+        size_t n_ro = 0, entries = 0;
+        uint64_t bytes = 0;
+        int r;
+
         if (p->home_in_workspace || in->n_home_files == 0)
                 return 0;
         if (in->n_home_files > PLAN_HOME_FILES_MAX)
@@ -277,38 +410,24 @@ static int add_home_files(struct rf_plan *p, const struct plan_input *in, struct
                                     PLAN_HOME_FILES_MAX);
         for (size_t i = 0; i < in->n_home_files; i++) {
                 const struct plan_home_file *f = &in->home_files[i];
-                const char *rel = f->rel;
-                size_t n = strnlen(rel, sizeof f->rel);
-                bool ok = n > 0 && n < sizeof f->rel && rel[0] != '/';
-                for (const char *c = rel; ok && *c;) {
-                        size_t l = strcspn(c, "/");
-                        ok = l > 0 && !(l == 1 && c[0] == '.') &&
-                             !(l == 2 && c[0] == '.' && c[1] == '.');
-                        c += l + (c[l] == '/');
-                        ok = ok && !(c[-1] == '/' && !*c);
+                if (f->tree) {
+                        if ((r = home_tree(p, f, ro, &n_ro, &entries, &bytes, err)) < 0)
+                                return r;
+                        continue;
                 }
-                if (!ok)
+                size_t n = strnlen(f->rel, sizeof f->rel);
+                if (!home_rel_ok(f->rel, n))
                         return rf_error_set(err, -EINVAL, "~/%.200s: not a file name beneath $HOME",
-                                            rel);
-                for (const char *sl = strchr(rel, '/'); sl; sl = strchr(sl + 1, '/')) {
-                        struct plan_op *d =
-                                op_add(p, OP_DIR, STEP_HOME,
-                                       plan_printf(p, "%s/%.*s", p->home, (int)(sl - rel), rel));
-                        if (!d || !d->dst)
-                                return rf_error_set(err, -E2BIG, "too many mounts and files");
-                        d->mode = 0700;
-                }
-                char *data = plan_keep(p, malloc(f->len + 1));
-                struct plan_op *op =
-                        data ? op_add(p, OP_FILE, STEP_HOME, plan_printf(p, "%s/%s", p->home, rel))
-                             : NULL;
-                if (!op || !op->dst)
+                                            f->rel);
+                if (home_parents(p, f->rel, 0) < 0 ||
+                    home_file(p, f->rel, f->data, f->len, 0600) < 0)
                         return rf_error_set(err, -E2BIG, "too many mounts and files");
-                memcpy(data, f->data, f->len);
-                data[f->len] = '\0';
-                op->data = data;
-                op->data_len = f->len;
-                op->mode = 0600;
+        }
+        for (size_t i = 0; i < n_ro; i++) {
+                struct plan_op *op = op_add(p, OP_RO_SELF, STEP_HOME, ro[i]);
+                if (!op)
+                        return rf_error_set(err, -E2BIG, "too many mounts and files");
+                op->flags = OPF_EXEC;
         }
         return 0;
 }

@@ -91,6 +91,10 @@ enum {
          * unlinked first, in the run's upper layer only (launch.c: never
          * on another mount) */
         OPF_REPLACE = 1 << 10,
+        /* OP_RO_SELF: programs stay executable there (no noexec): the
+         * caller's agent files a profile carries read-only (their skills'
+         * and extensions' scripts) */
+        OPF_EXEC = 1 << 11,
 };
 
 /*
@@ -282,13 +286,40 @@ struct rf_plan {
 
 /* A file for the run's $HOME (a profile's configuration, cli/profile_home.h):
  * rel beneath $HOME, its bytes; made by init in the run's home tmpfs, the
- * run user's own (0600, directories 0700). */
+ * run user's own (0600, directories 0700).
+ *
+ * With `tree` set, data holds directory trees the run gets read-only (the
+ * caller's agent commands, skills, extensions a profile carries): a
+ * sequence of entries, each a struct plan_home_entry, its name (name_len
+ * bytes, beneath $HOME, no NUL) and its bytes (data_len). A
+ * PLAN_HOME_RODIR entry is a directory that gets a tmpfs of its own (what
+ * a kept state directory holds there is hidden, never written), filled
+ * with the PLAN_HOME_FILE / PLAN_HOME_EXEC entries beneath it that follow
+ * (0600 / 0700, directories 0700), then made read-only (nosuid, nodev;
+ * programs stay executable) once every home file is written; rel is
+ * unused. At most PLAN_HOME_ENTRIES_MAX entries of PLAN_HOME_TREE_MAX
+ * bytes in all, per run. */
 struct plan_home_file {
         char rel[PATH_MAX];
         char *data;
         size_t len;
+        bool tree;
 };
-#define PLAN_HOME_FILES_MAX 8
+#define PLAN_HOME_FILES_MAX 16
+
+enum {
+        PLAN_HOME_RODIR = 1,
+        PLAN_HOME_FILE = 2,
+        PLAN_HOME_EXEC = 3,
+};
+struct plan_home_entry {
+        uint32_t kind;     /* PLAN_HOME_* */
+        uint32_t name_len; /* 1 .. PATH_MAX - 1 */
+        uint64_t data_len; /* 0 for a directory */
+};
+#define PLAN_HOME_ENTRIES_MAX 1024
+#define PLAN_HOME_TREE_MAX    (32u << 20) /* bytes of the entries' data, per run */
+#define PLAN_HOME_RODIR_SIZE  (64u << 20) /* each read-only directory's tmpfs */
 
 /* An agent's state directory kept across runs (`run --keep-state`):
  * STATE_DIR/kept/UID/PROFILE/REL, made here (0700, the run's identity's:
