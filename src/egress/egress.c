@@ -26,6 +26,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -76,7 +77,7 @@ int egress_config_build(const struct rf_policy *pol, const char *run_id, const c
         int r;
 
         memset(c, 0, sizeof *c);
-        c->tls_module_fd = c->tls_bundle_fd = c->tls_upstream_fd = -1;
+        c->tls_module_fd = c->tls_bundle_fd = c->tls_upstream_fd = c->tls_keeper_fd = -1;
         snprintf(c->run_id, sizeof c->run_id, "%s", run_id);
         snprintf(c->agent, sizeof c->agent, "%s", pol->agent ? pol->agent : "agent");
         /* the agent name goes into a header: keep it to token characters */
@@ -331,17 +332,18 @@ static const struct sock_fprog *egress_filter(void)
 
 /* What the egress child does while it may still open files and raise
  * rlimits (rf_fork_tied's prepare step): fds 3..8 are its listeners, the
- * event channel and the map channel by then, 9..11 the TLS snapshots
- * (egress_spawn). */
+ * event channel and the map channel by then, 9..11 the TLS snapshots, 12
+ * the run CA keeper's socket (egress_spawn). */
 #define EGRESS_FD_MODULE   9
 #define EGRESS_FD_BUNDLE   10
 #define EGRESS_FD_UPSTREAM 11
+#define EGRESS_FD_KEEPER   12
+/* how long the child waits for the keeper's export */
+#define EGRESS_KEEPER_MS 5000
 struct egress_prep {
         const struct egress_config *c;
         struct egress_config *mine;
         unsigned char *values; /* the injected values, copied across the fork */
-        unsigned char *ca;     /* the run CA's export, copied across the fork */
-        size_t ca_len;
 };
 
 /* fd as a sealed snapshot: left as it is when it is one (the upstream CA
@@ -383,6 +385,36 @@ static void fork_copy_unmap(unsigned char *m, size_t len)
         munmap(m, len);
 }
 
+/*
+ * The run CA, from its keeper (supervisor/run_tls.c) over `fd`: whatever a
+ * predecessor killed mid-request left queued is dropped (the same export),
+ * one request sent, one export received — into a mapping of this
+ * process's own (locked, out of core dumps), imported into *ca, then wiped
+ * and unmapped; the keeper's socket is closed by the caller. 0 or -errno.
+ */
+static int ca_from_keeper(int fd, const struct rf_tls_vtable *tls, struct rf_tls_ca **ca)
+{
+        unsigned char *m = fork_copy_map(RF_TLS_CA_EXPORT_MAX);
+        if (!m)
+                return negative_errno();
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n;
+        int r = 0;
+        while (recv(fd, m, RF_TLS_CA_EXPORT_MAX, MSG_DONTWAIT) > 0)
+                ;
+        if (send(fd, "E", 1, MSG_NOSIGNAL) != 1)
+                r = negative_errno();
+        else if ((r = poll(&p, 1, EGRESS_KEEPER_MS)) <= 0)
+                r = r < 0 ? negative_errno() : -ETIMEDOUT;
+        else if ((n = recv(fd, m, RF_TLS_CA_EXPORT_MAX, MSG_TRUNC | MSG_DONTWAIT)) <= 0 ||
+                 (size_t)n > RF_TLS_CA_EXPORT_MAX)
+                r = n < 0 ? negative_errno() : -EPROTO;
+        else
+                r = tls->ca_import(m, (size_t)n, ca);
+        fork_copy_unmap(m, RF_TLS_CA_EXPORT_MAX);
+        return r < 0 ? r : 0;
+}
+
 static int egress_prepare(void *ctx)
 {
         struct egress_prep *p = ctx;
@@ -409,12 +441,10 @@ static int egress_prepare(void *ctx)
                 }
                 p->mine->inject = v;
         }
-        /* the run CA, imported from this fork's copy of its export (the
-         * supervisor's, in secret memory, was wiped by the fork), which is
-         * wiped and unmapped right after: from now on the keys live in this
-         * process's CA handle only */
+        /* the run CA, from its keeper (the supervisor never holds it):
+         * from then on its keys live in this process's CA handle only */
         p->mine->tls_ca_own = NULL;
-        p->mine->tls_ca = NULL;
+        p->mine->tls_keeper_fd = -1;
         p->mine->tls = NULL;
         p->mine->tls_trust = NULL;
         if (p->c->tls_on) {
@@ -436,23 +466,13 @@ static int egress_prepare(void *ctx)
                      (r = memfd_sealed_size(EGRESS_FD_UPSTREAM, RF_TLS_BUNDLE_MAX, NULL)) >= 0))
                         r = mod.vt->trust_load(bpath, p->c->tls_upstream_fd >= 0 ? upath : NULL,
                                                &p->mine->tls_trust);
-                for (int fd = EGRESS_FD_MODULE; fd <= EGRESS_FD_UPSTREAM; fd++)
+                if (r >= 0)
+                        r = ca_from_keeper(EGRESS_FD_KEEPER, mod.vt, &p->mine->tls_ca_own);
+                for (int fd = EGRESS_FD_MODULE; fd <= EGRESS_FD_KEEPER; fd++)
                         (void)close(fd);
-                if (r < 0) {
-                        fork_copy_unmap(p->ca, p->ca_len);
-                        p->ca = NULL;
-                        return r;
-                }
-                p->mine->tls = mod.vt;
-        }
-        if (p->ca) {
-                int r = p->mine->tls
-                                ? p->mine->tls->ca_import(p->ca, p->ca_len, &p->mine->tls_ca_own)
-                                : -EINVAL;
-                fork_copy_unmap(p->ca, p->ca_len);
-                p->ca = NULL;
                 if (r < 0)
                         return r;
+                p->mine->tls = mod.vt;
         }
         read_host_facts(p->mine);
         /* file descriptors for the connections allowed (a client, an
@@ -501,35 +521,20 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
                         off += c->inject[i].len;
                 }
         }
-        /* The run CA likewise: the supervisor keeps its export (keys
-         * included) in wipe-on-fork secret memory; this fork's copy goes
-         * into a mapping of its own, which the child imports the CA from
-         * and then wipes and unmaps, and which is wiped and unmapped here
-         * once the child is set up. */
-        /* TLS termination needs its CA, its module and its trust */
-        if (c->tls_on &&
-            (!c->tls_ca || !c->tls_ca->len || c->tls_module_fd < 0 || c->tls_bundle_fd < 0)) {
+        /* TLS termination needs its CA's keeper, its module and its trust */
+        if (c->tls_on && (c->tls_keeper_fd < 0 || c->tls_module_fd < 0 || c->tls_bundle_fd < 0)) {
                 fork_copy_unmap(prep.values, vsize);
                 close_pair(sp);
                 return -EINVAL;
-        }
-        if (c->tls_on) {
-                if (!(prep.ca = fork_copy_map(c->tls_ca->len))) {
-                        int e = negative_errno();
-                        fork_copy_unmap(prep.values, vsize);
-                        close_pair(sp);
-                        return e;
-                }
-                prep.ca_len = c->tls_ca->len;
-                memcpy(prep.ca, c->tls_ca->bytes, prep.ca_len);
         }
         struct rf_lockdown how = {
                 .what = "egress process",
                 .arrange_fds = true,
                 .fds = {-1, -1, -1, fds->http, fds->socks, sp[1], fds->cap4, fds->cap6,
                         fds->synth_rx, c->tls_on ? c->tls_module_fd : -1,
-                        c->tls_on ? c->tls_bundle_fd : -1, c->tls_on ? c->tls_upstream_fd : -1},
-                .n_fds = 12,
+                        c->tls_on ? c->tls_bundle_fd : -1, c->tls_on ? c->tls_upstream_fd : -1,
+                        c->tls_on ? c->tls_keeper_fd : -1},
+                .n_fds = 13,
                 .prepare = egress_prepare,
                 .ctx = &prep,
                 .set_ids = true,
@@ -539,10 +544,8 @@ pid_t egress_spawn(const struct egress_config *c, const struct egress_fds *fds, 
                 .seccomp = egress_filter(),
                 .pidfd = pidfd};
         pid_t pid = rf_fork_tied(&how, NULL);
-        if (pid != 0) {
+        if (pid != 0)
                 fork_copy_unmap(prep.values, vsize);
-                fork_copy_unmap(prep.ca, prep.ca_len);
-        }
         if (pid < 0) {
                 close_pair(sp);
                 return pid;

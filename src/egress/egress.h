@@ -124,34 +124,22 @@ struct egress_config {
          * (-1: none) into tls_trust — taken before the run's command existed
          * (tls/trustmake.h: sealed memfds, or the trust cache's files, which
          * the process snapshots first), never the paths again — and
-         * imports the run CA from tls_ca. All borrowed from the caller
+         * gets the run CA from the run CA's keeper over tls_keeper_fd
+         * (supervisor/run_tls.c: a socket the supervisor never reads;
+         * the process sends a request and imports the one export it
+         * receives, before its lockdown). All borrowed from the caller
          * (cmd_run; set before the first egress process starts). tls and
          * tls_trust are that process's own (NULL in the supervisor);
          * egress_config_free leaves all of them alone. */
         bool tls_on;
         int tls_module_fd, tls_bundle_fd, tls_upstream_fd;
         const struct rf_tls_vtable *tls;
-        const struct egress_tls_ca *tls_ca;
+        int tls_keeper_fd;
         struct rf_tls_trust *tls_trust;
-        /* The egress process's own run CA, imported from tls_ca by
+        /* The egress process's own run CA, imported from the keeper's export by
          * egress_spawn's child before its lockdown (owned by that process,
          * which ends with it); NULL in the supervisor. */
         struct rf_tls_ca *tls_ca_own;
-};
-
-/*
- * The run CA as the supervisor keeps it between egress processes: the TLS
- * module's export of it (tlsterm.h ca_export: certificate, hosts, private
- * keys) in secret memory (secrets/secmem.h: locked, out of core dumps,
- * wiped in every fork), so no OpenSSL object of the supervisor's holds the
- * key and no process forked from it (the run's init, a provider command)
- * inherits it. Each egress process gets a copy through a mapping made for
- * its fork only and imports it (ca_import). Received from run_tls.c's
- * helper by run_tls_finish, freed (wiped) by run_tls_free; one allocation, header and bytes.
- */
-struct egress_tls_ca {
-        size_t len;
-        unsigned char bytes[];
 };
 
 struct rf_policy;
@@ -160,7 +148,6 @@ struct inject_secret;
 struct rf_tls_vtable;
 struct rf_tls_ca;
 struct rf_tls_trust;
-struct egress_tls_ca;
 
 /*
  * egress_config_build — this run's egress configuration from its policy:

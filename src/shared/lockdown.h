@@ -39,7 +39,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define RF_LOCKDOWN_FDS_MAX 12
+#define RF_LOCKDOWN_FDS_MAX 16
 #define RF_LOCKDOWN_EXIT    125 /* the child's exit status when a step failed */
 
 struct sock_fprog;

@@ -8,24 +8,31 @@
  * init is cloned; run_tls_finish through its trust callback once the run
  * is registered) and only for runs with an injection or an HTTP rule.
  *
- * Design: the supervisor never maps OpenSSL. run_tls_begin checks what can
- * be checked cheaply (the module file, the trust files it will read) and
- * keeps the trust files open; run_tls_start, right after init is cloned
- * and while init builds the run's root on the other CPU, makes the run CA
- * and the trust files in this process (tls/trustmake.h: nettle for the CA,
- * the host's part from the state dir's cache) and sends them to init at
- * once (MSG_TRUST: init takes them at its first trust-file op), before the
- * run is vetted and registered; run_tls_finish collects the rest. Each
- * egress process loads the module itself before its lockdown and imports
- * the CA (egress_spawn).
+ * Design: the supervisor never maps OpenSSL and never holds the run CA's
+ * keys. run_tls_begin checks what can be checked cheaply (the module file,
+ * the trust files it will read) and keeps the trust files open;
+ * run_tls_start, right after init is cloned and while init builds the
+ * run's root on the other CPU, forks the run CA's keeper, which makes the
+ * run CA and the trust files (tls/trustmake.h: nettle for the CA, the
+ * host's part from the state dir's cache) and sends the files to init at
+ * once (MSG_TRUST: init takes them at its first trust-file op) while the
+ * supervisor vets and registers the run; run_tls_finish collects the
+ * keeper's result (the snapshots for the egress processes, or why it
+ * failed). Each egress process loads the module itself before its
+ * lockdown and asks the keeper for the CA (egress_spawn).
  *
- * Where the CA's keys live: made straight into this process's secret
- * memory (secmem.h: locked, out of core dumps, wiped in every fork: the
- * run's init, cloned before the keys exist, never had them; a provider
- * command or later fork inherits wiped pages) — besides nettle's key
- * objects while they are made, which runca.c wipes — and in each egress
- * process. The export is never written anywhere and is wiped when the run
- * ends (run_tls_free).
+ * Where the CA's keys live (docs/TLS.md, "Where the key lives"): in the
+ * keeper and in each egress process, nowhere else. The keeper is forked
+ * without any capability, holds none of the supervisor's secret memory
+ * (wiped in every fork), makes the keys straight into its own secret
+ * memory (secmem.h: locked, out of core dumps; besides nettle's key
+ * objects while they are made, which runca.c wipes), and once it has sent
+ * its result lives in seccomp strict mode: read a request on its socket,
+ * write one copy of the export, exit — it can open, map, send an fd or
+ * run nothing. The socket's other end is the supervisor's, which passes
+ * it to each egress process and never reads it. The run's init, cloned
+ * before the keeper, never had the keys. When the run ends the socket is
+ * closed: the keeper wipes the export and exits (run_tls_free).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,8 +40,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "supervisor/start-internal.h"
@@ -50,6 +64,7 @@
 #include "sandbox/plan.h"
 #include "sandbox/trustfiles.h"
 #include "secrets/secmem.h"
+#include "shared/lockdown.h"
 #include "shared/macro.h"
 #include "shared/memfd.h"
 #include "tls/trustmake.h"
@@ -60,12 +75,12 @@
  * certificate, PKCS#12 bags), beyond twice their size */
 #define TRUST_SLACK ((size_t)64 << 10)
 
-static void job_free(struct run_tls_job *j);
+static void keeper_end(struct run_tls *t);
 
 void run_tls_free(struct run_tls *t)
 {
-        job_free(t->job); /* made, not collected (the run was refused meanwhile) */
         if (t->on) {
+                keeper_end(t); /* made, maybe not collected (the run was refused meanwhile) */
                 safe_close(t->module);
                 safe_close(t->bundle);
                 safe_close(t->upstream);
@@ -75,13 +90,13 @@ void run_tls_free(struct run_tls *t)
         for (size_t i = 0; t->hosts && i < t->n_hosts; i++)
                 free(t->hosts[i]);
         free(t->hosts);
-        secmem_free(t->ca); /* wipes the keys */
         *t = (struct run_tls){.module = -1,
                               .bundle = -1,
                               .upstream = -1,
                               .bundle_src = -1,
                               .upstream_src = -1,
-                              .chan = -1};
+                              .keeper = -1,
+                              .keeper_pidfd = -1};
 }
 
 #ifdef RF_TEST_BUILD
@@ -91,7 +106,7 @@ void run_tls_free(struct run_tls *t)
  * replaced), so inject_cakey.sh can look for them in the memory of the
  * run's processes from the host side. A release build has no such path.
  */
-static void test_ca_keys_out(const struct egress_tls_ca *ca)
+static void test_ca_keys_out(const unsigned char *ex)
 {
         const char *path = getenv("RINGFENCE_TEST_CA_KEYS");
         static const struct {
@@ -108,7 +123,7 @@ static void test_ca_keys_out(const struct egress_tls_ca *ca)
                 size_t n = (size_t)snprintf(line, sizeof line, "%s ", keys[k].name);
                 for (size_t i = 0; i < RF_TLS_CA_KEY_LEN; i++)
                         n += (size_t)snprintf(line + n, sizeof line - n, "%02x",
-                                              ca->bytes[keys[k].off + i]);
+                                              ex[keys[k].off + i]);
                 line[n++] = '\n';
                 (void)!write(fd, line, n);
         }
@@ -155,7 +170,8 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                               .upstream = -1,
                               .bundle_src = -1,
                               .upstream_src = -1,
-                              .chan = -1};
+                              .keeper = -1,
+                              .keeper_pidfd = -1};
         if (k > RF_TLS_MAX_HOSTS)
                 return rf_error_set(err, -E2BIG, "more than %d injection hosts in one run",
                                     RF_TLS_MAX_HOSTS);
@@ -219,130 +235,265 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         return 0;
 }
 
-/* One making of a run's trust: the job, the export's secret memory and the
- * result, made by run_tls_start (or run_tls_finish) and collected by
- * run_tls_finish. */
-struct run_tls_job {
-        struct trust_job job;
-        struct egress_tls_ca *ca; /* secret memory, sized for the export */
-        size_t max;
-        struct trust_made made;
-        int r;
+/* ---- the run CA's keeper ------------------------------------------------------------ */
+
+/* The keeper's fds (rf_fork_tied arranges them; every other fd is closed) */
+#define KEEPER_FD_SOCK     3 /* its end of the socket to the supervisor and egress processes */
+#define KEEPER_FD_CHAN     4 /* init's channel: the trust files go straight to init */
+#define KEEPER_FD_BUNDLE   5 /* the host's CA bundle, open since run_tls_begin */
+#define KEEPER_FD_UPSTREAM 6 /* network.upstream_ca, or closed */
+/* How long run_tls_finish waits for the keeper's result (a first run on a
+ * host also builds the trust cache: tens of ms), and egress_spawn's child
+ * for the export (egress.c) */
+#define KEEPER_RESULT_MS 30000
+/* How long run_tls_free lets the keeper wipe its copy before SIGKILL */
+#define KEEPER_END_MS 1000
+
+/* What the keeper sends the supervisor once the trust is made: this, with
+ * SCM_RIGHTS the module's and the bundle's snapshots and (has_upstream)
+ * the upstream CA file's, when r is 0; no fd otherwise. */
+struct keeper_result {
+        int32_t r; /* 0 or -errno */
+        uint8_t send_lost;
+        uint8_t has_upstream;
         char why[RF_ERROR_MSG_MAX];
-        bool send_lost; /* init could not take them */
 };
 
-/* The job for t, its export's secret memory allocated: NULL with errno. */
-static struct run_tls_job *job_new(struct run_tls *t)
+/* Send res on sock with fds[n] attached (n <= 3). 0 or -errno. */
+static int result_send(int sock, const struct keeper_result *res, const int *fds, size_t n)
 {
-        struct run_tls_job *j = calloc(1, sizeof *j);
-        if (!j)
-                return NULL;
-        /* the export straight into secret memory, as large as it can be */
-        j->max = TRUST_EXPORT_BOUND(t->n_hosts, t->name_bytes);
-        if (j->max > RF_TLS_CA_EXPORT_MAX)
-                j->max = RF_TLS_CA_EXPORT_MAX;
-        if (!(j->ca = secmem_alloc(sizeof *j->ca + j->max))) {
-                int e = errno;
-                free(j);
-                errno = e;
-                return NULL;
+        union {
+                char buf[CMSG_SPACE(3 * sizeof(int))];
+                struct cmsghdr align;
+        } u;
+        struct iovec iov = {.iov_base = (void *)res, .iov_len = sizeof *res};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        memset(&u, 0, sizeof u);
+        if (n) {
+                mh.msg_control = u.buf;
+                mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(n * sizeof(int));
+                memcpy(CMSG_DATA(c), fds, n * sizeof(int));
         }
-        j->job = (struct trust_job){
-                .hosts = (const char *const *)t->hosts,
-                .n_hosts = t->n_hosts,
-                .bundle = t->bundle_src,
-                .upstream = t->upstream_src,
-                .upstream_path = t->upstream_path,
-                .lifetime_s = t->lifetime_s,
-                .java = t->java,
-                .bound = t->bound,
-                .state_dir = t->state_dir,
-        };
-        j->made = (struct trust_made){
-                .files = -1, .module = -1, .bundle = -1, .jvm = -1, .upstream = -1};
-        return j;
+        return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof *res ? 0 : -EPROTO;
 }
 
-/* The job freed: its result's fds closed, its export wiped, unless
- * run_tls_finish took them. */
-static void job_free(struct run_tls_job *j)
+/* The trust files to init on its channel (sandbox/trustfiles.h): the
+ * host's parts it copies from (MSG_TRUST, value = the source), then the
+ * memfd (value 0). false when init could not take them. */
+static bool trust_send(int chan, const struct trust_made *made)
 {
-        if (!j)
-                return;
-        safe_close(j->made.files);
-        safe_close(j->made.module);
-        safe_close(j->made.bundle);
-        safe_close(j->made.jvm);
-        safe_close(j->made.upstream);
-        secmem_free(j->ca);
-        free(j);
-}
-
-/* Make the trust and hand the files to init on chan at once
- * (sandbox/trustfiles.h): the host's parts it copies from (MSG_TRUST, value
- * = the source), then the memfd (value 0). */
-static void job_make(struct run_tls_job *j, int chan)
-{
-        j->r = trust_make(&j->job, j->ca->bytes, j->max, &j->made, j->why, sizeof j->why);
-        if (j->r < 0)
-                return;
         struct rf_msg m = {.type = MSG_TRUST, .value = TRUST_SRC_BUNDLE};
-        bool sent = rf_msg_send(chan, &m, j->made.bundle) == 0;
-        if (sent && j->made.jvm >= 0) {
+        bool sent = rf_msg_send(chan, &m, made->bundle) == 0;
+        if (sent && made->jvm >= 0) {
                 m.value = TRUST_SRC_JVM;
-                sent = rf_msg_send(chan, &m, j->made.jvm) == 0;
+                sent = rf_msg_send(chan, &m, made->jvm) == 0;
         }
         m.value = 0;
-        if (!sent || rf_msg_send(chan, &m, j->made.files) < 0)
-                j->send_lost = true;
-        j->made.files = safe_close(j->made.files);
-        j->made.jvm = safe_close(j->made.jvm);
+        return sent && rf_msg_send(chan, &m, made->files) == 0;
+}
+
+/*
+ * The keeper, once rf_fork_tied returned in it (no capability, the fds
+ * above, nothing of the supervisor's secret memory: wiped by the fork).
+ * It makes the run CA and the trust files (tls/trustmake.h) with the CA's
+ * export — both private keys — straight into its own secret memory, sends
+ * the files to init and the snapshots to the supervisor, and then, in
+ * seccomp strict mode (read, write, exit: nothing else), answers each
+ * request on its socket with one copy of the export, until the socket's
+ * other end is gone (the run ended, or the supervisor died: its
+ * parent-death signal kills it too). Then the export is wiped. Never
+ * returns.
+ */
+static _noreturn_ void keeper_main(const struct run_tls *t)
+{
+        struct keeper_result res = {0};
+        struct trust_made made = {
+                .files = -1, .module = -1, .bundle = -1, .jvm = -1, .upstream = -1};
+        size_t max = TRUST_EXPORT_BOUND(t->n_hosts, t->name_bytes);
+        if (max > RF_TLS_CA_EXPORT_MAX)
+                max = RF_TLS_CA_EXPORT_MAX;
+        unsigned char *ex = secmem_alloc(max);
+        if (!ex) {
+                res.r = negative_errno();
+                snprintf(res.why, sizeof res.why,
+                         "cannot keep the run's TLS authority: %s (its keys go into locked "
+                         "memory: RLIMIT_MEMLOCK)",
+                         strerror(-res.r));
+        } else {
+                struct trust_job job = {
+                        .hosts = (const char *const *)t->hosts,
+                        .n_hosts = t->n_hosts,
+                        .bundle = KEEPER_FD_BUNDLE,
+                        .upstream = t->upstream_src >= 0 ? KEEPER_FD_UPSTREAM : -1,
+                        .upstream_path = t->upstream_path,
+                        .lifetime_s = t->lifetime_s,
+                        .java = t->java,
+                        .bound = t->bound,
+                        .state_dir = t->state_dir,
+                };
+                res.r = trust_make(&job, ex, max, &made, res.why, sizeof res.why);
+        }
+        if (res.r == 0)
+                res.send_lost = !trust_send(KEEPER_FD_CHAN, &made);
+        (void)close(KEEPER_FD_CHAN);
+        (void)close(KEEPER_FD_BUNDLE);
+        if (t->upstream_src >= 0) /* else fd 6 may be one trust_make opened */
+                (void)close(KEEPER_FD_UPSTREAM);
+        safe_close(made.files);
+        safe_close(made.jvm);
+        int fds[3] = {made.module, made.bundle, made.upstream};
+        res.has_upstream = made.upstream >= 0;
+        if (result_send(KEEPER_FD_SOCK, &res, fds, res.r == 0 ? 2u + res.has_upstream : 0) < 0 ||
+            res.r < 0) {
+                secmem_free(ex);
+                _exit(0);
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+                safe_close(fds[i]);
+#ifdef RF_TEST_BUILD
+        test_ca_keys_out(ex);
+#endif
+        /* from here on: read its socket, write the export, exit */
+        signal(SIGPIPE, SIG_IGN); /* a gone reader is a failed write */
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0) < 0) {
+                secmem_free(ex);
+                _exit(RF_LOCKDOWN_EXIT);
+        }
+        for (;;) {
+                char req[8];
+                if (read(KEEPER_FD_SOCK, req, sizeof req) <= 0 ||
+                    write(KEEPER_FD_SOCK, ex, made.ca_len) != (ssize_t)made.ca_len)
+                        break;
+        }
+        explicit_bzero(ex, max); /* munmap is not allowed in strict mode: the pages
+                                  * go with the process */
+        for (;;)
+                (void)syscall(SYS_exit, 0);
 }
 
 void run_tls_start(struct run_tls *t, int chan)
 {
-        if (!t->on || t->job || t->ca)
+        int sv[2];
+
+        if (!t->on || t->keeper >= 0 || t->start_err)
                 return;
-        t->chan = chan;
-        if (!(t->job = job_new(t)))
-                return; /* run_tls_finish tries again, and says why */
-        job_make(t->job, chan);
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                t->start_err = negative_errno();
+                return;
+        }
+        struct rf_lockdown how = {
+                .what = "run CA keeper",
+                .arrange_fds = true,
+                .fds = {-1, -1, -1, sv[0], chan, t->bundle_src, t->upstream_src},
+                .n_fds = 7,
+                .drop_caps = true,
+                .pidfd = &t->keeper_pidfd,
+        };
+        pid_t pid = rf_fork_tied(&how, NULL);
+        if (pid == 0)
+                keeper_main(t);
+        close(sv[0]);
+        if (pid < 0) {
+                close(sv[1]);
+                t->keeper_pidfd = -1;
+                t->start_err = pid;
+                return;
+        }
+        t->keeper_pid = pid;
+        t->keeper = sv[1];
+}
+
+/* The keeper's result on its socket within KEEPER_RESULT_MS: 0 with *res
+ * and fds[3] (-1 where none), or -errno (-EPIPE: it went without one). */
+static int result_recv(int sock, struct keeper_result *res, int fds[3])
+{
+        union {
+                char buf[CMSG_SPACE(3 * sizeof(int))];
+                struct cmsghdr align;
+        } u;
+        struct iovec iov = {.iov_base = res, .iov_len = sizeof *res};
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = u.buf,
+                            .msg_controllen = sizeof u.buf};
+        struct pollfd p = {.fd = sock, .events = POLLIN};
+        fds[0] = fds[1] = fds[2] = -1;
+        int r;
+        while ((r = poll(&p, 1, KEEPER_RESULT_MS)) < 0 && errno == EINTR)
+                ;
+        if (r < 0)
+                return negative_errno();
+        if (r == 0)
+                return -ETIMEDOUT;
+        ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0)
+                return negative_errno();
+        size_t k = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                                int fd;
+                                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                                if (k < 3)
+                                        fds[k++] = fd;
+                                else
+                                        close(fd);
+                        }
+        if (n == 0)
+                return -EPIPE;
+        size_t want = res->r == 0 ? 2u + (res->has_upstream ? 1u : 0u) : 0u;
+        if (n != (ssize_t)sizeof *res || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || k != want ||
+            res->r > 0) {
+                for (size_t i = 0; i < 3; i++)
+                        fds[i] = safe_close(fds[i]);
+                return -EPROTO;
+        }
+        res->why[sizeof res->why - 1] = '\0';
+        return 0;
 }
 
 int run_tls_finish(struct run_tls *t, struct rf_error *err)
 {
-        if (!t->on || t->ca)
+        if (!t->on || t->made)
                 return rf_error_set(err, -EINVAL, "no TLS trust to make (internal error)");
-        struct run_tls_job *j = t->job;
-        t->job = NULL;
-        if (!j) {
-                if (t->chan < 0)
-                        return rf_error_set(err, -EINVAL,
-                                            "no channel to the run's init (internal error)");
-                if (!(j = job_new(t)))
-                        return rf_error_set(err, negative_errno(),
-                                            "cannot keep the run's TLS authority: %m (its keys "
-                                            "go into locked memory: RLIMIT_MEMLOCK)");
-                job_make(j, t->chan);
-        }
+        if (t->keeper < 0)
+                return rf_error_set(err, t->start_err ? t->start_err : -EINVAL,
+                                    "%s: cannot start the run CA's keeper: %s", t->what,
+                                    t->start_err ? strerror(-t->start_err) : "internal error");
+        struct keeper_result res;
+        int fds[3];
+        int r = result_recv(t->keeper, &res, fds);
         /* the sources are read: the snapshots stand for them now */
         t->bundle_src = safe_close(t->bundle_src);
         t->upstream_src = safe_close(t->upstream_src);
-        if (j->r < 0) {
-                int r = rf_error_set(err, j->r, "%s: %s", t->what, j->why);
-                job_free(j);
-                return r;
-        }
-        j->ca->len = j->made.ca_len;
-#ifdef RF_TEST_BUILD
-        test_ca_keys_out(j->ca);
-#endif
-        t->ca = TAKE_PTR(j->ca);
-        t->module = TAKE_FD(j->made.module);
-        t->bundle = TAKE_FD(j->made.bundle);
-        t->upstream = TAKE_FD(j->made.upstream);
-        bool lost = j->send_lost;
-        job_free(j);
-        return lost ? 1 : 0;
+        if (r < 0)
+                return rf_error_set(err, r, "%s: the run CA's keeper %s", t->what,
+                                    r == -EPIPE       ? "went before it made the CA"
+                                    : r == -ETIMEDOUT ? "did not make the CA in time"
+                                                      : "broke its protocol");
+        if (res.r < 0)
+                return rf_error_set(err, res.r, "%s: %s", t->what, res.why);
+        t->made = true;
+        t->module = fds[0];
+        t->bundle = fds[1];
+        t->upstream = fds[2];
+        return res.send_lost ? 1 : 0;
+}
+
+/* The keeper's end: its socket closed here (it then wipes its copy and
+ * exits), SIGKILL after KEEPER_END_MS if it has not, reaped. */
+static void keeper_end(struct run_tls *t)
+{
+        t->keeper = safe_close(t->keeper);
+        if (t->keeper_pidfd < 0)
+                return;
+        struct pollfd p = {.fd = t->keeper_pidfd, .events = POLLIN};
+        if (poll(&p, 1, KEEPER_END_MS) <= 0)
+                (void)syscall(SYS_pidfd_send_signal, t->keeper_pidfd, SIGKILL, NULL, 0);
+        (void)waitpid(t->keeper_pid, NULL, 0);
+        t->keeper_pidfd = safe_close(t->keeper_pidfd);
 }

@@ -69,10 +69,11 @@ int run_trigger_token(const char *state_dir, const char *token, struct rf_policy
  * run_tls.c: the TLS side of a run with credential injection or HTTP rules.
  * `on` is false when the run needs none (no injection names a host:
  * addresses are plaintext only). The CA and the trust files are made by the
- * supervisor (tls/trustmake.h: nettle, no OpenSSL) right after init is
- * cloned; the supervisor never maps OpenSSL.
+ * run CA's keeper (tls/trustmake.h: nettle, no OpenSSL), a child of the
+ * supervisor forked right after init is cloned, which alone (with the
+ * egress processes it hands a copy to) ever holds the CA's keys; the
+ * supervisor never holds them and never maps OpenSSL.
  */
-struct egress_tls_ca;
 struct run_tls {
         bool on;      /* the run terminates TLS for some host */
         bool java;    /* the host has a JVM store: the run gets one too */
@@ -84,16 +85,18 @@ struct run_tls {
         int bundle_src, upstream_src; /* the files, open since the checks (-1: none) */
         const char *upstream_path;    /* borrowed from the policy */
         const char *state_dir;        /* borrowed: the trust cache's home, or NULL */
-        /* what run_tls_start made, for run_tls_finish */
-        struct run_tls_job *job;
-        int chan; /* init's channel, from run_tls_start (borrowed), or -1 */
+        /* the run CA's keeper (run_tls_start): the process that makes the
+         * CA and holds its keys, its socket's other end (given to each
+         * egress process, never read here) and a pidfd; -1 before it is
+         * forked; start_err: why it could not be (-errno) */
+        int keeper, keeper_pidfd;
+        pid_t keeper_pid;
+        int start_err;
+        bool made; /* run_tls_finish collected its result */
         /* sealed snapshots made before the run's command existed, for the
          * egress processes: the TLS module, the host's roots and
          * network.upstream_ca as they were then (-1: none) */
         int module, bundle, upstream;
-        /* the run CA, exported into secret memory (egress.h: what each egress
-         * process imports); no CA handle exists in this process */
-        struct egress_tls_ca *ca;
         const char *what; /* what needs TLS, for messages */
 };
 
@@ -112,29 +115,32 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                   const char *state_dir, struct run_tls *t, struct rf_error *err);
 
 /*
- * run_tls_start — make the run CA and trust files (tls/trustmake.h) and
- * send the files to init on `chan` (MSG_TRUST, sandbox/trustfiles.h) at
- * once, so that init
- * finishes the root while the run is vetted and registered;
- * run_tls_finish collects the rest and reports a failure. Called once init
- * exists, never before: the CA's keys never exist before init is cloned.
- * Where its memory cannot be had, run_tls_finish tries again and says why.
+ * run_tls_start — fork the run CA's keeper (run_tls.c): without any
+ * capability, it makes the run CA and the trust files (tls/trustmake.h)
+ * with the CA's keys in its own secret memory, sends the files to init on
+ * `chan` (MSG_TRUST, sandbox/trustfiles.h) at once, so that init finishes
+ * the root while the run is vetted and registered, and then serves copies
+ * of the CA's export to egress processes in seccomp strict mode. Called
+ * once init exists, never before: the CA's keys never exist before init is
+ * cloned (nor in init, nor here). A fork that fails is reported by
+ * run_tls_finish.
  */
 void run_tls_start(struct run_tls *t, int chan);
 
 /*
- * run_tls_finish — what run_tls_start made (or, where it could not, the
- * run CA and trust files made now and sent on its channel:
- * tls/trustmake.h): the trust files in init's hands (within t->bound, a
- * JVM store exactly when t->java), t->ca (the CA's export,
- * made straight into secret memory) and the snapshots t->module,
- * t->bundle, t->upstream. 0, or -errno with err saying why (the run is
- * refused); 1 when init could not take the files (it failed a step and
- * went). Called once, after run_tls_start, before init may start the
+ * run_tls_finish — the keeper's result, waited for: the trust files in
+ * init's hands (within t->bound, a JVM store exactly when t->java) and the
+ * snapshots t->module, t->bundle, t->upstream for the egress processes,
+ * which take the CA from t->keeper. 0, or -errno with err saying why (the
+ * run is refused); 1 when init could not take the files (it failed a step
+ * and went). Called once, after run_tls_start, before init may start the
  * command.
  */
 int run_tls_finish(struct run_tls *t, struct rf_error *err);
 
+/* run_tls_free — everything released; the keeper told to go (its socket
+ * closed: it wipes the CA's keys and exits), killed if it has not within a
+ * second, and reaped. */
 void run_tls_free(struct run_tls *t);
 static inline void run_tls_freep(struct run_tls *t)
 {

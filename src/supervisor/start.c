@@ -227,7 +227,7 @@ static int run_trust(void *ctx, struct rf_error *err)
         int r = run_tls_finish(&s->tls, err);
         if (r < 0)
                 return r;
-        s->egress.tls_ca = s->tls.ca;
+        s->egress.tls_keeper_fd = s->tls.keeper;
         s->egress.tls_module_fd = s->tls.module;
         s->egress.tls_bundle_fd = s->tls.bundle;
         s->egress.tls_upstream_fd = s->tls.upstream;

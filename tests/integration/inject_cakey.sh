@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # inject_cakey.sh — where the run CA's private keys live (docs/TLS.md,
-# "Where the key lives"): in the egress process, and in the supervisor
-# only as an export in wipe-on-fork secret memory; never in the run's
-# init (a fork of the supervisor without exec, under the run's uid) nor
-# in any other process of the run.
+# "Where the key lives"): in the egress process and the run CA's keeper
+# (the supervisor's child that made them, in seccomp strict mode, without
+# capabilities) only; never in the supervisor, never in the run's init (a
+# fork of the supervisor without exec, under the run's uid) nor in any
+# other process of the run.
 #
 # A run with an injection over HTTPS (the test host of inject_tls.sh:
 # tests/helpers/tlshost.py with certificates of a test CA made here, and
@@ -187,10 +188,23 @@ like "$(summary "$scan")" ' ca=0 leaf=0$' "... and none holds either key"
 scan=$(keyscan "$E1")
 like "$(summary "$scan")" ' ca=[1-9][0-9]* leaf=[1-9][0-9]*$' "control: the same scan of the egress process finds both keys ($(summary "$scan"))"
 scan=$(keyscan "$SUP")
-diag "the supervisor (its secret memory holds the export): $(summary "$scan")"
+like "$(summary "$scan")" '^pids=1 bytes=[1-9][0-9]{5,} ' "the supervisor's memory was read ($(summary "$scan"))"
+like "$(summary "$scan")" ' ca=0 leaf=0$' "... and holds neither key (the keeper made them)"
 while read -r _ _ addr key order name; do
 	diag "  supervisor: $key ($order) at $addr in $name"
 done < <(grep '^hit ' <<<"$scan" | head -n 6)
+# the keeper: the supervisor's child that is neither init nor an egress process
+KEEPER=
+for c in $(cat "/proc/$SUP/task/$SUP/children" 2>/dev/null); do
+	[ "$c" != "$INIT" ] && [ "$c" != "$E1" ] && KEEPER=$c
+done
+diag "keeper: $KEEPER"
+is "$(grep -c . <<<"$KEEPER")" 1 "the run CA's keeper found: the supervisor's third child ($KEEPER)"
+like "$(grep -E '^(Seccomp|CapEff|CapPrm|CapBnd):' "/proc/$KEEPER/status" 2>/dev/null | tr '\n\t' '  ')" \
+	'CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000 .*Seccomp: 1 ' \
+	"... it has no capability (permitted, effective, bounding) and lives in seccomp strict mode"
+scan=$(keyscan "$KEEPER")
+like "$(summary "$scan")" ' ca=[1-9][0-9]* leaf=[1-9][0-9]*$' "control: the keeper holds both keys ($(summary "$scan"))"
 
 # ---- the egress process replaced: killed (egress.lost) -------------------------------------------
 kill -KILL "$E1" 2>/dev/null
@@ -230,6 +244,9 @@ is "$c" 3 "the test host received the value with each of the three requests"
 
 touch "$WS/done"
 rf_wait
+gone=0
+for _ in $(seq 1 100); do [ -d "/proc/$KEEPER" ] || { gone=1; break; }; sleep 0.05; done
+is "$gone" 1 "once the run ended the keeper is gone (it wiped the keys and exited)"
 like "$RF_OUT" 'finished' "the run ended normally"
 is "$RF_RC" 0 "... exit 0"
 check "the state dir holds neither key (hex or raw)" python3 - "$KEYS" "$RF_STATE" <<'PY'
