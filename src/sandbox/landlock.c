@@ -360,9 +360,9 @@ int landlock_plan(struct rf_plan *p, struct rf_error *err)
                         if (path_is_beneath(op->dst, ll->rules[k].path))
                                 ll->rules[k].access &= ~LL_MAKE_SPECIAL;
         }
-        /* file secrets: a read-only tmpfs init mounts at STEP_SECRETS */
+        /* file secrets: a read-only ramfs init mounts at STEP_SECRETS */
         if (p->secrets_files &&
-            (r = ll_rule_set(ll, "/run/secrets", (LL_READ_FILE | LL_READ_DIR) & ll->handled_fs,
+            (r = ll_rule_set(ll, run_secrets_dir(p), (LL_READ_FILE | LL_READ_DIR) & ll->handled_fs,
                              false)) < 0)
                 return rf_error_set(err, r, "too many Landlock rules");
         return 0;

@@ -16,6 +16,18 @@
 #include "shared/error.h"
 
 /*
+ * run_secrets_dir — where init mounts a run's file secrets (a ramfs, read
+ * by Landlock too): /run/secrets, or /run/ringfence/secrets in a run on an
+ * image (--rootfs, every OCI container), whose /run/secrets is the image's
+ * and its engine's (a kubelet's service account token, Podman's secrets)
+ * and is never covered by ringfence's. Pure.
+ */
+static inline const char *run_secrets_dir(const struct rf_plan *p)
+{
+        return p->rootfs ? "/run/ringfence/secrets" : "/run/secrets";
+}
+
+/*
  * landlock_plan — detect the kernel's Landlock ABI and derive the rules
  * from p->ops into p->landlock (rule paths are borrowed from the ops).
  * Supervisor, before clone; call it after every op is in place. Returns
