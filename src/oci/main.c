@@ -47,6 +47,7 @@
 #include "cli/cli.h"
 #include "config.h"
 #include "oci/hooks.h"
+#include "oci/mountpath.h"
 #include "oci/request.h"
 #include "oci/seccomp.h"
 #include "sandbox/joinplan.h"
@@ -395,6 +396,7 @@ struct bundle {
         uint32_t host_uid, host_gid;
         char *device_host[OCI_DEVICES_MAX]; /* owned */
         size_t n_devices;
+        char *mount_dst[OCI_MOUNTS_MAX]; /* owned: mounts[i].dst resolved in the root */
 };
 
 static int pod_join(const char *what, struct bundle *b);
@@ -413,6 +415,50 @@ static void bundle_done(struct bundle *b)
         for (size_t i = 0; i < b->n_devices; i++)
                 free(b->device_host[i]);
         b->n_devices = 0;
+        for (size_t i = 0; i < OCI_MOUNTS_MAX; i++) {
+                free(b->mount_dst[i]);
+                b->mount_dst[i] = NULL;
+        }
+}
+
+/* Each mount's destination resolved inside the bundle's root, the image's
+ * symlinks followed there and never out of it (mountpath.h), then checked
+ * again: the path a mount lands on is the one checked, ordered and made.
+ * A root that cannot be opened is left to the run, which refuses it with
+ * its own line. 0, or the exit status with the line printed. */
+static int mounts_resolve(const char *what, struct bundle *b)
+{
+        /* where ringfence's own layout hides the image's tree */
+        static const char *const owned[] = {"/dev",     "/proc",     "/sys", "/tmp",
+                                            "/var/tmp", OCI_RUN_OWN, NULL};
+        if (!b->n_mounts)
+                return 0;
+        _cleanup_close_ int rfd = open(b->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rfd < 0)
+                return 0;
+        for (size_t i = 0; i < b->n_mounts; i++) {
+                char dst[PATH_MAX];
+                struct rf_error err = {0};
+                int r = oci_path_in_rootfs(rfd, b->mounts[i].dst, owned, dst, sizeof dst);
+                if (r < 0) {
+                        oci_error("%s: mounts: %.200s: cannot be resolved inside the root: %s",
+                                  what, b->mounts[i].dst, strerror(-r));
+                        return RF_EXIT_REFUSED;
+                }
+                if (oci_mount_dest_check(dst, &err) < 0) {
+                        oci_error("%s: mounts: %.200s is %s inside the root: %s", what,
+                                  b->mounts[i].dst, dst, err.msg);
+                        return RF_EXIT_REFUSED;
+                }
+                if (!strcmp(dst, b->mounts[i].dst))
+                        continue;
+                if (!(b->mount_dst[i] = strdup(dst))) {
+                        oci_error("%s: out of memory", what);
+                        return RF_EXIT_REFUSED;
+                }
+                b->mounts[i].dst = b->mount_dst[i];
+        }
+        return 0;
 }
 
 static void closedirp(DIR **d)
@@ -595,7 +641,7 @@ static int bundle_load(const char *what, const char *dir, struct bundle *b)
                 oci_error("%s: root.path: too long", what);
                 return RF_EXIT_REFUSED;
         }
-        return 0;
+        return mounts_resolve(what, b);
 }
 
 /* A container's run, made ready to start: its directory and state (locked

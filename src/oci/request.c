@@ -115,6 +115,35 @@ static int mount_option(const char *o, struct plan_mount *m, bool tmpfs)
         return -EOPNOTSUPP;
 }
 
+/* ringfence's own entries of a container's /dev (sandbox/plan.c add_dev)
+ * and its console: a mount over one would replace what ringfence gives */
+static const char *const dev_own[] = {"/dev/pts",    "/dev/shm",    "/dev/null",    "/dev/zero",
+                                      "/dev/full",   "/dev/random", "/dev/urandom", "/dev/tty",
+                                      "/dev/ptmx",   "/dev/fd",     "/dev/stdin",   "/dev/stdout",
+                                      "/dev/stderr", "/dev/console"};
+
+/* Is `a` the path `b` or beneath it (component-wise)? */
+static bool at_or_beneath(const char *a, const char *b)
+{
+        size_t lb = strlen(b);
+        return strncmp(a, b, lb) == 0 && (a[lb] == '\0' || a[lb] == '/');
+}
+
+int oci_mount_dest_check(const char *dst, struct rf_error *err)
+{
+        bool own = !strcmp(dst, "/") || !strcmp(dst, "/dev") || at_or_beneath(dst, "/proc") ||
+                   at_or_beneath(dst, "/sys") || at_or_beneath(dst, OCI_RUN_OWN);
+        for (size_t k = 0; k < ARRAY_SIZE(dev_own) && !own; k++)
+                own = at_or_beneath(dst, dev_own[k]);
+        if (own)
+                return refuse(err, "mounts",
+                              "%.200s: not over the root, /proc, /sys, /dev itself, "
+                              "ringfence's own nodes in /dev (null, tty, pts, ptmx, console, "
+                              "...) or its /run/ringfence",
+                              dst);
+        return 0;
+}
+
 int oci_mounts(const struct oci_spec *s, struct plan_mount *out, size_t *n, struct rf_error *err)
 {
         char kp[64];
@@ -141,14 +170,12 @@ int oci_mounts(const struct oci_spec *s, struct plan_mount *out, size_t *n, stru
                                       "and /dev/shm, never sysfs, cgroup or mqueue; other "
                                       "mounts than bind and tmpfs: not yet",
                                       m->destination, m->type ? m->type : "none");
-                if (!strcmp(m->destination, "/") || !strncmp(m->destination, "/proc", 5) ||
-                    !strncmp(m->destination, "/sys", 4) || !strncmp(m->destination, "/dev", 4) ||
-                    !strncmp(m->destination, "/run/ringfence", 14) ||
-                    !strncmp(m->destination, "/run/secrets", 12))
-                        return refuse(err, kp,
-                                      "%.200s: not over the root, /proc, /sys, /dev or "
-                                      "ringfence's own /run/ringfence and /run/secrets",
-                                      m->destination);
+                int rc = oci_mount_dest_check(m->destination, err);
+                if (rc < 0) {
+                        if (err)
+                                snprintf(err->keypath, sizeof err->keypath, "%s", kp);
+                        return rc;
+                }
                 struct plan_mount pm = {.dst = m->destination, .mode = 01777};
                 if (bind) {
                         if (!m->source || m->source[0] != '/')

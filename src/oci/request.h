@@ -23,7 +23,8 @@
 #define OCI_POLICY_DIR      "/etc/ringfence/policies"
 #define OCI_ANN_SECRETS     "ringfence.io/secrets" /* the policy's grants kept, by name */
 #define OCI_AGENT_DEFAULT   "container"
-#define OCI_TMPFS_MAX       (16ULL << 30) /* the largest tmpfs= a config may ask */
+#define OCI_TMPFS_MAX       (16ULL << 30)    /* the largest tmpfs= a config may ask */
+#define OCI_RUN_OWN         "/run/ringfence" /* ringfence's files in a container */
 
 /* the engines' names for a Kubernetes pod's sandbox and app containers */
 #define OCI_ANN_CRI_TYPE  "io.kubernetes.cri.container-type"  /* containerd */
@@ -115,11 +116,25 @@ int oci_overlay(const struct oci_spec *s, struct rf_policy *o, struct rf_error *
  * /dev, /dev/pts, /dev/shm and never sysfs, cgroup or mqueue: the floor),
  * and binds over /etc/resolv.conf, /etc/hosts, /etc/hostname and /dev/shm
  * (the run's own stand: its DNS stub is its egress). Refused
- * (-EOPNOTSUPP, err naming mounts[i]): other types, a destination over
- * the root, /proc, /sys, /dev, /run/ringfence or /run/secrets, an option
- * it cannot honour (shared propagation, say). Pure; 0 or -errno.
+ * (-EOPNOTSUPP, err naming mounts[i]): other types, a destination
+ * oci_mount_dest_check refuses, an option it cannot honour (shared
+ * propagation, say). Destinations are the config's, as written: the
+ * caller resolves them inside the root (mountpath.h) and checks the
+ * resolved ones again. Pure; 0 or -errno.
  */
 int oci_mounts(const struct oci_spec *s, struct plan_mount *out, size_t *n, struct rf_error *err);
+
+/*
+ * oci_mount_dest_check — may a config's mount land on `dst` (absolute,
+ * clean)? Not on the root, /proc, /sys, /dev itself, ringfence's own
+ * entries of /dev (null, zero, full, random, urandom, tty, pts, shm, ptmx,
+ * fd, stdin/out/err, console) or beneath them, nor on OCI_RUN_OWN, where
+ * the run's identity, broker and secrets are (-EOPNOTSUPP, err set with
+ * the key path "mounts"). Anything else beneath /dev is the container's (a
+ * kubelet's /dev/termination-log), and so is /run/secrets: a container's
+ * own secrets from ringfence are at /run/ringfence/secrets. Pure.
+ */
+int oci_mount_dest_check(const char *dst, struct rf_error *err);
 
 /*
  * oci_sysctls — linux.sysctl as plan sysctls into out[] (room for

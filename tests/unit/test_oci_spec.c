@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "oci/mountpath.h"
 #include "oci/request.h"
 #include "oci/spec.h"
 #include "tap.h"
@@ -450,6 +451,108 @@ static void test_mounts(void)
         is_int(mounts_of(",{\"destination\":\"/d\",\"type\":\"overlay\",\"source\":\"o\"}", pm, &n,
                          &err),
                -EOPNOTSUPP, "an overlay mount: not yet");
+        /* a kubelet's two mounts, as containerd's CRI writes them */
+        is_int(mounts_of(",{\"destination\":\"/dev/termination-log\",\"type\":\"bind\","
+                         "\"source\":\"/var/lib/kubelet/pods/u/containers/c/1\","
+                         "\"options\":[\"rbind\",\"rprivate\",\"rw\"]}"
+                         ",{\"destination\":\"/var/run/secrets/kubernetes.io/serviceaccount\","
+                         "\"type\":\"bind\",\"source\":\"/var/lib/kubelet/pods/u/volumes/sa\","
+                         "\"options\":[\"rbind\",\"rprivate\",\"ro\"]}",
+                         pm, &n, &err),
+               0, "a kubelet's /dev/termination-log and service account binds: taken (%s)",
+               err.msg);
+        ok(n == 2 && !strcmp(pm[0].dst, "/dev/termination-log") && !pm[0].rdonly && pm[1].rdonly,
+           "... the termination log writable, the token read-only");
+        is_int(mounts_of(",{\"destination\":\"/run/secrets/x\",\"type\":\"bind\","
+                         "\"source\":\"/srv\"}",
+                         pm, &n, &err),
+               0, "a bind at /run/secrets (the engine's; ringfence's are elsewhere): taken");
+        is_int(mounts_of(",{\"destination\":\"/dev/pts/0\",\"type\":\"bind\","
+                         "\"source\":\"/srv\"}",
+                         pm, &n, &err),
+               -EOPNOTSUPP, "a bind beneath ringfence's /dev/pts: refused");
+        is_str(err.keypath, "mounts[2]", "... naming mounts[2]");
+}
+
+static void test_dest_check(void)
+{
+        static const char *const bad[] = {"/",        "/dev",           "/dev/null",
+                                          "/dev/pts", "/dev/pts/ptmx",  "/dev/ptmx",
+                                          "/dev/tty", "/dev/console",   "/dev/fd/3",
+                                          "/dev/shm", "/proc",          "/proc/self/attr",
+                                          "/sys/x",   "/run/ringfence", "/run/ringfence/secrets/a"};
+        static const char *const good[] = {"/dev/termination-log", "/dev/k8s/sa", "/devices",
+                                           "/dev/ttyS9x",          "/procx",      "/run/secrets",
+                                           "/run/ringfencex",      "/data"};
+        struct rf_error err;
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                memset(&err, 0, sizeof err);
+                is_int(oci_mount_dest_check(bad[i], &err), -EOPNOTSUPP, "destination %s: refused",
+                       bad[i]);
+        }
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+                is_int(oci_mount_dest_check(good[i], &err), 0, "destination %s: taken", good[i]);
+}
+
+/* a root of links only: {path, target}; every other path is a directory,
+ * and paths beneath /missing do not exist */
+static const char *const fake_links[][2] = {
+        {"/var/run", "/run"},
+        {"/var/lock", "../run/lock"},
+        {"/out", "/../../../../etc"},
+        {"/rel", "../../../../../host"},
+        {"/loop-a", "loop-b"},
+        {"/loop-b", "/loop-a"},
+        {"/chain", "var/run"},
+        {"/dot", "./././var/../var/run/."},
+        {"/empty", ""},
+};
+
+static int fake_readlink(void *ctx, const char *path, char *buf, size_t len)
+{
+        (*(int *)ctx)++;
+        if (!strncmp(path, "/missing", 8))
+                return -ENOENT;
+        for (size_t i = 0; i < sizeof fake_links / sizeof fake_links[0]; i++)
+                if (!strcmp(path, fake_links[i][0])) {
+                        if (!fake_links[i][1][0])
+                                return -ENOENT;
+                        snprintf(buf, len, "%s", fake_links[i][1]);
+                        return (int)strlen(buf);
+                }
+        return -EINVAL;
+}
+
+static void test_path_resolve(void)
+{
+        static const char *const cases[][2] = {
+                {"/var/run/secrets/kubernetes.io/serviceaccount",
+                 "/run/secrets/kubernetes.io/serviceaccount"},
+                {"/var/lock/x", "/run/lock/x"},
+                {"/out/shadow", "/etc/shadow"},
+                {"/rel/x", "/host/x"},
+                {"/../../x", "/x"},
+                {"/a/../../b/./c//d/", "/b/c/d"},
+                {"/chain/s", "/run/s"},
+                {"/dot/s", "/run/s"},
+                {"/missing/a/../b", "/missing/b"},
+                {"/empty/x", "/empty/x"},
+                {"/", "/"},
+        };
+        char out[4096];
+        int calls = 0;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                out[0] = '\0';
+                int r = oci_path_resolve(cases[i][0], fake_readlink, &calls, out, sizeof out);
+                ok(r == 0 && !strcmp(out, cases[i][1]),
+                   "%s resolves to %s inside the root (%d, %s)", cases[i][0], cases[i][1], r, out);
+        }
+        is_int(oci_path_resolve("/loop-a/x", fake_readlink, &calls, out, sizeof out), -ELOOP,
+               "a symlink loop: -ELOOP");
+        is_int(oci_path_resolve("var/run", fake_readlink, &calls, out, sizeof out), -EINVAL,
+               "a relative path: -EINVAL");
+        is_int(oci_path_resolve("/var/run/secrets", fake_readlink, &calls, out, 8), -ENAMETOOLONG,
+               "a result past the buffer: -ENAMETOOLONG");
 }
 
 static void test_ceiling(void)
@@ -665,6 +768,8 @@ int main(void)
         test_ceiling();
         test_overlay();
         test_mounts();
+        test_dest_check();
+        test_path_resolve();
         test_full();
         test_refusals();
         test_limits_and_unknowns();
