@@ -76,6 +76,7 @@
 #define TRUST_SLACK ((size_t)64 << 10)
 
 static void keeper_end(struct run_tls *t);
+static int keeper_fork(struct run_tls *t);
 
 void run_tls_free(struct run_tls *t)
 {
@@ -232,6 +233,10 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         if (t->bound > PLAN_TLS_FILE_MAX)
                 t->bound = PLAN_TLS_FILE_MAX;
         t->lifetime_s = pol->timeout_ms ? pol->timeout_ms / 1000 + 120 : CA_LIFETIME_DEFAULT_S;
+        /* the keeper makes the CA from now on, beside the plan and init's clone */
+        if ((r = keeper_fork(t)) < 0)
+                return rf_error_set(err, r, "%s: cannot start the run CA's keeper: %s", t->what,
+                                    strerror(-r));
         return 0;
 }
 
@@ -239,31 +244,32 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
 
 /* The keeper's fds (rf_fork_tied arranges them; every other fd is closed) */
 #define KEEPER_FD_SOCK     3 /* its end of the socket to the supervisor and egress processes */
-#define KEEPER_FD_CHAN     4 /* init's channel: the trust files go straight to init */
-#define KEEPER_FD_BUNDLE   5 /* the host's CA bundle, open since run_tls_begin */
-#define KEEPER_FD_UPSTREAM 6 /* network.upstream_ca, or closed */
-/* How long run_tls_finish waits for the keeper's result (a first run on a
- * host also builds the trust cache: tens of ms), and egress_spawn's child
- * for the export (egress.c) */
+#define KEEPER_FD_BUNDLE   4 /* the host's CA bundle, open since run_tls_begin */
+#define KEEPER_FD_UPSTREAM 5 /* network.upstream_ca, or closed */
+/* How long run_tls_start waits for the keeper's result (a first run on a
+ * host also builds the trust cache: tens of ms) */
 #define KEEPER_RESULT_MS 30000
 /* How long run_tls_free lets the keeper wipe its copy before SIGKILL */
 #define KEEPER_END_MS 1000
 
+/* The fds of a keeper's result, in this order (KR_JVM and KR_UPSTREAM only
+ * when its flag says so) */
+enum { KR_FILES, KR_JVM, KR_MODULE, KR_BUNDLE, KR_UPSTREAM, _KR_MAX };
+
 /* What the keeper sends the supervisor once the trust is made: this, with
- * SCM_RIGHTS the module's and the bundle's snapshots and (has_upstream)
- * the upstream CA file's, when r is 0; no fd otherwise. */
+ * SCM_RIGHTS the fds above when r is 0 (in that order, the absent ones
+ * left out); no fd otherwise. */
 struct keeper_result {
         int32_t r; /* 0 or -errno */
-        uint8_t send_lost;
-        uint8_t has_upstream;
+        uint8_t has_jvm, has_upstream;
         char why[RF_ERROR_MSG_MAX];
 };
 
-/* Send res on sock with fds[n] attached (n <= 3). 0 or -errno. */
+/* Send res on sock with fds[n] attached (n <= _KR_MAX). 0 or -errno. */
 static int result_send(int sock, const struct keeper_result *res, const int *fds, size_t n)
 {
         union {
-                char buf[CMSG_SPACE(3 * sizeof(int))];
+                char buf[CMSG_SPACE(_KR_MAX * sizeof(int))];
                 struct cmsghdr align;
         } u;
         struct iovec iov = {.iov_base = (void *)res, .iov_len = sizeof *res};
@@ -281,32 +287,16 @@ static int result_send(int sock, const struct keeper_result *res, const int *fds
         return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof *res ? 0 : -EPROTO;
 }
 
-/* The trust files to init on its channel (sandbox/trustfiles.h): the
- * host's parts it copies from (MSG_TRUST, value = the source), then the
- * memfd (value 0). false when init could not take them. */
-static bool trust_send(int chan, const struct trust_made *made)
-{
-        struct rf_msg m = {.type = MSG_TRUST, .value = TRUST_SRC_BUNDLE};
-        bool sent = rf_msg_send(chan, &m, made->bundle) == 0;
-        if (sent && made->jvm >= 0) {
-                m.value = TRUST_SRC_JVM;
-                sent = rf_msg_send(chan, &m, made->jvm) == 0;
-        }
-        m.value = 0;
-        return sent && rf_msg_send(chan, &m, made->files) == 0;
-}
-
 /*
  * The keeper, once rf_fork_tied returned in it (no capability, the fds
  * above, nothing of the supervisor's secret memory: wiped by the fork).
  * It makes the run CA and the trust files (tls/trustmake.h) with the CA's
  * export — both private keys — straight into its own secret memory, sends
- * the files to init and the snapshots to the supervisor, and then, in
- * seccomp strict mode (read, write, exit: nothing else), answers each
- * request on its socket with one copy of the export, until the socket's
- * other end is gone (the run ended, or the supervisor died: its
- * parent-death signal kills it too). Then the export is wiped. Never
- * returns.
+ * the files and the snapshots to the supervisor, and then, in seccomp
+ * strict mode (read, write, exit: nothing else), answers each request on
+ * its socket with one copy of the export, until the socket's other end is
+ * gone (the run ended, or the supervisor died: its parent-death signal
+ * kills it too). Then the export is wiped. Never returns.
  */
 static _noreturn_ void keeper_main(const struct run_tls *t)
 {
@@ -337,23 +327,23 @@ static _noreturn_ void keeper_main(const struct run_tls *t)
                 };
                 res.r = trust_make(&job, ex, max, &made, res.why, sizeof res.why);
         }
-        if (res.r == 0)
-                res.send_lost = !trust_send(KEEPER_FD_CHAN, &made);
-        (void)close(KEEPER_FD_CHAN);
         (void)close(KEEPER_FD_BUNDLE);
-        if (t->upstream_src >= 0) /* else fd 6 may be one trust_make opened */
+        if (t->upstream_src >= 0) /* else fd 5 may be one trust_make opened */
                 (void)close(KEEPER_FD_UPSTREAM);
-        safe_close(made.files);
-        safe_close(made.jvm);
-        int fds[3] = {made.module, made.bundle, made.upstream};
+        int all[_KR_MAX] = {made.files, made.jvm, made.module, made.bundle, made.upstream};
+        int fds[_KR_MAX];
+        size_t n = 0;
+        res.has_jvm = made.jvm >= 0;
         res.has_upstream = made.upstream >= 0;
-        if (result_send(KEEPER_FD_SOCK, &res, fds, res.r == 0 ? 2u + res.has_upstream : 0) < 0 ||
-            res.r < 0) {
+        for (size_t i = 0; res.r == 0 && i < _KR_MAX; i++)
+                if (all[i] >= 0)
+                        fds[n++] = all[i];
+        if (result_send(KEEPER_FD_SOCK, &res, fds, n) < 0 || res.r < 0) {
                 secmem_free(ex);
                 _exit(0);
         }
-        for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-                safe_close(fds[i]);
+        for (size_t i = 0; i < _KR_MAX; i++)
+                safe_close(all[i]);
 #ifdef RF_TEST_BUILD
         test_ca_keys_out(ex);
 #endif
@@ -375,21 +365,18 @@ static _noreturn_ void keeper_main(const struct run_tls *t)
                 (void)syscall(SYS_exit, 0);
 }
 
-void run_tls_start(struct run_tls *t, int chan)
+/* Fork the keeper for t (run_tls_begin, once t is complete). 0 or -errno. */
+static int keeper_fork(struct run_tls *t)
 {
         int sv[2];
 
-        if (!t->on || t->keeper >= 0 || t->start_err)
-                return;
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-                t->start_err = negative_errno();
-                return;
-        }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return negative_errno();
         struct rf_lockdown how = {
                 .what = "run CA keeper",
                 .arrange_fds = true,
-                .fds = {-1, -1, -1, sv[0], chan, t->bundle_src, t->upstream_src},
-                .n_fds = 7,
+                .fds = {-1, -1, -1, sv[0], t->bundle_src, t->upstream_src},
+                .n_fds = 6,
                 .drop_caps = true,
                 .pidfd = &t->keeper_pidfd,
         };
@@ -400,19 +387,23 @@ void run_tls_start(struct run_tls *t, int chan)
         if (pid < 0) {
                 close(sv[1]);
                 t->keeper_pidfd = -1;
-                t->start_err = pid;
-                return;
+                return pid;
         }
         t->keeper_pid = pid;
         t->keeper = sv[1];
+        /* the keeper read them or will: its copies stand for them now */
+        t->bundle_src = safe_close(t->bundle_src);
+        t->upstream_src = safe_close(t->upstream_src);
+        return 0;
 }
 
 /* The keeper's result on its socket within KEEPER_RESULT_MS: 0 with *res
- * and fds[3] (-1 where none), or -errno (-EPIPE: it went without one). */
-static int result_recv(int sock, struct keeper_result *res, int fds[3])
+ * and fds[_KR_MAX] (-1 where none), or -errno (-EPIPE: it went without
+ * one). */
+static int result_recv(int sock, struct keeper_result *res, int fds[_KR_MAX])
 {
         union {
-                char buf[CMSG_SPACE(3 * sizeof(int))];
+                char buf[CMSG_SPACE(_KR_MAX * sizeof(int))];
                 struct cmsghdr align;
         } u;
         struct iovec iov = {.iov_base = res, .iov_len = sizeof *res};
@@ -421,8 +412,12 @@ static int result_recv(int sock, struct keeper_result *res, int fds[3])
                             .msg_control = u.buf,
                             .msg_controllen = sizeof u.buf};
         struct pollfd p = {.fd = sock, .events = POLLIN};
-        fds[0] = fds[1] = fds[2] = -1;
+        int got[_KR_MAX];
+        size_t k = 0;
         int r;
+
+        for (size_t i = 0; i < _KR_MAX; i++)
+                fds[i] = -1;
         while ((r = poll(&p, 1, KEEPER_RESULT_MS)) < 0 && errno == EINTR)
                 ;
         if (r < 0)
@@ -432,56 +427,79 @@ static int result_recv(int sock, struct keeper_result *res, int fds[3])
         ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (n < 0)
                 return negative_errno();
-        size_t k = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
                         for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
                                 int fd;
                                 memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                                if (k < 3)
-                                        fds[k++] = fd;
+                                if (k < _KR_MAX)
+                                        got[k++] = fd;
                                 else
                                         close(fd);
                         }
-        if (n == 0)
-                return -EPIPE;
-        size_t want = res->r == 0 ? 2u + (res->has_upstream ? 1u : 0u) : 0u;
-        if (n != (ssize_t)sizeof *res || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || k != want ||
-            res->r > 0) {
-                for (size_t i = 0; i < 3; i++)
-                        fds[i] = safe_close(fds[i]);
-                return -EPROTO;
+        size_t want = 0;
+        if (n == (ssize_t)sizeof *res && res->r == 0)
+                want = 3u + (res->has_jvm ? 1u : 0u) + (res->has_upstream ? 1u : 0u);
+        if (n <= 0 || n != (ssize_t)sizeof *res || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+            k != want || res->r > 0) {
+                for (size_t i = 0; i < k; i++)
+                        close(got[i]);
+                return n == 0 ? -EPIPE : -EPROTO;
         }
         res->why[sizeof res->why - 1] = '\0';
+        for (size_t i = 0, j = 0; i < _KR_MAX && j < k; i++)
+                if ((i != KR_JVM || res->has_jvm) && (i != KR_UPSTREAM || res->has_upstream))
+                        fds[i] = got[j++];
         return 0;
+}
+
+void run_tls_start(struct run_tls *t, int chan)
+{
+        struct keeper_result res;
+        int fds[_KR_MAX];
+
+        if (!t->on || t->keeper < 0 || t->started)
+                return;
+        t->started = true;
+        int r = result_recv(t->keeper, &res, fds);
+        if (r < 0) {
+                t->result = r;
+                snprintf(t->why, sizeof t->why, "the run CA's keeper %s",
+                         r == -EPIPE       ? "went before it made the CA"
+                         : r == -ETIMEDOUT ? "did not make the CA in time"
+                                           : "broke its protocol");
+                return;
+        }
+        if ((t->result = res.r) < 0) {
+                snprintf(t->why, sizeof t->why, "%s", res.why);
+                return;
+        }
+        /* the trust files to init at once (sandbox/trustfiles.h): the
+         * host's parts it copies from (MSG_TRUST, value = the source), then
+         * the memfd (value 0) */
+        struct rf_msg m = {.type = MSG_TRUST, .value = TRUST_SRC_BUNDLE};
+        bool sent = rf_msg_send(chan, &m, fds[KR_BUNDLE]) == 0;
+        if (sent && fds[KR_JVM] >= 0) {
+                m.value = TRUST_SRC_JVM;
+                sent = rf_msg_send(chan, &m, fds[KR_JVM]) == 0;
+        }
+        m.value = 0;
+        t->send_lost = !sent || rf_msg_send(chan, &m, fds[KR_FILES]) < 0;
+        safe_close(fds[KR_FILES]);
+        safe_close(fds[KR_JVM]);
+        t->module = fds[KR_MODULE];
+        t->bundle = fds[KR_BUNDLE];
+        t->upstream = fds[KR_UPSTREAM];
 }
 
 int run_tls_finish(struct run_tls *t, struct rf_error *err)
 {
-        if (!t->on || t->made)
+        if (!t->on || !t->started || t->made)
                 return rf_error_set(err, -EINVAL, "no TLS trust to make (internal error)");
-        if (t->keeper < 0)
-                return rf_error_set(err, t->start_err ? t->start_err : -EINVAL,
-                                    "%s: cannot start the run CA's keeper: %s", t->what,
-                                    t->start_err ? strerror(-t->start_err) : "internal error");
-        struct keeper_result res;
-        int fds[3];
-        int r = result_recv(t->keeper, &res, fds);
-        /* the sources are read: the snapshots stand for them now */
-        t->bundle_src = safe_close(t->bundle_src);
-        t->upstream_src = safe_close(t->upstream_src);
-        if (r < 0)
-                return rf_error_set(err, r, "%s: the run CA's keeper %s", t->what,
-                                    r == -EPIPE       ? "went before it made the CA"
-                                    : r == -ETIMEDOUT ? "did not make the CA in time"
-                                                      : "broke its protocol");
-        if (res.r < 0)
-                return rf_error_set(err, res.r, "%s: %s", t->what, res.why);
+        if (t->result < 0)
+                return rf_error_set(err, t->result, "%s: %s", t->what, t->why);
         t->made = true;
-        t->module = fds[0];
-        t->bundle = fds[1];
-        t->upstream = fds[2];
-        return res.send_lost ? 1 : 0;
+        return t->send_lost ? 1 : 0;
 }
 
 /* The keeper's end: its socket closed here (it then wipes its copy and

@@ -85,14 +85,17 @@ struct run_tls {
         int bundle_src, upstream_src; /* the files, open since the checks (-1: none) */
         const char *upstream_path;    /* borrowed from the policy */
         const char *state_dir;        /* borrowed: the trust cache's home, or NULL */
-        /* the run CA's keeper (run_tls_start): the process that makes the
-         * CA and holds its keys, its socket's other end (given to each
-         * egress process, never read here) and a pidfd; -1 before it is
-         * forked; start_err: why it could not be (-errno) */
+        /* the run CA's keeper (run_tls_begin forks it): the process that
+         * makes the CA and holds its keys, its socket's other end (given
+         * to each egress process, never read here) and a pidfd; -1 when
+         * none */
         int keeper, keeper_pidfd;
         pid_t keeper_pid;
-        int start_err;
-        bool made; /* run_tls_finish collected its result */
+        bool started;   /* run_tls_start took the keeper's result */
+        bool made;      /* run_tls_finish reported it */
+        bool send_lost; /* init could not take the trust files */
+        int result;     /* the keeper's result: 0 or -errno, with why */
+        char why[RF_ERROR_MSG_MAX];
         /* sealed snapshots made before the run's command existed, for the
          * egress processes: the TLS module, the host's roots and
          * network.upstream_ca as they were then (-1: none) */
@@ -104,37 +107,37 @@ struct run_tls {
  * run_tls_begin — for the injections inj[n] and the HTTP rules of a run
  * with policy pol: the host names to terminate; when there are any, check
  * the TLS module and open the trust files it will read (missing or unsafe
- * ones refuse the run now), for run_tls_finish. Nothing is made yet: the
- * run CA and the trust files are made while init builds the run's root.
- * state_dir (may be NULL) holds the trust cache (tls/trustmake.h). 0
- * (t->on false when nothing needs TLS), or -errno with err saying why (the
- * run is refused: fail closed). Release with run_tls_free.
+ * ones refuse the run now), and fork the run CA's keeper (run_tls.c),
+ * which makes the run CA and the trust files (tls/trustmake.h) beside the
+ * plan and init's clone, with the CA's keys in its own secret memory: the
+ * supervisor never holds them (nor init, cloned from the supervisor). Then
+ * it serves copies of the CA's export to egress processes, in seccomp
+ * strict mode and without any capability. state_dir (may be NULL) holds
+ * the trust cache. 0 (t->on false when nothing needs TLS), or -errno with
+ * err saying why (the run is refused: fail closed). Release with
+ * run_tls_free.
  */
 struct inject_secret;
 int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, size_t n,
                   const char *state_dir, struct run_tls *t, struct rf_error *err);
 
 /*
- * run_tls_start — fork the run CA's keeper (run_tls.c): without any
- * capability, it makes the run CA and the trust files (tls/trustmake.h)
- * with the CA's keys in its own secret memory, sends the files to init on
- * `chan` (MSG_TRUST, sandbox/trustfiles.h) at once, so that init finishes
- * the root while the run is vetted and registered, and then serves copies
- * of the CA's export to egress processes in seccomp strict mode. Called
- * once init exists, never before: the CA's keys never exist before init is
- * cloned (nor in init, nor here). A fork that fails is reported by
- * run_tls_finish.
+ * run_tls_start — right after init is cloned: the keeper's result waited
+ * for (most often ready) and its trust files sent to init on `chan`
+ * (MSG_TRUST, sandbox/trustfiles.h) at once, so that init finishes the
+ * root while the run is vetted and registered; the snapshots for the
+ * egress processes kept (t->module, t->bundle, t->upstream). A failure is
+ * kept for run_tls_finish to report.
  */
 void run_tls_start(struct run_tls *t, int chan);
 
 /*
- * run_tls_finish — the keeper's result, waited for: the trust files in
- * init's hands (within t->bound, a JVM store exactly when t->java) and the
- * snapshots t->module, t->bundle, t->upstream for the egress processes,
- * which take the CA from t->keeper. 0, or -errno with err saying why (the
- * run is refused); 1 when init could not take the files (it failed a step
- * and went). Called once, after run_tls_start, before init may start the
- * command.
+ * run_tls_finish — what run_tls_start found: 0 (the trust files are in
+ * init's hands, within t->bound, a JVM store exactly when t->java; the
+ * egress processes take the CA from t->keeper), or -errno with err saying
+ * why (the run is refused); 1 when init could not take the files (it
+ * failed a step and went). Called once, after run_tls_start, before init
+ * may start the command.
  */
 int run_tls_finish(struct run_tls *t, struct rf_error *err);
 
