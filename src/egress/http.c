@@ -1108,3 +1108,40 @@ ssize_t http_chunked_feed_map(struct http_chunked *c, const char *buf, size_t le
                 *done = c->state == CS_DONE;
         return (ssize_t)i;
 }
+
+/*
+ * See http.h. Data bytes are copied out in runs; framing bytes go through
+ * the table one at a time (http_chunked_feed_map), so decoding refuses
+ * exactly what feeding does.
+ */
+ssize_t http_chunked_decode(struct http_chunked *c, const char *buf, size_t len, char *out,
+                            size_t out_size, size_t *out_len, bool *done, const char **why)
+{
+        size_t i = 0;
+        *out_len = 0;
+        if (done)
+                *done = false;
+        if (len > SSIZE_MAX)
+                return fail(why, "chunked feed longer than SSIZE_MAX");
+        while (i < len && c->state != CS_DONE) {
+                size_t step = 1;
+                if (c->state == CS_DATA) {
+                        step = len - i;
+                        if (c->left < step)
+                                step = (size_t)c->left;
+                        if (out_size - *out_len < step)
+                                step = out_size - *out_len;
+                        if (step == 0)
+                                break; /* out is full */
+                        memcpy(out + *out_len, buf + i, step);
+                        *out_len += step;
+                }
+                ssize_t k = http_chunked_feed_map(c, buf + i, step, NULL, why, NULL, 0);
+                if (k < 0)
+                        return k;
+                i += (size_t)k;
+        }
+        if (done)
+                *done = c->state == CS_DONE;
+        return (ssize_t)i;
+}

@@ -144,6 +144,18 @@ ssize_t http_chunked_feed_map(struct http_chunked *c, const char *buf, size_t le
                               const char **why, uint8_t *framing, size_t b);
 
 /*
+ * http_chunked_decode — the same as http_chunked_feed, and the chunk data
+ * among the consumed bytes copied to out[out_size] (*out_len bytes): the
+ * body as one stream, without sizes, extensions or trailers (trailer
+ * fields are checked and dropped). Stops early when out is full and the
+ * next byte is data. Returns the bytes consumed, or -EBADMSG with *why.
+ * Pure; fuzzed (fuzz_http: the same consumption and refusals as
+ * http_chunked_feed, whatever the cuts).
+ */
+ssize_t http_chunked_decode(struct http_chunked *c, const char *buf, size_t len, char *out,
+                            size_t out_size, size_t *out_len, bool *done, const char **why);
+
+/*
  * http_request_websocket — r (parsed from buf) asks for a WebSocket: an
  * HTTP/1.1 request with exactly one "Upgrade: websocket" (any case) and a
  * Connection header listing "upgrade". Pure.

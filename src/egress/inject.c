@@ -648,6 +648,75 @@ size_t inject_body(const struct inject_secret *v, size_t n, uint64_t mask, char 
         return hold;
 }
 
+size_t inject_body_rewrite(const struct inject_secret *v, size_t n, uint64_t mask, const char *in,
+                           size_t len, bool more, char *out, size_t out_size, size_t *out_len,
+                           uint64_t *injected)
+{
+        uint8_t first[32] = {0}; /* bit b: some placeholder begins with byte b */
+        size_t i = 0, o = 0;
+        for (size_t k = 0; k < n && k < 64; k++)
+                if ((mask & (1ULL << k)) && v[k].body && v[k].ph_len) {
+                        unsigned char b = (unsigned char)v[k].placeholder[0];
+                        first[b / 8] |= (uint8_t)(1u << (b % 8));
+                }
+        while (i < len) {
+                unsigned char b = (unsigned char)in[i];
+                if (first[b / 8] & (1u << (b % 8))) {
+                        const struct inject_secret *hit = NULL;
+                        bool wait = false;
+                        for (size_t k = 0; k < n && k < 64 && !hit && !wait; k++) {
+                                const struct inject_secret *s = &v[k];
+                                if (!(mask & (1ULL << k)) || !s->body || !s->ph_len)
+                                        continue;
+                                if (len - i >= s->ph_len) {
+                                        if (!memcmp(in + i, s->placeholder, s->ph_len)) {
+                                                hit = s;
+                                                *injected |= 1ULL << k;
+                                        }
+                                } else if (more && !memcmp(in + i, s->placeholder, len - i))
+                                        wait = true; /* the next bytes decide */
+                        }
+                        if (wait)
+                                break;
+                        if (hit) {
+                                if (hit->len > out_size - o)
+                                        break;
+                                if (out)
+                                        memcpy(out + o, hit->value, hit->len);
+                                o += hit->len;
+                                i += hit->ph_len;
+                                continue;
+                        }
+                }
+                if (o == out_size)
+                        break;
+                if (out)
+                        out[o] = in[i];
+                o++;
+                i++;
+        }
+        *out_len = o;
+        return i;
+}
+
+int inject_basic_header(const struct inject_secret *s, char *out, size_t out_size)
+{
+        static const char pre[] = "Authorization: Basic ";
+        unsigned char cred[SECRET_BASIC_USER_MAX + 1 + INJECT_VALUE_MAX];
+        size_t ul = strnlen(s->basic, sizeof s->basic);
+        if (!ul || ul == sizeof s->basic)
+                return -EINVAL;
+        if (s->len > INJECT_VALUE_MAX || out_size < sizeof pre - 1 + (ul + 1 + s->len + 2) / 3 * 4)
+                return -E2BIG;
+        memcpy(cred, s->basic, ul);
+        cred[ul] = ':';
+        memcpy(cred + ul + 1, s->value, s->len);
+        memcpy(out, pre, sizeof pre - 1);
+        size_t o = sizeof pre - 1 + inject_b64_encode(cred, ul + 1 + s->len, out + sizeof pre - 1);
+        explicit_bzero(cred, sizeof cred);
+        return (int)o;
+}
+
 int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
                       uint64_t *replaced)
 {

@@ -38,9 +38,10 @@ struct inject_secret {
         size_t len;
         char *const *hosts;
         size_t n_hosts;
-        char header[SECRET_HEADER_MAX + 1]; /* "" = replace in any header value */
-        char query[SECRET_QUERY_MAX + 1];   /* a query parameter replaced too, or "" */
-        bool body;                          /* replaced in request bodies too (ph_len == len) */
+        char header[SECRET_HEADER_MAX + 1];    /* "" = replace in any header value */
+        char query[SECRET_QUERY_MAX + 1];      /* a query parameter replaced too, or "" */
+        char basic[SECRET_BASIC_USER_MAX + 1]; /* Authorization: Basic base64(basic:value), or "" */
+        bool body; /* replaced in request bodies too (any lengths: the framing is rewritten) */
         bool exfil_kill;
 };
 
@@ -96,6 +97,34 @@ int inject_query(const struct inject_secret *s, const char *t, size_t len, char 
  */
 size_t inject_body(const struct inject_secret *v, size_t n, uint64_t mask, char *buf, size_t len,
                    bool more, uint64_t *injected);
+
+/*
+ * inject_body_rewrite — decoded request-body bytes in[len] toward the hosts
+ * of the secrets v[k] whose bit is in `mask` and that have `body`, copied
+ * to out[out_size] with each placeholder replaced by its value (any
+ * lengths: the caller frames what comes out). At each position the first
+ * such secret (in order) whose placeholder stands there whole is replaced;
+ * when `more` (body bytes follow) and the first one that could stand there
+ * is cut by the end, the scan stops before it: those bytes wait for the
+ * next ones, so the result does not depend on how the body was cut into
+ * reads or chunks. The scan also stops where out has no room for the next
+ * byte or value. out NULL (out_size SIZE_MAX) only counts. *out_len gets
+ * the bytes written, *injected the bits of the secrets replaced. Returns
+ * how many bytes of in were consumed (the rest is the caller's to keep and
+ * pass again, first). Pure.
+ */
+size_t inject_body_rewrite(const struct inject_secret *v, size_t n, uint64_t mask, const char *in,
+                           size_t len, bool more, char *out, size_t out_size, size_t *out_len,
+                           uint64_t *injected);
+
+/*
+ * inject_basic_header — s's HTTP Basic header line (s->basic set), without
+ * CRLF: "Authorization: Basic " + base64(basic ":" value), into
+ * out[out_size]. Returns its length or -E2BIG (-EINVAL when s has no
+ * basic). Wipes its scratch copy of the value. Pure.
+ */
+#define INJECT_BASIC_HEADER_MAX (21 + (SECRET_BASIC_USER_MAX + 1 + INJECT_VALUE_MAX + 2) / 3 * 4)
+int inject_basic_header(const struct inject_secret *s, char *out, size_t out_size);
 
 /*
  * inject_mentions — the placeholder or the value of some secret of v[n]

@@ -196,6 +196,30 @@ struct spipe {
         size_t len; /* bytes in the pipe */
 };
 
+/*
+ * A request body toward a secret's host that is rewritten, not passed on
+ * (see body_rewrite): BM_CHUNK de-chunks what the client sends (or reads
+ * its Content-Length), scans it as one stream, replaces and re-chunks it;
+ * BM_BUFFER reads a Content-Length body whole into `buf` (at most
+ * BODY_BUFFER_MAX, and BODY_BUFFER_TOTAL for all connections at once),
+ * then sends the head with the new Content-Length and the body replaced.
+ * Allocated for such a request only, freed when its body is out.
+ */
+#define BODY_BUFFER_MAX   (1 << 20)  /* a body buffered to rewrite its Content-Length */
+#define BODY_BUFFER_TOTAL (16 << 20) /* all buffered bodies at once: beyond, re-chunked */
+#define BODY_CHUNK_FRAME  24         /* room a re-chunked piece's framing needs */
+struct body_rw {
+        int64_t in_left; /* Content-Length bytes still to come from the client (-1: chunked) */
+        bool ended;      /* the client's body is all read */
+        bool out_done;   /* ... and all of it is in c2u, the last chunk included */
+        bool stalled;    /* stopped for room in c2u: the upstream's POLLOUT steps it again */
+        char *buf;       /* BM_BUFFER: the body as read (owned) */
+        size_t buf_len, buf_cap, flushed;
+        size_t dec_len;
+        char dec[RELAY_BUF]; /* BM_CHUNK: body bytes read, not yet replaced (a held beginning);
+                              * last: not zeroed */
+};
+
 struct conn {
         enum cstate st;
         enum proto proto;
@@ -281,8 +305,15 @@ struct conn {
         uint64_t own;           /* the injections whose hosts this request goes to */
         uint64_t inj_pending;   /* ... whose value it carries: secret.inject once it is sent */
         size_t inj_head_left;   /* bytes of its head still to be written upstream */
-        uint64_t body_own;      /* the injections its body (of a known length) may carry */
+        uint64_t body_own;      /* the injections its body may carry (replaced there) */
         uint64_t body_injected; /* ... that it did carry: secret.inject once the body is out */
+        /* how the request body goes up: BM_PASS as it came (a Content-Length
+         * body; any body in a run without injections), BM_INPLACE the same
+         * with placeholders as long as their values replaced in place,
+         * BM_CHUNK and BM_BUFFER rewritten (struct body_rw) */
+        enum { BM_PASS, BM_INPLACE, BM_CHUNK, BM_BUFFER } bmode;
+        struct body_rw *brw; /* owned: BM_CHUNK / BM_BUFFER only */
+        bool head_parked;    /* BM_BUFFER: the head in c2u waits for the body's new length */
         /* epoll: what each of client, upstream, DNS is registered with */
         int reg_fd[3];
         uint32_t reg_ev[3];
@@ -334,6 +365,7 @@ static struct {
         bool map_ok;                   /* false once the channel broke: pool addresses refused */
         struct inject_needles needles; /* the injected values and their base64 forms */
         uint64_t scrubbed;             /* occurrences replaced in responses */
+        size_t body_buffered;          /* bytes of all BM_BUFFER bodies (BODY_BUFFER_TOTAL) */
 } E;
 
 /*
@@ -877,6 +909,20 @@ static void deny(struct conn *c, const char *reason, const char *rule, int http_
  * binding with on_exfil "kill" has the supervisor end the run now; then
  * the refusal every front-end gives (403, SOCKS reply, reset or alert).
  */
+/* The one header a binding puts its value into, set on every request to
+ * its hosts: its header template's, or Authorization for "basic". Its
+ * name (not NUL-terminated) and *len, or NULL: any header value. */
+static const char *tmpl_header(const struct inject_secret *s, size_t *len)
+{
+        if (s->basic[0]) {
+                *len = 13;
+                return "Authorization";
+        }
+        const char *colon = strchr(s->header, ':');
+        *len = colon ? (size_t)(colon - s->header) : 0;
+        return colon ? s->header : NULL;
+}
+
 static void exfil(struct conn *c, const struct inject_secret *s, const char *where,
                   const char *form)
 {
@@ -896,10 +942,11 @@ static void exfil(struct conn *c, const struct inject_secret *s, const char *whe
          * header (else any request-header value), its query parameter,
          * request bodies */
         char places[SECRET_HEADER_MAX + SECRET_QUERY_MAX + 96];
-        const char *colon = strchr(s->header, ':');
-        int n = colon ? snprintf(places, sizeof places, "the request header %.*s",
-                                 (int)(colon - s->header), s->header)
-                      : snprintf(places, sizeof places, "request header values");
+        size_t tl;
+        const char *tn = tmpl_header(s, &tl);
+        int n = tn ? snprintf(places, sizeof places, "the request header %.*s%s", (int)tl, tn,
+                              s->basic[0] ? " (HTTP Basic credentials)" : "")
+                   : snprintf(places, sizeof places, "request header values");
         size_t pl = n > 0 && (size_t)n < sizeof places ? (size_t)n : 0;
         if (s->query[0])
                 pl += (size_t)snprintf(places + pl, sizeof places - pl, "%s the query parameter %s",
@@ -1969,6 +2016,42 @@ static int64_t record_request(struct conn *c, bool sync)
         return event_send("egress.request", NULL, f, ARRAY_SIZE(f), sync);
 }
 
+/* The request's body_rw (BM_CHUNK, BM_BUFFER): in_left its
+ * Content-Length, -1 chunked. 0 or -ENOMEM. */
+static int body_rw_new(struct conn *c, int64_t in_left)
+{
+        struct body_rw *b = malloc(sizeof *b);
+        if (!b)
+                return -ENOMEM;
+        memset(b, 0, offsetof(struct body_rw, dec));
+        b->in_left = in_left;
+        if (c->bmode == BM_BUFFER) {
+                b->buf_cap = (size_t)in_left;
+                if (!(b->buf = malloc(b->buf_cap))) {
+                        free(b);
+                        return -ENOMEM;
+                }
+                E.body_buffered += b->buf_cap;
+        }
+        c->brw = b;
+        c->req_left = -1; /* until the rewritten body is out (body_rewrite) */
+        return 0;
+}
+
+static void body_rw_free(struct conn *c)
+{
+        struct body_rw *b = c->brw;
+        if (!b)
+                return;
+        if (b->buf) {
+                E.body_buffered -= b->buf_cap;
+                free(b->buf);
+        }
+        free(b);
+        c->brw = NULL;
+        c->head_parked = false;
+}
+
 static void send_request_head(struct conn *c)
 {
         const struct http_request *rq = &c->rq;
@@ -2043,6 +2126,44 @@ static void send_request_head(struct conn *c)
                 exfil(c, &E.cfg->inject[k], "request target (URL)", form);
                 return;
         }
+        /* how its body goes up (struct conn: bmode). Toward a binding with
+         * "body" a body is rewritten unless every such placeholder is as
+         * long as its value (in place, the framing kept); a chunked body in
+         * a run with injections is always de-chunked and scanned as one
+         * stream (a placeholder cut by chunk framing is still found) and
+         * re-chunked: nothing of the client's framing goes up */
+        uint64_t bown = 0;
+        bool same_len = true;
+        for (size_t k = 0; k < E.cfg->n_inject; k++)
+                if ((own & (1ULL << k)) && E.cfg->inject[k].body) {
+                        bown |= 1ULL << k;
+                        same_len &= E.cfg->inject[k].ph_len == E.cfg->inject[k].len;
+                }
+        c->bmode = BM_PASS;
+        if (rq->chunked && E.cfg->n_inject)
+                c->bmode = BM_CHUNK;
+        else if (rq->content_length > 0 && bown && same_len)
+                c->bmode = BM_INPLACE;
+        else if (rq->content_length > 0 && bown) {
+                if (rq->content_length <= BODY_BUFFER_MAX &&
+                    E.body_buffered + (size_t)rq->content_length <= BODY_BUFFER_TOTAL)
+                        c->bmode = BM_BUFFER;
+                else if (!rq->http10)
+                        c->bmode = BM_CHUNK;
+                else {
+                        /* HTTP/1.0 cannot be re-chunked: in place, for the
+                         * placeholders as long as their values only (any
+                         * other is refused in it, as secret.exfil) */
+                        c->bmode = BM_INPLACE;
+                        for (size_t k = 0; k < E.cfg->n_inject; k++)
+                                if (E.cfg->inject[k].ph_len != E.cfg->inject[k].len)
+                                        bown &= ~(1ULL << k);
+                }
+        }
+        bool rewrite = c->bmode == BM_CHUNK || c->bmode == BM_BUFFER;
+        const struct http_header *expect = http_header_find(rq, c->in, "expect");
+        bool cont = c->bmode == BM_BUFFER && expect && expect->value.len == 12 &&
+                    !strncasecmp(c->in + expect->value.off, "100-continue", 12);
         /* an HTTP/1.0 request goes up as 1.0: the answer then has no
          * chunked framing the client could not read, and ends the connection;
          * one without a Host gets one from its target (RFC 9112 3.2) */
@@ -2076,13 +2197,21 @@ static void send_request_head(struct conn *c)
                 size_t vl = h->value.len;
                 if (own && header_scrub_hostile(name, h->name.len))
                         continue; /* see header_scrub_hostile */
+                /* a rewritten body's framing is ringfence's (below); a
+                 * buffered one's 100 Continue too (the head waits for the
+                 * body, so the host could not answer it) */
+                if (rewrite && ((h->name.len == 14 && !strncasecmp(name, "content-length", 14)) ||
+                                (h->name.len == 17 && !strncasecmp(name, "transfer-encoding", 17))))
+                        continue;
+                if (cont && h == expect)
+                        continue;
                 bool templated = false;
                 for (size_t k = 0; k < E.cfg->n_inject; k++) {
                         const struct inject_secret *s = &E.cfg->inject[k];
                         const char *form;
-                        const char *colon = strchr(s->header, ':');
-                        bool mine = colon && (size_t)(colon - s->header) == h->name.len &&
-                                    !strncasecmp(s->header, name, h->name.len);
+                        size_t tnl;
+                        const char *tn = tmpl_header(s, &tnl);
+                        bool mine = tn && tnl == h->name.len && !strncasecmp(tn, name, tnl);
                         if ((own & (1ULL << k)) && mine)
                                 templated = true; /* the template sets this header */
                         if (!inject_mentions(s, 1, v, vl, false, true, &form))
@@ -2093,7 +2222,7 @@ static void send_request_head(struct conn *c)
                          * placeholder in any other is refused, never
                          * replaced (the value in another header is the
                          * run's own business, as in a body) */
-                        bool elsewhere = colon && !mine && !strcmp(form, "placeholder");
+                        bool elsewhere = tn && !mine && !strcmp(form, "placeholder");
                         if (!(own & (1ULL << k)) || elsewhere) {
                                 char where[128];
                                 snprintf(where, sizeof where, "request header %.*s%s",
@@ -2135,10 +2264,18 @@ static void send_request_head(struct conn *c)
         for (size_t k = 0; own && k < E.cfg->n_inject; k++) {
                 const struct inject_secret *s = &E.cfg->inject[k];
                 const char *hole = strstr(s->header, "{}");
-                if (!(own & (1ULL << k)) || !hole)
+                if (!(own & (1ULL << k)) || (!hole && !s->basic[0]))
                         continue;
-                n = snprintf(o->d + len, RELAY_BUF - len, "%.*s%.*s%s\r\n", (int)(hole - s->header),
-                             s->header, (int)s->len, (const char *)s->value, hole + 2);
+                if (s->basic[0]) {
+                        /* "basic": Authorization: Basic base64(user:value) */
+                        static char bh[INJECT_BASIC_HEADER_MAX];
+                        int bl = inject_basic_header(s, bh, sizeof bh);
+                        n = bl < 0 ? -1 : snprintf(o->d + len, RELAY_BUF - len, "%.*s\r\n", bl, bh);
+                        explicit_bzero(bh, sizeof bh);
+                } else
+                        n = snprintf(o->d + len, RELAY_BUF - len, "%.*s%.*s%s\r\n",
+                                     (int)(hole - s->header), s->header, (int)s->len,
+                                     (const char *)s->value, hole + 2);
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
                         explicit_bzero(o->d, RELAY_BUF);
                         c->ufd = unwatch_close(c, W_UP, c->ufd);
@@ -2165,10 +2302,21 @@ static void send_request_head(struct conn *c)
                 n = snprintf(o->d + len, RELAY_BUF - len, "Accept-Encoding: identity\r\n");
                 len += n > 0 && (size_t)n < RELAY_BUF - len ? (size_t)n : 0;
         }
+        if (c->bmode == BM_CHUNK) {
+                n = snprintf(o->d + len, RELAY_BUF - len, "Transfer-Encoding: chunked\r\n");
+                if (n < 0 || (size_t)n >= RELAY_BUF - len) {
+                        explicit_bzero(o->d, RELAY_BUF);
+                        c->ufd = unwatch_close(c, W_UP, c->ufd);
+                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
+                             HINT_NONE);
+                        return;
+                }
+                len += (size_t)n;
+        }
         /* secret.inject once the request is out whole (inject_records):
          * a body refused after the head never carried the value */
         c->inj_pending = injected;
-        c->body_own = rq->chunked ? 0 : own; /* a chunked body never gets the value */
+        c->body_own = c->bmode == BM_PASS ? 0 : bown;
         c->body_injected = 0;
         if (injected)
                 explicit_bzero(ib, sizeof ib);
@@ -2181,12 +2329,25 @@ static void send_request_head(struct conn *c)
                 o->d + len, RELAY_BUF - len,
                 "traceparent: 00-%s-%s-01\r\nbaggage: ringfence.run=%s,ringfence.agent=%s\r\n\r\n",
                 c->trace, c->span, E.cfg->run_id, E.cfg->agent);
-        if (n < 0 || (size_t)n >= RELAY_BUF - len) {
+        /* BM_BUFFER: room left for the Content-Length line it gets later */
+        size_t spare = c->bmode == BM_BUFFER ? 48 : 0;
+        if (n < 0 || (size_t)n + spare >= RELAY_BUF - len ||
+            (rewrite && body_rw_new(c, rq->chunked ? -1 : rq->content_length) < 0)) {
+                explicit_bzero(o->d, RELAY_BUF);
                 c->ufd = unwatch_close(c, W_UP, c->ufd);
-                deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE, HINT_NONE);
+                bool big = n < 0 || (size_t)n + spare >= RELAY_BUF - len;
+                deny(c, big ? "request head too large" : "out of memory for the request body", NULL,
+                     big ? 400 : 502, SOCKS_GENERAL_FAILURE, HINT_NONE);
                 return;
         }
         o->len = len + (size_t)n;
+        if (c->bmode == BM_BUFFER) {
+                /* the head waits, without its last CRLF, for the body's length */
+                o->len -= 2;
+                c->head_parked = true;
+                if (cont)
+                        client_send(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+        }
         c->inj_head_left = o->len;
         /* the body follows whatever of it is already buffered */
         memmove(c->in, c->in + rq->head_len, c->in_len - rq->head_len);
@@ -2220,12 +2381,14 @@ static void inject_records(struct conn *c, uint64_t bits, bool in_body)
 }
 
 /*
- * The request body is never a place for a placeholder (this release
- * replaces none there), nor for a value toward another host: `len` new
- * body bytes at p, checked together with the carry of the previous ones.
- * true when the request was refused (nothing of p was sent).
+ * The request body is never a place for a placeholder but where a binding
+ * with "body" replaces it (`skip`: those secrets' placeholders, in a body
+ * read before it is replaced), nor for a value toward another host: `len`
+ * new body bytes at p (decoded: chunk framing never splits what is looked
+ * for), checked together with the carry of the previous ones. true when
+ * the request was refused (nothing of p was sent).
  */
-static bool body_exfil(struct conn *c, const char *p, size_t len)
+static bool body_exfil(struct conn *c, const char *p, size_t len, uint64_t skip)
 {
         static char win[SECRET_PH_LEN_MAX + RELAY_BUF];
         if (!E.cfg->n_inject || len == 0)
@@ -2240,6 +2403,8 @@ static bool body_exfil(struct conn *c, const char *p, size_t len)
                         continue;
                 if (!strcmp(form, "value") && (c->own & (1ULL << k)))
                         continue; /* the value to its own host: the run's business */
+                if (skip & (1ULL << k))
+                        continue; /* replaced on its way up (body_rewrite) */
                 explicit_bzero(win, wl);
                 c->ufd = unwatch_close(c, W_UP, c->ufd);
                 exfil(c, sk, "request body", form);
@@ -2252,10 +2417,142 @@ static bool body_exfil(struct conn *c, const char *p, size_t len)
         return false;
 }
 
+/* A rewritten body refused for what it holds: nothing more goes up. */
+static void body_refused(struct conn *c)
+{
+        c->c2u.off = c->c2u.len = 0; /* a head waiting in it goes nowhere either */
+        c->inj_pending = 0;          /* ... and never carried the value */
+        body_rw_free(c);
+}
+
+/*
+ * BM_CHUNK and BM_BUFFER (struct body_rw): the client's body bytes are
+ * read from c->in as one stream (chunk data only: sizes, extensions and
+ * trailers go nowhere), checked (body_exfil), and
+ *   BM_CHUNK: replaced (inject_body_rewrite, a possible beginning of a
+ *   placeholder held in dec for the next bytes) and written to c2u as
+ *   chunks of what came out, the last chunk once the client's body ended;
+ *   BM_BUFFER: kept in buf until the client's body ended, then the parked
+ *   head gets the replaced body's length and the body follows, replaced
+ *   as it goes into c2u.
+ * Steps as far as c->in and the room in c2u allow; stalled when c2u's
+ * room stopped it (conn_interest then waits for the upstream to take
+ * bytes). The request's req_left becomes 0 once the whole body is in c2u.
+ */
+static void body_rewrite(struct conn *c)
+{
+        struct body_rw *b = c->brw;
+        struct relay *o = &c->c2u;
+        static char tmp[RELAY_BUF]; /* a replaced piece, values in it: wiped */
+        bool any = false;
+        for (;;) {
+                bool progress = false;
+                bool chunk = c->bmode == BM_CHUNK;
+                if (!b->ended && c->in_len) {
+                        char *dst = chunk ? b->dec + b->dec_len : b->buf + b->buf_len;
+                        size_t room = chunk ? sizeof b->dec - b->dec_len : b->buf_cap - b->buf_len;
+                        size_t got = 0, used;
+                        if (b->in_left < 0) {
+                                bool done = false;
+                                const char *why;
+                                ssize_t k = http_chunked_decode(&c->req_ch, c->in, c->in_len, dst,
+                                                                room, &got, &done, &why);
+                                if (k < 0) {
+                                        conn_to(c, CS_DEAD);
+                                        return;
+                                }
+                                used = (size_t)k;
+                                b->ended = done;
+                        } else {
+                                got = c->in_len < room ? c->in_len : room;
+                                if ((uint64_t)got > (uint64_t)b->in_left)
+                                        got = (size_t)b->in_left;
+                                memcpy(dst, c->in, got);
+                                used = got;
+                                b->in_left -= (int64_t)got;
+                                b->ended = b->in_left == 0;
+                        }
+                        if (got && body_exfil(c, dst, got, c->body_own)) {
+                                body_refused(c);
+                                return;
+                        }
+                        memmove(c->in, c->in + used, c->in_len - used);
+                        c->in_len -= used;
+                        if (chunk)
+                                b->dec_len += got;
+                        else
+                                b->buf_len += got;
+                        progress = used > 0;
+                }
+                size_t room = RELAY_BUF - o->off - o->len, ol = 0, used = 0;
+                if (chunk && b->dec_len && room > BODY_CHUNK_FRAME) {
+                        used = inject_body_rewrite(E.cfg->inject, E.cfg->n_inject, c->body_own,
+                                                   b->dec, b->dec_len, !b->ended, tmp,
+                                                   room - BODY_CHUNK_FRAME, &ol, &c->body_injected);
+                        if (ol) {
+                                char *w = o->d + o->off + o->len;
+                                int hl = snprintf(w, BODY_CHUNK_FRAME, "%zx\r\n", ol);
+                                memcpy(w + hl, tmp, ol);
+                                memcpy(w + hl + ol, "\r\n", 2);
+                                o->len += (size_t)hl + ol + 2;
+                                explicit_bzero(tmp, ol);
+                        }
+                        memmove(b->dec, b->dec + used, b->dec_len - used);
+                        b->dec_len -= used;
+                        room = RELAY_BUF - o->off - o->len;
+                }
+                if (chunk && b->ended && b->dec_len == 0 && room >= 5) {
+                        memcpy(o->d + o->off + o->len, "0\r\n\r\n", 5);
+                        o->len += 5;
+                        b->out_done = true;
+                }
+                if (!chunk && b->ended) {
+                        if (c->head_parked) {
+                                size_t nl;
+                                uint64_t seen = 0;
+                                (void)inject_body_rewrite(E.cfg->inject, E.cfg->n_inject,
+                                                          c->body_own, b->buf, b->buf_len, false,
+                                                          NULL, SIZE_MAX, &nl, &seen);
+                                int hl = snprintf(o->d + o->off + o->len, room,
+                                                  "Content-Length: %zu\r\n\r\n", nl);
+                                o->len += (size_t)hl;
+                                c->inj_head_left += (size_t)hl;
+                                c->head_parked = false;
+                                room = RELAY_BUF - o->off - o->len;
+                                progress = true;
+                        }
+                        if (b->flushed < b->buf_len && room) {
+                                used = inject_body_rewrite(
+                                        E.cfg->inject, E.cfg->n_inject, c->body_own,
+                                        b->buf + b->flushed, b->buf_len - b->flushed, false,
+                                        o->d + o->off + o->len, room, &ol, &c->body_injected);
+                                o->len += ol;
+                                b->flushed += used;
+                        }
+                        b->out_done = b->flushed == b->buf_len;
+                }
+                progress |= used > 0;
+                any |= progress;
+                if (b->out_done) {
+                        c->req_left = 0; /* the body is in c2u whole */
+                        body_rw_free(c);
+                        return;
+                }
+                if (!progress)
+                        break;
+        }
+        /* more to put out but no room: the upstream's POLLOUT steps it */
+        b->stalled = any && (b->dec_len || b->ended);
+}
+
 /* Move request-body bytes from c->in to the upstream buffer, per framing. */
 static void body_from_in(struct conn *c)
 {
         struct relay *o = &c->c2u;
+        if (c->brw) {
+                body_rewrite(c);
+                return;
+        }
         while (c->in_len > 0 && (c->req_left != 0)) {
                 size_t room = RELAY_BUF - o->off - o->len;
                 if (room == 0)
@@ -2288,7 +2585,7 @@ static void body_from_in(struct conn *c)
                         }
                         c->req_left -= (int64_t)take;
                 }
-                if (body_exfil(c, c->in, take)) {
+                if (body_exfil(c, c->in, take, 0)) {
                         o->off = o->len = 0; /* the head waiting in it goes nowhere either */
                         c->inj_pending = 0;  /* ... and never carried the value */
                         return;
@@ -2792,6 +3089,7 @@ static void conn_free(struct conn *c)
         safe_close(c->pu.w);
         safe_close(c->pd.r);
         safe_close(c->pd.w);
+        body_rw_free(c);
         if (n_conn_cache < CONN_CACHE_MAX)
                 conn_cache[n_conn_cache++] = c;
         else
@@ -3328,7 +3626,7 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
                 tunnel_sniff(c);
         /* write what there is now, not only after the next poll says so */
         if (c->ufd >= 0 && c->c2u.len && c->st != CS_DIAL && c->st != CS_TLS_CONNECT &&
-            c->st != CS_DEAD && !c->sniff)
+            c->st != CS_DEAD && !c->sniff && !c->head_parked)
                 if (relay_write(c, W_UP, &c->c2u) < 0)
                         c->st = CS_DEAD;
         size_t held = c->st == CS_RESP || c->st == CS_TUNNEL ? c->hold : 0;
@@ -3405,7 +3703,8 @@ static void conn_interest(const struct conn *c, uint32_t *cev, uint32_t *uev)
                      c->u2c.off + c->u2c.len < RELAY_BUF && c->pd.len < SPLICE_MAX;
         bool wr_client =
                 c->u2c.len > (c->st == CS_RESP || c->st == CS_TUNNEL ? c->hold : 0) || c->pd.len;
-        bool wr_up = (c->c2u.len && !c->sniff) || c->pu.len || c->st == CS_DIAL;
+        bool wr_up = (c->c2u.len && !c->sniff && !c->head_parked) || c->pu.len ||
+                     c->st == CS_DIAL || (c->brw && c->brw->stalled);
         *cev = (rd_client || c->want_in[W_CLIENT] ? EPOLLIN : 0) |
                (wr_client || c->want_out[W_CLIENT] ? EPOLLOUT : 0);
         *uev = (rd_up || c->want_in[W_UP] ? EPOLLIN : 0) |

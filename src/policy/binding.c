@@ -360,6 +360,21 @@ static int inject_members(const struct json_node *m, struct secret_binding *b, c
                 memcpy(b->header, m->str, m->len + 1);
                 return 0;
         }
+        if (!strcmp(m->key, "basic")) {
+                /* RFC 7617: a user-id holds no ':'; visible ASCII only, so
+                 * nothing in it can end the header or hide in whitespace */
+                bool ok = m->type == JSON_STRING && m->len >= 1 &&
+                          m->len <= SECRET_BASIC_USER_MAX && strlen(m->str) == m->len;
+                for (size_t i = 0; ok && i < m->len; i++)
+                        ok = m->str[i] > 0x20 && m->str[i] < 0x7f && m->str[i] != ':';
+                if (!ok)
+                        return rf_why(why, why_len, -EINVAL,
+                                      "basic: a user name of 1-%d visible ASCII characters "
+                                      "without ':' (the value is the password)",
+                                      SECRET_BASIC_USER_MAX);
+                memcpy(b->basic, m->str, m->len + 1);
+                return 0;
+        }
         if (!strcmp(m->key, "query")) {
                 bool ok = m->type == JSON_STRING && m->len >= 1 && m->len <= SECRET_QUERY_MAX;
                 for (size_t i = 0; ok && i < m->len; i++) {
@@ -435,7 +450,7 @@ static bool inject_key(const char *k)
 {
         return !strcmp(k, "env") || !strcmp(k, "hosts") || !strcmp(k, "header") ||
                !strcmp(k, "placeholder") || !strcmp(k, "on_exfil") || !strcmp(k, "query") ||
-               !strcmp(k, "body");
+               !strcmp(k, "body") || !strcmp(k, "basic");
 }
 
 static int from_json(const struct json_node *obj, struct secret_binding *b, char *why,
@@ -480,7 +495,7 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
                         return rf_why(why, why_len, -EINVAL,
                                       "unknown key \"%.64s\" (name, deliver, from, exec, "
                                       "pass_env, timeout, ttl; inject: env, hosts, header, "
-                                      "query, body, placeholder, on_exfil)",
+                                      "basic, query, body, placeholder, on_exfil)",
                                       quoted(m->key, q));
         }
         if (!name || name->type != JSON_STRING)
@@ -516,16 +531,20 @@ static int from_json(const struct json_node *obj, struct secret_binding *b, char
         if (b->source != SOURCE_EXEC && (b->n_pass_env || b->timeout_ms))
                 return rf_why(why, why_len, -EINVAL, "pass_env and timeout apply to \"exec\" only");
         if (b->delivery != SECRET_INJECT) {
-                if (b->env[0] || b->n_hosts || b->header[0] || b->query[0] || b->body ||
-                    b->ph_prefix[0] || b->ph_length || b->exfil_kill)
+                if (b->env[0] || b->n_hosts || b->header[0] || b->basic[0] || b->query[0] ||
+                    b->body || b->ph_prefix[0] || b->ph_length || b->exfil_kill)
                         return rf_why(why, why_len, -EINVAL,
-                                      "env, hosts, header, query, body, placeholder and on_exfil "
-                                      "apply to \"deliver\": \"inject\" only");
+                                      "env, hosts, header, basic, query, body, placeholder and "
+                                      "on_exfil apply to \"deliver\": \"inject\" only");
                 return 0;
         }
         if (!b->n_hosts)
                 return rf_why(why, why_len, -EINVAL,
                               "hosts: required for an injection (where the value may go)");
+        if (b->header[0] && b->basic[0])
+                return rf_why(why, why_len, -EINVAL,
+                              "header and basic: one or the other (each sets the one header "
+                              "the value goes into)");
         if (!b->env[0]) {
                 if (strlen(b->name) > SECRET_TARGET_MAX || !target_valid(SECRET_ENV, b->name, &w))
                         return rf_why(why, why_len, -EINVAL,
@@ -592,6 +611,10 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
         char from[SECRET_TARGET_MAX + 32];
 
         /* keys in byte order */
+        if (b->basic[0]) {
+                put_key(&j, &first, "basic");
+                json_buf_append_string(&j, b->basic, strlen(b->basic));
+        }
         put_key(&j, &first, "deliver");
         json_buf_append_string(&j, secret_delivery_name(b->delivery),
                                strlen(secret_delivery_name(b->delivery)));

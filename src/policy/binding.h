@@ -26,9 +26,10 @@
  *
  * "query": "key" also replaces the placeholder standing as the whole value
  * of the query parameter `key` in requests to the hosts (never elsewhere
- * in the URL). "body": true also replaces it in request bodies of a known
- * length toward the hosts (in place: the placeholder must be as long as the
- * value, the default shape).
+ * in the URL). "body": true also replaces it in request bodies toward the
+ * hosts (any lengths: the egress process rewrites the body's framing).
+ * "basic": "USER" sets `Authorization: Basic base64(USER:VALUE)` on every
+ * request to the hosts, like a header template (exclusive with "header").
  *
  * CLI: --inject ENV=SOURCE@HOST[:PORT][,HOST[:PORT]...] (split at the last '@');
  * a host entry http://HOST:PORT is plaintext HTTP (secret_inject_host_parse).
@@ -57,6 +58,7 @@
 #define SECRET_INJECT_ENTRY_MAX (SECRET_INJECT_HOST_MAX + 13)
 #define SECRET_HEADER_MAX       256 /* an injection's header template */
 #define SECRET_QUERY_MAX        64  /* an injection's query parameter name */
+#define SECRET_BASIC_USER_MAX   128 /* an injection's HTTP Basic user name */
 #define SECRET_PH_PREFIX_MAX    32  /* a placeholder's fixed prefix */
 #define SECRET_PH_RANDOM_MIN    22  /* random characters: 22 x 6 bits = 132 bits */
 #define SECRET_PH_DEFAULT_LEN   40  /* length without a shape */
@@ -89,6 +91,7 @@ struct secret_binding {
         size_t n_hosts;
         char header[SECRET_HEADER_MAX + 1];       /* "Name: text{}text", or "" */
         char query[SECRET_QUERY_MAX + 1];         /* a query parameter replaced too, or "" */
+        char basic[SECRET_BASIC_USER_MAX + 1];    /* HTTP Basic user (Authorization set), or "" */
         bool body;                                /* "body": true: replaced in request bodies too */
         char ph_prefix[SECRET_PH_PREFIX_MAX + 1]; /* the placeholder's shape */
         uint32_t ph_length;                       /* 0 = SECRET_PH_DEFAULT_LEN */

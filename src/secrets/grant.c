@@ -313,6 +313,7 @@ size_t grants_inject(const struct rf_grants *g, struct inject_secret *out, size_
                 s->n_hosts = gr->b.n_hosts;
                 snprintf(s->header, sizeof s->header, "%s", gr->b.header);
                 snprintf(s->query, sizeof s->query, "%s", gr->b.query);
+                snprintf(s->basic, sizeof s->basic, "%s", gr->b.basic);
                 s->body = gr->b.body;
                 s->exfil_kill = gr->b.exfil_kill;
         }

@@ -9,7 +9,7 @@ DIR holds what the test made with the openssl CLI (a test CA and the
 certificates below, each NAME.pem + NAME.key), the secret's real value in
 DIR/value (the test host is where the value belongs) and a bare git
 repository DIR/repo.git (after `git update-server-info`). Serves, until
-killed, HTTP/1.1 (keep-alive, Content-Length bodies) behind TLS on:
+killed, HTTP/1.1 (keep-alive, Content-Length and chunked bodies) behind TLS on:
 
   * :443  — good.pem (svc.test, signed by the test CA); a ClientHello with
     SNI other.test gets other.pem (other.test, same CA) instead;
@@ -19,7 +19,9 @@ killed, HTTP/1.1 (keep-alive, Content-Length bodies) behind TLS on:
 
 Every request: the port, the SNI, the request line and the headers are
 appended to DIR/tls.log ("--" after each), the body's length and whether
-the real value is in it ("body-value yes"), so a test sees what went on
+the real value is in it ("body-value yes"), its framing ("body-framing
+length", "chunked" — read strictly — or "bad") and its SHA-256
+("body-sha256 HEX", of the de-chunked body), so a test sees what went on
 the wire. Answers:
 
   * /value...     — 200, body "value=<the real value>" and then the echo:
@@ -41,6 +43,7 @@ Writes DIR/tls-ready once every socket is listening.
 """
 import base64
 import gzip
+import hashlib
 import os
 import socket
 import ssl
@@ -132,17 +135,56 @@ def http_conn(c, port):
             for line in lines[1:]:
                 k, _, v = line.partition(":")
                 headers[k.strip().lower()] = v.strip()
-            length = int(headers.get("content-length", "0") or 0)
-            if length > MAX_BODY:
-                return
-            while len(buf) < length:
-                data = c.recv(65536)
-                if not data:
+            if headers.get("transfer-encoding", "").lower() == "chunked":
+                # strictly: hex size CRLF data CRLF ..., 0 CRLF, trailers, CRLF
+                framing, body, buf = "chunked", b"", buf
+                while True:
+                    while b"\r\n" not in buf:
+                        data = c.recv(65536)
+                        if not data or len(buf) > MAX_HEAD:
+                            return
+                        buf += data
+                    line, buf = buf.split(b"\r\n", 1)
+                    size = line.split(b";", 1)[0]
+                    if not size or any(ch not in b"0123456789abcdefABCDEF" for ch in size):
+                        log("port=%d sni=%s\n%s\nbody-framing bad\n--" % (port, sni, text))
+                        return
+                    n = int(size, 16)
+                    if n == 0:
+                        while True:  # trailers up to the empty line
+                            while b"\r\n" not in buf:
+                                data = c.recv(65536)
+                                if not data:
+                                    return
+                                buf += data
+                            line, buf = buf.split(b"\r\n", 1)
+                            if not line:
+                                break
+                        break
+                    while len(buf) < n + 2:
+                        data = c.recv(65536)
+                        if not data:
+                            return
+                        buf += data
+                    if buf[n:n + 2] != b"\r\n" or len(body) + n > 8 * MAX_BODY:
+                        log("port=%d sni=%s\n%s\nbody-framing bad\n--" % (port, sni, text))
+                        return
+                    body, buf = body + buf[:n], buf[n + 2:]
+            else:
+                framing = "length"
+                length = int(headers.get("content-length", "0") or 0)
+                if length > MAX_BODY:
                     return
-                buf += data
-            body, buf = buf[:length], buf[length:]
-            log("port=%d sni=%s\n%s\nbody-length %d\nbody-value %s\n--"
-                % (port, sni, text, len(body), "yes" if value in body else "no"))
+                while len(buf) < length:
+                    data = c.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                body, buf = buf[:length], buf[length:]
+            log("port=%d sni=%s\n%s\nbody-length %d\nbody-value %s\nbody-framing %s\n"
+                "body-sha256 %s\n--"
+                % (port, sni, text, len(body), "yes" if value in body else "no", framing,
+                   hashlib.sha256(body).hexdigest()))
             path = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 2 else "/"
             if path.startswith("/repo.git/"):
                 git_file(c, path, headers, lines[0].split(" ")[0], body)

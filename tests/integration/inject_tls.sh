@@ -431,13 +431,61 @@ is "$(($(ncount '"secret.exfil"' 'HKEY') - n0))" 1 "... secret.exfil recorded"
 like "$(tlslog)" "x-api-key: $VAL" "the control: in x-api-key itself, the value went on the wire"
 like "$RF_OUT" 'GET /t-ok' "... answered"
 
-# a policy may let the value into request bodies of a known length ("body":
-# true: in place, the placeholder as long as the value)
+# "basic": every request to the secret's hosts gets Authorization: Basic
+# base64(USER:VALUE); like a header template it is the only header the
+# value goes into (the client's own Authorization replaced, the
+# placeholder in another header refused)
+cat >"$P/basic.json" <<JSON
+{"version": 1, "network": {"upstream_ca": "$P/testca.pem"},
+ "secrets": [{"name": "GKEY", "deliver": "inject", "from": "store:api",
+              "hosts": ["svc.test"], "basic": "x-access-token"}]}
+JSON
+rm -f "$P/tls.log"
+n0=$(ncount '"secret.exfil"' 'GKEY')
+er -p "$P/basic.json" "${NET[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null https://svc.test/b-plain
+	curl -sS -m 10 -o /dev/null -H "Authorization: Bearer run-own" https://svc.test/b-own
+	curl -sS -m 10 -o /dev/null -u "me:$GKEY" https://svc.test/b-ph
+	curl -sS -m 10 -w "\ncode=%{http_code}\n" -H "X-Echo: $GKEY" https://svc.test/b-echo; echo "PH=$GKEY"'
+PHG2=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+B64G=$(printf 'x-access-token:%s' "$VAL" | base64 -w0)
+like "$(tlslog | sed -n '/GET \/b-plain /,/^--$/p')" "Authorization: Basic $B64G" \
+	"basic: a request naming no credential got Authorization: Basic base64(x-access-token:VALUE)"
+b=$(tlslog | sed -n '/GET \/b-own /,/^--$/p')
+like "$b" "Authorization: Basic $B64G" "... one with its own Authorization got the binding's instead"
+unlike "$b" 'run-own' "... its own dropped"
+is "$(tlslog | sed -n '/GET \/b-ph /,/^--$/p' | grep -ci '^authorization:')" 1 "... the placeholder as its own Basic password: one Authorization, the binding's"
+like "$RF_OUT" 'code=403' "... the placeholder in X-Echo: 403"
+like "$RF_OUT" 'request header X-Echo \(not the binding.s header\); it is only ever replaced in the request header Authorization \(HTTP Basic credentials\)' \
+	"... saying where the value may go"
+is "$(($(ncount '"secret.exfil"' 'GKEY') - n0))" 1 "... secret.exfil recorded"
+unlike "$(tlslog)" 'GET /b-echo' "... nothing of it reached the host"
+unlike "$(tlslog)" "$PHG2" "... the placeholder reached the host nowhere"
+like "$(last_rec '"secret.inject"' '"path":"/b-plain"')" '"in":"head"' "... secret.inject recorded"
+if [ "$HAVE_GIT" = 1 ]; then
+	er -p "$P/basic.json" "${NET[@]}" -- sh -c 'rm -rf bclone; git clone -q https://svc.test/repo.git bclone 2>&1; echo "rc=$?"'
+	like "$RF_OUT" 'rc=0' "basic: git clone https://svc.test/repo.git with no credential in the run: succeeded"
+else
+	skip "basic: git clone" "no git"
+fi
+printf '{"version": 1, "secrets": [\n  {"name": "G", "deliver": "inject", "from": "store:api", "hosts": ["svc.test"], "basic": "a:b"}]}\n' >"$P/basic-bad.json"
+er -p "$P/basic-bad.json" "${NET[@]}" -- true
+is "$RF_RC" 125 "basic with a ':' in the user name: refused (125)"
+like "$RF_ERR" 'basic-bad\.json:2:[0-9]+:.*basic: a user name' "... with file:line:col and why"
+printf '{"version": 1, "secrets": [\n  {"name": "G", "deliver": "inject", "from": "store:api", "hosts": ["svc.test"],\n   "basic": "u", "header": "x-api-key: {}"}]}\n' >"$P/basic-bad2.json"
+er -p "$P/basic-bad2.json" "${NET[@]}" -- true
+like "$RF_ERR" 'basic-bad2\.json:2:[0-9]+:.*header and basic: one or the other' "basic with a header template: refused with file:line:col"
+
+# a policy may let the value into request bodies ("body": true). A body of
+# a known length whose placeholder is as long as the value (the default
+# shape) is replaced in place, its Content-Length kept; a chunked one is
+# de-chunked, scanned as one stream, replaced and re-chunked: the
+# placeholder cut between two chunks and two reads is found all the same
 cat >"$P/body.json" <<JSON
 {"version": 1, "network": {"upstream_ca": "$P/testca.pem"},
  "secrets": [{"name": "BKEY", "deliver": "inject", "from": "store:api",
               "hosts": ["svc.test"], "body": true}]}
 JSON
+cp "$RF_SRC/tests/helpers/chunked-client.py" "$WS/chunked-client.py"
 rm -f "$P/tls.log"
 er -p "$P/body.json" "${NET[@]}" -- sh -c 'head -c 40000 /dev/zero | tr "\0" a >pad;
 	printf "token=%s&pad=" "$BKEY" >b1; cat pad >>b1;
@@ -445,20 +493,47 @@ er -p "$P/body.json" "${NET[@]}" -- sh -c 'head -c 40000 /dev/zero | tr "\0" a >
 	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" --data-binary @b1 https://svc.test/body1;
 	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" --data-binary @b2 https://svc.test/body2;
 	printf "token=%s" "$BKEY" >b3;
-	curl -sS -m 10 -o body3.out -w "%{http_code}\n" -H "Transfer-Encoding: chunked" \
-		--data-binary @b3 https://svc.test/body3; cat body3.out'
+	curl -sS -m 10 -o /dev/null -w "%{http_code}\n" -H "Transfer-Encoding: chunked" -H "Expect:" \
+		--data-binary @b3 https://svc.test/body3;
+	python3 chunked-client.py https://svc.test/body4 BKEY | head -n 1; echo "PH=$BKEY"'
+PHB=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
 is "$(sed -n 1,2p <<<"$RF_OUT" | tr '\n' ' ')" "200 200 " "body: two requests with the placeholder in their bodies (40 KB, at the start and at the end): served"
 is "$(tlslog | grep -c "body-length $((40011 + ${#VAL}))\|body-length $((40007 + ${#VAL}))")" 2 "... their lengths unchanged (Content-Length kept: in place)"
-is "$(tlslog | grep -c '^body-value yes')" 2 "... the host read the value in both (at the start, and past 40 KB at the end)"
-is "$(records | grep '"secret.inject"' | grep -c '"in":"body"')" 2 "... secret.inject recorded for each body (in: body)"
-is "$(sed -n 3p <<<"$RF_OUT")" 403 "a chunked body with the placeholder: 403 (only bodies of a known length get the value)"
-like "$RF_OUT" 'only ever replaced in request header values and request bodies to the secret.s own hosts' \
-	"... its text names where this binding lets the value go (bodies too)"
+is "$(tlslog | sed -n '/POST \/body[12] /,/^--$/p' | grep -c '^body-framing length')" 2 "... sent with a Content-Length"
+is "$(tlslog | grep -c '^body-value yes')" 4 "... the host read the value in both, and in the two chunked bodies below"
+is "$(sed -n 3p <<<"$RF_OUT")" 200 "a chunked body (curl) with the placeholder: served"
+sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+b3=$(tlslog | sed -n '/POST \/body3 /,/^--$/p')
+like "$b3" 'body-framing chunked' "... re-chunked to the host (read strictly there)"
+like "$b3" "body-sha256 $(sha "token=$VAL")" "... the host read token=VALUE, nothing else"
+unlike "$b3" '[Cc]ontent-[Ll]ength' "... and no Content-Length beside the chunked framing"
+is "$(sed -n 4p <<<"$RF_OUT")" code=200 "a chunked body with the placeholder cut between two chunks and two reads (chunk extension, trailer): served"
+b4=$(tlslog | sed -n '/POST \/body4 /,/^--$/p')
+like "$b4" 'body-framing chunked' "... re-chunked to the host"
+like "$b4" "body-sha256 $(sha "a=$VAL&pad=$(head -c 40000 /dev/zero | tr '\0' p)&end=$VAL")" \
+	"... the host read both placeholders replaced, across the cut and 40 KB later"
+unlike "$b4" 'X-Trailer|x=1' "... the client's extension and trailer did not go up (rebuilt, not relayed)"
+unlike "$(tlslog)" "$PHB" "... the placeholder reached the host nowhere"
+is "$(records | grep '"secret.inject"' | grep -c '"in":"body"')" 4 "... secret.inject recorded for each body (in: body)"
+like "$(last_rec '"secret.inject"' '"path":"/body4"')" '"in":"body"' "... the chunked one's too"
 er -p "$P/body.json" "${NET[@]}" -- sh -c 'echo hi'
 echo '{"version": 1, "secrets": [{"name": "BK", "deliver": "inject", "from": "store:api", "hosts": ["svc.test"], "body": true, "placeholder": {"length": 60}}]}' >"$P/body-len.json"
 er -p "$P/body-len.json" "${NET[@]}" -- true
-is "$RF_RC" 125 "\"body\" with a placeholder of another length than the value: refused at start (125)"
+is "$RF_RC" 125 "\"body\" with a placeholder of another length than the value: still refused at start by the supervisor (125)"
 like "$RF_ERR" 'as long as the value' "... saying why"
+
+# without "body" the placeholder in a chunked body is refused, even cut
+# between two chunks (the body is read as one stream), and never replaced
+rm -f "$P/tls.log"
+n0=$(ncount '"secret.exfil"' '"where":"request body"')
+er "${INJ[@]}" -- sh -c 'python3 chunked-client.py https://svc.test/chunk-leak TOKEN 100;
+	printf "k=v" | curl -sS -m 10 -o /dev/null -w "control=%{http_code}\n" -H "Expect:" -T - -X POST https://svc.test/chunk-ok'
+like "$RF_OUT" 'code=403' "a chunked body with the placeholder cut between two chunks, no body binding: 403"
+like "$RF_OUT" 'stands in the request body' "... saying where"
+is "$(($(ncount '"secret.exfil"' '"where":"request body"') - n0))" 1 "... secret.exfil recorded"
+unlike "$(tlslog | sed -n '/POST \/chunk-leak /,/^--$/p')" 'body-value yes' "... the host never got the value"
+like "$RF_OUT" 'control=200' "... the control (a chunked body without it) is served"
+like "$(tlslog | sed -n '/POST \/chunk-ok /,/^--$/p')" "body-sha256 $(sha 'k=v')" "... re-chunked, the host read k=v"
 
 # keep-alive: every request of the connection
 rm -f "$P/tls.log"

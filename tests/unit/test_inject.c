@@ -3,8 +3,12 @@
  * --inject parser and the injection binding's canonical JSON, placeholder
  * generation (alphabet, length, shape, uniqueness), host matching,
  * detection of the placeholder and the value (Basic included), header
- * replacement (Basic: decoded, replaced, encoded again) and the streaming
- * response scrubber with the value split at every offset.
+ * replacement (Basic: decoded, replaced, encoded again), the "basic"
+ * binding and its Authorization header, request-body rewriting with
+ * placeholders of any length (every cut of the body gives the same bytes;
+ * a possible beginning held, the out room respected, counting alone), the
+ * de-chunking of a request body (http_chunked_decode) and
+ * the streaming response scrubber with the value split at every offset.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +16,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "egress/http.h"
 #include "egress/inject.h"
 #include "policy/binding.h"
 #include "tap.h"
@@ -346,6 +351,203 @@ static void test_body(void)
         ok(got == 0, "a placeholder of another length than the value: never in a body");
 }
 
+static void test_basic(void)
+{
+        char why[256], *c = NULL;
+        struct secret_binding b;
+        const char *pol = "{\"name\":\"GIT\",\"deliver\":\"inject\",\"from\":\"store:a\","
+                          "\"hosts\":[\"git.test\"],\"basic\":\"x-access-token\"}";
+        is_int(secret_binding_parse(pol, strlen(pol), &b, why, sizeof why), 0,
+               "basic: the policy form (%s)", why);
+        is_str(b.basic, "x-access-token", "... the user name kept");
+        is_int(secret_binding_to_json(&b, &c), 0, "... canonical text");
+        is_str(c,
+               "{\"basic\":\"x-access-token\",\"deliver\":\"inject\",\"env\":\"GIT\",\"from\":"
+               "\"store:a\",\"hosts\":[\"git.test\"],\"name\":\"GIT\"}",
+               "... with basic in it");
+        struct secret_binding b2;
+        is_int(secret_binding_parse(c, strlen(c), &b2, why, sizeof why), 0, "... parses again");
+        is_str(b2.basic, "x-access-token", "... to the same user");
+        secret_binding_clear(&b2);
+        secret_binding_clear(&b);
+        free(c);
+
+        static const char *const bad[] = {
+                /* a colon (RFC 7617: not in a user-id), empty, a space, a control, too long */
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"basic\":\"a:b\"}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"basic\":\"\"}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"basic\":\"a b\"}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"basic\":\"a\\r\\nX: 1\"}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"basic\":\"a\\u0000b\"}",
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"basic\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+                /* not a string */
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"basic\":true}",
+                /* with a header template: one or the other */
+                "{\"name\":\"T\",\"deliver\":\"inject\",\"from\":\"store:a\",\"hosts\":[\"a\"],"
+                "\"basic\":\"u\",\"header\":\"x-api-key: {}\"}",
+                /* on another delivery */
+                "{\"name\":\"T\",\"deliver\":\"env\",\"from\":\"store:a\",\"basic\":\"u\"}",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+                ok(secret_binding_parse(bad[i], strlen(bad[i]), &b, why, sizeof why) < 0,
+                   "basic refused: %s (%s)", bad[i], why);
+
+        struct inject_secret s = sec;
+        snprintf(s.basic, sizeof s.basic, "git");
+        char out[INJECT_BASIC_HEADER_MAX];
+        int n = inject_basic_header(&s, out, sizeof out);
+        /* base64("git:real-secret-value-42") */
+        is_int(n, 53, "inject_basic_header: its length");
+        ok(n == 53 && !memcmp(out, "Authorization: Basic Z2l0OnJlYWwtc2VjcmV0LXZhbHVlLTQy", 53),
+           "... Authorization: Basic base64(user:value) (%.*s)", n > 0 ? n : 0, out);
+        is_int(inject_basic_header(&s, out, 40), -E2BIG, "... -E2BIG where it does not fit");
+        s.basic[0] = '\0';
+        is_int(inject_basic_header(&s, out, sizeof out), -EINVAL, "... -EINVAL without basic");
+}
+
+/* The reference: the body whole in one call, and the same body cut at
+ * every pair of offsets, fed as the proxy feeds it (the unconsumed rest
+ * passed again with the next piece): the same bytes out every time. */
+static size_t rewrite_cut(const struct inject_secret *v, size_t n, uint64_t mask, const char *in,
+                          size_t len, size_t cut1, size_t cut2, char *out, size_t out_size,
+                          uint64_t *inj)
+{
+        char pend[4096];
+        size_t pl = 0, o = 0;
+        size_t cuts[3] = {cut1, cut2, len};
+        size_t from = 0;
+        for (size_t k = 0; k < 3; k++) {
+                memcpy(pend + pl, in + from, cuts[k] - from);
+                pl += cuts[k] - from;
+                from = cuts[k];
+                size_t ol;
+                size_t used = inject_body_rewrite(v, n, mask, pend, pl, k < 2, out + o,
+                                                  out_size - o, &ol, inj);
+                o += ol;
+                memmove(pend, pend + used, pl - used);
+                pl -= used;
+        }
+        return pl ? (size_t)-1 : o;
+}
+
+static void test_body_rewrite(void)
+{
+        struct inject_secret v[3] = {sec, sec, sec};
+        /* a 21-byte placeholder for a 20-byte value, a 33-byte one for a
+         * 5-byte value, and one without "body" */
+        memcpy(v[0].placeholder, "QH_abcdefghijklmnopqr", 22);
+        v[0].ph_len = 21;
+        v[0].body = true;
+        v[1].body = true;
+        v[1].value = (const unsigned char *)"short";
+        v[1].len = 5;
+        v[2].body = false;
+        memcpy(v[2].placeholder, "ZZ_abcdefghijklmnopqrstuvwxyz01234", 35);
+        v[2].ph_len = 34;
+        const char *in = "a=QH_abcdefghijklmnopqr&b=PH_abcdefghijklmnopqrstuvwxyz0123&"
+                         "c=QH_abcdefghijklmnopqrQH_abcdefghijklmnopqr&d=ZZ_abcdefghijklmnopqrs"
+                         "tuvwxyz01234&e=QH_abc";
+        const char *want = "a=real-secret-value-42&b=short&c=real-secret-value-42real-secret-"
+                           "value-42&d=ZZ_abcdefghijklmnopqrstuvwxyz01234&e=QH_abc";
+        char out[512];
+        size_t ol;
+        uint64_t inj = 0;
+        size_t len = strlen(in);
+        size_t used = inject_body_rewrite(v, 3, 7, in, len, false, out, sizeof out, &ol, &inj);
+        ok(used == len && ol == strlen(want) && !memcmp(out, want, ol),
+           "body rewrite: placeholders replaced whatever their lengths (%.*s)", (int)ol, out);
+        is_int((int)inj, 3, "... both bindings with body marked injected, the third not");
+        size_t cl;
+        inj = 0;
+        (void)inject_body_rewrite(v, 3, 7, in, len, false, NULL, SIZE_MAX, &cl, &inj);
+        is_int((int)cl, (int)strlen(want), "... counting alone gives the length (%zu)", cl);
+        inj = 0;
+        used = inject_body_rewrite(v, 3, 1, in, len, false, out, sizeof out, &ol, &inj);
+        ok(inj == 1 && memmem(out, ol, "PH_abcdefghijklmnopqrstuvwxyz0123", 33),
+           "... a secret the mask does not name: not replaced");
+        inj = 0;
+        used = inject_body_rewrite(v, 3, 7, in, len, true, out, sizeof out, &ol, &inj);
+        is_int((int)(len - used), 6,
+               "more to come: the beginning of a placeholder at the end is held (6 bytes)");
+        used = inject_body_rewrite(v, 3, 7, "xQH_abcdefghijklmnopqrQ", 23, true, out, sizeof out,
+                                   &ol, &inj);
+        ok(used == 22 && ol == 21 && !memcmp(out, "xreal-secret-value-42", 21),
+           "... and a single first byte too");
+        used = inject_body_rewrite(v, 3, 7, "xyzQH_abcdefghijklmnopqr", 24, false, out, 10, &ol,
+                                   &inj);
+        ok(used == 3 && ol == 3,
+           "out room: stops before a value that does not fit (%zu in, %zu out)", used, ol);
+        used = inject_body_rewrite(v, 3, 7, "xyz", 3, false, out, 2, &ol, &inj);
+        ok(used == 2 && ol == 2, "... and where a byte does not");
+
+        /* every cut */
+        size_t bad = 0, runs = 0;
+        char cut[512];
+        for (size_t a = 0; a <= len; a++)
+                for (size_t b = a; b <= len; b += 3) {
+                        uint64_t ci = 0;
+                        size_t cn = rewrite_cut(v, 3, 7, in, len, a, b, cut, sizeof cut, &ci);
+                        bad += cn != strlen(want) || memcmp(cut, want, strlen(want)) || ci != 3;
+                        runs++;
+                }
+        is_int((int)bad, 0, "... the same bytes however the body is cut (%zu cuts)", runs);
+}
+
+/* http_chunked_decode, as the proxy reads a chunked body it rewrites: the
+ * data alone, the same consumption as http_chunked_feed, any cut, any
+ * out room; trailers dropped; the same refusals. */
+static void test_dechunk(void)
+{
+        const char *in = "5;ext=1\r\nhello\r\n1\r\n \r\n6\r\nworld!\r\n0\r\nX-T: v\r\n\r\nNEXT";
+        size_t len = strlen(in), body = len - 4;
+        struct http_chunked c;
+        char out[64];
+        size_t ol;
+        bool done;
+        const char *why;
+        http_chunked_init(&c);
+        ssize_t k = http_chunked_decode(&c, in, len, out, sizeof out, &ol, &done, &why);
+        ok(k == (ssize_t)body && done && ol == 12 && !memcmp(out, "hello world!", 12),
+           "de-chunked: the data alone, sizes, extensions and trailers gone (%.*s)", (int)ol, out);
+        size_t bad = 0, runs = 0;
+        for (size_t cut = 0; cut <= len; cut++)
+                for (size_t room = 1; room <= 13; room += 4) {
+                        char acc[64];
+                        size_t al = 0, pos = 0;
+                        bool d = false;
+                        int guard = 0;
+                        http_chunked_init(&c);
+                        while (!d && guard++ < 200) {
+                                size_t end = pos < cut ? cut : len;
+                                size_t o2;
+                                ssize_t r = http_chunked_decode(
+                                        &c, in + pos, end - pos, acc + al,
+                                        room < sizeof acc - al ? room : sizeof acc - al, &o2, &d,
+                                        &why);
+                                if (r < 0)
+                                        break;
+                                pos += (size_t)r;
+                                al += o2;
+                        }
+                        bad += !d || pos != body || al != 12 || memcmp(acc, "hello world!", 12);
+                        runs++;
+                }
+        is_int((int)bad, 0, "... the same whatever the cuts and the room out (%zu runs)", runs);
+        http_chunked_init(&c);
+        ok(http_chunked_decode(&c, "5\r\nhelloX", 9, out, sizeof out, &ol, &done, &why) ==
+                           -EBADMSG &&
+                   why,
+           "... framing refused as http_chunked_feed refuses it (%s)", why);
+}
+
 static void test_scrub(void)
 {
         struct inject_needles nd;
@@ -632,5 +834,8 @@ int main(void)
         test_scrub_lanes();
         test_query();
         test_body();
+        test_body_rewrite();
+        test_basic();
+        test_dechunk();
         return done();
 }
