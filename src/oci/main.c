@@ -67,6 +67,7 @@
 
 #define OCI_ROOT_DEFAULT "/run/ringfence-oci"
 #define OCI_ID_MAX       128
+#define OCI_PRESERVE_MAX 1024 /* fds --preserve-fds may pass (3..1026) */
 /* a string literal appended to a json_buf, its length counted here */
 #define APPEND(b, lit) json_buf_append((b), "" lit, sizeof("" lit) - 1) /* literals only */
 
@@ -743,6 +744,35 @@ static struct run_request request_of(const struct bundle *b, const struct made *
         };
 }
 
+/*
+ * --preserve-fds N (runc's: socket activation, Podman's --preserve-fds):
+ * our fds 3..3+N-1, each open, made close-on-exec here, so that no program
+ * ringfence-oci or its supervisor runs (a hook, the egress process) gets
+ * them; the container's command does (launch.c clears the flag for it).
+ * 0, or -errno with the line printed.
+ */
+static int preserve_fds_take(const char *what, const char *arg, unsigned *n)
+{
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(arg, &end, 10);
+        if (errno || end == arg || *end || arg[0] == '-' || v > OCI_PRESERVE_MAX) {
+                oci_error("%s: --preserve-fds %.40s: a number of fds, at most %d", what, arg,
+                          OCI_PRESERVE_MAX);
+                return -EINVAL;
+        }
+        for (unsigned fd = 3; fd < 3 + v; fd++) {
+                int fl = fcntl((int)fd, F_GETFD);
+                if (fl < 0 || fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
+                        oci_error("%s: --preserve-fds %lu: fd %u: %s", what, v, fd,
+                                  strerror(errno));
+                        return -EBADF;
+                }
+        }
+        *n = (unsigned)v;
+        return 0;
+}
+
 static int oci_run(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -760,6 +790,7 @@ static int oci_run(int argc, char **argv)
         };
         const char *bundle = ".";
         struct rf_error err = {0};
+        unsigned preserve = 0;
         int c, r;
 
         optind = 1;
@@ -778,11 +809,8 @@ static int oci_run(int argc, char **argv)
                 case 'k':
                         break;
                 case 'F':
-                        if (strcmp(optarg, "0") != 0) {
-                                oci_error(
-                                        "run: --preserve-fds: not yet (a run holds fds 0-2 only)");
+                        if (preserve_fds_take("run", optarg, &preserve) < 0)
                                 return 1;
-                        }
                         break;
                 case 'P':
                 case 'C':
@@ -823,6 +851,7 @@ static int oci_run(int argc, char **argv)
         req.use_pty = b.spec->terminal && isatty(STDIN_FILENO);
         req.raw_terminal = false; /* a terminal of the caller's own */
         req.refusals_to = stderr;
+        req.preserve_fds = preserve; /* ours stay open beside the container's until it ends */
         int status = run_start(&req, &err);
         if (err.msg[0])
                 oci_print_error(&err);
@@ -2126,7 +2155,8 @@ struct creating {
         int report;         /* to `create`: init's pid, once; -1 after */
         const char *socket; /* --console-socket, or NULL */
         bool console_sent;
-        const char *dir; /* ROOT/ID */
+        const char *dir;   /* ROOT/ID */
+        unsigned preserve; /* --preserve-fds: 3..3+N-1 are the container's */
 };
 
 /* ROOT/ID/join: the run's join plan (sandbox/joinplan.h), for exec. */
@@ -2165,15 +2195,15 @@ static int console_connect(const char *path)
         return s;
 }
 
-/* The pty master over a connected console socket (SCM_RIGHTS). */
-static int console_send_fd(int s, int master)
+/* `fd` over the connected unix socket `s` (SCM_RIGHTS), with `name` as
+ * the message (runc's way: the pty master is "/dev/ptmx"). 0 or -errno. */
+static int fd_send_named(int s, int fd, const char *name)
 {
-        char name[] = "/dev/ptmx";
         union {
                 char buf[CMSG_SPACE(sizeof(int))];
                 struct cmsghdr align;
         } u = {0};
-        struct iovec iov = {.iov_base = name, .iov_len = sizeof name - 1};
+        struct iovec iov = {.iov_base = (char *)name, .iov_len = strlen(name)};
         struct msghdr msg = {.msg_iov = &iov,
                              .msg_iovlen = 1,
                              .msg_control = u.buf,
@@ -2182,8 +2212,14 @@ static int console_send_fd(int s, int master)
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
         cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &master, sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
         return RETRY_EINTR(sendmsg(s, &msg, MSG_NOSIGNAL)) < 0 ? negative_errno() : 0;
+}
+
+/* The pty master over a connected console socket. */
+static int console_send_fd(int s, int master)
+{
+        return fd_send_named(s, master, "/dev/ptmx");
 }
 
 static int console_send(const char *path, int master)
@@ -2194,6 +2230,23 @@ static int console_send(const char *path, int master)
         int r = console_send_fd(s, master);
         close(s);
         return r;
+}
+
+/*
+ * --pidfd-socket PATH: a pidfd of the container's init over the unix
+ * socket at PATH (SCM_RIGHTS, the message "pidfd"), as runc 1.2 sends it.
+ * `pid` is our own child (init is cloned beside the supervisor, our
+ * child): unreaped, its pid cannot name another process. 0 or -errno.
+ */
+static int pidfd_send(const char *path, int pid)
+{
+        _cleanup_close_ int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (pfd < 0)
+                return negative_errno();
+        _cleanup_close_ int s = console_connect(path);
+        if (s < 0)
+                return s;
+        return fd_send_named(s, pfd, "pidfd");
 }
 
 static void create_console(void *ctx, int master)
@@ -2215,6 +2268,10 @@ static void create_held(void *ctx, pid_t init)
                 return;
         (void)!write(k->report, line, (size_t)n);
         k->report = safe_close(k->report);
+        /* init has the preserved fds: the container's alone from now on
+         * (a pipe's reader sees its end when the container closes it) */
+        if (k->preserve)
+                (void)syscall(SYS_close_range, 3U, 2U + k->preserve, 0U);
         /* from now on fds 0-2 are the container's (the engine's pipes or
          * nothing): errors go to --log only */
         g.quiet = true;
@@ -2258,10 +2315,10 @@ static void create_refused(int report, const struct rf_error *err, const char *f
 /* The supervisor of container `id`: made, held created, run to its end.
  * Its exit status is nobody's (the engine reads init's). */
 static _noreturn_ void create_supervise(const char *id, struct bundle *b, const char *console,
-                                        int report)
+                                        unsigned preserve, int report)
 {
         struct rf_error err = {0};
-        struct creating k = {.report = report, .socket = console};
+        struct creating k = {.report = report, .socket = console, .preserve = preserve};
         char gate_path[PATH_MAX + 16];
         int status = RF_EXIT_REFUSED;
 
@@ -2298,6 +2355,7 @@ static _noreturn_ void create_supervise(const char *id, struct bundle *b, const 
                 req.held = create_held;
                 req.start_gate = gate;
                 req.console = create_console;
+                req.preserve_fds = preserve;
                 req.planned = create_planned;
                 k.dir = m.ct.dir;
                 status = run_start(&req, &err);
@@ -2326,7 +2384,8 @@ static int oci_create(int argc, char **argv)
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
-        const char *bundle = ".", *pid_file = NULL, *console = NULL;
+        const char *bundle = ".", *pid_file = NULL, *console = NULL, *pidfd_socket = NULL;
+        unsigned preserve = 0;
         int c, r;
 
         optind = 1;
@@ -2349,15 +2408,12 @@ static int oci_create(int argc, char **argv)
                 case 'K': /* no session keyring is reachable from a run */
                         break;
                 case 'F':
-                        if (strcmp(optarg, "0") != 0) {
-                                oci_error("create: --preserve-fds: not yet (a container holds "
-                                          "fds 0-2 only)");
+                        if (preserve_fds_take("create", optarg, &preserve) < 0)
                                 return 1;
-                        }
                         break;
                 case 'D':
-                        oci_error("create: --pidfd-socket: not yet (see docs/OCI.md)");
-                        return 1;
+                        pidfd_socket = optarg;
+                        break;
                 default:
                         oci_error("create: unknown option %s", argv[optind - 1]);
                         return 1;
@@ -2406,7 +2462,7 @@ static int oci_create(int argc, char **argv)
         }
         if (sup == 0) {
                 close(p[0]);
-                create_supervise(id, &b, console, p[1]);
+                create_supervise(id, &b, console, preserve, p[1]);
         }
         close(p[1]);
         char line[RF_ERROR_MSG_MAX + 2 * RF_ERROR_PATH_MAX + 64] = {0};
@@ -2443,15 +2499,18 @@ static int oci_create(int argc, char **argv)
                         (void)oci_delete(3, del);
                         return RF_EXIT_REFUSED;
                 }
-        if (pid_file && (r = pid_file_write(pid_path, pid)) < 0) {
-                oci_error("create: --pid-file %s: %s", pid_file, strerror(-r));
-                char reply[CONTROL_MSG_MAX + 512];
-                struct held h = {.fd = -1};
-                struct rf_error err = {0};
-                if (held_read(id, &h, &err) == 0)
-                        (void)registry_request(h.state_dir, h.run, "kill ringfence-oci create",
-                                               reply, sizeof reply, 30000);
-                held_done(&h);
+        /* the engine's handles on init: a pidfd (runc 1.2's --pidfd-socket),
+         * then the pid file; one that cannot be given ends the container */
+        const char *failed = NULL, *arg = NULL;
+        if (pidfd_socket && (r = pidfd_send(pidfd_socket, pid)) < 0)
+                failed = "--pidfd-socket", arg = pidfd_socket;
+        else if (pid_file && (r = pid_file_write(pid_path, pid)) < 0)
+                failed = "--pid-file", arg = pid_file;
+        if (failed) {
+                oci_error("create: %s %s: %s", failed, arg, strerror(-r));
+                /* as for a failing hook: ended and gone, nothing left */
+                char *del[] = {"delete", "--force", (char *)id, NULL};
+                (void)oci_delete(3, del);
                 return RF_EXIT_REFUSED;
         }
         return 0;

@@ -1501,9 +1501,15 @@ static _noreturn_ void command_child(const struct child *c, int slave, const int
                         if (dup2(hi[i], i) < 0)
                                 CFAIL(STEP_SESSION);
         }
-        /* Only 0, 1, 2 survive exec; the report pipe closes on success. */
-        if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+        /* Only 0, 1, 2 and the engine's preserved fds (3..3+N-1, passed
+         * close-on-exec until here) survive exec; the report pipe closes on
+         * success. */
+        unsigned keep = 3 + p->preserve_fds;
+        if (syscall(SYS_close_range, keep, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 CFAIL(STEP_SESSION);
+        for (unsigned fd = 3; fd < keep; fd++)
+                if (fcntl((int)fd, F_SETFD, 0) < 0)
+                        CFAIL(STEP_SESSION);
         if (p->test_fail_step == STEP_CWD) {
                 errno = EPERM;
                 CFAIL(STEP_CWD);
@@ -1810,12 +1816,18 @@ static _noreturn_ void init_loop(const struct child *c, pid_t cmd, int listener)
         }
 }
 
-/* init inherits the supervisor's whole fd table: keep only the channel and
- * the command's stdio; host fds 0-2 become /dev/null. */
+/* init inherits the supervisor's whole fd table: keep only the channel,
+ * the command's stdio and the fds it is to keep (preserve_fds: 3..3+N-1,
+ * which the supervisor opened nothing over); host fds 0-2 become
+ * /dev/null. */
 static void close_inherited(const struct child *c, const int stdio[3])
 {
         int keep[4] = {c->chan, stdio[0], stdio[1], stdio[2]};
-        unsigned next = 3;
+        unsigned next = 3 + c->plan->preserve_fds;
+
+        for (int i = 0; i < 4; i++)
+                if (keep[i] >= 3 && (unsigned)keep[i] < next)
+                        child_fail(c, STEP_PIDNS, EBADF); /* ours among the engine's */
 
         for (int i = 0; i < 4; i++) /* insertion sort, four elements */
                 for (int j = i; j > 0 && keep[j] < keep[j - 1]; j--) {

@@ -231,6 +231,10 @@ struct rf_plan {
          * signal) and dies with the run channel instead of a parent-death
          * signal */
         bool clone_parent;
+        /* OCI --preserve-fds N: the supervisor's fds 3..3+N-1 (the
+         * engine's, inherited as they are; nothing of ours is among them)
+         * are the command's fds 3..3+N-1, kept through init and exec */
+        unsigned preserve_fds;
         /* namespaces init is born in instead of new ones (an OCI pod: the
          * sandbox container's network, ipc and uts namespaces), owned fds,
          * -1: a new one. A joined network namespace is configured by the run

@@ -548,6 +548,7 @@ static int start_plan(struct start *s, const char *token, struct rf_error *err)
         r = plan_build(&in, &s->plan, err);
         if (r == 0) {
                 s->plan->clone_parent = q->held != NULL;
+                s->plan->preserve_fds = q->preserve_fds;
                 s->plan->has_oom_score_adj = q->has_oom_score_adj;
                 s->plan->oom_score_adj = q->oom_score_adj;
                 if (q->cpu_shares) {

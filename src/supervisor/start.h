@@ -79,7 +79,9 @@ struct run_request {
                                             * "ringfence-<run id>" beneath ours */
         const char *term, *lang;           /* passed through, or NULL */
         bool use_pty;                      /* the run gets a terminal */
-        uid_t uid;                         /* whose run it is: ps, the API, published ports */
+        unsigned preserve_fds; /* OCI --preserve-fds: the caller's fds 3..3+N-1, open, go
+                                * to the command as they are (plan.h) */
+        uid_t uid;             /* whose run it is: ps, the API, published ports */
         /* the daemon's caller: the workspace must be this inode */
         bool expect_ws;
         dev_t expect_ws_dev;
