@@ -2052,6 +2052,15 @@ static void body_rw_free(struct conn *c)
         c->head_parked = false;
 }
 
+#ifdef RF_TEST_BUILD
+/* Test builds only: RINGFENCE_TEST_BODY_MODE=buffer or chunk (read once
+ * at the loop's start) sends a Content-Length body that would be replaced
+ * in place (BM_INPLACE) through BM_BUFFER or BM_CHUNK instead, so the
+ * tests drive those paths end to end with placeholders as long as their
+ * values (inject_tls.sh). Release builds have no such switch. */
+static int test_body_mode;
+#endif
+
 static void send_request_head(struct conn *c)
 {
         const struct http_request *rq = &c->rq;
@@ -2144,6 +2153,11 @@ static void send_request_head(struct conn *c)
                 c->bmode = BM_CHUNK;
         else if (rq->content_length > 0 && bown && same_len)
                 c->bmode = BM_INPLACE;
+#ifdef RF_TEST_BUILD
+        if (c->bmode == BM_INPLACE && test_body_mode &&
+            (test_body_mode == BM_CHUNK ? !rq->http10 : rq->content_length <= BODY_BUFFER_MAX))
+                c->bmode = test_body_mode;
+#endif
         else if (rq->content_length > 0 && bown) {
                 if (rq->content_length <= BODY_BUFFER_MAX &&
                     E.body_buffered + (size_t)rq->content_length <= BODY_BUFFER_TOTAL)
@@ -3834,6 +3848,13 @@ _Noreturn void egress_loop(const struct egress_config *cfg, const struct egress_
         const int lfd[4] = {fds->http, fds->socks, fds->cap4, fds->cap6};
 
         E.cfg = cfg;
+#ifdef RF_TEST_BUILD
+        const char *tbm = getenv("RINGFENCE_TEST_BODY_MODE");
+        test_body_mode = !tbm                     ? 0
+                         : !strcmp(tbm, "buffer") ? BM_BUFFER
+                         : !strcmp(tbm, "chunk")  ? BM_CHUNK
+                                                  : 0;
+#endif
         if (cfg->n_inject && inject_needles_new(cfg->inject, cfg->n_inject, &E.needles) < 0)
                 _exit(1); /* no scrubbing, no injection: the supervisor sees egress.lost */
         E.events = events_fd;
