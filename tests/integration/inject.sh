@@ -198,6 +198,23 @@ like "$RF_OUT" 'svc.test:8080 refused: .*stands in the request body' "... and to
 like "$RF_OUT" 'POST /post-ok' "... the control (a body without it) is served"
 is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
 
+# a chunked body is read as one stream: the placeholder cut between two
+# chunks (and two reads) is found all the same, toward another host and
+# toward the secret's own (no body replacement declared)
+cp "$RF_SRC/tests/helpers/chunked-client.py" "$WS/chunked-client.py"
+rm -f "$TH/http.log"
+n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'python3 chunked-client.py http://other.test:8080/chunk-leak TOKEN 100 | head -n 2; echo
+	python3 chunked-client.py http://svc.test:8080/chunk-own TOKEN 100 | head -n 2; echo
+	printf "k=v" | curl -sS -m 10 -o /dev/null -w "control=%{http_code}\n" -H "Expect:" -T - -X POST http://other.test:8080/chunk-ok'
+like "$(sed -n 1,2p <<<"$RF_OUT")" 'code=403' "a chunked body with the placeholder cut between two chunks, to another host: 403"
+like "$RF_OUT" 'other.test:8080 refused: the placeholder of the injected secret TOKEN stands in the request body' "... saying where"
+like "$RF_OUT" 'svc.test:8080 refused: .*stands in the request body' "... and to the secret's own host (no \"body\"): 403 too"
+is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
+like "$(records | grep '"secret.exfil"' | tail -1)" '"where":"request body"' "... where: request body"
+unlike "$(httplog)" "$VAL" "... the value went to neither host (the heads went up before the body; their connections were cut)"
+like "$RF_OUT" 'control=200' "... the control (a chunked body without it, same host) is served"
+
 n0=$(exfils)
 er "${INJ[@]}" -- sh -c 'python3 ec.py connect "x$TOKEN.other.test:443" "x$TOKEN.other.test"
 	python3 ec.py socks "x$TOKEN.other.test" 4443
