@@ -19,7 +19,9 @@
  *     of a short input; a sample of a long one);
  *   - chunked: a feed never returns more than len; a short return means
  *     done; one piece, byte by byte and in odd pieces agree on the body
- *     length and on refusal.
+ *     length and on refusal; http_chunked_decode reads as the feed does
+ *     and gives the same data whole or cut in odd pieces with a small out
+ *     room.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -225,6 +227,8 @@ static ssize_t feed(const uint8_t *data, size_t size, size_t step, bool *done)
         return (ssize_t)used;
 }
 
+static void fuzz_dechunk(const uint8_t *data, size_t size, ssize_t r0, bool d0);
+
 static void fuzz_chunked(const uint8_t *data, size_t size)
 {
         bool d0, d1, d2;
@@ -236,6 +240,7 @@ static void fuzz_chunked(const uint8_t *data, size_t size)
         /* with or without an error, all three must read the input alike */
         if (r0 != r1 || r0 != r2 || d0 != d1 || d0 != d2)
                 abort();
+        fuzz_dechunk(data, size, r0, d0);
 
         /* the framing map: the same reading, and no bit past what was read
          * (the scrubber skips marked bytes of the response buffer) */
@@ -257,6 +262,48 @@ static void fuzz_chunked(const uint8_t *data, size_t size)
                             (i < 3 || i >= 3 + (rm < 0 ? size : used)))
                                 abort();
         }
+}
+
+/* http_chunked_decode (a rewritten request body): the same reading as
+ * http_chunked_feed; one piece with room for all, and the input cut in
+ * odd pieces with a small out room (the rest passed again), give the same
+ * data; the data is never more than the bytes consumed. */
+static void fuzz_dechunk(const uint8_t *data, size_t size, ssize_t r0, bool d0)
+{
+        if (size > 4096)
+                return;
+        static char all[4096], cut[4096];
+        struct http_chunked c;
+        const char *why = NULL;
+        bool d = false;
+        size_t al = 0;
+        char *p = dup_exact(data, size);
+        http_chunked_init(&c);
+        ssize_t r = http_chunked_decode(&c, p, size, all, sizeof all, &al, &d, &why);
+        if ((r < 0) != (r0 < 0) || (r >= 0 && (r != r0 || d != d0 || al > (size_t)r)))
+                abort();
+        if (r < 0 && (!why || !why[0]))
+                abort();
+        /* in pieces of 1..13 bytes, out room 1..7 */
+        size_t piece = size ? 1 + data[0] % 13 : 1, room = size ? 1 + data[size - 1] % 7 : 1;
+        size_t pos = 0, cl = 0;
+        ssize_t rc = 0;
+        bool dc = false;
+        http_chunked_init(&c);
+        while (pos < size && !dc) {
+                size_t n = size - pos < piece ? size - pos : piece, o = 0;
+                rc = http_chunked_decode(&c, p + pos, n, cut + cl, room, &o, &dc, &why);
+                if (rc < 0)
+                        break;
+                if ((size_t)rc > n || o > room || (rc == 0 && o == 0 && n))
+                        abort(); /* no progress although bytes and room were given */
+                pos += (size_t)rc;
+                cl += o;
+        }
+        free(p);
+        if ((rc < 0) != (r < 0) ||
+            (r >= 0 && (pos != (size_t)r || dc != d || cl != al || memcmp(all, cut, al))))
+                abort();
 }
 
 /* WebSocket frame headers (wsframe.h): whole or split anywhere, the same

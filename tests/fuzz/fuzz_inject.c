@@ -11,8 +11,14 @@
  *   - header replacement never leaves the placeholder in a value it says
  *     it replaced (outside Basic), and never writes past its buffer;
  *   - the scrubber fed the input in two pieces at any split gives the
- *     same output as fed whole, and that output holds no value.
+ *     same output as fed whole, and that output holds no value;
+ *   - request-body rewriting with placeholders longer and shorter than
+ *     their values: cut anywhere and given a small out room, the same
+ *     bytes as whole; counting alone, the same length; no placeholder
+ *     left, and what is held back never more than a placeholder;
+ *   - the "basic" header decodes to user:value.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,6 +102,68 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         CHECK(!memmem(bb, size - h, bs.placeholder, bs.ph_len));
                 }
                 free(bb);
+        }
+        /* body rewriting at any lengths: two bindings, a placeholder
+         * longer and one shorter than its value; cut anywhere (the rest
+         * passed again with the next bytes), the same bytes as whole;
+         * counting alone gives the length; no placeholder left */
+        {
+                struct inject_secret bv[2] = {s, s};
+                bv[0].body = bv[1].body = true;
+                memcpy(bv[1].placeholder, "QQQQQQQQQQQQQQQQQQQQQQ", 23);
+                bv[1].ph_len = 22;
+                bv[1].value = (const unsigned char *)"a-longer-value-than-its-placeholder";
+                bv[1].len = 35;
+                static char whole[2048 * 2 + 64], parts[2048 * 2 + 64], pend[2048];
+                size_t wl = 0, cl = 0, pl = 0;
+                uint64_t wi = 0, pi = 0, ci = 0;
+                size_t used = inject_body_rewrite(bv, 2, 3, arg, size, false, whole, sizeof whole,
+                                                  &wl, &wi);
+                CHECK(used == size && wl <= sizeof whole);
+                (void)inject_body_rewrite(bv, 2, 3, arg, size, false, NULL, SIZE_MAX, &cl, &ci);
+                CHECK(cl == wl && ci == wi);
+                size_t at = size ? data[0] % (size + 1) : 0, o = 0;
+                size_t room = size > 1 ? 35 + data[1] % 64 : 64; /* >= the longest value */
+                for (int k = 0; k < 2; k++) {
+                        size_t from = k ? at : 0, to = k ? size : at;
+                        memcpy(pend + pl, arg + from, to - from);
+                        pl += to - from;
+                        bool more = k == 0;
+                        /* a small out room: called until nothing moves */
+                        for (;;) {
+                                size_t got;
+                                size_t u = inject_body_rewrite(bv, 2, 3, pend, pl, more, parts + o,
+                                                               room, &got, &pi);
+                                CHECK(got <= room && u <= pl);
+                                o += got;
+                                memmove(pend, pend + u, pl - u);
+                                pl -= u;
+                                if (u == 0)
+                                        break;
+                        }
+                        CHECK(pl < (more ? bv[1].ph_len + bv[0].ph_len : 1));
+                }
+                CHECK(o == wl && !memcmp(parts, whole, wl) && pi == wi);
+                CHECK(!memmem(whole, wl, bv[0].placeholder, bv[0].ph_len));
+                CHECK(!memmem(whole, wl, bv[1].placeholder, bv[1].ph_len));
+        }
+        /* the Basic header: its base64 decodes to user:value */
+        {
+                struct inject_secret us = s;
+                size_t ul = size < SECRET_BASIC_USER_MAX ? size : SECRET_BASIC_USER_MAX;
+                memcpy(us.basic, arg, ul);
+                us.basic[ul] = '\0';
+                static char bh[INJECT_BASIC_HEADER_MAX];
+                int bl = inject_basic_header(&us, bh, sizeof bh);
+                size_t n = strlen(us.basic);
+                CHECK(n ? bl > 21 : bl == -EINVAL);
+                if (bl > 0) {
+                        unsigned char cred[SECRET_BASIC_USER_MAX + 64];
+                        int dl2 = inject_b64_decode(bh + 21, (size_t)bl - 21, cred, sizeof cred);
+                        CHECK(!memcmp(bh, "Authorization: Basic ", 21) && dl2 == (int)(n + 13) &&
+                              !memcmp(cred, us.basic, n) && cred[n] == ':' &&
+                              !memcmp(cred + n + 1, "s3cr3t-value", 12));
+                }
         }
         const char *where;
         (void)inject_mentions(&s, 1, arg, size, true, true, &where);
