@@ -268,15 +268,11 @@ static int home_files_render(const char *ws, const struct rf_policy *pol,
         *n = 0;
         for (size_t i = 0; i < n_home_gens; i++) {
                 struct plan_home_file *f = &files[*n];
-                char *data = NULL;
-                size_t len = 0;
-                int r = profile_home_render(home_gens[i], &ctx, f->rel, &data, &len, err);
+                int r = profile_home_render(home_gens[i], &ctx, f, err);
                 if (r < 0)
                         return r;
                 if (r > 0)
                         continue;
-                f->data = data;
-                f->len = len;
                 (*n)++;
         }
         return 0;
@@ -838,7 +834,7 @@ int cmd_run(int argc, char **argv)
                 const char *rel = NULL;
                 if (!strncmp(home_gens[i], "copy:", 5))
                         rel = home_gens[i] + 5;
-                else
+                else if (!profile_home_is_tree(home_gens[i])) /* a tmpfs of its own */
                         (void)profile_home_describe(home_gens[i], &rel);
                 if (rel)
                         home_rels[n_home_rels++] = rel;

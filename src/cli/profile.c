@@ -49,7 +49,7 @@ struct builtin {
         const char *allow[3];    /* hosts the run may reach */
         const char *env[8];      /* NAME=VALUE */
         const char *key_env[2];  /* API key variables: injected when the caller has one */
-        const char *home[3];     /* files put in the run's $HOME (profile_home.h) */
+        const char *home[4];     /* files put in the run's $HOME (profile_home.h) */
         bool git_identity;       /* the caller's user.name and user.email */
         bool npm_tokens;         /* the caller's ~/.npmrc tokens injected */
         bool pip_creds;          /* the caller's pip.conf index credentials injected */
@@ -94,7 +94,7 @@ static const struct builtin builtins[] = {
                  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MODEL_CATALOG=off",
                  "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1"},
          .key_env = {"ANTHROPIC_API_KEY"},
-         .home = {"claude-state", "claude-settings", "copy:.claude/CLAUDE.md"},
+         .home = {"claude-state", "claude-settings", "copy:.claude/CLAUDE.md", "claude-dirs"},
          .keep = ".claude"},
         {.name = "codex",
          .summary =
@@ -109,7 +109,7 @@ static const struct builtin builtins[] = {
           * refresh are off in the run's config.toml (profile_home.c):
           * Codex has no variables for them */
          .key_env = {"CODEX_API_KEY", "OPENAI_API_KEY"},
-         .home = {"codex-config", "copy:.codex/AGENTS.md"},
+         .home = {"codex-config", "copy:.codex/AGENTS.md", "codex-dirs"},
          .keep = ".codex"},
         {.name = "gemini-cli",
          .summary = "Gemini CLI: gemini (node), generativelanguage.googleapis.com, "
@@ -125,7 +125,7 @@ static const struct builtin builtins[] = {
           * Gemini CLI 0.61 has no variables for them */
          .env = {"GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_SANDBOX=false"},
          .key_env = {"GEMINI_API_KEY"},
-         .home = {"gemini-settings", "copy:.gemini/GEMINI.md"},
+         .home = {"gemini-settings", "copy:.gemini/GEMINI.md", "gemini-dirs"},
          .keep = ".gemini"},
 };
 

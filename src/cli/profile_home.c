@@ -4,6 +4,7 @@
  * caller's own, read as the caller: a regular file (not a symbolic link)
  * of the caller's or root's that no one else may write, bounded.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -49,8 +50,9 @@ int profile_toml_string(const char *s, char *out, size_t size)
         return 0;
 }
 
-int profile_home_read(const struct rf_caller *who, const char *rel, char **data, size_t *len,
-                      struct rf_error *err)
+/* profile_home_read, of at most max bytes */
+static int home_read(const struct rf_caller *who, const char *rel, size_t max, char **data,
+                     size_t *len, struct rf_error *err)
 {
         char path[PATH_MAX];
 
@@ -84,11 +86,11 @@ int profile_home_read(const struct rf_caller *who, const char *rel, char **data,
                                                : "%s: %s (a profile copies it into the run)",
                                     path, strerror(e));
         struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PROFILE_HOME_FILE_MAX)
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max)
                 return rf_error_set(err, -EINVAL,
-                                    "%s: not a regular file of at most %d bytes (a profile "
+                                    "%s: not a regular file of at most %zu bytes (a profile "
                                     "copies it into the run)",
-                                    path, PROFILE_HOME_FILE_MAX);
+                                    path, max);
         /* as for user profiles: root must not take another user's file
          * (sudo -E keeps that user's $HOME) into a run */
         if ((st.st_uid != who->uid && (who->other || st.st_uid != 0)) ||
@@ -120,6 +122,12 @@ int profile_home_read(const struct rf_caller *who, const char *rel, char **data,
         return 0;
 }
 
+int profile_home_read(const struct rf_caller *who, const char *rel, char **data, size_t *len,
+                      struct rf_error *err)
+{
+        return home_read(who, rel, PROFILE_HOME_FILE_MAX, data, len, err);
+}
+
 #define LIT(b, s) json_buf_append((b), (s), sizeof(s) - 1)
 
 static int copy_own(const struct profile_home_ctx *ctx, const char *rel, char **data, size_t *len,
@@ -146,12 +154,13 @@ static int take(struct json_buf *b, char **data, size_t *len, struct rf_error *e
 
 /* Does a setting's name look like it holds a credential? (case-insensitive:
  * key, token, secret, password, passwd, credential, authorization, bearer,
- * cookie) — such a value stays out of the run's copy. */
+ * cookie; helper: a command that prints one, apiKeyHelper, an MCP server's
+ * headersHelper) — such a value stays out of the run's copy. */
 static bool credential_name(const char *name, size_t len)
 {
-        static const char *const words[] = {"key",           "token",  "secret",
-                                            "password",      "passwd", "credential",
-                                            "authorization", "bearer", "cookie"};
+        static const char *const words[] = {"key",    "token",      "secret", "password",
+                                            "passwd", "credential", "helper", "authorization",
+                                            "bearer", "cookie"};
         for (size_t w = 0; w < ARRAY_SIZE(words); w++) {
                 size_t wl = strlen(words[w]);
                 for (size_t i = 0; i + wl <= len; i++)
@@ -235,27 +244,278 @@ static int settings_json(const struct profile_home_ctx *ctx, const char *rel,
         return 0;
 }
 
-/* ~/.claude.json: onboarding done, the workspace trusted, the injected
- * key's placeholder approved (Claude Code asks about a key from the
- * environment by its last 20 characters) */
+/*
+ * A small scanner over the caller's ~/.claude.json, which Claude Code
+ * writes whole (its projects, their histories: megabytes, strings longer
+ * than json_parse takes): only the spans of the members ringfence reads
+ * are found (js_member), and only those spans are parsed. Nothing else of
+ * the document is read or checked. Bounded by its input; no recursion.
+ */
+static size_t js_ws(const char *s, size_t n, size_t i)
+{
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+                i++;
+        return i;
+}
+
+/* the offset after the string at s[i] == '"', or 0 when it never ends */
+static size_t js_string_end(const char *s, size_t n, size_t i)
+{
+        for (i++; i < n; i++) {
+                if (s[i] == '\\')
+                        i++;
+                else if (s[i] == '"')
+                        return i + 1;
+        }
+        return 0;
+}
+
+/* the offset after the value at s[i], or 0 for none (brackets are counted,
+ * not matched by kind: json_parse checks the span read) */
+static size_t js_value_end(const char *s, size_t n, size_t i)
+{
+        size_t depth = 0, start = i;
+        if (i >= n)
+                return 0;
+        if (s[i] == '"')
+                return js_string_end(s, n, i);
+        if (s[i] != '{' && s[i] != '[') {
+                while (i < n && s[i] && !strchr(",:}] \t\r\n{[\"", s[i]))
+                        i++;
+                return i > start ? i : 0;
+        }
+        for (; i < n; i++) {
+                if (s[i] == '"') {
+                        size_t e = js_string_end(s, n, i);
+                        if (!e)
+                                return 0;
+                        i = e - 1;
+                } else if (s[i] == '{' || s[i] == '[')
+                        depth++;
+                else if ((s[i] == '}' || s[i] == ']') && --depth == 0)
+                        return i + 1;
+        }
+        return 0;
+}
+
+static int hexval(char c)
+{
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+}
+
+/* Is the JSON string body s[a..b) (between its quotes), decoded, `want`?
+ * (\uXXXX of the basic plane as UTF-8; a surrogate never matches) */
+static bool js_key_is(const char *s, size_t a, size_t b, const char *want)
+{
+        size_t w = 0, wl = strlen(want);
+        for (size_t i = a; i < b; i++) {
+                char d[4];
+                size_t dl = 1;
+                d[0] = s[i];
+                if (s[i] == '\\' && i + 1 < b) {
+                        char c = s[++i];
+                        static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+                        const char *esc = c ? strchr(from, c) : NULL;
+                        if (c == 'u') {
+                                if (i + 4 >= b)
+                                        return false;
+                                unsigned cp = 0;
+                                for (int k = 1; k <= 4; k++) {
+                                        int h = hexval(s[i + k]);
+                                        if (h < 0)
+                                                return false;
+                                        cp = cp << 4 | (unsigned)h;
+                                }
+                                i += 4;
+                                if (cp >= 0xd800 && cp <= 0xdfff)
+                                        return false;
+                                if (cp < 0x80)
+                                        d[0] = (char)cp;
+                                else if (cp < 0x800) {
+                                        d[0] = (char)(0xc0 | cp >> 6);
+                                        d[1] = (char)(0x80 | (cp & 0x3f));
+                                        dl = 2;
+                                } else {
+                                        d[0] = (char)(0xe0 | cp >> 12);
+                                        d[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                                        d[2] = (char)(0x80 | (cp & 0x3f));
+                                        dl = 3;
+                                }
+                        } else if (esc)
+                                d[0] = to[esc - from];
+                        else
+                                return false;
+                }
+                if (w + dl > wl || memcmp(want + w, d, dl))
+                        return false;
+                w += dl;
+        }
+        return w == wl;
+}
+
+/*
+ * The value of member `key` of the object at s[i] (its '{'): 0 with its
+ * span [*vs, *ve) (the last one of that name, as JSON.parse takes), 1 when
+ * it has none, -EINVAL for what is not an object as far as it was read.
+ */
+static int js_member(const char *s, size_t n, size_t i, const char *key, size_t *vs, size_t *ve)
+{
+        int found = 1;
+        if (i >= n || s[i] != '{')
+                return -EINVAL;
+        i = js_ws(s, n, i + 1);
+        if (i < n && s[i] == '}')
+                return 1;
+        while (i < n) {
+                size_t ke = s[i] == '"' ? js_string_end(s, n, i) : 0;
+                if (!ke)
+                        return -EINVAL;
+                size_t v = js_ws(s, n, ke);
+                if (v >= n || s[v] != ':')
+                        return -EINVAL;
+                v = js_ws(s, n, v + 1);
+                size_t e = js_value_end(s, n, v);
+                if (!e)
+                        return -EINVAL;
+                if (js_key_is(s, i + 1, ke - 1, key)) {
+                        *vs = v;
+                        *ve = e;
+                        found = 0;
+                }
+                i = js_ws(s, n, e);
+                if (i < n && s[i] == '}')
+                        return found;
+                if (i >= n || s[i] != ',')
+                        return -EINVAL;
+                i = js_ws(s, n, i + 1);
+        }
+        return -EINVAL;
+}
+
+/* how deeply arrays and objects nest in n (n itself one level) */
+static size_t json_depth(const struct json_node *n)
+{
+        size_t d = 0;
+        if (n->type != JSON_OBJECT && n->type != JSON_ARRAY)
+                return 0;
+        for (size_t i = 0; i < n->n_items; i++) {
+                size_t k = json_depth(n->items[i]);
+                d = k > d ? k : d;
+        }
+        return d + 1;
+}
+
+/* The mcpServers object at in[vs..ve), scrubbed (json_write_scrubbed), into
+ * b: 0, or -EINVAL with err set (what) for a value that is not an object,
+ * or one nested so deep that the run's file (3 levels above it) would be
+ * deeper than JSON_DEPTH_MAX. */
+static int claude_servers(struct json_buf *b, const char *in, size_t vs, size_t ve,
+                          const char *what, struct rf_error *err)
+{
+        struct json_node *doc = NULL;
+        struct rf_error perr = {0};
+        if (json_parse(in + vs, ve - vs, &doc, &perr) < 0 || doc->type != JSON_OBJECT ||
+            json_depth(doc) > JSON_DEPTH_MAX - 3) {
+                if (!perr.msg[0] && doc && doc->type == JSON_OBJECT)
+                        snprintf(perr.msg, sizeof perr.msg, "nested deeper than %d levels",
+                                 JSON_DEPTH_MAX - 3);
+                json_node_free(doc);
+                return rf_error_set(err, -EINVAL, "%s: not a JSON object (%s)", what,
+                                    perr.msg[0] ? perr.msg : "another value");
+        }
+        json_write_scrubbed(b, doc);
+        json_node_free(doc);
+        return 0;
+}
+
+int profile_claude_state(const char *in, size_t n, const char *workspace, const char *key_tail,
+                         char **out, size_t *outlen, struct rf_error *err)
+{
+        struct json_buf b = {0};
+        size_t top = 0, us = 0, ue = 0, ls = 0, le = 0;
+        bool user = false, local = false;
+        int r;
+
+        *out = NULL;
+        *outlen = 0;
+        if (in) {
+                size_t ps, pe, ws_s, ws_e;
+                top = js_ws(in, n, 0);
+                if ((r = js_member(in, n, top, "mcpServers", &us, &ue)) < 0)
+                        return rf_error_set(err, r, "not a JSON object");
+                user = r == 0;
+                /* the workspace's own servers (Claude Code's local scope) */
+                if (js_member(in, n, top, "projects", &ps, &pe) == 0 &&
+                    js_member(in, n, ps, workspace, &ws_s, &ws_e) == 0 &&
+                    js_member(in, n, ws_s, "mcpServers", &ls, &le) == 0)
+                        local = true;
+        }
+        LIT(&b, "{\"hasCompletedOnboarding\":true,\"theme\":\"dark\",\"projects\":{");
+        json_buf_append_string(&b, workspace, strlen(workspace));
+        LIT(&b, ":{\"hasTrustDialogAccepted\":true");
+        if (local) {
+                LIT(&b, ",\"mcpServers\":");
+                if ((r = claude_servers(&b, in, ls, le, "the workspace's mcpServers", err)) < 0)
+                        goto fail;
+        }
+        LIT(&b, "}}");
+        if (key_tail && strlen(key_tail) == 20) {
+                LIT(&b, ",\"customApiKeyResponses\":{\"approved\":[");
+                json_buf_append_string(&b, key_tail, 20);
+                LIT(&b, "],\"rejected\":[]}");
+        }
+        if (user) {
+                LIT(&b, ",\"mcpServers\":");
+                if ((r = claude_servers(&b, in, us, ue, "mcpServers", err)) < 0)
+                        goto fail;
+        }
+        LIT(&b, "}\n");
+        if (b.error) {
+                r = rf_error_set(err, b.error, "%s",
+                                 b.error == -EINVAL ? "the workspace path cannot be written as JSON"
+                                                    : strerror(-b.error));
+                goto fail;
+        }
+        *out = b.data;
+        *outlen = b.len;
+        return 0;
+fail:
+        json_buf_done(&b);
+        return r;
+}
+
+/* ~/.claude.json: profile_claude_state of the caller's (its MCP servers,
+ * read from at most PROFILE_CLAUDE_JSON_MAX bytes), the injected key's
+ * placeholder approved (Claude Code asks about a key from the environment
+ * by its last 20 characters) */
 static int claude_state(const struct profile_home_ctx *ctx, char **data, size_t *len,
                         struct rf_error *err)
 {
-        struct json_buf b = {0};
+        char *in = NULL;
+        size_t n = 0;
+        struct rf_error perr = {0};
         const char *ph = ctx->placeholder
                                  ? ctx->placeholder(ctx->placeholder_ctx, "ANTHROPIC_API_KEY")
                                  : NULL;
-
-        LIT(&b, "{\"hasCompletedOnboarding\":true,\"theme\":\"dark\",\"projects\":{");
-        json_buf_append_string(&b, ctx->workspace, strlen(ctx->workspace));
-        LIT(&b, ":{\"hasTrustDialogAccepted\":true}}");
-        if (ph && strlen(ph) >= 20) {
-                LIT(&b, ",\"customApiKeyResponses\":{\"approved\":[");
-                json_buf_append_string(&b, ph + strlen(ph) - 20, 20);
-                LIT(&b, "],\"rejected\":[]}");
+        int r = home_read(ctx->who, ".claude.json", PROFILE_CLAUDE_JSON_MAX, &in, &n, err);
+        if (r < 0)
+                return r;
+        r = profile_claude_state(r == 0 ? in : NULL, n, ctx->workspace,
+                                 ph && strlen(ph) >= 20 ? ph + strlen(ph) - 20 : NULL, data, len,
+                                 &perr);
+        if (in) {
+                explicit_bzero(in, n);
+                free(in);
         }
-        LIT(&b, "}\n");
-        return take(&b, data, len, err);
+        if (r < 0)
+                return rf_error_set(err, r,
+                                    "~/.claude.json: %s; a profile takes its MCP servers into "
+                                    "the run without their credentials",
+                                    perr.msg[0] ? perr.msg : strerror(-r));
+        return 0;
 }
 
 /* A TOML line's key, or its table header's name, as ringfence matches it:
@@ -375,6 +635,59 @@ static void codex_forced_lines(struct json_buf *b, const char *table, bool dotte
         }
 }
 
+/* Where the value of the key line at in[s] (one holding '=') ends: the
+ * offset of the end of the line it ends on (that line's '\n', or n). A
+ * multi-line array or string runs over lines; one that never ends runs to
+ * the end. Comments inside an array are skipped. Pure. */
+static size_t toml_value_end(const char *in, size_t n, size_t s)
+{
+        const char *eq = memchr(in + s, '=', n - s);
+        size_t i = eq ? (size_t)(eq - in) + 1 : n;
+        int depth = 0;
+        while (i < n) {
+                char c = in[i];
+                if (c == '\n' && depth == 0)
+                        return i;
+                if (c == '#') {
+                        while (i < n && in[i] != '\n')
+                                i++;
+                        continue;
+                }
+                if (c == '"' || c == '\'') {
+                        bool triple = i + 2 < n && in[i + 1] == c && in[i + 2] == c;
+                        for (i += triple ? 3 : 1; i < n; i++) {
+                                if (c == '"' && in[i] == '\\') {
+                                        i++;
+                                        continue;
+                                }
+                                if (!triple && in[i] == '\n')
+                                        break; /* not closed on its line: ends there */
+                                if (in[i] == c &&
+                                    (!triple || (i + 2 < n && in[i + 1] == c && in[i + 2] == c))) {
+                                        i += triple ? 3 : 1;
+                                        break;
+                                }
+                        }
+                        continue;
+                }
+                if (c == '[' || c == '{')
+                        depth++;
+                else if ((c == ']' || c == '}') && depth > 0)
+                        depth--;
+                i++;
+        }
+        return n;
+}
+
+/* Is a table (its header's name) or a top-level key one of Codex's hooks
+ * (`notify`, a program run after each turn; `[hooks]`, programs run on the
+ * agent's events)? Not carried into the run: PROFILES.md says why. */
+static bool codex_hook(const char *name, bool header)
+{
+        return !strcmp(name, "hooks") || !strncmp(name, "hooks.", 6) ||
+               (!header && !strcmp(name, "notify"));
+}
+
 int profile_codex_config(const char *in, size_t n, const char *workspace, char **out,
                          size_t *outlen)
 {
@@ -385,12 +698,23 @@ int profile_codex_config(const char *in, size_t n, const char *workspace, char *
 
         *out = NULL;
         *outlen = 0;
+        bool hooks = false; /* in a table of Codex's hooks: left out */
         codex_forced_lines(&b, "", false);
         for (size_t s = 0; in && s < n;) {
                 const char *nl = memchr(in + s, '\n', n - s);
                 size_t e = nl ? (size_t)(nl - in) : n;
                 int header;
                 toml_key(in + s, e - s, key, sizeof key, &header);
+                if (!header && key[0])
+                        e = toml_value_end(in, n, s); /* the key and its whole value */
+                if (header && (hooks = codex_hook(key, true)))
+                        LIT(&b, "# (hooks: ringfence does not carry them into the run)\n");
+                if (hooks || (!header && key[0] && !table[0] && codex_hook(key, false))) {
+                        if (!hooks)
+                                LIT(&b, "# (a hook: ringfence does not carry it into the run)\n");
+                        s = e + 1;
+                        continue;
+                }
                 if (header) {
                         snprintf(table, sizeof table, "%s", header > 0 ? key : "[[]]");
                 } else if (key[0] && !table[0]) {
@@ -597,8 +921,10 @@ int profile_gemini_settings(const char *in, size_t n, char **out, size_t *outlen
                 size_t t = 0;
                 while (t < ARRAY_SIZE(tables) && strcmp(m->key, tables[t]))
                         t++;
-                if (t == ARRAY_SIZE(tables) && (m->type == JSON_STRING || m->type == JSON_NUMBER) &&
-                    credential_name(m->key, m->key_len))
+                if (t == ARRAY_SIZE(tables) &&
+                    (((m->type == JSON_STRING || m->type == JSON_NUMBER) &&
+                      credential_name(m->key, m->key_len)) ||
+                     !strcmp(m->key, "hooks") || !strcmp(m->key, "hooksConfig")))
                         continue;
                 if (!first)
                         LIT(&b, ",");
@@ -764,8 +1090,10 @@ static int pipconf(const struct profile_home_ctx *ctx, char **data, size_t *len,
 }
 
 /* ~/.claude/settings.json: the caller's, its credential-looking settings
- * left out (an "env" ANTHROPIC_API_KEY, an apiKeyHelper: the key is
- * injected instead), with Claude Code's own sandbox off — a run is the
+ * left out (an "env" ANTHROPIC_API_KEY, an apiKeyHelper, awsAuthRefresh:
+ * the key is injected instead), its hooks left out (the caller's automation
+ * around the agent on the host: not carried, PROFILES.md says why), with
+ * Claude Code's own sandbox off — a run is the
  * sandbox, and Claude Code's (bubblewrap in a user namespace) cannot start
  * inside one: it would warn and run each command unsandboxed anyway, or
  * fail where it is told to. */
@@ -781,7 +1109,8 @@ static int claude_settings(const struct profile_home_ctx *ctx, char **data, size
         LIT(&b, "{");
         for (size_t i = 0; doc && i < doc->n_items; i++) {
                 const struct json_node *m = doc->items[i];
-                if (!strcmp(m->key, "sandbox") ||
+                if (!strcmp(m->key, "sandbox") || !strcmp(m->key, "hooks") ||
+                    !strcmp(m->key, "awsAuthRefresh") ||
                     ((m->type == JSON_STRING || m->type == JSON_NUMBER) &&
                      credential_name(m->key, m->key_len)))
                         continue;
@@ -833,38 +1162,322 @@ static int gitconfig(const struct profile_home_ctx *ctx, char **data, size_t *le
         return take(&b, data, len, err);
 }
 
+/*
+ * The caller's agent directories (commands, sub-agents, skills, prompts,
+ * extensions), carried into the run read-only as a tree list
+ * (plan_home_file.tree, sandbox/plan.h): walked as the caller
+ * (caller_enter), every file read whole, bounded (PROFILE_TREE_*). A file
+ * or directory must be the caller's (or root's, for a caller that is this
+ * process) and writable by no one else; other kinds of file (a socket, a
+ * FIFO), a dangling link and the agents' credential files (tree_secret)
+ * are left out. A symbolic link is followed only to a place inside the
+ * caller's home (resolved as the caller), never outside it: the run gets
+ * what the link names as files of its own, not the link.
+ */
+struct tree_walk {
+        const struct rf_caller *who;
+        char home[PATH_MAX]; /* the caller's, canonical */
+        struct json_buf b;   /* the entries (nothing JSON about it) */
+        size_t entries, bytes;
+        struct rf_error *err;
+};
+
+/* Names never carried: the agents' credential files, and places that hold
+ * other credentials a link might lead to. */
+static bool tree_secret(const struct tree_walk *w, const char *abs)
+{
+        static const char *const names[] = {"auth.json",
+                                            ".credentials.json",
+                                            "oauth_creds.json",
+                                            "google_accounts.json",
+                                            "mcp-oauth-tokens.json",
+                                            ".netrc",
+                                            ".git-credentials"};
+        static const char *const dirs[] = {
+                ".ssh",  ".gnupg",          ".aws",           ".docker",
+                ".kube", ".password-store", ".config/gcloud", ".local/share/keyrings"};
+        const char *base = strrchr(abs, '/');
+        base = base ? base + 1 : abs;
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (!strcmp(base, names[i]))
+                        return true;
+        size_t hl = strlen(w->home);
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+                size_t dl = strlen(dirs[i]);
+                if (!strncmp(abs, w->home, hl) && abs[hl] == '/' &&
+                    !strncmp(abs + hl + 1, dirs[i], dl) &&
+                    (abs[hl + 1 + dl] == '/' || !abs[hl + 1 + dl]))
+                        return true;
+        }
+        return false;
+}
+
+static bool tree_beneath(const char *path, const char *dir)
+{
+        size_t l = strlen(dir);
+        return !strncmp(path, dir, l) && path[l] == '/';
+}
+
+static int tree_entry(struct tree_walk *w, uint32_t kind, const char *rel, const char *data,
+                      size_t len)
+{
+        struct plan_home_entry e = {
+                .kind = kind, .name_len = (uint32_t)strlen(rel), .data_len = len};
+        if (++w->entries > PROFILE_TREE_ENTRIES_MAX || (w->bytes += len) > PROFILE_TREE_BYTES_MAX)
+                return rf_error_set(w->err, -E2BIG,
+                                    "~/%s: more than %d files or %d bytes to carry into the run "
+                                    "(a profile carries your agent's commands, skills and "
+                                    "extensions read-only); move what is not needed away",
+                                    rel, PROFILE_TREE_ENTRIES_MAX, PROFILE_TREE_BYTES_MAX);
+        json_buf_append(&w->b, (const char *)&e, sizeof e);
+        json_buf_append(&w->b, rel, e.name_len);
+        if (len)
+                json_buf_append(&w->b, data, len);
+        return w->b.error ? rf_error_set(w->err, w->b.error, "%s", strerror(-w->b.error)) : 0;
+}
+
+/* Is st the caller's own (or root's, for this process), writable by no one
+ * else? Else err names abs. */
+static int tree_trusted(struct tree_walk *w, const char *abs, const struct stat *st)
+{
+        if ((st->st_uid == w->who->uid || (!w->who->other && st->st_uid == 0)) &&
+            !(st->st_mode & (S_IWGRP | S_IWOTH)))
+                return 0;
+        return rf_error_set(w->err, -EPERM,
+                            "%s: not %s that only its owner may write; a profile carries it "
+                            "into the run, so it is refused",
+                            abs, w->who->other ? "the caller's" : "yours or root's");
+}
+
+/* abs opened through no symbolic link (it is canonical), with flags */
+static int tree_open(const char *abs, int flags)
+{
+        /* O_PATH takes no O_NONBLOCK (openat2 refuses it) */
+        if (!(flags & O_PATH))
+                flags |= O_NONBLOCK;
+        struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        return (int)syscall(SYS_openat2, AT_FDCWD, abs, &how, sizeof how);
+}
+
+static int tree_file(struct tree_walk *w, const char *abs, const char *rel)
+{
+        _cleanup_close_ int fd = tree_open(abs, O_RDONLY);
+        struct stat st;
+        int r;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return rf_error_set(w->err, -errno, "%s: %m (a profile carries it into the run)",
+                                    abs);
+        if ((r = tree_trusted(w, abs, &st)) < 0)
+                return r;
+        if (st.st_size > PROFILE_TREE_FILE_MAX)
+                return rf_error_set(w->err, -E2BIG,
+                                    "%s: larger than %d bytes (a profile carries it into the "
+                                    "run); move it away",
+                                    abs, PROFILE_TREE_FILE_MAX);
+        _cleanup_free_ char *buf = malloc((size_t)st.st_size + 1);
+        size_t n = 0;
+        if (!buf)
+                return rf_error_set(w->err, -ENOMEM, "out of memory");
+        while (n < (size_t)st.st_size) {
+                ssize_t k = read(fd, buf + n, (size_t)st.st_size - n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return rf_error_set(w->err, -errno, "%s: %m", abs);
+                if (k == 0)
+                        break;
+                n += (size_t)k;
+        }
+        return tree_entry(w, st.st_mode & S_IXUSR ? PLAN_HOME_EXEC : PLAN_HOME_FILE, rel, buf, n);
+}
+
+static int tree_dir(struct tree_walk *w, const char *abs, const char *rel, int depth);
+
+/* One name of a directory: abs, as rel beneath the run's $HOME. */
+static int tree_one(struct tree_walk *w, int dfd, const char *name, const char *abs,
+                    const char *rel, int depth)
+{
+        struct stat st;
+        char real[PATH_MAX];
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : rf_error_set(w->err, -errno, "%s: %m", abs);
+        if (tree_secret(w, abs))
+                return 0;
+        if (S_ISLNK(st.st_mode)) {
+                if (!realpath(abs, real))
+                        return errno == ENOENT ? 0 : rf_error_set(w->err, -errno, "%s: %m", abs);
+                if (!tree_beneath(real, w->home))
+                        return rf_error_set(w->err, -EPERM,
+                                            "%s: a symbolic link to %s, outside your home; a "
+                                            "profile carries only your home's files into the run",
+                                            abs, real);
+                if (tree_secret(w, real))
+                        return 0;
+                _cleanup_close_ int fd = tree_open(real, O_PATH);
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return rf_error_set(w->err, -errno, "%s: %m", real);
+                abs = real;
+        }
+        if (S_ISDIR(st.st_mode))
+                return tree_dir(w, abs, rel, depth + 1);
+        if (S_ISREG(st.st_mode))
+                return tree_file(w, abs, rel);
+        return 0; /* a socket, a FIFO, a device: not carried */
+}
+
+static int tree_dir(struct tree_walk *w, const char *abs, const char *rel, int depth)
+{
+        if (depth > PROFILE_TREE_DEPTH_MAX)
+                return rf_error_set(w->err, -ELOOP,
+                                    "%s: nested deeper than %d directories (a profile carries it "
+                                    "into the run)",
+                                    abs, PROFILE_TREE_DEPTH_MAX);
+        int fd = tree_open(abs, O_RDONLY | O_DIRECTORY);
+        struct stat st;
+        int r;
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                r = rf_error_set(w->err, -errno, "%s: %m (a profile carries it into the run)", abs);
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        if ((r = tree_trusted(w, abs, &st)) < 0) {
+                close(fd);
+                return r;
+        }
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                r = rf_error_set(w->err, -errno, "%s: %m", abs);
+                close(fd);
+                return r;
+        }
+        r = 0;
+        for (struct dirent *e; r == 0 && (errno = 0, e = readdir(d));) {
+                char cabs[PATH_MAX], crel[PATH_MAX];
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                        continue;
+                if ((size_t)snprintf(cabs, sizeof cabs, "%s/%s", abs, e->d_name) >= sizeof cabs ||
+                    (size_t)snprintf(crel, sizeof crel, "%s/%s", rel, e->d_name) >= sizeof crel)
+                        r = rf_error_set(w->err, -ENAMETOOLONG, "%s/%s: path too long", abs,
+                                         e->d_name);
+                else
+                        r = tree_one(w, dirfd(d), e->d_name, cabs, crel, depth);
+        }
+        if (r == 0 && errno)
+                r = rf_error_set(w->err, -errno, "%s: %m", abs);
+        closedir(d);
+        return r;
+}
+
+/* The directories rels[] (beneath the caller's home) as one tree list for
+ * the run: 0 with *data, *len; 1 when the caller has none of them. */
+static int agent_dirs(const struct profile_home_ctx *ctx, const char *const *rels, char **data,
+                      size_t *len, struct rf_error *err)
+{
+        struct tree_walk w = {.who = ctx->who, .err = err};
+        int r = 0;
+        if (!ctx->who->home[0])
+                return 1;
+        if ((r = caller_enter(ctx->who)) < 0)
+                return rf_error_set(err, r, "%s: cannot take uid %u's identity to read it",
+                                    ctx->who->home, (unsigned)ctx->who->uid);
+        if (!realpath(ctx->who->home, w.home))
+                r = errno == ENOENT ? 1 : rf_error_set(err, -errno, "%s: %m", ctx->who->home);
+        for (size_t i = 0; r == 0 && rels[i]; i++) {
+                char abs[PATH_MAX], real[PATH_MAX];
+                struct stat st;
+                if ((size_t)snprintf(abs, sizeof abs, "%s/%s", w.home, rels[i]) >= sizeof abs) {
+                        r = rf_error_set(err, -ENAMETOOLONG, "%s: path too long", w.home);
+                        break;
+                }
+                if (!realpath(abs, real)) {
+                        if (errno != ENOENT && errno != ENOTDIR)
+                                r = rf_error_set(err, -errno, "%s: %m", abs);
+                        continue;
+                }
+                if (!tree_beneath(real, w.home)) {
+                        r = rf_error_set(err, -EPERM,
+                                         "%s: leads to %s, outside your home; a profile carries "
+                                         "only your home's files into the run",
+                                         abs, real);
+                        break;
+                }
+                _cleanup_close_ int fd = tree_open(real, O_PATH);
+                if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        r = rf_error_set(err, fd < 0 ? -errno : -ENOTDIR,
+                                         "%s: not a directory (a profile carries it into the "
+                                         "run)",
+                                         abs);
+                        break;
+                }
+                if ((r = tree_entry(&w, PLAN_HOME_RODIR, rels[i], NULL, 0)) == 0)
+                        r = tree_dir(&w, real, rels[i], 1);
+        }
+        caller_leave(ctx->who);
+        if (r == 0 && !w.entries)
+                r = 1;
+        if (r != 0) {
+                if (w.b.data)
+                        explicit_bzero(w.b.data, w.b.len);
+                json_buf_done(&w.b);
+                return r;
+        }
+        *data = w.b.data;
+        *len = w.b.len;
+        return 0;
+}
+
+static const char *const claude_dirs[] = {".claude/commands", ".claude/agents", ".claude/skills",
+                                          NULL};
+static const char *const codex_dirs[] = {".codex/prompts", ".codex/skills", NULL};
+static const char *const gemini_dirs[] = {".gemini/commands", ".gemini/extensions",
+                                          ".gemini/skills", NULL};
+
 /* The generators: name, the file beneath $HOME, what it holds (for
- * `ringfence profile show`), how it is made. */
+ * `ringfence profile show`), how it is made; or, for the caller's agent
+ * directories, which (dirs: a tree list, read-only in the run). */
 static const struct {
         const char *name, *rel, *what;
         int (*fn)(const struct profile_home_ctx *, char **, size_t *, struct rf_error *);
+        const char *const *dirs;
 } gens[] = {
         {"claude-state", ".claude.json",
-         "made: onboarding done, the workspace trusted, the key's placeholder approved",
-         claude_state},
+         "made: onboarding done, the workspace trusted, the key's placeholder approved, and "
+         "your MCP servers (yours and the workspace's, from your ~/.claude.json) without their "
+         "credentials",
+         claude_state, NULL},
         {"codex-config", ".codex/config.toml",
-         "yours if you have one, else made with the workspace trusted; either way the update "
-         "check, analytics, plugin sync and model list refresh off, and Codex's own sandbox "
-         "off (the run is the sandbox; Codex's cannot start inside one)",
-         codex_config},
+         "yours if you have one (its MCP servers too, without their credentials; no hooks), "
+         "else made with the workspace trusted; either way the update check, analytics, plugin "
+         "sync and model list refresh off, and Codex's own sandbox off (the run is the "
+         "sandbox; Codex's cannot start inside one)",
+         codex_config, NULL},
         {"gemini-settings", ".gemini/settings.json",
-         "yours if you have one (comments allowed), else made with API-key auth; either way the "
-         "update check and usage statistics off",
-         gemini_settings},
+         "yours if you have one (comments allowed; its MCP servers too, without their "
+         "credentials; no hooks), else made with API-key auth; either way the update check "
+         "and usage statistics off",
+         gemini_settings, NULL},
         {"claude-settings", ".claude/settings.json",
-         "yours if you have one, with Claude Code's own sandbox off (the run is the sandbox; "
-         "Claude Code's cannot start inside one)",
-         claude_settings},
+         "yours if you have one (no hooks, no credential helper), with Claude Code's own "
+         "sandbox off (the run is the sandbox; Claude Code's cannot start inside one)",
+         claude_settings, NULL},
+        {"claude-dirs", ".claude/{commands,agents,skills}",
+         "yours, read-only: your slash commands, sub-agents and skills", NULL, claude_dirs},
+        {"codex-dirs", ".codex/{prompts,skills}", "yours, read-only: your prompts and skills", NULL,
+         codex_dirs},
+        {"gemini-dirs", ".gemini/{commands,extensions,skills}",
+         "yours, read-only: your commands, extensions and skills", NULL, gemini_dirs},
         {"gitconfig", ".gitconfig", "made: your git user.name and user.email, nothing else",
-         gitconfig},
+         gitconfig, NULL},
         {"pipconf", ".config/pip/pip.conf",
          "yours (~/.config/pip/pip.conf or ~/.pip/pip.conf), each index credential replaced by "
          "a placeholder (the value is injected toward that index)",
-         pipconf},
+         pipconf, NULL},
         {"npmrc", ".npmrc",
          "yours, its tokens read from RF_NPM_TOKEN_<k> (placeholders), _auth/_password lines "
          "left out",
-         npmrc},
+         npmrc, NULL},
 };
 
 const char *profile_home_describe(const char *gen, const char **rel)
@@ -877,26 +1490,39 @@ const char *profile_home_describe(const char *gen, const char **rel)
         return NULL;
 }
 
-int profile_home_render(const char *gen, const struct profile_home_ctx *ctx, char rel[PATH_MAX],
-                        char **data, size_t *len, struct rf_error *err)
+bool profile_home_is_tree(const char *gen)
 {
-        *data = NULL;
-        *len = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(gens); i++)
+                if (!strcmp(gen, gens[i].name))
+                        return gens[i].dirs != NULL;
+        return false;
+}
+
+int profile_home_render(const char *gen, const struct profile_home_ctx *ctx,
+                        struct plan_home_file *f, struct rf_error *err)
+{
+        f->data = NULL;
+        f->len = 0;
+        f->tree = false;
         if (!strncmp(gen, "copy:", 5)) {
                 const char *r = gen + 5;
                 if (!r[0] || r[0] == '/' || strstr(r, "..") ||
-                    (size_t)snprintf(rel, PATH_MAX, "%s", r) >= PATH_MAX)
+                    (size_t)snprintf(f->rel, sizeof f->rel, "%s", r) >= sizeof f->rel)
                         return rf_error_set(err, -EINVAL,
                                             "profile home file %s: not a path "
                                             "beneath $HOME",
                                             gen);
-                return copy_own(ctx, r, data, len, err);
+                return copy_own(ctx, r, &f->data, &f->len, err);
         }
 
         for (size_t i = 0; i < ARRAY_SIZE(gens); i++)
                 if (!strcmp(gen, gens[i].name)) {
-                        snprintf(rel, PATH_MAX, "%s", gens[i].rel);
-                        return gens[i].fn(ctx, data, len, err);
+                        snprintf(f->rel, sizeof f->rel, "%s", gens[i].rel);
+                        if (gens[i].dirs) {
+                                f->tree = true;
+                                return agent_dirs(ctx, gens[i].dirs, &f->data, &f->len, err);
+                        }
+                        return gens[i].fn(ctx, &f->data, &f->len, err);
                 }
         return rf_error_set(err, -EINVAL, "profile home file %s: unknown (internal error)", gen);
 }

@@ -164,6 +164,139 @@ static void test_gemini(void)
         free(o);
 }
 
+/* Codex's hooks: notify (even a multi-line array) and [hooks] tables left
+ * out; a multi-line value of another key kept whole (its inner lines are
+ * not keys); MCP servers kept without their credentials */
+static void test_codex_hooks(void)
+{
+        char *o = codex("model = \"m\"\nnotify = [\n  \"python3\",\n  \"/h/notify.py\", # x\n]\n"
+                        "tools = [\n  \"a=b\",\n  \"sandbox_mode = 1\",\n]\n"
+                        "hooks.stop = \"x\"\n"
+                        "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"docs-mcp\"]\n"
+                        "env = { DOCS_TOKEN = \"t-123\" }\n"
+                        "[mcp_servers.docs.env]\nGITHUB_TOKEN = \"ghp-1\"\nMODE = \"fast\"\n"
+                        "[hooks]\nx = 1\n[[hooks.pre_tool_use]]\ncommand = [\"/h/guard\"]\n"
+                        "[tui]\ny = 2\n",
+                        NULL);
+        ok(o && !strstr(o, "notify") && !strstr(o, "/h/notify.py") && !strstr(o, "python3"),
+           "codex: notify left out, its whole multi-line array with it");
+        ok(o && strstr(o, "tools = [\n  \"a=b\",\n  \"sandbox_mode = 1\",\n]\n"),
+           "... another key's multi-line array kept whole (its lines are not keys)");
+        ok(o && !strstr(o, "hooks.stop") && !strstr(o, "/h/guard") && !strstr(o, "x = 1"),
+           "... [hooks], [[hooks.*]] and hooks.* keys left out");
+        ok(o && strstr(o, "[tui]\ny = 2\n"), "... the table after them kept");
+        ok(o &&
+                   strstr(o, "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", "
+                             "\"docs-mcp\"]\n") &&
+                   strstr(o, "MODE = \"fast\""),
+           "... MCP servers kept");
+        ok(o && !strstr(o, "t-123") && !strstr(o, "ghp-1"),
+           "... without their credentials (an inline env naming a token, a token line)");
+        ok(o && lines(o, "model = \"m\"") == 1, "... the rest as it was");
+        free(o);
+        o = codex("notify = [\"a\",\n", NULL);
+        ok(o && !strstr(o, "\"a\""), "codex: an array that never ends: left out to the end");
+        free(o);
+        o = codex("x = \"\"\"\nnotify = 1\n\"\"\"\ny = 1\n", NULL);
+        ok(o && strstr(o, "x = \"\"\"\nnotify = 1\n\"\"\"\n") && lines(o, "y = 1") == 1,
+           "codex: a multi-line string holding 'notify =' kept whole (not a key)");
+        free(o);
+}
+
+static char *claude(const char *in, const char *ws, const char *tail, int *r)
+{
+        char *out = NULL;
+        size_t n = 0;
+        struct rf_error err = {0};
+        *r = profile_claude_state(in, in ? strlen(in) : 0, ws, tail, &out, &n, &err);
+        if (*r == 0) {
+                struct json_node *doc = NULL;
+                ok(json_parse(out, n, &doc, &err) == 0 && doc->type == JSON_OBJECT,
+                   "profile_claude_state: one JSON object");
+                json_node_free(doc);
+        }
+        return out;
+}
+
+static void test_claude_state(void)
+{
+        int r;
+        char *o = claude(NULL, "/ws", NULL, &r);
+        ok(o && r == 0 && strstr(o, "\"hasCompletedOnboarding\":true") &&
+                   strstr(o, "\"/ws\":{\"hasTrustDialogAccepted\":true}") &&
+                   !strstr(o, "mcpServers"),
+           "claude state without the caller's: onboarding done, the workspace trusted");
+        free(o);
+        o = claude(NULL, "/ws", "abcdefghij0123456789", &r);
+        ok(o && strstr(o, "\"approved\":[\"abcdefghij0123456789\"]"),
+           "... the key's tail approved");
+        free(o);
+
+        /* a document with long strings and many members json_parse would
+         * refuse: only the mcpServers spans are parsed */
+        static char big[300000];
+        size_t k = (size_t)snprintf(big, sizeof big,
+                                    "{\"numStartups\": 3, \"oauthAccount\": {\"emailAddress\": "
+                                    "\"u@example.test\"}, \"history\": \"");
+        memset(big + k, 'h', 200000);
+        k += 200000;
+        snprintf(big + k, sizeof big - k,
+                 "\\\" } { [\", \"projects\": {\"/other\": {\"mcpServers\": {\"o\": {}}}, "
+                 "\"/w\\u00e9s\": {\"allowedTools\": [], \"mcpServers\": {\"local\": "
+                 "{\"command\": \"node\", \"env\": {\"API_KEY\": \"sk-local\"}}}}}, "
+                 "\"mcpServers\": {\"github\": {\"type\": \"http\", \"url\": "
+                 "\"https://api.example.test/mcp\", \"headers\": {\"Authorization\": \"Bearer "
+                 "ghp-x\", \"X-Mode\": \"a\"}, \"headersHelper\": \"/h/helper.sh\"}, \"fs\": "
+                 "{\"command\": \"npx\", \"args\": [\"-y\", \"fs\"], \"env\": {\"GITHUB_TOKEN\": "
+                 "\"ghp-y\", \"DEBUG\": \"1\"}}}}");
+        o = claude(big, "/w\xc3\xa9s", NULL, &r);
+        ok(o && r == 0, "claude state from a large ~/.claude.json (a 200000-byte string in it)");
+        ok(o && strstr(o,
+                       "\"mcpServers\":{\"github\":{\"type\":\"http\",\"url\":\"https://"
+                       "api.example.test/mcp\",\"headers\":{\"X-Mode\":\"a\"}},\"fs\":{"
+                       "\"command\":\"npx\",\"args\":[\"-y\",\"fs\"],\"env\":{\"DEBUG\":\"1\"}}}"),
+           "... its user-scope MCP servers, without an Authorization header, a headersHelper "
+           "or a token");
+        ok(o && strstr(o, "{\"hasTrustDialogAccepted\":true,\"mcpServers\":{\"local\":{"
+                          "\"command\":\"node\",\"env\":{}}}}"),
+           "... the workspace's own (local scope, its key escaped as \\u00e9), without its key");
+        ok(o && !strstr(o, "\"o\"") && !strstr(o, "u@example.test") && !strstr(o, "hhhh") &&
+                   !strstr(o, "numStartups"),
+           "... nothing else of the caller's");
+        free(o);
+
+        o = claude("{\"mcpServers\": 3}", "/ws", NULL, &r);
+        ok(!o && r == -EINVAL, "claude: mcpServers not an object: refused");
+        o = claude("[1]", "/ws", NULL, &r);
+        ok(!o && r == -EINVAL, "claude: not an object: refused");
+        o = claude("{\"a\": \"unterminated", "/ws", NULL, &r);
+        ok(!o && r == -EINVAL, "claude: cut short: refused");
+        o = claude("{\"mcpServers\": {\"a\": {}}, \"mcpServers\": {\"b\": {}}}", "/ws", NULL, &r);
+        ok(o && strstr(o, "\"mcpServers\":{\"b\":{}}") && !strstr(o, "\"a\""),
+           "claude: a member given twice: the last, as JSON.parse takes it");
+        free(o);
+        o = claude("{\"projects\": {\"/ws\": 1}, \"x\": [1, {\"mcpServers\": {\"n\": {}}}]}", "/ws",
+                   NULL, &r);
+        ok(o && r == 0 && !strstr(o, "\"n\""),
+           "claude: a nested mcpServers is not the top level's");
+        free(o);
+}
+
+static void test_hooks_json(void)
+{
+        int r;
+        char *o =
+                gemini("{\"hooks\": {\"BeforeTool\": [{\"command\": \"/h/x\"}]}, \"hooksConfig\": "
+                       "{\"enabled\": true}, \"mcpServers\": {\"s\": {\"command\": \"node\", "
+                       "\"env\": {\"SLACK_TOKEN\": \"xoxb\"}}}}",
+                       &r);
+        ok(o && r == 0 && !strstr(o, "hooks") && !strstr(o, "/h/x"),
+           "gemini: hooks and hooksConfig left out");
+        ok(o && strstr(o, "\"mcpServers\":{\"s\":{\"command\":\"node\",\"env\":{}}}"),
+           "... its MCP servers kept, without their credentials");
+        free(o);
+}
+
 static void uncomment(const char *in, const char *want, const char *name)
 {
         char buf[256];
@@ -176,7 +309,10 @@ static void uncomment(const char *in, const char *want, const char *name)
 int main(void)
 {
         test_codex();
+        test_codex_hooks();
         test_gemini();
+        test_hooks_json();
+        test_claude_state();
         uncomment("{\"a\":1}// x\n", "{\"a\":1}    \n", "a line comment, its newline kept");
         uncomment("{/* x\ny */\"a\":1}", "{    \n    \"a\":1}",
                   "a block comment, its newline kept");

@@ -1,0 +1,193 @@
+#!/bin/bash
+# tests/integration/profile_config.sh — the caller's own agent
+# configuration under --profile claude-code, codex and gemini-cli (issue
+# 16 audit: the profiles made the agent's settings but carried none of
+# what users add to them). A fake caller home holds, for each agent, its
+# custom commands (slash commands, prompts), sub-agents, skills, extensions
+# and memory file, user-level MCP servers, hooks, and credential files; the
+# agents are stand-ins (`exec "$@"`) so that what the run sees is read
+# directly. Asserted for each agent:
+#   - the directories are in the run's $HOME with their files (a file
+#     reached through a symbolic link inside the home included; a skill's
+#     script runnable), and read-only: a write, a new file, a removal, each
+#     refused with EROFS (checked by errno), and the host files as they were;
+#   - the MCP servers appear in the configuration the run's agent reads
+#     (~/.claude.json's mcpServers, the workspace's local ones in its
+#     project entry; config.toml's [mcp_servers.*]; settings.json's
+#     mcpServers), without their tokens;
+#   - hooks do not (Claude Code's and Gemini CLI's "hooks", Codex's notify
+#     and [hooks]), nor credential files (auth.json, .credentials.json,
+#     oauth_creds.json, a token file inside a carried directory), nor the
+#     agents' credential helpers;
+# and the refusals: a symbolic link that leaves the caller's home (125,
+# naming it; its control: the same link into the home is carried), a file
+# others may write, a file over the per-file bound. With --keep-state the
+# carried directories cover the kept ones (read-only still) and nothing of
+# them is written into the kept state.
+#
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+require_bin
+new_workspace
+
+px=$WS.prefix
+fh=$WS.home
+register_dir "$px"
+register_dir "$fh"
+mkdir -p "$px/bin"
+for a in claude codex gemini; do
+	printf '#!/bin/sh\nexec "$@"\n' >"$px/bin/$a"
+	chmod 0755 "$px/bin/$a"
+done
+WSR=$(realpath "$WS")
+RF_ENV=("PATH=$px/bin:$PATH" "HOME=$fh")
+
+# PROBE_RO REL... — in the run: each $HOME/REL's errno for a write, a create and
+# a removal (one line each: "PATH write=... create=... rm=...")
+# shellcheck disable=SC2016 # expanded in the run
+PROBE_RO='for f in "$@"; do f=$HOME/$f; w=$(./rf-probe write "$f" x); c=$(./rf-probe create "$f.new"); rm "$f" 2>/dev/null; echo "$f write=$w create=$c rm=$?"; done'
+
+# ---- Claude Code ----------------------------------------------------------------------------------
+mkdir -p "$fh/.claude/commands/team" "$fh/.claude/agents" "$fh/.claude/skills/pdf/scripts" "$fh/notes" "$fh/outside"
+echo 'Review the diff: $ARGUMENTS' >"$fh/.claude/commands/review.md"
+echo 'team command' >"$fh/.claude/commands/team/deploy.md"
+echo 'linked command' >"$fh/notes/linked.md"
+ln -s ../../notes/linked.md "$fh/.claude/commands/linked.md"
+printf -- '---\nname: reviewer\n---\nYou review code.\n' >"$fh/.claude/agents/reviewer.md"
+printf -- '---\nname: pdf\n---\nRun scripts/fill.sh\n' >"$fh/.claude/skills/pdf/SKILL.md"
+printf '#!/bin/sh\necho skill-script-ran\n' >"$fh/.claude/skills/pdf/scripts/fill.sh"
+chmod 0755 "$fh/.claude/skills/pdf/scripts/fill.sh"
+echo "secret-in-tree-$$" >"$fh/.claude/skills/pdf/.credentials.json"
+echo 'Always answer in English.' >"$fh/.claude/CLAUDE.md"
+echo "{\"claudeAiOauth\": {\"accessToken\": \"sk-ant-oat-$$\"}}" >"$fh/.claude/.credentials.json"
+printf '{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "/h/guard-%s.sh"}]}]}, "apiKeyHelper": "/h/key.sh", "awsAuthRefresh": "/h/aws-%s", "model": "opus"}\n' "$$" "$$" >"$fh/.claude/settings.json"
+printf '{"numStartups": 7, "oauthAccount": {"emailAddress": "me@example.test"}, "projects": {"%s": {"mcpServers": {"local-db": {"command": "db-mcp", "env": {"DB_PASSWORD": "pw-%s"}}}}}, "mcpServers": {"github": {"type": "http", "url": "https://mcp.example.test/", "headers": {"Authorization": "Bearer ghp-%s"}}, "files": {"command": "npx", "args": ["-y", "files-mcp"], "env": {"LOG": "debug"}}}}\n' "$WSR" "$$" "$$" >"$fh/.claude.json"
+chmod -R go-w "$fh"
+chmod 0600 "$fh/.claude.json" "$fh/.claude/.credentials.json"
+
+rf_run --profile claude-code -- claude sh -c 'cd ~/.claude && find commands agents skills | sort; cat commands/linked.md; skills/pdf/scripts/fill.sh; echo; cat ~/.claude.json; echo; cat ~/.claude/settings.json; echo; ls -a ~/.claude'
+is "$RF_RC" 0 "--profile claude-code with the caller's commands, agents, skills and MCP servers: the run starts"
+like "$RF_OUT" $'commands/review.md\ncommands/team\ncommands/team/deploy.md' "... its slash commands in the run's ~/.claude/commands (a subdirectory's too)"
+like "$RF_OUT" 'agents/reviewer.md' "... its sub-agents in ~/.claude/agents"
+like "$RF_OUT" 'skills/pdf/SKILL.md' "... its skills in ~/.claude/skills"
+like "$RF_OUT" 'linked command' "... a command reached through a symbolic link inside the caller's home: carried (the file it names)"
+like "$RF_OUT" 'skill-script-ran' "... a skill's script runnable (its mode kept, the directory not noexec)"
+unlike "$RF_OUT" "secret-in-tree-$$" "... a credential file inside a carried directory left out"
+like "$RF_OUT" '"mcpServers":\{"github":\{"type":"http","url":"https://mcp.example.test/","headers":\{\}\},"files":\{"command":"npx","args":\["-y","files-mcp"\],"env":\{"LOG":"debug"\}\}\}' \
+	"... the caller's user MCP servers in the run's ~/.claude.json"
+like "$RF_OUT" "\"$WSR\":\\{\"hasTrustDialogAccepted\":true,\"mcpServers\":\\{\"local-db\":\\{\"command\":\"db-mcp\",\"env\":\\{\\}\\}\\}\\}" \
+	"... the workspace's own (local scope) in its project entry"
+unlike "$RF_OUT" "ghp-$$|pw-$$|sk-ant-oat-$$" "... without their tokens, and no OAuth token"
+unlike "$RF_OUT" 'me@example.test|numStartups' "... nothing else of the caller's ~/.claude.json"
+unlike "$RF_OUT" "guard-$$|hooks|apiKeyHelper|aws-$$" "... its settings without hooks or credential helpers"
+like "$RF_OUT" '"model":"opus"' "... the rest of its settings kept"
+like "$RF_OUT" 'CLAUDE.md' "... its memory file (CLAUDE.md) copied"
+unlike "$RF_OUT" '\.credentials\.json' "... its .credentials.json not"
+rf_run --profile claude-code -- claude sh -c "$PROBE_RO" - ".claude/commands/review.md" ".claude/agents/reviewer.md" ".claude/skills/pdf/SKILL.md"
+out=$(sed -E 's|^[^ ]*/\.claude/||' <<<"$RF_OUT")
+is "$out" "commands/review.md write=errno=EROFS create=errno=EROFS rm=1
+agents/reviewer.md write=errno=EROFS create=errno=EROFS rm=1
+skills/pdf/SKILL.md write=errno=EROFS create=errno=EROFS rm=1" \
+	"... commands, agents and skills read-only: a write, a new file, a removal refused (EROFS)"
+is "$(cat "$fh/.claude/commands/review.md")" 'Review the diff: $ARGUMENTS' "... the caller's files as they were"
+check "... and the run made nothing in the caller's home" test ! -e "$fh/.claude/commands/review.md.new"
+rf_run --profile claude-code -- claude sh -c './rf-probe write "$HOME/.claude/CLAUDE.md" mine; ./rf-probe write "$HOME/.claude.json" "{}"'
+is "$RF_OUT" $'ok 4\nok 2' "... the memory file and ~/.claude.json are the run's own copies (writable, ending with it)"
+is "$(cat "$fh/.claude/CLAUDE.md")" 'Always answer in English.' "... the caller's CLAUDE.md as it was"
+
+# kept state: the carried directories cover the kept ones, read-only
+rf_run --profile claude-code --keep-state -- claude sh -c 'cat ~/.claude/commands/review.md; ./rf-probe create "$HOME/.claude/commands/x"; echo kept >~/.claude/history.jsonl'
+is "$RF_RC" 0 "--keep-state: the run starts"
+is "$RF_OUT" $'Review the diff: $ARGUMENTS\nerrno=EROFS' "... the caller's commands over the kept directory, read-only"
+kept=$(find "$RF_STATE/kept" -path '*claude-code/.claude' -type d | head -n 1)
+check "... the run's own files kept" test -f "$kept/history.jsonl"
+is "$(find "$kept/commands" "$kept/agents" "$kept/skills" -type f 2>/dev/null | wc -l)" 0 "... and nothing of the caller's written into the kept state"
+
+# refusals: a link out of the home, a file others may write, a file too large
+ln -s "$fh.outside" "$fh/.claude/commands/out"
+mkdir -p "$fh.outside" && register_dir "$fh.outside"
+echo private >"$fh.outside/x.md"
+rf_run --profile claude-code -- claude true
+is "$RF_RC" 125 "a symbolic link in ~/.claude/commands that leaves the caller's home: refused (125)"
+like "$RF_ERR" "$fh/.claude/commands/out: a symbolic link to $fh.outside, outside your home" "... naming it and why"
+rm "$fh/.claude/commands/out"
+ln -s ../../outside "$fh/.claude/commands/out"
+echo inside >"$fh/outside/x.md"
+rf_run --profile claude-code -- claude sh -c 'cat ~/.claude/commands/out/x.md'
+is "$RF_OUT" inside "control: a link to a directory inside the caller's home: carried"
+rm "$fh/.claude/commands/out"
+chmod g+w "$fh/.claude/agents/reviewer.md"
+rf_run --profile claude-code -- claude true
+is "$RF_RC" 125 "a carried file others may write: refused (125)"
+like "$RF_ERR" "$fh/.claude/agents/reviewer.md: not yours or root's that only its owner may write" "... naming it"
+chmod g-w "$fh/.claude/agents/reviewer.md"
+head -c 1100000 /dev/zero >"$fh/.claude/skills/pdf/big.bin"
+rf_run --profile claude-code -- claude true
+is "$RF_RC" 125 "a carried file over 1 MiB: refused (125)"
+like "$RF_ERR" 'big.bin: larger than 1048576 bytes' "... naming it and the bound"
+rm "$fh/.claude/skills/pdf/big.bin"
+out=$(env "${RF_ENV[@]}" "$RF_BIN" profile show claude-code)
+like "$out" '~/.claude/\{commands,agents,skills\} in the run.s \$HOME \(yours, read-only' "profile show claude-code: the carried directories"
+
+# ---- Codex ----------------------------------------------------------------------------------------
+mkdir -p "$fh/.codex/prompts" "$fh/.codex/skills/lint"
+echo 'Write release notes for $1' >"$fh/.codex/prompts/notes.md"
+echo 'lint skill' >"$fh/.codex/skills/lint/SKILL.md"
+echo 'Use tabs.' >"$fh/.codex/AGENTS.md"
+echo "{\"OPENAI_API_KEY\": \"sk-auth-$$\"}" >"$fh/.codex/auth.json"
+echo '{"hooks": {"Stop": [{"command": "/h/stop"}]}}' >"$fh/.codex/hooks.json"
+printf 'model = "gpt-5.1-codex"\nnotify = [\n  "python3",\n  "/h/notify-%s.py",\n]\n[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"]\n[mcp_servers.docs.env]\nDOCS_TOKEN = "tok-%s"\nLOG = "1"\n[hooks]\nstop = "/h/hook-%s"\n[tui]\nanimations = false\n' "$$" "$$" "$$" >"$fh/.codex/config.toml"
+chmod -R go-w "$fh/.codex"
+chmod 0600 "$fh/.codex/auth.json" "$fh/.codex/config.toml"
+rf_run --profile codex -- codex sh -c 'cd ~/.codex && find prompts skills | sort; cat AGENTS.md config.toml; ls -a'
+is "$RF_RC" 0 "--profile codex with the caller's prompts, skills and MCP servers: the run starts"
+like "$RF_OUT" 'prompts/notes.md' "... its custom prompts in the run's ~/.codex/prompts"
+like "$RF_OUT" 'skills/lint/SKILL.md' "... its skills in ~/.codex/skills"
+like "$RF_OUT" 'Use tabs.' "... its AGENTS.md"
+like "$RF_OUT" $'\\[mcp_servers.docs\\]\ncommand = "npx"\nargs = \\["-y", "docs-mcp"\\]' "... its MCP servers in the run's config.toml"
+like "$RF_OUT" 'LOG = "1"' "... their settings kept"
+unlike "$RF_OUT" "tok-$$|sk-auth-$$" "... without their tokens; no auth.json"
+unlike "$RF_OUT" "notify|hook-$$|/h/stop|hooks.json|auth.json" "... no notify, no [hooks], no hooks.json, no auth.json"
+like "$RF_OUT" $'\\[tui\\]\nanimations = false' "... the table after the hooks kept"
+rf_run --profile codex -- codex sh -c "$PROBE_RO" - ".codex/prompts/notes.md" ".codex/skills/lint/SKILL.md"
+out=$(sed -E 's|^[^ ]*/\.codex/||' <<<"$RF_OUT")
+is "$out" "prompts/notes.md write=errno=EROFS create=errno=EROFS rm=1
+skills/lint/SKILL.md write=errno=EROFS create=errno=EROFS rm=1" \
+	"... prompts and skills read-only (EROFS)"
+
+# ---- Gemini CLI -----------------------------------------------------------------------------------
+mkdir -p "$fh/.gemini/commands/git" "$fh/.gemini/extensions/tools/dist" "$fh/.gemini/skills/sql"
+printf 'description = "Commit"\nprompt = "Write a commit message"\n' >"$fh/.gemini/commands/git/commit.toml"
+printf '{"name": "tools", "version": "1.0.0", "mcpServers": {"tools": {"command": "node", "args": ["${extensionPath}/dist/server.js"]}}}\n' >"$fh/.gemini/extensions/tools/gemini-extension.json"
+echo 'console.log("server")' >"$fh/.gemini/extensions/tools/dist/server.js"
+echo '{"tools": {"overrides": ["user"]}}' >"$fh/.gemini/extensions/extension-enablement.json"
+echo 'sql skill' >"$fh/.gemini/skills/sql/SKILL.md"
+echo 'Be brief.' >"$fh/.gemini/GEMINI.md"
+echo "{\"access_token\": \"ya29-$$\"}" >"$fh/.gemini/oauth_creds.json"
+printf '{"mcpServers": {"jira": {"httpUrl": "https://jira.example.test/mcp", "headers": {"Authorization": "Bearer jira-%s"}, "timeout": 5000}}, "hooks": {"BeforeTool": [{"command": "/h/gem-hook-%s"}]}, "hooksConfig": {"enabled": true}, "ui": {"theme": "GitHub"}}\n' "$$" "$$" >"$fh/.gemini/settings.json"
+chmod -R go-w "$fh/.gemini"
+chmod 0600 "$fh/.gemini/oauth_creds.json" "$fh/.gemini/settings.json"
+rf_run --profile gemini-cli -- gemini sh -c 'cd ~/.gemini && find commands extensions skills | sort; cat GEMINI.md settings.json; echo; ls -a'
+is "$RF_RC" 0 "--profile gemini-cli with the caller's commands, extensions, skills and MCP servers: the run starts"
+like "$RF_OUT" 'commands/git/commit.toml' "... its custom commands in the run's ~/.gemini/commands"
+like "$RF_OUT" $'extensions/tools/dist/server.js\nextensions/tools/gemini-extension.json' "... its extensions in ~/.gemini/extensions (their MCP servers' files too)"
+like "$RF_OUT" 'skills/sql/SKILL.md' "... its skills in ~/.gemini/skills"
+like "$RF_OUT" 'Be brief.' "... its GEMINI.md"
+like "$RF_OUT" '"mcpServers":\{"jira":\{"httpUrl":"https://jira.example.test/mcp","headers":\{\},"timeout":5000\}\}' "... its MCP servers in the run's settings.json"
+unlike "$RF_OUT" "jira-$$|ya29-$$|oauth_creds" "... without their tokens; no oauth_creds.json"
+unlike "$RF_OUT" "gem-hook-$$|hooks" "... no hooks"
+like "$RF_OUT" '"ui":\{"theme":"GitHub"\}' "... the rest of its settings kept"
+rf_run --profile gemini-cli -- gemini sh -c "$PROBE_RO" - ".gemini/commands/git/commit.toml" ".gemini/extensions/tools/gemini-extension.json" ".gemini/skills/sql/SKILL.md"
+out=$(sed -E 's|^[^ ]*/\.gemini/||' <<<"$RF_OUT")
+is "$out" "commands/git/commit.toml write=errno=EROFS create=errno=EROFS rm=1
+extensions/tools/gemini-extension.json write=errno=EROFS create=errno=EROFS rm=1
+skills/sql/SKILL.md write=errno=EROFS create=errno=EROFS rm=1" \
+	"... commands, extensions and skills read-only (EROFS)"
+# a caller with none of it: nothing carried, the runs as before
+rm -rf "$fh/.gemini/commands" "$fh/.gemini/extensions" "$fh/.gemini/skills"
+rf_run --profile gemini-cli -- gemini sh -c 'ls ~/.gemini'
+is "$RF_RC" 0 "a caller with no gemini commands, extensions or skills: the run starts"
+unlike "$RF_OUT" 'commands|extensions|skills' "... and none is made"
+RF_ENV=()
+
+done_testing
