@@ -15,7 +15,9 @@
  * same name. Nothing of the caller's own agent configuration (~/.claude,
  * ~/.codex: hooks and MCP commands that run on the host) is mounted: a
  * profile's "home" ops (profile_home.h) put per-run copies in the run's
- * $HOME, which end with the run.
+ * $HOME, which end with the run — its settings and MCP servers without
+ * credentials or hooks, its commands, skills and extensions read-only —
+ * and nothing the run does reaches the caller's own files.
  */
 #pragma once
 
