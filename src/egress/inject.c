@@ -660,6 +660,21 @@ size_t inject_body_rewrite(const struct inject_secret *v, size_t n, uint64_t mas
                         first[b / 8] |= (uint8_t)(1u << (b % 8));
                 }
         while (i < len) {
+                /* the run of bytes no placeholder begins with, copied whole */
+                size_t j = i;
+                while (j < len &&
+                       !(first[(unsigned char)in[j] / 8] & (1u << ((unsigned char)in[j] % 8))))
+                        j++;
+                if (j > i) {
+                        size_t run = j - i < out_size - o ? j - i : out_size - o;
+                        if (out)
+                                memcpy(out + o, in + i, run);
+                        o += run;
+                        i += run;
+                        if (i < j)
+                                break; /* out is full */
+                        continue;
+                }
                 unsigned char b = (unsigned char)in[i];
                 if (first[b / 8] & (1u << (b % 8))) {
                         const struct inject_secret *hit = NULL;

@@ -2018,8 +2018,11 @@ static int64_t record_request(struct conn *c, bool sync)
 
 /* The request's body_rw (BM_CHUNK, BM_BUFFER): in_left its
  * Content-Length, -1 chunked. 0 or -ENOMEM. */
+static void body_rw_free(struct conn *c);
+
 static int body_rw_new(struct conn *c, int64_t in_left)
 {
+        body_rw_free(c); /* never two: a request's is freed when its body is out */
         struct body_rw *b = malloc(sizeof *b);
         if (!b)
                 return -ENOMEM;
