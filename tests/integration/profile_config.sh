@@ -23,8 +23,15 @@
 # naming it; its control: the same link into the home is carried), a file
 # others may write, a file over the per-file bound. With --keep-state the
 # carried directories cover the kept ones (read-only still) and nothing of
-# them is written into the kept state.
+# them is written into the kept state. The real agents (scripts/agents.sh;
+# skipped where they cannot be installed) list the caller's MCP servers
+# from the run's configuration (`claude|codex|gemini mcp list`), a server
+# whose command the run lacks reported by the agent. Under sudo (SUDO_UID
+# of a second user) the directories are read as that user, from its home
+# in passwd: its 0600 files in its 0700 home are carried, root's $HOME's
+# are not, and a file it may not read itself refuses the run.
 #
+# shellcheck disable=SC2016,SC2088 # $HOME, ~ and $ARGUMENTS are the run's, or text
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 require_bin
@@ -44,7 +51,6 @@ RF_ENV=("PATH=$px/bin:$PATH" "HOME=$fh")
 
 # PROBE_RO REL... — in the run: each $HOME/REL's errno for a write, a create and
 # a removal (one line each: "PATH write=... create=... rm=...")
-# shellcheck disable=SC2016 # expanded in the run
 PROBE_RO='for f in "$@"; do f=$HOME/$f; w=$(./rf-probe write "$f" x); c=$(./rf-probe create "$f.new"); rm "$f" 2>/dev/null; echo "$f write=$w create=$c rm=$?"; done'
 
 # ---- Claude Code ----------------------------------------------------------------------------------
@@ -189,5 +195,84 @@ rf_run --profile gemini-cli -- gemini sh -c 'ls ~/.gemini'
 is "$RF_RC" 0 "a caller with no gemini commands, extensions or skills: the run starts"
 unlike "$RF_OUT" 'commands|extensions|skills' "... and none is made"
 RF_ENV=()
+
+# ---- the real agents read what was carried (their own `mcp list`) -----------------------------
+# Each pinned agent (scripts/agents.sh), by its profile, lists the caller's
+# MCP servers from the run's configuration; a server whose command the run
+# lacks is the agent's to report (not a refusal of ringfence's).
+N_REAL=6
+if agents=$("$RF_SRC/scripts/agents.sh" 2>/dev/null) && command -v node >/dev/null; then
+	ab=$WS.agentbin
+	register_dir "$ab"
+	mkdir -p "$ab"
+	# claude and codex by a link (their native binaries); gemini from its
+	# node_modules/.bin, as npm installs it (a link to a link is mounted at
+	# its ends only: PROFILES.md)
+	gbin=
+	while IFS='=' read -r name path; do
+		if [ "$name" = gemini ]; then gbin=${path%/*}; else ln -s "$path" "$ab/$name"; fi
+	done <<<"$agents"
+	ah=$WS.agenthome
+	register_dir "$ah"
+	mkdir -p "$ah/.codex" "$ah/.gemini"
+	printf '[mcp_servers.docs]\ncommand = "docs-mcp-absent"\nargs = ["-y"]\n[mcp_servers.docs.env]\nDOCS_TOKEN = "tok-%s"\n' "$$" >"$ah/.codex/config.toml"
+	printf '{"mcpServers": {"jira": {"command": "jira-mcp-absent", "env": {"JIRA_TOKEN": "j-%s"}}}}\n' "$$" >"$ah/.gemini/settings.json"
+	printf '{"mcpServers": {"fs": {"command": "fs-mcp-absent", "args": []}}}\n' >"$ah/.claude.json"
+	chmod -R go-w "$ah"
+	RF_ENV=("PATH=$ab:$gbin:$PATH" "HOME=$ah")
+	RF_RUN_TIMEOUT=120 rf_run --profile codex -- codex mcp list
+	like "$RF_OUT" 'docs +docs-mcp-absent +-y' "codex mcp list in the run: the caller's MCP server"
+	unlike "$RF_OUT" "tok-$$" "... without its token"
+	RF_RUN_TIMEOUT=120 rf_run --profile gemini-cli -- gemini mcp list
+	like "$RF_OUT$RF_ERR" 'jira: jira-mcp-absent' "gemini mcp list in the run: the caller's MCP server (it answers on stderr)"
+	like "$RF_OUT$RF_ERR" 'Disconnected' "... its command absent in the run: the agent says so"
+	RF_RUN_TIMEOUT=120 rf_run --profile claude-code -- claude mcp list
+	like "$RF_OUT" 'fs: fs-mcp-absent' "claude mcp list in the run: the caller's MCP server (from ~/.claude.json)"
+	like "$RF_OUT" 'Failed to connect' "... its command absent in the run: the agent says so"
+	RF_ENV=()
+else
+	for _ in $(seq 1 "$N_REAL"); do skip "the real agents' mcp list" "scripts/agents.sh cannot install the agents here, or no node"; done
+fi
+
+# ---- under sudo: read with the caller's rights ------------------------------------------------
+# The user sudo names (SUDO_UID) is the caller: its directories are read as
+# it (its 0700 home, its 0600 files), from its home in passwd, not root's
+# $HOME; a file in them it may not read itself refuses the run.
+N_SUDO=5
+if ! is_root || ! command -v useradd >/dev/null; then
+	for _ in $(seq 1 "$N_SUDO"); do skip "sudo's caller" "needs root and useradd"; done
+	done_testing
+fi
+rf_mktemp /tmp
+SB=$REPLY
+chmod 0755 "$SB"
+SNAME=rft$(printf '%x' $$)c$RANDOM
+SH=$SB/home
+useradd -M -d "$SH" -s /bin/sh -U "$SNAME" || bail_out "cannot add user $SNAME"
+register_user "$SNAME"
+SU=$(id -u "$SNAME")
+SG=$(id -g "$SNAME")
+mkdir -p "$SH/ws" "$SH/.claude/commands"
+echo 'the sudo caller command' >"$SH/.claude/commands/mine.md"
+chown -R "$SU:$SG" "$SH"
+chmod 0700 "$SH" "$SH/.claude" "$SH/.claude/commands"
+chmod 0600 "$SH/.claude/commands/mine.md"
+RH=$SB/roothome
+mkdir -p "$RH/.claude/commands"
+echo 'root command' >"$RH/.claude/commands/roots.md"
+RF_CWD=$SH/ws
+RF_ENV=("PATH=$px/bin:$PATH" HOME="$RH" SUDO_UID="$SU" SUDO_GID="$SG" SUDO_USER="$SNAME")
+rf_run --profile claude-code -- claude sh -c 'cat ~/.claude/commands/*.md; ./rf-probe write "$HOME/.claude/commands/mine.md" x 2>/dev/null || true'
+is "$RF_RC" 0 "under sudo: the run starts"
+like "$RF_OUT" 'the sudo caller command' "... the caller's 0600 command in its 0700 home carried (read as it)"
+unlike "$RF_OUT" 'root command' "... not the one in root's \$HOME"
+root_only=$SH/.claude/commands/root-only.md
+echo private >"$root_only"
+chmod 0600 "$root_only"
+rf_run --profile claude-code -- claude true
+is "$RF_RC" 125 "under sudo: a file in the caller's commands that it may not read itself (root's 0600): refused (125)"
+like "$RF_ERR" "$root_only: Permission denied" "... naming it"
+RF_ENV=()
+RF_CWD=
 
 done_testing
