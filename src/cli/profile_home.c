@@ -1172,7 +1172,8 @@ static int gitconfig(const struct profile_home_ctx *ctx, char **data, size_t *le
  * FIFO), a dangling link and the agents' credential files (tree_secret)
  * are left out. A symbolic link is followed only to a place inside the
  * caller's home (resolved as the caller), never outside it: the run gets
- * what the link names as files of its own, not the link.
+ * what the link names as files of its own, not the link. A `.git` (a
+ * skill or extension cloned with git) is left out too.
  */
 struct tree_walk {
         const struct rf_caller *who;
@@ -1355,7 +1356,10 @@ static int tree_dir(struct tree_walk *w, const char *abs, const char *rel, int d
         r = 0;
         for (struct dirent *e; r == 0 && (errno = 0, e = readdir(d));) {
                 char cabs[PATH_MAX], crel[PATH_MAX];
-                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                /* a skill or extension cloned with git: its history is
+                 * not what the agent reads (and would spend the bounds) */
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+                    !strcmp(e->d_name, ".git"))
                         continue;
                 if ((size_t)snprintf(cabs, sizeof cabs, "%s/%s", abs, e->d_name) >= sizeof cabs ||
                     (size_t)snprintf(crel, sizeof crel, "%s/%s", rel, e->d_name) >= sizeof crel)

@@ -64,6 +64,8 @@ printf -- '---\nname: pdf\n---\nRun scripts/fill.sh\n' >"$fh/.claude/skills/pdf/
 printf '#!/bin/sh\necho skill-script-ran\n' >"$fh/.claude/skills/pdf/scripts/fill.sh"
 chmod 0755 "$fh/.claude/skills/pdf/scripts/fill.sh"
 echo "secret-in-tree-$$" >"$fh/.claude/skills/pdf/.credentials.json"
+mkdir -p "$fh/.claude/skills/pdf/.git/objects"
+echo 'ref: refs/heads/main' >"$fh/.claude/skills/pdf/.git/HEAD"
 echo 'Always answer in English.' >"$fh/.claude/CLAUDE.md"
 echo "{\"claudeAiOauth\": {\"accessToken\": \"sk-ant-oat-$$\"}}" >"$fh/.claude/.credentials.json"
 printf '{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "/h/guard-%s.sh"}]}]}, "apiKeyHelper": "/h/key.sh", "awsAuthRefresh": "/h/aws-%s", "model": "opus"}\n' "$$" "$$" >"$fh/.claude/settings.json"
@@ -79,6 +81,7 @@ like "$RF_OUT" 'skills/pdf/SKILL.md' "... its skills in ~/.claude/skills"
 like "$RF_OUT" 'linked command' "... a command reached through a symbolic link inside the caller's home: carried (the file it names)"
 like "$RF_OUT" 'skill-script-ran' "... a skill's script runnable (its mode kept, the directory not noexec)"
 unlike "$RF_OUT" "secret-in-tree-$$" "... a credential file inside a carried directory left out"
+unlike "$RF_OUT" 'skills/pdf/\.git' "... and a skill's .git"
 like "$RF_OUT" '"mcpServers":\{"github":\{"type":"http","url":"https://mcp.example.test/","headers":\{\}\},"files":\{"command":"npx","args":\["-y","files-mcp"\],"env":\{"LOG":"debug"\}\}\}' \
 	"... the caller's user MCP servers in the run's ~/.claude.json"
 like "$RF_OUT" "\"$WSR\":\\{\"hasTrustDialogAccepted\":true,\"mcpServers\":\\{\"local-db\":\\{\"command\":\"db-mcp\",\"env\":\\{\\}\\}\\}\\}" \
