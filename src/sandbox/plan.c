@@ -366,8 +366,10 @@ static int home_tree(struct rf_plan *p, const struct plan_home_file *f, const ch
                         dl = e.name_len;
                         continue;
                 }
-                if ((e.kind != PLAN_HOME_FILE && e.kind != PLAN_HOME_EXEC) || !dl ||
-                    strncmp(rel, dir, dl) || rel[dl] != '/')
+                if (e.kind != PLAN_HOME_FILE && e.kind != PLAN_HOME_EXEC)
+                        return rf_error_set(err, -EINVAL, "~/%.200s: an unknown home tree entry",
+                                            rel);
+                if (!dl || strncmp(rel, dir, dl) || rel[dl] != '/')
                         return rf_error_set(err, -EINVAL,
                                             "~/%.200s: a home tree file outside its directory",
                                             rel);

@@ -4,7 +4,8 @@
  * rule (plan_check_workspace) and the run id format; and of plan_build's
  * TLS trust files (plan_input.tls_*): the ops, their order, the
  * environment, their content left to init (OPF_LATE), nothing of it
- * without tls_trust.
+ * without tls_trust; and of a profile's tree list for the run's $HOME
+ * (plan_home_file.tree): its ops and its refusals.
  * plan_build needs Landlock (it plans the rules); without it those checks
  * are skipped.
  */
@@ -360,6 +361,112 @@ static int ws(const char *w, bool explicit_ws, const char *home, const char *sta
         return r;
 }
 
+/* Append one tree entry (plan.h, plan_home_file.tree) to buf at *n. */
+static void tree_add(char *buf, size_t *n, uint32_t kind, const char *name, const char *data)
+{
+        struct plan_home_entry e = {.kind = kind,
+                                    .name_len = (uint32_t)strlen(name),
+                                    .data_len = data ? strlen(data) : 0};
+        memcpy(buf + *n, &e, sizeof e);
+        *n += sizeof e;
+        memcpy(buf + *n, name, e.name_len);
+        *n += e.name_len;
+        if (data)
+                memcpy(buf + *n, data, e.data_len);
+        *n += e.data_len;
+}
+
+/* A profile's tree list (the caller's agent directories, read-only in the
+ * run): a tmpfs per directory, its files (0600, 0700 for a program), their
+ * directories once, then the directory read-only with programs runnable;
+ * a malformed list refused. */
+static void test_home_tree(void)
+{
+        char ws[] = "/tmp/rf-test-plan.XXXXXX", buf[4096], path[PATH_MAX];
+        struct rf_error err = {0};
+        struct rf_plan *p = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!mkdtemp(ws)) {
+                ok(false, "mkdtemp: %m");
+                return;
+        }
+        struct rf_policy *pol = policy_new();
+        ok(pol && policy_set_path(&pol->workspace, ws, &err) == 0 &&
+                   policy_apply_defaults(pol) == 0,
+           "home tree: a policy");
+        tree_add(buf, &n, PLAN_HOME_RODIR, ".claude/commands", NULL);
+        tree_add(buf, &n, PLAN_HOME_FILE, ".claude/commands/a.md", "a");
+        tree_add(buf, &n, PLAN_HOME_FILE, ".claude/commands/sub/b.md", "b");
+        tree_add(buf, &n, PLAN_HOME_EXEC, ".claude/commands/sub/run.sh", "#!/bin/sh\n");
+        struct plan_home_file f = {
+                .rel = ".claude/{commands}", .data = buf, .len = n, .tree = true};
+        struct plan_input in = {.home_files = &f, .n_home_files = 1};
+        r = build(pol, ws, &in, &p, &err);
+        if (r == -EOPNOTSUPP) {
+                diag("skipping plan_build checks: %s", err.msg);
+                goto out;
+        }
+        is_int(r, 0, "home tree: the plan builds (%s)", err.msg);
+        if (r < 0)
+                goto out;
+#define HP(rel) (snprintf(path, sizeof path, "%s/%s", p->home, rel), path)
+        long tmpfs = find_op(p, OP_TMPFS, HP(".claude/commands"));
+        ok(tmpfs >= 0 && p->ops[tmpfs].size == PLAN_HOME_RODIR_SIZE && p->ops[tmpfs].mode == 0700,
+           "home tree: a tmpfs of its own at the directory");
+        long a = find_op(p, OP_FILE, HP(".claude/commands/a.md"));
+        long run = find_op(p, OP_FILE, HP(".claude/commands/sub/run.sh"));
+        ok(a > tmpfs && p->ops[a].mode == 0600 && p->ops[a].data_len == 1 &&
+                   !memcmp(p->ops[a].data, "a", 1),
+           "home tree: a file in it, 0600, its bytes");
+        ok(run > a && p->ops[run].mode == 0700, "home tree: a program 0700");
+        is_int((int)count_op(p, OP_DIR, HP(".claude/commands/sub")), 1,
+               "home tree: a subdirectory made once for its two files");
+        long ro = find_op(p, OP_RO_SELF, HP(".claude/commands"));
+        ok(ro > run && (p->ops[ro].flags & OPF_EXEC), "home tree: read-only after its files, "
+                                                      "programs runnable (OPF_EXEC)");
+        p = plan_free(p);
+
+        static const struct {
+                const char *name;
+                uint32_t kind1, kind2;
+                const char *dir, *file, *data1;
+        } bad[] = {
+                {"a file outside its directory", PLAN_HOME_RODIR, PLAN_HOME_FILE,
+                 ".claude/commands", ".claude/other.md", NULL},
+                {"a file before any directory", PLAN_HOME_FILE, PLAN_HOME_FILE, ".claude/x.md",
+                 ".claude/y.md", "x"},
+                {"a name with ..", PLAN_HOME_RODIR, PLAN_HOME_FILE, ".claude/commands",
+                 ".claude/commands/../../x", NULL},
+                {"a directory with data", PLAN_HOME_RODIR, PLAN_HOME_FILE, ".claude/commands",
+                 ".claude/commands/a", "data"},
+                {"an absolute name", PLAN_HOME_RODIR, PLAN_HOME_FILE, "/etc", "/etc/passwd", NULL},
+                {"an unknown kind", PLAN_HOME_RODIR, 9, ".claude/commands", ".claude/commands/a",
+                 NULL},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                n = 0;
+                tree_add(buf, &n, bad[i].kind1, bad[i].dir, bad[i].data1);
+                tree_add(buf, &n, bad[i].kind2, bad[i].file, "x");
+                f.len = n;
+                r = build(pol, ws, &in, &p, &err);
+                is_int(r, -EINVAL, "home tree: %s: refused (%s)", bad[i].name, err.msg);
+                p = plan_free(p);
+        }
+        n = 0;
+        tree_add(buf, &n, PLAN_HOME_RODIR, ".claude/commands", NULL);
+        tree_add(buf, &n, PLAN_HOME_FILE, ".claude/commands/a.md", "abc");
+        f.len = n - 1;
+        r = build(pol, ws, &in, &p, &err);
+        is_int(r, -EINVAL, "home tree: an entry cut short: refused (%s)", err.msg);
+        p = plan_free(p);
+#undef HP
+out:
+        policy_free(pol);
+        rmdir(ws);
+}
+
 int main(void)
 {
         /* lexical normalisation */
@@ -424,6 +531,7 @@ int main(void)
         regfree(&re);
 
         test_tls();
+        test_home_tree();
         test_trustfiles();
         return done();
 }
