@@ -7,7 +7,10 @@
 # command, loads its TLS module from the installed path (a run with an
 # injection), and runs the demo from /usr/bin; the daemon's unit is
 # installed but neither enabled nor started; the AppArmor profile installed
-# is the one this host's parser accepts; purge leaves none of its files.
+# is the one this host's parser accepts, and where the parser has abi/4.0
+# (a mount namespace with an AppArmor 4 parser's abi/, from
+# scripts/apparmor4-parser.sh) the AppArmor 4 one, which that parser
+# accepts as installed; purge leaves none of its files.
 #
 # (b) An upgrade from a genuinely older build: the package of an older
 # commit of this repository (RF_DEB_OLD_COMMIT, default the first commit
@@ -150,6 +153,27 @@ if [ -d /etc/apparmor.d ]; then
 	if command -v apparmor_parser >/dev/null; then
 		apparmor_parser -Q -K /etc/apparmor.d/ringfence >/dev/null 2>&1
 		is "$?" 0 "... and this host's parser accepts it"
+	fi
+fi
+
+# where the parser has abi/4.0 (Ubuntu 24.04 and later) the postinst
+# installs the AppArmor 4 profile, and an AppArmor 4 parser accepts what it
+# installed: dpkg configures the package again in a mount namespace where
+# /etc/apparmor.d/abi is that parser's (scripts/apparmor4-parser.sh, cached
+# by apparmor4.sh, which runs first)
+if [ -d /etc/apparmor.d/abi ] && [ ! -e /etc/apparmor.d/abi/4.0 ]; then
+	aa4=$("$RF_SRC/scripts/apparmor4-parser.sh" 2>"$WS.aa4" | tail -n 1)
+	if [ -n "$aa4" ] && [ -x "$aa4/apparmor_parser" ]; then
+		unshare -m --propagation private sh -c 'mount --bind "$1/apparmor.d/abi" /etc/apparmor.d/abi &&
+			dpkg -i "$2"' abi4 "$aa4" "$deb" >>"$WS.apt" 2>&1
+		is "$?" 0 "on a host whose parser has abi/4.0 the package configures"
+		like "$(grep -v '^#' /etc/apparmor.d/ringfence)" 'abi <abi/4\.0>,' "... with the AppArmor 4 profile"
+		"$aa4/apparmor_parser" --config-file="$aa4/parser.conf" --base="$aa4/apparmor.d" -Q -K \
+			/etc/apparmor.d/ringfence >"$WS.aa4" 2>&1
+		is "$?" 0 "... which an AppArmor 4 parser ($(cat "$aa4/VERSION")) accepts as installed"
+	else
+		skip "the AppArmor 4 profile as installed where the parser has abi/4.0" \
+			"no AppArmor 4 parser: $(tail -n 1 "$WS.aa4")"
 	fi
 fi
 
