@@ -2627,8 +2627,11 @@ static _noreturn_ void exec_enter(int pidfd, int go, int pids, const struct rf_p
         if (pid == 0) {
                 int slave = -1, stdio[3] = {0, 1, 2};
                 if (console >= 0) {
-                        /* the run's own devpts: the terminal is the container's */
-                        int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+                        /* the run's own devpts: the terminal is the container's.
+                         * Its ptmx is opened by sandbox_ptmx_open, never
+                         * through /dev/ptmx, a link the container may have
+                         * replaced (the runc CVE-2025-52565 class) */
+                        int master = sandbox_ptmx_open();
                         int unlock = 0;
                         if (master < 0 || ioctl(master, TIOCSPTLCK, &unlock) < 0 ||
                             (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY)) < 0 ||

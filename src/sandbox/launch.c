@@ -63,6 +63,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <sys/syscall.h>
@@ -1245,15 +1246,47 @@ static void capture(const struct child *c)
                 child_fail(c, STEP_CAPTURE, -r);
 }
 
+int sandbox_ptmx_open(void)
+{
+        struct statfs sf;
+        struct stat st;
+
+        int pts =
+                sys_openat2(AT_FDCWD, "/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_STRICT);
+        if (pts < 0)
+                return negative_errno();
+        if (fstatfs(pts, &sf) < 0) {
+                int e = errno;
+                close(pts);
+                return -e;
+        }
+        if (sf.f_type != DEVPTS_SUPER_MAGIC) {
+                close(pts);
+                return -ENOTTY; /* not the run's devpts: something else at /dev/pts */
+        }
+        int m = sys_openat2(pts, "ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC,
+                            RESOLVE_STRICT | RESOLVE_BENEATH | RESOLVE_NO_XDEV);
+        int e = errno;
+        close(pts);
+        if (m < 0)
+                return -e;
+        if (fstat(m, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != 5 ||
+            minor(st.st_rdev) != 2) {
+                close(m);
+                return -ENOTTY;
+        }
+        return m;
+}
+
 /* The run's terminal comes from its own devpts instance: TIOCSTI on it
  * reaches only this pty, which the supervisor relays. */
 static int make_pty(const struct child *c, unsigned short rows, unsigned short cols)
 {
         int unlock = 0;
-        int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        int master = sandbox_ptmx_open();
 
         if (master < 0)
-                child_fail(c, STEP_PTY, errno);
+                child_fail(c, STEP_PTY, -master);
         TRY(c, STEP_PTY, ioctl(master, TIOCSPTLCK, &unlock));
         if (rows && cols) {
                 struct winsize ws = {.ws_row = rows, .ws_col = cols};
@@ -2080,16 +2113,33 @@ static _noreturn_ void run_init(const struct rf_plan *p, int chan, const int std
                 TRY(&c, STEP_IDMAP, setresuid(p->uid, p->uid, p->uid));
         }
 
-        /* the run's own namespaces' sysctls, through the host's /proc
-         * while it is still there: the files a /proc/sys name opens are
-         * those of the opener's namespaces (net, ipc) */
-        for (size_t i = 0; i < p->n_sysctl; i++) {
+        /* the run's own namespaces' sysctls: the files a /proc/sys name
+         * opens are those of the opener's namespaces (net, ipc). Through a
+         * procfs of init's own, detached (never attached anywhere, so
+         * nothing can be mounted over a file of it), each file reached
+         * with no symlink and no mount crossed and checked to be procfs's:
+         * a write meant for /proc/sys never lands on another file (the
+         * runc CVE-2025-52881 class: the host's /proc, which this mount
+         * namespace copied, may have something mounted over a file) */
+        if (p->n_sysctl) {
                 step_begin(&c, STEP_SYSCTL);
-                int fd = open(p->sysctl_path[i], O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-                size_t vl = strlen(p->sysctl_value[i]);
-                if (fd < 0 || write(fd, p->sysctl_value[i], vl) != (ssize_t)vl)
-                        child_fail(&c, STEP_SYSCTL, errno ? errno : EIO);
-                close(fd);
+                int proc = new_fs(&c, STEP_SYSCTL, "proc", NULL,
+                                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+                for (size_t i = 0; i < p->n_sysctl; i++) {
+                        struct statfs sf;
+                        int fd = sys_openat2(proc, p->sysctl_path[i] + strlen("/proc/"),
+                                             O_WRONLY | O_CLOEXEC,
+                                             RESOLVE_STRICT | RESOLVE_BENEATH | RESOLVE_NO_XDEV);
+                        if (fd < 0)
+                                child_fail(&c, STEP_SYSCTL, errno);
+                        if (fstatfs(fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC)
+                                child_fail(&c, STEP_SYSCTL, EXDEV);
+                        size_t vl = strlen(p->sysctl_value[i]);
+                        if (write(fd, p->sysctl_value[i], vl) != (ssize_t)vl)
+                                child_fail(&c, STEP_SYSCTL, errno ? errno : EIO);
+                        close(fd);
+                }
+                close(proc);
         }
         build_root(&c, trees);
 

@@ -86,6 +86,19 @@ int sandbox_diagnose_clone(int *err);
 int sandbox_idmap_probe(const char *path, uid_t host_uid, gid_t host_gid);
 
 /*
+ * sandbox_ptmx_open — the pty master of the devpts instance at /dev/pts of
+ * the calling process's root (a run's own: init's, or an OCI exec's after
+ * it entered the run), opened O_RDWR | O_NOCTTY | O_CLOEXEC without
+ * following any link: /dev/pts must be a devpts mount (fstatfs) and
+ * "ptmx" in it the ptmx node (char 5:2) of that mount (RESOLVE_NO_XDEV).
+ * A /dev/ptmx swapped for a symlink, or anything mounted over /dev/pts or
+ * its ptmx (the runc CVE-2025-52565 class), is never opened: -ELOOP,
+ * -EXDEV, -ENOTTY (not devpts's ptmx). No allocation, async-signal-safe.
+ * Returns the fd or -errno.
+ */
+int sandbox_ptmx_open(void);
+
+/*
  * sandbox_join — become a process of a running run (OCI exec): called in a
  * process that already entered the run's namespaces (setns through its
  * init's pidfd) and its cgroups, with `p` its join plan (joinplan.h). Takes
