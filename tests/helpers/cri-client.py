@@ -44,10 +44,14 @@ SCHEMA = {
     "KeyValue": {"key": (1, "string"), "value": (2, "string")},
     "LinuxContainerSecurityContext": {"namespace_options": (3, "NamespaceOption")},
     "LinuxContainerConfig": {"security_context": (2, "LinuxContainerSecurityContext")},
+    "Mount": {
+        "container_path": (1, "string"), "host_path": (2, "string"), "readonly": (3, "bool"),
+        "selinux_relabel": (4, "bool"), "propagation": (5, "int32")},
     "ContainerConfig": {
         "metadata": (1, "ContainerMetadata"), "image": (2, "ImageSpec"),
         "command": (3, ("repeated", "string")), "args": (4, ("repeated", "string")),
         "working_dir": (5, "string"), "envs": (6, ("repeated", "KeyValue")),
+        "mounts": (7, ("repeated", "Mount")),
         "labels": (9, "map"), "annotations": (10, "map"), "log_path": (11, "string"),
         "linux": (15, "LinuxContainerConfig")},
     "CreateContainerRequest": {

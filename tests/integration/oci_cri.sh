@@ -20,7 +20,11 @@
 # container joins it; a direct connection from the app container is
 # refused by the capture (ECONNREFUSED) where runc's reaches the test
 # host; the host the pod's annotation allows answers through the pod's
-# egress; the containers are ringfence runs (run.start in the audit log
+# egress; every app container has the two mounts a kubelet asks for — the
+# service account token at /var/run/secrets/kubernetes.io/serviceaccount
+# (the image's /var/run a symlink to /run) and /dev/termination-log bound
+# to the kubelet's file — reads the one and writes the other as under
+# runc; the containers are ringfence runs (run.start in the audit log
 # with the pod's sandbox id); stopping and removing the pod and container
 # through the CRI succeed and leave nothing in ringfence-oci's root.
 #
@@ -196,6 +200,19 @@ like "$v" "containerd" "containerd's CRI of the test's own answers the kubelet's
 
 make_image "$TOP/rootfs"
 ln -s busybox "$TOP/rootfs/bin/sleep"
+# a Debian-like image: /var/run is a symlink to /run
+mkdir -p "$TOP/rootfs/run" "$TOP/rootfs/var"
+ln -s /run "$TOP/rootfs/var/run"
+# the kubelet's host side of every container's two mounts: its
+# termination log (a file, 0666) and the service account's projected
+# volume (with its ..data links)
+TOKEN=eyJhbGciOiJSUzI1NiJ9.cri-$$-$RANDOM
+SA=$TOP/kubelet/pods/sa/volumes/kubernetes.io~projected/kube-api-access-q2x9d
+mkdir -p "$SA/..2026_12_04_21_00_00.1"
+printf '%s' "$TOKEN" >"$SA/..2026_12_04_21_00_00.1/token"
+ln -s ..2026_12_04_21_00_00.1 "$SA/..data"
+ln -s ..data/token "$SA/token"
+chmod -R a+rX "$TOP/kubelet"
 tar -C "$TOP/rootfs" -cf "$TOP/layer.tar" . || bail_out "cannot tar the image"
 /usr/bin/python3 "$RF_SRC/tests/helpers/oci-archive.py" "$TOP/layer.tar" "$TOP/image.tar" "$IMG" \
 	'["/bin/sh", "-c", "while :; do sleep 1; done"]' || bail_out "cannot make the OCI archive"
@@ -215,9 +232,17 @@ pod() {
  "linux": {"cgroup_parent": "$CGP",
            "security_context": {"namespace_options": {"network": 0, "pid": 1, "ipc": 0}}}}
 EOF
+	mkdir -p "$TOP/kubelet/pods/$name/containers/app"
+	: >"$TOP/kubelet/pods/$name/containers/app/7c1e0f2a"
+	chmod 0666 "$TOP/kubelet/pods/$name/containers/app/7c1e0f2a"
+	# the two mounts a kubelet asks for every container (PROPAGATION_PRIVATE: 0)
 	cat >"$TOP/$name.ctr.json" <<EOF
 {"metadata": {"name": "app", "attempt": 0}, "image": {"image": "$IMG"},
  "command": ["/bin/sh", "-c", "while :; do sleep 1; done"], "log_path": "app.log",
+ "mounts": [{"container_path": "/var/run/secrets/kubernetes.io/serviceaccount",
+             "host_path": "$SA", "readonly": true, "propagation": 0},
+            {"container_path": "/dev/termination-log",
+             "host_path": "$TOP/kubelet/pods/$name/containers/app/7c1e0f2a", "propagation": 0}],
  "linux": {"security_context": {"namespace_options": {"network": 0, "pid": 1, "ipc": 0}}}}
 EOF
 	mkdir -p "$TOP/logs/$name"
@@ -245,12 +270,23 @@ RCTR=$CTR RPOD=$POD
 RUNC_IDS=("$RCTR" "$RPOD")
 cx "$RCTR" /bin/rf-probe tcp-connect 169.254.169.254 8080
 like "$RF_OUT" "^ok" "control: runc's app container reaches the test host directly through CNI"
+# kubelet_mounts HANDLER-NAME CTR WHAT — the token through /var/run, the
+# termination message into the kubelet's file
+kubelet_mounts() {
+	cx "$2" /bin/cat /var/run/secrets/kubernetes.io/serviceaccount/token
+	is "$RF_RC/$RF_OUT" "0/$TOKEN" "$3: the service account token at /var/run/secrets/... (/var/run -> /run in the image)"
+	cx "$2" /bin/sh -c "echo done-$1 >/dev/termination-log"
+	is "$RF_RC/$(cat "$TOP/kubelet/pods/$1/containers/app/7c1e0f2a")" "0/done-$1" \
+		"$3: the termination message in the kubelet's file (/dev/termination-log)"
+}
+kubelet_mounts control "$RCTR" "control: runc"
 
 pod ringfence agent "{\"ringfence.io/allow-hosts\": \"$net.2:8080\", \"ringfence.io/agent\": \"cri-$$\"}"
 is "$RF_RC" 0 "a pod through the ringfence handler (its RuntimeClass) runs ($RF_ERR)"
 FCTR=$CTR FPOD=$POD
 [ -n "$FPOD" ] && [ -e "$TOP/oci-root/k8s.io/$FPOD" ] &&
 	ok "... its sandbox is a ringfence-oci container" || not_ok "... its sandbox is a ringfence-oci container"
+kubelet_mounts agent "$FCTR" "ringfence"
 cx "$FCTR" /bin/rf-probe tcp-connect 169.254.169.254 8080
 like "$RF_OUT" "ECONNREFUSED" "the app container's direct connection: refused by the pod's capture"
 cx "$FCTR" /bin/rf-probe http-get "$net.2" 8080 "$net.2:8080" /cri-pod
