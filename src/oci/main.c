@@ -2673,6 +2673,7 @@ static int oci_exec(int argc, char **argv)
         size_t n_envs = 0;
         bool detach = false, tty = false;
         struct rf_error err = {0};
+        unsigned preserve = 0;
         int c, r;
 
         optind = 1;
@@ -2711,10 +2712,8 @@ static int oci_exec(int argc, char **argv)
                 case 'I':
                         break;
                 case 'F':
-                        if (strcmp(optarg, "0") != 0) {
-                                oci_error("exec: --preserve-fds: not yet (fds 0-2 only)");
+                        if (preserve_fds_take("exec", optarg, &preserve) < 0)
                                 return 1;
-                        }
                         break;
                 case 'l':
                 case 'a':
@@ -2856,6 +2855,9 @@ static int oci_exec(int argc, char **argv)
                         plan->path_env = envp[i] + 5;
         if (cwd)
                 plan->cwd = (char *)cwd;
+        /* our fds 3..3+N-1 (opened before anything of ours) are the
+         * joined process's, as init's command got the engine's */
+        plan->preserve_fds = preserve;
 
         /* init, by pidfd, checked against its supervisor's word after */
         _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, init, 0);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/integration/oci_fds.sh — fds an engine hands ringfence-oci's
-# create (issue 17 audit): --preserve-fds N (socket activation, Podman's
-# --preserve-fds) and --pidfd-socket PATH (runc 1.2), runc beside it.
+# create, run and exec (issue 17 audit): --preserve-fds N (socket
+# activation, Podman's --preserve-fds) and create --pidfd-socket PATH
+# (runc 1.2), runc beside it.
 #
 # tests/helpers/oci-fds.py is the engine: a subreaper spawning `create`
 # with a pipe's read end at fd 3 and another's write end at fd 4, and a
@@ -12,7 +13,9 @@
 # no fd 3 (control); runc runs the same through the same helper. The
 # pidfd arrives over SCM_RIGHTS, its fdinfo's Pid: is the pid file's
 # (init), pidfd_send_signal(0) succeeds while init lives and fails with
-# ESRCH once it is reaped. Refused (1): --preserve-fds naming an fd that
+# ESRCH once it is reaped. `run --preserve-fds` and `exec --preserve-fds`
+# pass theirs the same way; an exec without it passes no fd of the
+# caller's (control). Refused (1): --preserve-fds naming an fd that
 # is not open, or not a number; a --pidfd-socket nobody listens on fails
 # create (125) and leaves nothing.
 #
@@ -97,6 +100,34 @@ if [ -n "$RUNC" ] && RCG=$(cgroup_own_deepest); then
 else
 	skip "control: runc through the same engine" "runc is not installed, or our cgroups do not nest"
 fi
+
+# --- run --preserve-fds, exec --preserve-fds -----------------------------------
+echo "from-a-file" >"$TOP/in"
+RF_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" run --preserve-fds 2 \
+	-b "$B" "$ID" 2>&1 </dev/null 3<"$TOP/in" 4>"$TOP/out")
+is "$?/$(cat "$TOP/out")" "3/got: from-a-file
+ok 0 1 2 3 4" "run --preserve-fds 2: the container reads fd 3, writes fd 4, holds exactly 0-4"
+
+cp "$B/config.json" "$TOP/config.keep"
+python3 - "$B/config.json" <<'PY' || bail_out "cannot edit config.json"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["args"] = ["/bin/sh", "-c", "while :; do /bin/rf-probe fds >/dev/null; sleep 1; done"]
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+PY
+ln -sf busybox "$B/rootfs/bin/sleep"
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create -b "$B" "$ID" </dev/null >/dev/null 2>&1 &&
+	RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" start "$ID" </dev/null
+is "$?" 0 "a running container to exec into"
+RF_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" exec --preserve-fds 1 "$ID" \
+	/bin/sh -c 'read l <&3; echo "exec got: $l"; /bin/rf-probe fds' 2>&1 </dev/null 3<"$TOP/in")
+is "$?/$RF_OUT" "0/exec got: from-a-file
+ok 0 1 2 3" "exec --preserve-fds 1: the joined process reads fd 3 and holds exactly 0-3"
+RF_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" exec "$ID" \
+	/bin/rf-probe fds 2>&1 </dev/null 3<"$TOP/in")
+is "$?/$RF_OUT" "0/ok 0 1 2" "control: exec without --preserve-fds: an fd 3 of the caller never reaches the container"
+RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" delete --force "$ID" </dev/null >/dev/null 2>&1
+cp "$TOP/config.keep" "$B/config.json"
 
 # --- refusals --------------------------------------------------------------------
 oci() { # ringfence-oci ARGS...; RF_RC, RF_ERR
