@@ -2156,11 +2156,6 @@ static void send_request_head(struct conn *c)
                 c->bmode = BM_CHUNK;
         else if (rq->content_length > 0 && bown && same_len)
                 c->bmode = BM_INPLACE;
-#ifdef RF_TEST_BUILD
-        if (c->bmode == BM_INPLACE && test_body_mode &&
-            (test_body_mode == BM_CHUNK ? !rq->http10 : rq->content_length <= BODY_BUFFER_MAX))
-                c->bmode = test_body_mode;
-#endif
         else if (rq->content_length > 0 && bown) {
                 if (rq->content_length <= BODY_BUFFER_MAX &&
                     E.body_buffered + (size_t)rq->content_length <= BODY_BUFFER_TOTAL)
@@ -2177,6 +2172,11 @@ static void send_request_head(struct conn *c)
                                         bown &= ~(1ULL << k);
                 }
         }
+#ifdef RF_TEST_BUILD
+        if (c->bmode == BM_INPLACE && same_len && test_body_mode &&
+            (test_body_mode == BM_CHUNK ? !rq->http10 : rq->content_length <= BODY_BUFFER_MAX))
+                c->bmode = test_body_mode;
+#endif
         bool rewrite = c->bmode == BM_CHUNK || c->bmode == BM_BUFFER;
         const struct http_header *expect = http_header_find(rq, c->in, "expect");
         bool cont = c->bmode == BM_BUFFER && expect && expect->value.len == 12 &&
