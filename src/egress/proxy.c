@@ -28,6 +28,14 @@
  * with its reason and what would allow it (`fix`), and answered: 400, 403,
  * 502, 504 with an explanation (deny()), or the SOCKS reply code. HTTP/1.0
  * clients are served (http.h); their requests go up as HTTP/1.0.
+ *
+ * A request body goes up as it came, in place, re-chunked or buffered
+ * (struct conn: bmode; body_rewrite): in a run with injections a chunked
+ * body is always read de-chunked, so the placeholder check and the
+ * replacement see the body as one stream, and sent re-chunked; a body
+ * whose placeholders change its length gets a new Content-Length (at most
+ * BODY_BUFFER_MAX buffered) or chunked framing. Every size on the way is
+ * bounded (docs/SECRETS.md "Request bodies").
  */
 #include <errno.h>
 #include <fcntl.h>
