@@ -1269,6 +1269,8 @@ static int tree_file(struct tree_walk *w, const char *abs, const char *rel)
         if (fd < 0 || fstat(fd, &st) < 0)
                 return rf_error_set(w->err, -errno, "%s: %m (a profile carries it into the run)",
                                     abs);
+        if (!S_ISREG(st.st_mode)) /* swapped since it was listed */
+                return rf_error_set(w->err, -EINVAL, "%s: no longer a regular file", abs);
         if ((r = tree_trusted(w, abs, &st)) < 0)
                 return r;
         if (st.st_size > PROFILE_TREE_FILE_MAX)
