@@ -25,8 +25,10 @@
 # carried directories cover the kept ones (read-only still) and nothing of
 # them is written into the kept state. The real agents (scripts/agents.sh;
 # skipped where they cannot be installed) list the caller's MCP servers
-# from the run's configuration (`claude|codex|gemini mcp list`), a server
-# whose command the run lacks reported by the agent. Under sudo (SUDO_UID
+# from the run's configuration (`claude|codex|gemini mcp list`; Gemini
+# CLI's extension's own too, and `gemini extensions list` shows the carried
+# extension enabled), a server whose command the run lacks reported by the
+# agent. Under sudo (SUDO_UID
 # of a second user) the directories are read as that user, from its home
 # in passwd: its 0600 files in its 0700 home are carried, root's $HOME's
 # are not, and a file it may not read itself refuses the run.
@@ -68,7 +70,7 @@ mkdir -p "$fh/.claude/skills/pdf/.git/objects"
 echo 'ref: refs/heads/main' >"$fh/.claude/skills/pdf/.git/HEAD"
 echo 'Always answer in English.' >"$fh/.claude/CLAUDE.md"
 echo "{\"claudeAiOauth\": {\"accessToken\": \"sk-ant-oat-$$\"}}" >"$fh/.claude/.credentials.json"
-printf '{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "/h/guard-%s.sh"}]}]}, "apiKeyHelper": "/h/key.sh", "awsAuthRefresh": "/h/aws-%s", "model": "opus"}\n' "$$" "$$" >"$fh/.claude/settings.json"
+printf '{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "/h/guard-%s.sh"}]}]}, "apiKeyHelper": "/h/key.sh", "awsAuthRefresh": "/h/aws-%s", "model": "opus", "mcpServers": {"in-settings": {"command": "s-mcp", "env": {"S_SECRET": "s-%s"}}}}\n' "$$" "$$" "$$" >"$fh/.claude/settings.json"
 printf '{"numStartups": 7, "oauthAccount": {"emailAddress": "me@example.test"}, "projects": {"%s": {"mcpServers": {"local-db": {"command": "db-mcp", "env": {"DB_PASSWORD": "pw-%s"}}}}}, "mcpServers": {"github": {"type": "http", "url": "https://mcp.example.test/", "headers": {"Authorization": "Bearer ghp-%s"}}, "files": {"command": "npx", "args": ["-y", "files-mcp"], "env": {"LOG": "debug"}}}}\n' "$WSR" "$$" "$$" >"$fh/.claude.json"
 chmod -R go-w "$fh"
 chmod 0600 "$fh/.claude.json" "$fh/.claude/.credentials.json"
@@ -90,6 +92,8 @@ unlike "$RF_OUT" "ghp-$$|pw-$$|sk-ant-oat-$$" "... without their tokens, and no 
 unlike "$RF_OUT" 'me@example.test|numStartups' "... nothing else of the caller's ~/.claude.json"
 unlike "$RF_OUT" "guard-$$|hooks|apiKeyHelper|aws-$$" "... its settings without hooks or credential helpers"
 like "$RF_OUT" '"model":"opus"' "... the rest of its settings kept"
+like "$RF_OUT" '"mcpServers":\{"in-settings":\{"command":"s-mcp","env":\{\}\}\}' "... MCP servers in its settings.json too, without their secrets"
+unlike "$RF_OUT" "s-$$" "... (the secret's value nowhere)"
 like "$RF_OUT" 'CLAUDE.md' "... its memory file (CLAUDE.md) copied"
 unlike "$RF_OUT" '\.credentials\.json' "... its .credentials.json not"
 rf_run --profile claude-code -- claude sh -c "$PROBE_RO" - ".claude/commands/review.md" ".claude/agents/reviewer.md" ".claude/skills/pdf/SKILL.md"
@@ -203,7 +207,7 @@ RF_ENV=()
 # Each pinned agent (scripts/agents.sh), by its profile, lists the caller's
 # MCP servers from the run's configuration; a server whose command the run
 # lacks is the agent's to report (not a refusal of ringfence's).
-N_REAL=6
+N_REAL=9
 if agents=$("$RF_SRC/scripts/agents.sh" 2>/dev/null) && command -v node >/dev/null; then
 	ab=$WS.agentbin
 	register_dir "$ab"
@@ -220,6 +224,9 @@ if agents=$("$RF_SRC/scripts/agents.sh" 2>/dev/null) && command -v node >/dev/nu
 	mkdir -p "$ah/.codex" "$ah/.gemini"
 	printf '[mcp_servers.docs]\ncommand = "docs-mcp-absent"\nargs = ["-y"]\n[mcp_servers.docs.env]\nDOCS_TOKEN = "tok-%s"\n' "$$" >"$ah/.codex/config.toml"
 	printf '{"mcpServers": {"jira": {"command": "jira-mcp-absent", "env": {"JIRA_TOKEN": "j-%s"}}}}\n' "$$" >"$ah/.gemini/settings.json"
+	mkdir -p "$ah/.gemini/extensions/tools"
+	printf '{"name": "tools", "version": "1.0.0", "contextFileName": "CTX.md", "mcpServers": {"ext-srv": {"command": "ext-mcp-absent"}}}\n' >"$ah/.gemini/extensions/tools/gemini-extension.json"
+	echo 'extension context' >"$ah/.gemini/extensions/tools/CTX.md"
 	printf '{"mcpServers": {"fs": {"command": "fs-mcp-absent", "args": []}}}\n' >"$ah/.claude.json"
 	chmod -R go-w "$ah"
 	RF_ENV=("PATH=$ab:$gbin:$PATH" "HOME=$ah")
@@ -229,6 +236,10 @@ if agents=$("$RF_SRC/scripts/agents.sh" 2>/dev/null) && command -v node >/dev/nu
 	RF_RUN_TIMEOUT=120 rf_run --profile gemini-cli -- gemini mcp list
 	like "$RF_OUT$RF_ERR" 'jira: jira-mcp-absent' "gemini mcp list in the run: the caller's MCP server (it answers on stderr)"
 	like "$RF_OUT$RF_ERR" 'Disconnected' "... its command absent in the run: the agent says so"
+	like "$RF_OUT$RF_ERR" 'ext-srv \(from tools\): ext-mcp-absent' "... and the MCP server of the caller's extension (carried read-only)"
+	RF_RUN_TIMEOUT=120 rf_run --profile gemini-cli -- gemini extensions list
+	like "$RF_OUT$RF_ERR" $'Enabled \\(User\\): true' "gemini extensions list in the run: the caller's extension, enabled (its enablement read from the read-only directory)"
+	like "$RF_OUT$RF_ERR" 'extensions/tools/CTX.md' "... its context file"
 	RF_RUN_TIMEOUT=120 rf_run --profile claude-code -- claude mcp list
 	like "$RF_OUT" 'fs: fs-mcp-absent' "claude mcp list in the run: the caller's MCP server (from ~/.claude.json)"
 	like "$RF_OUT" 'Failed to connect' "... its command absent in the run: the agent says so"
