@@ -552,7 +552,8 @@ static void toml_key(const char *line, size_t len, char *out, size_t size, int *
  * key (dotted or quoted, at any table) with a credential-looking name, an
  * inline table naming one (http_headers = { Authorization = ... }), or a
  * comment that does. env_key and env_http_headers name variables, not
- * values. (A multi-line string's inner lines are not told apart.) */
+ * values. profile_codex_config applies it to each line of a value over
+ * several lines too. */
 static bool toml_credential_line(const char *line, size_t len)
 {
         size_t i = 0;
@@ -735,8 +736,20 @@ int profile_codex_config(const char *in, size_t n, const char *workspace, char *
                 if (toml_credential_line(in + s, e - s))
                         LIT(&b, "# (a credential: ringfence keeps it out of the run)\n");
                 else if (header || !key[0] || !codex_forced_key(table, key)) {
-                        json_buf_append(&b, in + s, e - s);
-                        LIT(&b, "\n");
+                        /* a value over several lines: an inner line that
+                         * looks like a credential's goes, as a line would
+                         * (a multi-line string's, an array's) */
+                        for (size_t ls = s; ls < e || ls == s;) {
+                                const char *lnl = memchr(in + ls, '\n', e - ls);
+                                size_t le = lnl ? (size_t)(lnl - in) : e;
+                                if (ls > s && toml_credential_line(in + ls, le - ls))
+                                        LIT(&b, "# (a credential: ringfence keeps it out of the "
+                                                "run)");
+                                else
+                                        json_buf_append(&b, in + ls, le - ls);
+                                LIT(&b, "\n");
+                                ls = le + 1;
+                        }
                 }
                 for (size_t t = 0; header > 0 && t < ARRAY_SIZE(tables); t++)
                         if (!strcmp(table, tables[t]) && !done[t]) {

@@ -201,6 +201,14 @@ static void test_codex_hooks(void)
         ok(o && strstr(o, "x = \"\"\"\nnotify = 1\n\"\"\"\n") && lines(o, "y = 1") == 1,
            "codex: a multi-line string holding 'notify =' kept whole (not a key)");
         free(o);
+        o = codex("developer_instructions = \"\"\"\nBe brief.\napi_token = \"sk-in\"\n\"\"\"\n"
+                  "servers = [\n  { name = \"a\", token = \"sk-arr\" },\n]\nz = 1\n",
+                  NULL);
+        ok(o && !strstr(o, "sk-in") && strstr(o, "developer_instructions = \"\"\"\nBe brief.\n# ("),
+           "codex: a credential-looking line inside a multi-line string left out, the rest kept");
+        ok(o && !strstr(o, "sk-arr") && !strstr(o, "servers") && lines(o, "z = 1") == 1,
+           "... an array of inline tables naming a token over several lines: left out whole");
+        free(o);
 }
 
 static char *claude(const char *in, const char *ws, const char *tail, int *r)
