@@ -446,7 +446,7 @@ static int mounts_resolve(const char *what, struct bundle *b)
                                   what, b->mounts[i].dst, strerror(-r));
                         return RF_EXIT_REFUSED;
                 }
-                if (oci_mount_dest_check(dst, &err) < 0) {
+                if (oci_mount_dest_check(dst, b->mounts[i].src != NULL, &err) < 0) {
                         oci_error("%s: mounts: %.200s is %s inside the root: %s", what,
                                   b->mounts[i].dst, dst, err.msg);
                         return RF_EXIT_REFUSED;

@@ -129,17 +129,21 @@ static bool at_or_beneath(const char *a, const char *b)
         return strncmp(a, b, lb) == 0 && (a[lb] == '\0' || a[lb] == '/');
 }
 
-int oci_mount_dest_check(const char *dst, struct rf_error *err)
+int oci_mount_dest_check(const char *dst, bool bind, struct rf_error *err)
 {
-        bool own = !strcmp(dst, "/") || !strcmp(dst, "/dev") || at_or_beneath(dst, "/proc") ||
-                   at_or_beneath(dst, "/sys") || at_or_beneath(dst, OCI_RUN_OWN);
+        /* a bind at "/run" would hold /run/ringfence, which init makes
+         * (identity, broker, secrets), on the engine's host directory; a
+         * tmpfs there (containerd's default spec has one) is init's own */
+        bool own = !strcmp(dst, "/") || !strcmp(dst, "/dev") || (bind && !strcmp(dst, "/run")) ||
+                   at_or_beneath(dst, "/proc") || at_or_beneath(dst, "/sys") ||
+                   at_or_beneath(dst, OCI_RUN_OWN);
         for (size_t k = 0; k < ARRAY_SIZE(dev_own) && !own; k++)
                 own = at_or_beneath(dst, dev_own[k]);
         if (own)
                 return refuse(err, "mounts",
                               "%.200s: not over the root, /proc, /sys, /dev itself, "
                               "ringfence's own nodes in /dev (null, tty, pts, ptmx, console, "
-                              "...) or its /run/ringfence",
+                              "...), a bind at /run or ringfence's /run/ringfence",
                               dst);
         return 0;
 }
@@ -170,7 +174,7 @@ int oci_mounts(const struct oci_spec *s, struct plan_mount *out, size_t *n, stru
                                       "and /dev/shm, never sysfs, cgroup or mqueue; other "
                                       "mounts than bind and tmpfs: not yet",
                                       m->destination, m->type ? m->type : "none");
-                int rc = oci_mount_dest_check(m->destination, err);
+                int rc = oci_mount_dest_check(m->destination, bind, err);
                 if (rc < 0) {
                         if (err)
                                 snprintf(err->keypath, sizeof err->keypath, "%s", kp);

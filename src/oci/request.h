@@ -129,12 +129,14 @@ int oci_mounts(const struct oci_spec *s, struct plan_mount *out, size_t *n, stru
  * clean)? Not on the root, /proc, /sys, /dev itself, ringfence's own
  * entries of /dev (null, zero, full, random, urandom, tty, pts, shm, ptmx,
  * fd, stdin/out/err, console) or beneath them, nor on OCI_RUN_OWN, where
- * the run's identity, broker and secrets are (-EOPNOTSUPP, err set with
+ * the run's identity, broker and secrets are, nor — a `bind` — on /run
+ * itself, which would put OCI_RUN_OWN on the engine's host directory (a
+ * tmpfs there is init's own) (-EOPNOTSUPP, err set with
  * the key path "mounts"). Anything else beneath /dev is the container's (a
  * kubelet's /dev/termination-log), and so is /run/secrets: a container's
  * own secrets from ringfence are at /run/ringfence/secrets. Pure.
  */
-int oci_mount_dest_check(const char *dst, struct rf_error *err);
+int oci_mount_dest_check(const char *dst, bool bind, struct rf_error *err);
 
 /*
  * oci_sysctls — linux.sysctl as plan sysctls into out[] (room for

@@ -12,7 +12,8 @@
 # to the host's file, the token volume is read-only (EROFS), exactly as
 # under runc; the mount lands at /run/secrets/... (the symlink followed
 # inside the root), never covered by ringfence's own secrets, which an
-# image's container gets at /run/ringfence/secrets (docs/OCI.md).
+# image's container gets at /run/ringfence/secrets (docs/OCI.md), on the
+# container's root itself (a bind over /run, even through /var/run: 125).
 #
 # The CVE-2019-19921 / CVE-2021-30465 class, each asserted to fail for its
 # reason: an image symlink pointing out of the root (absolute, and through
@@ -167,6 +168,28 @@ c['mounts'][-1]['destination']='/run/ringfence/secrets'"
 oci run -b "$B" "$ID"
 is "$RF_RC" 125 "a mount over ringfence's own secrets (/run/ringfence/secrets): refused (125)"
 like "$RF_ERR" "/run/ringfence" "... naming ringfence's /run/ringfence"
+# containerd's default spec has a tmpfs at /run: the container's own,
+# ringfence's /run/ringfence made on it, the kubelet's mount beneath it
+kubelet 'cat /run/ringfence/secrets/api_key; echo; cat /var/run/secrets/kubernetes.io/serviceaccount/token'
+config "c['annotations']={'ringfence.io/policy':'$NAME'}
+c['mounts'].insert(0, {'destination':'/run','type':'tmpfs','source':'tmpfs','options':['nosuid','strictatime','mode=755','size=65536k']})"
+oci run -b "$B" "$ID"
+is "$RF_RC/$RF_OUT" "0/$VF
+$TOKEN" "a tmpfs at /run (containerd's default): the file secret and the token both there"
+
+# a mount over /run itself, which holds ringfence's /run/ringfence (the
+# run's identity, broker, secrets: made on the container's root)
+mkdir -p "$TOP/host-run"
+chmod 0777 "$TOP/host-run" # writable by anyone: only the refusal keeps it empty
+kubelet 'true'
+config "c['annotations']={'ringfence.io/policy':'$NAME'}
+c['mounts'].pop()
+c['mounts'].append({'destination':'/var/run','type':'bind','source':'$TOP/host-run','options':['rbind','rw']})"
+oci run -b "$B" "$ID"
+is "$RF_RC" 125 "a bind over /run (as /var/run, the image's symlink to it): refused (125)"
+like "$RF_ERR" "/var/run is /run inside the root: .*a bind at /run" "... naming the bind at /run, which would hold ringfence's own"
+[ -z "$(ls -A "$TOP/host-run")" ] && ok "... nothing made in the host's directory" ||
+	not_ok "... nothing made in the host's directory ($(ls -A "$TOP/host-run"))"
 
 # --- symlinks out of the root, onto ringfence's own, loops -------------------
 mkdir -p "$TOP/host-target"

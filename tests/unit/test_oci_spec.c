@@ -480,18 +480,22 @@ static void test_dest_check(void)
                                           "/dev/pts", "/dev/pts/ptmx",  "/dev/ptmx",
                                           "/dev/tty", "/dev/console",   "/dev/fd/3",
                                           "/dev/shm", "/proc",          "/proc/self/attr",
-                                          "/sys/x",   "/run/ringfence", "/run/ringfence/secrets/a"};
+                                          "/sys/x",   "/run/ringfence", "/run/ringfence/secrets/a",
+                                          "/run"};
         static const char *const good[] = {"/dev/termination-log", "/dev/k8s/sa", "/devices",
                                            "/dev/ttyS9x",          "/procx",      "/run/secrets",
                                            "/run/ringfencex",      "/data"};
         struct rf_error err;
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 memset(&err, 0, sizeof err);
-                is_int(oci_mount_dest_check(bad[i], &err), -EOPNOTSUPP, "destination %s: refused",
-                       bad[i]);
+                is_int(oci_mount_dest_check(bad[i], true, &err), -EOPNOTSUPP,
+                       "destination %s: refused", bad[i]);
         }
         for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-                is_int(oci_mount_dest_check(good[i], &err), 0, "destination %s: taken", good[i]);
+                is_int(oci_mount_dest_check(good[i], true, &err), 0, "destination %s: taken",
+                       good[i]);
+        is_int(oci_mount_dest_check("/run", false, &err), 0,
+               "a tmpfs at /run (containerd's default spec): taken");
 }
 
 /* a root of links only: {path, target}; every other path is a directory,
