@@ -114,8 +114,15 @@ ended() {
 		records | grep "\"run\":\"$1\"" | grep -qE '"event":"run\.(exit|refused)"' && break
 		sleep 0.05
 	done
-	LOG=$(cat "$RF_STATE/logs/$1.log" 2>/dev/null)
 	END=$(records | grep "\"run\":\"$1\"" | grep -E '"event":"run\.(exit|refused)"' | tail -n 1)
+	# a refusal's record is written before its supervisor's one line
+	# reaches the log: that line waited for (bounded)
+	for i in $(seq 1 100); do
+		[[ $END != *'"event":"run.refused"'* ]] && break
+		grep -q '^ringfence: ' "$RF_STATE/logs/$1.log" 2>/dev/null && break
+		sleep 0.05
+	done
+	LOG=$(cat "$RF_STATE/logs/$1.log" 2>/dev/null)
 }
 # start_as_user BODY-REST: a start as the user, in its workspace; RUN, LOG, END
 start_as_user() {
