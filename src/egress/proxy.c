@@ -220,10 +220,11 @@ struct body_rw {
         int64_t in_left; /* Content-Length bytes still to come from the client (-1: chunked) */
         bool ended;      /* the client's body is all read */
         bool out_done;   /* ... and all of it is in c2u, the last chunk included */
-        bool stalled;    /* stopped for room in c2u: the upstream's POLLOUT steps it again */
+        bool stalled;    /* has what room in c2u would move: the upstream's POLLOUT steps it */
         char *buf;       /* BM_BUFFER: the body as read (owned) */
         size_t buf_len, buf_cap, flushed;
         size_t dec_len;
+        size_t held; /* BM_CHUNK: the first `held` bytes of dec wait for the client's next */
         char dec[RELAY_BUF]; /* BM_CHUNK: body bytes read, not yet replaced (a held beginning);
                               * last: not zeroed */
 };
@@ -2469,7 +2470,6 @@ static void body_rewrite(struct conn *c)
         struct body_rw *b = c->brw;
         struct relay *o = &c->c2u;
         static char tmp[RELAY_BUF]; /* a replaced piece, values in it: wiped */
-        bool any = false;
         for (;;) {
                 bool progress = false;
                 bool chunk = c->bmode == BM_CHUNK;
@@ -2511,9 +2511,10 @@ static void body_rewrite(struct conn *c)
                 }
                 size_t room = RELAY_BUF - o->off - o->len, ol = 0, used = 0;
                 if (chunk && b->dec_len && room > BODY_CHUNK_FRAME) {
+                        size_t cap = room - BODY_CHUNK_FRAME;
                         used = inject_body_rewrite(E.cfg->inject, E.cfg->n_inject, c->body_own,
-                                                   b->dec, b->dec_len, !b->ended, tmp,
-                                                   room - BODY_CHUNK_FRAME, &ol, &c->body_injected);
+                                                   b->dec, b->dec_len, !b->ended, tmp, cap, &ol,
+                                                   &c->body_injected);
                         if (ol) {
                                 char *w = o->d + o->off + o->len;
                                 int hl = snprintf(w, BODY_CHUNK_FRAME, "%zx\r\n", ol);
@@ -2524,6 +2525,10 @@ static void body_rewrite(struct conn *c)
                         }
                         memmove(b->dec, b->dec + used, b->dec_len - used);
                         b->dec_len -= used;
+                        /* what stays is a held beginning, unless the room
+                         * stopped it (a value or a byte more always fits
+                         * in what is left otherwise) */
+                        b->held = ol + INJECT_VALUE_MAX < cap ? b->dec_len : 0;
                         room = RELAY_BUF - o->off - o->len;
                 }
                 if (chunk && b->ended && b->dec_len == 0 && room >= 5) {
@@ -2557,7 +2562,6 @@ static void body_rewrite(struct conn *c)
                         b->out_done = b->flushed == b->buf_len;
                 }
                 progress |= used > 0;
-                any |= progress;
                 if (b->out_done) {
                         c->req_left = 0; /* the body is in c2u whole */
                         body_rw_free(c);
@@ -2566,8 +2570,11 @@ static void body_rewrite(struct conn *c)
                 if (!progress)
                         break;
         }
-        /* more to put out but no room: the upstream's POLLOUT steps it */
-        b->stalled = any && (b->dec_len || b->ended);
+        /* work that only room in c2u lets go on: once the write made room,
+         * no event of the client's would come for it, so the upstream's
+         * POLLOUT steps it (with c2u empty it then always moves: nothing
+         * spins on it) */
+        b->stalled = (b->ended && !b->out_done) || (c->bmode == BM_CHUNK && b->dec_len > b->held);
 }
 
 /* Move request-body bytes from c->in to the upstream buffer, per framing. */
