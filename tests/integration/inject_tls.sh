@@ -605,6 +605,15 @@ unlike "$(tlslog | sed -n '/POST \/chunk-leak /,/^--$/p')" 'body-value yes' "...
 like "$RF_OUT" 'control=200' "... the control (a chunked body without it) is served"
 like "$(tlslog | sed -n '/POST \/chunk-ok /,/^--$/p')" "body-sha256 $(sha 'k=v')" "... re-chunked, the host read k=v"
 
+# a large chunked body (3 MB, more than the proxy holds at once: the
+# client's bytes, the de-chunked ones and the re-chunked ones in turn)
+rm -f "$P/tls.log"
+er -p "$P/body.json" "${NET[@]}" -- sh -c '{ head -c 3000000 /dev/zero | tr "\0" c; printf "&token=%s" "$BKEY"; } |
+	curl -sS -m 30 -o /dev/null -w "%{http_code}\n" -H "Expect:" -T - -X POST https://svc.test/bigchunk'
+is "$RF_OUT" 200 "a 3 MB chunked body with the placeholder at its end: served"
+like "$(tlslog | sed -n '/POST \/bigchunk /,/^--$/p')" "body-sha256 $(sha "$(head -c 3000000 /dev/zero | tr '\0' c)&token=$VAL")" \
+	"... re-chunked whole, the value at its end"
+
 # the same on the captured path (no proxy variables): one decision, one rewriter
 if [ "$CAPTURE" = 1 ]; then
 	rm -f "$P/tls.log"
