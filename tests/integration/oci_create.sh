@@ -379,7 +379,12 @@ RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "
 ocx start "$ID-u"
 is "$RF_RC" 0 "a container with memory and pids limits: started"
 upid=$(cat "$TOP/upid" 2>/dev/null)
-ocx ps --format json "$ID-u"
+# the command's shell forks its first `sleep` after start returns: waited for (bounded)
+for _ in $(seq 1 100); do
+	ocx ps --format json "$ID-u"
+	[ "$(printf '%s' "$RF_OUT" | tr ',' '\n' | grep -c .)" -ge 3 ] && break
+	sleep 0.05
+done
 is "$RF_RC" 0 "ps --format json: exit 0"
 like "$RF_OUT" "^\[([0-9]+,)+[0-9]+\]$" "... a JSON array of pids"
 like "$RF_OUT" "[[,]$upid[],]" "... its init's among them"

@@ -167,6 +167,11 @@ $all"
 	fi
 	$run start "$ID"
 	is "$RF_RC" 0 "$rt: start"
+	# the command writes "ran" on its own after start returns: waited for (bounded)
+	for _ in $(seq 1 100); do
+		[ "$(wc -w <"$O/order" 2>/dev/null)" -ge 6 ] && break
+		sleep 0.05
+	done
 	like "$(tr '\n' ' ' <"$O/order" 2>/dev/null)" \
 		"^prestart createRuntime createContainer (startContainer poststart ran|startContainer ran poststart|poststart startContainer ran) \$" \
 		"$rt: start ran startContainer before the command, and poststart (once)"
