@@ -14,7 +14,7 @@
 #
 # In a temporary directory (a state dir, a workspace, the browser's
 # directory) it starts four detached runs with distinct agents: "reviewer"
-# (a sleep loop), "docs-writer" (one, paused), "builder" (--allow-host registry.npmjs.org; it asks its
+# (a sleep loop), "docs-writer" (one, paused), "builder" (--allow-host api.example.test; it asks its
 # egress proxy for http://denied.example/, which ringfence itself refuses
 # with a 403 — no host is reached, only loopback is used — then sleeps) and
 # "tester" (prints a few lines and exits 0: the runs page lists live runs
@@ -86,7 +86,7 @@ start_run tester --task unit-tests -- /bin/sh -c \
 tester=$RUN_ID
 start_run reviewer --task review-pr-17 -- /bin/sh -c \
 	'echo "reviewing: waiting for changes"; while :; do sleep 5; done'
-start_run builder --task fix-issue-42 --allow-host registry.npmjs.org -- /bin/sh -c \
+start_run builder --task fix-issue-42 --allow-host api.example.test -- /bin/sh -c \
 	'echo "fetching http://denied.example/ through the egress proxy";
 	 curl -sS -o /dev/null -w "HTTP %{http_code}\n" -x http://127.0.0.1:3128 http://denied.example/;
 	 echo "building..."; while :; do sleep 5; done'

@@ -851,7 +851,7 @@ void profile_json_uncomment(char *buf, size_t len)
  * and disableUpdateNag are their older names, left out). The hosts behind
  * them are not allowed in a run: left on, each is only refused.
  *   general.enableAutoUpdate, general.enableAutoUpdateNotification
- *                                 the update check (registry.npmjs.org)
+ *                                 the update check (the npm registry)
  *   privacy.usageStatisticsEnabled usage statistics (play.googleapis.com)
  */
 static const struct {

@@ -40,7 +40,7 @@ int main(void)
         creds("[global]\nextra-index-url =\n    https://a:pw1@one.test/simple\n"
               "    https://b:p%40ss@two.test/simple\n",
               "one.test=pw1 two.test=p%40ss");
-        creds("index-url = https://pypi.org/simple\n", "");
+        creds("index-url = https://pkg.example.test/simple\n", "");
         creds("index-url = https://TOKEN:@pypi.fury.test/acct/\n", "pypi.fury.test=TOKEN");
         creds("index-url = https://:@host.test/simple\n", "");
         creds("index-url = https://u:pa'ss@h.test/simple\n", "h.test=pa'ss");
