@@ -551,8 +551,29 @@ if [ -n "$RF_TEST_BIN" ]; then
 		fi
 		is "$(last_rec '"secret.inject"' '"path":"/m2"' | grep -c '"in":"body"')" 1 "... secret.inject recorded (in: body)"
 	done
+	# another injection's placeholder in a buffered body (its binding has
+	# no "body"): refused before anything of the request left, the head
+	# included
+	cat >"$P/body2.json" <<JSON
+{"version": 1, "network": {"upstream_ca": "$P/testca.pem"},
+ "secrets": [{"name": "BKEY", "deliver": "inject", "from": "store:api",
+              "hosts": ["svc.test"], "body": true},
+             {"name": "OKEY", "deliver": "inject", "from": "store:api",
+              "hosts": ["svc.test"]}]}
+JSON
+	rm -f "$P/tls.log"
+	n0=$(ncount '"secret.exfil"' 'OKEY')
+	RF_BIN=$RF_TEST_BIN RINGFENCE_TEST_BODY_MODE=buffer er -p "$P/body2.json" "${NET[@]}" -- sh -c '
+		curl -sS -m 10 -w "\ncode=%{http_code}\n" --data-binary "a=$BKEY&b=$OKEY" https://svc.test/buf-exfil
+		curl -sS -m 10 -o /dev/null -w "control=%{http_code}\n" --data-binary "a=$BKEY" https://svc.test/buf-ok'
+	like "$RF_OUT" 'code=403' "buffered: another injection's placeholder (no \"body\") in the body: 403"
+	like "$RF_OUT" 'placeholder of the injected secret OKEY stands in the request body' "... naming it"
+	is "$(($(ncount '"secret.exfil"' 'OKEY') - n0))" 1 "... secret.exfil recorded"
+	unlike "$(tlslog)" 'POST /buf-exfil' "... nothing of the request reached the host, not even its head"
+	like "$RF_OUT" 'control=200' "... the control (the body binding's own placeholder alone) is served"
+	like "$(tlslog | sed -n '/POST \/buf-ok /,/^--$/p')" "body-sha256 $(sha "a=$VAL")" "... with the value"
 else
-	for _ in $(seq 1 16); do skip "body buffer and chunk modes" "needs a test build"; done
+	for _ in $(seq 1 22); do skip "body buffer and chunk modes" "needs a test build"; done
 fi
 # a placeholder of another length than the value (60 for 51): a body up to
 # 1 MiB buffered and sent with its new Content-Length, a larger one
