@@ -2345,6 +2345,33 @@ static int owner_userns(uid_t ou, gid_t og, uid_t hu, gid_t hg)
         return r < 0 ? r : fd;
 }
 
+/* The type of the filesystem at `path` as /proc/self/mountinfo names it
+ * (the topmost mount of its device: "ramfs", "fuse.sshfs"), else its
+ * statfs magic number, into buf: for an error line only (the supervisor). */
+static void fs_type_name(const char *path, char *buf, size_t len)
+{
+        struct stat st;
+        struct statfs sf;
+        snprintf(buf, len, "type 0x%lx", statfs(path, &sf) == 0 ? (unsigned long)sf.f_type : 0UL);
+        if (stat(path, &st) < 0)
+                return;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        if (!f)
+                return;
+        while (getline(&line, &cap, f) > 0) {
+                unsigned maj, min;
+                const char *sep = strstr(line, " - ");
+                if (!sep || sscanf(line, "%*s %*s %u:%u", &maj, &min) != 2)
+                        continue;
+                size_t n = strcspn(sep + 3, " \n");
+                if (maj == major(st.st_dev) && min == minor(st.st_dev) && n > 0 && n < len)
+                        snprintf(buf, len, "%.*s", (int)n, sep + 3); /* the last: topmost */
+        }
+        fclose(f);
+}
+
 static int send_trees(const struct rf_plan *plan, pid_t pid, int chan, struct rf_error *err)
 {
         char path[64];
@@ -2368,6 +2395,17 @@ static int send_trees(const struct rf_plan *plan, pid_t pid, int chan, struct rf
                         r = own < 0 ? own : tree_from_host(op, own);
                 } else
                         r = tree_from_host(op, (op->flags & OPF_IDMAP) ? userns : -1);
+                if (r == -EINVAL && (op->flags & OPF_VOLUME)) {
+                        /* an engine's volume: never bound un-idmapped */
+                        char type[64];
+                        fs_type_name(op->src, type, sizeof type);
+                        return rf_error_set(err, r,
+                                            "mount %s: its source %s (%s), or a mount beneath "
+                                            "it, cannot be idmapped: a container with a host "
+                                            "uid of its own gets its binds idmapped "
+                                            "(docs/OCI.md)",
+                                            op->dst, op->src, type);
+                }
                 if (r < 0) {
                         bool idmap = plan->test_fail_step == STEP_IDMAP ||
                                      (r == -EINVAL && (op->flags & (OPF_IDMAP | OPF_IDMAP_OWNER)));

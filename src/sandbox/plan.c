@@ -1183,10 +1183,19 @@ static int kept_mount(struct rf_plan *p, const struct plan_input *in, const stru
         return m->path ? 0 : -ENOMEM;
 }
 
-/* An OCI bundle's mount (plan_mount): a tmpfs, or a host path bound as it
- * is — the engine named it (a volume, .containerenv), not the agent: its
- * owners are shown as they are, never lent through an idmap, and the run
- * writes it only where the host's rights let its uid. */
+/* An OCI bundle's mount (plan_mount): a tmpfs, or a host path the engine
+ * named (a volume, .containerenv), not the agent, bound with the owners
+ * runc would show. runc without a user namespace shows host uid N as uid N
+ * and writes as the container's uid; a root run gives the container a
+ * host uid of its own, so the bind is idmapped through the run's user
+ * namespace (OPF_IDMAP, as the workspace): the container's uid and gid on
+ * disk (0 for a root container) are its own inside and what it creates
+ * lands as them, other owners are nobody (the namespace maps one id). A
+ * source that cannot be idmapped fails the run (OPF_VOLUME: the line names
+ * the mount). With the engine's own id mapping (host_ids: runc's user
+ * namespace) or rootless, binds are as they are, as under runc. The run's
+ * seccomp filter refuses setuid and setgid bits, and it has no capability:
+ * a root container cannot leave a setuid-root file on the host. */
 static int oci_mount(struct rf_plan *p, const struct plan_input *in, const struct plan_mount *pm,
                      struct user_mount *m, struct rf_error *err)
 {
@@ -1224,14 +1233,16 @@ static int oci_mount(struct rf_plan *p, const struct plan_input *in, const struc
                 return rf_error_set(err, -EINVAL,
                                     "mount %s: its source %s: not a directory or regular file",
                                     pm->dst, buf);
-        *m = (struct user_mount){.kind = OP_BIND,
-                                 .step = STEP_BINDS,
-                                 .path = plan_strdup(p, pm->dst),
-                                 .src = plan_strdup(p, buf),
-                                 .flags = OPF_VERIFY | (pm->rdonly ? OPF_RDONLY : 0),
-                                 .mode = st.st_mode & S_IFMT,
-                                 .dev = st.st_dev,
-                                 .ino = st.st_ino};
+        *m = (struct user_mount){
+                .kind = OP_BIND,
+                .step = STEP_BINDS,
+                .path = plan_strdup(p, pm->dst),
+                .src = plan_strdup(p, buf),
+                .flags = OPF_VERIFY | (pm->rdonly ? OPF_RDONLY : 0) |
+                         (p->map_as_root && !in->host_ids ? OPF_IDMAP | OPF_VOLUME : 0),
+                .mode = st.st_mode & S_IFMT,
+                .dev = st.st_dev,
+                .ino = st.st_ino};
         return m->src && m->path ? 0 : -ENOMEM;
 }
 

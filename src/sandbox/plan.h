@@ -95,6 +95,10 @@ enum {
          * caller's agent files a profile carries read-only (their skills'
          * and extensions' scripts) */
         OPF_EXEC = 1 << 11,
+        /* OP_BIND of an OCI bundle's mount (an engine's volume), with
+         * OPF_IDMAP: a source that cannot be idmapped fails the run with a
+         * line naming the mount (fail closed, never bound un-idmapped) */
+        OPF_VOLUME = 1 << 12,
 };
 
 /*
@@ -344,8 +348,10 @@ struct plan_pin {
 };
 
 /* A mount an OCI bundle asks for (oci/request.c, oci_mounts): a host path
- * bound at `dst`, or a tmpfs there. Binds show the host's owners as they
- * are (never idmapped) and are nosuid, nodev. */
+ * bound at `dst`, or a tmpfs there. Binds are nosuid, nodev; in a root run
+ * with a host uid of ringfence's (no id mapping of the engine's) they are
+ * idmapped through the run's own user namespace, so the container's uid
+ * and gid on disk are its own inside, as under runc (plan.c, oci_mount). */
 struct plan_mount {
         const char *dst; /* absolute inside, no "." or ".." component */
         const char *src; /* a bind's host path; NULL: a tmpfs */

@@ -7,11 +7,13 @@
 # containers.conf of this test's own (the vfs driver: a container's root
 # is a plain directory, which ringfence idmaps to the container's own host
 # uid; an overlay mount cannot be idmapped on every kernel, see
-# docs/OCI.md). The image is imported from a root filesystem made here
-# (tests/helpers/image.bash). Asserted: run --rm and its exit status, the
-# output through conmon, Podman's own seccomp profile applied on top of
-# ringfence's filter, run -d / ps / logs / pause / unpause / stop / rm, the
-# terminal through the console socket (run -t), an agent annotation in the
+# docs/OCI.md), and a volume (-v) is idmapped the same way: its owners as
+# under runc for the container's own uid. The image is imported from a
+# root filesystem made here (tests/helpers/image.bash). Asserted: run --rm
+# and its exit status, the output through conmon, Podman's own seccomp
+# profile applied on top of ringfence's filter, run -d / ps / logs / pause
+# / unpause / stop / rm, a volume's owners (-v, and :ro), the terminal
+# through the console socket (run -t), an agent annotation in the
 # audit log, exec (its status, environment and layers; -d; another user
 # refused with a clear line, not there yet), and Podman's bridge network
 # (CNI), whose namespace ringfence-oci captures: a direct connection
@@ -161,6 +163,26 @@ engine_cases() {
 		[ ! -e "/run/ringfence-oci/$(printf '%s' "$C")" ] && ok "$name: ... nothing left in ringfence-oci's root" ||
 			not_ok "$name: ... nothing left in ringfence-oci's root"
 	fi
+
+	# a volume (-v): its owners as the runtime shows them (docs/OCI.md,
+	# "Volumes"), what the container creates there on the host, ro
+	local V=$TOP/vol-$name
+	mkdir -p "$V"
+	echo r >"$V/root-file"
+	echo u >"$V/user-file"
+	chown 1000:1000 "$V/user-file"
+	pm "${rt[@]}" run --rm "${NONE[@]}" -v "$V:/v" -v "$V:/r:ro" "$IMG" /bin/sh -c \
+		'busybox stat -c %u:%g /v/root-file /v/user-file; echo n >/v/new && echo created
+{ echo x >/r/x; } 2>&1 || echo ro-refused'
+	want=1000:1000
+	[ "$name" = ringfence-oci ] && want=65534:65534 # one id mapped: nobody
+	is "$RF_RC:$RF_OUT" "0:0:0
+$want
+created
+/bin/sh: can't create /r/x: Read-only file system
+ro-refused" \
+		"$name: podman run -v: host root's file 0:0 inside, uid 1000's $want, written; :ro refuses (EROFS)"
+	is "$(stat -c %u:%g "$V/new")" 0:0 "$name: ... the file it created is the host root's, as under runc"
 
 	# the terminal: conmon's console socket
 	if command -v script >/dev/null; then
