@@ -6,19 +6,20 @@
 # runc without a user namespace shows host uid N as uid N and writes as the
 # container's uid. ringfence gives a container a host uid of its own, its
 # user namespace mapping one id, and idmaps every bind through it as it
-# idmaps the root (docs/OCI.md, "Volumes"). Asserted, each beside runc:
-# a root container sees the volume's root-owned files as uid and gid 0 and
+# idmaps the root (docs/OCI.md, "Volumes"). Asserted, each beside runc: a
+# root container sees the volume's root-owned files as uid and gid 0 and
 # writes them; what it creates lands on the host as 0:0; another owner
-# (uid 1000) is nobody (65534) where runc shows 1000 (the one-id namespace:
-# the documented difference), and neither writes it (the bundle, from
-# ringfence-oci spec, gives runc's root no capability; ringfence gives
-# none); a container of uid 1000 sees its own files as
+# (uid 1000) is nobody (65534) where runc shows 1000 (the one-id
+# namespace: the documented difference), and neither writes it (the
+# bundle, from ringfence-oci spec, gives runc's root no capability;
+# ringfence gives none); a container of uid 1000 sees its own files as
 # 1000 and what it creates lands as 1000; a read-only bind refuses a write
 # (EROFS); a tmpfs source works. With the engine's own id mapping
 # (linux.uidMappings: runc's user namespace) nothing is idmapped: the same
 # owners as under runc. Refused (125, one line naming the mount, nothing
-# left): a source on ramfs or overlayfs, which the kernel does not idmap,
-# and one with a ramfs mounted beneath it; a /proc source.
+# left; through create too): a source on ramfs or overlayfs, which the
+# kernel does not idmap, and one with a ramfs mounted beneath it; a /proc
+# source.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -233,6 +234,15 @@ mkdir -p "$TOP/ramfs" "$TOP/ovl" "$TOP/l" "$TOP/u" "$TOP/w" "$TOP/outer/inner"
 mount -t ramfs -o mode=0755 rf-vol-ramfs "$TOP/ramfs" && MOUNTED+=("$TOP/ramfs") ||
 	bail_out "cannot mount a ramfs"
 refused "a ramfs source" "$TOP/ramfs" ramfs
+# the engine's path: create (what Podman's conmon and containerd's shim call)
+RF_OUT=$(RINGFENCE_STATE_DIR=$RF_STATE timeout 60 "$OCI" --root "$ROOT" create --bundle "$B" \
+	--pid-file "$TOP/pid" "$ID" 2>&1 </dev/null)
+RF_RC=$?
+is "$RF_RC" 125 "... create of it: refused (125)"
+like "$RF_OUT" "^ringfence-oci: create: mount /vol: its source $TOP/ramfs \\(ramfs\\), or a mount beneath it, cannot be idmapped: [^
+]*\$" "... the same one line (create: ...)"
+[ ! -e "$ROOT/$ID" ] && [ ! -e "$TOP/pid" ] && ok "... no container, no pid file" ||
+	not_ok "... no container, no pid file"
 mount -t overlay rf-vol-ovl -o "lowerdir=$TOP/l,upperdir=$TOP/u,workdir=$TOP/w" "$TOP/ovl" &&
 	MOUNTED+=("$TOP/ovl") || bail_out "cannot mount an overlay"
 refused "an overlay source" "$TOP/ovl" overlay
