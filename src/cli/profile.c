@@ -37,6 +37,7 @@
 #include "shared/hostcmd.h"
 #include "shared/macro.h"
 #include "shared/npmrc.h"
+#include "shared/ownwrite.h"
 #include "shared/pipconf.h"
 #include "supervisor/run.h"
 
@@ -139,9 +140,9 @@ static const struct builtin *builtin_find(const char *name)
 
 /* The user profile file for name, if there is one: 0 with path[], -ENOENT
  * when there is none, -EPERM (err set) for one this caller must not trust:
- * not a regular file of its own or root's, or writable by others (a policy
- * is power over the run: root must not take one from another user's
- * $XDG_CONFIG_HOME). */
+ * not a regular file of its own or root's, or writable by others (its
+ * owner's private group aside: shared/ownwrite.h; a policy is power over
+ * the run: root must not take one from another user's $XDG_CONFIG_HOME). */
 static int user_file(const char *name, const struct profile_for *f, char path[PATH_MAX],
                      struct rf_error *err)
 {
@@ -160,12 +161,19 @@ static int user_file(const char *name, const struct profile_for *f, char path[PA
                 if ((size_t)snprintf(path, PATH_MAX, "%s/%s.json", dirs[i], name) >= PATH_MAX ||
                     lstat(path, &st) < 0)
                         continue;
-                if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) ||
-                    (st.st_mode & (S_IWGRP | S_IWOTH)))
+                if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0))
                         return rf_error_set(err, -EPERM,
                                             "--profile %s: %s is not a regular file of yours or "
                                             "root's that only its owner may write; refusing it",
                                             name, path);
+                enum ownwrite ow = ownwrite_check(&st, NULL);
+                if (ow != OWNWRITE_OWNER) {
+                        char why[256];
+                        return rf_error_set(
+                                err, -EPERM, "--profile %s: %s is %s; refusing it", name, path,
+                                ownwrite_why(ow, &st, st.st_uid == 0 ? "root's" : "your", why,
+                                             sizeof why));
+                }
                 return 0;
         }
         return -ENOENT;

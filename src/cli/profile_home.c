@@ -2,7 +2,8 @@
  * profile_home.c — the configuration files a profile puts in the run's
  * $HOME (profile_home.h): generated for the run, or copied from the
  * caller's own, read as the caller: a regular file (not a symbolic link)
- * of the caller's or root's that no one else may write, bounded.
+ * of the caller's or root's that no one else may write (group write in the
+ * owner's user private group is no one else's: shared/ownwrite.h), bounded.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "shared/json.h"
 #include "shared/macro.h"
 #include "shared/npmrc.h"
+#include "shared/ownwrite.h"
 #include "shared/pipconf.h"
 
 int profile_toml_string(const char *s, char *out, size_t size)
@@ -48,6 +50,18 @@ int profile_toml_string(const char *s, char *out, size_t size)
         out[n++] = '"';
         out[n] = '\0';
         return 0;
+}
+
+/* Whose private group a group-writable file of who's (or root's) would
+ * be in, in words: "your", "uid 1001's", "root's" (in buf, or a literal). */
+static const char *owner_whose(const struct rf_caller *who, const struct stat *st, char buf[32])
+{
+        if (st->st_uid == 0)
+                return "root's";
+        if (!who->other)
+                return "your";
+        snprintf(buf, 32, "uid %u's", (unsigned)st->st_uid);
+        return buf;
 }
 
 /* profile_home_read, of at most max bytes */
@@ -93,8 +107,7 @@ static int home_read(const struct rf_caller *who, const char *rel, size_t max, c
                                     path, max);
         /* as for user profiles: root must not take another user's file
          * (sudo -E keeps that user's $HOME) into a run */
-        if ((st.st_uid != who->uid && (who->other || st.st_uid != 0)) ||
-            (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        if (st.st_uid != who->uid && (who->other || st.st_uid != 0)) {
                 char whose[48] = "yours or root's";
                 if (who->other)
                         snprintf(whose, sizeof whose, "uid %u's", (unsigned)who->uid);
@@ -102,6 +115,15 @@ static int home_read(const struct rf_caller *who, const char *rel, size_t max, c
                                     "%s: not a file of %s that only its owner may write; a "
                                     "profile copies it into the run, so it is refused",
                                     path, whose);
+        }
+        /* and no one else may write it (a user private group may:
+         * shared/ownwrite.h) */
+        enum ownwrite ow = ownwrite_check(&st, NULL);
+        if (ow != OWNWRITE_OWNER) {
+                char why[256], whose[32];
+                return rf_error_set(
+                        err, -EPERM, "%s: %s; a profile copies it into the run, so it is refused",
+                        path, ownwrite_why(ow, &st, owner_whose(who, &st, whose), why, sizeof why));
         }
         char *buf = malloc((size_t)st.st_size + 1);
         size_t n = 0;
@@ -1181,7 +1203,8 @@ static int gitconfig(const struct profile_home_ctx *ctx, char **data, size_t *le
  * (plan_home_file.tree, sandbox/plan.h): walked as the caller
  * (caller_enter), every file read whole, bounded (PROFILE_TREE_*). A file
  * or directory must be the caller's (or root's, for a caller that is this
- * process) and writable by no one else; other kinds of file (a socket, a
+ * process) and writable by no one else (its owner's private group aside:
+ * shared/ownwrite.h); other kinds of file (a socket, a
  * FIFO), a dangling link and the agents' credential files (tree_secret)
  * are left out. A symbolic link is followed only to a place inside the
  * caller's home (resolved as the caller), never outside it: the run gets
@@ -1193,6 +1216,7 @@ struct tree_walk {
         char home[PATH_MAX]; /* the caller's, canonical */
         struct json_buf b;   /* the entries (nothing JSON about it) */
         size_t entries, bytes;
+        struct ownwrite_memo memo; /* the last owner and group judged */
         struct rf_error *err;
 };
 
@@ -1251,16 +1275,21 @@ static int tree_entry(struct tree_walk *w, uint32_t kind, const char *rel, const
 }
 
 /* Is st the caller's own (or root's, for this process), writable by no one
- * else? Else err names abs. */
+ * else (its private group aside: shared/ownwrite.h)? Else err names abs. */
 static int tree_trusted(struct tree_walk *w, const char *abs, const struct stat *st)
 {
-        if ((st->st_uid == w->who->uid || (!w->who->other && st->st_uid == 0)) &&
-            !(st->st_mode & (S_IWGRP | S_IWOTH)))
+        if (st->st_uid != w->who->uid && (w->who->other || st->st_uid != 0))
+                return rf_error_set(w->err, -EPERM,
+                                    "%s: not %s that only its owner may write; a profile "
+                                    "carries it into the run, so it is refused",
+                                    abs, w->who->other ? "the caller's" : "yours or root's");
+        enum ownwrite ow = ownwrite_check(st, &w->memo);
+        if (ow == OWNWRITE_OWNER)
                 return 0;
+        char why[256], whose[32];
         return rf_error_set(w->err, -EPERM,
-                            "%s: not %s that only its owner may write; a profile carries it "
-                            "into the run, so it is refused",
-                            abs, w->who->other ? "the caller's" : "yours or root's");
+                            "%s: %s; a profile carries it into the run, so it is refused", abs,
+                            ownwrite_why(ow, st, owner_whose(w->who, st, whose), why, sizeof why));
 }
 
 /* abs opened through no symbolic link (it is canonical), with flags */

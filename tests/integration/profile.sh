@@ -86,6 +86,7 @@ RF_ENV=("XDG_CONFIG_HOME=$cfg")
 rf_run --profile mine -- printenv RF_PROFILE_TEST
 RF_ENV=()
 is "$RF_RC" 125 "a profile file others may write: refused (125)"
+like "$RF_ERR" 'mine.json is a file others may write \(mode 0666\); refusing it' "... saying why"
 chmod 0644 "$cfg/ringfence/profiles/mine.json"
 out=$(XDG_CONFIG_HOME=$cfg "$RF_BIN" profile list)
 like "$out" "mine +policy file $cfg/ringfence/profiles/mine.json" "profile list: the user's profiles too"
@@ -202,6 +203,7 @@ fi
 chmod 0666 "$fh/.claude/settings.json"
 rf_run --profile claude-code -- claude true
 is "$RF_RC" 125 "a settings file others may write: refused (125)"
+like "$RF_ERR" 'settings.json: a file others may write \(mode 0666\); a profile copies it into the run, so it is refused' "... saying why"
 RF_ENV=()
 
 # ---- the install tree, and nothing around it -----------------------------------------------------

@@ -129,10 +129,14 @@ echo inside >"$fh/outside/x.md"
 rf_run --profile claude-code -- claude sh -c 'cat ~/.claude/commands/out/x.md'
 is "$RF_OUT" inside "control: a link to a directory inside the caller's home: carried"
 rm "$fh/.claude/commands/out"
-chmod g+w "$fh/.claude/agents/reviewer.md"
+chmod o+w "$fh/.claude/agents/reviewer.md"
 rf_run --profile claude-code -- claude true
 is "$RF_RC" 125 "a carried file others may write: refused (125)"
-like "$RF_ERR" "$fh/.claude/agents/reviewer.md: not yours or root's that only its owner may write" "... naming it"
+like "$RF_ERR" "$fh/.claude/agents/reviewer.md: a file others may write \\(mode 0646\\)" "... naming it"
+chmod o-w,g+w "$fh/.claude/agents/reviewer.md"
+rf_run --profile claude-code -- claude true
+is "$RF_RC" 125 "a carried group-writable file of root's (no private group for root): refused (125)"
+like "$RF_ERR" "$fh/.claude/agents/reviewer.md: a group-writable file of root's" "... naming it"
 chmod g-w "$fh/.claude/agents/reviewer.md"
 head -c 1100000 /dev/zero >"$fh/.claude/skills/pdf/big.bin"
 rf_run --profile claude-code -- claude true
@@ -252,7 +256,7 @@ fi
 # The user sudo names (SUDO_UID) is the caller: its directories are read as
 # it (its 0700 home, its 0600 files), from its home in passwd, not root's
 # $HOME; a file in them it may not read itself refuses the run.
-N_SUDO=5
+N_SUDO=26
 if ! is_root || ! command -v useradd >/dev/null; then
 	for _ in $(seq 1 "$N_SUDO"); do skip "sudo's caller" "needs root and useradd"; done
 	done_testing
@@ -286,7 +290,101 @@ chmod 0600 "$root_only"
 rf_run --profile claude-code -- claude true
 is "$RF_RC" 125 "under sudo: a file in the caller's commands that it may not read itself (root's 0600): refused (125)"
 like "$RF_ERR" "$root_only: Permission denied" "... naming it"
+rm -f "$root_only"
 RF_ENV=()
 RF_CWD=
+
+# ---- a user private group: umask 002's modes ----------------------------------------------------
+# Debian's and Ubuntu's useradd (USERGROUPS_ENAB) give a user a group of its
+# own name, pam_umask then umask 002: its files are 0664, its directories
+# 0775. Group write is the owner's alone there (shared/ownwrite.h), so, run
+# as that user (rootless) and for it under sudo, its 0664 settings.json,
+# 0775 commands directory with a 0664 command, and 0664 profile file are
+# accepted and carried. The attack: once another user is in the group, or
+# has it as its primary group, that user could have written them: refused,
+# naming the file (a settings file, a carried directory, a profile file);
+# and again accepted once it is gone (the control). A 0666 file: refused.
+UB=$SB/upg
+mkdir -p "$UB/bin" "$UB/state" "$SH/.config/ringfence/profiles"
+printf '#!/bin/sh\nexec "$@"\n' >"$UB/bin/claude"
+echo 'the private group command' >"$SH/.claude/commands/upg.md"
+printf '{"model": "upg-%s"}\n' "$$" >"$SH/.claude/settings.json"
+printf '{"version": 1, "env": {"RF_UPG": "upg-profile"}}\n' >"$SH/.config/ringfence/profiles/upg.json"
+chown -R "$SU:$SG" "$SH" "$UB/state"
+chmod 0755 "$UB" "$UB/bin" "$UB/bin/claude"
+chmod 0775 "$SH/.claude/commands" "$SH/.config/ringfence/profiles"
+chmod 0664 "$SH/.claude/settings.json" "$SH/.claude/commands/upg.md" "$SH/.config/ringfence/profiles/upg.json"
+UPG_CMD='cat ~/.claude/commands/upg.md ~/.claude/settings.json; echo; printenv RF_UPG; true'
+# upg_run [OPTIONS...] -- CMD...: ringfence run as the user itself
+upg_run() {
+	local st=$RF_STATE
+	RF_STATE=$UB/state
+	RF_CWD=$SH/ws
+	RF_WRAP=(setpriv --reuid="$SU" --regid="$SG" --init-groups --inh-caps=-all
+		env HOME="$SH" USER="$SNAME" LOGNAME="$SNAME" XDG_CONFIG_HOME="$SH/.config")
+	RF_ENV=("PATH=$UB/bin:$PATH")
+	rf_run "$@"
+	RF_STATE=$st
+	RF_CWD=
+	RF_WRAP=()
+	RF_ENV=()
+}
+# sudo_run [OPTIONS...] -- CMD...: root's run for the user (SUDO_UID)
+sudo_run() {
+	RF_CWD=$SH/ws
+	RF_ENV=("PATH=$UB/bin:$PATH" HOME="$RH" SUDO_UID="$SU" SUDO_GID="$SG" SUDO_USER="$SNAME")
+	rf_run "$@"
+	RF_CWD=
+	RF_ENV=()
+}
+upg_run --profile claude-code --profile upg -- claude sh -c "$UPG_CMD"
+is "$RF_RC" 0 "as a user with a private group: its 0664 settings.json, 0775 commands, 0664 profile file: the run starts"
+like "$RF_OUT" 'the private group command' "... its command carried"
+like "$RF_OUT" "upg-$$" "... its settings copied"
+like "$RF_OUT" 'upg-profile' "... its profile file applied"
+sudo_run --profile claude-code -- claude sh -c "$UPG_CMD"
+is "$RF_RC" 0 "under sudo for it: the run starts"
+like "$RF_OUT" 'the private group command' "... its command carried (read as it)"
+like "$RF_OUT" "upg-$$" "... its settings copied"
+
+# the attack: a second user in the group
+SNAME2=rft$(printf '%x' $$)d$RANDOM
+useradd -M -d /nonexistent -s /usr/sbin/nologin -U "$SNAME2" || bail_out "cannot add user $SNAME2"
+register_user "$SNAME2"
+gpasswd -a "$SNAME2" "$SNAME" >/dev/null || bail_out "cannot add $SNAME2 to group $SNAME"
+upg_run --profile claude-code -- claude true
+is "$RF_RC" 125 "another user in the group (it could have written them): refused (125)"
+like "$RF_ERR" "$SH/.claude/settings.json: a group-writable file whose group \\(gid $SG\\) is not your private group" "... naming the settings file and why"
+chmod 0644 "$SH/.claude/settings.json"
+upg_run --profile claude-code -- claude true
+is "$RF_RC" 125 "... the carried directory: refused (125)"
+like "$RF_ERR" "$SH/.claude/commands: a group-writable directory whose group \\(gid $SG\\) is not your private group" "... naming it"
+chmod 0664 "$SH/.claude/settings.json"
+upg_run --profile upg -- true
+is "$RF_RC" 125 "... the profile file: refused (125)"
+like "$RF_ERR" "upg.json is a group-writable file whose group \\(gid $SG\\) is not your private group" "... naming it"
+sudo_run --profile claude-code -- claude true
+is "$RF_RC" 125 "... under sudo: refused (125)"
+like "$RF_ERR" "settings.json: a group-writable file whose group \\(gid $SG\\) is not uid $SU's private group" "... naming it"
+gpasswd -d "$SNAME2" "$SNAME" >/dev/null
+userdel "$SNAME2"
+
+# ... a second user whose primary group it is (listed in no member list)
+SNAME3=rft$(printf '%x' $$)e$RANDOM
+useradd -M -d /nonexistent -s /usr/sbin/nologin -N -g "$SG" "$SNAME3" || bail_out "cannot add user $SNAME3"
+register_user "$SNAME3"
+upg_run --profile claude-code -- claude true
+is "$RF_RC" 125 "another user whose primary group it is: refused (125)"
+like "$RF_ERR" "settings.json: a group-writable file whose group \\(gid $SG\\) is not your private group" "... naming it"
+userdel "$SNAME3" # before $SNAME's: the group must go with it
+upg_run --profile claude-code --profile upg -- claude sh -c "$UPG_CMD"
+is "$RF_RC" 0 "control: the group the user's alone again: the run starts"
+like "$RF_OUT" "upg-$$" "... its settings copied"
+
+chmod 0666 "$SH/.claude/settings.json"
+upg_run --profile claude-code -- claude true
+is "$RF_RC" 125 "a 0666 settings file (anyone could write it): refused (125)"
+like "$RF_ERR" "$SH/.claude/settings.json: a file others may write \\(mode 0666\\)" "... naming it"
+chmod 0664 "$SH/.claude/settings.json"
 
 done_testing
