@@ -24,8 +24,9 @@
 # agent annotation in the audit log); the explicit runtime io.containerd.runc.v2 with the BinaryName and
 # Root options (a --runc-root not there yet, then one that is: the shim's
 # --root ROOT/NS reaches the runtime); containerd's seccomp profile on top
-# of ringfence's filter, --env, --cwd, no capabilities; a command not
-# found; the native snapshotter; --net-host refused (fail closed); run -t
+# of ringfence's filter, --env, --cwd, no capabilities; a bind volume
+# (--mount, and one ro) with its owners as docs/OCI.md's "Volumes" says;
+# a command not found; the native snapshotter; --net-host refused (fail closed); run -t
 # (the console socket). A detached container: run -d with its output in a
 # --log-uri file, task ls, its init in the cgroups containerd named, task
 # metrics reading the container's own, task exec --exec-id (status, output, layers; -d; -t), task ps listing the
@@ -397,6 +398,28 @@ for side in "${SIDES[@]}"; do
 	else
 		like "$RF_OUT" "Seccomp_filters:[[:space:]]*1" "${NAME[$side]}... containerd's seccomp profile (one filter)"
 	fi
+done
+
+# --- a volume (ctr run --mount): its owners (docs/OCI.md, "Volumes") --------------
+for side in "${SIDES[@]}"; do
+	V=$TOP/vol-$side
+	mkdir -p "$V"
+	echo r >"$V/root-file"
+	echo u >"$V/user-file"
+	chown 1000:1000 "$V/user-file"
+	cgopt "vol-$side"
+	run "$side" "vol-$side" --mount "type=bind,src=$V,dst=/v,options=rbind:rw" \
+		--mount "type=bind,src=$V,dst=/r,options=rbind:ro" "${CGO[@]}" -- /bin/sh -c \
+		'busybox stat -c "root-file %u:%g" /v/root-file; busybox stat -c "user-file %u:%g" /v/user-file
+echo n >/v/new && echo created; { echo x >/r/x; } 2>&1 || echo ro-refused'
+	status "$side" 0 "${NAME[$side]}ctr run --mount (a bind volume, and one ro): exit 0"
+	want=1000:1000
+	[ "$side" = oci ] && want=65534:65534 # one id mapped: nobody
+	like "$RF_OUT" "root-file 0:0" "${NAME[$side]}... the host root's file is 0:0 inside"
+	like "$RF_OUT" "user-file $want" "${NAME[$side]}... uid 1000's is $want"
+	like "$RF_OUT" "created" "${NAME[$side]}... the container writes the volume"
+	is "$(stat -c %u:%g "$V/new" 2>&1)" 0:0 "${NAME[$side]}... what it created is the host root's"
+	like "$RF_OUT" "/r/x: Read-only file system" "${NAME[$side]}... the ro volume refuses a write (EROFS)"
 done
 
 for side in "${SIDES[@]}"; do
