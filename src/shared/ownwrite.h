@@ -20,14 +20,14 @@
  *   - its member list names no one but the owner;
  *   - no other passwd entry has that gid as its primary gid (another uid
  *     whose primary group it is may write the file as a member). This
- *     one enumerates the passwd database (getpwent_r, as Debian's patch
- *     does): cheap for /etc/passwd, and done at most once per (owner,
- *     group) with a memo, only for a group-writable file of a non-root
- *     owner whose other conditions hold; at most OWNWRITE_SCAN_MAX entries
- *     (more: "cannot tell", refused). A directory service that does not
- *     enumerate (sssd's default) hides its accounts from the scan: the
- *     group's name, which must be the owner's, is what still rules out a
- *     shared primary group there.
+ *     one enumerates the passwd database (getpwent_r): cheap for
+ *     /etc/passwd, and done only for a group-writable file of a non-root
+ *     owner whose other conditions hold, at most once per (owner, group)
+ *     for a caller that passes a memo (a carried directory's walk); at
+ *     most OWNWRITE_SCAN_MAX entries (more: "cannot tell", refused). A
+ *     directory service that does not enumerate (sssd's default) hides
+ *     its accounts from the scan: the group's name, which must be the
+ *     owner's, is what still rules out a shared primary group there.
  *
  * Root's files are never exempt: gid 0 is held by processes that are not
  * root (services run with Group=root, set-gid-root programs), and
