@@ -17,9 +17,9 @@
 # (EROFS); a tmpfs source works. With the engine's own id mapping
 # (linux.uidMappings: runc's user namespace) nothing is idmapped: the same
 # owners as under runc. Refused (125, one line naming the mount, nothing
-# left; through create too): a source on ramfs or overlayfs, which the
-# kernel does not idmap, and one with a ramfs mounted beneath it; a /proc
-# source.
+# left; through create too): a source on ramfs, overlayfs or FUSE
+# (bindfs, where installed), which the kernel does not idmap, and one with
+# a ramfs mounted beneath it; a /proc source.
 #
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -249,6 +249,15 @@ refused "an overlay source" "$TOP/ovl" overlay
 mount -t ramfs rf-vol-inner "$TOP/outer/inner" && MOUNTED+=("$TOP/outer/inner") ||
 	bail_out "cannot mount a ramfs"
 refused "a source with a ramfs mounted beneath it" "$TOP/outer" "[^)]*"
+# FUSE: idmapped only where its server opts in (FUSE_ALLOW_IDMAP, Linux
+# 6.12); bindfs (libfuse) does not
+if command -v bindfs >/dev/null; then
+	mkdir -p "$TOP/fuse-src" "$TOP/fuse"
+	bindfs "$TOP/fuse-src" "$TOP/fuse" && MOUNTED+=("$TOP/fuse") || bail_out "bindfs failed"
+	refused "a FUSE source (bindfs)" "$TOP/fuse" "fuse[^)]*"
+else
+	skip "a FUSE source" "bindfs is not installed"
+fi
 VOL=/proc/sys
 config 0:0 'echo ran'
 run_rt ringfence
