@@ -12,9 +12,10 @@ build="gcc make meson ninja-build pkg-config libseccomp-dev libsodium-dev nettle
 test="time clang libclang-rt-14-dev bubblewrap iproute2 util-linux procps python3 socat openssl git acl strace nftables
 	curl wget nodejs chromium openjdk-17-jdk-headless openssh-server openssh-client python3-requests python3-pip
 	debhelper lintian apparmor fakeroot dpkg-dev busybox-static podman conmon runc crun containerd catatonit
-	containernetworking-plugins python3-grpcio
+	containernetworking-plugins python3-grpcio bindfs
 	g++ bison flex autoconf automake libtool autoconf-archive"
 
+# bindfs: a FUSE volume source, which cannot be idmapped (oci_volumes.sh)
 # g++ ... autoconf-archive: scripts/apparmor4-parser.sh builds an AppArmor 4
 # parser from Debian's own source package (tests/integration/apparmor4.sh)
 
