@@ -161,16 +161,27 @@ pid_t rf_fork_tied(const struct rf_lockdown *how, int *step)
                 return 0; /* back in the caller, as the child, locked down */
         }
         close(p[1]);
+        if (how->report) { /* the caller collects the report later */
+                *how->report = p[0];
+                return pid;
+        }
+        return rf_fork_tied_wait(p[0], pid, how->pidfd, step);
+}
+
+pid_t rf_fork_tied_wait(int report, pid_t pid, int *pidfd, int *step)
+{
         struct report rep = {.step = RF_LOCK_TIE, .err = ECHILD};
-        ssize_t n = RETRY_EINTR(read(p[0], &rep, sizeof rep));
-        close(p[0]);
+        ssize_t n = RETRY_EINTR(read(report, &rep, sizeof rep));
+        close(report);
+        if (step)
+                *step = 0;
         if (n == (ssize_t)sizeof rep && rep.step == 0)
                 return pid;
         if (n != (ssize_t)sizeof rep)
                 rep.err = ECHILD; /* it died without a word */
         (void)RETRY_EINTR(waitpid(pid, NULL, 0));
-        if (how->pidfd && *how->pidfd >= 0)
-                *how->pidfd = safe_close(*how->pidfd);
+        if (pidfd && *pidfd >= 0)
+                *pidfd = safe_close(*pidfd);
         if (step)
                 *step = rep.step;
         return rep.err > 0 ? -rep.err : -EIO;

@@ -32,7 +32,9 @@
  *                (a seccomp filter must allow write(2) and close(2)).
  *
  * The parent waits for the report: rf_fork_tied returns only once the child
- * is locked down, or fails (the child reaped) if any step failed.
+ * is locked down, or fails (the child reaped) if any step failed — unless
+ * the caller asked for the report's fd (how->report) and collects it
+ * later with rf_fork_tied_wait.
  */
 #pragma once
 
@@ -72,6 +74,11 @@ struct rf_lockdown {
         bool keep_dumpable;
         const struct sock_fprog *seccomp; /* step 6, or NULL */
         int *pidfd;                       /* non-NULL: a pidfd of the child here (CLONE_PIDFD) */
+        /* non-NULL: rf_fork_tied returns the child's pid as soon as it is
+         * forked, without waiting for its report, whose read end (O_CLOEXEC)
+         * goes here; rf_fork_tied_wait collects it. For a child whose
+         * setup overlaps the parent's own work. */
+        int *report;
 };
 
 /*
@@ -83,6 +90,15 @@ struct rf_lockdown {
  * code that assumes the parent's privileges.
  */
 pid_t rf_fork_tied(const struct rf_lockdown *how, int *step);
+
+/*
+ * rf_fork_tied_wait — the report of a child forked with how->report set:
+ * read from `report` (closed here), as rf_fork_tied would have. pid once
+ * the child is locked down; or -errno with the child reaped, *pidfd (when
+ * not NULL and open) closed, and *step (when not NULL) the step that
+ * failed.
+ */
+pid_t rf_fork_tied_wait(int report, pid_t pid, int *pidfd, int *step);
 
 /* rf_lockdown_step_name — "tie", "capset", ... for messages. */
 const char *rf_lockdown_step_name(int step);

@@ -45,6 +45,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -97,7 +98,8 @@ void run_tls_free(struct run_tls *t)
                               .bundle_src = -1,
                               .upstream_src = -1,
                               .keeper = -1,
-                              .keeper_pidfd = -1};
+                              .keeper_pidfd = -1,
+                              .keeper_report = -1};
 }
 
 #ifdef RF_TEST_BUILD
@@ -172,7 +174,8 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                               .bundle_src = -1,
                               .upstream_src = -1,
                               .keeper = -1,
-                              .keeper_pidfd = -1};
+                              .keeper_pidfd = -1,
+                              .keeper_report = -1};
         if (k > RF_TLS_MAX_HOSTS)
                 return rf_error_set(err, -E2BIG, "more than %d injection hosts in one run",
                                     RF_TLS_MAX_HOSTS);
@@ -306,6 +309,9 @@ static _noreturn_ void keeper_main(const struct run_tls *t)
         size_t max = TRUST_EXPORT_BOUND(t->n_hosts, t->name_bytes);
         if (max > RF_TLS_CA_EXPORT_MAX)
                 max = RF_TLS_CA_EXPORT_MAX;
+        /* below the run's own processes: on a busy CPU it yields to the
+         * supervisor and init, whose work is the run's start */
+        (void)setpriority(PRIO_PROCESS, 0, 10);
         unsigned char *ex = secmem_alloc(max);
         if (!ex) {
                 res.r = negative_errno();
@@ -379,6 +385,7 @@ static int keeper_fork(struct run_tls *t)
                 .n_fds = 6,
                 .drop_caps = true,
                 .pidfd = &t->keeper_pidfd,
+                .report = &t->keeper_report, /* collected by run_tls_start */
         };
         pid_t pid = rf_fork_tied(&how, NULL);
         if (pid == 0)
@@ -461,7 +468,17 @@ void run_tls_start(struct run_tls *t, int chan)
         if (!t->on || t->keeper < 0 || t->started)
                 return;
         t->started = true;
-        int r = result_recv(t->keeper, &res, fds);
+        int step = 0;
+        int r = rf_fork_tied_wait(t->keeper_report, t->keeper_pid, &t->keeper_pidfd, &step);
+        t->keeper_report = -1;
+        if (r < 0) {
+                t->keeper_pid = 0; /* reaped */
+                t->result = r;
+                snprintf(t->why, sizeof t->why, "the run CA's keeper failed its lockdown (%s): %s",
+                         rf_lockdown_step_name(step), strerror(-r));
+                return;
+        }
+        r = result_recv(t->keeper, &res, fds);
         if (r < 0) {
                 t->result = r;
                 snprintf(t->why, sizeof t->why, "the run CA's keeper %s",
@@ -502,12 +519,19 @@ int run_tls_finish(struct run_tls *t, struct rf_error *err)
         return t->send_lost ? 1 : 0;
 }
 
+void run_tls_quit(struct run_tls *t)
+{
+        if (t->on) /* else nothing of t is set, fds included */
+                t->keeper = safe_close(t->keeper);
+}
+
 /* The keeper's end: its socket closed here (it then wipes its copy and
  * exits), SIGKILL after KEEPER_END_MS if it has not, reaped. */
 static void keeper_end(struct run_tls *t)
 {
         t->keeper = safe_close(t->keeper);
-        if (t->keeper_pidfd < 0)
+        t->keeper_report = safe_close(t->keeper_report); /* never collected: refused before */
+        if (t->keeper_pidfd < 0 || t->keeper_pid <= 0)
                 return;
         struct pollfd p = {.fd = t->keeper_pidfd, .events = POLLIN};
         if (poll(&p, 1, KEEPER_END_MS) <= 0)

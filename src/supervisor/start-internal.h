@@ -90,6 +90,7 @@ struct run_tls {
          * to each egress process, never read here) and a pidfd; -1 when
          * none */
         int keeper, keeper_pidfd;
+        int keeper_report; /* its lockdown report, until run_tls_start reads it */
         pid_t keeper_pid;
         bool started;   /* run_tls_start took the keeper's result */
         bool made;      /* run_tls_finish reported it */
@@ -140,6 +141,10 @@ void run_tls_start(struct run_tls *t, int chan);
  * may start the command.
  */
 int run_tls_finish(struct run_tls *t, struct rf_error *err);
+
+/* run_tls_quit — the keeper's socket closed: it wipes the CA's export and
+ * exits on its own meanwhile (run_tls_free reaps it). Idempotent. */
+void run_tls_quit(struct run_tls *t);
 
 /* run_tls_free — everything released; the keeper told to go (its socket
  * closed: it wipes the CA's keys and exits), killed if it has not within a

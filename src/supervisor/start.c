@@ -96,6 +96,9 @@ static void note(const struct start *s, const char *fmt, ...)
 
 static void start_done(struct start *s)
 {
+        /* the run CA's keeper told to go first: its wipe and exit run beside
+         * the rest (run_tls_free reaps it below) */
+        run_tls_quit(&s->tls);
         explicit_bzero(s->token, sizeof s->token);
         s->publish = publish_free(s->publish);
         egress_config_free(&s->egress);
@@ -103,7 +106,6 @@ static void start_done(struct start *s)
         /* the registry entry goes after run.exit: `ringfence wait` takes
          * "not live" to mean "run.exit is in the log" */
         s->reg = registry_remove(s->reg);
-        run_tls_free(&s->tls);
         grants_freep(&s->grants);
         policy_free(s->pol);
         s->pol = NULL;
@@ -118,6 +120,7 @@ static void start_done(struct start *s)
          * once it is reaped. */
         sandbox_reap(&s->init_left, NULL);
         s->init_left.pidfd = safe_close(s->init_left.pidfd);
+        run_tls_free(&s->tls);
         if (s->plan)
                 plan_cleanup(s->plan); /* protected-path placeholders this run created */
         s->plan = plan_free(s->plan);

@@ -75,6 +75,8 @@ static pid_t run_child(struct rf_lockdown *how, struct seen *got, bool *reported
         how->n_fds = 4;
         int extra = open("/dev/null", O_RDONLY); /* not given: must be closed */
         pid_t pid = rf_fork_tied(how, step);
+        if (pid > 0 && how->report) /* deferred: collected now */
+                pid = rf_fork_tied_wait(*how->report, pid, NULL, step);
         if (pid == 0) {
                 struct seen s = {0};
                 status_field("CapEff", s.cap_eff, sizeof s.cap_eff);
@@ -148,6 +150,23 @@ int main(void)
         how = (struct rf_lockdown){.what = "test", .drop_caps = true, .prepare = prep_fail};
         pid = run_child(&how, &s, &rep, &step);
         is_int(pid, -EACCES, "a failing prepare step: the parent gets its errno");
+        is_int(step, RF_LOCK_PREPARE, "... and the step");
+        ok(!rep, "... and the child did not go on");
+
+        /* the report deferred (how->report): the parent goes on at once and
+         * collects it later (rf_fork_tied_wait), with the same outcome */
+        int report = -1;
+        how = (struct rf_lockdown){.what = "test", .drop_caps = true, .report = &report};
+        pid = run_child(&how, &s, &rep, &step);
+        ok(pid > 0 && rep, "report deferred: the child is locked down and runs the caller's code");
+        is_str(s.cap_eff, "0000000000000000", "... with no effective capability");
+        ok(report >= 0 && fcntl(report, F_GETFD) < 0,
+           "... and the report's fd was closed by rf_fork_tied_wait");
+        how = (struct rf_lockdown){
+                .what = "test", .drop_caps = true, .prepare = prep_fail, .report = &report};
+        pid = run_child(&how, &s, &rep, &step);
+        is_int(pid, -EACCES,
+               "report deferred, a failing prepare step: rf_fork_tied_wait gets its errno");
         is_int(step, RF_LOCK_PREPARE, "... and the step");
         ok(!rep, "... and the child did not go on");
 
