@@ -64,9 +64,11 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/hostuid.h"
 #include "sandbox/plan.h"
+#include "shared/argvbuf.h"
 #include "shared/json.h"
 #include "shared/lockdown.h"
 #include "shared/macro.h"
+#include "shared/memfd.h"
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
 
@@ -1179,6 +1181,27 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 respond_error(c, 503, "too many runs");
                 return;
         }
+        /* what the caller asked goes to the supervisor in a sealed memfd, not
+         * in its command line (every local user may read that): it runs
+         * `ringfence run --args-fd 3` (shared/argvbuf.h) */
+        char *abuf = NULL;
+        size_t alen = 0;
+        int afd = argvbuf_join(av + 2, n - 2, &abuf, &alen);
+        if (afd == 0 && (afd = memfd_new("ringfence-args")) >= 0) {
+                int r = fd_write_all(afd, abuf, alen);
+                if (r == 0)
+                        r = memfd_seal(afd);
+                if (r < 0) {
+                        close(afd);
+                        afd = r;
+                }
+        }
+        free(abuf);
+        if (afd < 0) {
+                respond_error(c, 500, "cannot pass the run's arguments: %s", strerror(-afd));
+                return;
+        }
+        static const char *const run_av[] = {"ringfence", "run", "--args-fd", "3", NULL};
         /* the run's supervisor: dies with the daemon (and its run with it);
          * stdin /dev/null, its output to the log */
         int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -1189,16 +1212,18 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 respond_error(c, 500, "cannot open the run's log: %s", strerror(errno));
                 safe_close(nul);
                 safe_close(lf);
+                safe_close(afd);
                 return;
         }
         struct rf_lockdown how = {.what = "run's supervisor",
                                   .arrange_fds = true,
-                                  .fds = {nul, lf, lf},
-                                  .n_fds = 3,
+                                  .fds = {nul, lf, lf, afd},
+                                  .n_fds = 4,
                                   .keep_dumpable = true};
         pid_t pid = fork_tied(c, &how);
         safe_close(nul);
         safe_close(lf);
+        safe_close(afd);
         if (pid < 0)
                 return;
         if (pid == 0) {
@@ -1207,7 +1232,7 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 signal(SIGPIPE, SIG_DFL);
-                execv(d->self, (char *const *)av);
+                execv(d->self, (char *const *)run_av);
                 _exit(127);
         }
         d->runs[slot].pid = pid;
