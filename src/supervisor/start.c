@@ -298,12 +298,6 @@ static int inject_check(const struct inject_secret *inj, size_t ni, const struct
                                 "too short to be told from HTTP framing (under %d, or %d hex "
                                 "digits), so it could not be kept out of the run's responses",
                                 inj[i].name, inj[i].len, INJECT_SCRUB_MIN, INJECT_SCRUB_HEX_MIN);
-                if (inj[i].body && inj[i].ph_len != inj[i].len)
-                        return rf_error_set(err, -EINVAL,
-                                            "injection %s: \"body\" replaces the placeholder in "
-                                            "place, so it must be as long as the value (%zu "
-                                            "bytes): drop placeholder.length/prefix",
-                                            inj[i].name, inj[i].len);
                 for (size_t k = 0; k < inj[i].n_hosts; k++) {
                         char ih[SECRET_INJECT_ENTRY_MAX + 1];
                         bool plain = !strncmp(inj[i].hosts[k], "http://", 7);
