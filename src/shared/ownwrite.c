@@ -29,7 +29,7 @@ enum ownwrite ownwrite_decide(uid_t uid, gid_t gid, mode_t mode, const struct ow
         for (char *const *m = f->members; m && *m; m++)
                 if (strcmp(*m, f->owner_name) != 0)
                         return OWNWRITE_GROUP;
-        if (f->other_primary != 0)
+        if (f->other_primary != 0 || f->other_entry != 0)
                 return OWNWRITE_GROUP;
         return OWNWRITE_OWNER;
 }
@@ -119,6 +119,41 @@ static int other_primary(uid_t uid, gid_t gid)
         return r < 0 ? r : found;
 }
 
+/* Is gid the gid of more than one group entry? 1, 0, or -errno (-E2BIG:
+ * more than OWNWRITE_SCAN_MAX entries). As other_primary, for groups. */
+static int other_entry(gid_t gid)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        int seen = 0, r = nss_grow(&buf, &size);
+        if (r < 0)
+                return r;
+        setgrent();
+        for (size_t n = 0; seen < 2;) {
+                struct group gr, *res = NULL;
+                int e = getgrent_r(&gr, buf, size, &res);
+                if (e == ERANGE) {
+                        if ((r = nss_grow(&buf, &size)) < 0)
+                                break;
+                        continue;
+                }
+                if (e == ENOENT || (!e && !res))
+                        break; /* the end */
+                if (e) {
+                        r = -e;
+                        break;
+                }
+                if (++n > OWNWRITE_SCAN_MAX) {
+                        r = -E2BIG;
+                        break;
+                }
+                if (gr.gr_gid == gid)
+                        seen++;
+        }
+        endgrent();
+        return r < 0 ? r : seen > 1;
+}
+
 /* The facts for uid's file of group gid (the expensive scan only when the
  * rest already says private), decided. */
 static enum ownwrite group_verdict(uid_t uid, gid_t gid, mode_t mode)
@@ -146,6 +181,7 @@ static enum ownwrite group_verdict(uid_t uid, gid_t gid, mode_t mode)
         if (ownwrite_decide(uid, gid, mode, &f) != OWNWRITE_OWNER)
                 return OWNWRITE_GROUP;
         f.other_primary = other_primary(uid, gid);
+        f.other_entry = other_entry(gid);
         return ownwrite_decide(uid, gid, mode, &f);
 }
 

@@ -62,7 +62,8 @@ enum ownwrite {
 /*
  * What the user and group databases say of a file's owner and group. Each
  * lookup is 1 (found), 0 (no such entry) or -errno (it failed: cannot
- * tell); anything but 1 (0 for other_primary) makes the group not private.
+ * tell); anything but 1 (0 for other_primary and other_entry) makes the
+ * group not private.
  * The strings and the member list are borrowed (NSS's buffers).
  */
 struct ownwrite_facts {
@@ -74,6 +75,10 @@ struct ownwrite_facts {
         char *const *members;   /* its gr_mem, NULL-terminated (NULL: none) */
         int other_primary;      /* 1: another uid's pw_gid is gid; 0: none; -errno (-E2BIG:
                                    more entries than OWNWRITE_SCAN_MAX) */
+        int other_entry;        /* 1: a second group entry has gid (`groupadd -o`, a
+                                   hand edit, files and a directory overlapping: its
+                                   members hold gid too, and getgrgid shows only the
+                                   first); 0: none; -errno as other_primary */
 };
 
 /*

@@ -256,7 +256,7 @@ fi
 # The user sudo names (SUDO_UID) is the caller: its directories are read as
 # it (its 0700 home, its 0600 files), from its home in passwd, not root's
 # $HOME; a file in them it may not read itself refuses the run.
-N_SUDO=26
+N_SUDO=28
 if ! is_root || ! command -v useradd >/dev/null; then
 	for _ in $(seq 1 "$N_SUDO"); do skip "sudo's caller" "needs root and useradd"; done
 	done_testing
@@ -367,6 +367,17 @@ sudo_run --profile claude-code -- claude true
 is "$RF_RC" 125 "... under sudo: refused (125)"
 like "$RF_ERR" "settings.json: a group-writable file whose group \\(gid $SG\\) is not uid $SU's private group" "... naming it"
 gpasswd -d "$SNAME2" "$SNAME" >/dev/null
+
+# ... a second group entry with the same gid listing that user (groupadd -o,
+# a hand edit, files and a directory service overlapping): getgrgid shows
+# the first entry only, but the user holds the gid (initgroups reads them all)
+SDUP=rft$(printf '%x' $$)g$RANDOM
+groupadd -o -g "$SG" "$SDUP" && gpasswd -a "$SNAME2" "$SDUP" >/dev/null || bail_out "cannot add group $SDUP"
+like "$(setpriv --reuid="$SNAME2" --regid="$SNAME2" --init-groups id -G)" "(^| )$SG( |\$)" \
+	"a duplicate gid entry: its member holds gid $SG (control: it could write the files)"
+upg_run --profile claude-code -- claude true
+is "$RF_RC/$(grep -c 'is not your private group' <<<"$RF_ERR")" "125/1" "... the settings file: refused (125), the group not private"
+groupdel -f "$SDUP" # (its gid is a user's primary group: -f)
 userdel "$SNAME2"
 
 # ... a second user whose primary group it is (listed in no member list)

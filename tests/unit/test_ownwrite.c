@@ -70,6 +70,14 @@ int main(void)
         is_int(dec(S_IFREG | 0664, &f), OWNWRITE_GROUP,
                "the passwd scan over its bound (cannot tell): refused");
         f = upg(none);
+        f.other_entry = 1;
+        is_int(dec(S_IFREG | 0664, &f), OWNWRITE_GROUP,
+               "a second group entry with the same gid (its members hold it too): refused");
+        f = upg(none);
+        f.other_entry = -E2BIG;
+        is_int(dec(S_IFREG | 0664, &f), OWNWRITE_GROUP,
+               "the group scan over its bound (cannot tell): refused");
+        f = upg(none);
         f.group_name = "users";
         is_int(dec(S_IFREG | 0664, &f), OWNWRITE_GROUP,
                "the owner's primary group not named as it (users): refused");
