@@ -10,16 +10,16 @@
  *
  * Design: the supervisor never maps OpenSSL and never holds the run CA's
  * keys. run_tls_begin checks what can be checked cheaply (the module file,
- * the trust files it will read) and keeps the trust files open;
- * run_tls_start, right after init is cloned and while init builds the
- * run's root on the other CPU, forks the run CA's keeper, which makes the
- * run CA and the trust files (tls/trustmake.h: nettle for the CA, the
- * host's part from the state dir's cache) and sends the files to init at
- * once (MSG_TRUST: init takes them at its first trust-file op) while the
- * supervisor vets and registers the run; run_tls_finish collects the
- * keeper's result (the snapshots for the egress processes, or why it
- * failed). Each egress process loads the module itself before its
- * lockdown and asks the keeper for the CA (egress_spawn).
+ * the trust files it will read), keeps the trust files open and, last,
+ * forks the run CA's keeper, which makes the run CA and the trust files
+ * (tls/trustmake.h: nettle for the CA, the host's part from the state
+ * dir's cache) on the other CPU while the supervisor builds the plan and
+ * clones init; run_tls_start, right after init is cloned, takes the
+ * keeper's result (the trust files, the snapshots for the egress
+ * processes, or why it failed) and sends init the files at once
+ * (MSG_TRUST: init takes them at its first trust-file op);
+ * run_tls_finish reports. Each egress process loads the module itself
+ * before its lockdown and asks the keeper for the CA (egress_spawn).
  *
  * Where the CA's keys live (docs/TLS.md, "Where the key lives"): in the
  * keeper and in each egress process, nowhere else. The keeper is forked
@@ -29,10 +29,15 @@
  * objects while they are made, which runca.c wipes), and once it has sent
  * its result lives in seccomp strict mode: read a request on its socket,
  * write one copy of the export, exit — it can open, map, send an fd or
- * run nothing. The socket's other end is the supervisor's, which passes
- * it to each egress process and never reads it. The run's init, cloned
- * before the keeper, never had the keys. When the run ends the socket is
- * closed: the keeper wipes the export and exits (run_tls_free).
+ * run nothing. The socket's other end is the supervisor's: it reads the
+ * keeper's one result there, then only passes the socket to each egress
+ * process (which closes it before its lockdown); no export ever comes to
+ * the supervisor. The run's init, a fork of the supervisor, inherits that
+ * end with every other fd of the supervisor's and closes it as its first
+ * step (launch.c close_inherited), before anything of the run exists
+ * (inject_cakey.sh: no process of the run holds it). When the run ends
+ * the socket is closed: the keeper wipes the export and exits
+ * (run_tls_quit, run_tls_free).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -376,12 +381,17 @@ static int keeper_fork(struct run_tls *t)
 {
         int sv[2];
 
+        _cleanup_close_ int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (nul < 0)
+                return negative_errno();
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return negative_errno();
+        /* 0-2 /dev/null: a library's last words go nowhere, never into a
+         * file the keeper has open */
         struct rf_lockdown how = {
                 .what = "run CA keeper",
                 .arrange_fds = true,
-                .fds = {-1, -1, -1, sv[0], t->bundle_src, t->upstream_src},
+                .fds = {nul, nul, nul, sv[0], t->bundle_src, t->upstream_src},
                 .n_fds = 6,
                 .drop_caps = true,
                 .pidfd = &t->keeper_pidfd,
@@ -469,6 +479,15 @@ void run_tls_start(struct run_tls *t, int chan)
                 return;
         t->started = true;
         int step = 0;
+        /* its lockdown report within the deadline (a keeper stopped before
+         * it reports must not hold the start): else it is killed, and the
+         * report's end reads as a death without a word */
+        struct pollfd rp = {.fd = t->keeper_report, .events = POLLIN};
+        int pr;
+        while ((pr = poll(&rp, 1, KEEPER_RESULT_MS)) < 0 && errno == EINTR)
+                ;
+        if (pr <= 0)
+                (void)syscall(SYS_pidfd_send_signal, t->keeper_pidfd, SIGKILL, NULL, 0);
         int r = rf_fork_tied_wait(t->keeper_report, t->keeper_pid, &t->keeper_pidfd, &step);
         t->keeper_report = -1;
         if (r < 0) {

@@ -205,6 +205,19 @@ like "$(grep -E '^(Seccomp|CapEff|CapPrm|CapBnd):' "/proc/$KEEPER/status" 2>/dev
 	"... it has no capability (permitted, effective, bounding) and lives in seccomp strict mode"
 scan=$(keyscan "$KEEPER")
 like "$(summary "$scan")" ' ca=[1-9][0-9]* leaf=[1-9][0-9]*$' "control: the keeper holds both keys ($(summary "$scan"))"
+# the socket that yields the keys: the keeper's fd 3, whose other end is
+# the supervisor's (which init inherits at its clone and closes first)
+K=$(readlink "/proc/$KEEPER/fd/3" 2>/dev/null | tr -dc 0-9)
+PEER=$(nsenter --net="/proc/$KEEPER/ns/net" ss -xn 2>/dev/null | awk -v k="$K" '$6 == k { print $8; exit }')
+holders() { # the pids among $@ with an fd on socket:[$PEER]
+	local p
+	for p in "$@"; do
+		ls -l "/proc/$p/fd" 2>/dev/null | grep -q "socket:\[$PEER\]" && printf '%s ' "$p"
+	done
+}
+like "$PEER" '^[0-9]+$' "the keeper's socket and its other end found (keeper $K, other end $PEER)"
+is "$(holders "$SUP")" "$SUP " "control: the supervisor holds the other end"
+is "$(holders $(run_pids) "$E1")" "" "... no process of the run (init included) and not the egress process (it closed it before its lockdown)"
 
 # ---- the egress process replaced: killed (egress.lost) -------------------------------------------
 kill -KILL "$E1" 2>/dev/null
