@@ -3661,6 +3661,22 @@ static void conn_step(struct conn *c, short cre, short ure, short dre)
             c->st != CS_DEAD && !c->sniff && !c->head_parked)
                 if (relay_write(c, W_UP, &c->c2u) < 0)
                         c->st = CS_DEAD;
+        /* a body copied as it came (or in place): the write emptied c2u
+         * while `in` still holds body bytes. They follow now: with `in`
+         * full no event of the client's comes, with c2u empty none of the
+         * upstream's, and the request would stall until the idle deadline
+         * (a placeholder at the end of such a body never seen, its 403
+         * never sent). A held beginning of a placeholder moves nothing:
+         * it waits for the client's next bytes. */
+        while (c->st == CS_BODY && !c->brw && c->in_len && c->c2u.len == 0 && c->req_left != 0 &&
+               c->ufd >= 0 && !c->sniff && !c->head_parked) {
+                size_t before = c->in_len;
+                body_from_in(c);
+                if (c->st != CS_BODY || c->in_len == before)
+                        break;
+                if (relay_write(c, W_UP, &c->c2u) < 0)
+                        c->st = CS_DEAD;
+        }
         size_t held = c->st == CS_RESP || c->st == CS_TUNNEL ? c->hold : 0;
         if (c->u2c.len > held && c->st != CS_DEAD) {
                 size_t off0 = c->u2c.off, out = c->u2c.len - held;

@@ -36,6 +36,9 @@ the wire. Answers:
   * /chunked-value — the same value split one byte per chunk (chunked);
   * /gzip-value   — "value=<value>" gzip-compressed (Content-Encoding);
   * /cut-value    — "value=" + the value without its last 3 bytes;
+  * /slow-body... — a Content-Length body of up to 64 MiB, read only 1 s
+    after the head (the sender's buffers toward the host fill up first:
+    the egress process then moves the body in its slowest rhythm);
   * anything else — 200, body "echo\\n" + request line and headers +
     "body-length N".
 
@@ -50,6 +53,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 
 d = sys.argv[1]
 with open(os.path.join(d, "value"), "rb") as f:
@@ -173,8 +177,11 @@ def http_conn(c, port):
             else:
                 framing = "length"
                 length = int(headers.get("content-length", "0") or 0)
-                if length > MAX_BODY:
+                slow = (lines[0].split(" ") + ["", ""])[1].startswith("/slow-body")
+                if length > (64 * MAX_BODY if slow else MAX_BODY):
                     return
+                if slow:
+                    time.sleep(1)
                 while len(buf) < length:
                     data = c.recv(65536)
                     if not data:

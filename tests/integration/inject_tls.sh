@@ -607,6 +607,62 @@ like "$(tlslog | sed -n '/POST \/len3 /,/^--$/p')" "body-sha256 $(sha "a=$VAL&pa
 	"... the chunked one replaced across the cut"
 unlike "$(tlslog)" "$PHL" "... the placeholder reached the host nowhere"
 
+# HTTP/1.0 cannot be re-chunked: a Content-Length body over 1 MiB toward a
+# "body" binding whose placeholder is longer than its value goes up as it
+# came, the placeholder in it refused (secret.exfil). An 8 MB body to a
+# host that reads it only after 1 s (tlshost.py /slow-body): the egress
+# process's buffers fill on both sides, then the body moves as the host
+# takes it. It stalled there once (the last bytes read from the client
+# waited for an event that never came): the control hung instead of being
+# served, the placeholder at the end was never seen, no 403 came. A client
+# of its own: HTTP/1.0 over TLS without ALPN (curl --http1.0 offers
+# http/1.0, which the termination refuses)
+cat >"$WS/h10-client.py" <<'PY'
+import os, socket, ssl, sys, time, urllib.parse
+path, var, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ph = os.environ[var].encode() if var != "-" else b""
+body = b"b" * size + b"&token=" + ph
+p = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
+s = socket.create_connection((p.hostname, p.port), timeout=20)
+s.sendall(b"CONNECT svc.test:443 HTTP/1.1\r\nHost: svc.test:443\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    d = s.recv(4096)
+    if not d:
+        sys.exit("CONNECT: no answer")
+    head += d
+ctx = ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE"))
+s = ctx.wrap_socket(s, server_hostname="svc.test")
+t0 = time.time()
+try:
+    s.sendall(b"POST %s HTTP/1.0\r\nHost: svc.test\r\nContent-Length: %d\r\n\r\n"
+              % (path.encode(), len(body)) + body)
+except OSError as e:
+    print("send: %s" % e)
+resp = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        resp += d
+except OSError as e:
+    print("recv: %s" % e)
+first = resp.split(b"\r\n", 1)[0].decode("latin-1")
+print("code=%s secs=%d" % (first.split(" ")[1] if " " in first else "", time.time() - t0))
+print(resp.split(b"\r\n\r\n", 1)[-1].decode("latin-1"))
+PY
+rm -f "$P/tls.log"
+n0=$(ncount '"secret.exfil"' '"where":"request body"' '"name":"BK"')
+er -p "$P/body-len.json" "${NET[@]}" -- sh -c 'python3 h10-client.py /slow-body-ok - 8000000;
+	python3 h10-client.py /slow-body-ph BK 8000000'
+like "$(sed -n 1p <<<"$RF_OUT")" '^code=200 secs=[0-9]$' "HTTP/1.0 over TLS, an 8 MB body the host reads late: served within seconds ($RF_ERR)"
+like "$(tlslog | sed -n '/POST \/slow-body-ok /,/^--$/p')" "body-length $((8000000 + 7))" "... the host read it whole"
+like "$(grep '^code=' <<<"$RF_OUT" | sed -n 2p)" '^code=403 secs=[0-9]$' "... the same with the 60-character placeholder at its end: 403 within seconds, no hang"
+like "$RF_OUT" 'placeholder of the injected secret BK stands in the request body' "... naming it"
+is "$(($(ncount '"secret.exfil"' '"where":"request body"' '"name":"BK"') - n0))" 1 "... secret.exfil recorded"
+unlike "$(tlslog | sed -n '/POST \/slow-body-ph /,/^--$/p')" 'body-length' "... the host never read a whole body"
+
 # without "body" the placeholder in a chunked body is refused, even cut
 # between two chunks (the body is read as one stream), and never replaced
 rm -f "$P/tls.log"
