@@ -96,7 +96,10 @@ static int run_args_fd(const char *fdarg)
                 return CLI_EXIT_USAGE;
         }
         /* buf and av live as long as the run: its argv, as main's would */
-        return cmd_run(n + 1, (char **)av);
+        int rc = cmd_run(n + 1, (char **)av);
+        free(av);
+        free(buf);
+        return rc;
 }
 
 int main(int argc, char **argv)
