@@ -417,7 +417,7 @@ static int keeper_fork(struct run_tls *t)
 /* The keeper's result on its socket within KEEPER_RESULT_MS: 0 with *res
  * and fds[_KR_MAX] (-1 where none), or -errno (-EPIPE: it went without
  * one). */
-static int result_recv(int sock, struct keeper_result *res, int fds[_KR_MAX])
+static int result_recv(int sock, int timeout_ms, struct keeper_result *res, int fds[_KR_MAX])
 {
         union {
                 char buf[CMSG_SPACE(_KR_MAX * sizeof(int))];
@@ -435,7 +435,7 @@ static int result_recv(int sock, struct keeper_result *res, int fds[_KR_MAX])
 
         for (size_t i = 0; i < _KR_MAX; i++)
                 fds[i] = -1;
-        while ((r = poll(&p, 1, KEEPER_RESULT_MS)) < 0 && errno == EINTR)
+        while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
                 ;
         if (r < 0)
                 return negative_errno();
@@ -470,68 +470,92 @@ static int result_recv(int sock, struct keeper_result *res, int fds[_KR_MAX])
         return 0;
 }
 
-void run_tls_start(struct run_tls *t, int chan)
+/*
+ * The keeper's lockdown report and result, each waited for at most
+ * timeout_ms (0: only if there), and the trust files sent to init on
+ * t->chan at once (sandbox/trustfiles.h: the host's parts it copies from,
+ * MSG_TRUST with value = the source, then the memfd, value 0); the
+ * snapshots for the egress processes kept. 1 when done (t->result says
+ * how), 0 when not there yet (timeout 0 only).
+ */
+static int keeper_collect(struct run_tls *t, int timeout_ms)
 {
         struct keeper_result res;
         int fds[_KR_MAX];
+        int r;
 
-        if (!t->on || t->keeper < 0 || t->started)
-                return;
-        t->started = true;
-        int step = 0;
-        /* its lockdown report within the deadline (a keeper stopped before
-         * it reports must not hold the start): else it is killed, and the
-         * report's end reads as a death without a word */
-        struct pollfd rp = {.fd = t->keeper_report, .events = POLLIN};
-        int pr;
-        while ((pr = poll(&rp, 1, KEEPER_RESULT_MS)) < 0 && errno == EINTR)
-                ;
-        if (pr <= 0)
-                (void)syscall(SYS_pidfd_send_signal, t->keeper_pidfd, SIGKILL, NULL, 0);
-        int r = rf_fork_tied_wait(t->keeper_report, t->keeper_pid, &t->keeper_pidfd, &step);
-        t->keeper_report = -1;
-        if (r < 0) {
-                t->keeper_pid = 0; /* reaped */
-                t->result = r;
-                snprintf(t->why, sizeof t->why, "the run CA's keeper failed its lockdown (%s): %s",
-                         rf_lockdown_step_name(step), strerror(-r));
-                return;
+        if (t->keeper_report >= 0) {
+                int step = 0;
+                /* a keeper stopped before it reports must not hold the
+                 * start: past the deadline it is killed, and the report's
+                 * end reads as a death without a word */
+                struct pollfd rp = {.fd = t->keeper_report, .events = POLLIN};
+                int pr;
+                while ((pr = poll(&rp, 1, timeout_ms)) < 0 && errno == EINTR)
+                        ;
+                if (pr == 0 && timeout_ms == 0)
+                        return 0;
+                if (pr <= 0)
+                        (void)syscall(SYS_pidfd_send_signal, t->keeper_pidfd, SIGKILL, NULL, 0);
+                r = rf_fork_tied_wait(t->keeper_report, t->keeper_pid, &t->keeper_pidfd, &step);
+                t->keeper_report = -1;
+                if (r < 0) {
+                        t->keeper_pid = 0; /* reaped */
+                        t->result = r;
+                        snprintf(t->why, sizeof t->why,
+                                 "the run CA's keeper failed its lockdown (%s): %s",
+                                 rf_lockdown_step_name(step), strerror(-r));
+                        return 1;
+                }
         }
-        r = result_recv(t->keeper, &res, fds);
+        r = result_recv(t->keeper, timeout_ms, &res, fds);
+        if (r == -ETIMEDOUT && timeout_ms == 0)
+                return 0;
         if (r < 0) {
                 t->result = r;
                 snprintf(t->why, sizeof t->why, "the run CA's keeper %s",
                          r == -EPIPE       ? "went before it made the CA"
                          : r == -ETIMEDOUT ? "did not make the CA in time"
                                            : "broke its protocol");
-                return;
+                return 1;
         }
         if ((t->result = res.r) < 0) {
                 snprintf(t->why, sizeof t->why, "%s", res.why);
-                return;
+                return 1;
         }
-        /* the trust files to init at once (sandbox/trustfiles.h): the
-         * host's parts it copies from (MSG_TRUST, value = the source), then
-         * the memfd (value 0) */
         struct rf_msg m = {.type = MSG_TRUST, .value = TRUST_SRC_BUNDLE};
-        bool sent = rf_msg_send(chan, &m, fds[KR_BUNDLE]) == 0;
+        bool sent = rf_msg_send(t->chan, &m, fds[KR_BUNDLE]) == 0;
         if (sent && fds[KR_JVM] >= 0) {
                 m.value = TRUST_SRC_JVM;
-                sent = rf_msg_send(chan, &m, fds[KR_JVM]) == 0;
+                sent = rf_msg_send(t->chan, &m, fds[KR_JVM]) == 0;
         }
         m.value = 0;
-        t->send_lost = !sent || rf_msg_send(chan, &m, fds[KR_FILES]) < 0;
+        t->send_lost = !sent || rf_msg_send(t->chan, &m, fds[KR_FILES]) < 0;
         safe_close(fds[KR_FILES]);
         safe_close(fds[KR_JVM]);
         t->module = fds[KR_MODULE];
         t->bundle = fds[KR_BUNDLE];
         t->upstream = fds[KR_UPSTREAM];
+        return 1;
+}
+
+void run_tls_start(struct run_tls *t, int chan)
+{
+        if (!t->on || t->keeper < 0 || t->started)
+                return;
+        t->started = true;
+        t->chan = chan;
+        /* most often made by now: sent to init at once; else the supervisor
+         * goes on (vetting, registration) and run_tls_finish waits */
+        t->collected = keeper_collect(t, 0) == 1;
 }
 
 int run_tls_finish(struct run_tls *t, struct rf_error *err)
 {
         if (!t->on || !t->started || t->made)
                 return rf_error_set(err, -EINVAL, "no TLS trust to make (internal error)");
+        if (!t->collected)
+                t->collected = keeper_collect(t, KEEPER_RESULT_MS) == 1;
         if (t->result < 0)
                 return rf_error_set(err, t->result, "%s: %s", t->what, t->why);
         t->made = true;

@@ -92,7 +92,9 @@ struct run_tls {
         int keeper, keeper_pidfd;
         int keeper_report; /* its lockdown report, until run_tls_start reads it */
         pid_t keeper_pid;
-        bool started;   /* run_tls_start took the keeper's result */
+        bool started;   /* run_tls_start ran (chan set) */
+        bool collected; /* the keeper's result taken, the files sent to init */
+        int chan;       /* init's channel (borrowed), from run_tls_start */
         bool made;      /* run_tls_finish reported it */
         bool send_lost; /* init could not take the trust files */
         int result;     /* the keeper's result: 0 or -errno, with why */
@@ -123,17 +125,19 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
                   const char *state_dir, struct run_tls *t, struct rf_error *err);
 
 /*
- * run_tls_start — right after init is cloned: the keeper's result waited
- * for (most often ready) and its trust files sent to init on `chan`
+ * run_tls_start — right after init is cloned: the keeper's result taken
+ * if it is there (most often) and its trust files sent to init on `chan`
  * (MSG_TRUST, sandbox/trustfiles.h) at once, so that init finishes the
  * root while the run is vetted and registered; the snapshots for the
- * egress processes kept (t->module, t->bundle, t->upstream). A failure is
- * kept for run_tls_finish to report.
+ * egress processes kept (t->module, t->bundle, t->upstream). If it is not
+ * there yet, run_tls_finish waits for it. A failure is kept for
+ * run_tls_finish to report.
  */
 void run_tls_start(struct run_tls *t, int chan);
 
 /*
- * run_tls_finish — what run_tls_start found: 0 (the trust files are in
+ * run_tls_finish — what run_tls_start found (or, if the keeper was not
+ * through then, its result waited for and the files sent now): 0 (the trust files are in
  * init's hands, within t->bound, a JVM store exactly when t->java; the
  * egress processes take the CA from t->keeper), or -errno with err saying
  * why (the run is refused); 1 when init could not take the files (it
