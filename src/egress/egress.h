@@ -125,7 +125,7 @@ struct egress_config {
          * (tls/trustmake.h: sealed memfds, or the trust cache's files, which
          * the process snapshots first), never the paths again — and
          * gets the run CA from the run CA's keeper over tls_keeper_fd
-         * (supervisor/run_tls.c: a socket the supervisor never reads;
+         * (supervisor/run_tls.c: a socket on which no export comes to the supervisor;
          * the process sends a request and imports the one export it
          * receives, before its lockdown). All borrowed from the caller
          * (cmd_run; set before the first egress process starts). tls and
