@@ -2073,6 +2073,17 @@ static void body_rw_free(struct conn *c)
 static int test_body_mode;
 #endif
 
+/* A request head that does not fit the upstream buffer (RELAY_BUF): what
+ * of it was written there wiped (an injected value may be in it), the
+ * upstream closed, 400 to the client. Never forwarded with a part left
+ * out. */
+static void head_too_large(struct conn *c, struct relay *o)
+{
+        explicit_bzero(o->d, RELAY_BUF);
+        c->ufd = unwatch_close(c, W_UP, c->ufd);
+        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE, HINT_NONE);
+}
+
 static void send_request_head(struct conn *c)
 {
         const struct http_request *rq = &c->rq;
@@ -2263,9 +2274,7 @@ static void send_request_head(struct conn *c)
                         bool authz = h->name.len == 13 && !strncasecmp(name, "authorization", 13);
                         int r = inject_header_value(s, authz, v, vl, dst, sizeof ib[0], &rl);
                         if (r < 0) {
-                                c->ufd = unwatch_close(c, W_UP, c->ufd);
-                                deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
-                                     HINT_NONE);
+                                head_too_large(c, o);
                                 return;
                         }
                         if (r > 0) {
@@ -2279,10 +2288,7 @@ static void send_request_head(struct conn *c)
                 n = snprintf(o->d + len, RELAY_BUF - len, "%.*s: %.*s\r\n", (int)h->name.len, name,
                              (int)vl, v);
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
-                        /* never forward a head with a header left out */
-                        c->ufd = unwatch_close(c, W_UP, c->ufd);
-                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
-                             HINT_NONE);
+                        head_too_large(c, o); /* never forward a head with a header left out */
                         return;
                 }
                 len += (size_t)n;
@@ -2303,10 +2309,7 @@ static void send_request_head(struct conn *c)
                                      (int)(hole - s->header), s->header, (int)s->len,
                                      (const char *)s->value, hole + 2);
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
-                        explicit_bzero(o->d, RELAY_BUF);
-                        c->ufd = unwatch_close(c, W_UP, c->ufd);
-                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
-                             HINT_NONE);
+                        head_too_large(c, o);
                         return;
                 }
                 len += (size_t)n;
@@ -2331,10 +2334,7 @@ static void send_request_head(struct conn *c)
         if (c->bmode == BM_CHUNK) {
                 n = snprintf(o->d + len, RELAY_BUF - len, "Transfer-Encoding: chunked\r\n");
                 if (n < 0 || (size_t)n >= RELAY_BUF - len) {
-                        explicit_bzero(o->d, RELAY_BUF);
-                        c->ufd = unwatch_close(c, W_UP, c->ufd);
-                        deny(c, "request head too large", NULL, 400, SOCKS_GENERAL_FAILURE,
-                             HINT_NONE);
+                        head_too_large(c, o);
                         return;
                 }
                 len += (size_t)n;

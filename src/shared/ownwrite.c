@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,27 +83,38 @@ static int gr_lookup(gid_t gid, struct group *gr, char **buf, size_t *size)
         }
 }
 
-/* Is gid the primary gid of a passwd entry whose uid is not uid? 1, 0, or
- * -errno (-E2BIG: more than OWNWRITE_SCAN_MAX entries). glibc's
- * getpwent_r leaves the entry unread on ERANGE: it is read again into the
- * larger buffer. */
-static int other_primary(uid_t uid, gid_t gid)
+/*
+ * One bounded pass over the passwd database (groups false) or the group
+ * database (groups true): does gid stand where it must not — the primary
+ * gid of an entry whose uid is not uid, or the gid of more than one group
+ * entry (a `groupadd -o` duplicate, files and a directory overlapping:
+ * getgrgid shows the first only, initgroups gives every one's members the
+ * gid)? 1, 0, or -errno (-E2BIG: more than OWNWRITE_SCAN_MAX entries).
+ * glibc's get*ent_r leaves the entry unread on ERANGE: it is read again
+ * into the larger buffer.
+ */
+static int nss_scan(bool groups, uid_t uid, gid_t gid)
 {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
-        int found = 0, r = nss_grow(&buf, &size);
+        int hits = 0, want = groups ? 2 : 1, r = nss_grow(&buf, &size);
         if (r < 0)
                 return r;
-        setpwent();
-        for (size_t n = 0; !found;) {
-                struct passwd pw, *res = NULL;
-                int e = getpwent_r(&pw, buf, size, &res);
+        if (groups)
+                setgrent();
+        else
+                setpwent();
+        for (size_t n = 0; hits < want;) {
+                struct passwd pw, *pres = NULL;
+                struct group gr, *gres = NULL;
+                int e = groups ? getgrent_r(&gr, buf, size, &gres)
+                               : getpwent_r(&pw, buf, size, &pres);
                 if (e == ERANGE) {
                         if ((r = nss_grow(&buf, &size)) < 0)
                                 break;
                         continue;
                 }
-                if (e == ENOENT || (!e && !res))
+                if (e == ENOENT || (!e && !gres && !pres))
                         break; /* the end */
                 if (e) {
                         r = -e;
@@ -112,46 +124,14 @@ static int other_primary(uid_t uid, gid_t gid)
                         r = -E2BIG;
                         break;
                 }
-                if (pw.pw_gid == gid && pw.pw_uid != uid)
-                        found = 1;
+                if (groups ? gr.gr_gid == gid : pw.pw_gid == gid && pw.pw_uid != uid)
+                        hits++;
         }
-        endpwent();
-        return r < 0 ? r : found;
-}
-
-/* Is gid the gid of more than one group entry? 1, 0, or -errno (-E2BIG:
- * more than OWNWRITE_SCAN_MAX entries). As other_primary, for groups. */
-static int other_entry(gid_t gid)
-{
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
-        int seen = 0, r = nss_grow(&buf, &size);
-        if (r < 0)
-                return r;
-        setgrent();
-        for (size_t n = 0; seen < 2;) {
-                struct group gr, *res = NULL;
-                int e = getgrent_r(&gr, buf, size, &res);
-                if (e == ERANGE) {
-                        if ((r = nss_grow(&buf, &size)) < 0)
-                                break;
-                        continue;
-                }
-                if (e == ENOENT || (!e && !res))
-                        break; /* the end */
-                if (e) {
-                        r = -e;
-                        break;
-                }
-                if (++n > OWNWRITE_SCAN_MAX) {
-                        r = -E2BIG;
-                        break;
-                }
-                if (gr.gr_gid == gid)
-                        seen++;
-        }
-        endgrent();
-        return r < 0 ? r : seen > 1;
+        if (groups)
+                endgrent();
+        else
+                endpwent();
+        return r < 0 ? r : hits >= want;
 }
 
 /* The facts for uid's file of group gid (the expensive scan only when the
@@ -180,8 +160,8 @@ static enum ownwrite group_verdict(uid_t uid, gid_t gid, mode_t mode)
         f.other_primary = 0;
         if (ownwrite_decide(uid, gid, mode, &f) != OWNWRITE_OWNER)
                 return OWNWRITE_GROUP;
-        f.other_primary = other_primary(uid, gid);
-        f.other_entry = other_entry(gid);
+        f.other_primary = nss_scan(false, uid, gid);
+        f.other_entry = nss_scan(true, uid, gid);
         return ownwrite_decide(uid, gid, mode, &f);
 }
 
