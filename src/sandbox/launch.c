@@ -79,7 +79,6 @@
 #include "msg.h"
 #include "seccomp.h"
 #include "shared/macro.h"
-#include "shared/hmac.h"
 #include "shared/memfd.h"
 #include "trustfiles.h"
 #include "steps.h"
@@ -652,11 +651,8 @@ static void trust_receive(const struct child *c, int step)
 }
 
 /* Trust file k of the run (trustfiles.h) appended to `out`, copied by the
- * kernel from the memfd and its source (no page of init's touched but the
- * Java store's MacData, whose MAC init makes here: the hash reads the
- * store's bytes through one stack buffer). */
-_Static_assert(TRUSTFILES_MAC_LEN == HMAC_SHA256_LEN, "the store's MAC is an HMAC-SHA256");
-
+ * kernel from the memfd and its source: no page of init's is touched for
+ * the bytes (the Java store's MAC came made, in its post bytes). */
 static int trust_copy(const struct trust_late *t, size_t k, int out)
 {
         const struct trustfile *f = &t->files.f[k];
@@ -668,19 +664,7 @@ static int trust_copy(const struct trust_late *t, size_t k, int out)
                 r = fd_copy_all(src, (long long)f->src_off, out, (size_t)f->src_len);
         if (r < 0)
                 return r;
-        if (k != TRUST_JAVA) /* no MAC to put in: the post bytes as they are */
-                return fd_copy_all(t->fd, (long long)f->post_off, out, (size_t)f->post);
-        unsigned char post[TRUSTFILES_MAC_POST_MAX];
-        const struct trustfiles *tf = &t->files;
-        struct fd_range in[] = {
-                {t->fd, (long long)(f->pre_off + tf->mac_from), (size_t)(f->pre - tf->mac_from)},
-                {src, (long long)f->src_off, (size_t)f->src_len},
-        };
-        if (pread(t->fd, post, (size_t)f->post, (off_t)f->post_off) != (ssize_t)f->post)
-                return -EIO;
-        r = hmac_sha256_ranges(tf->mac_key, sizeof tf->mac_key, in, f->src_len ? 2 : 1,
-                               post + tf->mac_at);
-        return r < 0 ? r : fd_write_all(out, post, (size_t)f->post);
+        return fd_copy_all(t->fd, (long long)f->post_off, out, (size_t)f->post);
 }
 
 /* Are the directories `a` and `b` on one mount (statx's mount id)? */

@@ -7,7 +7,6 @@
  * and is fuzzed by tests/fuzz/fuzz_trustfiles.c.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "sandbox/trustfiles.h"
@@ -28,9 +27,6 @@ static uint64_t get_u64(const unsigned char *p)
         return v;
 }
 
-/* where the MAC's fields start */
-#define MAC_AT (8 + 8 * F_FIELDS * TRUST_FILES)
-
 void trustfiles_header(const struct trustfiles *t, unsigned char out[TRUSTFILES_HDR])
 {
         memcpy(out, TRUSTFILES_MAGIC, 8);
@@ -43,9 +39,6 @@ void trustfiles_header(const struct trustfiles *t, unsigned char out[TRUSTFILES_
                 put_u64(p + 8 * F_SRC_LEN, f->src_len);
                 put_u64(p + 8 * F_POST, f->post);
         }
-        put_u64(out + MAC_AT, t->mac_from);
-        put_u64(out + MAC_AT + 8, t->mac_at);
-        memcpy(out + MAC_AT + 16, t->mac_key, TRUSTFILES_MAC_LEN);
 }
 
 int trustfiles_parse(const unsigned char hdr[TRUSTFILES_HDR], uint64_t n, size_t bound,
@@ -87,23 +80,6 @@ int trustfiles_parse(const unsigned char hdr[TRUSTFILES_HDR], uint64_t n, size_t
         }
         if (r == 0 && (off != n || !out->f[TRUST_BUNDLE].len || !out->f[TRUST_CA].len))
                 r = -EBADMSG;
-        if (r == 0) {
-                const struct trustfile *j = &out->f[TRUST_JAVA];
-                uint64_t from = get_u64(hdr + MAC_AT), at = get_u64(hdr + MAC_AT + 8);
-                const unsigned char *key = hdr + MAC_AT + 16;
-                bool keyed = false;
-                for (size_t i = 0; i < TRUSTFILES_MAC_LEN; i++)
-                        keyed |= key[i] != 0;
-                if (j->len ? from > j->pre || j->post > TRUSTFILES_MAC_POST_MAX || at > j->post ||
-                                     j->post - at < TRUSTFILES_MAC_LEN
-                           : from || at || keyed)
-                        r = -EBADMSG;
-                else {
-                        out->mac_from = from;
-                        out->mac_at = at;
-                        memcpy(out->mac_key, key, TRUSTFILES_MAC_LEN);
-                }
-        }
         if (r < 0)
                 *out = (struct trustfiles){0};
         return r;

@@ -13,19 +13,17 @@
  * what is the run's own and says how each file is put together
  * (MSG_TRUST, value 0). Its layout:
  *
- *      "RFTRUST2" | per file: u64 pre, src, src_off, src_len, post
- *                 | u64 mac_from, mac_at | mac_key[32]
+ *      "RFTRUST3" | per file: u64 pre, src, src_off, src_len, post
  *                 | file 0's pre bytes | file 0's post bytes | file 1's ... | file 2's post
  *
  * (integers little-endian): each file is its `pre` bytes from the memfd,
  * then src_len bytes of source `src` from src_off (src 0: none), then its
  * `post` bytes; nothing after file 2's post bytes. A file of length 0 is
- * absent (only the Java store may be). The Java store's MAC is init's to
- * make, beside the supervisor's vetting and registration: HMAC-SHA256 with
- * mac_key (the KDF of the store's public password: no secret) over the
- * store's bytes from mac_from to the end of its source's, written over its
- * post bytes [mac_at, mac_at + 32). trustfiles_parse() is pure (no
- * allocation, no syscall) and fuzzed by tests/fuzz/fuzz_trustfiles.c.
+ * absent (only the Java store may be). The Java store's MAC is in its post
+ * bytes already: the run CA's keeper made it (tls/trustmake.c), beside the
+ * supervisor's and init's work, so init only copies (before: init hashed
+ * the ~170 KB store on the run's start path). trustfiles_parse() is pure
+ * (no allocation, no syscall) and fuzzed by tests/fuzz/fuzz_trustfiles.c.
  */
 #pragma once
 
@@ -47,12 +45,8 @@ enum {
         TRUST_SOURCES,
 };
 
-#define TRUSTFILES_MAGIC   "RFTRUST2"
-#define TRUSTFILES_MAC_LEN 32
-#define TRUSTFILES_HDR     (8 + 5 * 8 * TRUST_FILES + 16 + TRUSTFILES_MAC_LEN)
-/* The Java store's post bytes' bound (its MacData: under 100 bytes), so
- * that init can hold them on its stack to put the MAC in. */
-#define TRUSTFILES_MAC_POST_MAX 256
+#define TRUSTFILES_MAGIC "RFTRUST3"
+#define TRUSTFILES_HDR   (8 + 5 * 8 * TRUST_FILES)
 /* A file's hard bound, whatever the caller's: the plan's (PLAN_TLS_FILE_MAX). */
 #define TRUSTFILES_FILE_MAX ((size_t)16 << 20)
 /* A source offset's bound (a cache entry's header is a few dozen bytes). */
@@ -69,15 +63,12 @@ struct trustfile {
 
 struct trustfiles {
         struct trustfile f[TRUST_FILES];
-        /* the Java store's MAC (all 0 without a store) */
-        uint64_t mac_from, mac_at;
-        unsigned char mac_key[TRUSTFILES_MAC_LEN];
 };
 
 /*
  * trustfiles_header — write the header for the files t->f[] (their pre,
- * src, src_off, src_len and post; the offsets and len are not read) and
- * the store's MAC into out[TRUSTFILES_HDR]. The memfd's body is then each
+ * src, src_off, src_len and post; the offsets and len are not read) into
+ * out[TRUSTFILES_HDR]. The memfd's body is then each
  * file's pre bytes and post bytes, file by file. Pure.
  */
 void trustfiles_header(const struct trustfiles *t, unsigned char out[TRUSTFILES_HDR]);
@@ -89,11 +80,8 @@ void trustfiles_header(const struct trustfiles *t, unsigned char out[TRUSTFILES_
  * within n); -EBADMSG for a bad magic, n shorter than the header or not
  * exactly the header and the inline bytes, a source number out of range,
  * a source range on a file without a source, a source offset over
- * TRUSTFILES_SRC_OFF_MAX, a missing bundle or CA, a store MAC whose input
- * does not start in the store's pre bytes or that does not fit its post
- * bytes (at most TRUSTFILES_MAC_POST_MAX), or MAC fields without a store;
- * -EFBIG for a file over the bound. Whether a source holds its range is
- * the caller's to check (init: its copy ends early). Pure.
+ * TRUSTFILES_SRC_OFF_MAX, or a missing bundle or CA; -EFBIG for a file over the bound. Whether a
+ * source holds its range is the caller's to check (init: its copy ends early). Pure.
  */
 int trustfiles_parse(const unsigned char hdr[TRUSTFILES_HDR], uint64_t n, size_t bound,
                      struct trustfiles *out);

@@ -18,6 +18,10 @@ int hmac_sha256_ranges(const unsigned char *key, size_t key_len, const struct fd
 
         hmac_sha256_set_key(&hm, key_len, key);
         for (size_t i = 0; i < n && ret == 0; i++) {
+                if (r[i].mem) {
+                        hmac_sha256_update(&hm, r[i].len, r[i].mem);
+                        continue;
+                }
                 long long off = r[i].off;
                 size_t left = r[i].len;
                 /* one buffer: its pages are faulted in once, whatever the sizes */

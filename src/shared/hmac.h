@@ -2,9 +2,10 @@
  * hmac.h — HMAC-SHA256 over ranges of files, read by pread (nettle's
  * SHA-256: the CPU's SHA extensions where it has them).
  *
- * For the JVM trust store's MAC (sandbox/trustfiles.h): its input is the
- * run's own head in a memfd and the host's bags in a trust cache file, so
- * it is hashed where it lies instead of being gathered into memory first.
+ * For the JVM trust store's MAC (tls/trustmake.c, in the run CA's keeper):
+ * its input is the run's own head in memory and the host's bags in a trust
+ * cache file, so it is hashed where it lies instead of being gathered into
+ * memory first.
  */
 #pragma once
 
@@ -13,11 +14,13 @@
 #define HMAC_SHA256_LEN 32
 
 /* One range: len bytes of fd from offset off (fd's file offset is neither
- * used nor moved). */
+ * used nor moved), or, when mem is not NULL, mem[0, len) (fd and off
+ * unused). */
 struct fd_range {
         int fd;
         long long off;
         size_t len;
+        const void *mem;
 };
 
 /*

@@ -10,9 +10,10 @@
  * and the JVM store's host part (the bundle's ~145 certificates as PKCS#12
  * bags, with the store MAC's salt and key) — whose making is also the
  * bundle's check as the egress process's trust_load will read it. A run
- * then pays for its CA (nettle's: runca.c), one HMAC over the store and
- * the kernel's copies (sendfile: no page of the supervisor is touched for
- * the bytes) into one sealed memfd of trust files (sandbox/trustfiles.h).
+ * then pays, in its CA's keeper, for its CA (nettle's: runca.c), one HMAC
+ * over the store (read where it lies: the cache file's bags are never
+ * copied into memory) and one small sealed memfd of the run's own bytes;
+ * init copies the rest from the cache's files (sandbox/trustfiles.h).
  * The module and the bundle go to the egress processes as the cache's
  * files; each one snapshots them before it reads them (egress.c). Without
  * a cache (no state dir) everything is made per run, into sealed memfds.
@@ -41,6 +42,7 @@
 
 #include "sandbox/trustfiles.h"
 #include "shared/error.h"
+#include "shared/hmac.h"
 #include "shared/macro.h"
 #include "shared/memfd.h"
 #include "tls/runca.h"
@@ -438,10 +440,9 @@ static int jvm_get(int dir, int bundle, const struct stat *st, size_t *bags_len,
  * TRUST_SRC_BUNDLE) + btail (which ends in the CA's PEM), the CA file the
  * PEM, the JVM
  * store (when head is not NULL) head + the host bags (source TRUST_SRC_JVM
- * at bags_off) + tail, whose MAC init makes (with mac_key over the store
- * from mac_from on). Init copies the host's parts from their sources:
- * they are never copied here. */
-_Static_assert(TRUST_P12_MAC_LEN == TRUSTFILES_MAC_LEN, "the store's MAC is init's to make");
+ * at bags_off) + tail (its MacData, the MAC in it). Init copies the host's
+ * parts from their sources: they are never copied here. */
+_Static_assert(TRUST_P12_MAC_LEN == HMAC_SHA256_LEN, "the store's MAC is an HMAC-SHA256");
 struct files_in {
         size_t bundle_len;
         const char *btail, *pem;
@@ -449,8 +450,6 @@ struct files_in {
         const unsigned char *head, *tail;
         size_t head_len, tail_len;
         size_t bags_off, bags_len;
-        size_t mac_from;              /* where the MAC's input starts in head */
-        const unsigned char *mac_key; /* TRUST_P12_MAC_LEN bytes */
 };
 
 static int files_memfd(const struct files_in *in)
@@ -468,9 +467,6 @@ static int files_memfd(const struct files_in *in)
                                                      .src_off = in->bags_off,
                                                      .src_len = in->bags_len,
                                                      .post = in->tail_len};
-                t.mac_from = in->mac_from;
-                t.mac_at = trust_p12_tail_mac_at();
-                memcpy(t.mac_key, in->mac_key, sizeof t.mac_key);
         }
         int fd = memfd_new("ringfence-trust");
         if (fd < 0)
@@ -524,10 +520,17 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
                 return rf_why(why, why_len, r < 0 ? r : -EIO,
                               "cannot make the run's TLS authority: %s", strerror(-r));
         /* the store: its head (the run CA's bag last), the host's bags from
-         * the cache, and the MacData, whose MAC (over both, with the cached
-         * key) init makes while this process vets and registers the run */
+         * the cache, and the MacData, whose MAC is over both (head from
+         * auth_at on, the bags where they lie), with the cached key: made
+         * here, in the keeper, beside the supervisor's and init's work */
         if (j->java &&
             ((r = trust_p12_head(der, der_len, h->bags_len, &head, &head_len, &auth_at)) < 0 ||
+             (r = hmac_sha256_ranges(h->key, sizeof h->key,
+                                     (const struct fd_range[]){
+                                             {.mem = head + auth_at, .len = head_len - auth_at},
+                                             {h->jvm, TRUST_CACHE_JVM_HDR, h->bags_len, NULL},
+                                     },
+                                     2, mac)) < 0 ||
              (r = trust_p12_tail(h->salt, mac, tail, &tail_len)) < 0))
                 return rf_why(why, why_len, r < 0 ? r : -EIO,
                               "cannot make the run's TLS authority: %s", strerror(-r));
@@ -547,8 +550,6 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
                 .tail_len = tail_len,
                 .bags_off = TRUST_CACHE_JVM_HDR,
                 .bags_len = h->bags_len,
-                .mac_from = auth_at,
-                .mac_key = h->key,
         };
         if ((*files = files_memfd(&in)) < 0)
                 return rf_why(why, why_len, *files < 0 ? *files : -EIO,

@@ -93,7 +93,7 @@ static void test_trustfiles(void)
 {
         /* the bundle: a source's 100 bytes + "-CA"; the CA: "CA"; the
          * store: "H" + 50 bytes of the other source from 48 + 40 bytes of
-         * MacData, its MAC from 4 on, over the store from 0 on */
+         * MacData (its MAC in them: the keeper's, init only copies) */
         struct trustfiles spec = {
                 .f = {[TRUST_BUNDLE] = {.src = TRUST_SRC_BUNDLE, .src_len = 100, .post = 3},
                       [TRUST_CA] = {.pre = 2},
@@ -102,9 +102,6 @@ static void test_trustfiles(void)
                                       .src_off = 48,
                                       .src_len = 50,
                                       .post = 40}},
-                .mac_from = 0,
-                .mac_at = 4,
-                .mac_key = {7, 7, 7},
         };
         unsigned char hdr[TRUSTFILES_HDR];
         struct trustfiles t;
@@ -123,10 +120,8 @@ static void test_trustfiles(void)
                    j->src_off == 48 && j->src_len == 50 && j->post_off == TRUSTFILES_HDR + 6 &&
                    j->post == 40,
            "... the store: head, the other source's range, tail");
-        ok(t.mac_from == 0 && t.mac_at == 4 && t.mac_key[0] == 7 && t.mac_key[3] == 0,
-           "... and where init puts the store's MAC, with its key");
         is_int(trustfiles_parse(hdr, n, 60, &t), -EFBIG, "a file over the bound: -EFBIG");
-        ok(!t.f[TRUST_CA].len && !t.f[TRUST_BUNDLE].src && !t.mac_key[0],
+        ok(!t.f[TRUST_CA].len && !t.f[TRUST_BUNDLE].src && !t.f[TRUST_JAVA].len,
            "... and nothing returned");
         is_int(trustfiles_parse(hdr, n - 1, 200, &t), -EBADMSG, "a byte short: -EBADMSG");
         is_int(trustfiles_parse(hdr, n + 1, 200, &t), -EBADMSG, "a byte left over: -EBADMSG");
@@ -150,28 +145,16 @@ static void test_trustfiles(void)
         is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
                "a source range on a file without a source: -EBADMSG");
         bad = spec;
-        bad.mac_at = 9; /* 9 + 32 > 40 */
+        bad.f[TRUST_JAVA].post = 41; /* one byte more than the memfd holds */
         trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
-               "a store MAC past the store's MacData: -EBADMSG");
-        bad = spec;
-        bad.mac_from = 2; /* past the store's own first byte */
-        trustfiles_header(&bad, hdr);
-        is_int(trustfiles_parse(hdr, n, 200, &t), -EBADMSG,
-               "a store MAC's input starting past its head: -EBADMSG");
-        bad = spec;
-        bad.f[TRUST_JAVA].post = TRUSTFILES_MAC_POST_MAX + 1;
-        trustfiles_header(&bad, hdr);
-        is_int(trustfiles_parse(hdr, n - 40 + TRUSTFILES_MAC_POST_MAX + 1, 1000, &t), -EBADMSG,
-               "a store MacData over its bound: -EBADMSG");
+               "a store's post bytes past the memfd's end: -EBADMSG");
+        memcpy(hdr, "RFTRUST2", 8); /* the layout before: init made the MAC */
+        is_int(trustfiles_parse(hdr, n + 1, 200, &t), -EBADMSG,
+               "the older layout's magic: -EBADMSG");
 
         bad = spec;
         bad.f[TRUST_JAVA] = (struct trustfile){0};
-        trustfiles_header(&bad, hdr);
-        is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, 200, &t), -EBADMSG,
-               "MAC fields without a store: -EBADMSG");
-        bad.mac_at = bad.mac_from = 0;
-        memset(bad.mac_key, 0, sizeof bad.mac_key);
         trustfiles_header(&bad, hdr);
         is_int(trustfiles_parse(hdr, TRUSTFILES_HDR + 5, 200, &t), 0, "no Java store: parses");
         ok(!t.f[TRUST_JAVA].len, "... and the store is absent");
