@@ -173,6 +173,13 @@ struct ll_ruleset_attr {
 #define LL_PTS       (LL_TERMINAL | LL_READ_DIR)
 #define LL_PROC      (LL_READ | LL_WRITE_FILE | LL_TRUNCATE)
 #define LL_ALL       UINT64_MAX /* masked down to the handled rights */
+/* landlock_confine's directory rule: read what is beneath, and with
+ * `write` also write, create, remove and truncate regular files (no
+ * directories, links, devices, FIFOs or sockets, no execution). */
+#define LL_CONFINE_DIR(write)                                                                      \
+        (LL_READ | ((write) ? LL_WRITE_FILE | LL_TRUNCATE | LANDLOCK_ACCESS_FS_MAKE_REG |          \
+                                      LANDLOCK_ACCESS_FS_REMOVE_FILE                               \
+                            : 0))
 /* Special files that would block or talk to host programs (see the header). */
 #define LL_MAKE_SPECIAL (LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_SOCK)
 
@@ -438,4 +445,36 @@ int landlock_apply(const struct rf_plan *p)
 out:
         safe_close(ruleset);
         return r;
+}
+
+/* ---- a helper process of the host's: landlock_confine ------------------- */
+
+int landlock_confine(const struct landlock_beneath *rules, size_t n)
+{
+        long abi = ll_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+        if (abi < 0)
+                return errno == ENOSYS || errno == EOPNOTSUPP ? -EOPNOTSUPP : negative_errno();
+        if (abi < 1)
+                return -EOPNOTSUPP;
+        if (abi > LL_ABI_KNOWN)
+                abi = LL_ABI_KNOWN;
+        uint64_t fs = ll_handled_fs((int)abi);
+        struct ll_ruleset_attr attr = {.handled_access_fs = fs, .scoped = ll_scoped((int)abi)};
+        _cleanup_close_ int ruleset = (int)ll_create_ruleset(&attr, ll_attr_size((int)abi), 0);
+        if (ruleset < 0)
+                return negative_errno();
+        for (size_t i = 0; i < n; i++) {
+                uint64_t want = rules[i].dir ? LL_CONFINE_DIR(rules[i].write) : LL_READ_FILE;
+                struct landlock_path_beneath_attr pb = {.allowed_access = want & fs,
+                                                        .parent_fd = rules[i].fd};
+                if (rules[i].fd < 0)
+                        continue;
+                if (syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) <
+                    0)
+                        return negative_errno();
+        }
+        uint32_t flags = abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF : 0;
+        if (syscall(__NR_landlock_restrict_self, ruleset, flags) < 0)
+                return negative_errno();
+        return 0;
 }

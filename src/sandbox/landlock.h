@@ -46,3 +46,23 @@ int landlock_plan(struct rf_plan *p, struct rf_error *err);
  * (the run is refused: "cannot set up the Landlock filesystem rules").
  */
 int landlock_apply(const struct rf_plan *p);
+
+/* One place a confined process may still reach (landlock_confine). */
+struct landlock_beneath {
+        int fd;     /* the place, open (O_PATH will do; borrowed), or -1: skipped */
+        bool dir;   /* a directory: what lies beneath it; else the file alone */
+        bool write; /* a directory's regular files may be written, made, removed */
+};
+
+/*
+ * landlock_confine — confine the calling process, a helper of ringfence's
+ * on the host (the run CA's keeper), to rules[0, n): each file may be read,
+ * each directory's tree read (and, with `write`, its regular files written,
+ * made, removed and truncated); every other path of the host is refused
+ * (EACCES) whatever its owner and mode, and with ABI >= 6 signals and
+ * abstract unix sockets are scoped to the process's own domain. Every
+ * filesystem right the kernel's ABI has is handled. Needs no_new_privs
+ * (or CAP_SYS_ADMIN). fds already open are unaffected. 0, or -errno:
+ * -EOPNOTSUPP without Landlock (callers fail closed, as a run does).
+ */
+int landlock_confine(const struct landlock_beneath *rules, size_t n);

@@ -67,6 +67,7 @@
 #include "egress/inject.h"
 #include "policy/rules.h"
 #include "policy/policy.h"
+#include "sandbox/landlock.h"
 #include "sandbox/msg.h"
 #include "sandbox/plan.h"
 #include "sandbox/trustfiles.h"
@@ -112,19 +113,54 @@ void run_tls_free(struct run_tls *t)
 /*
  * Test builds only: the run CA's private scalars, hex ("ca HEX\nleaf
  * HEX\n"), into the file RINGFENCE_TEST_CA_KEYS names (created, never
- * replaced), so inject_cakey.sh can look for them in the memory of the
- * run's processes from the host side. A release build has no such path.
+ * replaced; opened before the keeper confines itself), so
+ * inject_cakey.sh can look for them in the memory of the run's processes
+ * from the host side. A release build has no such path.
  */
-static void test_ca_keys_out(const unsigned char *ex)
+static int test_keys_open(const char *suffix)
 {
         const char *path = getenv("RINGFENCE_TEST_CA_KEYS");
+        char name[PATH_MAX];
+        if (!path || !path[0] || snprintf(name, sizeof name, "%s%s", path, suffix) >= PATH_MAX)
+                return -1;
+        return open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/*
+ * Test builds only, with RINGFENCE_TEST_CA_KEYS=PATH: what the keeper's
+ * confinement refuses. It tries to create PATH.probe and to read PATH.read
+ * (a file of root's the test made), once before landlock_confine and once
+ * after, and writes each errno ("write-before 0", ..., "read-after 13")
+ * into `out` (PATH.confined, opened before).
+ */
+static void test_confined(int out, const char *when)
+{
+        const char *path = getenv("RINGFENCE_TEST_CA_KEYS");
+        char name[PATH_MAX], buf[1];
+        if (out < 0 || !path)
+                return;
+        snprintf(name, sizeof name, "%s.probe", path);
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int e = fd < 0 ? errno : 0;
+        if (fd >= 0) {
+                close(fd);
+                (void)unlink(name);
+        }
+        dprintf(out, "write-%s %d\n", when, e);
+        snprintf(name, sizeof name, "%s.read", path);
+        fd = open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        e = fd < 0 ? errno : read(fd, buf, sizeof buf) < 0 ? errno : 0;
+        if (fd >= 0)
+                close(fd);
+        dprintf(out, "read-%s %d\n", when, e);
+}
+
+static void test_ca_keys_out(int fd, const unsigned char *ex)
+{
         static const struct {
                 const char *name;
                 size_t off;
         } keys[] = {{"ca", RF_TLS_CA_EXPORT_CA_KEY}, {"leaf", RF_TLS_CA_EXPORT_LEAF_KEY}};
-        if (!path || !path[0])
-                return;
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return;
         for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
@@ -136,7 +172,6 @@ static void test_ca_keys_out(const unsigned char *ex)
                 line[n++] = '\n';
                 (void)!write(fd, line, n);
         }
-        close(fd);
 }
 #endif
 
@@ -307,12 +342,37 @@ static int result_send(int sock, const struct keeper_result *res, const int *fds
  * gone (the run ended, or the supervisor died: its parent-death signal
  * kills it too). Then the export is wiped. Never returns.
  */
+/*
+ * The keeper's filesystem, before it reads anything it is given
+ * (landlock_confine): the trust cache (read, and its entries written) and
+ * the TLS module file (read), nothing else. It runs as the supervisor's
+ * uid — root for most runs — without capabilities: without this, a flaw
+ * in what parses the host's bundle or the caller's upstream CA file could
+ * still write every file root owns. The fds it was given (the bundle, the
+ * upstream CA file, its socket) are not paths: unaffected. 0 or -errno.
+ */
+static int keeper_confine(int cache)
+{
+        char path[PATH_MAX];
+        _cleanup_close_ int module = -1;
+        if (rf_tls_module_path(path, sizeof path) == 0)
+                module = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC); /* -1: it fails later */
+        const struct landlock_beneath rules[] = {
+                {.fd = cache, .dir = true, .write = true},
+                {.fd = module, .dir = false},
+        };
+        return landlock_confine(rules, ARRAY_SIZE(rules));
+}
+
 static _noreturn_ void keeper_main(const struct run_tls *t)
 {
         struct keeper_result res = {0};
         struct trust_made made = {
                 .files = -1, .module = -1, .bundle = -1, .jvm = -1, .upstream = -1};
         size_t max = TRUST_EXPORT_BOUND(t->n_hosts, t->name_bytes);
+#ifdef RF_TEST_BUILD
+        int keys_fd = -1;
+#endif
         if (max > RF_TLS_CA_EXPORT_MAX)
                 max = RF_TLS_CA_EXPORT_MAX;
         /* below the run's own processes: on a busy CPU it yields to the
@@ -326,6 +386,21 @@ static _noreturn_ void keeper_main(const struct run_tls *t)
                          "memory: RLIMIT_MEMLOCK)",
                          strerror(-res.r));
         } else {
+                _cleanup_close_ int cache = trust_cache_open(t->state_dir);
+#ifdef RF_TEST_BUILD
+                keys_fd = test_keys_open("");
+                int probe_fd = test_keys_open(".confined");
+                test_confined(probe_fd, "before");
+#endif
+                res.r = keeper_confine(cache);
+#ifdef RF_TEST_BUILD
+                test_confined(probe_fd, "after");
+                safe_close(probe_fd);
+#endif
+                if (res.r < 0)
+                        snprintf(res.why, sizeof res.why,
+                                 "cannot confine the run CA's keeper (Landlock): %s",
+                                 strerror(-res.r));
                 struct trust_job job = {
                         .hosts = (const char *const *)t->hosts,
                         .n_hosts = t->n_hosts,
@@ -335,9 +410,10 @@ static _noreturn_ void keeper_main(const struct run_tls *t)
                         .lifetime_s = t->lifetime_s,
                         .java = t->java,
                         .bound = t->bound,
-                        .state_dir = t->state_dir,
+                        .cache = cache,
                 };
-                res.r = trust_make(&job, ex, max, &made, res.why, sizeof res.why);
+                if (res.r == 0)
+                        res.r = trust_make(&job, ex, max, &made, res.why, sizeof res.why);
         }
         (void)close(KEEPER_FD_BUNDLE);
         if (t->upstream_src >= 0) /* else fd 5 may be one trust_make opened */
@@ -357,7 +433,8 @@ static _noreturn_ void keeper_main(const struct run_tls *t)
         for (size_t i = 0; i < _KR_MAX; i++)
                 safe_close(all[i]);
 #ifdef RF_TEST_BUILD
-        test_ca_keys_out(ex);
+        test_ca_keys_out(keys_fd, ex);
+        safe_close(keys_fd);
 #endif
         /* from here on: read its socket, write the export, exit */
         signal(SIGPIPE, SIG_IGN); /* a gone reader is a failed write */

@@ -84,12 +84,11 @@ static void cache_name(const char *prefix, const struct stat *st, char *name, si
                  (int64_t)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec);
 }
 
-/* The cache directory (made if missing), or -1 where there is none to use. */
-static int cache_dir(const char *state_dir)
+int trust_cache_open(const char *state_dir)
 {
         if (!state_dir)
                 return -1;
-        _cleanup_close_ int sd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int sd = open(state_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (sd < 0)
                 return -1;
         (void)mkdirat(sd, TRUST_CACHE_DIR, 0700);
@@ -560,7 +559,8 @@ static int make_files(const struct trust_job *j, const struct host_parts *h, uns
 int trust_make(const struct trust_job *j, unsigned char *export, size_t export_max,
                struct trust_made *out, char *why, size_t why_len)
 {
-        _cleanup_close_ int module = -1, upstream = -1, dir = -1;
+        _cleanup_close_ int module = -1, upstream = -1;
+        int dir = j->cache;
         struct host_parts h = {.bundle = -1, .jvm = -1};
         struct stat st;
         bool cached = true;
@@ -568,7 +568,6 @@ int trust_make(const struct trust_job *j, unsigned char *export, size_t export_m
 
         *out = (struct trust_made){
                 .files = -1, .module = -1, .bundle = -1, .jvm = -1, .upstream = -1};
-        dir = cache_dir(j->state_dir);
         /* the module and the trust files as they are now (the run's command
          * does not exist yet): the egress processes load these, never the
          * paths again */

@@ -45,8 +45,17 @@ struct trust_job {
         uint64_t lifetime_s;       /* the CA's validity */
         bool java;                 /* make the JVM store too */
         size_t bound;              /* each trust file's size bound */
-        const char *state_dir;     /* where the cache lives, or NULL: none */
+        int cache;                 /* the cache directory (trust_cache_open; borrowed),
+                                    * or -1: none */
 };
+
+/*
+ * trust_cache_open — the state dir's trust cache (TRUST_CACHE_DIR, made if
+ * missing): an fd of the directory, or -1 where there is none to use (no
+ * state dir, not a directory of this uid that only it may write). The
+ * keeper opens it before it confines itself to it.
+ */
+int trust_cache_open(const char *state_dir);
 
 /* What was made (-1 where none), all read-only: the trust files and the
  * upstream CA file's snapshot are sealed memfds; the module and the bundle

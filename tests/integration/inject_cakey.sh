@@ -138,7 +138,11 @@ summary() { head -n 1 <<<"$1"; }
 
 # ---- a run with an injection over HTTPS that waits between requests -----------------------------
 KEYS=$TH/cakeys
-rm -f "$KEYS" "$WS"/req? "$WS"/ready? "$WS"/go? "$WS/done"
+rm -f "$KEYS" "$KEYS".* "$WS"/req? "$WS"/ready? "$WS"/go? "$WS/done"
+# a file of root's the keeper could read as uid 0 without capabilities,
+# were it not confined (test builds: the keeper reports both tries)
+printf 'root only\n' >"$KEYS.read"
+chmod 0600 "$KEYS.read"
 # shellcheck disable=SC2016
 REQ='curl -sS -m 10 -H "Authorization: Bearer $TOKEN" "https://svc.test/cakey-$1" >"req$1" 2>&1
 	echo "rc=$?" >>"req$1"; touch "ready$1"'
@@ -165,6 +169,13 @@ like "$(tlslog)" "Authorization: Bearer $VAL" "... the test host received the va
 
 like "$(cat "$KEYS" 2>/dev/null)" '^ca [0-9a-f]{64}
 leaf [0-9a-f]{64}$' "test build: the run CA's two private scalars were written to RINGFENCE_TEST_CA_KEYS"
+# the keeper's Landlock domain (landlock_confine): before it, as uid 0
+# without capabilities, it could create a file in the test's directory and
+# read a 0600 file of root's (the control); after it, both fail with EACCES
+is "$(cat "$KEYS.confined" 2>/dev/null | tr '\n' ' ')" "write-before 0 read-before 0 write-after 13 read-after 13 " \
+	"the keeper, once confined, cannot create a file (EACCES) or read a file of root's (EACCES) outside the trust cache; before, it could (the control)"
+[ -e "$KEYS.probe" ] && probe_left=1 || probe_left=0
+is "$probe_left" 0 "... and left no file behind"
 run=$("$RF_BIN" ps --state-dir "$RF_STATE" --json | grep -o '"run":"[^"]*"' | head -n 1 | cut -d'"' -f4)
 INIT=$("$RF_BIN" inspect --state-dir "$RF_STATE" "$run" 2>/dev/null | grep -o '"init_pid":[0-9]*' | cut -d: -f2)
 SUP=$(awk '{print $4}' "/proc/$INIT/stat" 2>/dev/null)
@@ -278,6 +289,6 @@ for root, _, files in os.walk(sys.argv[2]):
         if any(p in data for p in pats):
             sys.exit(1)
 PY
-rm -f "$KEYS"
+rm -f "$KEYS" "$KEYS".*
 
 done_testing

@@ -1981,8 +1981,10 @@ static int make_once(const char *path, const char *upstream, const char *state,
                               .lifetime_s = 3600,
                               .java = true,
                               .bound = PLAN_TLS_FILE_MAX,
-                              .state_dir = state};
+                              .cache = trust_cache_open(state)};
         int r = b < 0 ? -errno : trust_make(&j, ex, TRUST_EXPORT_BOUND(2, 35), m, why, why_len);
+        if (j.cache >= 0)
+                close(j.cache);
         if (r == 0 && ca && vt->ca_import(ex, m->ca_len, ca) < 0)
                 r = -EPROTO;
         explicit_bzero(ex, sizeof ex);
