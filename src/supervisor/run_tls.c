@@ -26,11 +26,13 @@
  * without any capability, holds none of the supervisor's secret memory
  * (wiped in every fork), makes the keys straight into its own secret
  * memory (secmem.h: locked, out of core dumps; besides nettle's key
- * objects while they are made, which runca.c wipes), and once it has sent
- * its result lives in seccomp strict mode: read a request on its socket,
- * write one copy of the export, exit — it can open, map, send an fd or
- * run nothing. The socket's other end is the supervisor's: it reads the
- * keeper's one result there, then only passes the socket to each egress
+ * objects while they are made, which runca.c wipes). It works confined
+ * (keeper_confine: Landlock to the trust cache and the TLS module, a
+ * seccomp allowlist; no path at all once it reads the caller's upstream
+ * CA file) and once it has sent its result lives under a seccomp filter
+ * of strict mode's set: read a request on its socket, write one copy of
+ * the export, exit — it can open, map, send an fd or run nothing. The socket's other end is the
+ * supervisor's: it reads the keeper's one result there, then only passes the socket to each egress
  * process (which closes it before its lockdown); no export ever comes to
  * the supervisor. The run's init, a fork of the supervisor, inherits that
  * end with every other fd of the supervisor's and closes it as its first
@@ -45,7 +47,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -58,6 +63,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "supervisor/keeper.h"
 #include "supervisor/start-internal.h"
 #include "supervisor/start.h"
 #include "tls/tls-load.h"
@@ -108,72 +114,6 @@ void run_tls_free(struct run_tls *t)
                               .keeper_pidfd = -1,
                               .keeper_report = -1};
 }
-
-#ifdef RF_TEST_BUILD
-/*
- * Test builds only: the run CA's private scalars, hex ("ca HEX\nleaf
- * HEX\n"), into the file RINGFENCE_TEST_CA_KEYS names (created, never
- * replaced; opened before the keeper confines itself), so
- * inject_cakey.sh can look for them in the memory of the run's processes
- * from the host side. A release build has no such path.
- */
-static int test_keys_open(const char *suffix)
-{
-        const char *path = getenv("RINGFENCE_TEST_CA_KEYS");
-        char name[PATH_MAX];
-        if (!path || !path[0] || snprintf(name, sizeof name, "%s%s", path, suffix) >= PATH_MAX)
-                return -1;
-        return open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-}
-
-/*
- * Test builds only, with RINGFENCE_TEST_CA_KEYS=PATH: what the keeper's
- * confinement refuses. It tries to create PATH.probe and to read PATH.read
- * (a file of root's the test made), once before landlock_confine and once
- * after, and writes each errno ("write-before 0", ..., "read-after 13")
- * into `out` (PATH.confined, opened before).
- */
-static void test_confined(int out, const char *when)
-{
-        const char *path = getenv("RINGFENCE_TEST_CA_KEYS");
-        char name[PATH_MAX], buf[1];
-        if (out < 0 || !path)
-                return;
-        snprintf(name, sizeof name, "%s.probe", path);
-        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        int e = fd < 0 ? errno : 0;
-        if (fd >= 0) {
-                close(fd);
-                (void)unlink(name);
-        }
-        dprintf(out, "write-%s %d\n", when, e);
-        snprintf(name, sizeof name, "%s.read", path);
-        fd = open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        e = fd < 0 ? errno : read(fd, buf, sizeof buf) < 0 ? errno : 0;
-        if (fd >= 0)
-                close(fd);
-        dprintf(out, "read-%s %d\n", when, e);
-}
-
-static void test_ca_keys_out(int fd, const unsigned char *ex)
-{
-        static const struct {
-                const char *name;
-                size_t off;
-        } keys[] = {{"ca", RF_TLS_CA_EXPORT_CA_KEY}, {"leaf", RF_TLS_CA_EXPORT_LEAF_KEY}};
-        if (fd < 0)
-                return;
-        for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
-                char line[16 + 2 * RF_TLS_CA_KEY_LEN];
-                size_t n = (size_t)snprintf(line, sizeof line, "%s ", keys[k].name);
-                for (size_t i = 0; i < RF_TLS_CA_KEY_LEN; i++)
-                        n += (size_t)snprintf(line + n, sizeof line - n, "%02x",
-                                              ex[keys[k].off + i]);
-                line[n++] = '\n';
-                (void)!write(fd, line, n);
-        }
-}
-#endif
 
 /* ---- the supervisor's side ---------------------------------------------------------- */
 
@@ -284,175 +224,13 @@ int run_tls_begin(const struct rf_policy *pol, const struct inject_secret *inj, 
         return 0;
 }
 
-/* ---- the run CA's keeper ------------------------------------------------------------ */
+/* ---- the run CA's keeper (keeper.c) -------------------------------------------------- */
 
-/* The keeper's fds (rf_fork_tied arranges them; every other fd is closed) */
-#define KEEPER_FD_SOCK     3 /* its end of the socket to the supervisor and egress processes */
-#define KEEPER_FD_BUNDLE   4 /* the host's CA bundle, open since run_tls_begin */
-#define KEEPER_FD_UPSTREAM 5 /* network.upstream_ca, or closed */
 /* How long run_tls_start waits for the keeper's result (a first run on a
  * host also builds the trust cache: tens of ms) */
 #define KEEPER_RESULT_MS 30000
 /* How long run_tls_free lets the keeper wipe its copy before SIGKILL */
 #define KEEPER_END_MS 1000
-
-/* The fds of a keeper's result, in this order (KR_JVM and KR_UPSTREAM only
- * when its flag says so) */
-enum { KR_FILES, KR_JVM, KR_MODULE, KR_BUNDLE, KR_UPSTREAM, _KR_MAX };
-
-/* What the keeper sends the supervisor once the trust is made: this, with
- * SCM_RIGHTS the fds above when r is 0 (in that order, the absent ones
- * left out); no fd otherwise. */
-struct keeper_result {
-        int32_t r; /* 0 or -errno */
-        uint8_t has_jvm, has_upstream;
-        char why[RF_ERROR_MSG_MAX];
-};
-
-/* Send res on sock with fds[n] attached (n <= _KR_MAX). 0 or -errno. */
-static int result_send(int sock, const struct keeper_result *res, const int *fds, size_t n)
-{
-        union {
-                char buf[CMSG_SPACE(_KR_MAX * sizeof(int))];
-                struct cmsghdr align;
-        } u;
-        struct iovec iov = {.iov_base = (void *)res, .iov_len = sizeof *res};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-        memset(&u, 0, sizeof u);
-        if (n) {
-                mh.msg_control = u.buf;
-                mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
-                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(n * sizeof(int));
-                memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-        }
-        return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof *res ? 0 : -EPROTO;
-}
-
-/*
- * The keeper, once rf_fork_tied returned in it (no capability, the fds
- * above, nothing of the supervisor's secret memory: wiped by the fork).
- * It makes the run CA and the trust files (tls/trustmake.h) with the CA's
- * export — both private keys — straight into its own secret memory, sends
- * the files and the snapshots to the supervisor, and then, in seccomp
- * strict mode (read, write, exit: nothing else), answers each request on
- * its socket with one copy of the export, until the socket's other end is
- * gone (the run ended, or the supervisor died: its parent-death signal
- * kills it too). Then the export is wiped. Never returns.
- */
-/*
- * The keeper's filesystem, before it reads anything it is given
- * (landlock_confine): the trust cache (read, and its entries written) and
- * the TLS module file (read), nothing else. It runs as the supervisor's
- * uid — root for most runs — without capabilities: without this, a flaw
- * in what parses the host's bundle or the caller's upstream CA file could
- * still write every file root owns. The fds it was given (the bundle, the
- * upstream CA file, its socket) are not paths: unaffected. 0 or -errno.
- */
-static int keeper_confine(int cache)
-{
-        char path[PATH_MAX];
-        _cleanup_close_ int module = -1;
-        if (rf_tls_module_path(path, sizeof path) == 0)
-                module = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC); /* -1: it fails later */
-        const struct landlock_beneath rules[] = {
-                {.fd = cache, .dir = true, .write = true},
-                {.fd = module, .dir = false},
-        };
-        return landlock_confine(rules, ARRAY_SIZE(rules));
-}
-
-static _noreturn_ void keeper_main(const struct run_tls *t)
-{
-        struct keeper_result res = {0};
-        struct trust_made made = {
-                .files = -1, .module = -1, .bundle = -1, .jvm = -1, .upstream = -1};
-        size_t max = TRUST_EXPORT_BOUND(t->n_hosts, t->name_bytes);
-#ifdef RF_TEST_BUILD
-        int keys_fd = -1;
-#endif
-        if (max > RF_TLS_CA_EXPORT_MAX)
-                max = RF_TLS_CA_EXPORT_MAX;
-        /* below the run's own processes: on a busy CPU it yields to the
-         * supervisor and init, whose work is the run's start */
-        (void)setpriority(PRIO_PROCESS, 0, 10);
-        unsigned char *ex = secmem_alloc(max);
-        if (!ex) {
-                res.r = negative_errno();
-                snprintf(res.why, sizeof res.why,
-                         "cannot keep the run's TLS authority: %s (its keys go into locked "
-                         "memory: RLIMIT_MEMLOCK)",
-                         strerror(-res.r));
-        } else {
-                _cleanup_close_ int cache = trust_cache_open(t->state_dir);
-#ifdef RF_TEST_BUILD
-                keys_fd = test_keys_open("");
-                int probe_fd = test_keys_open(".confined");
-                test_confined(probe_fd, "before");
-#endif
-                res.r = keeper_confine(cache);
-#ifdef RF_TEST_BUILD
-                test_confined(probe_fd, "after");
-                safe_close(probe_fd);
-#endif
-                if (res.r < 0)
-                        snprintf(res.why, sizeof res.why,
-                                 "cannot confine the run CA's keeper (Landlock): %s",
-                                 strerror(-res.r));
-                struct trust_job job = {
-                        .hosts = (const char *const *)t->hosts,
-                        .n_hosts = t->n_hosts,
-                        .bundle = KEEPER_FD_BUNDLE,
-                        .upstream = t->upstream_src >= 0 ? KEEPER_FD_UPSTREAM : -1,
-                        .upstream_path = t->upstream_path,
-                        .lifetime_s = t->lifetime_s,
-                        .java = t->java,
-                        .bound = t->bound,
-                        .cache = cache,
-                };
-                if (res.r == 0)
-                        res.r = trust_make(&job, ex, max, &made, res.why, sizeof res.why);
-        }
-        (void)close(KEEPER_FD_BUNDLE);
-        if (t->upstream_src >= 0) /* else fd 5 may be one trust_make opened */
-                (void)close(KEEPER_FD_UPSTREAM);
-        int all[_KR_MAX] = {made.files, made.jvm, made.module, made.bundle, made.upstream};
-        int fds[_KR_MAX];
-        size_t n = 0;
-        res.has_jvm = made.jvm >= 0;
-        res.has_upstream = made.upstream >= 0;
-        for (size_t i = 0; res.r == 0 && i < _KR_MAX; i++)
-                if (all[i] >= 0)
-                        fds[n++] = all[i];
-        if (result_send(KEEPER_FD_SOCK, &res, fds, n) < 0 || res.r < 0) {
-                secmem_free(ex);
-                _exit(0);
-        }
-        for (size_t i = 0; i < _KR_MAX; i++)
-                safe_close(all[i]);
-#ifdef RF_TEST_BUILD
-        test_ca_keys_out(keys_fd, ex);
-        safe_close(keys_fd);
-#endif
-        /* from here on: read its socket, write the export, exit */
-        signal(SIGPIPE, SIG_IGN); /* a gone reader is a failed write */
-        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0) < 0) {
-                secmem_free(ex);
-                _exit(RF_LOCKDOWN_EXIT);
-        }
-        for (;;) {
-                char req[8];
-                if (read(KEEPER_FD_SOCK, req, sizeof req) <= 0 ||
-                    write(KEEPER_FD_SOCK, ex, made.ca_len) != (ssize_t)made.ca_len)
-                        break;
-        }
-        explicit_bzero(ex, max); /* munmap is not allowed in strict mode: the pages
-                                  * go with the process */
-        for (;;)
-                (void)syscall(SYS_exit, 0);
-}
 
 /*
  * Put the keeper, just forked, on a CPU other than this one, when the
@@ -462,8 +240,8 @@ static _noreturn_ void keeper_main(const struct run_tls *t)
  * clone, then made them while init built the root, and three processes
  * took turns on two CPUs: measured on 2 CPUs, its work started ~0.9 ms
  * later and the run's command ~0.3 ms later (docs/TLS.md). Best effort (a
- * failure leaves it where the kernel put it); it keeps that mask, idle in
- * read() but for one copy per egress process.
+ * failure leaves it where the kernel put it); keeper_collect gives it the
+ * supervisor's CPUs back once its result is in.
  */
 static void keeper_elsewhere(pid_t pid)
 {
@@ -624,6 +402,11 @@ static int keeper_collect(struct run_tls *t, int timeout_ms)
                 snprintf(t->why, sizeof t->why, "%s", res.why);
                 return 1;
         }
+        /* its work done: the supervisor's CPUs again (keeper_elsewhere),
+         * for the copies it serves while the run lives */
+        cpu_set_t mask;
+        if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+                (void)sched_setaffinity(t->keeper_pid, sizeof mask, &mask);
         struct rf_msg m = {.type = MSG_TRUST, .value = TRUST_SRC_BUNDLE};
         bool sent = rf_msg_send(t->chan, &m, fds[KR_BUNDLE]) == 0;
         if (sent && fds[KR_JVM] >= 0) {

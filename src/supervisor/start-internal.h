@@ -114,8 +114,8 @@ struct run_tls {
  * which makes the run CA and the trust files (tls/trustmake.h) beside the
  * plan and init's clone, with the CA's keys in its own secret memory: the
  * supervisor never holds them (nor init, cloned from the supervisor). Then
- * it serves copies of the CA's export to egress processes, in seccomp
- * strict mode and without any capability. state_dir (may be NULL) holds
+ * it serves copies of the CA's export to egress processes, under a
+ * seccomp filter of strict mode's set and without any capability. state_dir (may be NULL) holds
  * the trust cache. 0 (t->on false when nothing needs TLS), or -errno with
  * err saying why (the run is refused: fail closed). Release with
  * run_tls_free.

@@ -584,6 +584,12 @@ int trust_make(const struct trust_job *j, unsigned char *export, size_t export_m
                 h.blen = (size_t)st.st_size;
                 r = h.jvm = jvm_get(dir, h.bundle, &st, &h.bags_len, h.salt, h.key, &cached);
         }
+        if (r >= 0 && j->cache_done && (r = j->cache_done(j->ctx)) < 0) {
+                safe_close(h.bundle);
+                safe_close(h.jvm);
+                return rf_why(why, why_len, r, "cannot confine the run CA's keeper: %s",
+                              strerror(-r));
+        }
         if (r >= 0 && j->upstream >= 0 &&
             (r = upstream = rf_tls_snapshot(j->upstream, RF_TLS_BUNDLE_MAX, "upstream-ca")) >= 0)
                 r = check_certs(upstream, NULL, NULL);

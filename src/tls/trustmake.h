@@ -47,6 +47,11 @@ struct trust_job {
         size_t bound;              /* each trust file's size bound */
         int cache;                 /* the cache directory (trust_cache_open; borrowed),
                                     * or -1: none */
+        /* called once the cache's entries are read or written, before the
+         * upstream CA file (the caller's) is: < 0 fails the job (the
+         * keeper gives up the cache here), or NULL */
+        int (*cache_done)(void *ctx);
+        void *ctx;
 };
 
 /*

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # inject_cakey.sh — where the run CA's private keys live (docs/TLS.md,
 # "Where the key lives"): in the egress process and the run CA's keeper
-# (the supervisor's child that made them, in seccomp strict mode, without
+# (the supervisor's child that made them, under seccomp filters, without
 # capabilities) only; never in the supervisor, never in the run's init (a
 # fork of the supervisor without exec, under the run's uid) nor in any
 # other process of the run.
@@ -169,11 +169,20 @@ like "$(tlslog)" "Authorization: Bearer $VAL" "... the test host received the va
 
 like "$(cat "$KEYS" 2>/dev/null)" '^ca [0-9a-f]{64}
 leaf [0-9a-f]{64}$' "test build: the run CA's two private scalars were written to RINGFENCE_TEST_CA_KEYS"
-# the keeper's Landlock domain (landlock_confine): before it, as uid 0
-# without capabilities, it could create a file in the test's directory and
-# read a 0600 file of root's (the control); after it, both fail with EACCES
-is "$(cat "$KEYS.confined" 2>/dev/null | tr '\n' ' ')" "write-before 0 read-before 0 write-after 13 read-after 13 " \
-	"the keeper, once confined, cannot create a file (EACCES) or read a file of root's (EACCES) outside the trust cache; before, it could (the control)"
+# the keeper's confinement (keeper_confine): before it, as uid 0 without
+# capabilities, it could create a file in the test's directory, read and
+# chmod a 0600 file of root's and make a socket (the control); after it,
+# Landlock refuses the first two (EACCES) and its seccomp filter the others
+# (EPERM), while the trust cache stays writable until its entries are made
+# (keeper_cache_done), then not: the caller's upstream CA file is parsed
+# with no path of the host open
+conf=$(tr '\n' ' ' <"$KEYS.confined" 2>/dev/null)
+like "$conf" '^write-before 0 read-before 0 chmod-before 0 socket-before 0 cache-before 0 ' \
+	"test build: before its confinement the keeper could create a file outside the cache, read and chmod root's file, make a socket (the control)"
+like "$conf" ' write-after 13 read-after 13 chmod-after 1 socket-after 1 cache-after 0 ' \
+	"... confined: creating (EACCES) and reading (EACCES) outside the cache refused by Landlock, chmod (EPERM) and a socket (EPERM) by its seccomp filter; the cache still writable"
+like "$conf" ' write-done 13 read-done 13 chmod-done 1 socket-done 1 cache-done 13 $' \
+	"... once the cache's entries are made, before the caller's upstream CA file is read: the cache too is refused (EACCES)"
 [ -e "$KEYS.probe" ] && probe_left=1 || probe_left=0
 is "$probe_left" 0 "... and left no file behind"
 run=$("$RF_BIN" ps --state-dir "$RF_STATE" --json | grep -o '"run":"[^"]*"' | head -n 1 | cut -d'"' -f4)
@@ -212,8 +221,10 @@ done
 diag "keeper: $KEEPER"
 is "$(grep -c . <<<"$KEEPER")" 1 "the run CA's keeper found: the supervisor's third child ($KEEPER)"
 like "$(grep -E '^(Seccomp|CapEff|CapPrm|CapBnd):' "/proc/$KEEPER/status" 2>/dev/null | tr '\n\t' '  ')" \
-	'CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000 .*Seccomp: 1 ' \
-	"... it has no capability (permitted, effective, bounding) and lives in seccomp strict mode"
+	'CapPrm: 0000000000000000 CapEff: 0000000000000000 CapBnd: 0000000000000000 .*Seccomp: 2 ' \
+	"... it has no capability (permitted, effective, bounding) and lives under seccomp filters"
+like "$(grep -E '^Seccomp_filters:' "/proc/$KEEPER/status" 2>/dev/null | tr '\n\t' '  ')" 'Seccomp_filters: 2 ' \
+	"... two of them: the work filter and the serving one (read, write, exit: strict mode's set)"
 scan=$(keyscan "$KEEPER")
 like "$(summary "$scan")" ' ca=[1-9][0-9]* leaf=[1-9][0-9]*$' "control: the keeper holds both keys ($(summary "$scan"))"
 # the socket that yields the keys: the keeper's fd 3, whose other end is
