@@ -1185,11 +1185,17 @@ static void ctl_accept(struct sup *s)
         }
 }
 
+static void sup_egress_lost(struct sup *s, int start_err);
+
 /*
  * The first connection to either listener starts the run's egress process,
- * which takes both (and accepts what is already queued). A failure to
- * start it leaves the run without egress: the listeners are closed, so
- * connections are refused (ECONNREFUSED), never served unchecked.
+ * which takes both (and accepts what is already queued). A process that
+ * cannot be started counts as one lost (sup_egress_lost): the connection
+ * still queued starts the next try, and past SUP_EGRESS_LOST_MAX the
+ * listeners are closed, so connections are refused (ECONNREFUSED), never
+ * served unchecked — and never retried in a loop (a failure that stays,
+ * such as a TLS module that cannot be loaded, spawned one after another
+ * while a connection waited).
  */
 static void sup_egress_start(struct sup *s)
 {
@@ -1209,20 +1215,18 @@ static void sup_egress_start(struct sup *s)
                 .synth = map,
         };
         pid_t pid = egress_spawn(s->egress, &fds, &s->egress_events, &s->egress_pidfd);
-        if (pid > 0) {
-                s->egress_pid = pid;
-                /* its memory, pids and CPU count as the run's: it works for the
-                 * run alone, and the run's limits bound what it can make it
-                 * spend. Not in the run's cgroups: no egress at all. */
-                if (s->cg && cgroup_get_mode(s->cg) != CGROUP_NONE &&
-                    cgroup_attach(s->cg, pid, false) < 0) {
-                        (void)syscall(SYS_pidfd_send_signal, s->egress_pidfd, SIGKILL, NULL, 0);
-                        (void)waitpid(pid, NULL, 0);
-                        s->egress_pid = 0;
-                        s->egress_pidfd = safe_close(s->egress_pidfd);
-                        s->egress_events = safe_close(s->egress_events);
-                }
+        if (pid < 0) {
+                sup_egress_lost(s, pid);
+                return;
         }
+        s->egress_pid = pid;
+        /* its memory, pids and CPU count as the run's: it works for the
+         * run alone, and the run's limits bound what it can make it
+         * spend. Not in the run's cgroups: no egress at all. */
+        int r;
+        if (s->cg && cgroup_get_mode(s->cg) != CGROUP_NONE &&
+            (r = cgroup_attach(s->cg, pid, false)) < 0)
+                sup_egress_lost(s, r); /* killed and reaped there */
         /* the listeners stay open here too (not polled while an egress process
          * serves them): `grant` restarts egress with another policy */
 }
@@ -1257,7 +1261,8 @@ static void sup_egress_stop(struct sup *s)
 
 /*
  * The egress process went on its own: its event channel closed (it died —
- * the run's memory limit, a crash — or broke the protocol). It is reaped,
+ * the run's memory limit, a crash — or broke the protocol), or it could not
+ * be started (start_err < 0: -errno, recorded as `error`). It is reaped,
  * recorded (`egress.lost`), and the next connection starts another, at most
  * SUP_EGRESS_LOST_MAX times; after that every listener is closed, so
  * connections are refused (ECONNREFUSED), never left waiting in a backlog
@@ -1267,7 +1272,7 @@ static void sup_egress_stop(struct sup *s)
 #define SUP_PIDS_TICK_MS                                                                           \
         500 /* how often a v1 pids limit's refusals are read (kernfs never notifies them; a fork   \
                the limit refused already failed, this only ends the run) */
-static void sup_egress_lost(struct sup *s)
+static void sup_egress_lost(struct sup *s, int start_err)
 {
         sup_egress_stop(s);
         s->egress_lost++;
@@ -1284,6 +1289,9 @@ static void sup_egress_lost(struct sup *s)
                  .type = AUDIT_STR,
                  .s = closed ? "egress closed: connections are refused"
                              : "the next connection starts another"},
+                {.key = "error",
+                 .type = AUDIT_STR,
+                 .s = start_err < 0 ? strerror(-start_err) : "it went on its own"},
         };
         struct rf_error e = {0};
         if (s->ev)
@@ -2127,7 +2135,7 @@ int supervisor_run(struct rf_plan *plan, struct rf_cgroup *cg, const struct run_
                         if (k2 < 0) {
                                 s.egress_events = safe_close(s.egress_events);
                                 if (s.egress_pid > 0 && s.state == RS_RUNNING)
-                                        sup_egress_lost(&s); /* not a kill of the run */
+                                        sup_egress_lost(&s, 0); /* not a kill of the run */
                         }
                         if (k2 <= 0)
                                 break;
