@@ -115,10 +115,11 @@ ended() {
 		sleep 0.05
 	done
 	END=$(records | grep "\"run\":\"$1\"" | grep -E '"event":"run\.(exit|refused)"' | tail -n 1)
-	# a refusal's record is written before its supervisor's one line
-	# reaches the log: that line waited for (bounded)
-	for i in $(seq 1 100); do
-		[[ $END != *'"event":"run.refused"'* ]] && break
+	# a refusal's record (run.refused, or a run.exit with 125) is written
+	# before its supervisor's one line reaches the log: that line waited
+	# for (bounded: 20 s; under load the log was read empty once, at 5 s)
+	for i in $(seq 1 400); do
+		[[ $END != *'"event":"run.refused"'* && $END != *'"status":125'* ]] && break
 		grep -q '^ringfence: ' "$RF_STATE/logs/$1.log" 2>/dev/null && break
 		sleep 0.05
 	done
