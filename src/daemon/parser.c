@@ -29,37 +29,31 @@
 #include "daemon/daemon.h"
 #include "daemon/wire.h"
 #include "egress/http.h"
+#include "shared/bpf-filter.h"
 #include "shared/lockdown.h"
 #include "shared/macro.h"
 
-#define ALLOW(nr)                                                                                  \
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
-
 /* Its seccomp allowlist: read and write on its socket, memory, exit. */
 static const struct sock_filter parser_filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        ALLOW(__NR_read),
-        ALLOW(__NR_write),
-        ALLOW(__NR_close), /* rf_fork_tied's last step: its report fd */
-        ALLOW(__NR_recvfrom),
-        ALLOW(__NR_sendto),
-        ALLOW(__NR_brk),
-        ALLOW(__NR_mmap),
-        ALLOW(__NR_munmap),
-        ALLOW(__NR_mremap),
-        ALLOW(__NR_madvise),
-        ALLOW(__NR_exit),
-        ALLOW(__NR_exit_group),
-        ALLOW(__NR_rt_sigreturn),
-        ALLOW(__NR_futex),
+        RF_BPF_LOAD_NR,
+        RF_BPF_ALLOW(__NR_read),
+        RF_BPF_ALLOW(__NR_write),
+        RF_BPF_ALLOW(__NR_close), /* rf_fork_tied's last step: its report fd */
+        RF_BPF_ALLOW(__NR_recvfrom),
+        RF_BPF_ALLOW(__NR_sendto),
+        RF_BPF_ALLOW(__NR_brk),
+        RF_BPF_ALLOW(__NR_mmap),
+        RF_BPF_ALLOW(__NR_munmap),
+        RF_BPF_ALLOW(__NR_mremap),
+        RF_BPF_ALLOW(__NR_madvise),
+        RF_BPF_ALLOW(__NR_exit),
+        RF_BPF_ALLOW(__NR_exit_group),
+        RF_BPF_ALLOW(__NR_rt_sigreturn),
+        RF_BPF_ALLOW(__NR_futex),
         /* the sanitizers' runtime asks for the signal stack before every
          * noreturn call (__asan_handle_no_return); it touches only this
          * process's own signal stack */
-        ALLOW(__NR_sigaltstack),
+        RF_BPF_ALLOW(__NR_sigaltstack),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 

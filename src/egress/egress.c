@@ -46,6 +46,7 @@
 #include "egress/evwire.h"
 #include "policy/httprule.h"
 #include "egress/inject.h"
+#include "shared/bpf-filter.h"
 #include "shared/lockdown.h"
 #include "policy/policy.h"
 #include "shared/json.h"
@@ -248,20 +249,12 @@ void egress_config_free(struct egress_config *c)
 
 /* ---- lockdown ------------------------------------------------------------------ */
 
-#define ALLOW_NR(nr)                                                                               \
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
-
 /* The egress process's seccomp allowlist (installed by rf_fork_tied). */
 static const struct sock_fprog *egress_filter(void)
 {
         static const struct sock_filter f[] = {
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* x32 */
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+                RF_BPF_LOAD_NR,
+                RF_BPF_NO_X32,
                 /* socket(AF_INET|AF_INET6, ...) only */
                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 5),
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
@@ -270,59 +263,48 @@ static const struct sock_fprog *egress_filter(void)
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
                 /* mmap / mprotect: never executable */
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 1, 0),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 4),
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-                BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                ALLOW_NR(__NR_read),
-                ALLOW_NR(__NR_write),
-                ALLOW_NR(__NR_readv),
-                ALLOW_NR(__NR_writev),
-                ALLOW_NR(__NR_close),
-                ALLOW_NR(__NR_poll),
-                ALLOW_NR(__NR_epoll_create1),
-                ALLOW_NR(__NR_epoll_ctl),
-                ALLOW_NR(__NR_epoll_wait),
-                ALLOW_NR(__NR_epoll_pwait),
-                ALLOW_NR(__NR_ppoll),
-                ALLOW_NR(__NR_accept4),
-                ALLOW_NR(__NR_connect),
-                ALLOW_NR(__NR_sendto),
-                ALLOW_NR(__NR_recvfrom),
-                ALLOW_NR(__NR_sendmsg),
-                ALLOW_NR(__NR_recvmsg),
-                ALLOW_NR(__NR_shutdown),
-                ALLOW_NR(__NR_getsockopt),
-                ALLOW_NR(__NR_setsockopt),
-                ALLOW_NR(__NR_getsockname),
-                ALLOW_NR(__NR_getpeername),
-                ALLOW_NR(__NR_fcntl),
-                ALLOW_NR(__NR_pipe2),
-                ALLOW_NR(__NR_splice),
-                ALLOW_NR(__NR_clock_gettime),
-                ALLOW_NR(__NR_gettimeofday),
-                ALLOW_NR(__NR_getrandom),
-                ALLOW_NR(__NR_brk),
-                ALLOW_NR(__NR_munmap),
-                ALLOW_NR(__NR_mremap),
-                ALLOW_NR(__NR_madvise),
-                ALLOW_NR(__NR_rt_sigreturn),
-                ALLOW_NR(__NR_rt_sigprocmask),
-                ALLOW_NR(__NR_futex),
-                ALLOW_NR(__NR_restart_syscall),
-                ALLOW_NR(__NR_getpid),
-                ALLOW_NR(__NR_gettid),
+                RF_BPF_MAP_NO_EXEC,
+                RF_BPF_ALLOW(__NR_read),
+                RF_BPF_ALLOW(__NR_write),
+                RF_BPF_ALLOW(__NR_readv),
+                RF_BPF_ALLOW(__NR_writev),
+                RF_BPF_ALLOW(__NR_close),
+                RF_BPF_ALLOW(__NR_poll),
+                RF_BPF_ALLOW(__NR_epoll_create1),
+                RF_BPF_ALLOW(__NR_epoll_ctl),
+                RF_BPF_ALLOW(__NR_epoll_wait),
+                RF_BPF_ALLOW(__NR_epoll_pwait),
+                RF_BPF_ALLOW(__NR_ppoll),
+                RF_BPF_ALLOW(__NR_accept4),
+                RF_BPF_ALLOW(__NR_connect),
+                RF_BPF_ALLOW(__NR_sendto),
+                RF_BPF_ALLOW(__NR_recvfrom),
+                RF_BPF_ALLOW(__NR_sendmsg),
+                RF_BPF_ALLOW(__NR_recvmsg),
+                RF_BPF_ALLOW(__NR_shutdown),
+                RF_BPF_ALLOW(__NR_getsockopt),
+                RF_BPF_ALLOW(__NR_setsockopt),
+                RF_BPF_ALLOW(__NR_getsockname),
+                RF_BPF_ALLOW(__NR_getpeername),
+                RF_BPF_ALLOW(__NR_fcntl),
+                RF_BPF_ALLOW(__NR_pipe2),
+                RF_BPF_ALLOW(__NR_splice),
+                RF_BPF_ALLOW(__NR_clock_gettime),
+                RF_BPF_ALLOW(__NR_gettimeofday),
+                RF_BPF_ALLOW(__NR_getrandom),
+                RF_BPF_ALLOW(__NR_brk),
+                RF_BPF_ALLOW(__NR_munmap),
+                RF_BPF_ALLOW(__NR_mremap),
+                RF_BPF_ALLOW(__NR_madvise),
+                RF_BPF_ALLOW(__NR_rt_sigreturn),
+                RF_BPF_ALLOW(__NR_rt_sigprocmask),
+                RF_BPF_ALLOW(__NR_futex),
+                RF_BPF_ALLOW(__NR_restart_syscall),
+                RF_BPF_ALLOW(__NR_getpid),
+                RF_BPF_ALLOW(__NR_gettid),
                 /* harmless, and what libc and sanitizer runtimes reach for */
-                ALLOW_NR(__NR_sigaltstack),
-                ALLOW_NR(__NR_rt_sigaction),
-                ALLOW_NR(__NR_sched_yield),
-                ALLOW_NR(__NR_getrlimit),
-                ALLOW_NR(__NR_nanosleep),
-                ALLOW_NR(__NR_clock_nanosleep),
-                ALLOW_NR(__NR_exit),
-                ALLOW_NR(__NR_exit_group),
+                RF_BPF_ALLOW(__NR_rt_sigaction),
+                RF_BPF_ALLOW_RUNTIME,
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
         };
         static const struct sock_fprog prog = {.len = ARRAY_SIZE(f),

@@ -24,9 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -42,6 +39,7 @@
 
 #include "sandbox/landlock.h"
 #include "secrets/secmem.h"
+#include "shared/bpf-filter.h"
 #include "shared/lockdown.h"
 #include "shared/macro.h"
 #include "supervisor/keeper.h"
@@ -163,10 +161,6 @@ static int result_send(int sock, const struct keeper_result *res, const int *fds
 
 /* ---- the keeper's confinement ------------------------------------------------------- */
 
-#define KEEPER_ALLOW(nr)                                                                           \
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
-
 /*
  * The keeper's seccomp allowlist while it works (keeper_confine): the
  * files of its cache and the module (Landlock decides which), memory,
@@ -178,82 +172,66 @@ static int result_send(int sock, const struct keeper_result *res, const int *fds
  * namespaces, ptrace, io_uring, exec. Never an executable mapping.
  */
 static const struct sock_filter keeper_work_filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* x32 */
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        /* mmap / mprotect: never executable */
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 1, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 0, 4),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        RF_BPF_LOAD_NR,
+        RF_BPF_NO_X32,
+        RF_BPF_MAP_NO_EXEC,
         /* files: the cache's entries, the module, the sealed snapshots */
-        KEEPER_ALLOW(__NR_openat),
-        KEEPER_ALLOW(__NR_close),
-        KEEPER_ALLOW(__NR_read),
-        KEEPER_ALLOW(__NR_pread64),
-        KEEPER_ALLOW(__NR_write),
-        KEEPER_ALLOW(__NR_pwrite64),
-        KEEPER_ALLOW(__NR_lseek),
-        KEEPER_ALLOW(__NR_fstat),
-        KEEPER_ALLOW(__NR_newfstatat),
-        KEEPER_ALLOW(__NR_statx),
-        KEEPER_ALLOW(__NR_fcntl),
-        KEEPER_ALLOW(__NR_getdents64),
-        KEEPER_ALLOW(__NR_readlink),
-        KEEPER_ALLOW(__NR_readlinkat),
-        KEEPER_ALLOW(__NR_mkdirat),
-        KEEPER_ALLOW(__NR_linkat),
-        KEEPER_ALLOW(__NR_unlinkat),
-        KEEPER_ALLOW(__NR_memfd_create),
-        KEEPER_ALLOW(__NR_ftruncate),
-        KEEPER_ALLOW(__NR_copy_file_range),
-        KEEPER_ALLOW(__NR_sendfile),
+        RF_BPF_ALLOW(__NR_openat),
+        RF_BPF_ALLOW(__NR_close),
+        RF_BPF_ALLOW(__NR_read),
+        RF_BPF_ALLOW(__NR_pread64),
+        RF_BPF_ALLOW(__NR_write),
+        RF_BPF_ALLOW(__NR_pwrite64),
+        RF_BPF_ALLOW(__NR_lseek),
+        RF_BPF_ALLOW(__NR_fstat),
+        RF_BPF_ALLOW(__NR_newfstatat),
+        RF_BPF_ALLOW(__NR_statx),
+        RF_BPF_ALLOW(__NR_fcntl),
+        RF_BPF_ALLOW(__NR_getdents64),
+        RF_BPF_ALLOW(__NR_readlink),
+        RF_BPF_ALLOW(__NR_readlinkat),
+        RF_BPF_ALLOW(__NR_mkdirat),
+        RF_BPF_ALLOW(__NR_linkat),
+        RF_BPF_ALLOW(__NR_unlinkat),
+        RF_BPF_ALLOW(__NR_memfd_create),
+        RF_BPF_ALLOW(__NR_ftruncate),
+        RF_BPF_ALLOW(__NR_copy_file_range),
+        RF_BPF_ALLOW(__NR_sendfile),
         /* memory, the secret memory's locking */
-        KEEPER_ALLOW(__NR_brk),
-        KEEPER_ALLOW(__NR_munmap),
-        KEEPER_ALLOW(__NR_mremap),
-        KEEPER_ALLOW(__NR_madvise),
-        KEEPER_ALLOW(__NR_mlock),
-        KEEPER_ALLOW(__NR_munlock),
-        KEEPER_ALLOW(__NR_getrandom),
+        RF_BPF_ALLOW(__NR_brk),
+        RF_BPF_ALLOW(__NR_munmap),
+        RF_BPF_ALLOW(__NR_mremap),
+        RF_BPF_ALLOW(__NR_madvise),
+        RF_BPF_ALLOW(__NR_mlock),
+        RF_BPF_ALLOW(__NR_munlock),
+        RF_BPF_ALLOW(__NR_getrandom),
         /* its socket to the supervisor (made before) */
-        KEEPER_ALLOW(__NR_sendmsg),
-        KEEPER_ALLOW(__NR_recvmsg),
+        RF_BPF_ALLOW(__NR_sendmsg),
+        RF_BPF_ALLOW(__NR_recvmsg),
         /* tightening itself: Landlock (the cache read-only), seccomp (the
          * serving filter); prctl for PR_SET_SECCOMP and the like (no
          * capability: nothing it does reaches another process) */
-        KEEPER_ALLOW(__NR_landlock_create_ruleset),
-        KEEPER_ALLOW(__NR_landlock_add_rule),
-        KEEPER_ALLOW(__NR_landlock_restrict_self),
-        KEEPER_ALLOW(__NR_seccomp),
-        KEEPER_ALLOW(__NR_prctl),
+        RF_BPF_ALLOW(__NR_landlock_create_ruleset),
+        RF_BPF_ALLOW(__NR_landlock_add_rule),
+        RF_BPF_ALLOW(__NR_landlock_restrict_self),
+        RF_BPF_ALLOW(__NR_seccomp),
+        RF_BPF_ALLOW(__NR_prctl),
         /* the process itself */
-        KEEPER_ALLOW(__NR_getuid),
-        KEEPER_ALLOW(__NR_geteuid),
-        KEEPER_ALLOW(__NR_getgid),
-        KEEPER_ALLOW(__NR_getegid),
-        KEEPER_ALLOW(__NR_getpid),
-        KEEPER_ALLOW(__NR_gettid),
-        KEEPER_ALLOW(__NR_clock_gettime),
-        KEEPER_ALLOW(__NR_gettimeofday),
-        KEEPER_ALLOW(__NR_rt_sigaction),
-        KEEPER_ALLOW(__NR_rt_sigprocmask),
-        KEEPER_ALLOW(__NR_rt_sigreturn),
-        KEEPER_ALLOW(__NR_futex),
-        KEEPER_ALLOW(__NR_restart_syscall),
+        RF_BPF_ALLOW(__NR_getuid),
+        RF_BPF_ALLOW(__NR_geteuid),
+        RF_BPF_ALLOW(__NR_getgid),
+        RF_BPF_ALLOW(__NR_getegid),
+        RF_BPF_ALLOW(__NR_getpid),
+        RF_BPF_ALLOW(__NR_gettid),
+        RF_BPF_ALLOW(__NR_clock_gettime),
+        RF_BPF_ALLOW(__NR_gettimeofday),
+        RF_BPF_ALLOW(__NR_rt_sigaction),
+        RF_BPF_ALLOW(__NR_rt_sigprocmask),
+        RF_BPF_ALLOW(__NR_rt_sigreturn),
+        RF_BPF_ALLOW(__NR_futex),
+        RF_BPF_ALLOW(__NR_restart_syscall),
         /* harmless, and what libc and sanitizer runtimes reach for */
-        KEEPER_ALLOW(__NR_sigaltstack),
-        KEEPER_ALLOW(__NR_sched_yield),
-        KEEPER_ALLOW(__NR_getrlimit),
-        KEEPER_ALLOW(__NR_nanosleep),
-        KEEPER_ALLOW(__NR_clock_nanosleep),
-        KEEPER_ALLOW(__NR_exit),
-        KEEPER_ALLOW(__NR_exit_group),
+        RF_BPF_ALLOW_RUNTIME,
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 };
 
@@ -263,17 +241,13 @@ static const struct sock_filter keeper_work_filter[] = {
  * cannot follow a filter); anything else kills it.
  */
 static const struct sock_filter keeper_serve_filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* x32 */
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        KEEPER_ALLOW(__NR_read),
-        KEEPER_ALLOW(__NR_write),
-        KEEPER_ALLOW(__NR_exit),
-        KEEPER_ALLOW(__NR_exit_group),
-        KEEPER_ALLOW(__NR_rt_sigreturn),
+        RF_BPF_LOAD_NR,
+        RF_BPF_NO_X32,
+        RF_BPF_ALLOW(__NR_read),
+        RF_BPF_ALLOW(__NR_write),
+        RF_BPF_ALLOW(__NR_exit),
+        RF_BPF_ALLOW(__NR_exit_group),
+        RF_BPF_ALLOW(__NR_rt_sigreturn),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
