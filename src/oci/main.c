@@ -56,6 +56,7 @@
 #include "oci/spec.h"
 #include "sandbox/hostuid.h"
 #include "policy/policy.h"
+#include "shared/execkind.h"
 #include "shared/json.h"
 #include "shared/macro.h"
 #include "shared/procstat.h"
@@ -2033,9 +2034,10 @@ static _noreturn_ void hook_enter(const struct hook_join *j, const struct oci_ho
                                 (void)signal(sig, SIG_DFL);
                 if (syscall(SYS_close_range, 1U, ~0U, CLOSE_RANGE_CLOEXEC) < 0 ||
                     fcntl(0, F_SETFD, 0) < 0 || fcntl(1, F_SETFD, 0) < 0 ||
-                    fcntl(2, F_SETFD, 0) < 0 || fcntl(bin, F_SETFD, 0) < 0)
+                    fcntl(2, F_SETFD, 0) < 0)
                         _exit(125);
-                /* a script's interpreter reads it as /dev/fd/N: bin stays */
+                /* a static ELF (hook_static): nothing looked up by path, and
+                 * bin itself closed by the exec (close-on-exec) */
                 syscall(SYS_execveat, bin, "", args, env, AT_EMPTY_PATH);
                 _exit(errno == ENOENT ? 127 : 126);
         }
@@ -2043,14 +2045,55 @@ static _noreturn_ void hook_enter(const struct hook_join *j, const struct oci_ho
         _exit(0);
 }
 
+/*
+ * A createContainer hook's binary (bin, the runtime's), read: it runs in
+ * the container's root, as the container's root with every capability of
+ * its user namespace and none of ringfence's layers, so whatever the
+ * kernel or a loader would look up by path there — a script's interpreter,
+ * an ELF's dynamic loader and its libraries — would be the image's code
+ * (runc runs these hooks before pivot_root, where those are the host's).
+ * Only a static ELF runs nothing but itself: anything else is refused,
+ * before any of it runs. 0, or -ENOEXEC with err saying why.
+ */
+static int hook_static(int bin, struct rf_error *err)
+{
+        _cleanup_free_ unsigned char *head = malloc(EXEC_HEAD_MAX);
+        if (!head)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        ssize_t n = pread(bin, head, EXEC_HEAD_MAX, 0);
+        if (n < 0)
+                return rf_error_set(err, negative_errno(), "cannot read it: %s", strerror(errno));
+        int k = exec_kind(head, (size_t)n);
+        if (k == EXEC_STATIC)
+                return 0;
+        return rf_error_set(err, -ENOEXEC,
+                            "%s: a createContainer hook runs in the container's root, where "
+                            "%s would be the image's; give a statically linked binary (or a "
+                            "prestart or createRuntime hook, which runs in the runtime's "
+                            "namespace)",
+                            k == EXEC_SCRIPT   ? "a script"
+                            : k == EXEC_LOADER ? "dynamically linked"
+                            : k == EXEC_OTHER  ? "not an ELF executable"
+                                               : "a malformed ELF file",
+                            k == EXEC_SCRIPT   ? "its interpreter"
+                            : k == EXEC_LOADER ? "its loader and libraries"
+                                               : "what would run it");
+}
+
 /* oci_hook_spawner.spawn: hook `hk` joins the container (hook_join) */
 static pid_t hook_spawn(void *ctx, const struct oci_hook *hk, int in, struct rf_error *err)
 {
         struct hook_join *j = ctx;
         _cleanup_close_ int bin = -1;
-        /* createContainer's path resolves in the runtime's namespace */
-        if (!j->layered && (bin = open(hk->path, O_PATH | O_CLOEXEC)) < 0)
-                return rf_error_set(err, negative_errno(), "%s", strerror(errno));
+        /* createContainer's path resolves in the runtime's namespace; the
+         * binary is read and executed through this one open file */
+        if (!j->layered) {
+                if ((bin = open(hk->path, O_RDONLY | O_CLOEXEC)) < 0)
+                        return rf_error_set(err, negative_errno(), "%s", strerror(errno));
+                int r = hook_static(bin, err);
+                if (r < 0)
+                        return r;
+        }
         int rep[2], go[2], pids[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) < 0)
                 return rf_error_set(err, negative_errno(), "%s", strerror(errno));

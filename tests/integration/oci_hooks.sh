@@ -22,7 +22,11 @@
 # and env; createContainer's binary is the host's (the runtime's
 # namespace), startContainer's the container's, and startContainer gets
 # every layer an exec'd process gets (no_new_privs, seccomp, no
-# capabilities). runc runs the same six stages in the same order. A
+# capabilities). A createContainer hook runs in the container's root, so
+# it must be a static binary (here Debian's static busybox running the
+# hook's script with -c): a script or a dynamically linked binary would
+# have its interpreter or loader from the image, run as the container's
+# root with no layer, and is refused before anything of it runs. runc runs the same six stages in the same order. A
 # failing createContainer hook fails create (125, nothing left, poststop
 # run); a failing startContainer hook fails start and the command never
 # runs; a process a createContainer hook leaves behind is killed (init
@@ -85,8 +89,8 @@ cp "$TOP/cfail.sh" "$B/rootfs/cfail.sh"
 # config EXPR — config.json from the base, terminal off, a loop, EXPR applied;
 # h(stage, out, extra...) is a hook entry
 config() {
-	python3 - "$TOP/base.json" "$B/config.json" "$TOP/hook.sh" "$1" <<'PY' ||
-import json, sys
+	BUSYBOX=$BUSYBOX python3 - "$TOP/base.json" "$B/config.json" "$TOP/hook.sh" "$1" <<'PY' ||
+import json, os, sys
 c = json.load(open(sys.argv[1]))
 c["process"]["terminal"] = False
 c["process"]["args"] = ["/bin/sh", "-c",
@@ -97,6 +101,13 @@ def bind(out):
                         "options": ["rbind", "rw"]})
 def h(stage, out, **kw):
     e = {"path": hook, "args": ["hook.sh", out, stage, "a1"], "env": ["X=" + stage]}
+    e.update(kw)
+    return e
+# a createContainer hook: the host's static busybox running a script with -c
+def hs(stage, out, script=None, **kw):
+    body = open(hook).read() if script is None else script
+    e = {"path": os.environ["BUSYBOX"], "args": ["sh", "-c", body, "hook.sh", out, stage, "a1"],
+         "env": ["X=" + stage]}
     e.update(kw)
     return e
 exec(sys.argv[4])
@@ -123,8 +134,8 @@ t = open(sys.argv[1]).read().split("\n")[2]
 print(json.loads(t).get(sys.argv[2], ""))' "$1/$2" "$3" 2>/dev/null
 }
 
-all='c["hooks"] = {s: [h(s, OUT)] for s in ("prestart", "createRuntime", "createContainer",
-                                            "poststart", "poststop")}
+all='c["hooks"] = {s: [h(s, OUT)] for s in ("prestart", "createRuntime", "poststart", "poststop")}
+c["hooks"]["createContainer"] = [hs("createContainer", OUT)]
 c["hooks"]["startContainer"] = [h("startContainer", OUT, path="/hook.sh")]
 bind(OUT)'
 # outdir DIR — DIR for hooks of the runtime's and the container's user
@@ -232,8 +243,21 @@ fail_case "c['hooks'] = {'createRuntime': [h('createRuntime', OUT, path='$TOP/fa
 fail_case "c['hooks'] = {'createRuntime': [h('createRuntime', OUT, path='$TOP/slow.sh', timeout=1)]}" \
 	"hooks\.createRuntime\[0\] .*: timed out after 1 s" "a createRuntime hook past its timeout"
 fail_case "c['hooks'] = {'createRuntime': [h('createRuntime', OUT)],
-              'createContainer': [h('createContainer', OUT, path='$TOP/cfail.sh')]}" \
-	"hooks\.createContainer\[0\] \($TOP/cfail.sh\): exit status 3" "a createContainer hook failing"
+              'createContainer': [hs('createContainer', OUT, script='exit 3')]}" \
+	"hooks\.createContainer\[0\] \($BUSYBOX\): exit status 3" "a createContainer hook failing"
+# a createContainer hook that is a script, or dynamically linked: refused
+# before anything of it runs (its interpreter or loader would be the image's)
+fail_case "c['hooks'] = {'createRuntime': [h('createRuntime', OUT)],
+              'createContainer': [h('createContainer', OUT)]}" \
+	"hooks\.createContainer\[0\] \($TOP/hook.sh\): a script: a createContainer hook runs in the container's root, where its interpreter would be the image's" \
+	"a createContainer hook that is a script"
+grep -qx createContainer "$TOP/out/f$((n_fail - 1))/order" 2>/dev/null && not_ok "... it never ran" ||
+	ok "... it never ran"
+TRUE=$(type -P true)
+fail_case "c['hooks'] = {'createRuntime': [h('createRuntime', OUT)],
+              'createContainer': [{'path': '$TRUE'}]}" \
+	"hooks\.createContainer\[0\] \($TRUE\): dynamically linked: .* where its loader and libraries would be the image's" \
+	"a createContainer hook dynamically linked ($TRUE)"
 config "c['hooks'] = {'createRuntime': [{'path': '$TOP/missing'}]}"
 oc create --bundle "$B" "$ID-f"
 is "$RF_RC" 125 "a hook that does not exist: create refused (125)"
@@ -246,7 +270,7 @@ like "$RF_OUT" "hooks\.createContainer\[0\] \($TOP/missing\): No such file" "...
 [ ! -e "$ROOT/$ID-f" ] && ok "... nothing left in --root" || not_ok "... nothing left in --root"
 
 # a createContainer hook that leaves a process behind: killed, init alone
-config "c['hooks'] = {'createContainer': [{'path': '$TOP/leave.sh'}]}"
+config "c['hooks'] = {'createContainer': [{'path': '$BUSYBOX', 'args': ['sh', '-c', 'sleep 1000 &']}]}"
 oc create --bundle "$B" --pid-file "$TOP/pid.l" "$ID-f"
 is "$RF_RC" 0 "a createContainer hook leaving a process: create succeeds"
 oc ps --format json "$ID-f"
