@@ -27,12 +27,13 @@
  * (wiped in every fork), makes the keys straight into its own secret
  * memory (secmem.h: locked, out of core dumps; besides nettle's key
  * objects while they are made, which runca.c wipes). It works confined
- * (keeper_confine: Landlock to the trust cache and the TLS module, a
- * seccomp allowlist; no path at all once it reads the caller's upstream
- * CA file) and once it has sent its result lives under a seccomp filter
- * of strict mode's set: read a request on its socket, write one copy of
- * the export, exit — it can open, map, send an fd or run nothing. The socket's other end is the
- * supervisor's: it reads the keeper's one result there, then only passes the socket to each egress
+ * (keeper.c: Landlock to the trust cache and the TLS module, a seccomp
+ * allowlist; no path at all once it reads the caller's upstream CA file)
+ * and once it has sent its result lives under a seccomp filter of strict
+ * mode's set: read a request on its socket, write one copy of the export,
+ * exit — it can open, map, send an fd or run nothing. The socket's other
+ * end is the supervisor's: it reads the keeper's one result there, then
+ * only passes the socket to each egress
  * process (which closes it before its lockdown); no export ever comes to
  * the supervisor. The run's init, a fork of the supervisor, inherits that
  * end with every other fd of the supervisor's and closes it as its first
@@ -47,15 +48,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -73,7 +68,6 @@
 #include "egress/inject.h"
 #include "policy/rules.h"
 #include "policy/policy.h"
-#include "sandbox/landlock.h"
 #include "sandbox/msg.h"
 #include "sandbox/plan.h"
 #include "sandbox/trustfiles.h"
