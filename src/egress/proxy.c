@@ -1764,9 +1764,12 @@ static void route(struct conn *c)
  * rules, and egress.deny. Called for every request right after it is
  * parsed and before anything of it is recorded, dialled or sent (on_head
  * for proxied requests, on_head_captured for captured and terminated
- * ones). A target that carries an injected secret's placeholder is left
- * to send_request_head, which refuses it as secret.exfil. true when
- * refused.
+ * ones). A path (before any '?') that carries an injected secret's
+ * placeholder is left to send_request_head, which refuses it as
+ * secret.exfil; one in the query is judged here like any other, since a
+ * binding that declares a query parameter has it replaced and the request
+ * sent (skipping the rules for it let a run with such a binding use any
+ * method and path on the host). true when refused.
  */
 static bool http_rules_refuse(struct conn *c)
 {
@@ -1780,8 +1783,10 @@ static bool http_rules_refuse(struct conn *c)
         const char *target = rq->path.len ? c->in + rq->path.off : "/";
         size_t tlen = rq->path.len ? rq->path.len : 1;
         const char *form;
+        const char *qm = memchr(target, '?', tlen);
         if (E.cfg->n_inject &&
-            inject_mentions(E.cfg->inject, E.cfg->n_inject, target, tlen, false, false, &form))
+            inject_mentions(E.cfg->inject, E.cfg->n_inject, target,
+                            qm ? (size_t)(qm - target) : tlen, false, false, &form))
                 return false;
         why = NULL;
         enum httprule_verdict v = httprule_check(E.cfg->http, E.cfg->n_http, canon, c->port,

@@ -412,6 +412,16 @@ like "$RF_OUT" 'only ever replaced in request header values and the query parame
 	"... its text names where this binding lets the value go (the query parameter too)"
 like "$(last_rec '"secret.exfil"' 'QKEY')" 'request target' "... secret.exfil, in the request target"
 unlike "$(tlslog)" "other=" "... and nothing of it reached the host"
+# an HTTP rule on the host still judges a request whose declared query
+# parameter carries the placeholder (skipping the rules for it let any
+# method and path through with the value)
+rm -f "$P/tls.log"
+er -p "$P/query.json" "${NET[@]}" --allow-http 'svc.test GET /q' -- sh -c 'curl -sS -m 10 -o /dev/null -w "%{http_code}\n" \
+	-X DELETE "https://svc.test/admin?key=$QKEY"; curl -sS -m 10 -o /dev/null -w "%{http_code}\n" "https://svc.test/q?key=$QKEY"'
+is "$(head -n 1 <<<"$RF_OUT")" 403 "the declared query parameter with the placeholder, DELETE /admin where an HTTP rule allows GET /q only: 403 (the rule judged it)"
+unlike "$(tlslog)" "DELETE /admin" "... nothing of it reached the host"
+is "$(sed -n 2p <<<"$RF_OUT")" 200 "... the control: GET /q with it, answered"
+like "$(tlslog)" "GET /q\\?key=$VENC " "... with the value in the parameter"
 
 # a header template is the only header the value goes into: the placeholder
 # in another header toward the secret's own host is refused, never replaced
