@@ -2785,20 +2785,22 @@ static void on_response_bytes(struct conn *c, size_t start)
                         struct http_response rs;
                         const char *why;
                         int r = http_response_parse(c->rhead, c->rhead_len + n, &rs, &why);
-                        if (r == 0) {
-                                if (c->rhead_len + n >= sizeof c->rhead) {
-                                        conn_to(c, CS_DRAIN);
-                                        return;
-                                }
+                        if (r == 0 && c->rhead_len + n < sizeof c->rhead) {
                                 c->rhead_len += n;
                                 return;
                         }
-                        if (r < 0) {
+                        /* a head too large or malformed: drained, the
+                         * connection ends — but from a secret's host never
+                         * passed on, since its body could be anything the
+                         * scrubber cannot follow (a compressed one) */
+                        if (r <= 0 && !c->scrub) {
                                 conn_to(c, CS_DRAIN);
                                 return;
                         }
                         const char *hostile =
-                                !c->scrub    ? NULL
+                                r <= 0       ? "sent an answer whose head could not be read "
+                                               "(malformed or too large)"
+                                : !c->scrub  ? NULL
                                 : rs.encoded ? "compressed its answer (Content-Encoding) although "
                                                "asked for identity"
                                 : rs.status == 206

@@ -35,6 +35,8 @@ the wire. Answers:
     over two frames, a frame ending in its first byte; a compressed one);
   * /chunked-value — the same value split one byte per chunk (chunked);
   * /gzip-value   — "value=<value>" gzip-compressed (Content-Encoding);
+  * /gzip-badhead — the same after a head ringfence cannot parse (a
+    Content-Length of 20 digits);
   * /cut-value    — "value=" + the value without its last 3 bytes;
   * /slow-body... — a Content-Length body of up to 64 MiB, read only 1 s
     after the head (the sender's buffers toward the host fill up first:
@@ -240,6 +242,12 @@ def http_conn(c, port):
                 # compressed although asked for identity: the value hidden in it
                 answer(c, b"200 OK", gzip.compress(b"value=" + value + b"\n"),
                        b"Content-Encoding: gzip\r\n")
+                continue
+            if path.startswith("/gzip-badhead"):
+                # the same behind a head the egress process's parser refuses
+                body = gzip.compress(b"value=" + value + b"\n")
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+                          b"Content-Length: %020d\r\n\r\n" % len(body) + body)
                 continue
             if path.startswith("/cut-value"):
                 # a response that ends inside the value (a Range on a reflecting endpoint)

@@ -356,6 +356,12 @@ unlike "$(tr -d '\n' <<<"$RF_OUT")" "$VAL" "... never the value"
 er "${INJ[@]}" -- sh -c 'curl -sS -m 10 -o /dev/null -w "%{http_code}\n" https://svc.test/gzip-value'
 is "$(tail -n 1 <<<"$RF_OUT")" 502 "a compressed answer from the injection host (Content-Encoding: gzip): 502, never relayed"
 like "$(last_rec '"egress.deny"' 'compressed')" 'compressed its answer' "... egress.deny says why"
+# the same behind a head the egress process cannot parse: never relayed raw
+# (it was drained to the run, which decompressed the value)
+er "${INJ[@]}" -- sh -c 'curl -sS -m 10 --compressed -w "\ncode=%{http_code}\n" https://svc.test/gzip-badhead'
+like "$RF_OUT" 'code=502' "a compressed answer behind a head that cannot be parsed (a 20-digit Content-Length): 502"
+unlike "$RF_OUT" "${VAL:0:12}" "... nothing of the value reached the run"
+like "$(last_rec '"egress.deny"' 'could not be read')" 'whose head could not be read' "... egress.deny says why"
 er "${INJ[@]}" -- sh -c 'echo "PH=$TOKEN"; curl -sS -m 10 https://svc.test/cut-value; echo'
 PHV=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
 like "$RF_OUT" "value=${PHV:0:$((${#VAL} - 3))}" "a value cut short by the end of the answer: replaced by the placeholder's beginning"
