@@ -753,6 +753,65 @@ int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, si
         return 0;
 }
 
+bool inject_scrub_pending(const struct inject_needles *nd, const char *buf, size_t len, size_t held,
+                          struct inject_resume *r)
+{
+        *r = (struct inject_resume){0};
+        /* the held bytes, or all but the first (a base64 needle's previous
+         * character held with it), as inject_scrub_tail */
+        for (size_t skip = 0; skip < 2 && skip < held && !r->mask; skip++) {
+                size_t h = held - skip;
+                if (!h || h > len)
+                        continue;
+                for (size_t k = 0; k < nd->count && k < 64; k++) {
+                        const struct inject_needle *e = &nd->n[k];
+                        if (h < e->find_len && !memcmp(buf + len - h, e->find, h))
+                                r->mask |= 1ULL << k;
+                }
+                if (r->mask)
+                        r->done = h;
+        }
+        return r->mask != 0;
+}
+
+size_t inject_scrub_resume(const struct inject_needles *nd, struct inject_resume *r, char *buf,
+                           size_t len, uint64_t *replaced)
+{
+        const struct inject_needle *whole = NULL, *part = NULL;
+        uint64_t still = 0;
+        for (size_t k = 0; k < nd->count && k < 64 && len; k++) {
+                const struct inject_needle *e = &nd->n[k];
+                if (!(r->mask & (1ULL << k)) || r->done >= e->find_len)
+                        continue;
+                size_t rest = e->find_len - r->done;
+                if (rest <= len) {
+                        if (!memcmp(buf, e->find + r->done, rest) &&
+                            (!whole || e->find_len > whole->find_len))
+                                whole = e;
+                } else if (!memcmp(buf, e->find + r->done, len)) {
+                        still |= 1ULL << k;
+                        if (!part || e->find_len > part->find_len)
+                                part = e;
+                }
+        }
+        size_t n = 0;
+        const struct inject_needle *e = whole ? whole : part;
+        if (e) {
+                n = whole ? e->find_len - r->done : len;
+                if (r->done + n >= INJECT_SCRUB_MIN) {
+                        memcpy(buf, e->repl + r->done, n);
+                        (*replaced)++;
+                }
+        }
+        if (!whole && still) {
+                r->mask = still;
+                r->done += len;
+        } else {
+                *r = (struct inject_resume){0};
+        }
+        return n;
+}
+
 void inject_needles_free(struct inject_needles *nd)
 {
         if (nd->store)

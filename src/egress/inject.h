@@ -236,3 +236,36 @@ size_t inject_scrub_inplace_bytewise(const struct inject_needles *nd, char *buf,
  */
 int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
                       uint64_t *replaced);
+
+/*
+ * What went out when a stream paused with a possible beginning of a value
+ * held (its hold timed out: inject_scrub_tail), for the bytes that come
+ * next: the needles those held bytes begin (at most 64: `mask`, bit k for
+ * needle k) and how many of their bytes went out (`done`). A value split
+ * by a pause is then still caught: its rest is overwritten when it comes.
+ */
+struct inject_resume {
+        uint64_t mask;
+        size_t done;
+};
+
+/*
+ * inject_scrub_pending — the resume state for a stream whose last `held`
+ * bytes of buf[0, len) go out unfinished (as inject_scrub_tail takes
+ * them): the needles they are a proper prefix of. Returns false (and *r
+ * empty) when there is none. Pure.
+ */
+bool inject_scrub_pending(const struct inject_needles *nd, const char *buf, size_t len, size_t held,
+                          struct inject_resume *r);
+
+/*
+ * inject_scrub_resume — the next bytes buf[0, len) of a stream paused as
+ * *r says: where they continue one of its needles, their part of it is
+ * overwritten with the same part of the needle's replacement, once at
+ * least INJECT_SCRUB_MIN of the needle's bytes are in (what went out
+ * before that stays: it could be anything). Returns how many bytes at the
+ * front of buf were the needle's (the scan goes on after them); *r is
+ * left set when buf ended still inside it, else emptied. Pure.
+ */
+size_t inject_scrub_resume(const struct inject_needles *nd, struct inject_resume *r, char *buf,
+                           size_t len, uint64_t *replaced);

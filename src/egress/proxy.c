@@ -307,6 +307,9 @@ struct conn {
         bool scrub;
         size_t hold;
         int64_t hold_until; /* held bytes go out (their tail scrubbed) if nothing follows by then */
+        /* what went out of a possible value when a hold timed out: the
+         * next bytes are still matched against its rest (inject_scrub_resume) */
+        struct inject_resume resume;
         /* the request body's last bytes already checked, so a placeholder
          * cut between two reads is still seen (body_exfil) */
         char bcarry[SECRET_PH_LEN_MAX];
@@ -2700,12 +2703,19 @@ static void u2c_to_front(struct conn *c)
  * must wait for the next read; at the end of a response (`ended`) a value
  * cut short there is replaced too and nothing is held.
  */
-/* Scrub buf[from..len) in place; the bytes at the end that must wait, none
- * once `ended` (a value cut short there replaced). */
-static size_t scrub_span(char *buf, size_t len, size_t from, bool ended)
+/* Scrub buf[from..len) in place, first going on with a value a pause cut
+ * (*rs: its rest at buf[from] is overwritten, inject_scrub_resume); the
+ * bytes at the end that must wait, none once `ended` (a value cut short
+ * there replaced, and *rs set for the bytes that may still follow). */
+static size_t scrub_span(char *buf, size_t len, size_t from, bool ended, struct inject_resume *rs)
 {
-        size_t h = inject_scrub_inplace(&E.needles, buf, len, from, &E.scrubbed);
+        if (rs->mask && from < len)
+                from += inject_scrub_resume(&E.needles, rs, buf + from, len - from, &E.scrubbed);
+        size_t h = from < len || !rs->mask
+                           ? inject_scrub_inplace(&E.needles, buf, len, from, &E.scrubbed)
+                           : 0;
         if (ended && h) {
+                (void)inject_scrub_pending(&E.needles, buf, len, h, rs);
                 (void)inject_scrub_tail(&E.needles, buf, len, h, &E.scrubbed);
                 h = 0;
         }
@@ -2723,7 +2733,7 @@ static void scrub_u2c(struct conn *c, size_t start, bool ended)
         size_t hold_at; /* the first byte that waits (end: none) */
         if (!framing_any(c, from, end)) {
                 /* no framing in the way (a body of known length): in place */
-                hold_at = end - scrub_span(o->d, end, from, ended);
+                hold_at = end - scrub_span(o->d, end, from, ended, &c->resume);
         } else {
                 size_t n = 0;
                 for (size_t i = from; i < end; i++)
@@ -2731,7 +2741,7 @@ static void scrub_u2c(struct conn *c, size_t start, bool ended)
                                 g[n] = o->d[i];
                                 at[n++] = (uint16_t)i;
                         }
-                size_t h = scrub_span(g, n, 0, ended);
+                size_t h = scrub_span(g, n, 0, ended, &c->resume);
                 for (size_t j = 0; j < n; j++)
                         o->d[at[j]] = g[j];
                 explicit_bzero(g, n);

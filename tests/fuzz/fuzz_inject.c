@@ -201,6 +201,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         CHECK(!memmem(a, size, s.value, s.len));
                         for (size_t k = 8; k < s.len && k <= size; k++)
                                 CHECK(memcmp(a + size - k, s.value, k) != 0);
+                        /* a pause at `at` longer than the hold: the held
+                         * beginning goes out (inject_scrub_tail), the next
+                         * bytes go on with it (inject_scrub_resume): the
+                         * whole of the value never stands in what went out */
+                        struct inject_resume rs;
+                        memcpy(b, arg, size);
+                        hb = inject_scrub_inplace(&nd, b, at, 0, &rep);
+                        (void)inject_scrub_pending(&nd, b, at, hb, &rs);
+                        (void)inject_scrub_tail(&nd, b, at, hb, &rep);
+                        size_t from = at + (rs.mask ? inject_scrub_resume(&nd, &rs, b + at,
+                                                                          size - at, &rep)
+                                                    : 0);
+                        CHECK(from <= size);
+                        hb = inject_scrub_inplace(&nd, b, size, from, &rep);
+                        (void)inject_scrub_tail(&nd, b, size, hb, &rep);
+                        CHECK(!memmem(b, size, s.value, s.len));
                 }
                 free(a);
                 free(b);

@@ -38,6 +38,8 @@ the wire. Answers:
   * /gzip-badhead — the same after a head ringfence cannot parse (a
     Content-Length of 20 digits);
   * /cut-value    — "value=" + the value without its last 3 bytes;
+  * /pause-value-K — "value=" + the value, its first K bytes, then 0.5 s
+    later the rest (Content-Length: the egress process's hold times out);
   * /slow-body... — a Content-Length body of up to 64 MiB, read only 1 s
     after the head (the sender's buffers toward the host fill up first:
     the egress process then moves the body in its slowest rhythm);
@@ -248,6 +250,15 @@ def http_conn(c, port):
                 body = gzip.compress(b"value=" + value + b"\n")
                 c.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
                           b"Content-Length: %020d\r\n\r\n" % len(body) + body)
+                continue
+            if path.startswith("/pause-value-"):
+                # a value split by a pause longer than the egress process holds
+                k = int(path.split("-")[-1].split("?")[0])
+                body = b"value=" + value + b"\n"
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                          b"Content-Length: %d\r\n\r\n" % len(body) + body[:6 + k])
+                time.sleep(0.5)
+                c.sendall(body[6 + k:])
                 continue
             if path.startswith("/cut-value"):
                 # a response that ends inside the value (a Range on a reflecting endpoint)

@@ -366,6 +366,16 @@ er "${INJ[@]}" -- sh -c 'echo "PH=$TOKEN"; curl -sS -m 10 https://svc.test/cut-v
 PHV=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
 like "$RF_OUT" "value=${PHV:0:$((${#VAL} - 3))}" "a value cut short by the end of the answer: replaced by the placeholder's beginning"
 unlike "$RF_OUT" "${VAL:0:$((${#VAL} - 3))}" "... the value's beginning never reaches the run"
+# a value split by a pause longer than the hold (a server that pauses, a
+# lost segment): its beginning goes out when the hold times out (replaced
+# from 8 bytes on), and its rest is still overwritten when it comes
+for k in 12 3; do
+	er "${INJ[@]}" -- sh -c "echo \"PH=\$TOKEN\"; curl -sS -m 10 https://svc.test/pause-value-$k; echo"
+	PHV=$(sed -n 's/^PH=//p' <<<"$RF_OUT")
+	m=$((k > 8 ? k : 8))
+	unlike "$RF_OUT" "${VAL:$m:12}" "the value split by a 0.5 s pause after its first $k bytes: nothing of it past its ${m}th byte reaches the run"
+	like "$RF_OUT" "${PHV:12:$((${#VAL} - 12))}" "... its rest replaced by the placeholder's"
+done
 
 # a slice of the value: Range never goes to the secret's host, a 206 from it is refused
 rm -f "$P/tls.log"

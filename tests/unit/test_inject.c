@@ -616,6 +616,39 @@ static void test_scrub(void)
         held = inject_scrub_inplace(&nd, shortcut, strlen(shortcut), 0, &rep);
         is_int(inject_scrub_tail(&nd, shortcut, strlen(shortcut), held, &rep), 0,
                "... a 7-byte beginning left as it is");
+        /* a stream that pauses inside the value (its hold timed out and the
+         * beginning went out): the rest is still overwritten when it comes,
+         * over more pauses, while a stream that goes on otherwise is left */
+        struct inject_resume rs;
+        char p1[] = "xx real-secret-val";
+        rep = 0;
+        held = inject_scrub_inplace(&nd, p1, strlen(p1), 0, &rep);
+        ok(inject_scrub_pending(&nd, p1, strlen(p1), held, &rs) && rs.done == 15,
+           "a pause after 15 bytes of the value: they are pending (15)");
+        (void)inject_scrub_tail(&nd, p1, strlen(p1), held, &rep);
+        char p2[] = "ue-";
+        is_int((int)inject_scrub_resume(&nd, &rs, p2, strlen(p2), &rep), 3,
+               "... the next 3 bytes go on with it: 3 bytes of it");
+        ok(!strcmp(p2, "mno") && rs.done == 18, "... overwritten (%s), still pending (18)", p2);
+        char p3[] = "42!tail";
+        size_t k = inject_scrub_resume(&nd, &rs, p3, strlen(p3), &rep);
+        ok(k == 2 && !strcmp(p3, "pq!tail") && !rs.mask,
+           "... its end in the next read: overwritten up to it (%s), nothing pending", p3);
+        char q1[] = "xx real";
+        held = inject_scrub_inplace(&nd, q1, strlen(q1), 0, &rep);
+        ok(inject_scrub_pending(&nd, q1, strlen(q1), held, &rs) && rs.done == 4,
+           "a pause after 4 bytes of it (left as they are: fewer than 8)");
+        char q2[] = "-secret-value-42!";
+        is_int((int)inject_scrub_resume(&nd, &rs, q2, strlen(q2), &rep), 16,
+               "... the rest comes: all 16 bytes of it");
+        ok(!strcmp(q2, "bcdefghijklmnopq!"), "... overwritten (%s): 4 bytes went out, no more", q2);
+        char s1[] = "xx real-sec";
+        held = inject_scrub_inplace(&nd, s1, strlen(s1), 0, &rep);
+        (void)inject_scrub_pending(&nd, s1, strlen(s1), held, &rs);
+        char s2[] = "ond thoughts";
+        is_int((int)inject_scrub_resume(&nd, &rs, s2, strlen(s2), &rep), 0,
+               "a stream that goes on otherwise after the pause: nothing of it taken");
+        ok(!strcmp(s2, "ond thoughts") && !rs.mask, "... left as it is, nothing pending");
         /* Basic credentials echoed back: the value's base64 at every
          * alignment a user name can give it */
         all = true;
