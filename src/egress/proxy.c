@@ -737,6 +737,8 @@ static const char *status_text(int http_status)
         switch (http_status) {
         case 403:
                 return "Forbidden";
+        case 501:
+                return "Not Implemented";
         case 502:
                 return "Bad Gateway";
         case 504:
@@ -1760,6 +1762,20 @@ static void route(struct conn *c)
 
 /* ---- HTTP ----------------------------------------------------------------------- */
 
+/* The request's method into c->method: one longer than it holds (15
+ * characters; WebDAV's longest standard one, VERSION-CONTROL, fits) is
+ * refused with 501, never cut and sent as another method. */
+static bool method_take(struct conn *c, const struct http_request *rq)
+{
+        if (rq->method.len >= sizeof c->method) {
+                deny(c, "a request method of more than 15 characters", NULL, 501,
+                     SOCKS_GENERAL_FAILURE, HINT_NONE);
+                return false;
+        }
+        snprintf(c->method, sizeof c->method, "%.*s", (int)rq->method.len, c->in + rq->method.off);
+        return true;
+}
+
 /*
  * HTTP rules (httprule.h): the request just parsed (c->rq, its method in
  * c->method) to a host and port an HTTP rule names must match one of that
@@ -1862,8 +1878,8 @@ static void on_head_captured(struct conn *c)
                 deny(c, m, NULL, 403, SOCKS_NOT_ALLOWED, HINT_NONE);
                 return;
         }
-        snprintf(c->method, sizeof c->method, "%.*s",
-                 (int)(rq->method.len < 15 ? rq->method.len : 15), c->in + rq->method.off);
+        if (!method_take(c, rq))
+                return;
         c->req_head = !strcmp(c->method, "HEAD");
         c->client_close = rq->close;
         c->req_left = rq->chunked ? -1 : rq->content_length > 0 ? rq->content_length : 0;
@@ -1917,8 +1933,8 @@ static void on_head(struct conn *c)
         c->proto = rq->connect ? PR_CONNECT : PR_HTTP;
         snprintf(c->host, sizeof c->host, "%s", rq->host);
         c->port = rq->port;
-        snprintf(c->method, sizeof c->method, "%.*s",
-                 (int)(rq->method.len < 15 ? rq->method.len : 15), c->in + rq->method.off);
+        if (!method_take(c, rq))
+                return;
         c->req_head = !strcmp(c->method, "HEAD");
         c->client_close = rq->close;
         c->req_left = rq->chunked ? -1 : rq->content_length > 0 ? rq->content_length : 0;

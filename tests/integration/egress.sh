@@ -72,6 +72,15 @@ ec get2 "http://svc.test:8080/a" "http://other.test:8080/b"
 is "$RF_OUT" "HTTP/1.1 200 OK
 HTTP/1.1 403 Forbidden" "keep-alive: the second request, to another host, is checked and refused"
 
+# a method longer than the egress process holds (15 characters) is
+# refused, never cut and sent as another method; the longest standard one
+# (WebDAV's VERSION-CONTROL, 15) goes through
+ec raw-all 'VERSION-CONTROLS http://svc.test:8080/m HTTP/1.1\r\nHost: svc.test:8080\r\n\r\n'
+like "$(first_line "$RF_OUT")" "^HTTP/1.1 501 Not Implemented" "a 16-character method: refused (501)"
+unlike "$(cat "$TH/http.log" 2>/dev/null)" 'VERSION-CONTRO[^L]|VERSION-CONTROL /m' "... nothing of it reached the host (not cut to 15 and sent)"
+ec raw-all 'VERSION-CONTROL http://svc.test:8080/m15 HTTP/1.1\r\nHost: svc.test:8080\r\nConnection: close\r\n\r\n'
+like "$RF_OUT" 'VERSION-CONTROL /m15 HTTP/1.1' "... the control: a 15-character one goes through as it is"
+
 ec get "http://svc.test:8080/" "evil.test:8080"
 is "$(first_line "$RF_OUT")" "HTTP/1.1 400 Bad Request" "Host header differing from the request target: 400"
 ec raw 'GET http://evil.test@svc.test:8080/ HTTP/1.1\r\nHost: svc.test:8080\r\n\r\n'
