@@ -432,6 +432,13 @@ require_isolation() {
 	done
 }
 
+# require_oci — OCI: ringfence-oci beside RF_BIN (the OCI runtime tests),
+# else bail out.
+require_oci() {
+	OCI=$(dirname "$RF_BIN")/ringfence-oci
+	[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+}
+
 # require_bin — bail out when there is no binary or probe to test.
 require_bin() {
 	[ -x "$RF_BIN" ] || bail_out "RF_BIN ($RF_BIN) is not an executable"

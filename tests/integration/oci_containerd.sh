@@ -62,8 +62,7 @@ case $(containerd --version 2>/dev/null) in
 *) skip_all "containerd 1.6 only here (this is: $(containerd --version 2>&1 | head -n 1))" ;;
 esac
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 RUNC=$(command -v runc || true)
 rf_mktemp /tmp
 TOP=$REPLY

@@ -29,8 +29,7 @@ new_workspace
 require_isolation
 require_busybox
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 SHIM=$RF_SRC/tests/helpers/oci-shim.py
 rf_mktemp /tmp
 TOP=$REPLY

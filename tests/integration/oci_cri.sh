@@ -50,8 +50,7 @@ esac
 # shellcheck source=tests/helpers/egress-net.bash
 . "$RF_SRC/tests/helpers/egress-net.bash"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 CRI="/usr/bin/python3 $RF_SRC/tests/helpers/cri-client.py"
 rf_mktemp /tmp
 TOP=$REPLY

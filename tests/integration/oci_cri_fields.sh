@@ -26,8 +26,7 @@ require_isolation
 require_busybox
 is_root || skip_all "needs root (an OOM score below 0)"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 RUNC=$(command -v runc || true)
 OWN=$(cgroup_own_deepest) || skip_all "this process's cgroups do not nest"
 rf_mktemp /tmp

@@ -43,8 +43,7 @@ require_busybox
 is_root || skip_all "needs root (a mount namespace of the test's own for the decoy)"
 command -v unshare >/dev/null || skip_all "no unshare(1)"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 SHIM=$RF_SRC/tests/helpers/oci-shim.py
 CONSOLE=$RF_SRC/tests/helpers/oci-console.py
 rf_mktemp /tmp

@@ -22,8 +22,7 @@ require_isolation
 require_busybox
 is_root || skip_all "needs root (device nodes of the test's own in /dev)"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 RUNC=$(command -v runc || true)
 OWN=$(cgroup_own_deepest) || RUNC=""
 RCG=${OWN:-}/rft-dv-$$

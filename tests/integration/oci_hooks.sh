@@ -41,8 +41,7 @@ new_workspace
 require_isolation
 require_busybox
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 rf_mktemp /tmp
 TOP=$REPLY
 B=$TOP/bundle

@@ -32,8 +32,7 @@ require_isolation
 require_busybox
 is_root || skip_all "needs root (a kubelet's host files are root's)"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 rf_mktemp /tmp
 TOP=$REPLY
 B=$TOP/bundle

@@ -28,8 +28,7 @@ is_root || skip_all "needs root (network namespaces of the test host)"
 # shellcheck source=tests/helpers/egress-net.bash
 . "$RF_SRC/tests/helpers/egress-net.bash"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 rf_mktemp /tmp
 TOP=$REPLY
 ROOT=$TOP/oci-root

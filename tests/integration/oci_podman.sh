@@ -33,8 +33,7 @@ PODMAN=$(command -v podman || true)
 [ -n "$PODMAN" ] || skip_all "podman is not installed (scripts/deps.sh installs it)"
 command -v conmon >/dev/null || skip_all "conmon is not installed"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 RUNC=$(command -v runc || true)
 rf_mktemp /tmp
 TOP=$REPLY

@@ -27,8 +27,7 @@ require_isolation
 require_busybox
 is_root || skip_all "needs root (a named policy lives in /etc/ringfence/policies)"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 rf_mktemp /tmp
 TOP=$REPLY
 B=$TOP/bundle

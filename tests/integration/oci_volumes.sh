@@ -31,8 +31,7 @@ require_isolation
 require_busybox
 is_root || skip_all "needs root (volume owners are the host root's to give)"
 
-OCI=$(dirname "$RF_BIN")/ringfence-oci
-[ -x "$OCI" ] || bail_out "no ringfence-oci beside $RF_BIN"
+require_oci
 RUNC=$(command -v runc || true)
 OWN=$(cgroup_own_deepest) || RUNC=""
 [ -n "$RUNC" ] || diag "runc not installed, or our cgroups do not nest: no runc control"
