@@ -300,6 +300,7 @@ int inject_needles_new(const struct inject_secret *s, size_t n, struct inject_ne
         memset(nd, 0, sizeof *nd);
         if (n > INJECT_MAX)
                 n = INJECT_MAX;
+        _Static_assert(7 * INJECT_MAX <= INJECT_NEEDLES_MAX, "inject_resume's bits");
         nd->n = calloc(7 * n + 1, sizeof *nd->n);
         nd->store = calloc(3 * n + 1, B64_SLOT);
         nd->store_len = (3 * n + 1) * B64_SLOT;
@@ -759,29 +760,35 @@ bool inject_scrub_pending(const struct inject_needles *nd, const char *buf, size
         *r = (struct inject_resume){0};
         /* the held bytes, or all but the first (a base64 needle's previous
          * character held with it), as inject_scrub_tail */
-        for (size_t skip = 0; skip < 2 && skip < held && !r->mask; skip++) {
+        for (size_t skip = 0; skip < 2 && skip < held && !r->any; skip++) {
                 size_t h = held - skip;
                 if (!h || h > len)
                         continue;
-                for (size_t k = 0; k < nd->count && k < 64; k++) {
+                for (size_t k = 0; k < nd->count && k < INJECT_NEEDLES_MAX; k++) {
                         const struct inject_needle *e = &nd->n[k];
-                        if (h < e->find_len && !memcmp(buf + len - h, e->find, h))
-                                r->mask |= 1ULL << k;
+                        if (h < e->find_len && !memcmp(buf + len - h, e->find, h)) {
+                                r->mask[k / 64] |= 1ULL << (k % 64);
+                                r->any = true;
+                        }
                 }
-                if (r->mask)
+                if (r->any)
                         r->done = h;
         }
-        return r->mask != 0;
+        return r->any;
 }
 
 size_t inject_scrub_resume(const struct inject_needles *nd, struct inject_resume *r, char *buf,
                            size_t len, uint64_t *replaced)
 {
         const struct inject_needle *whole = NULL, *part = NULL;
-        uint64_t still = 0;
-        for (size_t k = 0; k < nd->count && k < 64 && len; k++) {
+        /* the needles buf ends still inside: the bits kept for next time */
+        for (size_t k = 0; k < nd->count && k < INJECT_NEEDLES_MAX && len; k++) {
                 const struct inject_needle *e = &nd->n[k];
-                if (!(r->mask & (1ULL << k)) || r->done >= e->find_len)
+                uint64_t bit = 1ULL << (k % 64);
+                if (!(r->mask[k / 64] & bit))
+                        continue;
+                r->mask[k / 64] &= ~bit;
+                if (r->done >= e->find_len)
                         continue;
                 size_t rest = e->find_len - r->done;
                 if (rest <= len) {
@@ -789,7 +796,7 @@ size_t inject_scrub_resume(const struct inject_needles *nd, struct inject_resume
                             (!whole || e->find_len > whole->find_len))
                                 whole = e;
                 } else if (!memcmp(buf, e->find + r->done, len)) {
-                        still |= 1ULL << k;
+                        r->mask[k / 64] |= bit;
                         if (!part || e->find_len > part->find_len)
                                 part = e;
                 }
@@ -803,12 +810,10 @@ size_t inject_scrub_resume(const struct inject_needles *nd, struct inject_resume
                         (*replaced)++;
                 }
         }
-        if (!whole && still) {
-                r->mask = still;
+        if (!whole && part)
                 r->done += len;
-        } else {
+        else
                 *r = (struct inject_resume){0};
-        }
         return n;
 }
 

@@ -237,16 +237,22 @@ size_t inject_scrub_inplace_bytewise(const struct inject_needles *nd, char *buf,
 int inject_scrub_tail(const struct inject_needles *nd, char *buf, size_t len, size_t held,
                       uint64_t *replaced);
 
+/* The needles there can be: per binding its value and its base64 at three
+ * alignments, two forms each (inject_needles_new). */
+#define INJECT_NEEDLES_MAX (7 * INJECT_MAX)
+
 /*
  * What went out when a stream paused with a possible beginning of a value
  * held (its hold timed out: inject_scrub_tail), for the bytes that come
- * next: the needles those held bytes begin (at most 64: `mask`, bit k for
- * needle k) and how many of their bytes went out (`done`). A value split
- * by a pause is then still caught: its rest is overwritten when it comes.
+ * next: the needles those held bytes begin (bit k of `mask` for needle k;
+ * `any` when there is one) and how many of their bytes went out (`done`).
+ * A value split by a pause is then still caught: its rest is overwritten
+ * when it comes.
  */
 struct inject_resume {
-        uint64_t mask;
+        bool any;
         size_t done;
+        uint64_t mask[(INJECT_NEEDLES_MAX + 63) / 64];
 };
 
 /*

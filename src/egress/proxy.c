@@ -2725,11 +2725,9 @@ static void u2c_to_front(struct conn *c)
  * there replaced, and *rs set for the bytes that may still follow). */
 static size_t scrub_span(char *buf, size_t len, size_t from, bool ended, struct inject_resume *rs)
 {
-        if (rs->mask && from < len)
+        if (rs->any && from < len)
                 from += inject_scrub_resume(&E.needles, rs, buf + from, len - from, &E.scrubbed);
-        size_t h = from < len || !rs->mask
-                           ? inject_scrub_inplace(&E.needles, buf, len, from, &E.scrubbed)
-                           : 0;
+        size_t h = inject_scrub_inplace(&E.needles, buf, len, from, &E.scrubbed);
         if (ended && h) {
                 (void)inject_scrub_pending(&E.needles, buf, len, h, rs);
                 (void)inject_scrub_tail(&E.needles, buf, len, h, &E.scrubbed);

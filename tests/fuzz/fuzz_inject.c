@@ -210,9 +210,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         hb = inject_scrub_inplace(&nd, b, at, 0, &rep);
                         (void)inject_scrub_pending(&nd, b, at, hb, &rs);
                         (void)inject_scrub_tail(&nd, b, at, hb, &rep);
-                        size_t from = at + (rs.mask ? inject_scrub_resume(&nd, &rs, b + at,
-                                                                          size - at, &rep)
-                                                    : 0);
+                        size_t from = at + (rs.any ? inject_scrub_resume(&nd, &rs, b + at,
+                                                                         size - at, &rep)
+                                                   : 0);
                         CHECK(from <= size);
                         hb = inject_scrub_inplace(&nd, b, size, from, &rep);
                         (void)inject_scrub_tail(&nd, b, size, hb, &rep);

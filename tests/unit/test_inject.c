@@ -632,7 +632,7 @@ static void test_scrub(void)
         ok(!strcmp(p2, "mno") && rs.done == 18, "... overwritten (%s), still pending (18)", p2);
         char p3[] = "42!tail";
         size_t k = inject_scrub_resume(&nd, &rs, p3, strlen(p3), &rep);
-        ok(k == 2 && !strcmp(p3, "pq!tail") && !rs.mask,
+        ok(k == 2 && !strcmp(p3, "pq!tail") && !rs.any,
            "... its end in the next read: overwritten up to it (%s), nothing pending", p3);
         char q1[] = "xx real";
         held = inject_scrub_inplace(&nd, q1, strlen(q1), 0, &rep);
@@ -648,7 +648,30 @@ static void test_scrub(void)
         char s2[] = "ond thoughts";
         is_int((int)inject_scrub_resume(&nd, &rs, s2, strlen(s2), &rep), 0,
                "a stream that goes on otherwise after the pause: nothing of it taken");
-        ok(!strcmp(s2, "ond thoughts") && !rs.mask, "... left as it is, nothing pending");
+        ok(!strcmp(s2, "ond thoughts") && !rs.any, "... left as it is, nothing pending");
+        /* with many bindings: the last one's needles lie past the 64th */
+        {
+                static struct inject_secret many[16];
+                static char vals[16][24];
+                struct inject_needles nm;
+                for (int i = 0; i < 16; i++) {
+                        many[i] = sec;
+                        snprintf(vals[i], sizeof vals[i], "other-secret-val-%02d", i);
+                        many[i].value = (const unsigned char *)vals[i];
+                        many[i].len = strlen(vals[i]);
+                }
+                if (inject_needles_new(many, 16, &nm) == 0) {
+                        ok(nm.count > 64, "16 bindings: %zu needles", nm.count);
+                        char m1[] = "xx other-secret-val-";
+                        held = inject_scrub_inplace(&nm, m1, strlen(m1), 0, &rep);
+                        (void)inject_scrub_pending(&nm, m1, strlen(m1), held, &rs);
+                        char m2[] = "15 and more";
+                        is_int((int)inject_scrub_resume(&nm, &rs, m2, strlen(m2), &rep), 2,
+                               "... a pause inside the last binding's value: its rest taken");
+                        ok(strcmp(m2, "15 and more") != 0, "... and overwritten (%s)", m2);
+                        inject_needles_free(&nm);
+                }
+        }
         /* Basic credentials echoed back: the value's base64 at every
          * alignment a user name can give it */
         all = true;
