@@ -37,6 +37,8 @@ int cli_state_dir_path(const char *flag, char **ret, struct rf_error *err);
 
 /* Subcommands: argc/argv start at the subcommand name. Return the exit status. */
 int cmd_run(int argc, char **argv);
+/* `ringfence run --request-fd FD`: the daemon's typed start (supervisor/runwire.h). */
+int cmd_run_request(const char *fdarg);
 int cmd_policy(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_secret(int argc, char **argv);

@@ -1,9 +1,12 @@
 /*
- * cmd_run.c — `ringfence run [OPTIONS] -- COMMAND [ARG...]`.
+ * cmd_run.c — `ringfence run [OPTIONS] -- COMMAND [ARG...]`, and
+ * `ringfence run --request-fd FD`, the daemon's typed start.
  *
- * Builds the effective policy (file, then flags on top), gathers the
- * caller's facts, plans the run and hands it to the supervisor. Any
- * refusal before the command runs exits 125 with one line.
+ * The CLI's front end of a run: from the flags (or the daemon's request,
+ * supervisor/runwire.h) and the profiles it builds the request's overlay
+ * and gathers the caller's facts, then hands the start to run_start
+ * (supervisor/start.h). Any refusal before the command runs exits 125
+ * with one line.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +31,9 @@
 #include "secrets/grant.h"
 #include "shared/json.h"
 #include "shared/macro.h"
+#include "shared/memfd.h"
 #include "supervisor/run.h"
+#include "supervisor/runwire.h"
 #include "supervisor/start.h"
 
 enum {
@@ -656,28 +661,33 @@ static void hook_note(void *ctx, const char *line)
         cli_error("%s", line);
 }
 
-int cmd_run(int argc, char **argv)
-{
-        _cleanup_policy_ struct rf_policy *overlay = policy_new();
-        _cleanup_free_ char *policy_file = NULL, *state_dir_flag = NULL, *state_dir = NULL,
-                            *trigger_token = NULL, *key_file = NULL;
-        bool mask_output = false, detach = false, expect_ws = false, quiet = false,
-             raw_terminal = false, keep_state = false;
-        unsigned long long expect_dev = 0, expect_ino = 0;
-        long long caller_uid = -1;
-        uint64_t log_max = 0;
-        char given_id[RF_RUN_ID_LEN + 1] = "";
-        struct rf_error err = {0};
-        char home[PATH_MAX];
-        int c, r;
+/* What a start is, however it was asked for: `run`'s flags (cmd_run), or
+ * the daemon's typed request (cmd_run_request). */
+struct run_front {
+        struct rf_policy *overlay;
+        char *policy_file, *state_dir_flag, *trigger_token, *key_file;
+        bool mask_output, detach, expect_ws, quiet, raw_terminal, keep_state;
+        unsigned long long expect_dev, expect_ino;
+        long long caller_uid; /* -1: none named */
+        uint64_t log_max;
+        char given_id[RF_RUN_ID_LEN + 1];
+        char **argv; /* the command, NULL-terminated */
+};
 
-        if (!overlay) {
-                cli_error("out of memory");
-                return RF_EXIT_REFUSED;
-        }
-        /* From here on terminating signals wait for the supervisor's
-         * signalfd (which forwards them to the run) instead of killing us
-         * halfway: a supervisor gone mid-setup would leave init unreaped. */
+static void run_front_done(struct run_front *f)
+{
+        policy_free(f->overlay);
+        free(f->policy_file);
+        free(f->state_dir_flag);
+        free(f->trigger_token);
+        free(f->key_file);
+}
+
+/* From here terminating signals wait for the supervisor's signalfd (which
+ * forwards them to the run) instead of killing us halfway: a supervisor
+ * gone mid-setup would leave init unreaped. */
+static void block_terminating(void)
+{
         sigset_t term;
         sigemptyset(&term);
         sigaddset(&term, SIGINT);
@@ -685,119 +695,18 @@ int cmd_run(int argc, char **argv)
         sigaddset(&term, SIGHUP);
         sigaddset(&term, SIGQUIT);
         sigprocmask(SIG_BLOCK, &term, NULL);
-        /* whom the run is for, before any profile reads the host for it */
-        caller_self(&who);
-        optind = 1;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
-                if (c != OPT_CALLER_UID)
-                        continue;
-                /* the daemon starts runs for its callers: ps and the API
-                 * show the caller, not root; its paths are read as it */
-                char *end = NULL;
-                errno = 0;
-                unsigned long v = strtoul(optarg, &end, 10);
-                if (getuid() != 0) {
-                        cli_error("run: --caller-uid: only root may name another caller");
-                        return RF_EXIT_REFUSED;
-                }
-                if (errno || !end || *end || end == optarg || v >= 0xffffffffUL) {
-                        cli_error("run: --caller-uid: a uid");
-                        return RF_EXIT_REFUSED;
-                }
-                caller_uid = (long long)v;
-                if ((r = caller_other(&who, (uid_t)v, &err)) < 0) {
-                        cli_print_error(&err);
-                        return RF_EXIT_REFUSED;
-                }
-        }
-        /* `sudo ringfence run`: the user who ran sudo is the caller, as the
-         * daemon's is (caller_sudo: SUDO_UID only ever narrows what root
-         * opens for it); --caller-uid, which the daemon always passes,
-         * wins. What stays root's: the state dir, the run's own host uid
-         * and cgroups, the audit log's started_by, the secret store, the
-         * policy file and the workspace (the run acts as its owner). */
-        if (caller_uid < 0 && (r = caller_sudo(&who, &err)) < 0) {
-                cli_print_error(&err);
-                return RF_EXIT_REFUSED;
-        }
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
-                if (c == 'h') {
-                        run_usage(stdout);
-                        return 0;
-                }
-                if (c == '?' || c == ':') {
-                        if (optopt)
-                                cli_error("run: option -%c: %s", optopt,
-                                          c == ':' ? "needs an argument" : "unknown");
-                        else
-                                cli_error("run: unknown option %s (see ringfence run --help)",
-                                          argv[optind - 1]);
-                        return RF_EXIT_REFUSED;
-                }
-                if (c == OPT_MASK_OUTPUT)
-                        mask_output = true;
-                if (c == OPT_RAW_TERMINAL)
-                        raw_terminal = true;
-                if (c == OPT_DETACH)
-                        detach = true;
-                if (c == OPT_QUIET)
-                        quiet = true;
-                if (c == OPT_KEEP_STATE)
-                        keep_state = true;
-                if (c == OPT_LOG_MAX && (parse_size(optarg, &log_max) < 0 || !log_max)) {
-                        cli_error("run: --log-max %s: a size such as 64M", optarg);
-                        return RF_EXIT_REFUSED;
-                }
-                if (c == OPT_RUN_ID) {
-                        /* the daemon names the run it starts (a UUID, lower-case hex) */
-                        bool good = strlen(optarg) == RF_RUN_ID_LEN;
-                        for (size_t i = 0; good && i < RF_RUN_ID_LEN; i++)
-                                good = (i == 8 || i == 13 || i == 18 || i == 23)
-                                               ? optarg[i] == '-'
-                                               : (optarg[i] >= '0' && optarg[i] <= '9') ||
-                                                         (optarg[i] >= 'a' && optarg[i] <= 'f');
-                        if (!good) {
-                                cli_error("run: --run-id: a UUID in lower-case hex");
-                                return RF_EXIT_REFUSED;
-                        }
-                        snprintf(given_id, sizeof given_id, "%s", optarg);
-                }
-                if (c == OPT_EXPECT_WORKSPACE) {
-                        /* the daemon checked this inode as the caller's own:
-                         * the run must get that very directory */
-                        char *end = NULL;
-                        errno = 0;
-                        expect_dev = strtoull(optarg, &end, 10);
-                        if (end && *end == ':')
-                                expect_ino = strtoull(end + 1, &end, 10);
-                        if (errno || !end || *end || end == optarg) {
-                                cli_error("run: --expect-workspace: DEV:INO, two numbers");
-                                return RF_EXIT_REFUSED;
-                        }
-                        expect_ws = true;
-                }
-                if (c == OPT_KEY_FILE) {
-                        free(key_file);
-                        if (!(key_file = strdup(optarg))) {
-                                cli_error("out of memory");
-                                return RF_EXIT_REFUSED;
-                        }
-                }
-                if ((r = apply_flag(overlay, c, optarg, &policy_file, &state_dir_flag,
-                                    &trigger_token, &err)) < 0) {
-                        if (!err.msg[0])
-                                rf_error_set(&err, r, "%s", strerror(-r));
-                        cli_print_error(&err);
-                        return RF_EXIT_REFUSED;
-                }
-        }
-        if (optind >= argc) {
-                cli_error("run: no command given (usage: ringfence run [OPTIONS] -- COMMAND)");
-                return RF_EXIT_REFUSED;
-        }
-        if (who.sudo && overlay->rootfs) {
+}
+
+/* The start, from its front (the caller, `who`, known): the run's exit
+ * status (125 refused). */
+static int run_go(struct run_front *f)
+{
+        _cleanup_free_ char *state_dir = NULL;
+        struct rf_error err = {0};
+        char home[PATH_MAX];
+        int r;
+
+        if (who.sudo && f->overlay->rootfs) {
                 /* an image's root is opened by root alone (the plan pins no
                  * rootfs for a caller): never on sudo's caller's behalf */
                 cli_error("run: --rootfs under sudo: the image's root would be opened as root, "
@@ -806,26 +715,26 @@ int cmd_run(int argc, char **argv)
                           (unsigned)who.uid);
                 return RF_EXIT_REFUSED;
         }
-        if (keep_state && n_kept == 0) {
+        if (f->keep_state && n_kept == 0) {
                 cli_error("run: --keep-state keeps an agent profile's state (claude-code, codex, "
                           "gemini-cli); no --profile given has any");
                 return RF_EXIT_REFUSED;
         }
 
-        if ((r = cli_state_dir(state_dir_flag, 1, &state_dir, &err)) < 0) {
+        if ((r = cli_state_dir(f->state_dir_flag, 1, &state_dir, &err)) < 0) {
                 cli_print_error(&err);
                 return RF_EXIT_REFUSED;
         }
-        if (detach) {
-                if (!given_id[0] && (r = rf_run_id_new(given_id)) < 0) {
+        if (f->detach) {
+                if (!f->given_id[0] && (r = rf_run_id_new(f->given_id)) < 0) {
                         cli_error("cannot make a run id: %s", strerror(-r));
                         return RF_EXIT_REFUSED;
                 }
                 /* its log: capped, and its bound secrets masked */
-                if (!log_max)
-                        log_max = RUN_LOG_DEFAULT;
-                mask_output = true;
-                if ((r = detach_run(state_dir, given_id)) != 0)
+                if (!f->log_max)
+                        f->log_max = RUN_LOG_DEFAULT;
+                f->mask_output = true;
+                if ((r = detach_run(state_dir, f->given_id)) != 0)
                         return r == DETACHED_OK ? 0 : r; /* the parent: id printed, or refused */
         }
         /* every file the profiles make beneath $HOME, rendered or not */
@@ -842,33 +751,33 @@ int cmd_run(int argc, char **argv)
         }
         bool have_home = who.home[0] && realpath(who.home, home);
         struct run_request req = {
-                .policy_file = policy_file,
-                .overlay = overlay,
-                .trigger_token = trigger_token,
-                .argv = argv + optind,
+                .policy_file = f->policy_file,
+                .overlay = f->overlay,
+                .trigger_token = f->trigger_token,
+                .argv = f->argv,
                 .state_dir = state_dir,
-                .key_file = key_file,
-                .run_id = given_id[0] ? given_id : NULL,
+                .key_file = f->key_file,
+                .run_id = f->given_id[0] ? f->given_id : NULL,
                 .host_home = have_home ? home : NULL,
                 .term = getenv("TERM"),
                 .lang = getenv("LANG"),
                 .use_pty = isatty(STDIN_FILENO),
-                .uid = caller_uid >= 0 ? (uid_t)caller_uid
-                       : who.sudo      ? who.uid
-                                       : getuid(),
-                .expect_ws = expect_ws,
-                .expect_ws_dev = (dev_t)expect_dev,
-                .expect_ws_ino = (ino_t)expect_ino,
+                .uid = f->caller_uid >= 0 ? (uid_t)f->caller_uid
+                       : who.sudo         ? who.uid
+                                          : getuid(),
+                .expect_ws = f->expect_ws,
+                .expect_ws_dev = (dev_t)f->expect_dev,
+                .expect_ws_ino = (ino_t)f->expect_ino,
                 .pinned = who.other,
                 .pin_uid = who.uid,
-                .kept = keep_state ? kept : NULL,
-                .n_kept = keep_state ? n_kept : 0,
+                .kept = f->keep_state ? kept : NULL,
+                .n_kept = f->keep_state ? n_kept : 0,
                 .home_rels = home_rels,
                 .n_home_rels = n_home_rels,
-                .mask_output = mask_output,
-                .raw_terminal = raw_terminal,
-                .log_max = log_max,
-                .refusals_to = quiet ? NULL : stderr,
+                .mask_output = f->mask_output,
+                .raw_terminal = f->raw_terminal,
+                .log_max = f->log_max,
+                .refusals_to = f->quiet ? NULL : stderr,
                 .pin = hook_pin,
                 .resolved = hook_resolved,
                 .home_files = hook_home_files,
@@ -879,4 +788,222 @@ int cmd_run(int argc, char **argv)
         if (err.msg[0])
                 cli_print_error(&err);
         return status;
+}
+
+int cmd_run(int argc, char **argv)
+{
+        struct run_front f = {.overlay = policy_new(), .caller_uid = -1};
+        struct rf_error err = {0};
+        int c, r;
+
+        if (!f.overlay) {
+                cli_error("out of memory");
+                return RF_EXIT_REFUSED;
+        }
+        block_terminating();
+        /* whom the run is for, before any profile reads the host for it */
+        caller_self(&who);
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
+                if (c != OPT_CALLER_UID)
+                        continue;
+                /* root starts runs for others: ps and the API show the
+                 * caller, not root; its paths are read as it */
+                char *end = NULL;
+                errno = 0;
+                unsigned long v = strtoul(optarg, &end, 10);
+                if (getuid() != 0) {
+                        cli_error("run: --caller-uid: only root may name another caller");
+                        r = RF_EXIT_REFUSED;
+                        goto out;
+                }
+                if (errno || !end || *end || end == optarg || v >= 0xffffffffUL) {
+                        cli_error("run: --caller-uid: a uid");
+                        r = RF_EXIT_REFUSED;
+                        goto out;
+                }
+                f.caller_uid = (long long)v;
+                if ((r = caller_other(&who, (uid_t)v, &err)) < 0) {
+                        cli_print_error(&err);
+                        r = RF_EXIT_REFUSED;
+                        goto out;
+                }
+        }
+        /* `sudo ringfence run`: the user who ran sudo is the caller, as the
+         * daemon's is (caller_sudo: SUDO_UID only ever narrows what root
+         * opens for it); --caller-uid wins. What stays root's: the state
+         * dir, the run's own host uid and cgroups, the audit log's
+         * started_by, the secret store, the policy file and the workspace
+         * (the run acts as its owner). */
+        if (f.caller_uid < 0 && (r = caller_sudo(&who, &err)) < 0) {
+                cli_print_error(&err);
+                r = RF_EXIT_REFUSED;
+                goto out;
+        }
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "+p:w:e:h", run_options, NULL)) != -1) {
+                if (c == 'h') {
+                        run_usage(stdout);
+                        r = 0;
+                        goto out;
+                }
+                if (c == '?' || c == ':') {
+                        if (optopt)
+                                cli_error("run: option -%c: %s", optopt,
+                                          c == ':' ? "needs an argument" : "unknown");
+                        else
+                                cli_error("run: unknown option %s (see ringfence run --help)",
+                                          argv[optind - 1]);
+                        r = RF_EXIT_REFUSED;
+                        goto out;
+                }
+                if (c == OPT_MASK_OUTPUT)
+                        f.mask_output = true;
+                if (c == OPT_RAW_TERMINAL)
+                        f.raw_terminal = true;
+                if (c == OPT_DETACH)
+                        f.detach = true;
+                if (c == OPT_QUIET)
+                        f.quiet = true;
+                if (c == OPT_KEEP_STATE)
+                        f.keep_state = true;
+                if (c == OPT_LOG_MAX && (parse_size(optarg, &f.log_max) < 0 || !f.log_max)) {
+                        cli_error("run: --log-max %s: a size such as 64M", optarg);
+                        r = RF_EXIT_REFUSED;
+                        goto out;
+                }
+                if (c == OPT_RUN_ID) {
+                        /* a run id of the caller's choosing (a UUID, lower-case hex) */
+                        bool good = strlen(optarg) == RF_RUN_ID_LEN;
+                        for (size_t i = 0; good && i < RF_RUN_ID_LEN; i++)
+                                good = (i == 8 || i == 13 || i == 18 || i == 23)
+                                               ? optarg[i] == '-'
+                                               : (optarg[i] >= '0' && optarg[i] <= '9') ||
+                                                         (optarg[i] >= 'a' && optarg[i] <= 'f');
+                        if (!good) {
+                                cli_error("run: --run-id: a UUID in lower-case hex");
+                                r = RF_EXIT_REFUSED;
+                                goto out;
+                        }
+                        snprintf(f.given_id, sizeof f.given_id, "%s", optarg);
+                }
+                if (c == OPT_EXPECT_WORKSPACE) {
+                        /* an inode checked before as the caller's own: the
+                         * run must get that very directory */
+                        char *end = NULL;
+                        errno = 0;
+                        f.expect_dev = strtoull(optarg, &end, 10);
+                        if (end && *end == ':')
+                                f.expect_ino = strtoull(end + 1, &end, 10);
+                        if (errno || !end || *end || end == optarg) {
+                                cli_error("run: --expect-workspace: DEV:INO, two numbers");
+                                r = RF_EXIT_REFUSED;
+                                goto out;
+                        }
+                        f.expect_ws = true;
+                }
+                if (c == OPT_KEY_FILE) {
+                        free(f.key_file);
+                        if (!(f.key_file = strdup(optarg))) {
+                                cli_error("out of memory");
+                                r = RF_EXIT_REFUSED;
+                                goto out;
+                        }
+                }
+                if ((r = apply_flag(f.overlay, c, optarg, &f.policy_file, &f.state_dir_flag,
+                                    &f.trigger_token, &err)) < 0) {
+                        if (!err.msg[0])
+                                rf_error_set(&err, r, "%s", strerror(-r));
+                        cli_print_error(&err);
+                        r = RF_EXIT_REFUSED;
+                        goto out;
+                }
+        }
+        if (optind >= argc) {
+                cli_error("run: no command given (usage: ringfence run [OPTIONS] -- COMMAND)");
+                r = RF_EXIT_REFUSED;
+                goto out;
+        }
+        f.argv = argv + optind;
+        r = run_go(&f);
+out:
+        run_front_done(&f);
+        return r;
+}
+
+/*
+ * `ringfence run --request-fd FD`: the daemon's start (supervisor/runwire.h)
+ * from FD, a sealed memfd, closed once read. Root only: the request names
+ * whom the run is for. The profiles it names are applied to its overlay
+ * here, as the caller, after the rest of it (as `run`'s flags would be).
+ */
+int cmd_run_request(const char *fdarg)
+{
+        struct run_front f = {.caller_uid = -1};
+        struct run_wire w;
+        struct rf_error err = {0};
+        char *end = NULL;
+        size_t len = 0;
+        int r;
+
+        errno = 0;
+        long fd = strtol(fdarg, &end, 10);
+        if (errno || end == fdarg || *end || fd < 3 || fd > 1023 ||
+            memfd_sealed_size((int)fd, JSON_INPUT_MAX, &len) < 0 || len == 0) {
+                cli_error("run --request-fd %s: not a sealed memfd of at most %d bytes", fdarg,
+                          JSON_INPUT_MAX);
+                return RF_EXIT_REFUSED;
+        }
+        if (getuid() != 0) {
+                cli_error("run --request-fd: only root (the daemon) starts runs for a caller");
+                return RF_EXIT_REFUSED;
+        }
+        block_terminating();
+        _cleanup_free_ char *buf = malloc(len);
+        if (!buf || pread((int)fd, buf, len, 0) != (ssize_t)len) {
+                cli_error("run --request-fd %s: cannot read it: %s", fdarg,
+                          buf ? strerror(errno) : "out of memory");
+                return RF_EXIT_REFUSED;
+        }
+        close((int)fd);
+        r = run_wire_parse(buf, len, &w, &err);
+        explicit_bzero(buf, len); /* the caller's environment values */
+        if (r < 0) {
+                cli_print_error(&err);
+                run_wire_clear(&w);
+                return RF_EXIT_REFUSED;
+        }
+        caller_self(&who);
+        if ((r = caller_other(&who, (uid_t)w.caller_uid, &err)) < 0) {
+                cli_print_error(&err);
+                run_wire_clear(&w);
+                return RF_EXIT_REFUSED;
+        }
+        f.overlay = TAKE_PTR(w.overlay);
+        f.caller_uid = w.caller_uid;
+        f.expect_ws = w.expect_ws;
+        f.expect_dev = w.ws_dev;
+        f.expect_ino = w.ws_ino;
+        f.log_max = w.log_max;
+        f.mask_output = w.mask_output;
+        f.keep_state = w.keep_state;
+        f.state_dir_flag = strdup(w.state_dir);
+        f.argv = w.argv;
+        memcpy(f.given_id, w.run_id, sizeof f.given_id);
+        r = f.state_dir_flag ? 0 : -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < w.n_profiles; i++)
+                r = apply_profile(f.overlay, w.profiles[i], &f.policy_file, &f.state_dir_flag,
+                                  &f.trigger_token, &err);
+        if (r < 0) {
+                if (!err.msg[0])
+                        rf_error_set(&err, r, "%s", strerror(-r));
+                cli_print_error(&err);
+                r = RF_EXIT_REFUSED;
+        } else {
+                r = run_go(&f);
+        }
+        run_front_done(&f);
+        run_wire_clear(&w);
+        return r;
 }

@@ -15,7 +15,6 @@
 #include <sys/resource.h>
 
 #include "sandbox/launch.h"
-#include "shared/argvbuf.h"
 #include "shared/memfd.h"
 #include "cli.h"
 #include "profile.h"
@@ -54,52 +53,6 @@ static void usage(FILE *f)
               "RINGFENCE_STATE_DIR).\n"
               "See ringfence(1).\n",
               f);
-}
-
-/*
- * `ringfence run --args-fd FD`: the rest of the command line from FD, a
- * sealed memfd of NUL-ended strings (shared/argvbuf.h) — how the daemon
- * starts a run's supervisor, so that what its caller asked (environment
- * values, paths, the task) is in no process's command line, which every
- * local user may read. FD is closed once read; the strings are then
- * exactly as if given after `run`.
- */
-static int run_args_fd(const char *fdarg)
-{
-        char *end = NULL;
-        errno = 0;
-        long fd = strtol(fdarg, &end, 10);
-        size_t len = 0;
-        if (errno || end == fdarg || *end || fd < 3 || fd > 1023 ||
-            memfd_sealed_size((int)fd, ARGVBUF_MAX_BYTES, &len) < 0 || len == 0) {
-                cli_error("run --args-fd %s: not a sealed memfd of at most %zu bytes", fdarg,
-                          ARGVBUF_MAX_BYTES);
-                return CLI_EXIT_USAGE;
-        }
-        char *buf = malloc(len);
-        const char **av = calloc(ARGVBUF_MAX_ARGS + 2, sizeof *av);
-        if (!buf || !av || pread((int)fd, buf, len, 0) != (ssize_t)len) {
-                cli_error("run --args-fd %s: cannot read it: %s", fdarg,
-                          buf && av ? strerror(errno) : "out of memory");
-                free(buf);
-                free(av);
-                return CLI_EXIT_USAGE;
-        }
-        close((int)fd);
-        av[0] = "run";
-        int n = argvbuf_split(buf, len, av + 1, ARGVBUF_MAX_ARGS);
-        if (n < 0) {
-                cli_error("run --args-fd %s: %s", fdarg,
-                          n == -E2BIG ? "too many arguments" : "not NUL-ended strings");
-                free(buf);
-                free(av);
-                return CLI_EXIT_USAGE;
-        }
-        /* buf and av live as long as the run: its argv, as main's would */
-        int rc = cmd_run(n + 1, (char **)av);
-        free(av);
-        free(buf);
-        return rc;
 }
 
 int main(int argc, char **argv)
@@ -152,8 +105,8 @@ int main(int argc, char **argv)
                 return CLI_EXIT_USAGE;
         }
         const char *cmd = argv[1];
-        if (!strcmp(cmd, "run") && argc == 4 && !strcmp(argv[2], "--args-fd"))
-                return run_args_fd(argv[3]);
+        if (!strcmp(cmd, "run") && argc == 4 && !strcmp(argv[2], "--request-fd"))
+                return cmd_run_request(argv[3]);
         if (!strcmp(cmd, "run"))
                 return cmd_run(argc - 1, argv + 1);
         if (!strcmp(cmd, "policy"))

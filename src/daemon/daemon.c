@@ -64,13 +64,13 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/hostuid.h"
 #include "sandbox/plan.h"
-#include "shared/argvbuf.h"
 #include "shared/json.h"
 #include "shared/lockdown.h"
 #include "shared/macro.h"
 #include "shared/memfd.h"
 #include "supervisor/control.h"
 #include "supervisor/registry.h"
+#include "supervisor/runwire.h"
 
 #define DAEMON_GROUPS_MAX 256
 
@@ -1037,6 +1037,146 @@ static int start_admissible(struct daemon *d, struct client *c, const struct api
         return 0;
 }
 
+/*
+ * The overlay of a start: what the caller asked, within what
+ * start_admissible allowed (lim, the operator's secret bindings sec[]),
+ * set through the policy module's own setters, as `ringfence run`'s flags
+ * are. 0 or -errno with err set.
+ */
+static int request_overlay(const struct api_req *q, const struct start_limits *lim,
+                           const struct dconf_secret *const *sec, struct rf_policy *o,
+                           struct rf_error *err)
+{
+        char abs[PATH_MAX], num[32];
+        int r;
+
+        if ((r = policy_set_string(&o->agent, q->agent, POLICY_IDENT_MAX, err)) < 0)
+                return r;
+        if ((r = path_absolute("/", q->workspace, abs, sizeof abs)) < 0 ||
+            (r = policy_set_string(&o->workspace, abs, PATH_MAX, err)) < 0)
+                return err->msg[0] ? r : rf_error_set(err, r, "workspace: not a usable path");
+        /* the limits, always given: on a cgroup v1 host the memory
+         * controller serves only a limit asked for */
+        snprintf(num, sizeof num, "%llu", (unsigned long long)lim->memory);
+        if ((r = policy_set_limit(o, "limits.memory", num, err)) < 0)
+                return r;
+        snprintf(num, sizeof num, "%llu", (unsigned long long)lim->pids);
+        if ((r = policy_set_limit(o, "limits.pids", num, err)) < 0)
+                return r;
+        if (lim->cpus_milli) {
+                snprintf(num, sizeof num, "%llu.%03llu", (unsigned long long)lim->cpus_milli / 1000,
+                         (unsigned long long)lim->cpus_milli % 1000);
+                if ((r = policy_set_limit(o, "limits.cpus", num, err)) < 0)
+                        return r;
+        }
+        if (lim->timeout_ms) {
+                snprintf(num, sizeof num, "%llums", (unsigned long long)lim->timeout_ms);
+                if ((r = policy_set_limit(o, "limits.timeout", num, err)) < 0)
+                        return r;
+        }
+        if ((q->task[0] && (r = policy_set_string(&o->task, q->task, POLICY_IDENT_MAX, err)) < 0) ||
+            (q->on_behalf_of[0] &&
+             (r = policy_set_string(&o->on_behalf_of, q->on_behalf_of, POLICY_IDENT_MAX, err)) < 0))
+                return r;
+        for (size_t i = 0; i < q->n_allow_hosts; i++)
+                if ((r = policy_add_net_rule(o, q->allow_hosts[i], err)) < 0)
+                        return r;
+        for (size_t i = 0; i < q->n_env; i++) {
+                const char *eq = strchr(q->env[i], '=');
+                char name[POLICY_ENV_NAME_MAX + 1];
+                if (!eq || eq == q->env[i] || (size_t)(eq - q->env[i]) >= sizeof name)
+                        return rf_error_set(err, -EINVAL, "env: %.80s: expected NAME=VALUE",
+                                            q->env[i]);
+                memcpy(name, q->env[i], (size_t)(eq - q->env[i]));
+                name[eq - q->env[i]] = '\0';
+                if ((r = policy_add_env(o, name, eq + 1, err)) < 0)
+                        return r;
+        }
+        /* the run's listener lets only the caller's uid (and root) in */
+        for (size_t i = 0; i < q->n_publish; i++) {
+                struct policy_publish pp;
+                const char *why = "invalid";
+                if (policy_publish_parse(q->publish[i], strlen(q->publish[i]), &pp, &why) < 0)
+                        return rf_error_set(err, -EINVAL, "publish: %.80s: %s", q->publish[i], why);
+                if ((r = policy_add_publish(o, &pp, err)) < 0)
+                        return r;
+        }
+        /* opened by the run as the caller (caller_uid), never as root */
+        for (size_t i = 0; i < q->n_ro + q->n_rw; i++) {
+                bool ro = i < q->n_ro;
+                const char *p = ro ? q->ro[i] : q->rw[i - q->n_ro];
+                if ((r = path_absolute("/", p, abs, sizeof abs)) < 0)
+                        return rf_error_set(err, r, "%s: %.80s: not a usable path",
+                                            ro ? "ro" : "rw", p);
+                r = ro ? policy_add_path(&o->read_only, &o->n_read_only, abs, err)
+                       : policy_add_path(&o->read_write, &o->n_read_write, abs, err);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < q->n_add_hosts; i++)
+                if ((r = policy_add_net_host(o, q->add_hosts[i], err)) < 0)
+                        return r;
+        /* the operator's bindings, which the caller names and never sees */
+        for (size_t i = 0; i < q->n_secrets; i++) {
+                char *b = strdup(sec[i]->binding);
+                if (!b)
+                        return -ENOMEM;
+                if ((r = policy_add_secret(o, b, err)) < 0) {
+                        free(b);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+/*
+ * The start's request for its supervisor (supervisor/runwire.h) in a
+ * sealed memfd: an fd, or -errno with err set when the request is at
+ * fault.
+ */
+static int request_memfd(const struct daemon *d, const struct client *c, const struct api_req *q,
+                         const char *run, const struct start_limits *lim,
+                         const struct dconf_secret *const *sec, dev_t ws_dev, ino_t ws_ino,
+                         struct rf_error *err)
+{
+        _cleanup_policy_ struct rf_policy *o = policy_new();
+        _cleanup_free_ char *doc = NULL;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        if ((r = request_overlay(q, lim, sec, o, err)) < 0)
+                return r;
+        struct run_wire w = {
+                .state_dir = (char *)d->state_dir, /* only read */
+                .caller_uid = c->cred.uid,
+                /* a caller other than root: the inode checked as it */
+                .expect_ws = c->cred.uid != 0,
+                .ws_dev = (uint64_t)ws_dev,
+                .ws_ino = (uint64_t)ws_ino,
+                .log_max = lim->log_max,
+                .mask_output = true,
+                .keep_state = q->keep_state,
+                .overlay = o,
+                /* applied after the rest: a profile finds the caller's
+                 * commands on the PATH its env asked for */
+                .profiles = q->profiles,
+                .n_profiles = q->n_profiles,
+                .argv = q->argv,
+                .argc = q->argc,
+        };
+        snprintf(w.run_id, sizeof w.run_id, "%s", run);
+        if ((r = run_wire_to_json(&w, &doc)) < 0)
+                return r;
+        _cleanup_close_ int fd = memfd_new("ringfence-request");
+        if (fd < 0)
+                return fd;
+        if ((r = fd_write_all(fd, doc, strlen(doc))) < 0 || (r = memfd_seal(fd)) < 0)
+                return r;
+        explicit_bzero(doc, strlen(doc)); /* the caller's environment values */
+        return TAKE_FD(fd);
+}
+
 /* Start the run: the request is admissible and its workspace, for a caller
  * other than root, is the inode ws_dev:ws_ino it checked. */
 static void start_go(struct daemon *d, struct client *c, const struct api_req *q, dev_t ws_dev,
@@ -1045,6 +1185,7 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
         char run[RF_RUN_ID_LEN + 1];
         struct start_limits lim = {0};
         const struct dconf_secret *sec[API_SECRETS_MAX];
+        char logp[4200];
 
         if (start_admissible(d, c, q, &lim, sec) < 0)
                 return;
@@ -1052,8 +1193,6 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 respond_error(c, 500, "cannot make a run id");
                 return;
         }
-        /* the secrets go to the run as a policy file only the daemon can read */
-        char pol[4200] = "", logp[4200], tbuf[32];
         snprintf(logp, sizeof logp, "%s/logs", d->state_dir);
         (void)mkdir(logp, 0700);
         /* a pass over the logs (and, past the cap, over the live runs)
@@ -1062,118 +1201,6 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
         if (d->starts++ % DAEMON_PRUNE_EVERY == 0)
                 prune_logs(d);
         snprintf(logp, sizeof logp, "%s/logs/%s.log", d->state_dir, run);
-        if (q->n_secrets) {
-                snprintf(pol, sizeof pol, "%s/daemon", d->state_dir);
-                (void)mkdir(pol, 0700);
-                snprintf(pol, sizeof pol, "%s/daemon/%s.json", d->state_dir, run);
-                FILE *f = NULL;
-                int fd = open(pol, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (fd >= 0 && (f = fdopen(fd, "w"))) {
-                        fputs("{\"version\":1,\"secrets\":[", f);
-                        for (size_t i = 0; i < q->n_secrets; i++)
-                                fprintf(f, "%s%s", i ? "," : "", sec[i]->binding);
-                        fputs("]}\n", f);
-                }
-                if (!f || fclose(f) != 0) {
-                        if (fd >= 0 && !f)
-                                close(fd);
-                        respond_error(c, 500, "cannot write the run's policy: %s", strerror(errno));
-                        return;
-                }
-        }
-        const char *av[64 + API_ARGV_MAX + 512 + 2 * API_ENV_MAX + 2 * POLICY_PUBLISH_MAX +
-                       4 * API_PATHS_MAX + 2 * API_PROFILES_MAX + 2 * API_ADD_HOSTS_MAX];
-        size_t n = 0;
-        av[n++] = "ringfence";
-        av[n++] = "run";
-        av[n++] = "--state-dir";
-        av[n++] = d->state_dir;
-        av[n++] = "--run-id";
-        av[n++] = run;
-        av[n++] = "--agent";
-        av[n++] = q->agent;
-        av[n++] = "--workspace";
-        av[n++] = q->workspace;
-        char expect[48], caller[16];
-        snprintf(caller, sizeof caller, "%u", (unsigned)c->cred.uid);
-        av[n++] = "--caller-uid";
-        av[n++] = caller;
-        if (c->cred.uid != 0) {
-                snprintf(expect, sizeof expect, "%llu:%llu", (unsigned long long)ws_dev,
-                         (unsigned long long)ws_ino);
-                av[n++] = "--expect-workspace";
-                av[n++] = expect;
-        }
-        /* the limits, always given: on a cgroup v1 host the memory
-         * controller serves only a limit asked for */
-        char mem[32], pids[32], cpus[32], logmax[32];
-        snprintf(mem, sizeof mem, "%llu", (unsigned long long)lim.memory);
-        snprintf(pids, sizeof pids, "%llu", (unsigned long long)lim.pids);
-        snprintf(logmax, sizeof logmax, "%llu", (unsigned long long)lim.log_max);
-        av[n++] = "--memory";
-        av[n++] = mem;
-        av[n++] = "--pids";
-        av[n++] = pids;
-        if (lim.cpus_milli) {
-                snprintf(cpus, sizeof cpus, "%llu.%03llu",
-                         (unsigned long long)lim.cpus_milli / 1000,
-                         (unsigned long long)lim.cpus_milli % 1000);
-                av[n++] = "--cpus";
-                av[n++] = cpus;
-        }
-        av[n++] = "--mask-output";
-        av[n++] = "--log-max";
-        av[n++] = logmax;
-        if (q->task[0]) {
-                av[n++] = "--task";
-                av[n++] = q->task;
-        }
-        if (q->on_behalf_of[0]) {
-                av[n++] = "--on-behalf-of";
-                av[n++] = q->on_behalf_of;
-        }
-        if (lim.timeout_ms) {
-                snprintf(tbuf, sizeof tbuf, "%llums", (unsigned long long)lim.timeout_ms);
-                av[n++] = "--timeout";
-                av[n++] = tbuf;
-        }
-        for (size_t i = 0; i < q->n_allow_hosts; i++) {
-                av[n++] = "--allow-host";
-                av[n++] = q->allow_hosts[i];
-        }
-        for (size_t i = 0; i < q->n_env; i++) {
-                av[n++] = "-e";
-                av[n++] = q->env[i];
-        }
-        /* the run's listener lets only the caller's uid (and root) in */
-        for (size_t i = 0; i < q->n_publish; i++) {
-                av[n++] = "--publish";
-                av[n++] = q->publish[i];
-        }
-        /* opened by the run as the caller (--caller-uid), never as root */
-        for (size_t i = 0; i < q->n_ro + q->n_rw; i++) {
-                av[n++] = i < q->n_ro ? "--ro" : "--rw";
-                av[n++] = i < q->n_ro ? q->ro[i] : q->rw[i - q->n_ro];
-        }
-        for (size_t i = 0; i < q->n_add_hosts; i++) {
-                av[n++] = "--add-host";
-                av[n++] = q->add_hosts[i];
-        }
-        if (q->keep_state)
-                av[n++] = "--keep-state";
-        /* after -e: a profile finds the caller's commands on its PATH */
-        for (size_t i = 0; i < q->n_profiles; i++) {
-                av[n++] = "--profile";
-                av[n++] = q->profiles[i];
-        }
-        if (pol[0]) {
-                av[n++] = "-p";
-                av[n++] = pol;
-        }
-        av[n++] = "--";
-        for (size_t i = 0; i < q->argc; i++)
-                av[n++] = q->argv[i];
-        av[n] = NULL;
         size_t slot = 0;
         while (slot < ARRAY_SIZE(d->runs) && d->runs[slot].pid > 0)
                 slot++;
@@ -1181,27 +1208,22 @@ static void start_go(struct daemon *d, struct client *c, const struct api_req *q
                 respond_error(c, 503, "too many runs");
                 return;
         }
-        /* what the caller asked goes to the supervisor in a sealed memfd, not
-         * in its command line (every local user may read that): it runs
-         * `ringfence run --args-fd 3` (shared/argvbuf.h) */
-        char *abuf = NULL;
-        size_t alen = 0;
-        int afd = argvbuf_join(av + 2, n - 2, &abuf, &alen);
-        if (afd == 0 && (afd = memfd_new("ringfence-args")) >= 0) {
-                int r = fd_write_all(afd, abuf, alen);
-                if (r == 0)
-                        r = memfd_seal(afd);
-                if (r < 0) {
-                        close(afd);
-                        afd = r;
-                }
-        }
-        free(abuf);
+        /* what the caller asked goes to the supervisor typed, in a sealed
+         * memfd (supervisor/runwire.h), not in its command line (every
+         * local user may read that): it runs `ringfence run --request-fd 3` */
+        struct rf_error err = {0};
+        int afd = request_memfd(d, c, q, run, &lim, sec, ws_dev, ws_ino, &err);
         if (afd < 0) {
-                respond_error(c, 500, "cannot pass the run's arguments: %s", strerror(-afd));
+                if (afd == -ENOMEM || !err.msg[0])
+                        respond_error(c, 500, "cannot pass the run's request: %s", strerror(-afd));
+                else {
+                        char line[RF_ERROR_MSG_MAX + RF_ERROR_PATH_MAX + 64];
+                        rf_error_format(&err, line, sizeof line);
+                        respond_error(c, 400, "%s", line);
+                }
                 return;
         }
-        static const char *const run_av[] = {"ringfence", "run", "--args-fd", "3", NULL};
+        static const char *const run_av[] = {"ringfence", "run", "--request-fd", "3", NULL};
         /* the run's supervisor: dies with the daemon (and its run with it);
          * stdin /dev/null, its output to the log */
         int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -2194,15 +2216,8 @@ static void reap(struct daemon *d)
                         if (d->streams[i].pid == pid)
                                 d->streams[i].pid = 0;
                 for (size_t i = 0; i < ARRAY_SIZE(d->runs); i++)
-                        if (d->runs[i].pid == pid) {
-                                if (d->runs[i].run[0]) {
-                                        char p[4200];
-                                        snprintf(p, sizeof p, "%s/daemon/%s.json", d->state_dir,
-                                                 d->runs[i].run);
-                                        (void)unlink(p); /* its secret bindings, if any */
-                                }
+                        if (d->runs[i].pid == pid)
                                 d->runs[i].pid = 0;
-                        }
         }
 }
 
@@ -2213,6 +2228,8 @@ static int lost_cb(const struct run_info *info, bool live, void *ctx)
         if (live)
                 return 0;
         int cg = cgroup_reap_stale(info->run);
+        /* the secret bindings a daemon before the typed request
+         * (supervisor/runwire.h) wrote for the run, if any */
         char p[4200];
         snprintf(p, sizeof p, "%s/daemon/%s.json", d->state_dir, info->run);
         (void)unlink(p);

@@ -892,10 +892,8 @@ static const struct field top_fields[] = {
 int policy_parse(const char *buf, size_t len, const char *filename, struct rf_policy **ret,
                  struct rf_error *err)
 {
-        _cleanup_policy_ struct rf_policy *p = NULL;
         _cleanup_json_ struct json_node *root = NULL;
         struct ctx c = {.filename = filename, .err = err};
-        const struct json_node *version;
         int r;
 
         if (len > POLICY_FILE_MAX)
@@ -908,6 +906,17 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct rf_po
                         snprintf(err->file, sizeof err->file, "%s", filename ? filename : "");
                 return r;
         }
+        return policy_from_json(root, filename, ret, err);
+}
+
+int policy_from_json(const struct json_node *root, const char *filename, struct rf_policy **ret,
+                     struct rf_error *err)
+{
+        _cleanup_policy_ struct rf_policy *p = NULL;
+        struct ctx c = {.filename = filename, .err = err};
+        const struct json_node *version;
+        int r;
+
         if (root->type != JSON_OBJECT)
                 return fail_value(&c, root, -EINVAL,
                                   "expected a JSON object at the top level, got %s",

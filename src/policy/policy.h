@@ -252,6 +252,16 @@ int policy_parse(const char *buf, size_t len, const char *filename, struct rf_po
                  struct rf_error *err);
 
 /*
+ * policy_from_json — the same for a document already parsed: `root`, a
+ * node of json_parse()'s tree (a policy embedded in a larger document, as
+ * in a run request the daemon hands its supervisor: supervisor/runwire.h).
+ * Positions in `err` are the tree's. Same return contract.
+ */
+struct json_node;
+int policy_from_json(const struct json_node *root, const char *filename, struct rf_policy **ret,
+                     struct rf_error *err);
+
+/*
  * policy_load_file — read `path` (at most POLICY_FILE_MAX bytes; O_CLOEXEC)
  * and policy_parse() it. Same return contract; I/O errors are -errno with
  * err->msg naming the file.

@@ -1,9 +1,11 @@
 /*
  * start.h — start one run from a request and supervise it to its end.
  *
- * The one place a run is started: the CLI (`ringfence run`, which the
- * daemon execs for its callers) builds a struct run_request from its flags
- * and profiles; the OCI front end will build one from a bundle. run_start
+ * The one place a run is started: the CLI (`ringfence run`) builds a
+ * struct run_request from its flags and profiles; the daemon builds a
+ * typed request (supervisor/runwire.h) that the supervisor it execs
+ * (`ringfence run --request-fd 3`) turns into one, its profiles applied
+ * there as the caller; the OCI front end builds one from a bundle. run_start
  * then does, in order, what makes a run: the audit log first (no record,
  * no run), the policy (file, then the request's flags on top, defaults,
  * trigger token), the run's identity, the agent's block, the secrets, the

@@ -134,7 +134,7 @@ start_as_user() {
 
 # ---- what the caller asked is in no process's command line --------------------
 # (every local user may read /proc/PID/cmdline; the daemon passes the
-# supervisor its arguments in a sealed memfd: `ringfence run --args-fd 3`)
+# supervisor its typed request in a sealed memfd: `ringfence run --request-fd 3`)
 TOK=tok-$RANDOM$RANDOM$RANDOM
 api --as-user POST /v1/runs "{\"agent\":\"cu\",\"workspace\":\"$UH/ws\",\"env\":{\"CALLER_TOKEN\":\"$TOK\"},\"task\":\"task-$TOK\",\"argv\":[\"sh\",\"-c\",\"echo \\\"in-run=\$CALLER_TOKEN\\\"; sleep 30\"]}"
 is "$API_S" 201 "a run with an env value from the caller: started ($API_B)"
@@ -143,7 +143,9 @@ for _ in $(seq 1 200); do grep -q in-run= "$RF_STATE/logs/$RUN.log" 2>/dev/null 
 like "$(cat "$RF_STATE/logs/$RUN.log" 2>/dev/null)" "in-run=$TOK" "... the run's environment holds it (the legitimate path)"
 printf '%s\n' "$TOK" >"$WS.tok" # (from a file: grep's own command line must not hold it)
 hits=$(grep -l -a -F -f "$WS.tok" /proc/[0-9]*/cmdline 2>/dev/null | tr '\n' ' ')
-is "$hits" "" "... and no process's command line does (the supervisor's: $(tr '\0' ' ' <"/proc/$(grep -o '"pid":[0-9]*' "$RF_STATE/runs/$RUN/info.json" 2>/dev/null | cut -d: -f2)/cmdline" 2>/dev/null))"
+SUP_CMD=$(tr '\0' ' ' <"/proc/$(grep -o '"pid":[0-9]*' "$RF_STATE/runs/$RUN/info.json" 2>/dev/null | cut -d: -f2)/cmdline" 2>/dev/null)
+is "$hits" "" "... and no process's command line does (the supervisor's: $SUP_CMD)"
+is "$SUP_CMD" "ringfence run --request-fd 3 " "... the supervisor's is the request's fd alone (the typed request, supervisor/runwire.h)"
 "$RF" kill --state-dir "$RF_STATE" "$RUN" >/dev/null 2>&1
 ended "$RUN"
 
