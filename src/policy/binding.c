@@ -47,6 +47,35 @@ void secret_binding_clear(struct secret_binding *b)
         memset(b, 0, sizeof *b);
 }
 
+/* *dst[0, n) as an owned copy of src[0, n) (NULL for none). */
+static int strv_copy(char **src, size_t n, char ***dst)
+{
+        *dst = NULL;
+        if (!src)
+                return 0;
+        char **v = calloc(n + 1, sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        *dst = v;
+        for (size_t i = 0; i < n; i++)
+                if (!(v[i] = strdup(src[i])))
+                        return -ENOMEM;
+        return 0;
+}
+
+int secret_binding_copy(struct secret_binding *dst, const struct secret_binding *src)
+{
+        *dst = *src;
+        dst->argv = dst->pass_env = dst->hosts = NULL;
+        if (strv_copy(src->argv, src->argc, &dst->argv) < 0 ||
+            strv_copy(src->pass_env, src->n_pass_env, &dst->pass_env) < 0 ||
+            strv_copy(src->hosts, src->n_hosts, &dst->hosts) < 0) {
+                secret_binding_clear(dst);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 /* A name valid for its delivery: an environment variable (not one of
  * ringfence's own), or a file/broker name. */
 static bool target_valid(enum secret_delivery d, const char *s, const char **why)

@@ -7,7 +7,9 @@
  * environment variable, a file on the run's private tmpfs, or on demand
  * from the run's broker socket). Policies write bindings as JSON objects,
  * the CLI as NAME=SOURCE; both become one canonical JSON text, which is
- * what the policy keeps and the supervisor parses again (pure, fuzzed).
+ * what the policy's canonical form (and so its hash) holds, and a typed
+ * struct secret_binding made once, which the policy keeps beside it for
+ * everything that acts on the binding (policy.h: rf_policy.bindings).
  *
  *   {"name": "GITHUB_TOKEN", "deliver": "env", "from": "store:github"}
  *   {"name": "db.pem", "deliver": "file", "from": "store:db-cert@2", "ttl": "10m"}
@@ -157,3 +159,7 @@ int secret_inject_host_parse(const char *s, size_t len, char *out, const char **
 
 /* Release what a binding owns; leaves it zeroed. */
 void secret_binding_clear(struct secret_binding *b);
+
+/* secret_binding_copy — *dst becomes a deep copy of *src (dst's old
+ * contents are not freed). 0, or -ENOMEM with *dst zeroed. */
+int secret_binding_copy(struct secret_binding *dst, const struct secret_binding *src);

@@ -31,6 +31,15 @@ int policy_net_host_put(struct rf_policy *p, const char *entry);
 int policy_net_host_entry(const char *name, size_t name_len, const char *ip, size_t ip_len,
                           char *out, size_t out_len, const char **why);
 
+/*
+ * Put one secret binding, its canonical text and its typed form (taking
+ * ownership of both on success), replacing one of the same delivery and
+ * name. 0, -E2BIG past SECRET_BINDINGS_MAX (err->msg, keypath
+ * "secrets"), -ENOMEM; `p` and the arguments unchanged on failure.
+ */
+int policy_secret_put(struct rf_policy *p, char *canonical, struct secret_binding *b,
+                      struct rf_error *err);
+
 /* True if `s` is one of the `n` strings of `list`. */
 bool policy_strv_contains(char *const *list, size_t n, const char *s);
 

@@ -766,13 +766,9 @@ static int parse_secrets(struct ctx *c, const struct json_node *v, const struct 
                         return fail_value(c, e, r, "%s", why);
                 r = secret_binding_to_json(&b, &canon);
                 for (size_t k = 0; r == 0 && k < c->p->n_secrets; k++) {
-                        struct secret_binding o;
-                        if (secret_binding_parse(c->p->secrets[k], strlen(c->p->secrets[k]), &o,
-                                                 why, sizeof why) < 0)
-                                continue;
-                        if (o.delivery == b.delivery && !strcmp(o.name, b.name))
+                        const struct secret_binding *o = &c->p->bindings[k];
+                        if (o->delivery == b.delivery && !strcmp(o->name, b.name))
                                 r = -EEXIST;
-                        secret_binding_clear(&o);
                 }
                 if (r == -EEXIST) {
                         r = fail_value(c, e, -EINVAL, "\"%s\" is bound twice", b.name);
@@ -780,8 +776,8 @@ static int parse_secrets(struct ctx *c, const struct json_node *v, const struct 
                         free(canon);
                         return r;
                 }
-                secret_binding_clear(&b);
-                if (r < 0 || (r = policy_add_secret(c->p, canon, NULL)) < 0) {
+                if (r < 0 || (r = policy_secret_put(c->p, canon, &b, NULL)) < 0) {
+                        secret_binding_clear(&b);
                         free(canon);
                         return fail_value(c, e, r, "out of memory");
                 }

@@ -68,6 +68,9 @@ struct rf_policy *policy_free(struct rf_policy *p)
         free(p->net_upstream_ca);
         strv_free(p->env_names, p->n_env);
         strv_free(p->env_values, p->n_env);
+        for (size_t i = 0; p->bindings && i < p->n_secrets; i++)
+                secret_binding_clear(&p->bindings[i]);
+        free(p->bindings);
         strv_free(p->secrets, p->n_secrets);
         free(p->allow_rules);
         free(p->deny_rules);
@@ -577,6 +580,7 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         c->net_allow = c->net_deny = c->net_hosts = c->net_http = NULL;
         c->n_net_allow = c->n_net_deny = c->n_net_hosts = c->n_net_http = 0;
         c->secrets = NULL;
+        c->bindings = NULL;
         c->n_secrets = 0;
         c->allow_rules = c->deny_rules = NULL; /* the copy compiles its own */
         c->http_rules = NULL;
@@ -610,7 +614,12 @@ int policy_dup(const struct rf_policy *p, struct rf_policy **ret)
         c->n_net_http = p->n_net_http;
         if (strv_dup(p->secrets, p->n_secrets, &c->secrets) < 0)
                 return -ENOMEM;
-        c->n_secrets = p->n_secrets;
+        if (p->n_secrets && !(c->bindings = calloc(p->n_secrets, sizeof *c->bindings)))
+                return -ENOMEM;
+        c->n_secrets = p->n_secrets; /* policy_free clears the zeroed rest */
+        for (size_t i = 0; i < p->n_secrets; i++)
+                if (secret_binding_copy(&c->bindings[i], &p->bindings[i]) < 0)
+                        return -ENOMEM;
         if (p->n_protected > 0) {
                 c->protected_dir = malloc(p->n_protected * sizeof *c->protected_dir);
                 if (!c->protected_dir)
@@ -769,10 +778,14 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
                                                         : "out of memory");
 
         for (size_t i = 0; i < overlay->n_secrets; i++) {
+                struct secret_binding b;
                 char *c = strdup(overlay->secrets[i]);
-                if (!c)
+                if (!c || secret_binding_copy(&b, &overlay->bindings[i]) < 0) {
+                        free(c);
                         return rf_error_set(err, -ENOMEM, "out of memory");
-                if ((r = policy_add_secret(m, c, err)) < 0) {
+                }
+                if ((r = policy_secret_put(m, c, &b, err)) < 0) {
+                        secret_binding_clear(&b);
                         free(c);
                         return r;
                 }
@@ -833,28 +846,19 @@ int policy_merge(struct rf_policy *base, const struct rf_policy *overlay, struct
         return 0;
 }
 
-int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err)
+int policy_secret_put(struct rf_policy *p, char *canonical, struct secret_binding *b,
+                      struct rf_error *err)
 {
-        struct secret_binding b, o;
-        char why[256];
-        int r;
-
-        if ((r = secret_binding_parse(canonical, strlen(canonical), &b, why, sizeof why)) < 0)
-                return rf_error_set(err, r, "secrets: %s", why);
         for (size_t i = 0; i < p->n_secrets; i++) {
-                if (secret_binding_parse(p->secrets[i], strlen(p->secrets[i]), &o, why,
-                                         sizeof why) < 0)
-                        continue;
-                bool same = o.delivery == b.delivery && !strcmp(o.name, b.name);
-                secret_binding_clear(&o);
-                if (same) {
-                        secret_binding_clear(&b);
+                struct secret_binding *o = &p->bindings[i];
+                if (o->delivery == b->delivery && !strcmp(o->name, b->name)) {
+                        secret_binding_clear(o);
+                        *o = *b;
                         free(p->secrets[i]);
                         p->secrets[i] = canonical;
                         return 0;
                 }
         }
-        secret_binding_clear(&b);
         if (p->n_secrets >= SECRET_BINDINGS_MAX) {
                 if (err)
                         snprintf(err->keypath, sizeof err->keypath, "secrets");
@@ -865,8 +869,26 @@ int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err
         if (!n)
                 return rf_error_set(err, -ENOMEM, "out of memory");
         p->secrets = n;
-        p->secrets[p->n_secrets++] = canonical;
+        struct secret_binding *t = realloc(p->bindings, (p->n_secrets + 1) * sizeof *t);
+        if (!t)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        p->bindings = t;
+        p->secrets[p->n_secrets] = canonical;
+        p->bindings[p->n_secrets++] = *b;
         return 0;
+}
+
+int policy_add_secret(struct rf_policy *p, char *canonical, struct rf_error *err)
+{
+        struct secret_binding b;
+        char why[256];
+        int r;
+
+        if ((r = secret_binding_parse(canonical, strlen(canonical), &b, why, sizeof why)) < 0)
+                return rf_error_set(err, r, "secrets: %s", why);
+        if ((r = policy_secret_put(p, canonical, &b, err)) < 0)
+                secret_binding_clear(&b);
+        return r;
 }
 
 /* the next name of a comma-separated list at *s (blanks trimmed) into
@@ -892,7 +914,7 @@ static int next_name(const char **s, char *out)
 
 int policy_keep_secrets(struct rf_policy *p, const char *names, struct rf_error *err)
 {
-        char name[SECRET_TARGET_MAX + 1], why[256];
+        char name[SECRET_TARGET_MAX + 1];
         bool keep[SECRET_BINDINGS_MAX] = {false};
         size_t listed = 0;
         int r;
@@ -907,15 +929,9 @@ int policy_keep_secrets(struct rf_policy *p, const char *names, struct rf_error 
                                             "at most %d bytes)",
                                             SECRET_BINDINGS_MAX, SECRET_TARGET_MAX);
                 bool found = false;
-                for (size_t i = 0; i < p->n_secrets; i++) {
-                        struct secret_binding b;
-                        if (secret_binding_parse(p->secrets[i], strlen(p->secrets[i]), &b, why,
-                                                 sizeof why) < 0)
-                                continue;
-                        if (!strcmp(b.name, name))
+                for (size_t i = 0; i < p->n_secrets; i++)
+                        if (!strcmp(p->bindings[i].name, name))
                                 keep[i] = found = true;
-                        secret_binding_clear(&b);
-                }
                 if (!found)
                         return rf_error_set(err, -ENOENT, "secrets: the policy grants no secret %s",
                                             name);
@@ -924,10 +940,13 @@ int policy_keep_secrets(struct rf_policy *p, const char *names, struct rf_error 
                 return rf_error_set(err, -EINVAL, "secrets: no name");
         size_t n = 0;
         for (size_t i = 0; i < p->n_secrets; i++) {
-                if (keep[i])
+                if (keep[i]) {
+                        p->bindings[n] = p->bindings[i];
                         p->secrets[n++] = p->secrets[i];
-                else
+                } else {
+                        secret_binding_clear(&p->bindings[i]);
                         free(p->secrets[i]);
+                }
         }
         p->n_secrets = n;
         return 0;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/binding.h"
 #include "policy/httprule.h"
 #include "policy/rules.h"
 #include "shared/error.h"
@@ -212,8 +213,12 @@ struct rf_policy {
         uint64_t event_bytes; /* record bytes over the whole run */
 
         /* secrets: bindings as canonical JSON (policy/binding.h), at most
-         * one per (delivery, name) */
+         * one per (delivery, name), for the canonical form; and the same
+         * bindings typed, index for index, made once when each is added:
+         * grants, records and merges take these, nothing parses a binding
+         * twice */
         char **secrets;
+        struct secret_binding *bindings;
         size_t n_secrets;
 };
 

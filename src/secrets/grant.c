@@ -94,10 +94,8 @@ int grants_resolve(const struct rf_policy *pol, const char *state_dir, const cha
                 goto fail;
         for (size_t i = 0; i < pol->n_secrets; i++) {
                 struct grant *gr = &g->g[g->n];
-                char bwhy[256];
-                if ((r = secret_binding_parse(pol->secrets[i], strlen(pol->secrets[i]), &gr->b,
-                                              bwhy, sizeof bwhy)) < 0) {
-                        r = rf_error_set(err, r, "secrets: %s", bwhy);
+                if ((r = secret_binding_copy(&gr->b, &pol->bindings[i])) < 0) {
+                        r = rf_error_set(err, r, "out of memory");
                         goto fail;
                 }
                 g->n++;

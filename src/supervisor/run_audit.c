@@ -196,23 +196,19 @@ void run_audit_provider_error(struct audit_log *log, const char *run_id,
                               const struct rf_policy *pol, size_t failed, const char *why)
 {
         struct rf_error err = {0};
-        struct secret_binding b;
-        char bwhy[128];
 
-        if (!log || failed >= pol->n_secrets ||
-            secret_binding_parse(pol->secrets[failed], strlen(pol->secrets[failed]), &b, bwhy,
-                                 sizeof bwhy) < 0)
+        if (!log || failed >= pol->n_secrets)
                 return;
+        const struct secret_binding *b = &pol->bindings[failed];
         /* the provider's error, never its output */
-        struct audit_field f[] = {STR("name", b.name), STR("source", secret_source_name(b.source)),
-                                  STR("delivery", secret_delivery_name(b.delivery)),
-                                  STR("error", why)};
+        struct audit_field f[] = {
+                STR("name", b->name), STR("source", secret_source_name(b->source)),
+                STR("delivery", secret_delivery_name(b->delivery)), STR("error", why)};
         (void)audit_append(log, run_id, "secret.provider_error", f, ARRAY_SIZE(f), false, &err);
         /* the refusal's detail: the short reason only (a provider's stderr
          * line is shown to the caller, not recorded) */
         char detail[512];
-        snprintf(detail, sizeof detail, "secret %s (%s): %s", b.name, secret_source_name(b.source),
-                 why);
+        snprintf(detail, sizeof detail, "secret %s (%s): %s", b->name,
+                 secret_source_name(b->source), why);
         run_audit_refused(log, run_id, "secret", detail);
-        secret_binding_clear(&b);
 }

@@ -1994,8 +1994,72 @@ static void test_keep_secrets(void)
         policy_free(p);
 }
 
+/* Every typed binding is what its canonical text says (rf_policy.bindings
+ * beside .secrets, index for index). */
+static bool bindings_agree(const struct rf_policy *p)
+{
+        for (size_t i = 0; i < p->n_secrets; i++) {
+                struct secret_binding b;
+                char why[256], *t = NULL;
+                if (secret_binding_parse(p->secrets[i], strlen(p->secrets[i]), &b, why,
+                                         sizeof why) < 0)
+                        return false;
+                bool same = secret_binding_to_json(&p->bindings[i], &t) == 0 &&
+                            !strcmp(t, p->secrets[i]) && b.delivery == p->bindings[i].delivery &&
+                            !strcmp(b.name, p->bindings[i].name);
+                free(t);
+                secret_binding_clear(&b);
+                if (!same)
+                        return false;
+        }
+        return true;
+}
+
+static void test_typed_bindings(void)
+{
+        struct rf_error err = {0};
+        struct rf_policy *p = three_secrets(), *q = NULL, *o = policy_new();
+        ok(p && bindings_agree(p), "typed bindings: made with each one added");
+        ok(p && p->bindings[2].delivery == SECRET_FILE && !strcmp(p->bindings[2].key, "c"),
+           "... typed (c.pem: a file from store:c)");
+        char *t = strdup("{\"deliver\":\"env\",\"from\":\"store:b2\",\"name\":\"B\"}");
+        is_int(policy_add_secret(p, t, &err), 0, "a binding of the same delivery and name");
+        ok(p->n_secrets == 3 && !strcmp(p->bindings[1].key, "b2") && bindings_agree(p),
+           "... replaces it, text and typed form together");
+        t = strdup("{\"deliver\":\"broker\",\"exec\":[\"vault\",\"kv\",\"get\"],"
+                   "\"name\":\"api\",\"pass_env\":[\"VAULT_ADDR\"]}");
+        ok(o && policy_add_secret(o, t, &err) == 0, "an overlay with an exec binding (%s)",
+           err.msg);
+        is_int(policy_merge(p, o, &err), 0, "merged");
+        ok(p->n_secrets == 4 && p->bindings[3].argc == 3 &&
+                   !strcmp(p->bindings[3].argv[2], "get") && !p->bindings[3].argv[3] &&
+                   p->bindings[3].n_pass_env == 1 && bindings_agree(p),
+           "... its typed form copied whole (argv, pass_env)");
+        ok(policy_dup(p, &q) == 0 && q->n_secrets == 4 &&
+                   q->bindings[3].argv != p->bindings[3].argv && bindings_agree(q),
+           "a copy of the policy: its own typed bindings");
+        is_int(policy_keep_secrets(q, "api,c.pem", &err), 0, "kept by name");
+        ok(q->n_secrets == 2 && !strcmp(q->bindings[0].name, "c.pem") &&
+                   !strcmp(q->bindings[1].name, "api") && bindings_agree(q),
+           "... the typed forms compacted with their texts");
+        static const char doc[] =
+                "{\"version\":1,\"secrets\":[{\"name\":\"X\",\"deliver\":\"env\",\"from\":"
+                "\"store:x\"},{\"name\":\"y\",\"deliver\":\"inject\",\"from\":\"store:y\","
+                "\"env\":\"Y\",\"hosts\":[\"api.example.test\"]}]}";
+        struct rf_policy *r = NULL;
+        ok(policy_parse(doc, strlen(doc), "t.json", &r, &err) == 0 && r->n_secrets == 2 &&
+                   r->bindings[1].delivery == SECRET_INJECT && r->bindings[1].n_hosts == 1 &&
+                   bindings_agree(r),
+           "a parsed policy's typed bindings (%s)", err.msg);
+        policy_free(r);
+        policy_free(q);
+        policy_free(o);
+        policy_free(p);
+}
+
 int main(void)
 {
+        test_typed_bindings();
         test_rootfs();
         test_compile();
         test_network_publish();
