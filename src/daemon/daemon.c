@@ -375,7 +375,8 @@ static bool allowed(const struct daemon *d, const struct client *c, enum api_op 
  * directory the caller may merely write (/tmp, a group directory) would
  * lend it another user's identity. The child answers on a pipe with a
  * struct check_answer: 0, a positive errno, or NOT_OWNER, and the inode it
- * checked — the run must get that very directory (--expect-workspace), not
+ * checked — the run must get that very directory (the request's
+ * workspace_inode, supervisor/runwire.h), not
  * whatever the path names by then. The loop waits for the answer (at most
  * CALLER_CHECK_MS) while it serves others: a lookup the caller can stall
  * (a FUSE or NFS path) holds only its own request.
@@ -1116,15 +1117,24 @@ static int request_overlay(const struct api_req *q, const struct start_limits *l
         for (size_t i = 0; i < q->n_add_hosts; i++)
                 if ((r = policy_add_net_host(o, q->add_hosts[i], err)) < 0)
                         return r;
-        /* the operator's bindings, which the caller names and never sees */
+        /* the operator's bindings, which the caller names and never sees;
+         * two of one delivery and name would be one replacing the other,
+         * as a policy file may not have them either */
         for (size_t i = 0; i < q->n_secrets; i++) {
                 char *b = strdup(sec[i]->binding);
+                size_t had = o->n_secrets;
                 if (!b)
                         return -ENOMEM;
                 if ((r = policy_add_secret(o, b, err)) < 0) {
                         free(b);
                         return r;
                 }
+                if (o->n_secrets == had)
+                        return rf_error_set(err, -EINVAL,
+                                            "secrets: %s binds the name an earlier secret of "
+                                            "the start binds, the same way (one binding per "
+                                            "name and delivery)",
+                                            q->secrets[i]);
         }
         return 0;
 }
@@ -1168,13 +1178,11 @@ static int request_memfd(const struct daemon *d, const struct client *c, const s
         snprintf(w.run_id, sizeof w.run_id, "%s", run);
         if ((r = run_wire_to_json(&w, &doc)) < 0)
                 return r;
-        _cleanup_close_ int fd = memfd_new("ringfence-request");
-        if (fd < 0)
-                return fd;
-        if ((r = fd_write_all(fd, doc, strlen(doc))) < 0 || (r = memfd_seal(fd)) < 0)
-                return r;
+        int fd = memfd_new("ringfence-request");
+        if (fd >= 0 && ((r = fd_write_all(fd, doc, strlen(doc))) < 0 || (r = memfd_seal(fd)) < 0))
+                fd = (close(fd), r);
         explicit_bzero(doc, strlen(doc)); /* the caller's environment values */
-        return TAKE_FD(fd);
+        return fd;
 }
 
 /* Start the run: the request is admissible and its workspace, for a caller
@@ -2221,6 +2229,32 @@ static void reap(struct daemon *d)
         }
 }
 
+/*
+ * STATE_DIR/daemon: where a daemon before the typed request
+ * (supervisor/runwire.h) wrote each run's secret bindings, root's 0600
+ * files; nothing writes there now. Whatever is left (a start refused
+ * before its supervisor registered, a daemon killed mid-start) goes, and
+ * the directory with it.
+ */
+static void forget_binding_files(const struct daemon *d)
+{
+        int dfd = openat(d->state_fd, "daemon", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return;
+        DIR *dir = fdopendir(dfd);
+        if (!dir) {
+                close(dfd);
+                return;
+        }
+        for (struct dirent *e; (e = readdir(dir));) {
+                size_t n = strlen(e->d_name);
+                if (e->d_type == DT_REG && n > 5 && !strcmp(e->d_name + n - 5, ".json"))
+                        (void)unlinkat(dfd, e->d_name, 0);
+        }
+        closedir(dir);
+        (void)unlinkat(d->state_fd, "daemon", AT_REMOVEDIR); /* empty now, or kept */
+}
+
 /* What a previous daemon (or a standalone supervisor) that died left behind. */
 static int lost_cb(const struct run_info *info, bool live, void *ctx)
 {
@@ -2228,11 +2262,6 @@ static int lost_cb(const struct run_info *info, bool live, void *ctx)
         if (live)
                 return 0;
         int cg = cgroup_reap_stale(info->run);
-        /* the secret bindings a daemon before the typed request
-         * (supervisor/runwire.h) wrote for the run, if any */
-        char p[4200];
-        snprintf(p, sizeof p, "%s/daemon/%s.json", d->state_dir, info->run);
-        (void)unlink(p);
         (void)registry_prune(d->state_dir, info->run);
         struct audit_field f[] = {
                 {.key = "agent", .type = AUDIT_STR, .s = info->agent},
@@ -2293,6 +2322,7 @@ int daemon_main(const char *state_dir, const struct dconf *conf)
                 return 1;
         }
         registry_foreach(state_dir, lost_cb, d);
+        forget_binding_files(d);
 
         sigset_t mask;
         sigemptyset(&mask);

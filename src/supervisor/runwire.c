@@ -68,6 +68,9 @@ int run_wire_to_json(const struct run_wire *w, char **ret)
                 return -EINVAL;
         if (w->argc > RUN_WIRE_ARGV_MAX || w->n_profiles > RUN_WIRE_PROFILES_MAX)
                 return -E2BIG;
+        for (size_t i = 0; i < w->n_profiles; i++)
+                if (!policy_profile_name_valid(w->profiles[i]))
+                        return -EINVAL;
         _cleanup_free_ char *pol = NULL;
         int r = policy_to_json(w->overlay, &pol);
         if (r < 0)

@@ -67,6 +67,7 @@ cat >"$WS.conf" <<JSON
  "secrets": {"tok": {"name": "TOK", "deliver": "broker", "from": "store:tok",
                      "agents": ["nb"], "uids": [65534]},
              "rt": {"name": "RT", "deliver": "env", "from": "store:rt", "uids": [0]},
+             "rt2": {"name": "RT", "deliver": "env", "from": "store:tok", "uids": [0]},
              "ex": {"name": "EX", "deliver": "env", "uids": [0],
                     "exec": ["/bin/sh", "-c", "cat /proc/self/status >'$PROVST'; echo provided"]}}}
 JSON
@@ -134,8 +135,14 @@ wait_pending() {
 	return 1
 }
 
+# what a daemon before the typed run request left: a run's secret bindings
+# in STATE_DIR/daemon (root's 0600 files), swept at the start
+mkdir -m 0700 "$RF_STATE/daemon"
+printf '{"version":1,"secrets":[]}\n' >"$RF_STATE/daemon/00000000-0000-4000-8000-000000000000.json"
 start_daemon
 check "the daemon listens on its socket" test -S "$SOCK"
+check "... and has swept an older daemon's per-run binding files, their directory too" \
+	test ! -e "$RF_STATE/daemon"
 ppid=$(pgrep -P "$DPID" | head -n 1)
 st=$(cat "/proc/$ppid/status" 2>/dev/null)
 puid=$(awk '/^Uid:/ {print $2}' <<<"$st")
@@ -436,6 +443,11 @@ for _ in $(seq 1 200); do
 done
 is "$API_S" 403 "... cannot bind a secret outside its ACL"
 like "$API_B" "secret rt: not granted" "... saying so"
+# two secrets of one name and delivery: one would replace the other
+api POST /v1/runs "{\"argv\":[\"/bin/sh\",\"-c\",\"echo RT=\$RT\"],\"agent\":\"alpha\",\"workspace\":\"$WS\",\"secrets\":[\"rt\",\"rt2\"]}"
+is "$API_S" 400 "root's start with two secrets binding RT as env: 400"
+like "$API_B" 'secrets: rt2 binds the name an earlier secret of the start binds' "... saying which"
+unlike "$API_B" '"run":' "... and no run was started"
 api_nb POST /v1/runs "{\"argv\":[\"/bin/true\"],\"agent\":\"nb\",\"workspace\":\"$PRIV\"}"
 is "$API_S" 403 "... cannot have the daemon use a workspace it cannot use itself (0700 root's)"
 like "$API_B" "cannot use it: Permission denied" "... checked with its own credentials"

@@ -216,6 +216,11 @@ int main(void)
         e = w;
         e.argc = 0;
         is_int(run_wire_to_json(&e, &bdoc), -EINVAL, "the encoder: no command");
+        char *bad_prof[] = {"../x", NULL};
+        e = w;
+        e.profiles = bad_prof;
+        e.n_profiles = 1;
+        is_int(run_wire_to_json(&e, &bdoc), -EINVAL, "the encoder: not a profile name");
         char bad_utf8[] = "\xff";
         char *bad_argv[] = {bad_utf8, NULL};
         e = w;
