@@ -480,8 +480,8 @@ int dnsstub_serve(int fd, const struct dnsstub_ctx *ctx)
                         record(ctx->ev, &q, err.msg);
                         k = dns_formerr(msg, got, out);
                 } else if (ctx->cfg && ctx->cfg->n_inject &&
-                           (s = inject_mentions(ctx->cfg->inject, ctx->cfg->n_inject, q.name,
-                                                strlen(q.name), true, false, &form))) {
+                           (s = inject_mentions_name(ctx->cfg->inject, ctx->cfg->n_inject, q.name,
+                                                     strlen(q.name), &form))) {
                         /* the placeholder (or value) in a name the run looks up:
                          * a query to any resolver upstream would carry it out */
                         struct audit_field f[] = {

@@ -149,6 +149,33 @@ const struct inject_secret *inject_mentions(const struct inject_secret *v, size_
         return NULL;
 }
 
+const struct inject_secret *inject_mentions_name(const struct inject_secret *v, size_t n,
+                                                 const char *name, size_t len, const char **where)
+{
+        const struct inject_secret *s = inject_mentions(v, n, name, len, true, false, where);
+        if (s || !memchr(name, '.', len))
+                return s;
+        /* the name's characters but its dots, in pieces of a bounded
+         * buffer that overlap by the longest placeholder or value, so
+         * that none is missed at a piece's edge */
+        char flat[4 *
+                  (INJECT_VALUE_MAX > SECRET_PH_LEN_MAX ? INJECT_VALUE_MAX : SECRET_PH_LEN_MAX)];
+        const size_t keep = sizeof flat / 4;
+        size_t fl = 0;
+        for (size_t i = 0; i < len; i++) {
+                if (name[i] == '.')
+                        continue;
+                if (fl == sizeof flat) {
+                        if ((s = inject_mentions(v, n, flat, fl, true, false, where)))
+                                return s;
+                        memmove(flat, flat + fl - keep, keep);
+                        fl = keep;
+                }
+                flat[fl++] = name[i];
+        }
+        return inject_mentions(v, n, flat, fl, true, false, where);
+}
+
 /* in[len] with every `from` replaced by `to` into out; 1 replaced, 0 none, -E2BIG. */
 static int replace_all(const char *in, size_t len, const char *from, size_t fl, const char *to,
                        size_t tl, char *out, size_t out_size, size_t *out_len)

