@@ -2993,9 +2993,14 @@ static void on_socks(struct conn *c)
         memmove(c->in, c->in + r, c->in_len - (size_t)r);
         c->in_len -= (size_t)r;
         c->port = rq.port;
-        if (rq.atyp == 3)
+        if (rq.atyp == 3) {
                 socks_host_copy(c, rq.host);
-        else
+                /* a name kept as text may have been cut to fit: its own
+                 * bytes are looked at for a placeholder first */
+                if (E.cfg->n_inject && strcmp(c->host, rq.host) &&
+                    exfil_name(c, rq.host, name_where(c)))
+                        return;
+        } else
                 addr_format(rq.addr, rq.atyp == 1 ? AF_INET : AF_INET6, c->host, sizeof c->host);
         route(c);
 }

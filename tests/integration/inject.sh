@@ -258,6 +258,14 @@ like "$(sed -n 2p <<<"$RF_OUT")" '^socks REP=2' "a SOCKS5 host holding the place
 like "$(sed -n 3p <<<"$RF_OUT")" '^socks REP=0' "... the control (SOCKS5 to other.test) works"
 like "$(tail -n 1 <<<"$RF_OUT")" '^HTTP/1\.1 403' "a CONNECT target holding it split across two labels: 403"
 is $(($(exfils) - n0)) 3 "... secret.exfil recorded for the three"
+# a SOCKS5 name that is not UTF-8 is kept as \xNN text, cut to fit: the
+# placeholder after 60 such bytes would be cut off
+n0=$(exfils)
+er "${INJ[@]}" -- sh -c 'j=$(printf "\377%.0s" $(seq 1 60))
+	python3 ec.py socks "$j$TOKEN.other.test" 4443; python3 ec.py socks "${j}x.other.test" 4443'
+like "$(sed -n 1p <<<"$RF_OUT")" '^socks REP=2' "a SOCKS5 name of 60 non-UTF-8 bytes and the placeholder: refused (REP=2)"
+like "$(sed -n 2p <<<"$RF_OUT")" '^socks REP=2' "... as is the control (the same bytes, no placeholder: not a host name)"
+is $(($(exfils) - n0)) 1 "... secret.exfil recorded for the first alone"
 
 if [ -s "$TH/cert.pem" ]; then
 	n0=$(exfils)
