@@ -77,8 +77,15 @@ int publish_diag_parse(const uint8_t *buf, size_t len, uint32_t seq,
                             memcmp(m.id.idiag_src, want->peer_addr, alen) != 0 ||
                             memcmp(m.id.idiag_dst, want->local_addr, alen) != 0)
                                 return -EBADMSG;
-                        /* full sockets only: TIME_WAIT and request
-                         * sockets are reported with uid 0 */
+                        /* full sockets its owner still holds only:
+                         * TIME_WAIT and request sockets are reported
+                         * with uid 0 — a TIME_WAIT socket whose owner
+                         * closed it in FIN_WAIT2 with state FIN_WAIT2
+                         * (its substate) —, and none of them has an
+                         * inode: a peer that no longer holds its socket
+                         * has no owner to judge */
+                        if (m.idiag_inode == 0)
+                                return -EACCES;
                         switch (m.idiag_state) {
                         case TCP_ESTABLISHED:
                         case TCP_FIN_WAIT1:

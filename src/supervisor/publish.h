@@ -59,8 +59,10 @@ size_t publish_diag_request(const struct publish_peer *p, uint32_t seq, uint8_t 
  * publish_diag_parse — the kernel's answer (len bytes of netlink messages)
  * to the request for `want` with sequence number seq: 0 with *uid the
  * socket owner's uid; -ENOENT no such socket (an error reply), -EACCES a
- * socket that is not a full connected one (TIME_WAIT and request sockets
- * carry no owner: uid 0 must not be read from them), -EBADMSG anything
+ * socket that is not a full connected one its owner still holds (TIME_WAIT
+ * and request sockets carry no owner: uid 0 must not be read from them; a
+ * TIME_WAIT socket may be reported in state FIN_WAIT2, so a socket without
+ * an inode is refused whatever its state), -EBADMSG anything
  * malformed, of another sequence number, or describing another socket.
  * Pure.
  */

@@ -6,13 +6,15 @@
  * byte picks IPv4 or IPv6 and the sequence number's low bits), in a heap
  * buffer of exactly its length. Beyond "no crash, no out-of-bounds read,
  * no UB": an accepted answer must describe exactly the socket asked for,
- * in a connected state — checked by re-reading it independently.
+ * in a connected state, of a socket its owner still holds (an inode), and
+ * the uid written is its owner's — checked by re-reading it independently.
  */
 #include <errno.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -43,6 +45,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 /* an accepted answer holds a whole inet_diag_msg */
                 if (size - 1 < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
                         abort();
+                /* re-read: the first socket message is of the socket asked
+                 * for, connected, still held by its owner (an inode), and
+                 * the uid is its own */
+                size_t off = 0;
+                for (;;) {
+                        struct nlmsghdr h;
+                        if (off + sizeof h > size - 1)
+                                abort();
+                        memcpy(&h, copy + off, sizeof h);
+                        if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+                                struct inet_diag_msg m;
+                                memcpy(&m, copy + off + NLMSG_HDRLEN, sizeof m);
+                                if (m.idiag_inode == 0 || m.idiag_uid != uid ||
+                                    m.idiag_family != want.family ||
+                                    m.id.idiag_sport != htons(want.peer_port) ||
+                                    m.id.idiag_dport != htons(want.local_port) ||
+                                    !(m.idiag_state == TCP_ESTABLISHED ||
+                                      m.idiag_state == TCP_FIN_WAIT1 ||
+                                      m.idiag_state == TCP_FIN_WAIT2 ||
+                                      m.idiag_state == TCP_CLOSE_WAIT ||
+                                      m.idiag_state == TCP_LAST_ACK ||
+                                      m.idiag_state == TCP_CLOSING))
+                                        abort();
+                                break;
+                        }
+                        if (h.nlmsg_type == NLMSG_ERROR || h.nlmsg_len < NLMSG_HDRLEN)
+                                abort();
+                        off += NLMSG_ALIGN(h.nlmsg_len);
+                }
         } else if (r != -ENOENT && r != -EACCES && r != -EBADMSG) {
                 abort();
         } else if (uid != 12345) {

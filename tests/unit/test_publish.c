@@ -26,8 +26,8 @@ static const struct publish_peer want = {.family = AF_INET,
                                          .local_port = 8080};
 
 /* an answer: one inet_diag_msg for `id`'s socket in `state`, owned by uid */
-static size_t answer(uint8_t *buf, uint32_t seq, const struct publish_peer *id, uint8_t state,
-                     uint32_t uid)
+static size_t answer_ino(uint8_t *buf, uint32_t seq, const struct publish_peer *id, uint8_t state,
+                         uint32_t uid, uint32_t inode)
 {
         struct nlmsghdr h = {.nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_msg)),
                              .nlmsg_type = SOCK_DIAG_BY_FAMILY,
@@ -36,6 +36,7 @@ static size_t answer(uint8_t *buf, uint32_t seq, const struct publish_peer *id, 
                 .idiag_family = (uint8_t)id->family,
                 .idiag_state = state,
                 .idiag_uid = uid,
+                .idiag_inode = inode,
                 .id = {.idiag_sport = htons(id->peer_port), .idiag_dport = htons(id->local_port)}};
         memcpy(m.id.idiag_src, id->peer_addr, 4);
         memcpy(m.id.idiag_dst, id->local_addr, 4);
@@ -43,6 +44,13 @@ static size_t answer(uint8_t *buf, uint32_t seq, const struct publish_peer *id, 
         memcpy(buf, &h, sizeof h);
         memcpy(buf + NLMSG_HDRLEN, &m, sizeof m);
         return h.nlmsg_len;
+}
+
+/* the same, of a socket its owner holds (an inode) */
+static size_t answer(uint8_t *buf, uint32_t seq, const struct publish_peer *id, uint8_t state,
+                     uint32_t uid)
+{
+        return answer_ino(buf, seq, id, state, uid, 4242);
 }
 
 int main(void)
@@ -72,6 +80,12 @@ int main(void)
         n = answer(buf, 5, &want, TCP_TIME_WAIT, 0);
         is_int(publish_diag_parse(buf, n, 5, &want, &uid), -EACCES,
                "TIME_WAIT (reported as uid 0): refused, never read as root");
+        n = answer_ino(buf, 5, &want, TCP_FIN_WAIT2, 0, 0);
+        is_int(publish_diag_parse(buf, n, 5, &want, &uid), -EACCES,
+               "a TIME_WAIT socket reported in its substate FIN_WAIT2, uid 0, no inode: refused");
+        n = answer_ino(buf, 5, &want, TCP_ESTABLISHED, 1000, 0);
+        is_int(publish_diag_parse(buf, n, 5, &want, &uid), -EACCES,
+               "any socket its owner no longer holds (no inode): refused");
         n = answer(buf, 5, &want, TCP_SYN_RECV, 0);
         is_int(publish_diag_parse(buf, n, 5, &want, &uid), -EACCES, "a request socket: refused");
         is_int(uid, 777, "... the uid is not written");
@@ -124,12 +138,38 @@ int main(void)
                 is_int(got > 0 ? publish_diag_parse(buf, (size_t)got, 9, &p, &uid) : -EIO, 0,
                        "a real loopback peer of ours: found");
                 is_int(uid, getuid(), "... owned by our uid");
+                /* the peer sends and closes before the server reads: its
+                 * socket, orphaned in FIN_WAIT2, becomes a TIME_WAIT one
+                 * that the kernel reports as FIN_WAIT2 of uid 0 */
+                close(c);
+                c = -1;
+                int pr = -EIO, st = -1;
+                for (int i = 0; i < 200; i++) {
+                        got = sendto(nl, req, rl, 0, (struct sockaddr *)&k, sizeof k) == (ssize_t)rl
+                                      ? recv(nl, buf, sizeof buf, 0)
+                                      : -1;
+                        struct inet_diag_msg m;
+                        if (got >= (ssize_t)NLMSG_LENGTH(sizeof m)) {
+                                memcpy(&m, buf + NLMSG_HDRLEN, sizeof m);
+                                st = m.idiag_state;
+                                if (!m.idiag_inode)
+                                        pr = publish_diag_parse(buf, (size_t)got, 9, &p, &uid);
+                                if (!m.idiag_inode && st == TCP_FIN_WAIT2)
+                                        break; /* (FIN_WAIT1 before the FIN's ACK) */
+                        }
+                        usleep(5000);
+                }
+                is_int(pr, -EACCES,
+                       "the real peer closed before being read (kernel state %d, no inode): "
+                       "refused, never read as uid 0",
+                       st);
         } else {
                 ok(0, "a loopback connection and a sock_diag socket: %s", strerror(errno));
         }
         close(nl);
         close(s);
-        close(c);
+        if (c >= 0)
+                close(c);
         close(l);
         return done();
 }
