@@ -1866,7 +1866,16 @@ static int handle(struct console *cs, struct conn *c)
         if (n == 0)
                 return 0;
         if (n == -E2BIG) {
-                respond_text(c->fd, 431, "request head too large");
+                /* a browser's cookies for this host are every loopback
+                 * port's (cookies are not kept per port): a page served
+                 * on another port can set so many that each request here
+                 * is too large, the login URL's too. The answer clears
+                 * them, so that the next request gets through
+                 * (docs/CONSOLE.md) */
+                static const char msg[] = "request head too large (this host's cookies, which any "
+                                          "page on a loopback port may set, are cleared: reload)\n";
+                respond(c->fd, 431, "text/plain; charset=utf-8", "Clear-Site-Data: \"cookies\"\r\n",
+                        msg, sizeof msg - 1);
                 return 1;
         }
         if (n < 0) {

@@ -189,6 +189,12 @@ c -b "$TOP/jar1" -H "Host: evil.test:$PORT" "$BASE/"
 csp_is 421 "the wrong Host's refusal"
 c "$BASE/"
 csp_is 401 "no session's refusal"
+# cookies are kept per host, not per port: a page on another loopback
+# port can fill the jar until every request here is too large; the
+# answer clears them (the browser then gets through again)
+c -b "$TOP/jar1" -H "Cookie: junk=$(head -c 17000 /dev/zero | tr '\0' x)" "$BASE/"
+csp_is 431 "a head too large for the console (17 KB of another port's cookies)"
+like "$HEAD" 'Clear-Site-Data: "cookies"' "... clears the host's cookies, so a reload gets through"
 c -b "$TOP/jar1" "$BASE/no-such-page"
 csp_is 404 "an unknown page"
 c -b "$TOP/jar1" "$BASE/run/NOT-A-RUN"

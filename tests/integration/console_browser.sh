@@ -285,4 +285,43 @@ is "$(val nb 4)" 403 "... and a kill it forges with its own CSRF token gets 403"
 curl -s -m 5 --unix-socket "$SOCK" "http://ringfence/v1/runs/$run3" >"$TOP/st"
 like "$(cat "$TOP/st")" '"state":"running"' "... the run still runs"
 curl -s -m 30 --unix-socket "$SOCK" -X POST "http://ringfence/v1/runs/$run3/kill" >/dev/null
+
+# cookies are kept per host, not per port: a page on another loopback port
+# (another user's server, a run's published port) sets 24 KB of them for
+# 127.0.0.1, and every request to the console, the login URL's too, is
+# then too large. The console's 431 clears the host's cookies
+# (Clear-Site-Data), so the next request gets through.
+cat >"$TOP/jam.py" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        for i in range(6):
+            self.send_header("Set-Cookie", "jam%d=%s; Path=/" % (i, "x" * 4000))
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        self.wfile.write(b"jammed\n")
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+PY
+python3 "$TOP/jam.py" >"$TOP/jam.port" 2>/dev/null &
+register_pid $!
+for _ in $(seq 100); do [ -s "$TOP/jam.port" ] && break; sleep 0.05; done
+JAM=http://127.0.0.1:$(head -n 1 "$TOP/jam.port")/
+drive jam "[
+ {\"goto\": \"$URL_root\"},
+ {\"goto\": \"$JAM\"},
+ {\"goto\": \"$BASE/\"},
+ {\"goto\": \"$BASE/\"},
+ {\"goto\": \"$URL_root\"},
+ {\"count\": \"tr[data-run]\"}
+]"
+is "$DRIVE_RC" 0 "a page on another loopback port fills the cookie jar: the browser's steps ran ($(head -c 300 "$TOP/jam.err"))"
+is "$(val jam 0)" 200 "... the operator logged in first"
+is "$(val jam 2)" 431 "... then every request to the console is too large (431)"
+is "$(val jam 3)" 401 "... which cleared the host's cookies: the next one gets through (401: log in again)"
+is "$(val jam 4)" 200 "... and the login URL works again"
 done_testing
