@@ -377,8 +377,13 @@ static int shim_resolve(const char *dir, size_t n, const char *cmd, char cand[PA
             (size_t)snprintf(vfile, sizeof vfile, "%.*s/version", (int)(n - 6), dir) >=
                     sizeof vfile)
                 return -ENOENT;
-        _cleanup_close_ int fd = open(vfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        ssize_t got = fd >= 0 ? read(fd, version, sizeof version - 1) : -1;
+        /* a regular file only: a FIFO (or a device) there would hold the
+         * start in open or read, its terminating signals blocked */
+        struct stat st;
+        _cleanup_close_ int fd = open(vfile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        ssize_t got = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+                              ? read(fd, version, sizeof version - 1)
+                              : -1;
         if (got <= 0)
                 return -ENOENT;
         version[got] = '\0';

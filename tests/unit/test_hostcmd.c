@@ -311,6 +311,35 @@ static void lookup(void)
         is_int(host_command_for(q, NULL, home, found, root, extra), -ENOENT,
                "a directory by path: -ENOENT");
         is_int(host_command_for("", "/bin", home, found, root, extra), -ENOENT, "no name: -ENOENT");
+        /* a shim directory whose ROOT/version is a FIFO (anyone's home may
+         * hold one): passed over, never waited on (the alarm turns a hang
+         * into this test's failure) */
+        static const char *const pyd[] = {"py", "py/shims"};
+        for (size_t i = 0; i < 2; i++) {
+                at(p, rdir, pyd[i]);
+                mkdir(p, 0755);
+        }
+        at(p, rdir, "py/shims/rf-hc-t");
+        f = fopen(p, "w");
+        if (f) {
+                fputs("#!/bin/sh\n", f);
+                fclose(f);
+        }
+        chmod(p, 0755);
+        at(q, rdir, "py/version");
+        ok(mkfifo(q, 0644) == 0, "a FIFO as a shim root's version file");
+        at(path, rdir, "py/shims");
+        alarm(20);
+        int fr = host_command_for("rf-hc-t", path, home, found, root, extra);
+        alarm(0);
+        ok(fr == 0 || fr == -ENOENT, "... the lookup returns (%d), never waits on the FIFO", fr);
+        unlink(q);
+        at(p, rdir, "py/shims/rf-hc-t");
+        unlink(p);
+        for (size_t i = 2; i-- > 0;) {
+                at(p, rdir, pyd[i]);
+                rmdir(p);
+        }
 
         static const char *const rm[] = {"home/bin/rf-hc-t", "home/proj/rf-hc-t", "pfx/bin/rf-hc-t",
                                          "pfx/lib/t/rf-hc-t", "pfxlink"};
