@@ -1032,8 +1032,7 @@ static int npmrc(const struct profile_home_ctx *ctx, char **data, size_t *len, s
                 return r;
         struct json_buf b = {0}; /* a growing buffer; nothing JSON about it */
         for (size_t s = 0; s < n;) {
-                const char *nl = memchr(in + s, '\n', n - s);
-                size_t e = nl ? (size_t)(nl - in) : n, vo = 0, vl = 0;
+                size_t e = npmrc_line_end(in, n, s), vo = 0, vl = 0;
                 char host[NPMRC_HOST_MAX + 1], var[48];
                 switch (npmrc_classify(in + s, e - s, &vo, &vl, host)) {
                 case NPMRC_TOKEN:

@@ -1,7 +1,8 @@
 /*
  * npmrc.c — registry tokens of an .npmrc (npmrc.h). Pure.
  *
- * The format is ini-like: `key = value` lines, `;` or `#` comments. A
+ * The format is ini-like: `key = value` lines (a line ends at LF or CR,
+ * as npm's reader has it; a key may be quoted), `;` or `#` comments. A
  * token line's key is a URL without its scheme, `//HOST[:PORT]/PATH/`,
  * followed by `:_authToken`. Anything this reader does not understand is
  * kept as it is (npm reads it), except keys that end in `_auth` or
@@ -24,6 +25,13 @@ static bool ends_with(const char *s, size_t n, const char *suf)
         return n >= l && !memcmp(s + n - l, suf, l);
 }
 
+size_t npmrc_line_end(const char *buf, size_t len, size_t s)
+{
+        while (s < len && buf[s] != '\n' && buf[s] != '\r')
+                s++;
+        return s;
+}
+
 enum npmrc_line npmrc_classify(const char *line, size_t len, size_t *value_off, size_t *value_len,
                                char *host)
 {
@@ -40,6 +48,11 @@ enum npmrc_line npmrc_classify(const char *line, size_t len, size_t *value_off, 
                 ke--;
         const char *key = line + ks;
         size_t kl = ke - ks;
+        /* npm's ini reader takes a quoted key without its quotes */
+        if (kl >= 2 && (key[0] == '"' || key[0] == '\'') && key[kl - 1] == key[0]) {
+                key++;
+                kl -= 2;
+        }
         if (ends_with(key, kl, "_auth") || ends_with(key, kl, "_password"))
                 return NPMRC_DROP;
         static const char tok[] = ":_authToken";
@@ -77,8 +90,7 @@ int npmrc_scan(const char *buf, size_t len, struct npmrc_token *out, size_t *n)
         if (memchr(buf, '\0', len))
                 return -EINVAL;
         for (size_t s = 0; s < len;) {
-                const char *nl = memchr(buf + s, '\n', len - s);
-                size_t e = nl ? (size_t)(nl - buf) : len;
+                size_t e = npmrc_line_end(buf, len, s);
                 size_t vo = 0, vl = 0;
                 char host[NPMRC_HOST_MAX + 1];
                 if (npmrc_classify(buf + s, e - s, &vo, &vl, host) == NPMRC_TOKEN) {

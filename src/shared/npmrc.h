@@ -41,6 +41,12 @@ enum npmrc_line {
 int npmrc_scan(const char *buf, size_t len, struct npmrc_token *out, size_t *n);
 
 /*
+ * npmrc_line_end — where the line of buf[0, len) that starts at s ends: the
+ * first LF or CR from s (npm's reader ends a line at either), or len. Pure.
+ */
+size_t npmrc_line_end(const char *buf, size_t len, size_t s);
+
+/*
  * npmrc_classify — what the line buf[0..len) (no newline) is, with *value_off
  * and *value_len of a token's value (NPMRC_TOKEN) and its host in host[]
  * (NPMRC_HOST_MAX + 1 bytes). Pure.

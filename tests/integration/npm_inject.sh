@@ -49,7 +49,9 @@ for _ in $(seq 1 100); do [ -s "$M/ready" ] && break; sleep 0.05; done
 fh=$WS.home
 register_dir "$fh"
 mkdir -p "$fh"
-printf 'registry=https://%s/\n//%s/:_authToken=%s\n//other.test/:_auth=dXNlcjpzZWNyZXQ=\nfund=false\n' \
+# (and, after a lone CR, which ends a line for npm too, a quoted
+# _password key: npm reads it as one)
+printf 'registry=https://%s/\n//%s/:_authToken=%s\n//other.test/:_auth=dXNlcjpzZWNyZXQ=\nfund=false\r"//other.test/:_password" = "cXVvdGVkLXB3"\n' \
 	"$R" "$R" "$TOKEN" >"$fh/.npmrc"
 chmod 0600 "$fh/.npmrc"
 npmrun() { # er with the caller's HOME
@@ -71,6 +73,7 @@ has() { grep -qxF -- "$2" "$1"; }
 check "the run's ~/.npmrc reads the token from RF_NPM_TOKEN_1" has "$WS/npmrc.seen" "//$R/:_authToken=\${RF_NPM_TOKEN_1}"
 unlike "$(cat "$WS/npmrc.seen")" "$TOKEN" "... and holds no token"
 unlike "$(cat "$WS/npmrc.seen")" '_auth=' "... nor the other registry's _auth credential"
+unlike "$(cat "$WS/npmrc.seen")" 'cXVvdGVkLXB3' "... nor a quoted _password key after a lone CR"
 like "$(records | grep '"secret.inject"' | grep '"name":"RF_NPM_TOKEN_1"' | tail -n 1)" '"path":"/rf-test-pkg' \
 	"secret.inject recorded for the request"
 unlike "$(records)" "$TOKEN" "the audit log holds no token"

@@ -44,6 +44,12 @@ int main(void)
         line("; //registry.example/:_authToken=commented", NPMRC_KEEP, NULL, NULL);
         line("# //registry.example/:_authToken=commented", NPMRC_KEEP, NULL, NULL);
         line("no equals sign", NPMRC_KEEP, NULL, NULL);
+        /* quoted keys, as npm's ini reader takes them */
+        line("\"//registry.example/:_authToken\" = \"SECRET\"", NPMRC_TOKEN, "registry.example",
+             "SECRET");
+        line("'//registry.example/:_authToken'=SECRET", NPMRC_TOKEN, "registry.example", "SECRET");
+        line("\"//registry.example/:_password\"=\"c2VjcmV0\"", NPMRC_DROP, NULL, NULL);
+        line("\"_auth\"=dXNlcjpwYXNz", NPMRC_DROP, NULL, NULL);
 
         struct npmrc_token t[NPMRC_TOKENS_MAX];
         size_t n = 0;
@@ -56,6 +62,14 @@ int main(void)
                    !memcmp(two + t[1].value_off, "two", 3),
            "... in order, with their hosts and values (a CR before the newline is not the "
            "value's)");
+        /* a lone CR ends a line, as in npm's reader */
+        static const char cr[] = "registry=https://a.example/\r//a.example/:_authToken=SECRET";
+        is_int(npmrc_scan(cr, sizeof cr - 1, t, &n), 0, "a line ended by a lone CR");
+        ok(n == 1 && !strcmp(t[0].host, "a.example") && t[0].value_len == 6 &&
+                   !memcmp(cr + t[0].value_off, "SECRET", 6),
+           "... the token after it found");
+        is_int((int)npmrc_line_end(cr, sizeof cr - 1, 0), 27, "npmrc_line_end: at the CR");
+        is_int((int)npmrc_line_end(two, sizeof two - 1, 28), 55, "... at the CR of a CRLF");
         is_int(npmrc_scan("a\0b", 3, t, &n), -EINVAL, "a NUL byte: refused");
         char many[NPMRC_TOKENS_MAX * 40 + 64] = "";
         for (int i = 0; i <= NPMRC_TOKENS_MAX; i++) {
