@@ -158,15 +158,19 @@ static int user_file(const char *name, const struct profile_for *f, char path[PA
         snprintf(dirs[nd++], PATH_MAX, "/etc/ringfence/profiles");
         for (size_t i = 0; i < nd; i++) {
                 struct stat st;
-                if ((size_t)snprintf(path, PATH_MAX, "%s/%s.json", dirs[i], name) >= PATH_MAX ||
-                    lstat(path, &st) < 0)
+                if ((size_t)snprintf(path, PATH_MAX, "%s/%s.json", dirs[i], name) >= PATH_MAX)
                         continue;
-                if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0))
+                /* opened, not only looked at: its ACL is read through the fd */
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+                        continue;
+                if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+                    (st.st_uid != geteuid() && st.st_uid != 0))
                         return rf_error_set(err, -EPERM,
                                             "--profile %s: %s is not a regular file of yours or "
                                             "root's that only its owner may write; refusing it",
                                             name, path);
-                enum ownwrite ow = ownwrite_check(&st, NULL);
+                enum ownwrite ow = ownwrite_check(fd, &st, NULL);
                 if (ow != OWNWRITE_OWNER) {
                         char why[256];
                         return rf_error_set(

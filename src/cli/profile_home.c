@@ -118,7 +118,7 @@ static int home_read(const struct rf_caller *who, const char *rel, size_t max, c
         }
         /* and no one else may write it (a user private group may:
          * shared/ownwrite.h) */
-        enum ownwrite ow = ownwrite_check(&st, NULL);
+        enum ownwrite ow = ownwrite_check(fd, &st, NULL);
         if (ow != OWNWRITE_OWNER) {
                 char why[256], whose[32];
                 return rf_error_set(
@@ -1275,14 +1275,14 @@ static int tree_entry(struct tree_walk *w, uint32_t kind, const char *rel, const
 
 /* Is st the caller's own (or root's, for this process), writable by no one
  * else (its private group aside: shared/ownwrite.h)? Else err names abs. */
-static int tree_trusted(struct tree_walk *w, const char *abs, const struct stat *st)
+static int tree_trusted(struct tree_walk *w, int fd, const char *abs, const struct stat *st)
 {
         if (st->st_uid != w->who->uid && (w->who->other || st->st_uid != 0))
                 return rf_error_set(w->err, -EPERM,
                                     "%s: not %s that only its owner may write; a profile "
                                     "carries it into the run, so it is refused",
                                     abs, w->who->other ? "the caller's" : "yours or root's");
-        enum ownwrite ow = ownwrite_check(st, &w->memo);
+        enum ownwrite ow = ownwrite_check(fd, st, &w->memo);
         if (ow == OWNWRITE_OWNER)
                 return 0;
         char why[256], whose[32];
@@ -1312,7 +1312,7 @@ static int tree_file(struct tree_walk *w, const char *abs, const char *rel)
                                     abs);
         if (!S_ISREG(st.st_mode)) /* swapped since it was listed */
                 return rf_error_set(w->err, -EINVAL, "%s: no longer a regular file", abs);
-        if ((r = tree_trusted(w, abs, &st)) < 0)
+        if ((r = tree_trusted(w, fd, abs, &st)) < 0)
                 return r;
         if (st.st_size > PROFILE_TREE_FILE_MAX)
                 return rf_error_set(w->err, -E2BIG,
@@ -1386,7 +1386,7 @@ static int tree_dir(struct tree_walk *w, const char *abs, const char *rel, int d
                         close(fd);
                 return r;
         }
-        if ((r = tree_trusted(w, abs, &st)) < 0) {
+        if ((r = tree_trusted(w, fd, abs, &st)) < 0) {
                 close(fd);
                 return r;
         }

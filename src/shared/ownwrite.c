@@ -7,9 +7,11 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
 
 #include "shared/macro.h"
 #include "shared/ownwrite.h"
@@ -165,17 +167,55 @@ static enum ownwrite group_verdict(uid_t uid, gid_t gid, mode_t mode)
         return ownwrite_decide(uid, gid, mode, &f);
 }
 
-enum ownwrite ownwrite_check(const struct stat *st, struct ownwrite_memo *memo)
+#define ACL_XATTR_VERSION 2u
+#define ACL_TAG_USER      0x02u
+#define ACL_TAG_GROUP     0x08u
+#define ACL_PERM_WRITE    0x02u
+#define ACL_ENTRY_SIZE    8u
+
+int ownwrite_acl_writers(const void *xattr, size_t len)
+{
+        const unsigned char *b = xattr;
+        if (len < 4 || (len - 4) % ACL_ENTRY_SIZE != 0 ||
+            (uint32_t)(b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24) != ACL_XATTR_VERSION)
+                return -EINVAL;
+        for (size_t off = 4; off < len; off += ACL_ENTRY_SIZE) {
+                unsigned tag = b[off] | b[off + 1] << 8, perm = b[off + 2] | b[off + 3] << 8;
+                if ((tag == ACL_TAG_USER || tag == ACL_TAG_GROUP) && (perm & ACL_PERM_WRITE))
+                        return 1;
+        }
+        return 0;
+}
+
+/* fd's access ACL lets a named user or group write it (or cannot be read:
+ * counted as if it did) */
+static bool acl_writers(int fd)
+{
+        unsigned char buf[4 + 64 * ACL_ENTRY_SIZE];
+        ssize_t n = fgetxattr(fd, "system.posix_acl_access", buf, sizeof buf);
+        if (n < 0)
+                return errno != ENODATA && errno != ENOTSUP && errno != EOPNOTSUPP;
+        return ownwrite_acl_writers(buf, (size_t)n) != 0;
+}
+
+enum ownwrite ownwrite_check(int fd, const struct stat *st, struct ownwrite_memo *memo)
 {
         enum ownwrite v = ownwrite_decide(st->st_uid, st->st_gid, st->st_mode, NULL);
         if (v != OWNWRITE_GROUP || st->st_uid == 0)
                 return v; /* decided by the mode (or root's) alone */
-        if (memo && memo->set && memo->uid == st->st_uid && memo->gid == st->st_gid)
-                return memo->verdict;
-        v = group_verdict(st->st_uid, st->st_gid, st->st_mode);
-        if (memo)
-                *memo = (struct ownwrite_memo){
-                        .set = true, .uid = st->st_uid, .gid = st->st_gid, .verdict = v};
+        if (memo && memo->set && memo->uid == st->st_uid && memo->gid == st->st_gid) {
+                v = memo->verdict;
+        } else {
+                v = group_verdict(st->st_uid, st->st_gid, st->st_mode);
+                if (memo)
+                        *memo = (struct ownwrite_memo){
+                                .set = true, .uid = st->st_uid, .gid = st->st_gid, .verdict = v};
+        }
+        /* the private group's: with an ACL the group bits are its mask, and
+         * a named entry under it may write (more than 64 entries, ERANGE:
+         * counted as one that may) */
+        if (v == OWNWRITE_OWNER && acl_writers(fd))
+                return OWNWRITE_ACL;
         return v;
 }
 
@@ -203,6 +243,12 @@ const char *ownwrite_why(enum ownwrite v, const struct stat *st, const char *who
                                  "group (a group of the owner's name, no other member, no one "
                                  "else's primary group)",
                                  kind, (unsigned)st->st_gid, whose);
+                break;
+        case OWNWRITE_ACL:
+                snprintf(buf, size,
+                         "a %s that an access ACL lets another user or group write (mode %04o; "
+                         "getfacl shows whom)",
+                         kind, (unsigned)(st->st_mode & 07777));
                 break;
         case _OWNWRITE_MAX:
         case _OWNWRITE_INVALID:

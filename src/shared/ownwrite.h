@@ -35,6 +35,10 @@
  * would let someone `newgrp` into a private group is not read (only root
  * may); group passwords are `!` unless an administrator sets one.
  *
+ * A POSIX ACL is looked at too: with one, the mode's group bits are its
+ * mask, and a named user or group entry (setfacl -m u:bob:rw) may write a
+ * file whose mode says only its private group may; such an entry refuses
+ * it (OWNWRITE_ACL), whatever the group.
  * ownwrite_decide is pure (unit-tested: tests/unit/test_ownwrite.c);
  * ownwrite_check gathers the facts through NSS with bounded buffers. Not
  * thread-safe (the passwd enumeration is process-wide state): the CLI
@@ -55,6 +59,7 @@ enum ownwrite {
         OWNWRITE_OWNER, /* no one but its owner may write it */
         OWNWRITE_WORLD, /* others may write it (S_IWOTH) */
         OWNWRITE_GROUP, /* its group may, and is not the owner's private group */
+        OWNWRITE_ACL,   /* an ACL entry lets another user or group write it */
         _OWNWRITE_MAX,
         _OWNWRITE_INVALID = -EINVAL,
 };
@@ -99,11 +104,23 @@ struct ownwrite_memo {
 };
 
 /*
- * ownwrite_check — ownwrite_decide for st, the facts looked up (NSS) only
- * when the mode leaves it open. memo may be NULL. Never fails: a lookup
- * that fails counts against the file (OWNWRITE_GROUP).
+ * ownwrite_acl_writers — a system.posix_acl_access value (the kernel's
+ * xattr form: a little-endian version 2 header, then entries of tag,
+ * permissions and id): 1 if a named user or group entry (ACL_USER,
+ * ACL_GROUP) has write, 0 if none has, -EINVAL if it is not such a value
+ * (the caller counts that against the file). Pure; fuzzed
+ * (tests/fuzz/fuzz_ownwrite.c).
  */
-enum ownwrite ownwrite_check(const struct stat *st, struct ownwrite_memo *memo);
+int ownwrite_acl_writers(const void *xattr, size_t len);
+
+/*
+ * ownwrite_check — ownwrite_decide for st (of the open file fd), the
+ * facts looked up (NSS) only when the mode leaves it open, and, for a
+ * group-writable file, its access ACL read through fd. memo may be NULL
+ * (it keeps the group's answer, never the ACL's: that is each file's).
+ * Never fails: a lookup that fails counts against the file.
+ */
+enum ownwrite ownwrite_check(int fd, const struct stat *st, struct ownwrite_memo *memo);
 
 /*
  * ownwrite_why — the refusal in words, for a message "PATH: <why>; ...":

@@ -398,4 +398,25 @@ is "$RF_RC" 125 "a 0666 settings file (anyone could write it): refused (125)"
 like "$RF_ERR" "$SH/.claude/settings.json: a file others may write \\(mode 0666\\)" "... naming it"
 chmod 0664 "$SH/.claude/settings.json"
 
+# a POSIX ACL: the mode's group bits are then its mask, and a named entry
+# (setfacl -m u:OTHER:rw) lets another user write a file whose mode says
+# only the private group may
+if command -v setfacl >/dev/null && setfacl -m "u:65534:rw" "$SH/.claude/settings.json" 2>/dev/null; then
+	upg_run --profile claude-code -- claude true
+	is "$RF_RC" 125 "an ACL letting uid 65534 write the 0664 settings file: refused (125)"
+	like "$RF_ERR" "$SH/.claude/settings.json: a file that an access ACL lets another user or group write" "... naming it and why"
+	setfacl -b "$SH/.claude/settings.json"
+	setfacl -m "g:65534:rw" "$SH/.config/ringfence/profiles/upg.json"
+	upg_run --profile upg -- true
+	is "$RF_RC" 125 "... a named group's write on the user's profile file: refused (125)"
+	like "$RF_ERR" "upg.json is a file that an access ACL lets another user or group write" "... naming it"
+	setfacl -m "g:65534:r" "$SH/.config/ringfence/profiles/upg.json"
+	upg_run --profile claude-code --profile upg -- claude sh -c "$UPG_CMD"
+	is "$RF_RC" 0 "control: the ACL's named entries only read (or none): the run starts"
+	like "$RF_OUT" 'upg-profile' "... its profile file applied"
+	setfacl -b "$SH/.config/ringfence/profiles/upg.json"
+else
+	for _ in 1 2 3 4 5 6; do skip "ACLs" "no setfacl, or this file system takes no ACL"; done
+fi
+
 done_testing

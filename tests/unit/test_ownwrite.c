@@ -123,17 +123,47 @@ int main(void)
         /* this host's own entries: root's file is never exempt; a gid no one
          * has is no one's private group; the mode decides without NSS */
         struct stat r = {.st_mode = S_IFREG | 0664, .st_uid = 0, .st_gid = 0};
-        is_int(ownwrite_check(&r, NULL), OWNWRITE_GROUP, "check: root's 0664 file: refused");
+        is_int(ownwrite_check(-1, &r, NULL), OWNWRITE_GROUP, "check: root's 0664 file: refused");
         r.st_mode = S_IFREG | 0644;
-        is_int(ownwrite_check(&r, NULL), OWNWRITE_OWNER, "check: root's 0644 file: accepted");
+        is_int(ownwrite_check(-1, &r, NULL), OWNWRITE_OWNER, "check: root's 0644 file: accepted");
         struct ownwrite_memo memo = {0};
         struct stat n = {.st_mode = S_IFREG | 0664, .st_uid = 65534, .st_gid = 4000000000u};
-        is_int(ownwrite_check(&n, &memo), OWNWRITE_GROUP,
+        is_int(ownwrite_check(-1, &n, &memo), OWNWRITE_GROUP,
                "check: a gid that is not the owner's primary: refused");
         ok(memo.set && memo.uid == 65534 && memo.verdict == OWNWRITE_GROUP, "... remembered");
-        is_int(ownwrite_check(&n, &memo), OWNWRITE_GROUP, "... and answered again from the memo");
+        is_int(ownwrite_check(-1, &n, &memo), OWNWRITE_GROUP,
+               "... and answered again from the memo");
         n.st_mode = S_IFREG | 0666;
-        is_int(ownwrite_check(&n, &memo), OWNWRITE_WORLD,
+        is_int(ownwrite_check(-1, &n, &memo), OWNWRITE_WORLD,
                "check: 0666: others may write (the memo not asked)");
+
+        /* access ACLs in the kernel's xattr form */
+        static const unsigned char base[] = {2,    0, 0, 0,                         /* version 2 */
+                                             0x01, 0, 6, 0, 0xff, 0xff, 0xff, 0xff, /* user:: rw */
+                                             0x04, 0, 6, 0, 0xff, 0xff, 0xff, 0xff, /* group:: rw */
+                                             0x20, 0, 4, 0, 0xff, 0xff, 0xff, 0xff}; /* other:: r */
+        is_int(ownwrite_acl_writers(base, sizeof base), 0,
+               "acl: owner, group, other: no named writer");
+        unsigned char acl[4 + 5 * 8];
+        memcpy(acl, base, sizeof base);
+        static const unsigned char bob_rw[] = {0x02, 0, 6, 0, 0xe9, 0x03, 0, 0}; /* user:1001:rw */
+        static const unsigned char mask_rw[] = {0x10, 0, 6, 0, 0xff, 0xff, 0xff, 0xff};
+        memcpy(acl + sizeof base, bob_rw, 8);
+        memcpy(acl + sizeof base + 8, mask_rw, 8);
+        is_int(ownwrite_acl_writers(acl, sizeof acl), 1, "acl: a named user with write: a writer");
+        acl[sizeof base] = 0x08;
+        is_int(ownwrite_acl_writers(acl, sizeof acl), 1, "acl: a named group with write: a writer");
+        acl[sizeof base + 2] = 4;
+        is_int(ownwrite_acl_writers(acl, sizeof acl), 0,
+               "acl: a named group that only reads: none");
+        is_int(ownwrite_acl_writers(acl, sizeof acl - 1), -EINVAL, "acl: a cut entry: not an ACL");
+        acl[0] = 1;
+        is_int(ownwrite_acl_writers(acl, sizeof acl), -EINVAL, "acl: another version: not an ACL");
+        is_int(ownwrite_acl_writers(acl, 3), -EINVAL, "acl: no header: not an ACL");
+        st.st_mode = S_IFREG | 0664;
+        st.st_uid = ALICE;
+        ok(strstr(ownwrite_why(OWNWRITE_ACL, &st, "your", buf, sizeof buf),
+                  "an access ACL lets another user or group write") != NULL,
+           "why: an ACL");
         return done();
 }
