@@ -1238,6 +1238,10 @@ static bool tree_secret(const struct tree_walk *w, const char *abs)
         for (size_t i = 0; i < ARRAY_SIZE(names); i++)
                 if (!strcmp(base, names[i]))
                         return true;
+        /* dotenv files: Gemini CLI keeps an extension's settings, its API
+         * keys among them, in the extension's .env */
+        if (!strcmp(base, ".env") || !strncmp(base, ".env.", 5))
+                return true;
         size_t hl = strlen(w->home);
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
                 size_t dl = strlen(dirs[i]);
