@@ -180,16 +180,73 @@ static int take(struct json_buf *b, char **data, size_t *len, struct rf_error *e
  * headersHelper) — such a value stays out of the run's copy. */
 static bool credential_name(const char *name, size_t len)
 {
-        static const char *const words[] = {"key",    "token",      "secret", "password",
-                                            "passwd", "credential", "helper", "authorization",
-                                            "bearer", "cookie"};
+        static const char *const words[] = {"key",    "token",      "secret",    "password",
+                                            "passwd", "credential", "helper",    "authorization",
+                                            "bearer", "cookie",     "passphrase"};
         for (size_t w = 0; w < ARRAY_SIZE(words); w++) {
                 size_t wl = strlen(words[w]);
                 for (size_t i = 0; i + wl <= len; i++)
                         if (!strncasecmp(name + i, words[w], wl))
                                 return true;
         }
+        /* a short word ending the name after a separator (DB_PASS,
+         * GITHUB_PAT, X-Auth), never inside one (PATH, author) */
+        static const char *const ends[] = {"pass", "pat", "pwd", "auth"};
+        for (size_t w = 0; w < ARRAY_SIZE(ends); w++) {
+                size_t wl = strlen(ends[w]);
+                if (len >= wl && !strncasecmp(name + len - wl, ends[w], wl) &&
+                    (len == wl || strchr("_-.", name[len - wl - 1])))
+                        return true;
+        }
         return false;
+}
+
+/* Does a string look like a credential whatever it is named: a URL's
+ * user:password, a query parameter with a credential-looking name and a
+ * value, or Authorization, Bearer or API-key text in it (a header line
+ * in a variable: OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer ...")? */
+static bool credential_value(const char *s, size_t len)
+{
+        static const char *const texts[] = {"authorization", "bearer ", "api-key", "apikey",
+                                            "api_key"};
+        for (size_t w = 0; w < ARRAY_SIZE(texts); w++) {
+                size_t wl = strlen(texts[w]);
+                for (size_t i = 0; i + wl <= len; i++)
+                        if (!strncasecmp(s + i, texts[w], wl))
+                                return true;
+        }
+        const char *sch = memmem(s, len, "://", 3);
+        if (sch) {
+                /* the authority: to the first '/', '?' or '#' (s need not
+                 * end with a NUL) */
+                const char *u = sch + 3, *e = s + len, *ae = u;
+                while (ae < e && *ae != '/' && *ae != '?' && *ae != '#')
+                        ae++;
+                const char *at = ae > u ? memrchr(u, '@', (size_t)(ae - u)) : NULL;
+                if (at && memchr(u, ':', (size_t)(at - u)))
+                        return true;
+        }
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] != '?' && s[i] != '&')
+                        continue;
+                size_t ns = i + 1, ne = ns;
+                while (ne < len && s[ne] != '=' && s[ne] != '&' && s[ne] != '#')
+                        ne++;
+                if (ne < len && s[ne] == '=' && ne + 1 < len && s[ne + 1] != '&' &&
+                    credential_name(s + ns, ne - ns))
+                        return true;
+        }
+        return false;
+}
+
+/* A command-line flag naming a credential (--api-key, --token=...): the
+ * flag's own name, before any '=' */
+static bool credential_flag(const char *s, size_t len)
+{
+        if (len < 2 || s[0] != '-')
+                return false;
+        const char *eq = memchr(s, '=', len);
+        return credential_name(s, eq ? (size_t)(eq - s) : len);
 }
 
 /* A JSON value as JSON, every object member with a credential-looking name
@@ -213,9 +270,23 @@ static void json_write_scrubbed(struct json_buf *b, const struct json_node *n)
         case JSON_ARRAY:
                 LIT(b, "[");
                 for (size_t i = 0; i < n->n_items; i++) {
+                        const struct json_node *e = n->items[i], *prev = i ? n->items[i - 1] : NULL;
                         if (i)
                                 LIT(b, ",");
-                        json_write_scrubbed(b, n->items[i]);
+                        /* an argument that is a credential, or follows a flag
+                         * naming one (args: ["--api-key", "..."]), is emptied:
+                         * the array keeps its shape */
+                        bool flag = e->type == JSON_STRING && credential_flag(e->str, e->len);
+                        bool eq = flag && memchr(e->str, '=', e->len);
+                        bool after = prev && prev->type == JSON_STRING &&
+                                     credential_flag(prev->str, prev->len) &&
+                                     !memchr(prev->str, '=', prev->len);
+                        if (e->type == JSON_STRING &&
+                            (eq || (!flag && (after || credential_value(e->str, e->len))))) {
+                                LIT(b, "\"\"");
+                                continue;
+                        }
+                        json_write_scrubbed(b, e);
                 }
                 LIT(b, "]");
                 return;
@@ -224,7 +295,8 @@ static void json_write_scrubbed(struct json_buf *b, const struct json_node *n)
                 for (size_t i = 0; i < n->n_items; i++) {
                         const struct json_node *m = n->items[i];
                         if ((m->type == JSON_STRING || m->type == JSON_NUMBER) &&
-                            credential_name(m->key, m->key_len))
+                            (credential_name(m->key, m->key_len) ||
+                             (m->type == JSON_STRING && credential_value(m->str, m->len))))
                                 continue;
                         if (!first)
                                 LIT(b, ",");
@@ -598,6 +670,18 @@ static bool toml_credential_line(const char *line, size_t len)
         }
         if (credential_name(line + i, ke - i))
                 return true;
+        if (credential_value(line + vs, len - vs))
+                return true; /* a URL with a password or token, a header text */
+        /* an argument array with a flag naming a credential: ["--api-key", "..."] */
+        for (size_t q = vs; q + 2 < len; q++)
+                if (line[q] == '"' && line[q + 1] == '-') {
+                        size_t fe = q + 1;
+                        while (fe < len && line[fe] != '"')
+                                fe++;
+                        if (credential_flag(line + q + 1, fe - q - 1))
+                                return true;
+                        q = fe;
+                }
         return memchr(line + vs, '{', len - vs) && credential_name(line + vs, len - vs);
 }
 

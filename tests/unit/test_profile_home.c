@@ -314,9 +314,47 @@ static void uncomment(const char *in, const char *want, const char *name)
         is_str(buf, want, "uncomment: %s", name);
 }
 
+/* credentials found by their value or the flag before them, whatever
+ * their name (a review's cases: Context7's --api-key argument, a URL's
+ * token, a password in a URL, header text in a variable) */
+static void test_credential_values(void)
+{
+        int r;
+        char *o = gemini(
+                "{\"mcpServers\": {\"ctx\": {\"command\": \"npx\", \"args\": [\"-y\", \"ctx7\", "
+                "\"--api-key\", \"ctx7sk-1\", \"--token=tk-2\", \"--verbose\"], \"url\": "
+                "\"https://h.example.test/mcp?apikey=k-3&x=1\", \"env\": {\"DB_PASS\": \"pw-4\", "
+                "\"GITHUB_PAT\": \"pat-5\", \"DATABASE_URL\": \"postgres://u:pw-6@db/x\", "
+                "\"OTEL_EXPORTER_OTLP_HEADERS\": \"Authorization=Bearer ot-7\", \"PATH\": "
+                "\"/usr/bin\", \"AUTHOR\": \"me\"}, \"headers\": {\"X-Auth\": \"xa-8\"}}}}",
+                &r);
+        is_int(r, 0, "values: the caller's settings read");
+        static const char *const gone[] = {"ctx7sk-1", "tk-2", "k-3",  "pw-4",
+                                           "pat-5",    "pw-6", "ot-7", "xa-8"};
+        for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
+                ok(o && !strstr(o, gone[i]), "values: %s left out", gone[i]);
+        ok(o && strstr(o, "\"args\":[\"-y\",\"ctx7\",\"--api-key\",\"\",\"\",\"--verbose\"]"),
+           "... an argument after a flag naming a credential, or one holding it, emptied: the "
+           "rest of the array as it was (%s)",
+           o ? o : "");
+        ok(o && strstr(o, "\"PATH\":\"/usr/bin\"") && strstr(o, "\"AUTHOR\":\"me\""),
+           "... PATH and AUTHOR kept (a short word ends a name only after a separator)");
+        free(o);
+        o = codex("[mcp_servers.c]\ncommand = \"npx\"\nargs = [\"-y\", \"--api-key\", \"k-9\"]\n"
+                  "url = \"https://h.example.test/mcp?token=t-10\"\n"
+                  "[mcp_servers.c.env]\nDB_PASS = \"p-11\"\nMODE = \"fast\"\n",
+                  NULL);
+        ok(o && !strstr(o, "k-9") && !strstr(o, "t-10") && !strstr(o, "p-11"),
+           "codex: an args line with --api-key, a URL with a token, DB_PASS left out");
+        ok(o && strstr(o, "command = \"npx\"") && strstr(o, "MODE = \"fast\""),
+           "... the rest kept");
+        free(o);
+}
+
 int main(void)
 {
         test_codex();
+        test_credential_values();
         test_codex_hooks();
         test_gemini();
         test_hooks_json();
