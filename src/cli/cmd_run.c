@@ -296,6 +296,19 @@ static int apply_profile(struct rf_policy *o, const char *name, char **policy_fi
         int r;
 
         ops.n = 0;
+        /* root for itself reads the profiles' files beneath $HOME as root:
+         * a $HOME of another user's (sudo -E, doas keepenv, without
+         * SUDO_UID) could lead it through a link there to root's own
+         * files, which would then be the run's */
+        struct stat hs;
+        if (!who.other && geteuid() == 0 && who.home[0] && stat(who.home, &hs) == 0 &&
+            hs.st_uid != 0)
+                return rf_error_set(err, -EPERM,
+                                    "--profile %s: $HOME (%s) is uid %u's, not root's: root "
+                                    "reads no other user's files for a profile; run it through "
+                                    "sudo, which names the user (its files are then read as "
+                                    "it), or with root's own HOME",
+                                    name, who.home, (unsigned)hs.st_uid);
         /* the daemon's caller's commands: on the PATH it asked for (-e PATH
          * before --profile), else the default one — never the daemon's;
          * sudo's caller's: on the PATH sudo left (its secure_path as a

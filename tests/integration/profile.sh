@@ -196,9 +196,27 @@ if is_root; then
 	is "$RF_RC" 125 "another user's file where root's profile copies one (sudo -E): refused (125)"
 	like "$RF_ERR" "not a file of yours or root's" "... saying why"
 	chown 0 "$fh/.claude/settings.json"
+	# a $HOME of another user's for root (sudo -E or doas keepenv, without
+	# SUDO_UID): a link there could lead root to its own private files
+	rf_mktemp /tmp
+	oh=$REPLY
+	mkdir -p "$oh/.claude" "$WS/rootonly"
+	echo '{"model": "root-private"}' >"$WS/rootonly/settings.json"
+	chmod 0600 "$WS/rootonly/settings.json"
+	rm -rf "$oh/.claude"
+	ln -s "$WS/rootonly" "$oh/.claude"
+	chown -h 65534 "$oh" "$oh/.claude"
+	RF_ENV=("PATH=$px/bin:$PATH" "HOME=$oh")
+	rf_run --profile claude-code -- claude sh -c 'cat ~/.claude/settings.json'
+	is "$RF_RC" 125 "root's run with another user's \$HOME (a link there to root's files): refused (125)"
+	like "$RF_ERR" "HOME \($oh\) is uid 65534's, not root's" "... saying why"
+	unlike "$RF_OUT" 'root-private' "... nothing of root's file reached a run"
+	chown 0 "$oh"
+	rf_run --profile claude-code -- claude sh -c 'echo ran'
+	is "$RF_RC" 0 "control: the same \$HOME of root's own: the run starts"
+	RF_ENV=("PATH=$px/bin:$PATH" "HOME=$fh")
 else
-	skip "another user's file" "needs root"
-	skip "... saying why" "needs root"
+	for _ in 1 2 3 4 5 6; do skip "another user's file" "needs root"; done
 fi
 chmod 0666 "$fh/.claude/settings.json"
 rf_run --profile claude-code -- claude true
