@@ -314,6 +314,10 @@ JAM=http://127.0.0.1:$(head -n 1 "$TOP/jam.port")/
 drive jam "[
  {\"goto\": \"$URL_root\"},
  {\"goto\": \"$JAM\"},
+ {\"eval\": \"document.cookie.split(';').filter(c => c.trim().startsWith('jam')).length\"},
+ {\"goto\": \"$BASE/\"},
+ {\"goto\": \"$BASE/\"},
+ {\"goto\": \"$BASE/\"},
  {\"goto\": \"$BASE/\"},
  {\"goto\": \"$BASE/\"},
  {\"goto\": \"$URL_root\"},
@@ -321,7 +325,12 @@ drive jam "[
 ]"
 is "$DRIVE_RC" 0 "a page on another loopback port fills the cookie jar: the browser's steps ran ($(head -c 300 "$TOP/jam.err"))"
 is "$(val jam 0)" 200 "... the operator logged in first"
-is "$(val jam 2)" 431 "... then every request to the console is too large (431)"
-is "$(val jam 3)" 401 "... which cleared the host's cookies: the next one gets through (401: log in again)"
-is "$(val jam 4)" 200 "... and the login URL works again"
+is "$(val jam 2)" 6 "... the other port's page set its six 4 KB cookies for 127.0.0.1"
+# (the browser's cookie store takes the jar's last cookies, and clears
+# them, a request or two later: five requests, what follows the first 431
+# is what counts; without the clearing each of them is a 431)
+seq_jam="$(val jam 3) $(val jam 4) $(val jam 5) $(val jam 6) $(val jam 7)"
+like " $seq_jam" ' 431' "... then a request to the console is too large (431: $seq_jam)"
+like " $seq_jam " ' 431( 431)* 401 ' "... which cleared the host's cookies: a later one gets through (401: log in again)"
+is "$(val jam 8)" 200 "... and the login URL works again"
 done_testing
