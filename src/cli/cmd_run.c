@@ -210,17 +210,6 @@ static void run_usage(FILE *f)
               f);
 }
 
-static int parse_env_flag(struct rf_policy *o, const char *arg, struct rf_error *err)
-{
-        const char *eq = strchr(arg, '=');
-        if (!eq || eq == arg)
-                return rf_error_set(err, -EINVAL, "--env %s: expected NAME=VALUE", arg);
-        _cleanup_free_ char *name = strndup(arg, (size_t)(eq - arg));
-        if (!name)
-                return -ENOMEM;
-        return policy_add_env(o, name, eq + 1, err);
-}
-
 static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy_file,
                       char **state_dir, char **trigger_token, struct rf_error *err);
 
@@ -450,7 +439,7 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 return r;
         }
         case 'e':
-                return parse_env_flag(o, arg, err);
+                return policy_add_env_text(o, "--env", arg, err);
         case OPT_PROTECT:
                 return policy_add_protected(o, arg, err);
         case OPT_AGENT:
@@ -479,13 +468,8 @@ static int apply_flag(struct rf_policy *o, int c, const char *arg, char **policy
                 if (r < 0 && err)
                         snprintf(err->keypath, sizeof err->keypath, "--add-host");
                 return r;
-        case OPT_PUBLISH: {
-                struct policy_publish pp;
-                const char *why = "invalid";
-                if (policy_publish_parse(arg, strlen(arg), &pp, &why) < 0)
-                        return rf_error_set(err, -EINVAL, "--publish %.80s: %s", arg, why);
-                return policy_add_publish(o, &pp, err);
-        }
+        case OPT_PUBLISH:
+                return policy_add_publish_text(o, "--publish", arg, err);
         case OPT_CAPTURE:
                 o->net_capture = policy_capture_from_name(arg);
                 if (o->net_capture < 0) {

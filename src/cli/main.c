@@ -15,7 +15,6 @@
 #include <sys/resource.h>
 
 #include "sandbox/launch.h"
-#include "shared/memfd.h"
 #include "cli.h"
 #include "profile.h"
 #include "config.h"

@@ -1082,26 +1082,13 @@ static int request_overlay(const struct api_req *q, const struct start_limits *l
         for (size_t i = 0; i < q->n_allow_hosts; i++)
                 if ((r = policy_add_net_rule(o, q->allow_hosts[i], err)) < 0)
                         return r;
-        for (size_t i = 0; i < q->n_env; i++) {
-                const char *eq = strchr(q->env[i], '=');
-                char name[POLICY_ENV_NAME_MAX + 1];
-                if (!eq || eq == q->env[i] || (size_t)(eq - q->env[i]) >= sizeof name)
-                        return rf_error_set(err, -EINVAL, "env: %.80s: expected NAME=VALUE",
-                                            q->env[i]);
-                memcpy(name, q->env[i], (size_t)(eq - q->env[i]));
-                name[eq - q->env[i]] = '\0';
-                if ((r = policy_add_env(o, name, eq + 1, err)) < 0)
+        for (size_t i = 0; i < q->n_env; i++)
+                if ((r = policy_add_env_text(o, "env", q->env[i], err)) < 0)
                         return r;
-        }
         /* the run's listener lets only the caller's uid (and root) in */
-        for (size_t i = 0; i < q->n_publish; i++) {
-                struct policy_publish pp;
-                const char *why = "invalid";
-                if (policy_publish_parse(q->publish[i], strlen(q->publish[i]), &pp, &why) < 0)
-                        return rf_error_set(err, -EINVAL, "publish: %.80s: %s", q->publish[i], why);
-                if ((r = policy_add_publish(o, &pp, err)) < 0)
+        for (size_t i = 0; i < q->n_publish; i++)
+                if ((r = policy_add_publish_text(o, "publish", q->publish[i], err)) < 0)
                         return r;
-        }
         /* opened by the run as the caller (caller_uid), never as root */
         for (size_t i = 0; i < q->n_ro + q->n_rw; i++) {
                 bool ro = i < q->n_ro;

@@ -131,13 +131,8 @@ static void strv_json(struct json_buf *b, const char *key, const char *const *v,
 {
         json_buf_append(b, ",\"", 2);
         json_buf_append(b, key, strlen(key));
-        json_buf_append(b, "\":[", 3);
-        for (size_t i = 0; i < n; i++) {
-                if (i)
-                        json_buf_append(b, ",", 1);
-                json_buf_append_string(b, v[i], strlen(v[i]));
-        }
-        json_buf_append(b, "]", 1);
+        json_buf_append(b, "\":", 2);
+        json_buf_append_string_array(b, (char *const *)v, n);
 }
 
 void oci_hooks_json(const struct oci_spec *s, struct json_buf *b)

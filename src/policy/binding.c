@@ -615,17 +615,6 @@ static void put_key(struct json_buf *j, bool *first, const char *k)
         json_buf_append(j, ":", 1);
 }
 
-static void put_strv(struct json_buf *j, char *const *v, size_t n)
-{
-        json_buf_append(j, "[", 1);
-        for (size_t i = 0; i < n; i++) {
-                if (i)
-                        json_buf_append(j, ",", 1);
-                json_buf_append_string(j, v[i], strlen(v[i]));
-        }
-        json_buf_append(j, "]", 1);
-}
-
 static void put_ms(struct json_buf *j, uint64_t ms)
 {
         char s[32];
@@ -653,7 +642,7 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
         }
         if (b->source == SOURCE_EXEC) {
                 put_key(&j, &first, "exec");
-                put_strv(&j, b->argv, b->argc);
+                json_buf_append_string_array(&j, b->argv, b->argc);
         } else {
                 if (b->source == SOURCE_STORE && b->version)
                         snprintf(from, sizeof from, "store:%s@%u", b->key, b->version);
@@ -672,7 +661,7 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
         }
         if (b->n_hosts) {
                 put_key(&j, &first, "hosts");
-                put_strv(&j, b->hosts, b->n_hosts);
+                json_buf_append_string_array(&j, b->hosts, b->n_hosts);
         }
         put_key(&j, &first, "name");
         json_buf_append_string(&j, b->name, strlen(b->name));
@@ -682,7 +671,7 @@ int secret_binding_to_json(const struct secret_binding *b, char **ret)
         }
         if (b->n_pass_env) {
                 put_key(&j, &first, "pass_env");
-                put_strv(&j, b->pass_env, b->n_pass_env);
+                json_buf_append_string_array(&j, b->pass_env, b->n_pass_env);
         }
         if (b->ph_prefix[0] || b->ph_length) {
                 bool f2 = true;

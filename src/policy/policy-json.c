@@ -121,13 +121,7 @@ static void put_paths_member(struct json_buf *b, bool *first, const char *key, c
         if (n == 0)
                 return;
         put_key(b, first, key);
-        json_buf_append(b, "[", 1);
-        for (size_t i = 0; i < n; i++) {
-                if (i)
-                        json_buf_append(b, ",", 1);
-                json_buf_append_string(b, l[i], strlen(l[i]));
-        }
-        json_buf_append(b, "]", 1);
+        json_buf_append_string_array(b, l, n);
 }
 
 /* network.hosts: {"name":"address"}, in the order given (one per name). */

@@ -1294,6 +1294,28 @@ void policy_publish_text(const struct policy_publish *pp, char out[POLICY_PUBLIS
                  pp->host_port, pp->run_port);
 }
 
+int policy_add_env_text(struct rf_policy *p, const char *what, const char *text,
+                        struct rf_error *err)
+{
+        const char *eq = strchr(text, '=');
+        if (!eq || eq == text)
+                return rf_error_set(err, -EINVAL, "%s %.80s: expected NAME=VALUE", what, text);
+        _cleanup_free_ char *name = strndup(text, (size_t)(eq - text));
+        if (!name)
+                return rf_error_set(err, -ENOMEM, "out of memory");
+        return policy_add_env(p, name, eq + 1, err);
+}
+
+int policy_add_publish_text(struct rf_policy *p, const char *what, const char *text,
+                            struct rf_error *err)
+{
+        struct policy_publish pp;
+        const char *why = "invalid";
+        if (policy_publish_parse(text, strlen(text), &pp, &why) < 0)
+                return rf_error_set(err, -EINVAL, "%s %.80s: %s", what, text, why);
+        return policy_add_publish(p, &pp, err);
+}
+
 int policy_add_publish(struct rf_policy *p, const struct policy_publish *pp, struct rf_error *err)
 {
         char t[POLICY_PUBLISH_TEXT_MAX];

@@ -349,6 +349,16 @@ int policy_add_net_host(struct rf_policy *p, const char *name_ip, struct rf_erro
  */
 int policy_add_publish(struct rf_policy *p, const struct policy_publish *pp, struct rf_error *err);
 /*
+ * The same two from their text, as `run --env`/`--publish` and the
+ * daemon's API take them: policy_add_env_text "NAME=VALUE",
+ * policy_add_publish_text policy_publish_parse's form. `what` (the flag or
+ * key) begins the error's message. 0 or -errno with err->msg.
+ */
+int policy_add_env_text(struct rf_policy *p, const char *what, const char *text,
+                        struct rf_error *err);
+int policy_add_publish_text(struct rf_policy *p, const char *what, const char *text,
+                            struct rf_error *err);
+/*
  * policy_add_secret — add one binding (canonical JSON, secret_binding_to_json)
  * replacing one of the same delivery and name. Takes ownership of `canonical`
  * on success. -E2BIG past SECRET_BINDINGS_MAX, -EINVAL if unparsable.

@@ -1315,6 +1315,17 @@ int json_buf_append_string(struct json_buf *b, const char *s, size_t len)
         return json_buf_append(b, "\"", 1);
 }
 
+int json_buf_append_string_array(struct json_buf *b, char *const *v, size_t n)
+{
+        json_buf_append(b, "[", 1);
+        for (size_t i = 0; i < n; i++) {
+                if (i)
+                        json_buf_append(b, ",", 1);
+                json_buf_append_string(b, v[i], strlen(v[i]));
+        }
+        return json_buf_append(b, "]", 1);
+}
+
 int json_buf_append_uint(struct json_buf *b, uint64_t v)
 {
         char tmp[24];

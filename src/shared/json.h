@@ -233,5 +233,7 @@ int json_buf_append_string(struct json_buf *b, const char *s, size_t len);
 int json_buf_append_string_lossy(struct json_buf *b, const char *s, size_t len);
 /* Append an unsigned integer in decimal. */
 int json_buf_append_uint(struct json_buf *b, uint64_t v);
+/* Append v[0, n) as a JSON array of strings, each as json_buf_append_string. */
+int json_buf_append_string_array(struct json_buf *b, char *const *v, size_t n);
 /* Release the buffer's memory; leaves it empty. */
 void json_buf_done(struct json_buf *b);

@@ -51,13 +51,7 @@ static void put_bool(struct json_buf *b, const char *key, bool v)
 static void put_strings(struct json_buf *b, const char *key, char *const *s, size_t n)
 {
         put_key(b, key);
-        json_buf_append(b, "[", 1);
-        for (size_t i = 0; i < n; i++) {
-                if (i)
-                        json_buf_append(b, ",", 1);
-                json_buf_append_string(b, s[i], strlen(s[i]));
-        }
-        json_buf_append(b, "]", 1);
+        json_buf_append_string_array(b, s, n);
 }
 
 int run_wire_to_json(const struct run_wire *w, char **ret)
